@@ -1,0 +1,67 @@
+"""sketchauth: authenticate by a biometric without storing it.
+
+The library stores only *secure sketches* (public helper data from which a close sample recovers
+the enrolled secret exactly) and reports, for every scheme, how much the sketch can leak.
+See README.md for the tour and ``../shared/SPEC.md`` for the constructions.
+
+Public entry points (imported lazily, so ``import sketchauth`` is cheap):
+
+* sketches: :class:`IntervalSketch`, :class:`CodeOffsetSketch`, :class:`PinSketch`,
+  :class:`FuzzyVault`, :class:`WeightedFuzzyVault`, :class:`AsymmetricIntervalSketch`;
+  :func:`load_sketch` rebuilds a scheme from its helper data;
+* :mod:`sketchauth.entropy`: min-entropy, leakage and exact evaluation of small sketches;
+* :mod:`sketchauth.mixing`: cascaded mixing of several secrets;
+* :mod:`sketchauth.evaluate`: offline evaluation (error rates, linkage, attacks).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from sketchauth.errors import (
+    DecodeError,
+    MixingWarning,
+    ParameterError,
+    SampleError,
+    SketchAuthError,
+    SketchAuthWarning,
+    SketchFormatError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SketchAuthError",
+    "ParameterError",
+    "SampleError",
+    "SketchFormatError",
+    "DecodeError",
+    "SketchAuthWarning",
+    "MixingWarning",
+    "EntropyReport",
+    "load_sketch",
+    "IntervalSketch",
+    "CodeOffsetSketch",
+    "PinSketch",
+    "FuzzyVault",
+    "WeightedFuzzyVault",
+    "AsymmetricIntervalSketch",
+]
+
+_SKETCH_NAMES = {
+    "EntropyReport",
+    "load_sketch",
+    "IntervalSketch",
+    "CodeOffsetSketch",
+    "PinSketch",
+    "FuzzyVault",
+    "WeightedFuzzyVault",
+    "AsymmetricIntervalSketch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SKETCH_NAMES:
+        return getattr(importlib.import_module("sketchauth.sketches"), name)
+    raise AttributeError(f"module 'sketchauth' has no attribute {name!r}")

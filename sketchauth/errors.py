@@ -1,0 +1,45 @@
+"""The exception and warning hierarchy of sketchauth.
+
+Every error the library raises derives from :class:`SketchAuthError`, so callers can catch one
+root. Errors about values a caller passed are also :class:`ValueError` s.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SketchAuthError",
+    "ParameterError",
+    "SampleError",
+    "SketchFormatError",
+    "DecodeError",
+    "SketchAuthWarning",
+    "MixingWarning",
+]
+
+
+class SketchAuthError(Exception):
+    """Root of every error raised by sketchauth."""
+
+
+class ParameterError(SketchAuthError, ValueError):
+    """Scheme parameters or function arguments are invalid (checked once, at construction)."""
+
+
+class SampleError(SketchAuthError, ValueError):
+    """A secret or sample is malformed: wrong shape or type, NaN/inf, out of range, duplicates."""
+
+
+class SketchFormatError(SketchAuthError, ValueError):
+    """Helper data is malformed, truncated, oversized, tampered or made for another scheme."""
+
+
+class DecodeError(SketchAuthError):
+    """The sample is too far from the enrolled secret for the sketch to recover it."""
+
+
+class SketchAuthWarning(UserWarning):
+    """Root of every warning issued by sketchauth."""
+
+
+class MixingWarning(SketchAuthWarning):
+    """A cascade is configured against the guidelines of SPEC §4 (the message says why)."""

@@ -1,0 +1,1 @@
+"""Offline evaluation: data sets, error rates, leakage, linkage and attack simulations."""

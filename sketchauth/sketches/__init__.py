@@ -1,0 +1,46 @@
+"""Secure sketches, one module per family, on a shared base (:mod:`.base`, :mod:`.format`).
+
+Names are imported lazily so that ``import sketchauth`` stays fast: a family whose fast path
+needs heavier set-up pays for it only when it is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "EntropyReport",
+    "SecureSketch",
+    "SymbolSpace",
+    "load_sketch",
+    "scheme_class",
+    "IntervalSketch",
+    "CodeOffsetSketch",
+    "PinSketch",
+    "FuzzyVault",
+    "WeightedFuzzyVault",
+    "AsymmetricIntervalSketch",
+    "ChaffPointSketch",
+]
+
+_WHERE = {
+    "EntropyReport": "base",
+    "SecureSketch": "base",
+    "SymbolSpace": "base",
+    "load_sketch": "base",
+    "scheme_class": "base",
+    "IntervalSketch": "interval",
+    "CodeOffsetSketch": "code_offset",
+    "PinSketch": "pinsketch",
+    "FuzzyVault": "vault",
+    "WeightedFuzzyVault": "vault",
+    "AsymmetricIntervalSketch": "asymmetric",
+    "ChaffPointSketch": "chaff",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

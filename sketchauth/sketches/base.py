@@ -1,0 +1,279 @@
+"""The shape every secure sketch shares: parameters, helper-data format, entropy report.
+
+A secure sketch (Dodis–Reyzin–Smith; SPEC §1) is a pair ``Enc``/``Dec``: ``encode(secret)``
+returns public helper data ``S`` and ``decode(S, sample)`` returns the secret exactly whenever
+the sample is close to it. Each scheme here
+
+* is constructed from its parameters, validated once (``ParameterError``);
+* draws all of its randomness from :mod:`secrets` (``draw_randomness``) and can encode with given
+  randomness (``encode_with``), which is what exact evaluation enumerates
+  (``randomness_space``) — the randomness is *recoverable* from (secret, helper);
+* writes helper data in the common versioned format (:mod:`sketchauth.sketches.format`) and
+  parses it strictly (``SketchFormatError`` for anything malformed, for another scheme or for
+  other parameters);
+* reports ``|S|`` (log of the number of values the helper can take, not its byte length), the
+  min-entropy of its recoverable randomness, and the loss bound ``|S| − H∞(R)``;
+* exposes its payload as a vector of symbols in a group (:class:`SymbolSpace`), so that a
+  format-preserving mixing function can act on any family (SPEC §4).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from sketchauth.entropy import sketch_loss_bound
+from sketchauth.errors import ParameterError, SketchFormatError
+from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_helper, parse_helper
+
+__all__ = [
+    "EntropyReport",
+    "SymbolSpace",
+    "SecureSketch",
+    "SCHEMES",
+    "scheme_class",
+    "load_sketch",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class EntropyReport:
+    """What a sketch can leak about its secret, in bits (SPEC §1).
+
+    ``sketch_bits`` is ``|S|``, the length of the compact description of the helper data;
+    ``randomness_bits`` is ``H∞(R)`` of the encoder's recoverable randomness;
+    ``loss_bound_bits`` is ``|S| − H∞(R)``, an upper bound on ``H∞(d) − H̃∞(d|S)`` for every
+    distribution of the secret. ``notes`` carry scheme-specific remarks (estimates, caveats).
+    """
+
+    scheme: str
+    sketch_bits: float
+    randomness_bits: float
+    loss_bound_bits: float
+    notes: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_bits(
+        cls,
+        scheme: str,
+        sketch_bits: float,
+        randomness_bits: float,
+        notes: Iterable[str] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> EntropyReport:
+        """Build a report, computing the bound from the two lengths."""
+        return cls(
+            scheme=scheme,
+            sketch_bits=float(sketch_bits),
+            randomness_bits=float(randomness_bits),
+            loss_bound_bits=sketch_loss_bound(sketch_bits, randomness_bits),
+            notes=tuple(notes),
+            extra=dict(extra or {}),
+        )
+
+    def remaining_entropy(self, source_min_entropy: float) -> float:
+        """Lower bound on ``H̃∞(d|S)`` for a source of the given min-entropy (never below 0)."""
+        return max(0.0, float(source_min_entropy) - self.loss_bound_bits)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form with stable keys."""
+        return {
+            "scheme": self.scheme,
+            "sketch_bits": self.sketch_bits,
+            "randomness_bits": self.randomness_bits,
+            "loss_bound_bits": self.loss_bound_bits,
+            "notes": list(self.notes),
+            "extra": dict(self.extra),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolSpace:
+    """The abelian group the payload's symbols live in.
+
+    ``kind == "mod"``: symbol ``i`` lies in ``Z_{moduli[i]}`` and combines by addition modulo it.
+    ``kind == "xor"``: every symbol is a ``bits``-bit word and combines by XOR (the additive group
+    of GF(2^bits)). Adding any group element to a valid payload gives another valid payload, which
+    is what makes a mixing function format-preserving.
+    """
+
+    kind: Literal["mod", "xor"]
+    moduli: np.ndarray | None = None
+    bits: int = 0
+
+
+# name -> (scheme id, "module:Class"); ids are part of the helper format and never reused.
+SCHEMES: dict[str, tuple[int, str]] = {
+    "interval": (1, "sketchauth.sketches.interval:IntervalSketch"),
+    "code-offset": (2, "sketchauth.sketches.code_offset:CodeOffsetSketch"),
+    "pinsketch": (3, "sketchauth.sketches.pinsketch:PinSketch"),
+    "fuzzy-vault": (4, "sketchauth.sketches.vault:FuzzyVault"),
+    "asymmetric-interval": (5, "sketchauth.sketches.asymmetric:AsymmetricIntervalSketch"),
+    "weighted-vault": (6, "sketchauth.sketches.vault:WeightedFuzzyVault"),
+    "chaff-point": (7, "sketchauth.sketches.chaff:ChaffPointSketch"),
+    "mixed": (16, "sketchauth.mixing:MixedSketch"),
+}
+
+
+def scheme_class(name: str) -> type[SecureSketch]:
+    """The sketch class registered under ``name`` (imported lazily: no start-up cost)."""
+    try:
+        _, target = SCHEMES[name]
+    except KeyError:
+        raise ParameterError(f"unknown scheme {name!r}; known: {', '.join(sorted(SCHEMES))}") from None
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSketch:
+    """Rebuild the sketch object (scheme and parameters) that produced ``helper``."""
+    record = parse_helper(helper, max_bytes=max_bytes)
+    for name, (scheme_id, _) in SCHEMES.items():
+        if scheme_id == record.scheme_id:
+            cls = scheme_class(name)
+            try:
+                return cls.from_params(record.params)
+            except (ParameterError, TypeError, KeyError) as exc:
+                raise SketchFormatError(f"helper parameters invalid for {name}: {exc}") from None
+    raise SketchFormatError(f"unknown scheme id {record.scheme_id}")
+
+
+class SecureSketch(ABC):
+    """Base class of every scheme. Subclasses set ``scheme_name`` and implement the hooks.
+
+    Hooks (all receive already-validated values):
+
+    * ``params()`` / ``from_params()``: the parameters as a JSON-ready mapping, and back;
+    * ``check_secret(secret)``: validate and normalise a secret (``SampleError``);
+    * ``_encode_payload(secret, randomness) -> bytes``;
+    * ``_decode_payload(payload, sample) -> secret``;
+    * ``_check_payload(payload)``: strict parse of untrusted payload bytes;
+    * ``report()``;
+    * ``symbols(payload)`` / ``_with_symbols(payload, symbols)`` for mixing.
+
+    Randomised schemes override ``draw_randomness`` and ``randomness_space``.
+    """
+
+    scheme_name: ClassVar[str]
+
+    # -- parameters --------------------------------------------------------------------------
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The parameters as a JSON-ready mapping (written into every helper record)."""
+
+    @classmethod
+    @abstractmethod
+    def from_params(cls, params: Mapping[str, Any]) -> SecureSketch:
+        """Rebuild the sketch from :meth:`params` output (raises ``ParameterError``)."""
+
+    @property
+    def scheme_id(self) -> int:
+        return SCHEMES[self.scheme_name][0]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.params() == self.params()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), repr(sorted(self.params().items()))))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- secrets and randomness ----------------------------------------------------------------
+    @abstractmethod
+    def check_secret(self, secret: Any) -> Any:
+        """Validate and normalise a secret; raise ``SampleError`` if it is not one."""
+
+    @abstractmethod
+    def secret_bytes(self, secret: Any) -> bytes:
+        """Canonical byte encoding of a (normalised) secret, for hashing and key derivation."""
+
+    def draw_randomness(self, secret: Any) -> Any:
+        """Fresh encoder randomness from :mod:`secrets` (``None`` for deterministic schemes)."""
+        return None
+
+    def randomness_space(self, secret: Any) -> Iterable[tuple[Any, float]]:
+        """Every value of the encoder's randomness for ``secret`` with its probability.
+
+        Used by :func:`sketchauth.entropy.exact_sketch_loss`; only feasible for tiny parameters.
+        """
+        return [(None, 1.0)]
+
+    # -- encode / decode --------------------------------------------------------------------------
+    def encode(self, secret: Any) -> bytes:
+        """Helper data for ``secret`` with fresh randomness."""
+        secret = self.check_secret(secret)
+        return self._wrap(self._encode_payload(secret, self.draw_randomness(secret)))
+
+    def encode_with(self, secret: Any, randomness: Any) -> bytes:
+        """Helper data for ``secret`` with the given randomness (evaluation and tests only)."""
+        return self._wrap(self._encode_payload(self.check_secret(secret), randomness))
+
+    def decode(self, helper: bytes, sample: Any) -> Any:
+        """Recover the enrolled secret from helper data and a close sample.
+
+        Raises ``SketchFormatError`` for bad helper data, ``SampleError`` for a malformed sample
+        and ``DecodeError`` when the scheme can tell the sample is too far.
+        """
+        return self._decode_payload(self.payload(helper), sample)
+
+    def payload(self, helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> bytes:
+        """Parse a helper record made by this scheme with these parameters; return its payload."""
+        record = parse_helper(helper, max_bytes=max_bytes)
+        if record.scheme_id != self.scheme_id:
+            raise SketchFormatError(
+                f"helper data was made by scheme id {record.scheme_id}, not {self.scheme_name}"
+            )
+        if record.params != self.params():
+            raise SketchFormatError("helper data was made with different parameters")
+        self._check_payload(record.payload)
+        return record.payload
+
+    def _wrap(self, payload: bytes) -> bytes:
+        return pack_helper(self.scheme_id, self.params(), payload)
+
+    @abstractmethod
+    def _encode_payload(self, secret: Any, randomness: Any) -> bytes: ...
+
+    @abstractmethod
+    def _decode_payload(self, payload: bytes, sample: Any) -> Any: ...
+
+    @abstractmethod
+    def _check_payload(self, payload: bytes) -> None:
+        """Raise ``SketchFormatError`` unless ``payload`` is a value this scheme can produce."""
+
+    # -- accounting ---------------------------------------------------------------------------------
+    @abstractmethod
+    def report(self) -> EntropyReport:
+        """Sketch size, recoverable randomness and loss bound (SPEC §1)."""
+
+    # -- symbols, for format-preserving mixing ----------------------------------------------------
+    @abstractmethod
+    def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
+        """The payload as a vector of group elements (``uint64``) and the group they live in."""
+
+    @abstractmethod
+    def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
+        """The payload with its symbols replaced (same structure, symbols already in range)."""
+
+    def with_symbols(self, helper: bytes, symbols: np.ndarray) -> bytes:
+        """Helper data of the same structure as ``helper`` carrying the given symbols."""
+        payload = self.payload(helper)
+        _, space = self.symbols(payload)
+        symbols = np.asarray(symbols, dtype=np.uint64)
+        current, _ = self.symbols(payload)
+        if symbols.shape != current.shape:
+            raise ParameterError(f"expected {current.shape[0]} symbols, got shape {symbols.shape}")
+        if space.moduli is not None:
+            if np.any(symbols >= space.moduli.astype(np.uint64)):
+                raise ParameterError("symbol out of range for its modulus")
+        elif space.bits < 64 and np.any(symbols >> np.uint64(space.bits)):
+            raise ParameterError(f"symbol wider than {space.bits} bits")
+        return self._wrap(self._with_symbols(payload, symbols))
