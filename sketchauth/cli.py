@@ -59,6 +59,17 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_demo)
 
 
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="offline evaluation: error rates, leakage, linkage, attacks")
+    evaluate = p.add_subparsers(dest="evaluation", required=True, metavar="EVALUATION")
+    for add in _EVALUATE_COMMANDS:
+        add(evaluate)
+
+
+# One entry per `sketchauth evaluate ...` sub-command; each adds its parser and sets `func`.
+_EVALUATE_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sketchauth`` command."""
     parser = argparse.ArgumentParser(
@@ -72,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # One entry per sub-command; each adds its parser and sets `func`.
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
