@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from sketchauth import errors
 from sketchauth.errors import (
     DecodeError,
     MixingWarning,
@@ -31,34 +32,11 @@ from sketchauth.errors import (
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "SketchAuthError",
-    "ParameterError",
-    "SampleError",
-    "SketchFormatError",
-    "DecodeError",
-    "SketchAuthWarning",
-    "MixingWarning",
-    "EntropyReport",
-    "load_sketch",
-    "IntervalSketch",
-    "CodeOffsetSketch",
-    "PinSketch",
-    "FuzzyVault",
-    "WeightedFuzzyVault",
-    "AsymmetricIntervalSketch",
-]
+# Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
+_SKETCH_NAMES = ("EntropyReport", "load_sketch", "IntervalSketch", "CodeOffsetSketch", "PinSketch",
+                 "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch")
 
-_SKETCH_NAMES = {
-    "EntropyReport",
-    "load_sketch",
-    "IntervalSketch",
-    "CodeOffsetSketch",
-    "PinSketch",
-    "FuzzyVault",
-    "WeightedFuzzyVault",
-    "AsymmetricIntervalSketch",
-}
+__all__ = [*errors.__all__, *_SKETCH_NAMES]
 
 
 def __getattr__(name: str) -> Any:
