@@ -1,0 +1,150 @@
+"""Speed of the sketches: median encode/decode times and cold start (issue 3, README table).
+
+Run ``python3 benchmarks/bench_sketches.py`` (whole run well under a minute on a 2-core box);
+``--only pinsketch`` runs the cases whose name starts with that prefix.
+
+Structure: a registry of named cases. A case is a function decorated with :func:`case` that
+does its set-up (builds the sketch, draws the sets, makes the helper data) and returns a
+mapping ``{"encode": callable, "decode": callable, ...}`` of zero-argument callables; the runner
+times each callable and prints its median in milliseconds. Other schemes add their cases by
+appending more ``@case(...)`` functions below the PinSketch ones. Cold-start measurements
+(a fresh ``python -c`` process: import plus one decode) are registered with
+:func:`cold_case` and timed end to end, once per run (best of a few processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+#: name -> set-up function returning {"operation": zero-argument callable}
+CASES: dict[str, Callable[[], Mapping[str, Callable[[], object]]]] = {}
+#: name -> Python source run in a fresh interpreter (timed end to end)
+COLD_CASES: dict[str, str] = {}
+
+#: time budget per timed operation (seconds) and bounds on the number of repetitions
+BUDGET_SECONDS = 0.25
+MIN_REPEATS = 5
+MAX_REPEATS = 400
+
+
+def case(name: str) -> Callable[[Callable[[], Mapping[str, Callable[[], object]]]], Callable[[], Mapping[str, Callable[[], object]]]]:
+    """Register a benchmark case under ``name``."""
+
+    def register(fn: Callable[[], Mapping[str, Callable[[], object]]]) -> Callable[[], Mapping[str, Callable[[], object]]]:
+        CASES[name] = fn
+        return fn
+
+    return register
+
+
+def cold_case(name: str, source: str) -> None:
+    """Register a cold-start measurement: ``source`` runs in a fresh ``python3 -c``."""
+    COLD_CASES[name] = source
+
+
+def median_ms(fn: Callable[[], object]) -> float:
+    """Median wall time of ``fn()`` in milliseconds (after one warm-up call)."""
+    fn()
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS or spent < BUDGET_SECONDS):
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        times.append(elapsed)
+        spent += elapsed
+    return 1000.0 * statistics.median(times)
+
+
+def cold_ms(source: str, runs: int = 3) -> float:
+    """Best-of-``runs`` wall time (ms) of a fresh interpreter running ``source``."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", source], check=True, cwd=ROOT)
+        best = min(best, time.perf_counter() - start)
+    return 1000.0 * best
+
+
+# -- PinSketch (SPEC §2.2) ---------------------------------------------------------------------
+
+PINSKETCH_SET_SIZE = 40
+
+
+def _pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
+    """|A| = 40 random non-zero elements; the sample differs from A in exactly t elements."""
+    from sketchauth.sketches.pinsketch import PinSketch
+
+    rng = random.Random(1000 * m + t)
+    sketch = PinSketch(m, t)
+    universe_size = (1 << m) - 1
+    pool = rng.sample(range(1, universe_size + 1), PINSKETCH_SET_SIZE + t)
+    enrolled = pool[:PINSKETCH_SET_SIZE]
+    # half of the difference missing from the sample, half spurious extras (t odd: one more extra)
+    missing = t // 2 if t // 2 <= PINSKETCH_SET_SIZE else PINSKETCH_SET_SIZE
+    extras = pool[PINSKETCH_SET_SIZE : PINSKETCH_SET_SIZE + (t - missing)]
+    sample = enrolled[missing:] + extras
+    helper = sketch.encode(enrolled)
+    expected = sorted(enrolled)
+    if sketch.decode(helper, sample).tolist() != expected:
+        raise RuntimeError(f"PinSketch(m={m}, t={t}) benchmark decode is wrong")
+    return {"encode": lambda: sketch.encode(enrolled), "decode": lambda: sketch.decode(helper, sample)}
+
+
+for _m in (16, 32):
+    for _t in (8, 16, 32, 64):
+        case(f"pinsketch m={_m} t={_t}")(lambda m=_m, t=_t: _pinsketch_case(m, t))
+
+cold_case(
+    "pinsketch m=16 t=16: import + first decode",
+    "from sketchauth.sketches.pinsketch import PinSketch\n"
+    "s = PinSketch(16, 16); a = list(range(1, 41)); h = s.encode(a)\n"
+    "assert s.decode(h, a[8:] + list(range(100, 108))).tolist() == a",
+)
+cold_case(
+    "pinsketch m=32 t=16: import + first decode",
+    "from sketchauth.sketches.pinsketch import PinSketch\n"
+    "s = PinSketch(32, 16); a = [i * 2654435761 % 4294967291 + 1 for i in range(1, 41)]\n"
+    "h = s.encode(a)\n"
+    "assert s.decode(h, a[8:] + list(range(100, 108))).tolist() == sorted(a)",
+)
+cold_case("python3 -c pass (interpreter baseline)", "pass")
+
+
+# -- runner ------------------------------------------------------------------------------------
+
+
+def run(prefix: str = "") -> None:
+    """Time every registered case whose name starts with ``prefix`` and print a table."""
+    print(f"{'case':<48} {'operation':<10} {'median ms':>10}")
+    for name, setup in CASES.items():
+        if not name.startswith(prefix):
+            continue
+        for operation, fn in setup().items():
+            print(f"{name:<48} {operation:<10} {median_ms(fn):>10.3f}", flush=True)
+    for name, source in COLD_CASES.items():
+        if not name.startswith(prefix) and not name.startswith("python3"):
+            continue
+        print(f"{name:<48} {'cold':<10} {cold_ms(source):>10.1f}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run only cases whose name starts with this")
+    args = parser.parse_args(argv)
+    run(args.only)
+
+
+if __name__ == "__main__":
+    main()
