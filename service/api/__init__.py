@@ -1,0 +1,1 @@
+"""HTTP routers, one module per resource: users (enrol, verify, report, revoke), admin, schemes, health."""

@@ -1,0 +1,83 @@
+"""Shared request dependencies as ``Annotated`` aliases: the service state and API-key checks.
+
+API keys are bearer tokens compared with :func:`hmac.compare_digest` against *every* configured
+key (no early exit), so the time taken does not depend on which key, or how much of one, matched.
+Admin keys (``SKETCHAUTH_ADMIN_KEYS``) are a separate set and only they may reset a disabled
+biometric.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from service.authenticator import Authenticator
+from service.problems import ProblemError
+from service.settings import Settings
+from service.store import LockoutPolicy, Store
+
+__all__ = ["ServiceState", "State", "ApiKey", "AdminKey", "key_matches"]
+
+
+@dataclass(slots=True)
+class ServiceState:
+    """Everything a request needs, built once in the app's lifespan."""
+
+    settings: Settings
+    store: Store
+    authenticator: Authenticator
+    policy: LockoutPolicy
+
+
+def _state(request: Request) -> ServiceState:
+    return request.app.state.service
+
+
+State = Annotated[ServiceState, Depends(_state)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API key from SKETCHAUTH_API_KEYS")
+_admin_bearer = HTTPBearer(
+    auto_error=False, scheme_name="AdminKey", description="an admin key from SKETCHAUTH_ADMIN_KEYS"
+)
+
+
+def key_matches(presented: str, keys: tuple[str, ...]) -> bool:
+    """Constant-time membership: compares against every key whatever the outcome."""
+    given = presented.encode()
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(given, key.encode())
+    return matched
+
+
+def _unauthorized(detail: str) -> ProblemError:
+    return ProblemError(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def _require_api_key(
+    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> None:
+    settings = state.settings
+    if not settings.api_keys and settings.dev_mode:
+        return
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise _unauthorized("send an API key as 'Authorization: Bearer <key>'")
+    if not key_matches(credentials.credentials, settings.api_keys + settings.admin_keys):
+        raise _unauthorized("the API key is not valid")
+
+
+def _require_admin_key(
+    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_admin_bearer)]
+) -> None:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise _unauthorized("send an admin key as 'Authorization: Bearer <key>'")
+    if not key_matches(credentials.credentials, state.settings.admin_keys):
+        raise ProblemError(403, "forbidden", "this endpoint needs an admin key (SKETCHAUTH_ADMIN_KEYS)")
+
+
+ApiKey = Depends(_require_api_key)
+AdminKey = Depends(_require_admin_key)

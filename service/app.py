@@ -1,0 +1,133 @@
+"""The FastAPI application: ``create_app(settings)`` builds it, nothing happens at import.
+
+The lifespan opens the store named by ``settings.database_url``, applies migrations, makes the
+argon2 dummy hash and warms every offered scheme (imports, field tables, compiled code) so the
+first request is not slow. A pure-ASGI guard rejects bodies over ``max_body_bytes`` with 413
+before they are parsed, whether or not the client sent ``Content-Length``.
+
+Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:app_from_env``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.api import admin, health, schemes, users
+from service.api.deps import ServiceState
+from service.authenticator import Authenticator
+from service.problems import install_problem_handlers, problem_response
+from service.schemes import available_schemes, warm_up
+from service.settings import Settings
+from service.store import LockoutPolicy, Store, open_store
+
+__all__ = ["create_app", "app_from_env", "BodySizeLimit"]
+
+log = logging.getLogger("sketchauth.service")
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class BodySizeLimit:
+    """ASGI middleware: 413 problem+json for request bodies larger than ``limit`` bytes."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await self._reject(scope, receive, send)
+                return
+        received = 0
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise _BodyTooLarge
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except _BodyTooLarge:
+            if not started:
+                await self._reject(scope, receive, send)
+
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = problem_response(
+            413, "body-too-large", f"request body exceeds {self.limit} bytes", instance=scope.get("path")
+        )
+        await response(scope, receive, send)
+
+
+def _open(settings: Settings, store: Store | None) -> Store:
+    if store is not None:
+        return store
+    return open_store(settings.database_url, postgres_schema=settings.postgres_schema, pool_size=8)
+
+
+def create_app(settings: Settings, *, store: Store | None = None) -> FastAPI:
+    """The service app for ``settings`` (validated here: refuses to build without an API key).
+
+    ``store`` replaces the one the database URL names (tests); the app then does not close it.
+    """
+    settings.validate()
+    if settings.dev_mode and not settings.api_keys:
+        log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        opened = _open(settings, store)
+        try:
+            await run_in_threadpool(opened.migrate)
+            authenticator = await run_in_threadpool(Authenticator, settings.hash_profile)
+            for spec in available_schemes():
+                await run_in_threadpool(warm_up, spec)
+            app.state.service = ServiceState(
+                settings=settings,
+                store=opened,
+                authenticator=authenticator,
+                policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
+            )
+            yield
+        finally:
+            if store is None:
+                opened.close()
+
+    app = FastAPI(
+        title="sketchauth",
+        version="1.0.0",
+        summary="Biometric enrolment and verification that stores only secure sketches and argon2id hashes.",
+        lifespan=lifespan,
+    )
+    install_problem_handlers(app)
+    for module in (users, admin, schemes, health):
+        app.include_router(module.router)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    return app
+
+
+def app_from_env() -> Any:
+    """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start)."""
+    return create_app(Settings.from_env())

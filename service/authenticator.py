@@ -1,0 +1,105 @@
+"""Enrolment and verification on top of the library's public API (SPEC §5).
+
+Enrol: samples (+ PIN) → secret → sketch with fresh randomness → helper data, the argon2id hash
+of the canonically encoded secret (``sketchauth.enrolment.secret_message``) and the entropy
+report. Verify: sample (+ PIN) → decode → hash → constant-time compare (argon2-cffi's verify)
+→ yes/no; on success a hash made with an older argon2 profile is re-made with the current one
+(``check_needs_rehash``) from the message the sample just recovered.
+
+Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
+Unknown users cost the same argon2 work: :meth:`Authenticator.dummy_verify` verifies against a
+hash made at start-up with the current profile, so timing does not reveal who is enrolled.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import argon2
+
+from service.schemes import SchemeSpec, build_sketch, stored_sketch
+from service.store import UserRecord
+from sketchauth.enrolment import Enrolment, enrol, hasher, secret_message
+from sketchauth.errors import DecodeError
+from sketchauth.sketches.base import SecureSketch
+
+__all__ = ["Authenticator", "Verification", "EnrolmentResult"]
+
+#: Hashed when the sample cannot even produce a candidate, so that path costs the same.
+_NO_CANDIDATE = b"\x00sketchauth/no-candidate"
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    verified: bool
+    #: A fresh hash with the current profile when the stored one needs re-hashing.
+    new_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnrolmentResult:
+    #: The biometric's own sketch (what the stored parameters rebuild).
+    sketch: SecureSketch
+    enrolment: Enrolment
+
+
+class Authenticator:
+    """Holds the argon2 hasher of the configured profile and does the CPU-bound work."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+        self.hasher: argon2.PasswordHasher = hasher(profile)
+        self._dummy_hash = self.hasher.hash(secrets.token_bytes(32))
+
+    # -- PIN mixing ----------------------------------------------------------------------------------
+    def _with_pin(self, sketch: SecureSketch) -> SecureSketch:
+        from service.pin import pin_cascade
+
+        return pin_cascade(sketch, self.profile)
+
+    # -- enrolment ---------------------------------------------------------------------------------
+    def enrol(self, spec: SchemeSpec, arguments: dict[str, Any], samples: Sequence[Any], pin: str | None) -> EnrolmentResult:
+        """Sketch and hash the secret the samples define (``SampleError``/``ParameterError`` if bad)."""
+        sketch = build_sketch(spec.name, arguments)
+        secret = spec.secret_from_samples(sketch, samples)
+        if pin is None:
+            return EnrolmentResult(sketch, enrol(sketch, secret, password_hasher=self.hasher))
+        cascade = self._with_pin(sketch)
+        return EnrolmentResult(sketch, enrol(cascade, [secret, pin], password_hasher=self.hasher))
+
+    # -- verification ------------------------------------------------------------------------------
+    def verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
+        """One verification; every failure cause is the same ``verified=False``.
+
+        A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
+        that is a caller bug, answered 422 before any attempt is counted.
+        """
+        sketch = stored_sketch(record.scheme, record.params)
+        if record.has_pin != (pin is not None):
+            # A missing or unexpected PIN is a failed attempt; pay the same argon2 cost.
+            self.dummy_verify()
+            return Verification(False)
+        if record.has_pin:
+            sketch = self._with_pin(sketch)
+            sample = [sample, pin]
+        try:
+            candidate = sketch.decode(record.helper, sample)
+        except DecodeError:
+            candidate = None
+        message = _NO_CANDIDATE if candidate is None else secret_message(sketch, candidate)
+        try:
+            self.hasher.verify(record.secret_hash, message)
+        except argon2.exceptions.VerificationError:
+            return Verification(False)
+        new_hash = self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
+        return Verification(True, new_hash)
+
+    def dummy_verify(self) -> bool:
+        """The argon2 work of one failed verification, for users who are not enrolled."""
+        try:
+            return self.hasher.verify(self._dummy_hash, _NO_CANDIDATE)
+        except argon2.exceptions.VerificationError:
+            return False

@@ -1,0 +1,45 @@
+"""Storage behind one repository interface (:class:`Store`), chosen by a database URL.
+
+``sqlite:///path`` → :class:`SQLiteStore` (default); ``postgresql://…`` → :class:`PostgresStore`
+(imported only when used, so the SQLite path does not need psycopg).
+"""
+
+from __future__ import annotations
+
+from service.store.base import (
+    AlreadyEnrolled,
+    AuditEvent,
+    FailureState,
+    LockoutPolicy,
+    NewEnrolment,
+    Store,
+    StoreError,
+    UserNotFound,
+    UserRecord,
+)
+
+__all__ = [
+    "AlreadyEnrolled",
+    "AuditEvent",
+    "FailureState",
+    "LockoutPolicy",
+    "NewEnrolment",
+    "Store",
+    "StoreError",
+    "UserNotFound",
+    "UserRecord",
+    "open_store",
+]
+
+
+def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 8) -> Store:
+    """Open (not migrate) the store a database URL names."""
+    if url.startswith("sqlite:///"):
+        from service.store.sqlite import SQLiteStore
+
+        return SQLiteStore.from_url(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        from service.store.postgres import PostgresStore
+
+        return PostgresStore(url, schema=postgres_schema, max_size=pool_size)
+    raise ValueError(f"unsupported database URL scheme in {url.split(':', 1)[0]!r}")

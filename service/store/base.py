@@ -1,0 +1,160 @@
+"""The repository interface every store implements, and the records it trades in (SPEC §5).
+
+A store keeps, per user, exactly what SPEC §5 allows: the scheme name and parameters, the public
+helper data, the argon2id hash of the recovered secret, the entropy report, whether a PIN is
+mixed in, and the throttling state (consecutive failures, wait-until time, disabled flag). The
+audit table holds (time, user id, event) and nothing else. No method takes a sample or a PIN.
+
+Every method is one transaction. Failure counting is a single atomic
+``UPDATE ... SET failures = failures + 1 ... RETURNING`` so that concurrent verifications in
+any number of processes or replicas sharing the database never lose a count.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "StoreError",
+    "AlreadyEnrolled",
+    "UserNotFound",
+    "LockoutPolicy",
+    "NewEnrolment",
+    "UserRecord",
+    "FailureState",
+    "AuditEvent",
+    "AUDIT_EVENTS",
+    "Store",
+]
+
+#: Every event the audit table can hold.
+AUDIT_EVENTS = frozenset(
+    {"enrol", "re-enrol", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset"}
+)
+
+
+class StoreError(Exception):
+    """Base of the store's own errors."""
+
+
+class AlreadyEnrolled(StoreError):
+    """The user is enrolled and the caller did not ask to replace the enrolment."""
+
+
+class UserNotFound(StoreError):
+    """No enrolment for this user id."""
+
+
+@dataclass(frozen=True, slots=True)
+class LockoutPolicy:
+    """NIST SP 800-63B-4 §3.2.3 biometric throttling.
+
+    After ``lockout_threshold`` consecutive failures every further failure imposes a wait of
+    ``lockout_seconds``; at ``disable_threshold`` consecutive failures the biometric is disabled
+    until re-enrolment or an admin reset. A success resets the count.
+    """
+
+    lockout_threshold: int = 5
+    lockout_seconds: int = 30
+    disable_threshold: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class NewEnrolment:
+    """What enrolment writes: public data and a slow hash only."""
+
+    user_id: str
+    scheme: str
+    params: dict[str, Any]
+    helper: bytes
+    secret_hash: str
+    report: dict[str, Any]
+    has_pin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """One stored enrolment with its throttling state (times are Unix seconds)."""
+
+    user_id: str
+    scheme: str
+    params: dict[str, Any]
+    helper: bytes
+    secret_hash: str
+    report: dict[str, Any]
+    has_pin: bool
+    failures: int
+    locked_until: float
+    disabled: bool
+    enrolled_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class FailureState:
+    """The throttling state right after a failure was counted."""
+
+    failures: int
+    locked_until: float
+    disabled: bool
+    events: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    at: float
+    user_id: str
+    event: str
+
+
+class Store(ABC):
+    """One small repository interface; :mod:`.sqlite` and :mod:`.postgres` implement it."""
+
+    @abstractmethod
+    def migrate(self) -> int:
+        """Bring the schema to the newest version (idempotent); return that version."""
+
+    @abstractmethod
+    def schema_version(self) -> int:
+        """The newest migration applied to this database (0 for an empty one)."""
+
+    @abstractmethod
+    def ping(self) -> None:
+        """Raise if the database cannot answer a trivial query (readiness)."""
+
+    @abstractmethod
+    def get(self, user_id: str) -> UserRecord | None:
+        """The user's enrolment, or ``None`` when there is none."""
+
+    @abstractmethod
+    def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
+        """Write an enrolment and its audit event in one transaction.
+
+        Returns True when an existing enrolment was replaced (which also clears the throttling
+        state); raises :class:`AlreadyEnrolled` if one exists and ``replace`` is false.
+        """
+
+    @abstractmethod
+    def record_failure(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        """Count one failed verification atomically and apply the lockout policy."""
+
+    @abstractmethod
+    def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
+        """Reset the failure count; with ``new_hash``, replace the hash if it is still ``old_hash``."""
+
+    @abstractmethod
+    def revoke(self, user_id: str, now: float) -> None:
+        """Delete the enrolment (:class:`UserNotFound` if there is none)."""
+
+    @abstractmethod
+    def reset(self, user_id: str, now: float) -> None:
+        """Admin reset: clear failures, wait and disabled flag (:class:`UserNotFound` if none)."""
+
+    @abstractmethod
+    def audit_events(self, user_id: str | None = None, limit: int = 1000) -> list[AuditEvent]:
+        """The newest audit events, oldest first, optionally for one user."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""

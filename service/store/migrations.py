@@ -1,0 +1,74 @@
+"""Versioned schema of both stores: an ordered list of migrations and the table that tracks them.
+
+``schema_migrations(version, description, applied_at)`` records every applied migration; a store
+applies, in order and each in its own transaction, the migrations newer than the newest recorded
+one. Migrations are append-only: a released one is never edited, only followed by another.
+The SQL is written once with ``?`` placeholders and dialect-specific column types substituted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Migration", "MIGRATIONS", "TYPES", "statements", "LATEST_VERSION"]
+
+#: Column types per dialect: the only place where the two schemas differ.
+TYPES: dict[str, dict[str, str]] = {
+    "sqlite": {"blob": "BLOB", "bool": "INTEGER", "float": "REAL", "serial": "INTEGER PRIMARY KEY AUTOINCREMENT"},
+    "postgres": {"blob": "BYTEA", "bool": "BOOLEAN", "float": "DOUBLE PRECISION", "serial": "BIGSERIAL PRIMARY KEY"},
+}
+
+TRACKING_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at {float} NOT NULL
+)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    sql: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "users (helper data, argon2id hash, report, throttling) and audit (time, user, event)",
+        (
+            """CREATE TABLE users (
+                user_id TEXT PRIMARY KEY,
+                scheme TEXT NOT NULL,
+                params TEXT NOT NULL,
+                helper {blob} NOT NULL,
+                secret_hash TEXT NOT NULL,
+                report TEXT NOT NULL,
+                has_pin {bool} NOT NULL,
+                failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0),
+                locked_until {float} NOT NULL DEFAULT 0,
+                disabled {bool} NOT NULL DEFAULT FALSE,
+                enrolled_at {float} NOT NULL
+            )""",
+            """CREATE TABLE audit (
+                id {serial},
+                at {float} NOT NULL,
+                user_id TEXT NOT NULL,
+                event TEXT NOT NULL
+            )""",
+            "CREATE INDEX audit_user_at ON audit (user_id, at)",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def statements(migration: Migration, dialect: str) -> list[str]:
+    """The migration's SQL with the dialect's column types filled in."""
+    return [sql.format(**TYPES[dialect]) for sql in migration.sql]
+
+
+def tracking_table(dialect: str) -> str:
+    return TRACKING_TABLE.format(**TYPES[dialect])

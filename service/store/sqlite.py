@@ -1,0 +1,74 @@
+"""SQLite store: the default, so ``sketchauth serve`` needs no other server.
+
+stdlib :mod:`sqlite3` in WAL mode (readers never block the writer, a killed process never leaves
+a half-written transaction: the WAL is replayed or discarded as a whole). Every change is one
+``BEGIN IMMEDIATE`` … ``COMMIT`` transaction, taking the write lock up front so that two worker
+processes never deadlock upgrading a read lock; ``busy_timeout`` makes a second writer wait
+instead of failing. One connection per store, serialised by a lock (SQLite allows one writer at
+a time anyway; every statement here takes microseconds).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from service.store.sql import SqlStore
+
+__all__ = ["SQLiteStore", "sqlite_path"]
+
+#: How long a writer waits for another process's transaction before giving up.
+BUSY_TIMEOUT_MS = 10_000
+
+
+def sqlite_path(url: str) -> Path:
+    """The file of a ``sqlite:///relative/or/absolute/path`` URL (``sqlite:////abs`` also works)."""
+    if not url.startswith("sqlite:///"):
+        raise ValueError(f"not a sqlite URL: {url!r}")
+    return Path(url[len("sqlite:///") :])
+
+
+class SQLiteStore(SqlStore):
+    """:class:`~service.store.base.Store` on one SQLite file (WAL, one transaction per change)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL is durable against process crashes in WAL mode (only an OS crash can lose the
+        # last commits, never corrupt the file).
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+
+    @classmethod
+    def from_url(cls, url: str) -> SQLiteStore:
+        return cls(sqlite_path(url))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                self._conn.rollback()
+                raise
+            else:
+                cur.execute("COMMIT")
+            finally:
+                cur.close()
+
+    # BEGIN IMMEDIATE already excludes every other writer, migrators included.
+    _locked_migration = _transaction
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
