@@ -1,0 +1,520 @@
+"""Asymmetric interval sketches: the template *and* its tolerance are secret (SPEC §3.1).
+
+Enrolment from several samples (:mod:`sketchauth.templates`) gives, per feature, a template
+``b ∈ [0, n)`` and a tolerance ``v ∈ [1, q]``; a later sample ``d'`` is close iff
+``|d' − b| < v``. The tolerance is identity-dependent auxiliary data, so the secret is the pair
+``d = (b, v)`` and the loss is counted on both. Two schemes, per feature:
+
+**s1 (tolerance in clear)**: ``S = (v, b mod (2v − 1))``; decode returns the point of the lattice
+``{c ≡ S mod (2v − 1)}`` nearest ``d'`` (SPEC §2.1) together with ``v``. Deterministic.
+*Counting*: ``v`` takes ``q`` values (``log q`` bits) and the residue lies in ``[0, 2q − 1) ⊂
+[0, 2q)`` (``1 + log q`` bits), so ``|S| = 1 + 2·log q`` and ``H∞(R) = 0``. (The exact number of
+distinct ``(v, residue)`` pairs, ``Σ_{v=1}^{q} min(2v − 1, n) ≤ q²``, is in ``report().extra``.)
+But ``v`` is stored in clear: two sketches of one person link by it.
+
+**s2 (non-uniform intervals)**: partition ``[0, n)`` into intervals of random even lengths, one of
+which is exactly ``(b − v, b + v)``: start from ``G = {b − v, b + v}``, insert ``min(G) − 2r`` while
+``min(G) > 0`` and ``max(G) + 2r`` while ``max(G) < n`` (each ``r`` uniform in ``[1, q]``, drawn
+from :mod:`os.urandom`), sort ``G = g_1 < … < g_k`` and store ``S = (g_1, g_2 − g_1, …,
+g_k − g_{k−1})``. Decode(``d'``): the interval ``(g_{i−1}, g_i)`` containing ``d'`` gives
+``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``. The true gap ``2v`` is drawn from the same
+range ``{2, 4, …, 2q}`` as the random ones, so ``v`` hides among them.
+
+*Counting for s2* (variable length). A sketch with ``J = k − 1`` gaps is described by ``g_1 ∈
+(−2q, 0]`` (``2q`` values: ``1 + log q`` bits) and ``J`` gaps, each one of the ``q`` values
+``2, 4, …, 2q`` (``log q`` bits each): ``|S_J| = 1 + log q + J·log q``. The randomness that made it
+is the ``J − 1`` values ``r`` (every gap but the secret one), each uniform in ``[1, q]``, so
+``H∞(R | J) = (J − 1)·log q`` and ``|S_J| − H∞(R | J) = 1 + 2·log q`` whatever ``J`` is. The bound
+holds across lengths: ``Pr[d, S = s] = Pr[d]·q^{−(J(s) − 1)}``, and for each ``g_1`` the gap
+sequences that stop at the first point ``≥ n`` carry total weight ``Σ q^{−J} ≤ 1`` (they are the
+outcomes of a stopped random walk), so ``Σ_s max_d Pr[d, s] ≤ max_d Pr[d]·q·2q`` and the loss is
+at most ``log(2q²) = 1 + 2·log q``. :meth:`AsymmetricIntervalSketch.report` states ``|S|`` and
+``H∞(R)`` at the longest possible sketch, ``J_max = ⌊n/2⌋ + 1`` gaps (the shortest is
+``J_min = ⌈n/(2q)⌉``); features add up.
+
+*Valid s2 payloads* are exactly what the encoder can produce: every gap even in ``[2, 2q]``,
+``g_1 ∈ (−2q, 0]``, ``g_1 ≤ 0 < g_2`` and ``g_{k−1} < n ≤ g_k`` (the gaps cover ``[0, n)`` with no
+surplus point on either side) and at least one interval centred in ``[0, n)`` (a possible secret
+interval); anything else is a :class:`SketchFormatError`.
+
+*Beyond the tolerance* s1 returns another lattice point (``DecodeError`` only when it falls
+outside ``[0, n)``); s2 returns the ``(b, v)`` of whichever interval holds ``d'`` —
+``DecodeError`` when ``d'`` lies outside ``[g_1, g_k)`` or that interval's centre is outside
+``[0, n)``. The caller's hash check rejects a wrong ``(b, v)``.
+
+*Symbols for mixing* (SPEC §4: every symbol vector must be a valid sketch). s1: the residues
+``b mod (2v − 1)`` in ``Z_{min(2v−1, n)}``; ``v`` is not a symbol (changing it would change the
+modulus of the residue). s2: per feature the gap pairs ``(gap_{2m−1}, gap_{2m})`` (0-based,
+``2m ≤ J − 2``) that touch neither the first nor the last gap; the pair keeps its sum ``σ``
+(so every other point stays put) and its first gap ``a ∈ [max(2, σ − 2q), min(2q, σ − 2)]`` is
+the symbol ``(a − lo)/2`` modulo the number of such ``a``. Moving those interior points keeps
+``g_1``, ``g_2``, ``g_{k−1}``, ``g_k`` and every gap in range, so every symbol vector is a valid
+sketch; ``g_1``, the end gaps and the gap sums are not mixed.
+
+Example::
+
+    >>> sk = AsymmetricIntervalSketch(n=100, q=8, scheme="s2", features=2)
+    >>> helper = sk.encode(([40, 7], [3, 5]))
+    >>> [x.tolist() for x in sk.decode(helper, [42, 3])]
+    [[40, 7], [3, 5]]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
+from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
+from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
+from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.samples import as_feature_vector
+
+__all__ = ["AsymmetricIntervalSketch", "SCHEMES_AVAILABLE", "S2Randomness"]
+
+#: The two constructions of SPEC §3.1.
+SCHEMES_AVAILABLE = ("s1", "s2")
+#: Largest universe size (keeps feature-offset keys of the vectorised decoder inside int64).
+MAX_N = 2**40
+#: Largest number of features per sketch.
+MAX_FEATURES = 2**16
+#: ``randomness_space`` enumerates at most this many randomness values (exact evaluation only).
+MAX_ENUMERATED_RANDOMNESS = 1 << 16
+
+#: s2 randomness: per feature, the ``r`` inserted to the left of ``b − v`` (in insertion order,
+#: i.e. from ``b − v`` outwards) and to the right of ``b + v``.
+S2Randomness = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+
+
+class _UniformDraws:
+    """Uniform integers in ``[1, q]`` from :func:`os.urandom` (unbiased: rejection sampling).
+
+    32-bit words at or above the largest multiple of ``q`` are discarded, so ``word % q`` is
+    exactly uniform. Draws are buffered so a whole feature vector costs few system calls.
+    """
+
+    def __init__(self, q: int) -> None:
+        self.q = q
+        self._limit = (1 << 32) - (1 << 32) % q
+        self._buffer = np.empty(0, dtype=np.int64)
+
+    def _fill(self, count: int) -> None:
+        while self._buffer.size < count:
+            words = np.frombuffer(os.urandom(4 * (count + 64)), dtype="<u4")
+            fresh = (words[words < self._limit] % self.q + 1).astype(np.int64)
+            self._buffer = np.concatenate((self._buffer, fresh))
+
+    def until_covered(self, need: int) -> tuple[int, ...]:
+        """The shortest prefix of fresh draws with ``2·Σr ≥ need`` (empty when ``need ≤ 0``)."""
+        taken: list[int] = []
+        while need > 0:
+            # Expected draws: need / (q + 1); take a comfortable batch, return the unused rest.
+            self._fill(need // (self.q + 1) + 16)
+            cover = 2 * np.cumsum(self._buffer)
+            stop = int(np.searchsorted(cover, need, side="left"))
+            if stop < cover.size:
+                taken.extend(self._buffer[: stop + 1].tolist())
+                self._buffer = self._buffer[stop + 1 :]
+                return tuple(taken)
+            taken.extend(self._buffer.tolist())
+            need -= int(cover[-1])
+            self._buffer = self._buffer[:0]
+        return tuple(taken)
+
+
+def _stopping_sequences(need: int, q: int, limit: int) -> list[tuple[int, ...]]:
+    """Every sequence of ``r ∈ [1, q]`` that first reaches ``2·Σr ≥ need`` at its last element."""
+    if need <= 0:
+        return [()]
+    found: list[tuple[int, ...]] = []
+    stack: list[tuple[tuple[int, ...], int]] = [((), need)]
+    while stack:
+        prefix, remaining = stack.pop()
+        for r in range(1, q + 1):
+            if 2 * r >= remaining:
+                found.append(prefix + (r,))
+                if len(found) > limit:
+                    raise ParameterError(
+                        f"more than {limit} randomness values to enumerate: use smaller n or q"
+                    )
+            else:
+                stack.append((prefix + (r,), remaining - 2 * r))
+    return found
+
+
+def _covers_minimally(draws: tuple[int, ...], need: int) -> bool:
+    """Whether ``draws`` is a sequence the s2 encoder could insert to cover ``need``."""
+    if need <= 0:
+        return len(draws) == 0
+    total = 2 * sum(draws)
+    return bool(draws) and total >= need and total - 2 * draws[-1] < need
+
+
+@dataclass(frozen=True, slots=True)
+class _Partition:
+    """A parsed s2 payload: per feature ``counts[f]`` gaps; ``points`` holds every feature's
+    ``g_1 … g_k`` back to back, feature ``f`` at ``points[starts[f] : starts[f] + counts[f] + 1]``.
+    """
+
+    counts: np.ndarray
+    starts: np.ndarray
+    points: np.ndarray
+
+    @property
+    def ends(self) -> np.ndarray:
+        """Index of each feature's last point ``g_k``."""
+        return self.starts + self.counts
+
+    def gaps(self) -> np.ndarray:
+        """Every gap, feature after feature (``counts.sum()`` values)."""
+        return np.delete(np.diff(self.points), self.ends[:-1])
+
+
+class AsymmetricIntervalSketch(SecureSketch):
+    """Sketch of ``(b, v)`` feature vectors, ``b ∈ [0, n)``, ``v ∈ [1, q]`` (SPEC §3.1).
+
+    Parameters: ``n`` each feature's universe size; ``q`` the largest tolerance (``1 ≤ q ≤ n``);
+    ``scheme`` ``"s1"`` (tolerance in clear) or ``"s2"`` (non-uniform intervals); ``features``
+    the vector length; ``step`` a quantisation step applied to *samples* at decode (real-valued
+    captures quantised as by :func:`sketchauth.templates.enrol_interval`); the secret is always
+    the integer pair.
+
+    ``encode((b, v))`` takes a pair of integer vectors (or a ``2 × features`` array);
+    ``decode(helper, sample)`` returns ``(b, v)`` as two int64 arrays.
+    """
+
+    scheme_name = "asymmetric-interval"
+
+    def __init__(
+        self,
+        n: int,
+        q: int,
+        scheme: str = "s1",
+        features: int = 1,
+        step: float | None = None,
+    ) -> None:
+        self.n = check_int("n", n, 2, MAX_N)
+        self.q = check_int("q", q, 1, self.n)
+        if scheme not in SCHEMES_AVAILABLE:
+            raise ParameterError(f"scheme must be one of {SCHEMES_AVAILABLE}, got {scheme!r}")
+        self.scheme = scheme
+        self.features = check_int("features", features, 1, MAX_FEATURES)
+        self.step = None if step is None else check_positive_float("step", step)
+        #: fewest / most gaps an s2 sketch of one feature can have.
+        self.gaps_min = -(-self.n // (2 * self.q))
+        self.gaps_max = self.n // 2 + 1
+        self._b_width = uint_width(self.n - 1)
+        self._v_width = uint_width(self.q)
+        self._code_width = uint_width(self.q - 1)
+        self._offset_width = uint_width(min(2 * self.q - 1, self.n) - 1)
+        self._count_width = uint_width(self.gaps_max)
+        self._gap_width = uint_width(2 * self.q - 1)
+        if scheme == "s2":
+            worst = self.features * (self._count_width + (1 + self.gaps_max) * self._gap_width)
+            if worst > MAX_HELPER_BYTES:
+                raise ParameterError(
+                    f"an s2 sketch of {self.features} features over n={self.n} can reach {worst} "
+                    f"bytes, more than the {MAX_HELPER_BYTES} a helper record may hold"
+                )
+
+    # -- parameters -------------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "q": self.q,
+            "scheme": self.scheme,
+            "features": self.features,
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AsymmetricIntervalSketch:
+        return cls(
+            params["n"],
+            params["q"],
+            scheme=params["scheme"],
+            features=params["features"],
+            step=params.get("step"),
+        )
+
+    # -- secrets and randomness -------------------------------------------------------------------
+    def check_secret(self, secret: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(b, v)`` as int64 vectors; ``SampleError`` unless ``b ∈ [0, n)``, ``v ∈ [1, q]``."""
+        if isinstance(secret, np.ndarray) and secret.ndim == 2 and secret.shape[0] == 2:
+            parts = (secret[0], secret[1])
+        elif isinstance(secret, (tuple, list)) and len(secret) == 2:
+            parts = (secret[0], secret[1])
+        else:
+            raise SampleError("secret must be a pair (b, v) of feature vectors")
+        b = as_feature_vector(parts[0], self.features, name="template b")
+        v = as_feature_vector(parts[1], self.features, name="tolerance v")
+        bad = np.flatnonzero((b < 0) | (b >= self.n))
+        if bad.size:
+            raise SampleError(f"template feature {int(bad[0])} is outside [0, {self.n})")
+        bad = np.flatnonzero((v < 1) | (v > self.q))
+        if bad.size:
+            raise SampleError(f"tolerance of feature {int(bad[0])} is outside [1, {self.q}]")
+        return b, v
+
+    def secret_bytes(self, secret: Any) -> bytes:
+        b, v = self.check_secret(secret)
+        return pack_uints(b, self._b_width) + pack_uints(v, self._v_width)
+
+    def draw_randomness(self, secret: Any) -> S2Randomness | None:
+        if self.scheme == "s1":
+            return None
+        b, v = self.check_secret(secret)
+        draws = _UniformDraws(self.q)
+        left_need, right_need = b - v, self.n - (b + v)
+        return tuple(
+            (draws.until_covered(int(lo)), draws.until_covered(int(hi)))
+            for lo, hi in zip(left_need, right_need)
+        )
+
+    def randomness_space(self, secret: Any) -> Iterable[tuple[Any, float]]:
+        """Every s2 randomness value with its probability ``q^(−number of draws)``."""
+        if self.scheme == "s1":
+            return [(None, 1.0)]
+        b, v = self.check_secret(secret)
+        per_feature = []
+        total = 1
+        for lo, hi in zip((b - v).tolist(), (self.n - b - v).tolist()):
+            lefts = _stopping_sequences(lo, self.q, MAX_ENUMERATED_RANDOMNESS)
+            rights = _stopping_sequences(hi, self.q, MAX_ENUMERATED_RANDOMNESS)
+            total *= len(lefts) * len(rights)
+            if total > MAX_ENUMERATED_RANDOMNESS:
+                raise ParameterError(
+                    f"more than {MAX_ENUMERATED_RANDOMNESS} randomness values to enumerate"
+                )
+            per_feature.append(list(itertools.product(lefts, rights)))
+        return (
+            (combo, float(self.q ** -sum(len(x) + len(y) for x, y in combo)))
+            for combo in itertools.product(*per_feature)
+        )
+
+    # -- encode -----------------------------------------------------------------------------------
+    def _encode_payload(self, secret: tuple[np.ndarray, np.ndarray], randomness: Any) -> bytes:
+        b, v = secret
+        if self.scheme == "s1":
+            return pack_uints(v - 1, self._code_width) + pack_uints(
+                lattice_offset(b, v), self._offset_width
+            )
+        return self._encode_s2(b, v, self._check_randomness(b, v, randomness))
+
+    def _check_randomness(self, b: np.ndarray, v: np.ndarray, randomness: Any) -> S2Randomness:
+        if not isinstance(randomness, tuple) or len(randomness) != self.features:
+            raise ParameterError(f"s2 randomness must be a tuple of {self.features} (left, right) pairs")
+        for f, pair in enumerate(randomness):
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise ParameterError(f"s2 randomness of feature {f} must be a (left, right) pair")
+            for side, need in zip(pair, (int(b[f] - v[f]), int(self.n - b[f] - v[f]))):
+                if not isinstance(side, tuple) or any(
+                    isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= self.q
+                    for r in side
+                ):
+                    raise ParameterError(f"s2 randomness of feature {f} must be ints in [1, {self.q}]")
+                if not _covers_minimally(side, need):
+                    raise ParameterError(
+                        f"s2 randomness of feature {f} is not a sequence the encoder would draw"
+                    )
+        return randomness
+
+    def _encode_s2(self, b: np.ndarray, v: np.ndarray, randomness: S2Randomness) -> bytes:
+        counts = []
+        symbols: list[int] = []
+        for bf, vf, (left, right) in zip(b.tolist(), v.tolist(), randomness):
+            g1 = bf - vf - 2 * sum(left)
+            # Gap codes r − 1 in Z_q: left draws outermost first, the secret gap, right draws.
+            codes = [r - 1 for r in reversed(left)] + [vf - 1] + [r - 1 for r in right]
+            counts.append(len(codes))
+            symbols.append(-g1)
+            symbols.extend(codes)
+        return pack_uints(counts, self._count_width) + pack_uints(symbols, self._gap_width)
+
+    # -- parsing ----------------------------------------------------------------------------------
+    def _parse_s1(self, payload: bytes) -> tuple[np.ndarray, np.ndarray]:
+        split = self.features * self._code_width
+        if len(payload) != split + self.features * self._offset_width:
+            raise SketchFormatError(
+                f"s1 payload must be {split + self.features * self._offset_width} bytes, got {len(payload)}"
+            )
+        v = unpack_uints(payload[:split], self._code_width, self.features).astype(np.int64) + 1
+        offsets = unpack_uints(payload[split:], self._offset_width, self.features).astype(np.int64)
+        if np.any(v > self.q):
+            raise SketchFormatError(f"s1 tolerance outside [1, {self.q}]")
+        if np.any(offsets >= np.minimum(2 * v - 1, self.n)):
+            raise SketchFormatError("s1 residue out of range for its tolerance")
+        return v, offsets
+
+    def _parse_s2(self, payload: bytes) -> _Partition:
+        head = self.features * self._count_width
+        if len(payload) < head:
+            raise SketchFormatError(f"s2 payload truncated: {len(payload)} bytes, header needs {head}")
+        counts = unpack_uints(payload[:head], self._count_width, self.features).astype(np.int64)
+        if np.any(counts < self.gaps_min) or np.any(counts > self.gaps_max):
+            raise SketchFormatError(
+                f"s2 gap count outside [{self.gaps_min}, {self.gaps_max}] for n={self.n}, q={self.q}"
+            )
+        symbols = unpack_uints(payload[head:], self._gap_width, int(counts.sum()) + self.features)
+        symbols = symbols.astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(counts + 1)[:-1]))
+        is_start = np.zeros(symbols.size, dtype=bool)
+        is_start[starts] = True
+        if np.any(symbols[starts] >= 2 * self.q):
+            raise SketchFormatError(f"s2 first point outside (-{2 * self.q}, 0]")
+        if np.any(symbols[~is_start] >= self.q):
+            raise SketchFormatError(f"s2 gap outside the even values of [2, {2 * self.q}]")
+        steps = np.where(is_start, -symbols, 2 * (symbols + 1))
+        running = np.cumsum(steps)
+        before = running[starts] - steps[starts]
+        points = running - np.repeat(before, counts + 1)
+        partition = _Partition(counts=counts, starts=starts, points=points)
+        self._check_cover(partition)
+        return partition
+
+    def _check_cover(self, part: _Partition) -> None:
+        points, starts, ends = part.points, part.starts, part.ends
+        if np.any(points[starts + 1] <= 0):
+            raise SketchFormatError("s2 sketch has a surplus point at or below 0")
+        if np.any(points[ends - 1] >= self.n) or np.any(points[ends] < self.n):
+            raise SketchFormatError(f"s2 gaps do not cover [0, {self.n}) exactly")
+        lower = np.delete(points, ends)
+        upper = np.delete(points, starts)
+        possible = ((lower + upper) >= 0) & ((lower + upper) < 2 * self.n)
+        # Interval i of feature f sits at flat index starts[f] − f + i once the ends are dropped.
+        first = starts - np.arange(self.features)
+        if np.any(np.add.reduceat(possible.astype(np.int64), first) == 0):
+            raise SketchFormatError(f"s2 sketch has no interval centred in [0, {self.n})")
+
+    def _check_payload(self, payload: bytes) -> None:
+        if self.scheme == "s1":
+            self._parse_s1(payload)
+        else:
+            self._parse_s2(payload)
+
+    # -- decode -----------------------------------------------------------------------------------
+    def _decode_payload(self, payload: bytes, sample: Any) -> tuple[np.ndarray, np.ndarray]:
+        d = as_feature_vector(sample, self.features, step=self.step)
+        if self.scheme == "s1":
+            v, offsets = self._parse_s1(payload)
+            b = nearest_lattice_point(d, offsets, v)
+        else:
+            b, v = self._decode_s2(self._parse_s2(payload), d)
+        if np.any((b < 0) | (b >= self.n)):
+            raise DecodeError("sample is beyond the tolerance of at least one feature")
+        return b, v
+
+    def _decode_s2(self, part: _Partition, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # One sorted key array for all features: feature f's points live in [f·K, (f+1)·K).
+        span = self.n + 4 * self.q + 1
+        base = np.arange(self.features, dtype=np.int64) * span
+        keys = part.points + 2 * self.q + np.repeat(base, part.counts + 1)
+        probe = np.clip(d + 2 * self.q, 0, span - 1) + base
+        above = np.searchsorted(keys, probe, side="right")  # index of the first g_i > d'
+        if np.any(above <= part.starts) or np.any(above > part.ends):
+            raise DecodeError("sample lies outside the partition of at least one feature")
+        lower, upper = part.points[above - 1], part.points[above]
+        return (lower + upper) // 2, (upper - lower) // 2
+
+    # -- public views of the helper (what a linking adversary sees) -------------------------------
+    def published_tolerances(self, helper: bytes) -> np.ndarray:
+        """s1 only: the tolerances ``v`` stored in clear (the s1 linkage adversary's input)."""
+        if self.scheme != "s1":
+            raise ParameterError("only s1 publishes its tolerances")
+        return self._parse_s1(self.payload(helper))[0]
+
+    def partition(self, helper: bytes) -> list[np.ndarray]:
+        """s2 only: per feature the points ``g_1 < … < g_k`` of the published partition."""
+        if self.scheme != "s2":
+            raise ParameterError("only s2 publishes a partition")
+        part = self._parse_s2(self.payload(helper))
+        return np.split(part.points, part.starts[1:])
+
+    # -- accounting -------------------------------------------------------------------------------
+    def report(self) -> EntropyReport:
+        log_q = math.log2(self.q)
+        bound = self.features * (1.0 + 2.0 * log_q)
+        if self.scheme == "s1":
+            exact_values = sum(min(2 * v - 1, self.n) for v in range(1, self.q + 1))
+            return EntropyReport.from_bits(
+                self.scheme_name,
+                sketch_bits=bound,
+                randomness_bits=0.0,
+                notes=(
+                    "s1: v in clear (log q bits) and b mod (2v-1) < 2q (1 + log q bits) per feature",
+                    "deterministic: loss <= features * (1 + 2 log2 q) on (b, v)",
+                    "v is stored in clear: two sketches of one person link by v",
+                ),
+                extra={
+                    "scheme": "s1",
+                    "exact_sketch_bits": self.features * math.log2(exact_values),
+                    "loss_bound_bits_per_feature": 1.0 + 2.0 * log_q,
+                },
+            )
+        sketch_bits = self.features * (1.0 + log_q + self.gaps_max * log_q)
+        randomness_bits = self.features * (self.gaps_max - 1) * log_q
+        return EntropyReport.from_bits(
+            self.scheme_name,
+            sketch_bits=sketch_bits,
+            randomness_bits=randomness_bits,
+            notes=(
+                "s2: a sketch with J gaps is g_1 in (-2q, 0] (1 + log q bits) and J gaps of q values "
+                "(J log q bits); its randomness is J - 1 uniform draws ((J - 1) log q bits)",
+                "|S_J| - H(R|J) = 1 + 2 log2 q per feature for every J; stated at J = J_max",
+                "v is hidden among random gaps of the same range",
+            ),
+            extra={
+                "scheme": "s2",
+                "gaps_min": self.gaps_min,
+                "gaps_max": self.gaps_max,
+                "sketch_bits_at_gaps_min": self.features * (1.0 + log_q + self.gaps_min * log_q),
+                "randomness_bits_at_gaps_min": self.features * (self.gaps_min - 1) * log_q,
+                "loss_bound_bits_per_feature": 1.0 + 2.0 * log_q,
+            },
+        )
+
+    # -- symbols (for mixing) ---------------------------------------------------------------------
+    def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
+        if self.scheme == "s1":
+            v, offsets = self._parse_s1(payload)
+            moduli = np.minimum(2 * v - 1, self.n).astype(np.uint64)
+            return offsets.astype(np.uint64), SymbolSpace("mod", moduli=moduli)
+        gaps, first, low, modulus = self._movable_pairs(self._parse_s2(payload))
+        return ((gaps[first] - low) // 2).astype(np.uint64), SymbolSpace(
+            "mod", moduli=modulus.astype(np.uint64)
+        )
+
+    def _movable_pairs(
+        self, part: _Partition
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Gaps, the index of each movable pair's first gap, its lowest value and the modulus."""
+        gaps = part.gaps()
+        gap_starts = np.concatenate(([0], np.cumsum(part.counts)[:-1]))
+        local = np.arange(gaps.size) - np.repeat(gap_starts, part.counts)
+        count = np.repeat(part.counts, part.counts)
+        first = np.flatnonzero((local % 2 == 1) & (local + 1 <= count - 2))
+        total = gaps[first] + gaps[first + 1]
+        low = np.maximum(2, total - 2 * self.q)
+        high = np.minimum(2 * self.q, total - 2)
+        return gaps, first, low, (high - low) // 2 + 1
+
+    def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
+        if self.scheme == "s1":
+            v, _ = self._parse_s1(payload)
+            return pack_uints(v - 1, self._code_width) + pack_uints(symbols, self._offset_width)
+        part = self._parse_s2(payload)
+        gaps, first, low, _ = self._movable_pairs(part)
+        total = gaps[first] + gaps[first + 1]
+        gaps = gaps.copy()
+        gaps[first] = low + 2 * symbols.astype(np.int64)
+        gaps[first + 1] = total - gaps[first]
+        starts_in_gaps = part.starts - np.arange(self.features)
+        codes = np.insert(gaps // 2 - 1, starts_in_gaps, -part.points[part.starts])
+        return pack_uints(part.counts, self._count_width) + pack_uints(codes, self._gap_width)

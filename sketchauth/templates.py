@@ -1,0 +1,183 @@
+"""Enrolment from several samples: a template plus identity-dependent auxiliary data (SPEC §3).
+
+Real systems capture a person several times at enrolment and keep, besides the template, how
+consistent each feature or element was: a per-feature tolerance ``v`` (interval sketches) or a
+per-element weight (weighted vaults). That auxiliary data is *identity-dependent*: it is a
+stable trait of the person (some of us have steadier features than others), so storing it in
+clear lets anyone link two enrolments of one person across databases (SPEC §3.1, the s1
+linkage test). It must therefore be treated as part of the secret — sketched together with the
+template by :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch` (scheme ``"s2"``)
+or the weighted fuzzy vault (SPEC §3.2) — and counted in the entropy loss.
+
+The rules below are our design choice (SPEC §3 leaves it open); each is a formula with
+explicit parameters:
+
+* :func:`enrol_interval` — ``b_j = round(mean_i x_ij)`` (halves up) and
+  ``v_j = clip(⌈scale·s_j⌉ + margin, 1, q)`` with ``s_j`` the per-feature range or standard
+  deviation of the quantised samples;
+* :func:`enrol_weighted_set` — ``w(x) = round((q − 1)·c(x)/k)`` (halves up) for the elements that
+  appear in ``c(x) ≥ min_count`` of the ``k`` sets, so weights lie in ``[0, q)`` as the weighted
+  vault expects (SPEC §3.2).
+
+Nothing here keeps or logs the samples; errors name positions, never values.
+
+Example::
+
+    >>> b, v = enrol_interval([[10, 50], [12, 50], [11, 53]], n=100, q=8)
+    >>> b.tolist(), v.tolist()
+    ([11, 51], [3, 4])
+    >>> elements, weights = enrol_weighted_set([{1, 2, 3}, {1, 2}, {1, 4}], q=4, p=10)
+    >>> elements.tolist(), weights.tolist()
+    ([1, 2], [3, 2])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.samples import as_element_set, as_feature_vector
+
+__all__ = ["enrol_interval", "enrol_weighted_set", "SPREADS", "MAX_SAMPLES"]
+
+#: The spread measures :func:`enrol_interval` knows.
+SPREADS = ("range", "std")
+#: Default ``scale`` per spread: the range already bounds every enrolment sample; 3σ covers
+#: about 99.7% of a normally distributed feature.
+DEFAULT_SCALE = {"range": 1.0, "std": 3.0}
+#: At most this many captures per enrolment (guards memory; real systems use 2 to 10).
+MAX_SAMPLES = 1024
+#: Absorbs float rounding in ``scale·s`` before the ceiling (so 2.0000000000000004 counts as 2).
+_CEIL_SLACK = 1e-9
+#: Largest element universe for set enrolment (elements are int64).
+_MAX_UNIVERSE = 2**53
+
+
+def _sample_matrix(samples: Any, step: float | None) -> np.ndarray:
+    """The ``k × features`` samples as a quantised int64 matrix (``SampleError`` if malformed)."""
+    try:
+        arr = np.asarray(samples)
+    except (TypeError, ValueError):
+        raise SampleError("samples must be a k x features array of numbers") from None
+    if arr.ndim != 2:
+        raise SampleError(f"samples must be a k x features array, got shape {arr.shape}")
+    k, features = arr.shape
+    if k < 2:
+        raise SampleError(f"enrolment needs at least 2 samples, got {k}")
+    if k > MAX_SAMPLES:
+        raise SampleError(f"at most {MAX_SAMPLES} samples per enrolment, got {k}")
+    if features < 1:
+        raise SampleError("samples have no features")
+    return np.stack(
+        [as_feature_vector(row, features, step=step, name=f"sample {i}") for i, row in enumerate(arr)]
+    )
+
+
+def _spread(x: np.ndarray, spread: str) -> np.ndarray:
+    if spread == "range":
+        return (x.max(axis=0) - x.min(axis=0)).astype(np.float64)
+    # Sample standard deviation (ddof = 1): unbiased variance from k ≥ 2 captures.
+    return x.astype(np.float64).std(axis=0, ddof=1)
+
+
+def enrol_interval(
+    samples: Any,
+    n: int,
+    q: int,
+    *,
+    step: float | None = None,
+    spread: Literal["range", "std"] = "range",
+    scale: float | None = None,
+    margin: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Template ``b`` and tolerances ``v`` from ``k ≥ 2`` captures of a feature vector.
+
+    ``samples`` is a ``k × features`` array of integers, or of reals quantised with the public
+    ``step`` (``round(x/step)``, halves away from zero, as the sketches quantise samples). With
+    ``x_ij`` the quantised value of feature ``j`` in capture ``i``:
+
+    * ``b_j = ⌊(2·Σ_i x_ij + k) / (2k)⌋`` — the mean rounded half up, in exact integer arithmetic;
+    * ``s_j`` = ``max_i x_ij − min_i x_ij`` (``spread="range"``) or the sample standard deviation
+      with ``ddof = 1`` (``spread="std"``);
+    * ``v_j = min(q, max(1, ⌈scale·s_j⌉ + margin))``; ``scale`` defaults to 1 for the range and 3
+      for the standard deviation, ``margin`` to 1.
+
+    With the defaults every enrolment capture is within the tolerance of the template whenever
+    ``v_j`` is not clipped at ``q``: ``b_j`` lies between the smallest and the largest capture, so
+    ``|x_ij − b_j| ≤ s_j < s_j + 1 = v_j``.
+
+    Every quantised capture must lie in ``[0, n)`` (``SampleError`` otherwise). Returns two
+    int64 vectors, a valid secret for ``AsymmetricIntervalSketch(n, q, features=features)``.
+    """
+    n = check_int("n", n, 2)
+    q = check_int("q", q, 1, n)
+    if spread not in SPREADS:
+        raise ParameterError(f"spread must be one of {SPREADS}, got {spread!r}")
+    scale = DEFAULT_SCALE[spread] if scale is None else _non_negative("scale", scale)
+    margin = check_int("margin", margin, 0, q)
+    if step is not None:
+        step = check_positive_float("step", step)
+    x = _sample_matrix(samples, step)
+    bad = np.flatnonzero(np.any((x < 0) | (x >= n), axis=0))
+    if bad.size:
+        raise SampleError(f"a capture of feature {int(bad[0])} is outside [0, {n}) after quantisation")
+    k = x.shape[0]
+    b = (2 * x.sum(axis=0) + k) // (2 * k)
+    widened = np.ceil(scale * _spread(x, spread) - _CEIL_SLACK).astype(np.int64) + margin
+    v = np.clip(widened, 1, q)
+    return b.astype(np.int64), v.astype(np.int64)
+
+
+def _non_negative(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def enrol_weighted_set(
+    sample_sets: Sequence[Any],
+    q: int,
+    *,
+    p: int | None = None,
+    min_count: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Template elements and weights from ``k ≥ 2`` captured sets (for SPEC §3.2).
+
+    Each set holds distinct integers of ``[0, p)`` (``p`` the element universe; without it any
+    non-negative integer below 2^53). With ``c(x)`` the number of sets containing ``x``:
+
+    * ``x`` is enrolled iff ``c(x) ≥ min_count`` (default ``⌈k/2⌉``: a majority of captures) and
+      its weight is at least 1;
+    * its weight is ``w(x) = ⌊(2(q − 1)·c(x) + k) / (2k)⌋``, i.e. ``round((q − 1)·c(x)/k)``
+      half up: ``q − 1`` for an element seen every time, proportionally less for the others.
+
+    So weights lie in ``[1, q − 1] ⊂ [0, q)``, the range the weighted fuzzy vault takes (an
+    element of weight ``w`` owns ``w`` genuine slots there). Elements of weight 0 are dropped: they
+    would carry no genuine vault point. Returns ``(elements, weights)`` as int64 arrays, elements
+    sorted ascending.
+    """
+    q = check_int("q", q, 2)
+    universe = _MAX_UNIVERSE if p is None else check_int("p", p, 2, _MAX_UNIVERSE)
+    if isinstance(sample_sets, (str, bytes)) or not isinstance(sample_sets, Sequence):
+        raise SampleError("sample_sets must be a sequence of sets")
+    k = len(sample_sets)
+    if k < 2:
+        raise SampleError(f"enrolment needs at least 2 captured sets, got {k}")
+    if k > MAX_SAMPLES:
+        raise SampleError(f"at most {MAX_SAMPLES} captured sets per enrolment, got {k}")
+    min_count = -(-k // 2) if min_count is None else check_int("min_count", min_count, 1, k)
+    sets = [
+        as_element_set(list(s) if isinstance(s, (set, frozenset)) else s, 0, universe, name=f"set {i}")
+        for i, s in enumerate(sample_sets)
+    ]
+    elements, counts = np.unique(np.concatenate(sets), return_counts=True)
+    weights = (2 * (q - 1) * counts + k) // (2 * k)
+    keep = (counts >= min_count) & (weights >= 1)
+    return elements[keep].astype(np.int64), weights[keep].astype(np.int64)
