@@ -12,7 +12,7 @@ library does without the service changing its shape.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +27,9 @@ from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 __all__ = ["SchemeSpec", "SCHEME_SPECS", "available_schemes", "get_scheme", "build_sketch", "stored_sketch", "warm_up", "UnknownScheme"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
+#: The service's cap on a vault's field: the helper lists every field element (up to 3 bytes
+#: each), so this keeps one stored enrolment under about 400 KB.
+MAX_VAULT_FIELD = 1 << 17
 
 
 class UnknownScheme(LookupError):
@@ -46,6 +49,12 @@ class IntervalParams(_Params):
     step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
         default=None, description="quantisation step for real-valued features (none: integer features)"
     )
+
+
+class FuzzyVaultParams(_Params):
+    p: Annotated[StrictInt, Field(ge=3, le=MAX_VAULT_FIELD, description="prime field size: elements are 0..p-1")]
+    m: Annotated[PositiveInt, Field(le=512, description="set size (every sample has exactly m elements)")]
+    t: Annotated[StrictInt, Field(ge=0, description="wrong elements tolerated (m >= 2t + 1)")]
 
 
 class CodeOffsetParams(_Params):
@@ -69,6 +78,8 @@ class SchemeSpec:
     max_samples: int = 1
     #: (sketch, enrolment samples) → the secret to sketch; samples are already size-checked.
     secret_from_samples: Callable[[SecureSketch, Sequence[Any]], Any] = _one_sample
+    #: Further library modules enrolment needs (e.g. template derivation).
+    requires: tuple[str, ...] = ()
     #: A small working request: (params, enrolment samples, a genuine verification sample).
     #: Used to warm tables and compiled code at start-up, in docs and in tests.
     example: tuple[dict[str, Any], list[list[Any]], list[Any]] = ({}, [], [])
@@ -78,10 +89,8 @@ class SchemeSpec:
         return SCHEMES[self.name][1].partition(":")[0]
 
     def available(self) -> bool:
-        try:
-            return importlib.util.find_spec(self.module) is not None
-        except ModuleNotFoundError:
-            return False
+        """Whether the library has this scheme (and what its enrolment needs) in this tree."""
+        return _importable(self.name, self.requires)
 
     def validate_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """Checked constructor arguments (``ParameterError`` naming every problem)."""
@@ -115,8 +124,26 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
             "code-offset sketch with Reed-Solomon over GF(2^8) (SPEC §2.3): close iff at most t of n bytes differ",
             example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
         ),
+        SchemeSpec(
+            "fuzzy-vault",
+            FuzzyVaultParams,
+            "set",
+            "complete Juels-Sudan fuzzy vault over F_p (SPEC §2.2): close iff at most t of the m elements differ",
+            example=({"p": 257, "m": 8, "t": 2}, [[3, 17, 40, 66, 101, 150, 200, 251]], [3, 17, 40, 66, 101, 150, 9, 10]),
+        ),
     )
 }
+
+
+@lru_cache(maxsize=None)
+def _importable(name: str, requires: tuple[str, ...]) -> bool:
+    try:
+        scheme_class(name)
+        for module in requires:
+            importlib.import_module(module)
+    except (ImportError, AttributeError):
+        return False
+    return True
 
 
 def warm_up(spec: SchemeSpec) -> None:

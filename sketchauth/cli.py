@@ -5,6 +5,7 @@ command start fast (no field compilation, no web framework unless serving).
 
 * ``sketchauth demo``: enrol a synthetic user, verify a genuine and an impostor sample, show what
   is stored and the entropy report.
+* ``sketchauth serve``: run the enrolment/verification service (:mod:`service`, uvicorn).
 """
 
 from __future__ import annotations
@@ -82,8 +83,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import os
+
+    # The service is imported only here: the library never depends on it.
+    from service.settings import Settings, SettingsError
+
+    # Flags override the environment; workers are separate processes that read the environment.
+    overrides = {"SKETCHAUTH_DATABASE_URL": args.db, "SKETCHAUTH_HASH_PROFILE": args.hash_profile}
+    os.environ.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        settings = Settings.from_env().replace(host=args.host, port=args.port, workers=args.workers).validate()
+    except SettingsError as exc:
+        print(f"sketchauth serve: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    uvicorn.run(
+        "service.app:app_from_env",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=args.log_level,
+        access_log=not args.no_access_log,
+    )
+    return 0
+
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run the enrolment/verification service (needs the 'service' extra)",
+        description="Run the HTTP service. Settings come from SKETCHAUTH_* environment variables "
+        "(SKETCHAUTH_API_KEYS is required); these flags override them.",
+    )
+    p.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--hash-profile", help="argon2 profile (default $SKETCHAUTH_HASH_PROFILE or owasp)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
+    p.set_defaults(func=_serve)
+
+
 # One entry per sub-command; each adds its parser and sets `func`.
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate, _add_serve]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
