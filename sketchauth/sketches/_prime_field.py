@@ -1,0 +1,310 @@
+"""Arithmetic over a prime field F_p in numpy int64, and a Reed–Solomon decoder (private).
+
+This is the engine under the fuzzy vaults of SPEC §2.2 and §3.2 (:mod:`sketchauth.sketches.vault`);
+nothing here validates caller input beyond what the algebra needs — the vault modules do that.
+
+Why plain numpy and not galois
+    galois compiles its ufuncs with numba on first use in every fresh process (about 20 s here
+    for a field, ``lagrange_poly`` and an RS decode) and caches nothing to disk. A command-line
+    call or a freshly started worker would pay that on its first decode. Every operation a vault
+    needs is a handful of vectorised multiply-and-reduce steps: with ``p < 2^31`` every product
+    of two reduced residues is below ``2^62`` and fits in int64, so numpy does it directly, starts
+    in milliseconds and runs as fast as galois' compiled kernels for these sizes. galois is used
+    only in the tests, as an independent oracle.
+
+What is here
+    * primality (:func:`is_prime`, deterministic Miller–Rabin for ``n < 3.3·10^9``) and
+      :func:`next_prime`;
+    * :func:`uniform_below`: exactly uniform integers from :mod:`secrets` (rejection sampling);
+    * :func:`inv_mod`, :func:`poly_eval` (Horner, vectorised over points and over a batch);
+    * :func:`solve_mod`: batched Gauss–Jordan elimination mod p returning *a* solution of a
+      possibly singular system, or reporting it inconsistent;
+    * :func:`berlekamp_welch`: batched Reed–Solomon decoding at arbitrary distinct evaluation
+      points; :func:`rs_decode` is the single-word front that raises :class:`DecodeError`;
+    * :func:`reference_berlekamp_welch`: the same algorithm on plain Python integers, short and
+      readable, that the tests check the fast path against.
+
+Berlekamp–Welch (the decoder)
+    Points ``(x_i, y_i)``, ``i < n``, distinct ``x_i``; message polynomials of degree ``< k``;
+    ``e = ⌊(n − k)/2⌋``. Unknowns: monic ``E`` of degree ``e`` and ``Q`` of degree ``< e + k``
+    (``2e + k ≤ n`` unknowns); equations ``Q(x_i) = y_i·E(x_i)``. If some ``F`` of degree ``< k``
+    disagrees with at most ``e`` of the points, ``(F·E_0, E_0)`` with ``E_0`` the error locator
+    (padded to degree ``e``) is a solution; and for *every* solution ``(Q, E)``,
+    ``Q·E_0 − F·E_0·E`` has degree ``< 2e + k ≤ n`` and vanishes at all ``n`` points, so
+    ``Q / E = F``. Hence: any solution found gives ``F`` (rank deficiency is harmless). If the
+    system is inconsistent, ``E`` does not divide ``Q``, or the quotient disagrees with more than
+    ``e`` points, no polynomial of degree ``< k`` is within ``e`` of the word: decoding fails.
+
+Example::
+
+    >>> import numpy as np
+    >>> xs = np.array([1, 2, 3, 4, 5]); ys = poly_eval(np.array([3, 1]), xs, 13)   # F = 3 + x
+    >>> ys[0] = (ys[0] + 5) % 13                                                     # one error
+    >>> rs_decode(xs, ys, 2, 13).tolist()
+    [3, 1]
+"""
+
+from __future__ import annotations
+
+import secrets as _secrets
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError
+
+__all__ = [
+    "MAX_MODULUS",
+    "is_prime",
+    "next_prime",
+    "uniform_below",
+    "inv_mod",
+    "poly_eval",
+    "solve_mod",
+    "poly_divmod_monic",
+    "berlekamp_welch",
+    "rs_decode",
+    "reference_berlekamp_welch",
+]
+
+#: Moduli must stay below this so that a product of two residues fits in int64.
+MAX_MODULUS = 2**31
+
+# Deterministic Miller–Rabin: these bases decide primality for every n < 3,215,031,751.
+_MR_BASES = (2, 3, 5, 7)
+
+
+def is_prime(n: int) -> bool:
+    """Whether ``n`` is prime (exact for ``n < 3.2·10^9``, which covers every modulus here)."""
+    if n < 2:
+        return False
+    for small in (2, 3, 5, 7, 11, 13):
+        if n % small == 0:
+            return n == small
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in _MR_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def next_prime(n: int) -> int:
+    """The smallest prime ``≥ n``."""
+    candidate = max(2, n)
+    while not is_prime(candidate):
+        candidate += 1
+    return candidate
+
+
+def uniform_below(bound: int, count: int) -> np.ndarray:
+    """``count`` independent integers, each exactly uniform in ``[0, bound)``, from :mod:`secrets`.
+
+    Draws 32-bit words and keeps those below the largest multiple of ``bound`` that fits
+    (``⌊2^32/bound⌋·bound``), reducing them mod ``bound``; every residue then has the same number
+    of preimages, so the result is exactly uniform. At least half of the words are kept for
+    ``bound ≤ 2^31``; rejected positions are redrawn.
+    """
+    if not 1 <= bound <= MAX_MODULUS:
+        raise ParameterError(f"bound must be in [1, 2^31], got {bound}")
+    out = np.empty(count, dtype=np.int64)
+    limit = (1 << 32) // bound * bound
+    todo = np.arange(count)
+    while todo.size:
+        words = np.frombuffer(_secrets.token_bytes(4 * todo.size), dtype="<u4").astype(np.int64)
+        keep = words < limit
+        out[todo[keep]] = words[keep] % bound
+        todo = todo[~keep]
+    return out
+
+
+def inv_mod(a: np.ndarray, p: int) -> np.ndarray:
+    """Elementwise inverse mod prime ``p`` (``a^(p−2)``, square-and-multiply); 0 maps to 0."""
+    base = np.asarray(a, dtype=np.int64) % p
+    result = np.ones_like(base)
+    exponent = p - 2
+    while exponent:
+        if exponent & 1:
+            result = result * base % p
+        base = base * base % p
+        exponent >>= 1
+    return result
+
+
+def poly_eval(coeffs: np.ndarray, xs: np.ndarray, p: int) -> np.ndarray:
+    """Evaluate polynomials at points mod ``p`` by Horner's rule, vectorised over the points.
+
+    ``coeffs[..., j]`` is the coefficient of ``x^j`` (lowest first). Shapes broadcast: one
+    polynomial ``(k,)`` at points ``(n,)`` gives ``(n,)``; a batch ``(B, k)`` at ``(B, n)`` or
+    ``(n,)`` gives ``(B, n)``.
+    """
+    coeffs = np.asarray(coeffs, dtype=np.int64)
+    xs = np.asarray(xs, dtype=np.int64)
+    shape = np.broadcast_shapes(coeffs[..., -1:].shape, xs.shape)
+    acc = np.broadcast_to(coeffs[..., -1:] % p, shape).copy()
+    for j in range(coeffs.shape[-1] - 2, -1, -1):
+        acc *= xs
+        acc += coeffs[..., j : j + 1]
+        acc %= p
+    return acc
+
+
+def solve_mod(A: np.ndarray, b: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Solve ``A x = b`` mod prime ``p`` for a batch of systems by Gauss–Jordan elimination.
+
+    ``A`` has shape ``(B, n, u)``, ``b`` shape ``(B, n)``, entries reduced mod ``p``. Returns
+    ``(x, consistent)``: ``x`` of shape ``(B, u)`` is a solution (free variables set to 0)
+    wherever ``consistent`` is True; elsewhere the system has no solution and ``x`` is
+    meaningless. The elimination is vectorised over the whole batch: each system picks its own
+    pivot row per column (the first non-zero entry at or below its current row).
+    """
+    B, n, u = A.shape
+    M = np.concatenate([A, b[:, :, None]], axis=2).astype(np.int64) % p
+    next_row = np.zeros(B, dtype=np.int64)
+    pivot_col = np.full((B, n), -1, dtype=np.int64)
+    rows = np.arange(n)
+    for col in range(u):
+        candidates = (M[:, :, col] != 0) & (rows[None, :] >= next_row[:, None])
+        has_pivot = candidates.any(axis=1)
+        if not has_pivot.any():
+            continue
+        sel = np.flatnonzero(has_pivot)
+        r = next_row[sel]
+        found = candidates[sel].argmax(axis=1)
+        pivot_rows = M[sel, found].copy()
+        M[sel, found] = M[sel, r]
+        pivot_rows = pivot_rows * inv_mod(pivot_rows[:, col], p)[:, None] % p
+        M[sel, r] = pivot_rows
+        factors = M[sel, :, col].copy()
+        factors[np.arange(sel.size), r] = 0
+        M[sel] = (M[sel] - factors[:, :, None] * pivot_rows[:, None, :]) % p
+        pivot_col[sel, r] = col
+        next_row[sel] += 1
+    # Rows at or below next_row have no pivot: all-zero coefficients, so their rhs must be 0.
+    below = rows[None, :] >= next_row[:, None]
+    consistent = ~np.any(below & (M[:, :, u] != 0), axis=1)
+    x = np.zeros((B, u), dtype=np.int64)
+    bi, ri = np.nonzero(pivot_col >= 0)
+    x[bi, pivot_col[bi, ri]] = M[bi, ri, u]
+    return x, consistent
+
+
+def poly_divmod_monic(num: np.ndarray, den: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batched long division by monic polynomials mod ``p`` (coefficients lowest first).
+
+    ``num`` has shape ``(B, a)``, ``den`` shape ``(B, e + 1)`` with ``den[:, e] == 1``; returns the
+    quotient ``(B, a − e)`` and remainder ``(B, e)``.
+    """
+    rem = np.array(num, dtype=np.int64, copy=True)
+    e = den.shape[1] - 1
+    a = rem.shape[1]
+    quot = np.zeros((rem.shape[0], max(a - e, 0)), dtype=np.int64)
+    for shift in range(a - e - 1, -1, -1):
+        lead = rem[:, shift + e].copy()
+        quot[:, shift] = lead
+        rem[:, shift : shift + e + 1] = (rem[:, shift : shift + e + 1] - lead[:, None] * den) % p
+    return quot, rem[:, :e]
+
+
+def berlekamp_welch(
+    xs: np.ndarray, ys: np.ndarray, k: int, p: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Batched Reed–Solomon decoding: the polynomial of degree ``< k`` within ``⌊(n−k)/2⌋`` errors.
+
+    ``xs`` (distinct per row) and ``ys`` have shape ``(B, n)``; returns ``(coeffs, ok)`` where
+    ``coeffs`` is ``(B, k)`` (lowest degree first) and ``ok[b]`` says whether row ``b`` decoded:
+    True exactly when some polynomial of degree ``< k`` agrees with at least ``n − ⌊(n−k)/2⌋``
+    of its points (that polynomial is then unique and returned). Needs ``1 ≤ k ≤ n``.
+    """
+    xs = np.asarray(xs, dtype=np.int64) % p
+    ys = np.asarray(ys, dtype=np.int64) % p
+    B, n = xs.shape
+    if not 1 <= k <= n:
+        raise ParameterError(f"need 1 <= k <= n, got k={k}, n={n}")
+    e = (n - k) // 2
+    powers = np.ones((B, n, e + k + 1), dtype=np.int64)
+    for j in range(1, e + k + 1):
+        powers[:, :, j] = powers[:, :, j - 1] * xs % p
+    q_part = powers[:, :, : e + k]
+    e_part = (p - ys[:, :, None]) * powers[:, :, :e] % p
+    A = np.concatenate([q_part, e_part], axis=2)
+    rhs = ys * powers[:, :, e] % p
+    solution, ok = solve_mod(A, rhs, p)
+    Q = solution[:, : e + k]
+    E = np.concatenate([solution[:, e + k :], np.ones((B, 1), dtype=np.int64)], axis=1)
+    coeffs, remainder = poly_divmod_monic(Q, E, p)
+    ok &= ~np.any(remainder != 0, axis=1)
+    agree = (poly_eval(coeffs, xs, p) == ys).sum(axis=1)
+    ok &= agree >= n - e
+    return coeffs, ok
+
+
+def rs_decode(xs: np.ndarray, ys: np.ndarray, k: int, p: int) -> np.ndarray:
+    """Single-word :func:`berlekamp_welch`; raises :class:`DecodeError` when it does not decode."""
+    coeffs, ok = berlekamp_welch(np.asarray(xs)[None, :], np.asarray(ys)[None, :], k, p)
+    if not ok[0]:
+        raise DecodeError("too many disagreeing points: no polynomial of the vault's degree fits")
+    return coeffs[0]
+
+
+# -- plain-integer reference (tests check the fast path against it) ------------------------------
+
+
+def _reference_solve(rows: list[list[int]], p: int) -> list[int]:
+    """Gauss–Jordan on an augmented matrix of Python ints; one solution or DecodeError."""
+    rows = [r[:] for r in rows]
+    unknowns = len(rows[0]) - 1
+    pivots: list[tuple[int, int]] = []
+    r = 0
+    for c in range(unknowns):
+        pivot = next((i for i in range(r, len(rows)) if rows[i][c] % p), None)
+        if pivot is None:
+            continue
+        rows[r], rows[pivot] = rows[pivot], rows[r]
+        inv = pow(rows[r][c], p - 2, p)
+        rows[r] = [v * inv % p for v in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][c] % p:
+                f = rows[i][c]
+                rows[i] = [(a - f * b) % p for a, b in zip(rows[i], rows[r])]
+        pivots.append((r, c))
+        r += 1
+    if any(row[-1] % p for row in rows[r:]):
+        raise DecodeError("inconsistent system")
+    x = [0] * unknowns
+    for i, c in pivots:
+        x[c] = rows[i][-1]
+    return x
+
+
+def reference_berlekamp_welch(xs: list[int], ys: list[int], k: int, p: int) -> list[int]:
+    """Berlekamp–Welch on Python integers: coefficients of F (lowest first) or DecodeError."""
+    n = len(xs)
+    e = (n - k) // 2
+    system = [
+        [pow(x, j, p) for j in range(e + k)]
+        + [(-y * pow(x, j, p)) % p for j in range(e)]
+        + [y * pow(x, e, p) % p]
+        for x, y in zip(xs, ys)
+    ]
+    sol = _reference_solve(system, p)
+    Q, E = sol[: e + k], sol[e + k :] + [1]
+    quotient = [0] * k
+    for shift in range(k - 1, -1, -1):
+        lead = Q[shift + e]
+        quotient[shift] = lead
+        for j in range(e + 1):
+            Q[shift + j] = (Q[shift + j] - lead * E[j]) % p
+    if any(Q[:e]):
+        raise DecodeError("error locator does not divide Q")
+    agree = sum(sum(c * pow(x, j, p) for j, c in enumerate(quotient)) % p == y for x, y in zip(xs, ys))
+    if agree < n - e:
+        raise DecodeError("too many disagreeing points")
+    return quotient
