@@ -1,0 +1,668 @@
+"""Error rates of a protected scheme on labelled data, next to unprotected matching (SPEC §6).
+
+Protocol (ISO/IEC 19795-1 vocabulary):
+
+1. **Enrolment.** Each identity is enrolled from its first ``k`` samples (``enrol_samples``):
+   ``secret = enrol_fn(sketch, samples[:k])`` (e.g. the rounded mean of ``k`` feature vectors),
+   ``helper = sketch.encode(secret)`` — the real encoder, with fresh randomness from
+   :mod:`secrets`. Identities with only ``k`` samples are enrolled but have no genuine trials.
+2. **Genuine trials**: every other sample of the same identity. **Impostor trials** (zero
+   effort): every sample of every other identity, or ``max_impostors_per_identity`` of them
+   drawn with the seeded generator.
+3. **Decision** = the real verification path: ``candidate = sketch.decode(helper, probe)`` then
+   compare the canonical encoding ``sketch.secret_bytes(candidate)`` with that of the enrolled
+   secret. :func:`sketchauth.enrolment.verify` hashes exactly those bytes (behind a fixed
+   prefix) with argon2id and compares hashes; since argon2id is deterministic for a given salt,
+   hash equality *is* equality of the recovered secret (up to a 2^-256 collision), so here the
+   slow hash is replaced by a constant-time comparison (:func:`hmac.compare_digest`) of the
+   canonical secrets. :func:`crosscheck_with_verify` re-runs a sample of trials through the real
+   ``enrol``/``verify`` with argon2 and reports agreement; the report includes it.
+   ``DecodeError`` is a rejection. A probe the scheme cannot take at all (``SampleError``: wrong
+   length, out of range) is a rejection too and is counted separately (``malformed_probes``).
+4. **Sweep** the scheme's tolerance parameter; per setting a :class:`RatePoint` with 95% Wilson
+   intervals; the EER over the sweep; and a DET curve of the *unprotected* comparator (the same
+   templates and probes compared by a plain distance, no sketch) so that the cost of
+   protection — the operating points a scheme can reach versus those plain matching can — is
+   visible.
+
+Speed: the interval family decodes elementwise, so :func:`decide_interval` runs the lattice
+decoder of SPEC §2.1 (``r = (d' − S) mod (2v−1)``, nearest point ``d' − r`` or
+``d' − r + 2v − 1``) on whole chunks of (enrolment, probe) pairs as numpy array operations, and
+compares the recovered vectors with the enrolled ones. Other schemes use
+:func:`decide_by_decoding`, one real ``decode`` per trial, spread over processes (``jobs``).
+
+Extension point (a feature pipeline, ``--pipeline``): :func:`evaluate_scheme` takes callables —
+``scheme_factory(setting) -> SecureSketch``, ``enrol_fn(sketch, samples) -> secret``,
+optionally ``probe_fn(sample) -> probe`` (a feature transform applied to every probe before
+decoding) and ``decide`` (a batch decider with the signature of :func:`decide_by_decoding`).
+A pipeline supplies its transform as ``probe_fn`` and ``enrol_fn`` and reuses everything else.
+
+Example::
+
+    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> data = synthetic_vectors(20, 3, 8, noise=1.0, seed=1)
+    >>> result = evaluate_adapter("interval", {"n": 256, "features": 8}, data, [1, 3, 6], seed=1)
+    >>> [p.setting for p in result.points], result.points[-1].fnmr < result.points[0].fnmr
+    ([1, 3, 6], True)
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError, SampleError
+from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr
+from sketchauth.sketches.base import SecureSketch
+
+__all__ = [
+    "Trials",
+    "Enrolled",
+    "SchemeAdapter",
+    "ADAPTERS",
+    "adapter",
+    "plan_trials",
+    "enrol_population",
+    "decide_by_decoding",
+    "decide_interval",
+    "BaselineResult",
+    "ErrorRateResult",
+    "evaluate_scheme",
+    "evaluate_adapter",
+    "baseline_scores",
+    "crosscheck_with_verify",
+    "enrol_rounded_mean",
+    "enrol_byte_mode",
+    "enrol_majority_set",
+]
+
+Data = LabelledVectors | LabelledSets
+SchemeFactory = Callable[[Any], SecureSketch]
+EnrolFn = Callable[[SecureSketch, Any], Any]
+ProbeFn = Callable[[Any], Any]
+#: ``decide(sketch, enrolled, probes, enrolled_index, probe_index) -> (accepted, malformed)``.
+DecideFn = Callable[[SecureSketch, "Enrolled", Sequence[Any], np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+#: Pairs per chunk of the vectorised interval decoder (≈ 16 MiB per int64 array at 128 features).
+INTERVAL_CHUNK = 16_384
+#: Target FMR of NIST SP 800-63B-4 (1 in 10,000), reported for the unprotected comparator.
+TARGET_FMR = 1e-4
+
+
+# -- the comparison plan ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trials:
+    """Who is enrolled from which rows, and which (enrolled identity, probe row) pairs are compared.
+
+    ``enrol_rows[i]`` are the rows enrolling identity ``i`` (label ``labels[i]``);
+    ``genuine``/``impostor`` are ``(2, T)`` int arrays: enrolled identity index, probe row.
+    """
+
+    labels: tuple[Any, ...]
+    enrol_rows: tuple[np.ndarray, ...]
+    genuine: np.ndarray
+    impostor: np.ndarray
+    samples: int
+
+
+def _identity_rows(data: Data) -> tuple[list[Any], list[np.ndarray]]:
+    labels, first, inverse = np.unique(data.identities, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    return [labels[k].item() for k in order], [np.flatnonzero(inverse == k) for k in order]
+
+
+def plan_trials(
+    data: Data,
+    *,
+    enrol_samples: int = 1,
+    max_impostors_per_identity: int | None = None,
+    seed: int = 0,
+) -> Trials:
+    """The comparison plan of the protocol in the module docstring (seeded impostor subsampling)."""
+    if isinstance(enrol_samples, bool) or not isinstance(enrol_samples, int) or enrol_samples < 1:
+        raise ParameterError(f"enrol_samples must be a positive integer, got {enrol_samples!r}")
+    labels, rows = _identity_rows(data)
+    if len(labels) < 2:
+        raise ParameterError("need at least two identities for impostor trials")
+    short = [str(lab) for lab, r in zip(labels, rows) if r.size < enrol_samples]
+    if short:
+        raise ParameterError(f"{len(short)} identities have fewer than {enrol_samples} samples (first: {short[0]})")
+    rng = np.random.default_rng(seed)
+    total = len(data.identities)
+    owner = np.empty(total, dtype=np.int64)
+    for i, r in enumerate(rows):
+        owner[r] = i
+    gen_e, gen_q, imp_e, imp_q = [], [], [], []
+    everyone = np.arange(total)
+    for i, r in enumerate(rows):
+        probes = r[enrol_samples:]
+        gen_e.append(np.full(probes.size, i))
+        gen_q.append(probes)
+        others = everyone[owner != i]
+        if max_impostors_per_identity is not None and others.size > max_impostors_per_identity:
+            others = np.sort(rng.choice(others, size=max_impostors_per_identity, replace=False))
+        imp_e.append(np.full(others.size, i))
+        imp_q.append(others)
+    genuine = np.vstack([np.concatenate(gen_e), np.concatenate(gen_q)]).astype(np.int64)
+    if genuine.shape[1] == 0:
+        raise ParameterError(f"no genuine trials: every identity has only {enrol_samples} sample(s)")
+    impostor = np.vstack([np.concatenate(imp_e), np.concatenate(imp_q)]).astype(np.int64)
+    return Trials(tuple(labels), tuple(rows[i][:enrol_samples] for i in range(len(rows))), genuine, impostor, total)
+
+
+def _samples_of(data: Data) -> Sequence[Any]:
+    return data.samples if isinstance(data, LabelledVectors) else data.sets
+
+
+# -- enrolment -------------------------------------------------------------------------------------------
+def enrol_rounded_mean(sketch: SecureSketch, samples: Any) -> np.ndarray:
+    """Template of the interval family: the mean of the samples, clipped to the sketch's range.
+
+    Without a quantisation ``step`` the mean is rounded (halves away from zero, as
+    :func:`sketchauth.sketches.samples.quantise`); with one the real mean is returned and the
+    sketch quantises it (``round(x/step)``) like every other real-valued secret.
+    """
+    from sketchauth.sketches.samples import quantise
+
+    mean = np.asarray(samples, dtype=float).mean(axis=0)
+    n = getattr(sketch, "n", 2**52)
+    step = getattr(sketch, "step", None)
+    if step is not None:
+        # The sketch quantises real secrets itself (check_secret); hand it the real mean, kept
+        # inside the range whose quantisation lands in [0, n).
+        return np.clip(mean, 0.0, (n - 1) * step)
+    return np.clip(quantise(mean, 1.0), 0, n - 1)
+
+
+def enrol_byte_mode(sketch: SecureSketch, samples: Any) -> bytes:
+    """Template of code-offset: per position the most frequent byte (the smallest on ties)."""
+    arr = np.asarray(samples, dtype=np.int64)
+    if arr.ndim != 2 or arr.size == 0 or arr.min() < 0 or arr.max() > 255:
+        raise SampleError("byte-string samples must be rows of values in [0, 255]")
+    counts = np.zeros((256, arr.shape[1]), dtype=np.int64)
+    np.add.at(counts, (arr, np.broadcast_to(np.arange(arr.shape[1]), arr.shape)), 1)
+    return counts.argmax(axis=0).astype(np.uint8).tobytes()
+
+
+def enrol_majority_set(sketch: SecureSketch, samples: Any) -> np.ndarray:
+    """Template of the set schemes: the elements present in more than half of the samples."""
+    sets = list(samples)
+    values, counts = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]), return_counts=True)
+    return values[2 * counts > len(sets)]
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """The enrolled population under one setting: helper data and canonical secret bytes.
+
+    ``secrets`` are kept only inside the evaluation (this is simulation on a researcher's own
+    data), never written to a report.
+    """
+
+    helpers: tuple[bytes, ...]
+    canonical: tuple[bytes, ...]
+    secrets: tuple[Any, ...]
+
+
+def enrol_population(sketch: SecureSketch, enrol_fn: EnrolFn, data: Data, trials: Trials) -> Enrolled:
+    """Run ``enrol_fn`` and the real encoder for every identity of the plan."""
+    samples = _samples_of(data)
+    helpers, canonical, secrets = [], [], []
+    for i, rows in enumerate(trials.enrol_rows):
+        chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
+        try:
+            raw = enrol_fn(sketch, chosen)
+            # check_secret normalises (e.g. quantises real vectors); encode normalises by itself,
+            # so it gets the raw template (normalising twice would quantise twice).
+            secret = sketch.check_secret(raw)
+            helpers.append(sketch.encode(raw))
+        except SampleError as exc:
+            raise SampleError(f"cannot enrol identity {trials.labels[i]!s}: {exc}") from None
+        canonical.append(sketch.secret_bytes(secret))
+        secrets.append(secret)
+    return Enrolled(tuple(helpers), tuple(canonical), tuple(secrets))
+
+
+# -- deciders ---------------------------------------------------------------------------------------------
+def decide_by_decoding(
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Sequence[Any],
+    enrolled_index: np.ndarray,
+    probe_index: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One real ``decode`` per trial; accepted iff the recovered canonical secret matches.
+
+    Returns ``(accepted, malformed)`` boolean arrays (``malformed``: the probe raised
+    ``SampleError``, counted as a rejection).
+    """
+    accepted = np.zeros(len(enrolled_index), dtype=bool)
+    malformed = np.zeros(len(enrolled_index), dtype=bool)
+    for k, (e, q) in enumerate(zip(enrolled_index.tolist(), probe_index.tolist())):
+        try:
+            candidate = sketch.decode(enrolled.helpers[e], probes[q])
+            accepted[k] = hmac.compare_digest(sketch.secret_bytes(candidate), enrolled.canonical[e])
+        except DecodeError:
+            pass
+        except SampleError:
+            malformed[k] = True
+    return accepted, malformed
+
+
+def _interval_probes(sketch: SecureSketch, probes: Any) -> np.ndarray:
+    from sketchauth.sketches.samples import quantise
+
+    x = np.asarray(probes)
+    if x.ndim != 2 or x.shape[1] != sketch.features:  # type: ignore[attr-defined]
+        raise SampleError(f"probes must be rows of {sketch.features} features")  # type: ignore[attr-defined]
+    if sketch.step is not None:  # type: ignore[attr-defined]
+        return quantise(x.astype(float), sketch.step)  # type: ignore[attr-defined]
+    if x.dtype.kind == "f" and np.any(x != np.round(x)):
+        raise SampleError("probes are not integers and the sketch has no quantisation step")
+    return x.astype(np.int64)
+
+
+def decide_interval(
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Any,
+    enrolled_index: np.ndarray,
+    probe_index: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval decoder of SPEC §2.1 on many pairs at once (same result as ``decode``).
+
+    The sketch values ``S`` are read back from each helper through the scheme's own strict
+    parser (``payload``/``symbols``), so what is decoded is exactly what was stored. A pair is
+    accepted iff the nearest lattice point equals the enrolled vector in every feature — which
+    is what comparing ``secret_bytes`` does (the packing is injective), and which also covers the
+    out-of-range ``DecodeError`` case (the enrolled vector is in range).
+    """
+    q_all = _interval_probes(sketch, probes)
+    s_all = np.stack([sketch.symbols(sketch.payload(h))[0].astype(np.int64) for h in enrolled.helpers])
+    b_all = np.stack([np.asarray(s, dtype=np.int64) for s in enrolled.secrets])
+    moduli = np.asarray(sketch.moduli, dtype=np.int64)  # type: ignore[attr-defined]
+    half = np.asarray(sketch.v, dtype=np.int64) - 1  # type: ignore[attr-defined]
+    # int32 halves memory traffic whenever every value fits (n < 2^30 leaves headroom for d' − S + M).
+    small = sketch.n < 2**30  # type: ignore[attr-defined]
+    dtype = np.int32 if small else np.int64
+    q_all, s_all, b_all = q_all.astype(dtype), s_all.astype(dtype), b_all.astype(dtype)
+    moduli, half = moduli.astype(dtype), half.astype(dtype)
+    accepted = np.empty(len(enrolled_index), dtype=bool)
+    for start in range(0, len(enrolled_index), INTERVAL_CHUNK):
+        e = enrolled_index[start : start + INTERVAL_CHUNK]
+        d = q_all[probe_index[start : start + INTERVAL_CHUNK]]
+        r = (d - s_all[e]) % moduli
+        nearest = d - r
+        nearest += np.where(r > half, moduli, 0).astype(dtype)
+        accepted[start : start + len(e)] = np.all(nearest == b_all[e], axis=1)
+    return accepted, np.zeros(len(enrolled_index), dtype=bool)
+
+
+def _decide_chunked(
+    decide: DecideFn,
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Any,
+    pairs: np.ndarray,
+    *,
+    jobs: int,
+    chunk: int,
+    progress: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``decide`` over chunks of pairs, on ``jobs`` workers, updating ``progress``."""
+    chunks = [pairs[:, i : i + chunk] for i in range(0, pairs.shape[1], chunk)]
+    results: list[tuple[np.ndarray, np.ndarray]] = []
+    if jobs <= 1 or len(chunks) <= 1:
+        for c in chunks:
+            results.append(decide(sketch, enrolled, probes, c[0], c[1]))
+            progress.update(c.shape[1])
+    else:
+        # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
+        # (reedsolo, field arithmetic) needs processes.
+        pool_type = ThreadPoolExecutor if decide is decide_interval else ProcessPoolExecutor
+        with pool_type(max_workers=jobs) as pool:
+            futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
+            for c, fut in zip(chunks, futures):
+                results.append(fut.result())
+                progress.update(c.shape[1])
+    if not results:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
+
+
+def _probe_subset(probes: Any, pairs: np.ndarray, pool_type: type) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The probes a chunk needs, re-indexed: processes get only those, not the whole data set."""
+    if pool_type is ThreadPoolExecutor:
+        return probes, pairs[0], pairs[1]
+    used, local = np.unique(pairs[1], return_inverse=True)
+    subset = probes[used] if isinstance(probes, np.ndarray) else [probes[q] for q in used.tolist()]
+    return subset, pairs[0], local.astype(np.int64)
+
+
+# -- unprotected comparison ---------------------------------------------------------------------------
+def baseline_scores(metric: str, data: Data, trials: Trials, pairs: np.ndarray) -> np.ndarray:
+    """Distances (lower = more similar) between unprotected templates and probes.
+
+    Templates are formed from the same enrolment rows as the protected run: the (real) mean
+    vector for ``euclidean``/``chebyshev``, the per-position mode for ``hamming`` and the
+    majority set for ``set-difference`` (``|A Δ B|``).
+    """
+    samples = _samples_of(data)
+    if metric in ("euclidean", "chebyshev", "hamming"):
+        x = np.asarray(samples, dtype=float)
+        if metric == "hamming":
+            templates = np.stack([np.frombuffer(enrol_byte_mode(None, x[r]), dtype=np.uint8) for r in trials.enrol_rows]).astype(float)  # type: ignore[arg-type]
+        else:
+            templates = np.stack([x[r].mean(axis=0) for r in trials.enrol_rows])
+        out = np.empty(pairs.shape[1])
+        for start in range(0, pairs.shape[1], INTERVAL_CHUNK):
+            diff = x[pairs[1, start : start + INTERVAL_CHUNK]] - templates[pairs[0, start : start + INTERVAL_CHUNK]]
+            if metric == "euclidean":
+                out[start : start + diff.shape[0]] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+            elif metric == "chebyshev":
+                out[start : start + diff.shape[0]] = np.abs(diff).max(axis=1)
+            else:
+                out[start : start + diff.shape[0]] = np.count_nonzero(diff, axis=1)
+        return out
+    if metric == "set-difference":
+        templates = [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows]  # type: ignore[arg-type]
+        return np.array(
+            [np.setxor1d(templates[e], samples[q]).size for e, q in zip(pairs[0].tolist(), pairs[1].tolist())],
+            dtype=float,
+        )
+    raise ParameterError(f"unknown comparison metric {metric!r}")
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    """Unprotected matching of the same templates and probes by a plain distance."""
+
+    metric: str
+    genuine_scores: np.ndarray
+    impostor_scores: np.ndarray
+    fmr: np.ndarray
+    fnmr: np.ndarray
+    thresholds: np.ndarray
+    eer: float
+    fnmr_at_target: float
+    fnmr_at_target_ci: tuple[float, float]
+    target_fmr: float = TARGET_FMR
+
+    @classmethod
+    def from_scores(cls, metric: str, genuine: np.ndarray, impostor: np.ndarray) -> BaselineResult:
+        fmr, fnmr, thr = det_from_scores(genuine, impostor)
+        at, _, ci = fnmr_at_fmr(genuine, impostor, TARGET_FMR)
+        return cls(metric, genuine, impostor, fmr, fnmr, thr, eer(fmr, fnmr), at, ci)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "eer": self.eer,
+            "target_fmr": self.target_fmr,
+            "fnmr_at_target_fmr": self.fnmr_at_target,
+            "fnmr_at_target_fmr_ci": list(self.fnmr_at_target_ci),
+            "genuine_mean": float(self.genuine_scores.mean()),
+            "impostor_mean": float(self.impostor_scores.mean()),
+        }
+
+
+@dataclass(frozen=True)
+class ErrorRateResult:
+    """Protected operating points over a sweep, the EER, and the unprotected baselines."""
+
+    scheme: str
+    parameter: str
+    points: tuple[RatePoint, ...]
+    eer: float | None
+    identities: int
+    samples: int
+    enrol_samples: int
+    malformed_probes: tuple[int, ...]
+    baselines: tuple[BaselineResult, ...] = ()
+    crosscheck: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form with stable keys."""
+        first = self.points[0]
+        return {
+            "scheme": self.scheme,
+            "parameter": self.parameter,
+            "identities": self.identities,
+            "samples": self.samples,
+            "enrol_samples": self.enrol_samples,
+            "genuine_trials": first.genuine_trials,
+            "impostor_trials": first.impostor_trials,
+            "points": [p.to_dict() | {"malformed_probes": m} for p, m in zip(self.points, self.malformed_probes)],
+            "eer": self.eer,
+            "baselines": [b.to_dict() for b in self.baselines],
+            "crosscheck": dict(self.crosscheck),
+        }
+
+
+def _sweep_eer(points: Sequence[RatePoint]) -> float | None:
+    """EER over the sweep, or ``None`` when the sweep does not bracket the crossing.
+
+    Points are ordered by FMR and FNMR is replaced by its running minimum (the best FNMR
+    reachable at that FMR by choosing a setting). Without a point on each side of the crossing
+    any number would be an extrapolation, so none is given: widen the sweep.
+    """
+    order = sorted(range(len(points)), key=lambda i: (points[i].fmr, -points[i].fnmr))
+    fmr = np.array([points[i].fmr for i in order])
+    fnmr = np.minimum.accumulate(np.array([points[i].fnmr for i in order]))
+    if not (np.any(fnmr >= fmr) and np.any(fnmr <= fmr)):
+        return None
+    return eer(fmr, fnmr)
+
+
+class _NoProgress:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return _NoProgress()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="cmp", unit_scale=True, leave=False)
+
+
+def evaluate_scheme(
+    scheme_factory: SchemeFactory,
+    enrol_fn: EnrolFn,
+    data: Data,
+    settings: Sequence[Any],
+    *,
+    parameter: str = "setting",
+    probe_fn: ProbeFn | None = None,
+    decide: DecideFn = decide_by_decoding,
+    baseline_metrics: Sequence[str] = (),
+    enrol_samples: int = 1,
+    max_impostors_per_identity: int | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    chunk: int | None = None,
+    progress: bool = False,
+    crosscheck_trials: int = 0,
+) -> ErrorRateResult:
+    """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
+
+    ``scheme_factory(setting)`` builds the sketch for one setting of the swept ``parameter``;
+    ``enrol_fn(sketch, samples)`` turns an identity's enrolment samples into its secret;
+    ``probe_fn`` (default: none) maps each raw sample to what ``decode`` takes; ``decide`` is
+    the batch decider. ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
+    through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
+    """
+    if not settings:
+        raise ParameterError("the sweep needs at least one setting")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ParameterError(f"jobs must be a positive integer, got {jobs!r}")
+    trials = plan_trials(data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    raw = _samples_of(data)
+    probes = raw if probe_fn is None else [probe_fn(x) for x in raw]
+    step = chunk or (INTERVAL_CHUNK if decide is decide_interval else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
+    pairs = np.hstack([trials.genuine, trials.impostor])
+    n_gen = trials.genuine.shape[1]
+    points, malformed_counts = [], []
+    agreed = checked = 0
+    scheme_name = ""
+    for setting in settings:
+        sketch = scheme_factory(setting)
+        scheme_name = sketch.scheme_name
+        enrolled = enrol_population(sketch, enrol_fn, data, trials)
+        bar = _progress(pairs.shape[1], f"{scheme_name} {parameter}={setting}", progress)
+        accepted, malformed = _decide_chunked(decide, sketch, enrolled, probes, pairs, jobs=jobs, chunk=step, progress=bar)
+        bar.close()
+        if n_gen and malformed[:n_gen].all():
+            raise SampleError(f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: the data does not fit the scheme")
+        points.append(
+            RatePoint.from_counts(
+                setting,
+                int(n_gen - accepted[:n_gen].sum()),
+                n_gen,
+                int(accepted[n_gen:].sum()),
+                pairs.shape[1] - n_gen,
+            )
+        )
+        malformed_counts.append(int(malformed.sum()))
+        if crosscheck_trials:
+            a, c = crosscheck_with_verify(sketch, enrolled, probes, pairs, accepted, crosscheck_trials, seed=seed)
+            agreed, checked = agreed + a, checked + c
+    baselines = tuple(
+        BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen])) for m in baseline_metrics
+    )
+    return ErrorRateResult(
+        scheme=scheme_name,
+        parameter=parameter,
+        points=tuple(points),
+        eer=_sweep_eer(points),
+        identities=len(trials.labels),
+        samples=trials.samples,
+        enrol_samples=enrol_samples,
+        malformed_probes=tuple(malformed_counts),
+        baselines=baselines,
+        crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
+    )
+
+
+def crosscheck_with_verify(
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Sequence[Any],
+    pairs: np.ndarray,
+    accepted: np.ndarray,
+    count: int,
+    *,
+    seed: int = 0,
+    profile: str = "test",
+) -> tuple[int, int]:
+    """Re-decide ``count`` seeded trials with the real argon2 ``verify``; ``(agreed, checked)``.
+
+    The stored record is built as :func:`sketchauth.enrolment.enrol` builds it (the same
+    ``secret_message`` hashed with argon2id) around the helper that the evaluation decoded,
+    so the check compares the two decision paths on identical helper data. Half of the checked
+    trials are accepted ones when there are any, so both outcomes are exercised.
+    """
+    from sketchauth.enrolment import Enrolment, hasher, secret_message, verify
+
+    rng = np.random.default_rng(seed)
+    ph = hasher(profile)
+    yes, no = np.flatnonzero(accepted), np.flatnonzero(~accepted)
+    half = min(yes.size, count // 2)
+    chosen = np.concatenate([rng.choice(yes, size=half, replace=False), rng.choice(no, size=min(no.size, count - half), replace=False)])
+    agreed = 0
+    for k in chosen.tolist():
+        e, q = int(pairs[0, k]), int(pairs[1, k])
+        record = Enrolment(
+            helper=enrolled.helpers[e],
+            secret_hash=ph.hash(secret_message(sketch, enrolled.secrets[e])),
+            report=sketch.report(),
+        )
+        try:
+            outcome = verify(sketch, record, probes[q], password_hasher=ph)
+        except SampleError:
+            outcome = False
+        agreed += int(outcome == bool(accepted[k]))
+    return agreed, int(chosen.size)
+
+
+# -- scheme adapters ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SchemeAdapter:
+    """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
+
+    ``make_sketch(params, setting)`` builds the sketch with ``setting`` for ``sweep``;
+    ``probe`` converts one raw sample (row of a vector array, or a set) to what ``decode``
+    takes.
+    """
+
+    scheme: str
+    data_kind: str  # "vectors", "strings" or "sets"
+    sweep: str
+    enrol: EnrolFn
+    decide: DecideFn
+    baseline_metrics: tuple[str, ...]
+    probe: ProbeFn | None = None
+
+    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
+        from sketchauth.sketches.base import scheme_class
+
+        return scheme_class(self.scheme).from_params({**params, self.sweep: setting})
+
+
+def _row_to_bytes(row: Any) -> bytes:
+    arr = np.asarray(row)
+    if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
+        raise SampleError("byte-string samples must be integers")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() > 255):
+        raise SampleError("byte-string samples must lie in [0, 255]")
+    return arr.astype(np.uint8).tobytes()
+
+
+ADAPTERS: dict[str, SchemeAdapter] = {
+    "interval": SchemeAdapter("interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")),
+    "code-offset": SchemeAdapter("code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe=_row_to_bytes),
+}
+
+
+def adapter(scheme: str) -> SchemeAdapter:
+    """The adapter for a registered scheme (``ParameterError`` naming the known ones)."""
+    try:
+        return ADAPTERS[scheme]
+    except KeyError:
+        raise ParameterError(f"no evaluation adapter for scheme {scheme!r}; known: {', '.join(sorted(ADAPTERS))}") from None
+
+
+def evaluate_adapter(
+    scheme: str,
+    params: dict[str, Any],
+    data: Data,
+    settings: Sequence[Any],
+    **options: Any,
+) -> ErrorRateResult:
+    """:func:`evaluate_scheme` for a registered scheme with its adapter's defaults."""
+    ad = adapter(scheme)
+    expected = LabelledSets if ad.data_kind == "sets" else LabelledVectors
+    if not isinstance(data, expected):
+        raise ParameterError(f"{scheme} evaluates {ad.data_kind}, got {type(data).__name__}")
+    options.setdefault("baseline_metrics", ad.baseline_metrics)
+    return evaluate_scheme(
+        lambda setting: ad.make_sketch(params, setting),
+        ad.enrol,
+        data,
+        settings,
+        parameter=ad.sweep,
+        probe_fn=ad.probe,
+        decide=ad.decide,
+        **options,
+    )
