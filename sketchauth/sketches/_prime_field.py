@@ -128,6 +128,7 @@ def uniform_below(bound: int, count: int) -> np.ndarray:
 def inv_mod(a: np.ndarray, p: int) -> np.ndarray:
     """Elementwise inverse mod prime ``p`` (``a^(p−2)``, square-and-multiply); 0 maps to 0."""
     base = np.asarray(a, dtype=np.int64) % p
+    zero = base == 0
     result = np.ones_like(base)
     exponent = p - 2
     while exponent:
@@ -135,7 +136,7 @@ def inv_mod(a: np.ndarray, p: int) -> np.ndarray:
             result = result * base % p
         base = base * base % p
         exponent >>= 1
-    return result
+    return np.where(zero, 0, result)  # p = 2 has exponent 0 and would map 0 to 1
 
 
 def poly_eval(coeffs: np.ndarray, xs: np.ndarray, p: int) -> np.ndarray:
