@@ -32,12 +32,13 @@ __all__ = ["create_app", "app_from_env", "BodySizeLimit"]
 log = logging.getLogger("sketchauth.service")
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 class BodySizeLimit:
-    """ASGI middleware: 413 problem+json for request bodies larger than ``limit`` bytes."""
+    """ASGI middleware: 413 problem+json for request bodies larger than ``limit`` bytes.
+
+    The body is read (at most ``limit + 1`` bytes of it) before the app runs and then replayed,
+    so the check holds for chunked bodies without ``Content-Length`` too, and the app never sees
+    a partial body.
+    """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -48,31 +49,33 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+            if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
                 await self._reject(scope, receive, send)
                 return
-        received = 0
-        started = False
-
-        async def counted_receive() -> Message:
-            nonlocal received
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise _BodyTooLarge
-            return message
-
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted_receive, tracked_send)
-        except _BodyTooLarge:
-            if not started:
+            if message["type"] != "http.request":  # the client went away mid-body: nothing to answer
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.limit:
                 await self._reject(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = problem_response(

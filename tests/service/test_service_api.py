@@ -1,0 +1,399 @@
+"""In-process behaviour of the HTTP API (TestClient, temp SQLite, argon2 "test" profile)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import argon2
+import pytest
+from conftest import ADMIN, API_KEY, AUTH, test_settings
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.schemes import available_schemes, get_scheme
+from service.settings import Settings, SettingsError
+from service.store import Store
+
+INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
+GENUINE = [123, 30, 205, 71]  # every feature within 7 of the template
+IMPOSTOR = [20, 130, 5, 250]
+
+
+def _enrol(client: TestClient, user: str = "alice", body: dict[str, Any] | None = None) -> Any:
+    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body or INTERVAL)
+
+
+def _verify(client: TestClient, sample: list[Any], user: str = "alice", **extra: Any) -> Any:
+    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample, **extra})
+
+
+def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status and body["type"].endswith("/" + kind) and body["title"] and body["detail"]
+    return body
+
+
+# -- happy paths ------------------------------------------------------------------------------------
+
+
+def test_enrol_returns_report_and_stores_only_helper_and_hash(client: TestClient, sqlite_store: Store) -> None:
+    r = _enrol(client)
+    assert r.status_code == 201
+    body = r.json()
+    assert body["report"]["loss_bound_bits"] == pytest.approx(4 * __import__("math").log2(15))
+    assert body["report"]["sketch_bits"] == body["report"]["loss_bound_bits"]
+    assert (body["user_id"], body["scheme"], body["pin"], body["replaced"]) == ("alice", "interval", False, False)
+    assert set(body) == {"user_id", "scheme", "params", "pin", "replaced", "report"}
+    stored = sqlite_store.get("alice")
+    assert stored is not None and stored.secret_hash.startswith("$argon2id$")
+    # Helper data for the interval sketch is b mod (2v - 1): the residues, not the template.
+    from sketchauth.sketches.base import load_sketch
+
+    sketch = load_sketch(stored.helper)
+    assert sketch.decode(stored.helper, GENUINE).tolist() == [120, 33, 200, 71]
+
+
+def test_genuine_and_impostor(client: TestClient) -> None:
+    _enrol(client)
+    assert _verify(client, GENUINE).json() == {"verified": True}
+    assert _verify(client, IMPOSTOR).json() == {"verified": False}
+    # Exactly at the tolerance (|d' - b| = v) is beyond it.
+    assert _verify(client, [128, 33, 200, 71]).json() == {"verified": False}
+    assert _verify(client, [127, 26, 207, 64]).json() == {"verified": True}
+
+
+def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(client: TestClient) -> None:
+    _enrol(client)
+    state = client.app.state.service  # type: ignore[attr-defined]
+    calls: list[str] = []
+    real = state.authenticator.hasher
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def verify(self, hash_: str, message: bytes) -> bool:
+            calls.append(hash_)
+            return real.verify(hash_, message)
+
+    state.authenticator.hasher = Counting()
+    wrong = _verify(client, IMPOSTOR)
+    unknown = _verify(client, IMPOSTOR, user="nobody")
+    assert wrong.status_code == unknown.status_code == 200
+    assert wrong.content == unknown.content == b'{"verified":false}'
+    assert dict(wrong.headers) .keys() == dict(unknown.headers).keys()
+    assert len(calls) == 2  # one argon2 verification each, the unknown user's against a dummy hash
+    assert calls[0] != calls[1] and all(h.startswith("$argon2id$") for h in calls)
+
+
+def test_duplicate_enrolment_is_409_and_replace_gives_fresh_sketch(client: TestClient, sqlite_store: Store) -> None:
+    body = {"scheme": "code-offset", "params": {"n": 16, "t": 2}, "samples": [list(range(16))]}
+    assert _enrol(client, body=body).status_code == 201
+    first = sqlite_store.get("alice")
+    _problem(_enrol(client, body=body), 409, "already-enrolled")
+    r = _enrol(client, body={**body, "replace": True})
+    assert r.status_code == 201 and r.json()["replaced"] is True
+    second = sqlite_store.get("alice")
+    assert first is not None and second is not None
+    # Renewability: fresh randomness, so a new helper and a new salted hash.
+    assert first.helper != second.helper and first.secret_hash != second.secret_hash
+    assert _verify(client, [99, *range(1, 15), 0]).json() == {"verified": True}
+
+
+def test_report_and_revoke(client: TestClient, sqlite_store: Store) -> None:
+    _problem(client.get("/v1/users/alice/report", headers=AUTH), 404, "not-enrolled")
+    enrolled = _enrol(client).json()
+    report = client.get("/v1/users/alice/report", headers=AUTH)
+    assert report.status_code == 200 and report.json() == enrolled["report"]
+    assert "helper" not in report.text and "argon2" not in report.text
+    assert client.delete("/v1/users/alice", headers=AUTH).status_code == 204
+    _problem(client.delete("/v1/users/alice", headers=AUTH), 404, "not-enrolled")
+    assert _verify(client, GENUINE).json() == {"verified": False}
+    assert [e.event for e in sqlite_store.audit_events("alice")] == ["enrol", "revoke"]
+
+
+@pytest.mark.parametrize("spec", available_schemes(), ids=lambda s: s.name)
+def test_every_offered_scheme_enrols_and_verifies_its_example(client: TestClient, spec: Any) -> None:
+    params, samples, genuine = spec.example
+    r = _enrol(client, user=f"u-{spec.name}", body={"scheme": spec.name, "params": params, "samples": samples})
+    assert r.status_code == 201, r.text
+    assert r.json()["report"]["scheme"] == spec.name
+    assert _verify(client, genuine, user=f"u-{spec.name}").json() == {"verified": True}
+
+
+def test_schemes_lists_parameter_schemas(client: TestClient) -> None:
+    r = client.get("/v1/schemes", headers=AUTH)
+    assert r.status_code == 200
+    schemes = {s["name"]: s for s in r.json()["schemes"]}
+    assert {"interval", "code-offset"} <= set(schemes)
+    assert set(schemes["code-offset"]["params_schema"]["properties"]) == {"n", "t"}
+    assert schemes["code-offset"]["params_schema"]["additionalProperties"] is False
+    assert schemes["interval"]["sample_kind"] == "vector" and schemes["code-offset"]["sample_kind"] == "bytes"
+    if "pinsketch" in schemes:
+        assert set(schemes["pinsketch"]["params_schema"]["properties"]) == {"m", "t"}
+
+
+# -- security ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer wrong-key"}, {"Authorization": f"Basic {API_KEY}"}, {"Authorization": API_KEY}]
+)
+def test_api_key_required(client: TestClient, headers: dict[str, str]) -> None:
+    for method, path in [("GET", "/v1/schemes"), ("GET", "/v1/users/a/report"), ("DELETE", "/v1/users/a")]:
+        body = _problem(client.request(method, path, headers=headers), 401, "unauthorized")
+        assert "detail" in body
+    r = client.post("/v1/users/a/verification", headers=headers, json={"sample": GENUINE})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ok"}
+
+
+def test_settings_refuse_to_start_without_keys(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="no API key"):
+        create_app(test_settings(tmp_path, api_keys=(), admin_keys=()))
+    with pytest.raises(SettingsError, match="argon2 profile"):
+        create_app(test_settings(tmp_path, hash_profile="nope"))
+    with pytest.raises(SettingsError, match="in-memory"):
+        create_app(test_settings(tmp_path, database_url="sqlite:///:memory:"))
+    # Explicit local mode may run without keys (and trusts every caller).
+    dev = Settings(database_url=f"sqlite:///{tmp_path / 'dev.db'}", dev_mode=True, hash_profile="test")
+    with TestClient(create_app(dev)) as c:
+        assert c.get("/v1/schemes").status_code == 200
+
+
+def test_settings_from_env() -> None:
+    s = Settings.from_env(
+        {
+            "SKETCHAUTH_API_KEYS": " key-one ,key-two,, ",
+            "SKETCHAUTH_LOCKOUT_THRESHOLD": "3",
+            "SKETCHAUTH_DATABASE_URL": "postgresql://u@h/db",
+            "SKETCHAUTH_HASH_PROFILE": "rfc9106-low-memory",
+        }
+    )
+    assert s.api_keys == ("key-one", "key-two") and s.lockout_threshold == 3
+    assert s.database_url == "postgresql://u@h/db" and s.hash_profile == "rfc9106-low-memory"
+    assert Settings.from_env({}).database_url == "sqlite:///./sketchauth.db"
+    with pytest.raises(SettingsError, match="integer"):
+        Settings.from_env({"SKETCHAUTH_LOCKOUT_SECONDS": "soon"})
+
+
+def test_nothing_logs_samples_or_pins(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    body = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 3}, "samples": [[987_651, 876_541, 765_431]]}
+    _enrol(client, body=body)
+    _verify(client, [987_650, 876_540, 765_430])
+    bad = client.post("/v1/users/alice/verification", headers=AUTH, json={"sample": [987_650, "876540", 765_430]})
+    assert bad.status_code == 422
+    text = caplog.text + bad.text
+    for value in ("98765", "87654", "76543"):
+        assert value not in text
+
+
+# -- throttling ---------------------------------------------------------------------------------------
+
+
+def test_lockout_after_five_failures_then_wait(tmp_path: Path) -> None:
+    settings = test_settings(tmp_path, lockout_seconds=30)
+    with TestClient(create_app(settings)) as client:
+        _enrol(client)
+        for _ in range(5):
+            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        r = _verify(client, GENUINE)
+        body = _problem(r, 429, "too-many-failures")
+        assert 29 <= int(r.headers["retry-after"]) <= 30
+        assert "retry in" in body["detail"]
+        # A waiting user's attempts are not counted and do not reveal the sample's quality.
+        assert client.app.state.service.store.get("alice").failures == 5  # type: ignore[attr-defined]
+
+
+def test_wait_expires_success_resets_and_disable_needs_reset(tmp_path: Path) -> None:
+    settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=1, disable_threshold=4)
+    with TestClient(create_app(settings)) as client:
+        _enrol(client)
+        store = client.app.state.service.store  # type: ignore[attr-defined]
+        _verify(client, IMPOSTOR)
+        _verify(client, IMPOSTOR)
+        assert _verify(client, GENUINE).status_code == 429
+        time.sleep(1.05)
+        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert store.get("alice").failures == 0
+        for i in range(4):
+            time.sleep(1.05 if i >= 2 else 0)
+            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        time.sleep(1.05)
+        _problem(_verify(client, GENUINE), 423, "biometric-disabled")
+        # Admin reset needs an admin key.
+        _problem(client.post("/v1/admin/users/alice/reset", headers=AUTH), 403, "forbidden")
+        _problem(client.post("/v1/admin/users/alice/reset"), 401, "unauthorized")
+        _problem(client.post("/v1/admin/users/nobody/reset", headers=ADMIN), 404, "not-enrolled")
+        assert client.post("/v1/admin/users/alice/reset", headers=ADMIN).status_code == 204
+        assert _verify(client, GENUINE).json() == {"verified": True}
+        events = [e.event for e in store.audit_events("alice")]
+        assert events.count("disable") == 1 and "reset" in events and events[-1] == "verify-ok"
+        # Re-enrolment also lifts a disabled biometric.
+        for i in range(4):
+            time.sleep(1.05 if i >= 2 else 0)
+            _verify(client, IMPOSTOR)
+        assert _verify(client, GENUINE).status_code == 423
+        assert _enrol(client, body={**INTERVAL, "replace": True}).status_code == 201
+        assert _verify(client, GENUINE).json() == {"verified": True}
+
+
+def test_rehash_on_success_with_a_newer_profile(tmp_path: Path) -> None:
+    with TestClient(create_app(test_settings(tmp_path, hash_profile="test"))) as client:
+        _enrol(client)
+    with TestClient(create_app(test_settings(tmp_path, hash_profile="owasp"))) as client:
+        store = client.app.state.service.store  # type: ignore[attr-defined]
+        old = store.get("alice").secret_hash
+        assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        assert store.get("alice").secret_hash == old  # never re-hashed on failure
+        assert _verify(client, GENUINE).json() == {"verified": True}
+        new = store.get("alice").secret_hash
+        assert argon2.extract_parameters(old).memory_cost == 8
+        assert argon2.extract_parameters(new).memory_cost == 19456
+        assert [e.event for e in store.audit_events("alice")][-2:] == ["verify-ok", "rehash"]
+        assert _verify(client, GENUINE).json() == {"verified": True}
+
+
+def test_audit_table_columns(client: TestClient, settings: Settings) -> None:
+    _enrol(client)
+    _verify(client, IMPOSTOR)
+    path = settings.database_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
+        rows = conn.execute("SELECT user_id, event FROM audit ORDER BY id").fetchall()
+    assert columns == ["id", "at", "user_id", "event"]
+    assert rows == [("alice", "enrol"), ("alice", "verify-fail")]
+
+
+# -- bad input ------------------------------------------------------------------------------------------
+
+
+def _raw(client: TestClient, path: str, content: bytes, **headers: str) -> Any:
+    return client.post(path, headers={**AUTH, "content-type": "application/json", **headers}, content=content)
+
+
+def test_malformed_json_is_400(client: TestClient) -> None:
+    _problem(_raw(client, "/v1/users/alice/enrolment", b'{"scheme": "interval",'), 400, "malformed-json")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"sample": [1, NaN, 3, 4]}',
+        b'{"sample": [1, Infinity, 3, 4]}',
+        b'{"sample": [1, -Infinity, 3, 4]}',
+        b'{"sample": [1, 1e999, 3, 4]}',
+        b'{"sample": [1, "2", 3, 4]}',
+        b'{"sample": [1, true, 3, 4]}',
+        b'{"sample": [1, null, 3, 4]}',
+        b'{"sample": [[1], 2, 3, 4]}',
+        b'{"sample": "1,2,3,4"}',
+        b'{"sample": []}',
+        b'{"sample": [1, 2, 3, 4], "extra": 1}',
+        b'{"sample": [1, 2, 3, 4], "pin": 1234}',
+        b"[1, 2, 3, 4]",
+    ],
+)
+def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: bytes) -> None:
+    _enrol(client)
+    body = _problem(_raw(client, "/v1/users/alice/verification", raw), 422, "invalid-request")
+    assert body["errors"] and all(set(e) == {"loc", "msg"} for e in body["errors"])
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "needle"),
+    [
+        ({**INTERVAL, "scheme": "rot13"}, "unknown-scheme", "unknown scheme"),
+        ({**INTERVAL, "params": {"n": 256, "v": 8, "features": 4, "colour": 1}}, "invalid-parameters", "colour"),
+        ({**INTERVAL, "params": {"n": 256, "v": 0, "features": 4}}, "invalid-parameters", "v"),
+        ({**INTERVAL, "params": {"n": 256, "v": 8, "features": 4, "step": float("inf")}}, None, None),
+        ({**INTERVAL, "params": {"v": 8}}, "invalid-parameters", "n"),
+        ({**INTERVAL, "samples": [[1, 2, 3]]}, "invalid-sample", "4 features"),
+        ({**INTERVAL, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
+        ({**INTERVAL, "samples": [[1.5, 2, 3, 4]]}, "invalid-sample", "not an integer"),
+        ({**INTERVAL, "samples": [[1, 2, 3, 4], [1, 2, 3, 4]]}, "wrong-sample-count", "1 samples"),
+        ({"scheme": "code-offset", "params": {"n": 4, "t": 1}, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
+        ({"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "2t < n"),
+        ({"scheme": "code-offset", "params": {"n": "4", "t": 1}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "n"),
+    ],
+)
+def test_bad_enrolments_are_422_and_write_nothing(
+    client: TestClient, sqlite_store: Store, body: dict[str, Any], kind: str | None, needle: str | None
+) -> None:
+    r = _raw(client, "/v1/users/alice/enrolment", json.dumps(body).encode())
+    if kind is None:  # Infinity in the body itself
+        assert r.status_code == 422
+    else:
+        problem = _problem(r, 422, kind)
+        assert needle in problem["detail"]
+    assert sqlite_store.get("alice") is None
+    assert sqlite_store.audit_events() == []
+
+
+@pytest.mark.skipif("fuzzy-vault" not in {s.name for s in available_schemes()}, reason="no fuzzy vault yet")
+@pytest.mark.parametrize(
+    ("sample", "needle"),
+    [([3, 3, 40, 66, 101, 150, 200, 251], "duplicate"), ([3, 17, 40, 66, 101, 150, 200, 257], "outside"), ([3, 17], "exactly 8")],
+)
+def test_bad_sets_are_422(client: TestClient, sample: list[int], needle: str) -> None:
+    params, samples, _ = get_scheme("fuzzy-vault").example
+    body = {"scheme": "fuzzy-vault", "params": params, "samples": [sample]}
+    assert needle in _problem(_enrol(client, body=body), 422, "invalid-sample")["detail"]
+    assert _enrol(client, body={**body, "samples": samples}).status_code == 201
+    assert needle in _problem(_verify(client, sample), 422, "invalid-sample")["detail"]
+
+
+def test_wrong_dimension_at_verification_is_422_and_not_counted(client: TestClient, sqlite_store: Store) -> None:
+    _enrol(client)
+    assert "4 features" in _problem(_verify(client, [1, 2, 3]), 422, "invalid-sample")["detail"]
+    assert sqlite_store.get("alice").failures == 0  # type: ignore[union-attr]
+
+
+def test_user_id_is_validated(client: TestClient) -> None:
+    _problem(client.post("/v1/users/" + "x" * 129 + "/verification", headers=AUTH, json={"sample": GENUINE}), 422, "invalid-request")
+    _problem(client.get("/v1/users/a%20b/report", headers=AUTH), 422, "invalid-request")
+
+
+def test_oversized_bodies_are_413(tmp_path: Path) -> None:
+    with TestClient(create_app(test_settings(tmp_path, max_body_bytes=4096))) as client:
+        big = b'{"sample": [' + b"1," * 4000 + b"1]}"
+        _problem(_raw(client, "/v1/users/alice/verification", big), 413, "body-too-large")
+
+        def chunks() -> Any:  # no Content-Length: counted while streaming
+            for _ in range(10):
+                yield b" " * 1000
+
+        r = client.post("/v1/users/alice/verification", headers={**AUTH, "content-type": "application/json"}, content=chunks())
+        _problem(r, 413, "body-too-large")
+
+
+def test_sample_length_and_count_limits(tmp_path: Path) -> None:
+    with TestClient(create_app(test_settings(tmp_path, max_sample_length=8, max_samples=2))) as client:
+        body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 9}, "samples": [list(range(9))]}
+        _problem(_enrol(client, body=body), 422, "sample-too-long")
+        _problem(_verify(client, list(range(9))), 422, "sample-too-long")
+        _problem(_enrol(client, body={**INTERVAL, "samples": [[1, 2, 3, 4]] * 3}), 422, "too-many-samples")
+
+
+def test_unknown_routes_and_methods_are_problems(client: TestClient) -> None:
+    _problem(client.get("/v2/anything", headers=AUTH), 404, "not-found")
+    _problem(client.put("/v1/schemes", headers=AUTH), 405, "method-not-allowed")
+
+
+def test_openapi_documents_the_api(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    assert {"/v1/users/{user_id}/enrolment", "/v1/users/{user_id}/verification", "/v1/users/{user_id}/report",
+            "/v1/users/{user_id}", "/v1/schemes", "/healthz", "/readyz", "/v1/admin/users/{user_id}/reset"} <= set(paths)
+    assert {"201", "409", "413", "422"} <= set(paths["/v1/users/{user_id}/enrolment"]["post"]["responses"])
+    assert {"200", "423", "429"} <= set(paths["/v1/users/{user_id}/verification"]["post"]["responses"])
+    assert client.get("/docs").status_code == 200
