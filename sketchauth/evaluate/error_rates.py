@@ -3,7 +3,8 @@
 Protocol (ISO/IEC 19795-1 vocabulary):
 
 1. **Enrolment.** Each identity is enrolled from its first ``k`` samples (``enrol_samples``):
-   ``secret = enrol_fn(sketch, samples[:k])`` (e.g. the rounded mean of ``k`` feature vectors),
+   ``secret = enrol_fn(sketch, samples[:k], setting)`` (e.g. the rounded mean of ``k`` feature
+   vectors; ``setting`` is the swept value, for schemes whose tolerance is set at enrolment),
    ``helper = sketch.encode(secret)`` — the real encoder, with fresh randomness from
    :mod:`secrets`. Identities with only ``k`` samples are enrolled but have no genuine trials.
 2. **Genuine trials**: every other sample of the same identity. **Impostor trials** (zero
@@ -32,7 +33,7 @@ compares the recovered vectors with the enrolled ones. Other schemes use
 :func:`decide_by_decoding`, one real ``decode`` per trial, spread over processes (``jobs``).
 
 Extension point (a feature pipeline, ``--pipeline``): :func:`evaluate_scheme` takes callables —
-``scheme_factory(setting) -> SecureSketch``, ``enrol_fn(sketch, samples) -> secret``,
+``scheme_factory(setting) -> SecureSketch``, ``enrol_fn(sketch, samples, setting) -> secret``,
 optionally ``probe_fn(sample) -> probe`` (a feature transform applied to every probe before
 decoding) and ``decide`` (a batch decider with the signature of :func:`decide_by_decoding`).
 A pipeline supplies its transform as ``probe_fn`` and ``enrol_fn`` and reuses everything else.
@@ -71,6 +72,9 @@ __all__ = [
     "enrol_population",
     "decide_by_decoding",
     "decide_interval",
+    "decide_vault",
+    "fit_set_size",
+    "fit_weights",
     "BaselineResult",
     "ErrorRateResult",
     "evaluate_scheme",
@@ -84,7 +88,7 @@ __all__ = [
 
 Data = LabelledVectors | LabelledSets
 SchemeFactory = Callable[[Any], SecureSketch]
-EnrolFn = Callable[[SecureSketch, Any], Any]
+EnrolFn = Callable[[SecureSketch, Any, Any], Any]
 ProbeFn = Callable[[Any], Any]
 #: ``decide(sketch, enrolled, probes, enrolled_index, probe_index) -> (accepted, malformed)``.
 DecideFn = Callable[[SecureSketch, "Enrolled", Sequence[Any], np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -161,7 +165,7 @@ def _samples_of(data: Data) -> Sequence[Any]:
 
 
 # -- enrolment -------------------------------------------------------------------------------------------
-def enrol_rounded_mean(sketch: SecureSketch, samples: Any) -> np.ndarray:
+def enrol_rounded_mean(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the interval family: the mean of the samples, clipped to the sketch's range.
 
     Without a quantisation ``step`` the mean is rounded (halves away from zero, as
@@ -180,7 +184,7 @@ def enrol_rounded_mean(sketch: SecureSketch, samples: Any) -> np.ndarray:
     return np.clip(quantise(mean, 1.0), 0, n - 1)
 
 
-def enrol_byte_mode(sketch: SecureSketch, samples: Any) -> bytes:
+def enrol_byte_mode(sketch: SecureSketch, samples: Any, setting: Any = None) -> bytes:
     """Template of code-offset: per position the most frequent byte (the smallest on ties)."""
     arr = np.asarray(samples, dtype=np.int64)
     if arr.ndim != 2 or arr.size == 0 or arr.min() < 0 or arr.max() > 255:
@@ -190,7 +194,7 @@ def enrol_byte_mode(sketch: SecureSketch, samples: Any) -> bytes:
     return counts.argmax(axis=0).astype(np.uint8).tobytes()
 
 
-def enrol_majority_set(sketch: SecureSketch, samples: Any) -> np.ndarray:
+def enrol_majority_set(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the set schemes: the elements present in more than half of the samples."""
     sets = list(samples)
     values, counts = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]), return_counts=True)
@@ -210,14 +214,16 @@ class Enrolled:
     secrets: tuple[Any, ...]
 
 
-def enrol_population(sketch: SecureSketch, enrol_fn: EnrolFn, data: Data, trials: Trials) -> Enrolled:
+def enrol_population(
+    sketch: SecureSketch, enrol_fn: EnrolFn, data: Data, trials: Trials, setting: Any = None
+) -> Enrolled:
     """Run ``enrol_fn`` and the real encoder for every identity of the plan."""
     samples = _samples_of(data)
     helpers, canonical, secrets = [], [], []
     for i, rows in enumerate(trials.enrol_rows):
         chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
         try:
-            raw = enrol_fn(sketch, chosen)
+            raw = enrol_fn(sketch, chosen, setting)
             # check_secret normalises (e.g. quantises real vectors); encode normalises by itself,
             # so it gets the raw template (normalising twice would quantise twice).
             secret = sketch.check_secret(raw)
@@ -497,7 +503,7 @@ def evaluate_scheme(
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
     ``scheme_factory(setting)`` builds the sketch for one setting of the swept ``parameter``;
-    ``enrol_fn(sketch, samples)`` turns an identity's enrolment samples into its secret;
+    ``enrol_fn(sketch, samples, setting)`` turns an identity's enrolment samples into its secret;
     ``probe_fn`` (default: none) maps each raw sample to what ``decode`` takes; ``decide`` is
     the batch decider. ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
     through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
@@ -518,7 +524,7 @@ def evaluate_scheme(
     for setting in settings:
         sketch = scheme_factory(setting)
         scheme_name = sketch.scheme_name
-        enrolled = enrol_population(sketch, enrol_fn, data, trials)
+        enrolled = enrol_population(sketch, enrol_fn, data, trials, setting)
         bar = _progress(pairs.shape[1], f"{scheme_name} {parameter}={setting}", progress)
         accepted, malformed = _decide_chunked(decide, sketch, enrolled, probes, pairs, jobs=jobs, chunk=step, progress=bar)
         bar.close()
@@ -596,27 +602,86 @@ def crosscheck_with_verify(
 
 
 # -- scheme adapters ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SchemeAdapter:
-    """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
+def decide_vault(
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Sequence[Any],
+    enrolled_index: np.ndarray,
+    probe_index: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vault decisions through the vault's batch decoder (``decode_many``, one Berlekamp–Welch
+    solve per batch instead of per trial); same outcome as :func:`decide_by_decoding`.
 
-    ``make_sketch(params, setting)`` builds the sketch with ``setting`` for ``sweep``;
-    ``probe`` converts one raw sample (row of a vector array, or a set) to what ``decode``
-    takes.
+    ``decode_many`` refuses a whole batch for one malformed probe, so such a batch falls back to
+    the per-trial decider, which counts the malformed ones.
     """
+    helpers = [enrolled.helpers[e] for e in enrolled_index.tolist()]
+    samples = [probes[q] for q in probe_index.tolist()]
+    try:
+        results = sketch.decode_many(helpers, samples, errors="return")  # type: ignore[attr-defined]
+    except SampleError:
+        return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
+    accepted = np.zeros(len(results), dtype=bool)
+    for k, (e, found) in enumerate(zip(enrolled_index.tolist(), results)):
+        if not isinstance(found, DecodeError):
+            accepted[k] = hmac.compare_digest(sketch.secret_bytes(found), enrolled.canonical[e])
+    return accepted, np.zeros(len(results), dtype=bool)
 
-    scheme: str
-    data_kind: str  # "vectors", "strings" or "sets"
-    sweep: str
-    enrol: EnrolFn
-    decide: DecideFn
-    baseline_metrics: tuple[str, ...]
-    probe: ProbeFn | None = None
 
-    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
-        from sketchauth.sketches.base import scheme_class
+def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
+    """A set of exactly ``size`` elements of ``[0, universe)`` made from ``elements``.
 
-        return scheme_class(self.scheme).from_params({**params, self.sweep: setting})
+    The complete fuzzy vault decodes only ``m``-element samples, and captured sets vary in size.
+    Our evaluation rule is data-independent: a larger set keeps its ``size`` smallest elements,
+    a smaller one is padded with the smallest elements of the universe it lacks (which are
+    almost never genuine, so padding cannot help an impostor more than a genuine user).
+    """
+    arr = np.unique(np.asarray(elements, dtype=np.int64))
+    if arr.size >= size:
+        return arr[:size]
+    absent = np.setdiff1d(np.arange(min(universe, size + arr.size + 1), dtype=np.int64), arr)
+    return np.sort(np.concatenate([arr, absent[: size - arr.size]]))
+
+
+def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights adjusted to sum to exactly ``total`` (the weighted vault's fixed ``g``).
+
+    Our evaluation rule: elements are taken heaviest first (ties: smaller element first); when
+    the weights exceed ``total`` the last element taken keeps only what is left; when they fall
+    short, the heaviest elements are raised towards ``q − 1`` in the same order. ``SampleError``
+    if even ``q − 1`` on every element cannot reach ``total``.
+    """
+    order = np.lexsort((elements, -weights))
+    e, w = elements[order], weights[order].copy()
+    if int(w.sum()) < total:
+        room = (q - 1) - w
+        need = total - int(w.sum())
+        add = np.minimum(room, np.maximum(0, need - np.concatenate([[0], np.cumsum(room)[:-1]])))
+        w = w + add
+        if int(w.sum()) < total:
+            raise SampleError(f"too few consistent elements to reach total weight g={total}")
+    before = np.concatenate([[0], np.cumsum(w)[:-1]])
+    w = np.clip(total - before, 0, w)
+    keep = w > 0
+    return e[keep], w[keep]
+
+
+def _enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
+    return fit_set_size(enrol_majority_set(sketch, samples), sketch.m, sketch.p)  # type: ignore[attr-defined]
+
+
+def _enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    from sketchauth.templates import enrol_weighted_set
+
+    e, w = enrol_weighted_set(list(samples), sketch.q, p=sketch.p)  # type: ignore[attr-defined]
+    return fit_weights(e, w, sketch.g, sketch.q)  # type: ignore[attr-defined]
+
+
+def _enrol_asymmetric(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    from sketchauth.templates import enrol_interval
+
+    # The swept setting is the enrolment margin: v = clip(range + margin, 1, q).
+    return enrol_interval(samples, sketch.n, sketch.q, step=sketch.step, margin=int(setting))  # type: ignore[attr-defined]
 
 
 def _row_to_bytes(row: Any) -> bytes:
@@ -629,9 +694,77 @@ def _row_to_bytes(row: Any) -> bytes:
     return arr.astype(np.uint8).tobytes()
 
 
+def _fuzzy_vault_probe(params: dict[str, Any]) -> ProbeFn:
+    m, p = int(params["m"]), int(params["p"])
+    return lambda x: fit_set_size(x, m, p)
+
+
+def _weighted_vault_probe(params: dict[str, Any]) -> ProbeFn:
+    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+
+    most = MAX_CANDIDATE_POINTS // int(params["q"])
+    return lambda x: np.asarray(x, dtype=np.int64)[:most]
+
+
+@dataclass(frozen=True)
+class SchemeAdapter:
+    """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
+
+    ``make_sketch(params, setting)`` builds the sketch with ``setting`` for ``sweep`` (unless
+    ``sweep_at_enrolment``: then the setting goes to ``enrol`` only, e.g. the asymmetric
+    schemes' enrolment margin); ``probe_for(params)`` returns the conversion of one raw sample
+    (row of a vector array, or a set) into what ``decode`` takes.
+    """
+
+    scheme: str
+    data_kind: str  # "vectors", "strings" or "sets"
+    sweep: str
+    enrol: EnrolFn
+    decide: DecideFn
+    baseline_metrics: tuple[str, ...]
+    probe_for: Callable[[dict[str, Any]], ProbeFn | None] = lambda params: None
+    min_enrol_samples: int = 1
+    sweep_at_enrolment: bool = False
+
+    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
+        from sketchauth.sketches.base import scheme_class
+
+        merged = dict(params) if self.sweep_at_enrolment else {**params, self.sweep: setting}
+        try:
+            return scheme_class(self.scheme).from_params(merged)
+        except KeyError as exc:
+            raise ParameterError(f"{self.scheme} needs parameter {exc.args[0]!r} in --params") from None
+
+
 ADAPTERS: dict[str, SchemeAdapter] = {
     "interval": SchemeAdapter("interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")),
-    "code-offset": SchemeAdapter("code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe=_row_to_bytes),
+    "code-offset": SchemeAdapter(
+        "code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe_for=lambda params: _row_to_bytes
+    ),
+    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_by_decoding, ("set-difference",)),
+    "fuzzy-vault": SchemeAdapter(
+        "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_vault, ("set-difference",), probe_for=_fuzzy_vault_probe
+    ),
+    "weighted-vault": SchemeAdapter(
+        "weighted-vault",
+        "sets",
+        "t",
+        _enrol_weighted_vault,
+        decide_vault,
+        ("set-difference",),
+        probe_for=_weighted_vault_probe,
+        min_enrol_samples=2,
+    ),
+    "asymmetric-interval": SchemeAdapter(
+        "asymmetric-interval",
+        "vectors",
+        "margin",
+        _enrol_asymmetric,
+        decide_by_decoding,
+        ("euclidean", "chebyshev"),
+        min_enrol_samples=2,
+        sweep_at_enrolment=True,
+    ),
 }
 
 
@@ -656,13 +789,15 @@ def evaluate_adapter(
     if not isinstance(data, expected):
         raise ParameterError(f"{scheme} evaluates {ad.data_kind}, got {type(data).__name__}")
     options.setdefault("baseline_metrics", ad.baseline_metrics)
+    if options.get("enrol_samples", 1) < ad.min_enrol_samples:
+        raise ParameterError(f"{scheme} enrols from at least {ad.min_enrol_samples} samples (enrol_samples)")
     return evaluate_scheme(
         lambda setting: ad.make_sketch(params, setting),
         ad.enrol,
         data,
         settings,
         parameter=ad.sweep,
-        probe_fn=ad.probe,
+        probe_fn=ad.probe_for(params),
         decide=ad.decide,
         **options,
     )
