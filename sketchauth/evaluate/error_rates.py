@@ -50,6 +50,7 @@ Example::
 from __future__ import annotations
 
 import hmac
+import inspect
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -72,7 +73,7 @@ __all__ = [
     "enrol_population",
     "decide_by_decoding",
     "decide_interval",
-    "decide_vault",
+    "decide_batch",
     "fit_set_size",
     "fit_weights",
     "BaselineResult",
@@ -602,23 +603,27 @@ def crosscheck_with_verify(
 
 
 # -- scheme adapters ---------------------------------------------------------------------------------
-def decide_vault(
+def decide_batch(
     sketch: SecureSketch,
     enrolled: Enrolled,
     probes: Sequence[Any],
     enrolled_index: np.ndarray,
     probe_index: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Vault decisions through the vault's batch decoder (``decode_many``, one Berlekamp–Welch
-    solve per batch instead of per trial); same outcome as :func:`decide_by_decoding`.
+    """Decisions through a scheme's batch decoder ``decode_many`` (the vaults: one Berlekamp–Welch
+    solve per batch; PinSketch: one pass for the samples' power sums); same outcome as
+    :func:`decide_by_decoding`.
 
     ``decode_many`` refuses a whole batch for one malformed probe, so such a batch falls back to
     the per-trial decider, which counts the malformed ones.
     """
     helpers = [enrolled.helpers[e] for e in enrolled_index.tolist()]
     samples = [probes[q] for q in probe_index.tolist()]
+    decode_many = sketch.decode_many  # type: ignore[attr-defined]
+    # The vaults take errors="return"; PinSketch always returns DecodeError instances in place.
+    options = {"errors": "return"} if "errors" in inspect.signature(decode_many).parameters else {}
     try:
-        results = sketch.decode_many(helpers, samples, errors="return")  # type: ignore[attr-defined]
+        results = decode_many(helpers, samples, **options)
     except SampleError:
         return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
     accepted = np.zeros(len(results), dtype=bool)
@@ -741,16 +746,16 @@ ADAPTERS: dict[str, SchemeAdapter] = {
     "code-offset": SchemeAdapter(
         "code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe_for=lambda params: _row_to_bytes
     ),
-    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_by_decoding, ("set-difference",)),
+    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_batch, ("set-difference",)),
     "fuzzy-vault": SchemeAdapter(
-        "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_vault, ("set-difference",), probe_for=_fuzzy_vault_probe
+        "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
     ),
     "weighted-vault": SchemeAdapter(
         "weighted-vault",
         "sets",
         "t",
         _enrol_weighted_vault,
-        decide_vault,
+        decide_batch,
         ("set-difference",),
         probe_for=_weighted_vault_probe,
         min_enrol_samples=2,
