@@ -17,8 +17,10 @@ which is exactly ``(b − v, b + v)``: start from ``G = {b − v, b + v}``, inse
 ``min(G) > 0`` and ``max(G) + 2r`` while ``max(G) < n`` (each ``r`` uniform in ``[1, q]``, drawn
 from :mod:`os.urandom`), sort ``G = g_1 < … < g_k`` and store ``S = (g_1, g_2 − g_1, …,
 g_k − g_{k−1})``. Decode(``d'``): the interval ``(g_{i−1}, g_i)`` containing ``d'`` gives
-``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``. The true gap ``2v`` is drawn from the same
-range ``{2, 4, …, 2q}`` as the random ones, so ``v`` hides among them.
+``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``; as the SPEC takes "the first ``g_i > d'``",
+every point belongs to the interval on its right, so ``d' = b − v`` also decodes (the accepted set
+is ``[b − v, b + v)``, one value more than the tolerance). The true gap ``2v`` is drawn from the
+same range ``{2, 4, …, 2q}`` as the random ones, so ``v`` hides among them.
 
 *Counting for s2* (variable length). A sketch with ``J = k − 1`` gaps is described by ``g_1 ∈
 (−2q, 0]`` (``2q`` values: ``1 + log q`` bits) and ``J`` gaps, each one of the ``q`` values
