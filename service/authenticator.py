@@ -20,13 +20,16 @@ from typing import Any
 
 import argon2
 
-from service.schemes import SchemeSpec, build_sketch, stored_sketch
+from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, secret_message
 from sketchauth.errors import DecodeError
 from sketchauth.sketches.base import SecureSketch
 
-__all__ = ["Authenticator", "Verification", "EnrolmentResult"]
+__all__ = ["Authenticator", "Verification", "EnrolmentResult", "MIXED"]
+
+#: Scheme name of mixed sketches (what a PIN enrolment's stored parameters rebuild).
+MIXED = "mixed"
 
 #: Hashed when the sample cannot even produce a candidate, so that path costs the same.
 _NO_CANDIDATE = b"\x00sketchauth/no-candidate"
@@ -41,8 +44,10 @@ class Verification:
 
 @dataclass(frozen=True, slots=True)
 class EnrolmentResult:
-    #: The biometric's own sketch (what the stored parameters rebuild).
+    #: The biometric's own sketch (its parameters are what the caller chose).
     sketch: SecureSketch
+    #: What was enrolled: the sketch itself, or the PIN cascade around it (stored parameters).
+    stored: SecureSketch
     enrolment: Enrolment
 
 
@@ -53,22 +58,28 @@ class Authenticator:
         self.profile = profile
         self.hasher: argon2.PasswordHasher = hasher(profile)
         self._dummy_hash = self.hasher.hash(secrets.token_bytes(32))
-
-    # -- PIN mixing ----------------------------------------------------------------------------------
-    def _with_pin(self, sketch: SecureSketch) -> SecureSketch:
-        from service.pin import pin_cascade
-
-        return pin_cascade(sketch, self.profile)
+        self._dummy_salt = secrets.token_bytes(16)
 
     # -- enrolment ---------------------------------------------------------------------------------
-    def enrol(self, spec: SchemeSpec, arguments: dict[str, Any], samples: Sequence[Any], pin: str | None) -> EnrolmentResult:
-        """Sketch and hash the secret the samples define (``SampleError``/``ParameterError`` if bad)."""
+    def enrol(
+        self,
+        spec: SchemeSpec,
+        arguments: dict[str, Any],
+        options: dict[str, Any],
+        samples: Sequence[Any],
+        pin: str | None,
+    ) -> EnrolmentResult:
+        """Sketch and hash the secret the samples define (``SampleError``/``ParameterError`` if bad).
+
+        With a PIN the stored sketch is the cascade (:func:`service.schemes.pin_cascade`), whose
+        parameters (including the PIN key's argon2 profile) are what verification rebuilds.
+        """
         sketch = build_sketch(spec.name, arguments)
-        secret = spec.secret_from_samples(sketch, samples)
+        secret = spec.secret_from_samples(sketch, samples, options)
         if pin is None:
-            return EnrolmentResult(sketch, enrol(sketch, secret, password_hasher=self.hasher))
-        cascade = self._with_pin(sketch)
-        return EnrolmentResult(sketch, enrol(cascade, [secret, pin], password_hasher=self.hasher))
+            return EnrolmentResult(sketch, sketch, enrol(sketch, secret, password_hasher=self.hasher))
+        cascade = pin_cascade(sketch, self.profile)
+        return EnrolmentResult(sketch, cascade, enrol(cascade, [secret, pin], password_hasher=self.hasher))
 
     # -- verification ------------------------------------------------------------------------------
     def verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
@@ -77,13 +88,13 @@ class Authenticator:
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
         that is a caller bug, answered 422 before any attempt is counted.
         """
-        sketch = stored_sketch(record.scheme, record.params)
         if record.has_pin != (pin is not None):
-            # A missing or unexpected PIN is a failed attempt; pay the same argon2 cost.
-            self.dummy_verify()
+            # A missing or unexpected PIN is a failed attempt; pay the argon2 cost an unknown
+            # user with the same request would.
+            self.dummy_verify(with_pin=pin is not None)
             return Verification(False)
+        sketch = stored_sketch(MIXED if record.has_pin else record.scheme, record.params)
         if record.has_pin:
-            sketch = self._with_pin(sketch)
             sample = [sample, pin]
         try:
             candidate = sketch.decode(record.helper, sample)
@@ -97,8 +108,18 @@ class Authenticator:
         new_hash = self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
         return Verification(True, new_hash)
 
-    def dummy_verify(self) -> bool:
-        """The argon2 work of one failed verification, for users who are not enrolled."""
+    def dummy_verify(self, *, with_pin: bool = False) -> bool:
+        """The argon2 work of one failed verification, for users who are not enrolled.
+
+        With a PIN a real verification stretches the PIN (one argon2id) before hashing the
+        recovered secret (another), so the dummy does both.
+        """
+        if with_pin:
+            p = self.hasher
+            argon2.low_level.hash_secret_raw(
+                _NO_CANDIDATE, self._dummy_salt, time_cost=p.time_cost, memory_cost=p.memory_cost,
+                parallelism=p.parallelism, hash_len=32, type=argon2.low_level.Type.ID,
+            )
         try:
             return self.hasher.verify(self._dummy_hash, _NO_CANDIDATE)
         except argon2.exceptions.VerificationError:

@@ -21,15 +21,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
+from service.models import HARD_MAX_SAMPLES
 from sketchauth.errors import ParameterError
 from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 
-__all__ = ["SchemeSpec", "SCHEME_SPECS", "available_schemes", "get_scheme", "build_sketch", "stored_sketch", "warm_up", "UnknownScheme"]
+__all__ = ["SchemeSpec", "SCHEME_SPECS", "available_schemes", "get_scheme", "build_sketch", "stored_sketch", "pin_cascade", "warm_up", "UnknownScheme"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 #: The service's cap on a vault's field: the helper lists every field element (up to 3 bytes
 #: each), so this keeps one stored enrolment under about 400 KB.
 MAX_VAULT_FIELD = 1 << 17
+#: The service's cap on feature-vector length (samples are also bounded by settings).
+HARD_MAX_FEATURES = 1 << 16
 
 
 class UnknownScheme(LookupError):
@@ -57,13 +60,80 @@ class FuzzyVaultParams(_Params):
     t: Annotated[StrictInt, Field(ge=0, description="wrong elements tolerated (m >= 2t + 1)")]
 
 
+class PinSketchParams(_Params):
+    m: Annotated[StrictInt, Field(ge=8, le=32, description="field GF(2^m): elements are 1..2^m - 1")]
+    t: Annotated[PositiveInt, Field(le=256, description="set difference tolerated: |A symmetric-difference B| <= t")]
+
+
+class WeightedVaultParams(_Params):
+    p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_FIELD, description="element universe [0, p)")]
+    q: Annotated[StrictInt, Field(ge=3, le=64, description="slots per element; weights lie in [1, q)")]
+    g: Annotated[PositiveInt, Field(description="total weight of every enrolment (fixed per deployment)")]
+    t: Annotated[StrictInt, Field(ge=0, description="decoder slack: accepts iff c - w >= g - 2t")]
+    min_count: PositiveInt | None = Field(
+        default=None, description="enrolment option: captures an element must appear in (default: a majority)"
+    )
+
+
+class AsymmetricIntervalParams(_Params):
+    n: Annotated[StrictInt, Field(ge=2, le=2**52, description="size of each feature's universe [0, n)")]
+    q: Annotated[PositiveInt, Field(description="largest per-feature tolerance v (1 <= q <= n)")]
+    scheme: Literal["s1", "s2"] = Field(default="s2", description="s1: tolerance in clear; s2: hidden among random intervals")
+    features: Annotated[PositiveInt, Field(le=HARD_MAX_FEATURES, description="vector length")] = 1
+    step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
+        default=None, description="quantisation step for real-valued captures (none: integer features)"
+    )
+    spread: Literal["range", "std"] = Field(default="range", description="enrolment option: spread measure for v")
+    margin: Annotated[StrictInt, Field(ge=0)] = Field(default=1, description="enrolment option: v = ceil(scale*spread) + margin")
+
+
 class CodeOffsetParams(_Params):
     n: Annotated[StrictInt, Field(ge=2, le=255, description="bytes per sample")]
     t: Annotated[PositiveInt, Field(description="byte errors corrected (2t < n)")]
 
 
-def _one_sample(sketch: SecureSketch, samples: Sequence[Any]) -> Any:
+def _one_sample(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
     return samples[0]
+
+
+def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
+    """``(b, v)`` from several captures by ``sketchauth.templates.enrol_interval`` (SPEC §3.1)."""
+    from sketchauth.templates import enrol_interval
+
+    params = sketch.params()
+    return enrol_interval(samples, params["n"], params["q"], step=params.get("step"), **options)
+
+
+def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
+    """``(elements, weights)`` from several captured sets, fitted to the vault's total weight ``g``.
+
+    ``sketchauth.templates.enrol_weighted_set`` gives each element seen in enough captures a
+    weight in ``[1, q)``. The weighted vault needs the weights to sum to exactly ``g`` (SPEC §3.2;
+    ``g`` is fixed so it cannot link two enrolments). Our rule: if the total is below ``g`` the
+    captures agree on too little (``SampleError``); if above, weight is taken away from the least
+    consistent elements first (lowest weight, then highest element), keeping the steadiest
+    elements at full weight, which maximises the genuine margin ``c − w`` at verification.
+    """
+    import numpy as np
+
+    from sketchauth.errors import SampleError
+    from sketchauth.templates import enrol_weighted_set
+
+    params = sketch.params()
+    elements, weights = enrol_weighted_set(samples, params["q"], p=params["p"], **options)
+    total, g = int(weights.sum()), int(params["g"])
+    if total < g:
+        raise SampleError(f"the captures agree on too few elements: total weight {total} < g = {g}")
+    excess = total - g
+    fitted = weights.copy()
+    for i in np.lexsort((-elements, weights)):  # lightest first, then the larger element
+        cut = min(int(fitted[i]), excess)
+        fitted[i] -= cut
+        excess -= cut
+        if excess == 0:
+            break
+    keep = fitted > 0
+    return elements[keep], fitted[keep]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +146,10 @@ class SchemeSpec:
     description: str
     min_samples: int = 1
     max_samples: int = 1
-    #: (sketch, enrolment samples) → the secret to sketch; samples are already size-checked.
-    secret_from_samples: Callable[[SecureSketch, Sequence[Any]], Any] = _one_sample
+    #: (sketch, enrolment samples, enrolment options) → the secret to sketch.
+    secret_from_samples: Callable[[SecureSketch, Sequence[Any], dict[str, Any]], Any] = _one_sample
+    #: Parameters that steer enrolment only (template derivation), not the sketch itself.
+    enrolment_options: tuple[str, ...] = ()
     #: Further library modules enrolment needs (e.g. template derivation).
     requires: tuple[str, ...] = ()
     #: A small working request: (params, enrolment samples, a genuine verification sample).
@@ -92,8 +164,8 @@ class SchemeSpec:
         """Whether the library has this scheme (and what its enrolment needs) in this tree."""
         return _importable(self.name, self.requires)
 
-    def validate_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Checked constructor arguments (``ParameterError`` naming every problem)."""
+    def validate_params(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Checked (constructor arguments, enrolment options); ``ParameterError`` naming every problem."""
         try:
             model = self.params_model.model_validate(params)
         except ValidationError as exc:
@@ -101,7 +173,9 @@ class SchemeSpec:
                 f"{'/'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}" for err in exc.errors()
             )
             raise ParameterError(f"invalid parameters for {self.name}: {problems}") from None
-        return model.model_dump(exclude_none=True)
+        values = model.model_dump(exclude_none=True)
+        options = {k: values.pop(k) for k in self.enrolment_options if k in values}
+        return values, options
 
     def params_schema(self) -> dict[str, Any]:
         return self.params_model.model_json_schema()
@@ -131,6 +205,43 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
             "complete Juels-Sudan fuzzy vault over F_p (SPEC §2.2): close iff at most t of the m elements differ",
             example=({"p": 257, "m": 8, "t": 2}, [[3, 17, 40, 66, 101, 150, 200, 251]], [3, 17, 40, 66, 101, 150, 9, 10]),
         ),
+        SchemeSpec(
+            "pinsketch",
+            PinSketchParams,
+            "set",
+            "PinSketch, BCH syndromes over GF(2^m) (SPEC §2.2): close iff the sets differ in at most t elements",
+            example=({"m": 16, "t": 4}, [[3, 70, 1000, 2024, 65535]], [3, 70, 1001, 2024, 65535, 9]),
+        ),
+        SchemeSpec(
+            "asymmetric-interval",
+            AsymmetricIntervalParams,
+            "vector",
+            "asymmetric interval sketch (SPEC §3.1): several captures give a template b and per-feature "
+            "tolerances v (sketchauth.templates.enrol_interval), both sketched; close iff |d'_i - b_i| < v_i",
+            min_samples=2,
+            max_samples=HARD_MAX_SAMPLES,
+            secret_from_samples=_interval_template,
+            enrolment_options=("spread", "margin"),
+            requires=("sketchauth.templates",),
+            example=(
+                {"n": 256, "q": 16, "scheme": "s2", "features": 4},
+                [[120, 33, 200, 71], [122, 35, 198, 70], [119, 31, 203, 73]],
+                [122, 35, 203, 73],
+            ),
+        ),
+        SchemeSpec(
+            "weighted-vault",
+            WeightedVaultParams,
+            "set",
+            "weighted fuzzy vault (SPEC §3.2): several captured sets give elements weighted by consistency "
+            "(sketchauth.templates.enrol_weighted_set, fitted to total weight g); accepts iff c - w >= g - 2t",
+            min_samples=2,
+            max_samples=HARD_MAX_SAMPLES,
+            secret_from_samples=_weighted_template,
+            enrolment_options=("min_count",),
+            requires=("sketchauth.templates",),
+            example=({"p": 50, "q": 4, "g": 9, "t": 3}, [[3, 17, 40], [3, 17, 40], [3, 17, 40, 5]], [3, 17]),
+        ),
     )
 }
 
@@ -149,8 +260,9 @@ def _importable(name: str, requires: tuple[str, ...]) -> bool:
 def warm_up(spec: SchemeSpec) -> None:
     """Enrol and decode the spec's example once: builds field tables, imports, compiled code."""
     arguments, samples, genuine = spec.example
-    sketch = build_sketch(spec.name, spec.validate_params(arguments))
-    helper = sketch.encode(spec.secret_from_samples(sketch, samples))
+    arguments, options = spec.validate_params(arguments)
+    sketch = build_sketch(spec.name, arguments)
+    helper = sketch.encode(spec.secret_from_samples(sketch, samples, options))
     sketch.decode(helper, genuine)
 
 
@@ -176,9 +288,33 @@ def build_sketch(name: str, arguments: dict[str, Any]) -> SecureSketch:
 def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
     """The sketch for stored ``sketch.params()`` output (verification), via ``from_params``.
 
-    Cached: requests share sketch objects, whose construction can be costly (field tables).
+    ``name`` is a scheme name or ``"mixed"`` (a PIN cascade stores the cascade's parameters,
+    which include the PIN key's argon2 profile). Cached: requests share sketch objects, whose
+    construction can be costly (field tables).
     """
     return _from_params(name, json.dumps(params, sort_keys=True))
+
+
+def pin_cascade(sketch: SecureSketch, profile: str) -> SecureSketch:
+    """The biometric's sketch under cascaded mixing with a PIN (SPEC §4, ``sketchauth.mixing``).
+
+    ``Cascade(sketch, pin=ExactKey(profile))``: the PIN, stretched by argon2id with ``profile``
+    and a per-enrolment salt, keys a format-preserving pad over the sketch, so the loss of the
+    biometric is diverted to the PIN and every wrong PIN still unmixes to a valid sketch.
+    Secrets and samples are ``[biometric, pin]``. The PIN's min-entropy is not declared (the
+    service cannot know how people choose theirs), so the report leaves the bounds that need
+    it open. The guideline warnings are for whoever configures a structure; here the structure
+    is fixed, so they are not raised per request.
+    """
+    return _cascade(sketch.scheme_name, json.dumps(sketch.params(), sort_keys=True), profile)
+
+
+@lru_cache(maxsize=256)
+def _cascade(name: str, params_json: str, profile: str) -> SecureSketch:
+    from sketchauth.mixing import Cascade, ExactKey
+
+    inner = _from_params(name, params_json)
+    return Cascade(inner, pin=ExactKey(profile), warn=False)
 
 
 @lru_cache(maxsize=256)

@@ -78,8 +78,8 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
         want = str(spec.min_samples) if spec.min_samples == spec.max_samples else f"{spec.min_samples} to {spec.max_samples}"
         raise ProblemError(422, "wrong-sample-count", f"{spec.name} enrols from {want} samples, got {len(body.samples)}")
     try:
-        arguments = spec.validate_params(body.params)
-        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, body.samples, body.pin)
+        arguments, options = spec.validate_params(body.params)
+        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, body.samples, body.pin)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
     report = result.enrolment.report.to_dict()
@@ -87,7 +87,7 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
     record = NewEnrolment(
         user_id=user_id,
         scheme=spec.name,
-        params=params,
+        params=result.stored.params(),
         helper=result.enrolment.helper,
         secret_hash=result.enrolment.secret_hash,
         report=report,

@@ -397,3 +397,65 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
     assert {"201", "409", "413", "422"} <= set(paths["/v1/users/{user_id}/enrolment"]["post"]["responses"])
     assert {"200", "423", "429"} <= set(paths["/v1/users/{user_id}/verification"]["post"]["responses"])
     assert client.get("/docs").status_code == 200
+
+
+# -- PIN (cascaded mixing) ------------------------------------------------------------------------------
+
+
+def test_pin_enrolment_needs_sample_and_pin(client: TestClient, sqlite_store: Store) -> None:
+    r = _enrol(client, body={**INTERVAL, "pin": "4711-2024"})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["pin"] is True and body["report"]["scheme"] == "mixed"
+    assert body["params"] == {"n": 256, "v": 8, "features": 4, "step": None}
+    assert body["report"]["extra"]["structure"] == "cascade"
+    stored = sqlite_store.get("alice")
+    assert stored is not None and stored.has_pin and stored.params["structure"] == "cascade"
+    assert _verify(client, GENUINE, pin="4711-2024").json() == {"verified": True}
+    assert _verify(client, GENUINE, pin="4711-2025").json() == {"verified": False}  # wrong PIN
+    assert _verify(client, GENUINE).json() == {"verified": False}  # missing PIN
+    assert _verify(client, IMPOSTOR, pin="4711-2024").json() == {"verified": False}  # wrong finger
+    assert sqlite_store.get("alice").failures == 3  # type: ignore[union-attr]
+    # A PIN sent for a user enrolled without one is a failed attempt too.
+    _enrol(client, user="bob")
+    assert _verify(client, GENUINE, user="bob", pin="4711-2024").json() == {"verified": False}
+    assert _verify(client, GENUINE, user="bob").json() == {"verified": True}
+
+
+@pytest.mark.parametrize("spec", available_schemes(), ids=lambda s: s.name)
+def test_every_offered_scheme_works_under_a_pin(client: TestClient, spec: Any) -> None:
+    params, samples, genuine = spec.example
+    body = {"scheme": spec.name, "params": params, "samples": samples, "pin": "correct horse"}
+    assert _enrol(client, user="p", body=body).status_code == 201
+    assert _verify(client, genuine, user="p", pin="correct horse").json() == {"verified": True}
+    assert _verify(client, genuine, user="p", pin="correct hearse").json() == {"verified": False}
+
+
+def test_weighted_vault_enrolment_fits_weights_to_g(client: TestClient) -> None:
+    if "weighted-vault" not in {s.name for s in available_schemes()}:
+        pytest.skip("no weighted vault in this tree")
+    from service.schemes import build_sketch
+
+    spec = get_scheme("weighted-vault")
+    arguments, options = spec.validate_params({"p": 50, "q": 4, "g": 7, "t": 2})
+    sketch = build_sketch("weighted-vault", arguments)
+    # counts over 4 captures: 3 -> 4, 17 -> 4, 40 -> 3, 5 -> 2; weights round(3c/4) = 3, 3, 2, 2 (sum 10)
+    sets = [[3, 17, 40, 5], [3, 17, 40, 5], [3, 17, 40], [3, 17]]
+    elements, weights = spec.secret_from_samples(sketch, sets, options)
+    # 3 too many: among the lightest (40 and 5, weight 2) the larger element, 40, loses its 2
+    # first, then 5 loses 1.
+    assert elements.tolist() == [3, 5, 17] and weights.tolist() == [3, 1, 3]
+    body = {"scheme": "weighted-vault", "params": {"p": 50, "q": 4, "g": 20, "t": 2}, "samples": sets}
+    assert "too few elements" in _problem(_enrol(client, body=body), 422, "invalid-sample")["detail"]
+
+
+def test_asymmetric_interval_enrols_from_several_captures(client: TestClient) -> None:
+    if "asymmetric-interval" not in {s.name for s in available_schemes()}:
+        pytest.skip("no asymmetric sketch in this tree")
+    params, samples, genuine = get_scheme("asymmetric-interval").example
+    body = {"scheme": "asymmetric-interval", "params": params, "samples": samples}
+    _problem(_enrol(client, body={**body, "samples": samples[:1]}), 422, "wrong-sample-count")
+    assert _enrol(client, body=body).status_code == 201
+    # b = [120, 33, 200, 71], v = range + 1 = [4, 5, 6, 4]
+    assert _verify(client, [123, 37, 205, 74]).json() == {"verified": True}
+    assert _verify(client, [124, 33, 200, 71]).json() == {"verified": False}
