@@ -122,6 +122,63 @@ cold_case(
 cold_case("python3 -c pass (interpreter baseline)", "pass")
 
 
+# -- fuzzy vaults (SPEC §2.2, §3.2) ------------------------------------------------------------
+
+VAULT_BATCH = 64
+
+
+def _vault_case(p: int, m: int, t: int) -> Mapping[str, Callable[[], object]]:
+    """A random m-set of F_p; the sample replaces exactly t of its elements (the worst accepted)."""
+    from sketchauth.sketches.vault import FuzzyVault
+
+    rng = random.Random(p * 100 + m)
+    vault = FuzzyVault(p, m, t)
+    pool = rng.sample(range(p), m + t)
+    enrolled, sample = sorted(pool[:m]), pool[t:]
+    helper = vault.encode(enrolled)
+    if vault.decode(helper, sample).tolist() != enrolled:
+        raise RuntimeError(f"FuzzyVault(p={p}, m={m}, t={t}) benchmark decode is wrong")
+    helpers = vault.encode_many([enrolled] * VAULT_BATCH)
+    samples = [sample] * VAULT_BATCH
+    return {
+        "encode": lambda: vault.encode(enrolled),
+        "decode": lambda: vault.decode(helper, sample),
+        f"decode x{VAULT_BATCH}": lambda: vault.decode_many(helpers, samples),
+    }
+
+
+def _weighted_vault_case(p: int, q: int, g: int, t: int) -> Mapping[str, Callable[[], object]]:
+    """g/(q−1) elements of weight q−1; the sample is the template itself (c − w = g − 2t: the boundary)."""
+    from sketchauth.sketches.vault import WeightedFuzzyVault
+
+    rng = random.Random(p * 10 + q)
+    vault = WeightedFuzzyVault(p, q, g, t)
+    template = {x: q - 1 for x in rng.sample(range(p), g // (q - 1))}
+    sample = sorted(template)
+    helper = vault.encode(template)
+    if vault.decode(helper, sample)[0].tolist() != sample:
+        raise RuntimeError(f"WeightedFuzzyVault(p={p}, q={q}, g={g}, t={t}) benchmark decode is wrong")
+    return {"encode": lambda: vault.encode(template), "decode": lambda: vault.decode(helper, sample)}
+
+
+case("fuzzy-vault p=10007 m=22 t=2")(lambda: _vault_case(10007, 22, 2))
+case("fuzzy-vault p=65521 m=40 t=8")(lambda: _vault_case(65521, 40, 8))
+case("weighted-vault p=1000 q=4 g=60 t=10")(lambda: _weighted_vault_case(1000, 4, 60, 10))
+
+cold_case(
+    "fuzzy-vault p=65521 m=40 t=8: import + first decode",
+    "from sketchauth.sketches.vault import FuzzyVault\n"
+    "v = FuzzyVault(65521, 40, 8); a = list(range(1000, 1040)); h = v.encode(a)\n"
+    "assert v.decode(h, a[8:] + list(range(5, 13))).tolist() == a",
+)
+cold_case(
+    "weighted-vault p=1000 q=4 g=60 t=10: import + first decode",
+    "from sketchauth.sketches.vault import WeightedFuzzyVault\n"
+    "v = WeightedFuzzyVault(1000, 4, 60, 10); a = list(range(100, 120)); h = v.encode(dict.fromkeys(a, 3))\n"
+    "assert v.decode(h, a)[0].tolist() == a",
+)
+
+
 # -- runner ------------------------------------------------------------------------------------
 
 
