@@ -77,8 +77,9 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.errors import ParameterError
-    from sketchauth.evaluate.linkage import histogram_plot, linkage_experiment
+    from sketchauth.evaluate.linkage import check_linkage_arguments, histogram_plot, linkage_experiment
 
+    check_linkage_arguments(args.scheme, args.n, args.q, args.tau, args.pairs, args.seed, args.features)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise ParameterError("--plot needs matplotlib: pip install 'sketchauth[plots]'")
     with tqdm(total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr) as bar:

@@ -54,6 +54,7 @@ __all__ = [
     "LinkageResult",
     "PartitionBatch",
     "linkage_experiment",
+    "check_linkage_arguments",
     "best_threshold",
     "s1_linkage_score",
     "s2_similar_intervals",
@@ -378,7 +379,10 @@ class LinkageResult:
         }
 
 
-def _check_experiment(scheme: str, n: int, q: int, tau: int, pairs: int, seed: int, features: int) -> None:
+def check_linkage_arguments(
+    scheme: str, n: int, q: int, tau: int, pairs: int, seed: int, features: int = 1
+) -> None:
+    """Raise ``ParameterError`` unless the arguments of :func:`linkage_experiment` are valid."""
     if scheme not in ("s1", "s2"):
         raise ParameterError(f"scheme must be 's1' or 's2', got {scheme!r}")
     check_int("n", n, 2, 2**31)
@@ -436,7 +440,7 @@ def linkage_experiment(
     chunks of ``chunk_rows`` rows (pairs × features); ``progress(k)`` is called after each chunk
     with the number of pairs it completed. The result is a pure function of the arguments.
     """
-    _check_experiment(scheme, n, q, tau, pairs, seed, features)
+    check_linkage_arguments(scheme, n, q, tau, pairs, seed, features)
     check_int("chunk_rows", chunk_rows, 1)
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
