@@ -175,8 +175,15 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_serve)
 
 
+def _add_features(sub: argparse._SubParsersAction) -> None:
+    # argparse only; the handlers import numpy and the feature modules when they run.
+    from sketchauth.features.commands import add_features
+
+    add_features(sub)
+
+
 # One entry per sub-command; each adds its parser and sets `func`.
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate, _add_serve]
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate, _add_serve, _add_features]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

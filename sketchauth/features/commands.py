@@ -1,0 +1,263 @@
+"""The ``sketchauth features`` command group (argparse only at import: heavy imports in handlers).
+
+* ``features synth`` — write a synthetic labelled population (:mod:`sketchauth.evaluate.embeddings`)
+  as CSV, for trying the walk-through without real data;
+* ``features fit`` — fit a :class:`~sketchauth.features.transform.FeatureTransform` on a background
+  CSV/NPZ, calibrate pipelines on held-out background identities, print a summary (dimensions,
+  bits, expected FNMR/FMR on background identities used neither for fitting nor calibration) and
+  optionally write pipeline configurations for the service (``--pipelines DIR``);
+* ``features evaluate`` — the table and DET plot of :mod:`sketchauth.features.evaluation` for a
+  fitted transform on an evaluation set of people outside the background.
+
+Background identities are split by a seeded permutation of their labels into *fit* (``1 −
+holdout``), *calibration* and *check* (half of ``holdout`` each); the split parameters are
+recorded in the transform's ``training`` block so ``features evaluate`` can rebuild it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["add_features", "split_background"]
+
+
+def split_background(data: Any, holdout: float, seed: int) -> tuple[Any, Any, Any]:
+    """(fit, calibration, check) subsets of a background population, split by identity."""
+    import numpy as np
+
+    from sketchauth.errors import ParameterError
+    from sketchauth.evaluate.data import LabelledVectors
+
+    if not 0.0 < holdout < 1.0:
+        raise ParameterError(f"holdout must be in (0, 1), got {holdout!r}")
+    labels = np.unique(data.identities)
+    order = np.random.default_rng(seed).permutation(labels.size)
+    cut = int(round(labels.size * (1.0 - holdout)))
+    middle = cut + (labels.size - cut) // 2
+    parts = (labels[order[:cut]], labels[order[cut:middle]], labels[order[middle:]])
+    out = []
+    for part in parts:
+        rows = np.isin(data.identities, part)
+        if not rows.any():
+            raise ParameterError("the background population is too small to split into fit, calibration and check parts")
+        out.append(LabelledVectors(data.identities[rows], data.samples[rows]))
+    return out[0], out[1], out[2]
+
+
+def _synth(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+
+    population = EmbeddingPopulation(seed=args.population_seed)
+    data = population.draw(args.identities, args.samples, seed=args.seed)
+    labels = np.char.add(f"{args.prefix}", data.identities.astype(str))
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.write("identity," + ",".join(f"f{j}" for j in range(data.features)) + "\n")
+        for label, row in zip(labels.tolist(), data.samples):
+            out.write(label + "," + ",".join(f"{v:.6g}" for v in row) + "\n")
+    print(f"{args.identities} identities x {args.samples} samples x {data.features} features -> {args.out}")
+    return 0
+
+
+def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
+    import numpy as np
+
+    from sketchauth.evaluate.rates import RatePoint
+
+    point = RatePoint.from_counts(
+        t, int(np.count_nonzero(genuine > t)), genuine.size, int(np.count_nonzero(impostor <= t)), impostor.size
+    )
+    return {k: point.to_dict()[k] for k in ("fnmr", "fnmr_ci", "fmr", "fmr_ci", "genuine_trials", "impostor_trials")}
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from sketchauth.errors import SketchAuthError
+    from sketchauth.evaluate.data import load_vectors
+    from sketchauth.features._trials import enrolment_trials, pair_scores
+    from sketchauth.features.pipeline import (
+        CodeOffsetPipeline,
+        IntervalPipeline,
+        ThermometerPipeline,
+        _abs_delta,
+        tolerance_path,
+    )
+    from sketchauth.features.transform import FeatureTransform
+
+    steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
+    summary: dict[str, Any] = {}
+    pipelines: dict[str, Any] = {}
+    with tqdm(total=len(steps), desc="features fit", unit="step", file=sys.stderr) as bar:
+        data = load_vectors(args.data)
+        fit, calibration, check = split_background(data, args.holdout, args.seed)
+        bar.update()
+        transform = FeatureTransform.fit(
+            fit, levels=args.levels, dimensions=args.dimensions, min_fisher_ratio=args.min_fisher_ratio
+        )
+        training = dict(transform.training)
+        training.update({"holdout": args.holdout, "split_seed": args.seed})
+        transform = FeatureTransform(
+            transform.mean, transform.scale, transform.projection, transform.fisher_ratios, transform.edges, training
+        )
+        bar.update()
+        m = args.enrol_samples
+        path = tolerance_path(transform, calibration, enrol_samples=m)
+        pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
+        bar.update()
+        pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
+            transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
+        )
+        bar.update()
+        try:
+            pipelines["code-offset"] = CodeOffsetPipeline.for_target_fnmr(
+                transform, calibration, bits=args.code_bits, target_fnmr=args.target_fnmr, enrol_samples=m
+            )
+        except SketchAuthError as exc:
+            summary["code-offset"] = {"unavailable": str(exc)}
+        bar.update()
+        trials = enrolment_trials(transform.project, check, m)
+        expected = {}
+        for name, pipeline in pipelines.items():
+            expected[name] = _expected(pipeline, transform, trials, path, pair_scores, _abs_delta, np)
+        bar.update()
+    Path(args.out).write_text(transform.to_json() + "\n", encoding="utf-8")
+    if args.pipelines:
+        directory = Path(args.pipelines)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, pipeline in pipelines.items():
+            (directory / f"{name}.json").write_text(pipeline.to_json() + "\n", encoding="utf-8")
+    summary.update(
+        {
+            "transform": str(args.out),
+            "background": {k: training[k] for k in ("identities", "samples", "features")},
+            "calibration_identities": int(np.unique(calibration.identities).size),
+            "check_identities": int(np.unique(check.identities).size),
+            "kept_dimensions": transform.dimensions,
+            "levels": transform.levels,
+            "bits_per_dimension": transform.level_bits,
+            "fisher_ratios_top": [round(float(x), 3) for x in transform.fisher_ratios[:8]],
+            "shrinkage": round(float(training["shrinkage"]), 6),
+            "enrol_samples": m,
+            "pipelines": {
+                name: {
+                    "scheme": p.sketch.scheme_name,
+                    "params": p.sketch.params() if name != "interval" else {"n": p.sketch.n, "dims": int(p.dims.size)},
+                    "loss_bound_bits": round(p.report().loss_bound_bits, 1),
+                    "secret_bits": round(p.secret_bits, 1),
+                    "expected_on_check": expected[name],
+                }
+                for name, p in pipelines.items()
+            },
+        }
+    )
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _expected(pipeline: Any, transform: Any, trials: Any, path: Any, pair_scores: Any, abs_delta: Any, np: Any) -> dict[str, Any]:
+    """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
+    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, byte_error_scores
+
+    if isinstance(pipeline, IntervalPipeline):
+        t_lv, p_lv = transform.quantise(trials.templates), transform.quantise(trials.probes)
+        v = np.full(transform.dimensions, transform.levels)
+        v[pipeline.dims] = pipeline.tolerances
+        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.any(abs_delta(a, b) >= v, axis=-1).astype(np.int64))
+        return _rates(genuine, impostor, 0)
+    if isinstance(pipeline, ThermometerPipeline):
+        t_lv = pipeline.levels(trials.templates[:, pipeline.dims])
+        p_lv = pipeline.levels(trials.probes[:, pipeline.dims])
+        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.abs(a - b).sum(axis=-1))
+        return _rates(genuine, impostor, pipeline.sketch.t)
+    genuine, impostor = byte_error_scores(transform, trials, pipeline.bits, pipeline.dims)
+    return _rates(genuine, impostor, pipeline.sketch.t)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from sketchauth.evaluate.data import LabelledVectors, load_vectors
+    from sketchauth.features.evaluation import evaluate_pipelines
+    from sketchauth.features.transform import FeatureTransform
+
+    with tqdm(total=3, desc="features evaluate", unit="step", file=sys.stderr) as bar:
+        transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
+        training = transform.training
+        _, calibration, check = split_background(
+            load_vectors(args.background), float(training.get("holdout", 0.3)), int(training.get("split_seed", 0))
+        )
+        # Both held-out parts build the interval path here: nothing is being checked on them.
+        calibration = LabelledVectors(
+            np.concatenate([calibration.identities, check.identities]),
+            np.concatenate([calibration.samples, check.samples]),
+        )
+        data = load_vectors(args.data)
+        bar.update()
+        kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
+        result = evaluate_pipelines(
+            transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
+            code_bits=args.code_bits, thermometer_resolution=args.resolution,
+        )
+        bar.update()
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "features.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        (out / "features.md").write_text(result.table(), encoding="utf-8")
+        if not args.no_plot:
+            result.plot(out / "features_det.png")
+        bar.update()
+    print(result.table())
+    return 0
+
+
+def add_features(sub: argparse._SubParsersAction) -> None:
+    """Add the ``features`` group and its sub-commands to the top-level parser."""
+    p = sub.add_parser("features", help="feature preparation: fit transforms, build and evaluate pipelines")
+    group = p.add_subparsers(dest="features_command", required=True, metavar="FEATURES")
+
+    s = group.add_parser("synth", help="write a synthetic labelled embedding population as CSV")
+    s.add_argument("--out", required=True, help="CSV to write (identity,f0,f1,...)")
+    s.add_argument("--identities", type=int, default=600, help="identities (default 600)")
+    s.add_argument("--samples", type=int, default=6, help="samples per identity (default 6)")
+    s.add_argument("--seed", type=int, default=1, help="seed of the people drawn (default 1)")
+    s.add_argument("--population-seed", type=int, default=0, help="seed of the population model (default 0)")
+    s.add_argument("--prefix", default="id", help="identity label prefix (default 'id')")
+    s.set_defaults(func=_synth)
+
+    f = group.add_parser("fit", help="fit a feature transform on background data and calibrate pipelines")
+    f.add_argument("--data", required=True, help="background population: CSV (identity,f1,...) or NPZ")
+    f.add_argument("--out", required=True, help="transform JSON to write")
+    f.add_argument("--pipelines", metavar="DIR", help="also write interval/thermometer/code-offset pipeline JSON here")
+    f.add_argument("--levels", type=int, default=32, help="quantiser levels, a power of two (default 32)")
+    f.add_argument("--dimensions", type=int, help="keep at most this many whitened dimensions")
+    f.add_argument("--min-fisher-ratio", type=float, default=0.05, help="smallest Fisher ratio kept (default 0.05)")
+    f.add_argument("--holdout", type=float, default=0.3, help="share of identities held out (default 0.3)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the identity split (default 0)")
+    f.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
+    f.add_argument("--target-fmr", type=float, default=1e-2, help="FMR the interval/thermometer pipelines aim at (default 0.01)")
+    f.add_argument("--target-fnmr", type=float, default=0.05, help="FNMR the code-offset pipeline aims at (default 0.05)")
+    f.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
+    f.add_argument("--resolution", type=float, default=0.15, help="thermometer step in weighted whitened units (default 0.15)")
+    f.set_defaults(func=_fit)
+
+    e = group.add_parser("evaluate", help="FNMR/FMR/EER of every pipeline vs the unprotected reference")
+    e.add_argument("--transform", required=True, help="transform JSON from 'features fit'")
+    e.add_argument("--background", required=True, help="the background data the transform was fitted on")
+    e.add_argument("--data", required=True, help="evaluation people (not in the background): CSV or NPZ")
+    e.add_argument("--out", required=True, help="directory for features.json, features.md, features_det.png")
+    e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
+    e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
+    e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
+    e.add_argument("--no-plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
+    e.set_defaults(func=_evaluate)
