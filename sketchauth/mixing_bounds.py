@@ -369,22 +369,27 @@ def _secret_account(
             )
         key = components[parent.key_index]
         if key.kind == "fuzzy":
-            bounds["two_fuzzy"] = _two_fuzzy(c, key, first=True)
+            bounds["two_fuzzy"] = _two_fuzzy(c, key, first=True, beta=parent.beta)
     if children:
         delta = next((e.delta for e in children if e.delta is not None), 0.0)
         extra = child_loss + (delta or 0.0)
         loss = None if loss is None else loss + extra
         bounds["theorem8"] = None if h is None else h + c.randomness_bits - c.sketch_bits - extra
         for e in children:
-            bounds[f"two_fuzzy_as_key_of_{e.sketch_index}"] = _two_fuzzy(components[e.sketch_index], c, first=False)
+            bounds[f"two_fuzzy_as_key_of_{e.sketch_index}"] = _two_fuzzy(components[e.sketch_index], c, first=False, beta=e.beta)
     if h is not None and loss is not None:
         loss = min(loss, h)
     return SecretAccount(index, c.name, c.kind, h, concat_loss, loss, diverted, bounds)
 
 
-def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool) -> float | None:
-    """The SPEC two-fuzzy-secret bound on ``b_1`` (``first``) or on ``b_2`` (the key's owner)."""
-    if b1.min_entropy is None or b2.min_entropy is None:
+def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool, beta: float | None) -> float | None:
+    """The SPEC two-fuzzy-secret bound on ``b_1`` (``first``) or on ``b_2`` (the key's owner).
+
+    The SPEC states them for a key recoverable from ``(S_1, Q)``; with ``β > 0`` (more extracted
+    keys than pads) the bound on ``b_1`` pays ``β`` as Theorem 7 does — without it the formula
+    could exceed ``H∞(b_1)`` itself.
+    """
+    if b1.min_entropy is None or b2.min_entropy is None or beta is None:
         return None
     _, _, delta, _ = _key_facts(b2)
     one, two = two_fuzzy_bounds(
@@ -394,7 +399,7 @@ def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool) -> float 
     # With the extractor output shorter than what is left in b_2, the key carries only ℓ bits.
     if first:
         key_entropy = _key_facts(b2)[0] or 0.0
-        return min(one, b1.min_entropy + key_entropy - b1.sketch_bits)
+        return min(one, b1.min_entropy + key_entropy - b1.sketch_bits) - beta
     return two
 
 
