@@ -1,0 +1,613 @@
+"""Unlinkability (ISO/IEC 30136 style) and reversibility of stored sketches (SPEC §6, §3.1).
+
+**The measures** (Gomez-Barrero et al., "General framework to evaluate unlinkability in
+biometric template protection systems", IEEE TIFS 2018). An attacker holds two sketches and
+computes a *linkage score*; mated pairs (two enrolments of one person) and non-mated pairs
+give two score distributions. :func:`linkability` histograms both on common bins over the joint
+range and, per bin ``s``, with ``LR(s) = p(s|mated) / p(s|non-mated)`` and
+``ω = P(mated)/P(non-mated)`` (default 1):
+
+* local ``D↔(s) = 2·ω·LR/(1 + ω·LR) − 1`` where ``ω·LR > 1``, else 0; 1 where the non-mated
+  mass is 0 but the mated one is not;
+* global ``D↔sys = Σ_s p(s|mated)·D↔(s)`` ∈ [0, 1]: 0 for identical distributions (fully
+  unlinkable), 1 for disjoint ones (fully linkable).
+
+Bins: integer-valued scores spanning at most :data:`MAX_UNIT_BINS` values get one bin per
+integer (counts are exact); otherwise :data:`DEFAULT_BINS` equal-width bins.
+
+**The attacks** — each scheme's natural linkage score, computed from real helper data:
+
+* interval (SPEC §2.1): the helper is ``b mod (2v−1)``; close templates give close residues, so
+  the score is the circular residue distance ``Σ_j min(δ_j, M_j − δ_j)``,
+  ``δ_j = (S_j − S'_j) mod M_j`` (low ⇒ mated);
+* asymmetric s1/s2 (SPEC §3.1): the adversaries of :mod:`sketchauth.evaluate.linkage` —
+  :func:`~sketchauth.evaluate.linkage.s1_linkage_score` on the published tolerances and
+  :func:`~sketchauth.evaluate.linkage.s2_similar_intervals` on the published partitions
+  (high ⇒ mated), with closeness ``τ`` (``tau``);
+* code-offset and PinSketch — *difference decoding*: both are linear, so the symbol-wise
+  difference of two sketches is a sketch of the difference (``(w ⊕ C(x)) ⊕ (w' ⊕ C(x')) =
+  (w ⊕ w') ⊕ C(x ⊕ x')``; syndromes add: ``s(A) ⊕ s(B) = s(A Δ B)``). Decoding that combined
+  sketch against the zero sample (the empty set) returns ``w ⊕ w'`` (``A Δ B``) whenever it has
+  weight at most ``t``; score = its weight, ``t + 1`` when decoding fails (low ⇒ mated). Built
+  with the schemes' own ``symbols``/``with_symbols``/``decode``;
+* fuzzy vaults — *differential cross-matching*: with vault values ``y``, ``y'`` over the same
+  slots, ``z = y − y'`` equals ``(F − F')(slot)`` on every slot genuine in both vaults (a
+  polynomial of degree ``≤ D``) and is uniform elsewhere. The attacker draws ``trials`` random
+  sets of ``D + 1`` slots, interpolates, and counts the slots agreeing with that polynomial;
+  score = the largest count (high ⇒ mated). A trial succeeds only if all ``D + 1`` slots are
+  common genuine slots, probability ``C(c, D+1)/C(N, D+1)`` for ``c`` common genuine among ``N``
+  slots — which is why complete vaults of useful size resist it; the report states the
+  budget and that probability.
+
+**Reversibility probe** (``reversibility``): what two linked sketches of one person give away
+about the template, where the algebra allows it:
+
+* interval: the same person enrolled in a second deployment with tolerance ``v + 1``: two
+  residues modulo ``2v − 1`` and ``2v + 1`` (coprime) pin ``b`` modulo their product by the
+  Chinese remainder theorem — exactly, once the product reaches ``n``;
+* asymmetric s1: the same CRT on features where the two enrolments' tolerances differ;
+* asymmetric s2: intervals present in both partitions with the same end points are almost
+  surely the secret interval: when exactly one interval of a feature is shared, it gives
+  ``(b, v)``;
+* code-offset / PinSketch: only the *difference* ``w ⊕ w'`` / ``A Δ B`` is learnt, no template
+  symbol — the recovered fraction is 0; the share of mated pairs whose difference was learnt is
+  reported;
+* vaults: the slots agreeing with the best differential polynomial, when it beats chance, are
+  genuine in both vaults: they name template elements.
+
+The fraction reported is over template features (or elements) of the *first* enrolment,
+averaged over mated pairs: ``1`` means the template is fully recovered from two sketches.
+
+Example::
+
+    >>> result = linkability([1, 1, 2, 2], [1, 1, 2, 2])
+    >>> result.d_sys
+    0.0
+    >>> linkability([5, 6], [1, 2]).d_sys
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.sketches.base import SecureSketch
+
+__all__ = [
+    "Linkability",
+    "linkability",
+    "LinkagePairs",
+    "link_pairs",
+    "LINKAGE_ATTACKS",
+    "UnlinkabilityResult",
+    "evaluate_unlinkability",
+    "interval_residue_distance",
+    "difference_decoding_score",
+    "vault_differential_score",
+    "crt_candidates",
+]
+
+#: Integer scores spanning at most this many values get one bin per integer.
+MAX_UNIT_BINS = 512
+#: Number of equal-width bins otherwise.
+DEFAULT_BINS = 100
+#: Random (D+1)-subsets the vault differential attacker tries per pair (default budget).
+VAULT_TRIALS = 64
+
+
+# -- the measures ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Linkability:
+    """Local and global linkability from mated and non-mated linkage scores."""
+
+    edges: np.ndarray
+    p_mated: np.ndarray
+    p_nonmated: np.ndarray
+    d_local: np.ndarray
+    d_sys: float
+    omega: float
+    mated_pairs: int
+    nonmated_pairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "d_sys": self.d_sys,
+            "omega": self.omega,
+            "mated_pairs": self.mated_pairs,
+            "nonmated_pairs": self.nonmated_pairs,
+            "bins": int(self.d_local.size),
+            "max_d_local": float(self.d_local.max()),
+        }
+
+
+def _bin_edges(scores: np.ndarray, bins: int | None) -> np.ndarray:
+    lo, hi = float(scores.min()), float(scores.max())
+    integral = bool(np.all(scores == np.round(scores)))
+    if bins is None and integral and hi - lo < MAX_UNIT_BINS:
+        return np.arange(lo - 0.5, hi + 1.0, 1.0)
+    count = DEFAULT_BINS if bins is None else bins
+    if hi == lo:
+        return np.array([lo - 0.5, hi + 0.5])
+    return np.linspace(lo, hi, count + 1)
+
+
+def linkability(
+    mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | None = None
+) -> Linkability:
+    """``D↔(s)`` per bin and ``D↔sys`` (formulas in the module docstring)."""
+    m = np.asarray(mated, dtype=float).ravel()
+    n = np.asarray(nonmated, dtype=float).ravel()
+    if m.size == 0 or n.size == 0:
+        raise ParameterError("linkability needs at least one mated and one non-mated score")
+    if not (np.all(np.isfinite(m)) and np.all(np.isfinite(n))):
+        raise ParameterError("linkage scores must be finite")
+    if not (np.isfinite(omega) and omega > 0):
+        raise ParameterError(f"omega must be a positive finite number, got {omega!r}")
+    if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1):
+        raise ParameterError(f"bins must be a positive integer, got {bins!r}")
+    edges = _bin_edges(np.concatenate([m, n]), bins)
+    p_m = np.histogram(m, edges)[0] / m.size
+    p_n = np.histogram(n, edges)[0] / n.size
+    d = np.zeros_like(p_m)
+    both = p_n > 0
+    wlr = omega * p_m[both] / p_n[both]
+    d[both] = np.where(wlr > 1.0, 2.0 * wlr / (1.0 + wlr) - 1.0, 0.0)
+    d[(~both) & (p_m > 0)] = 1.0
+    d_sys = float(np.clip(np.sum(p_m * d), 0.0, 1.0))
+    return Linkability(edges, p_m, p_n, d, d_sys, float(omega), int(m.size), int(n.size))
+
+
+# -- enrolling each person twice -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class LinkagePairs:
+    """Two enrolments per identity (helpers and secrets) and the mated/non-mated pair lists.
+
+    ``first[i]``/``second[i]`` are identity ``i``'s enrolments from two disjoint groups of its
+    samples; mated pairs are ``(i, i)``, non-mated ``(i, j ≠ i)`` (seeded choice).
+    """
+
+    first_helpers: tuple[bytes, ...]
+    second_helpers: tuple[bytes, ...]
+    first_secrets: tuple[Any, ...]
+    second_secrets: tuple[Any, ...]
+    nonmated: np.ndarray  # (2, P): first index, second index
+
+
+def link_pairs(
+    sketch: SecureSketch,
+    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    data: LabelledVectors | LabelledSets,
+    *,
+    enrol_samples: int = 1,
+    setting: Any = None,
+    nonmated_per_identity: int = 10,
+    seed: int = 0,
+    second_sketch: SecureSketch | None = None,
+) -> LinkagePairs:
+    """Enrol every identity with ``2·enrol_samples`` samples twice, with fresh randomness.
+
+    ``second_sketch`` (default: the same) enrols the second group — e.g. another deployment
+    with a different tolerance, for the reversibility probe.
+    """
+    second_sketch = second_sketch or sketch
+    groups = data.by_identity()
+    usable = [g for g in groups if len(g[1]) >= 2 * enrol_samples]
+    if len(usable) < 2:
+        raise ParameterError(f"need at least two identities with {2 * enrol_samples} samples each")
+    fh, sh, fs, ss = [], [], [], []
+    for _, samples in usable:
+        a, b = samples[:enrol_samples], samples[enrol_samples : 2 * enrol_samples]
+        raw_a, raw_b = enrol_fn(sketch, a, setting), enrol_fn(second_sketch, b, setting)
+        fh.append(sketch.encode(raw_a))
+        sh.append(second_sketch.encode(raw_b))
+        fs.append(sketch.check_secret(raw_a))
+        ss.append(second_sketch.check_secret(raw_b))
+    rng = np.random.default_rng(seed)
+    count = len(usable)
+    per = min(nonmated_per_identity, count - 1)
+    firsts, seconds = [], []
+    for i in range(count):
+        others = np.delete(np.arange(count), i)
+        chosen = np.sort(rng.choice(others, size=per, replace=False))
+        firsts.append(np.full(per, i))
+        seconds.append(chosen)
+    nonmated = np.vstack([np.concatenate(firsts), np.concatenate(seconds)]).astype(np.int64)
+    return LinkagePairs(tuple(fh), tuple(sh), tuple(fs), tuple(ss), nonmated)
+
+
+# -- scores -------------------------------------------------------------------------------------------------
+def interval_residue_distance(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
+    """Circular distance of the residues of two interval helpers (low ⇒ same person)."""
+    a, space = sketch.symbols(sketch.payload(helper_a))
+    b, _ = sketch.symbols(sketch.payload(helper_b))
+    moduli = space.moduli.astype(np.int64)  # type: ignore[union-attr]
+    delta = (a.astype(np.int64) - b.astype(np.int64)) % moduli
+    return float(np.minimum(delta, moduli - delta).sum())
+
+
+def _zero_sample(sketch: SecureSketch) -> Any:
+    return bytes(sketch.n) if sketch.scheme_name == "code-offset" else []  # type: ignore[attr-defined]
+
+
+def difference_decoding(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> Any:
+    """Decode the symbol-wise difference of two linear sketches against the zero sample.
+
+    Returns the difference of the secrets (``w ⊕ w'`` as bytes, ``A Δ B`` as a sorted array)
+    when it is within the sketch's tolerance; raises :class:`DecodeError` otherwise.
+    """
+    a, _ = sketch.symbols(sketch.payload(helper_a))
+    b, _ = sketch.symbols(sketch.payload(helper_b))
+    combined = sketch.with_symbols(helper_a, a ^ b)
+    return sketch.decode(combined, _zero_sample(sketch))
+
+
+def difference_decoding_score(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
+    """Weight of the decoded difference, ``t + 1`` when it does not decode (low ⇒ same person)."""
+    try:
+        diff = difference_decoding(sketch, helper_a, helper_b)
+    except DecodeError:
+        return float(sketch.t + 1)  # type: ignore[attr-defined]
+    if isinstance(diff, bytes):
+        return float(sum(1 for x in diff if x))
+    return float(len(diff))
+
+
+def _inverse_mod(a: np.ndarray, p: int) -> np.ndarray:
+    """``a^(p−2) mod p`` by square-and-multiply on arrays (p prime, entries non-zero)."""
+    result = np.ones_like(a)
+    base = a % p
+    e = p - 2
+    while e:
+        if e & 1:
+            result = result * base % p
+        base = base * base % p
+        e >>= 1
+    return result
+
+
+def _vault_values(sketch: SecureSketch, helper: bytes) -> tuple[np.ndarray, int, int]:
+    values, space = sketch.symbols(sketch.payload(helper))
+    field_size = int(space.moduli[0])  # type: ignore[index]
+    degree = int(sketch.k) - 1  # type: ignore[attr-defined]
+    return values.astype(np.int64), field_size, degree
+
+
+def _excluding_products(x: np.ndarray, p: int) -> np.ndarray:
+    """``out[..., j] = Π_{k≠j} x[..., k] mod p`` via prefix and suffix products (no inverses)."""
+    width = x.shape[-1]
+    prefix = np.ones_like(x)
+    suffix = np.ones_like(x)
+    for k in range(1, width):
+        prefix[..., k] = prefix[..., k - 1] * x[..., k - 1] % p
+        suffix[..., width - 1 - k] = suffix[..., width - k] * x[..., width - k] % p
+    return prefix * suffix % p
+
+
+def _differential_best(
+    z: np.ndarray, field_size: int, degree: int, trials: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Agreeing-slot mask of the best of ``trials`` random interpolations of ``z``.
+
+    All trials at once: for nodes ``x_0..x_D`` of a trial, the interpolant at slot ``x`` is
+    ``Σ_j z(x_j)·Π_{k≠j}(x − x_k) / Π_{k≠j}(x_j − x_k)`` mod P. Values stay below P ≤ 2^21, so
+    every product of two fits in int64.
+    """
+    slots = z.size
+    width = degree + 1
+    if width > slots:
+        return np.zeros(slots, dtype=bool)
+    nodes = np.argsort(rng.random((trials, slots)), axis=1)[:, :width]  # distinct per trial
+    points = np.arange(slots, dtype=np.int64)
+    numer = _excluding_products((points[None, :, None] - nodes[:, None, :]) % field_size, field_size)
+    gaps = (nodes[:, :, None] - nodes[:, None, :]) % field_size
+    gaps[:, np.arange(width), np.arange(width)] = 1
+    denom = np.ones((trials, width), dtype=np.int64)
+    for k in range(width):
+        denom = denom * gaps[:, :, k] % field_size
+    weights = _inverse_mod(denom, field_size) * z[nodes] % field_size  # trials × width
+    value = np.zeros((trials, slots), dtype=np.int64)
+    for j in range(width):
+        value = (value + numer[:, :, j] * weights[:, j : j + 1]) % field_size
+    agree = value == z[None, :]
+    return agree[int(np.argmax(agree.sum(axis=1)))]
+
+
+def vault_differential_score(
+    sketch: SecureSketch, helper_a: bytes, helper_b: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0
+) -> tuple[float, np.ndarray]:
+    """Best agreement count of the differential attack and the agreeing-slot mask."""
+    ya, field_size, degree = _vault_values(sketch, helper_a)
+    yb, _, _ = _vault_values(sketch, helper_b)
+    best = _differential_best((ya - yb) % field_size, field_size, degree, trials, np.random.default_rng(seed))
+    return float(best.sum()), best
+
+
+# -- CRT reversibility ---------------------------------------------------------------------------------
+def crt_candidates(r1: np.ndarray, m1: np.ndarray, r2: np.ndarray, m2: np.ndarray, n: int) -> np.ndarray:
+    """Per feature, the unique ``b ∈ [0, n)`` with ``b ≡ r1 (m1)`` and ``b ≡ r2 (m2)``, else −1.
+
+    Vectorised by listing every ``b = r1 + k·m1 < n`` (at most ``n/m1`` per feature) and keeping
+    those with the right residue modulo ``m2``. −1 marks "not determined" in this internal array
+    (zero or several consistent values); callers turn it into a fraction, never a result.
+    """
+    r1, m1, r2, m2 = (np.asarray(x, dtype=np.int64) for x in (r1, m1, r2, m2))
+    steps = np.arange(-(-n // int(m1.min())), dtype=np.int64)
+    cand = r1[:, None] + steps[None, :] * m1[:, None]
+    ok = (cand < n) & (cand % m2[:, None] == r2[:, None])
+    unique = ok.sum(axis=1) == 1
+    return np.where(unique, np.where(ok, cand, 0).sum(axis=1), -1)
+
+
+# -- per-scheme attacks ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Attack:
+    """A scheme's linkage attack: how scores are computed and what its reversibility probe does."""
+
+    name: str
+    higher_is_mated: bool
+    score: Callable[..., float]
+    description: str
+
+
+def _s1_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
+    from sketchauth.evaluate.linkage import s1_linkage_score
+
+    return float(s1_linkage_score(sketch.published_tolerances(ha), sketch.published_tolerances(hb), tau))  # type: ignore[attr-defined]
+
+
+def _s2_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
+    from sketchauth.evaluate.linkage import s2_similar_intervals
+
+    return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))  # type: ignore[attr-defined]
+
+
+def _residue_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+    return interval_residue_distance(sketch, ha, hb)
+
+
+def _difference_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+    return difference_decoding_score(sketch, ha, hb)
+
+
+def _vault_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any) -> float:
+    return vault_differential_score(sketch, ha, hb, trials=trials, seed=seed)[0]
+
+
+LINKAGE_ATTACKS: dict[str, Attack] = {
+    "interval": Attack("residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"),
+    "asymmetric-interval/s1": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
+    "asymmetric-interval/s2": Attack("s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"),
+    "code-offset": Attack("difference-decoding", False, _difference_score, "weight of decode(S xor S', 0)"),
+    "pinsketch": Attack("difference-decoding", False, _difference_score, "size of decode(s(A) xor s(B), {})"),
+    "fuzzy-vault": Attack("differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"),
+    "weighted-vault": Attack("differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"),
+}
+
+
+def _attack_key(sketch: SecureSketch) -> str:
+    if sketch.scheme_name == "asymmetric-interval":
+        return f"asymmetric-interval/{sketch.scheme}"  # type: ignore[attr-defined]
+    return sketch.scheme_name
+
+
+# -- reversibility probes ---------------------------------------------------------------------------------
+def _reversibility_interval(sketch: SecureSketch, pairs: LinkagePairs, second: SecureSketch) -> dict[str, Any]:
+    recovered = []
+    for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+        ra, sa = sketch.symbols(sketch.payload(ha))
+        rb, sb = second.symbols(second.payload(hb))
+        cand = crt_candidates(ra, sa.moduli, rb, sb.moduli, sketch.n)  # type: ignore[attr-defined, arg-type]
+        recovered.append(float(np.mean(cand == np.asarray(secret))))
+    return {
+        "applicable": True,
+        "method": "CRT of residues under tolerances v and v+1 (a second deployment)",
+        "second_params": second.params(),
+        "recovered_fraction": float(np.mean(recovered)),
+    }
+
+
+def _reversibility_s1(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+    recovered = []
+    for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+        va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)  # type: ignore[attr-defined]
+        ra, _ = sketch.symbols(sketch.payload(ha))
+        rb, _ = sketch.symbols(sketch.payload(hb))
+        cand = crt_candidates(ra, 2 * va - 1, rb, 2 * vb - 1, sketch.n)  # type: ignore[attr-defined]
+        recovered.append(float(np.mean((cand == b) & (va != vb))))
+    return {
+        "applicable": True,
+        "method": "CRT of residues on features whose clear tolerances differ between enrolments",
+        "recovered_fraction": float(np.mean(recovered)),
+    }
+
+
+def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+    recovered = []
+    for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+        hits = 0
+        for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb))):  # type: ignore[attr-defined]
+            ia = set(zip(pa[:-1].tolist(), pa[1:].tolist()))
+            shared = ia & set(zip(pb[:-1].tolist(), pb[1:].tolist()))
+            if len(shared) == 1:
+                lo, hi = next(iter(shared))
+                hits += int((lo + hi) // 2 == b[j] and (hi - lo) // 2 == v[j])
+        recovered.append(hits / len(b))
+    return {
+        "applicable": True,
+        "method": "the single interval shared by both partitions of a feature gives (b, v)",
+        "recovered_fraction": float(np.mean(recovered)),
+    }
+
+
+def _reversibility_difference(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+    learnt = 0
+    for ha, hb in zip(pairs.first_helpers, pairs.second_helpers):
+        try:
+            difference_decoding(sketch, ha, hb)
+            learnt += 1
+        except DecodeError:
+            pass
+    return {
+        "applicable": False,
+        "method": "linear sketch: two sketches give only the difference of the secrets, no template symbol",
+        "recovered_fraction": 0.0,
+        "difference_learnt_fraction": learnt / len(pairs.first_helpers),
+    }
+
+
+def _reversibility_vault(
+    sketch: SecureSketch, pairs: LinkagePairs, mated: Sequence[tuple[float, np.ndarray]], chance: float
+) -> dict[str, Any]:
+    recovered = []
+    q = int(getattr(sketch, "q", 1)) if sketch.scheme_name == "weighted-vault" else 1
+    for (score, mask), secret in zip(mated, pairs.first_secrets):
+        elements = secret[0] if isinstance(secret, tuple) else secret
+        # Only a polynomial beating every non-mated pair's best (chance level) names genuine slots.
+        if score <= chance:
+            recovered.append(0.0)
+            continue
+        named = np.unique(np.flatnonzero(mask) // q)
+        recovered.append(float(np.isin(np.asarray(elements), named).mean()))
+    return {
+        "applicable": True,
+        "method": "slots agreeing with the best differential polynomial, when it beats every non-mated pair, name template elements",
+        "recovered_fraction": float(np.mean(recovered)),
+    }
+
+
+# -- the evaluation -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UnlinkabilityResult:
+    """Linkage scores, the Gomez-Barrero measures and the reversibility probe for one scheme."""
+
+    scheme: str
+    params: dict[str, Any]
+    attack: str
+    description: str
+    higher_is_mated: bool
+    mated_scores: np.ndarray
+    nonmated_scores: np.ndarray
+    measures: Linkability
+    reversibility: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme,
+            "params": dict(self.params),
+            "attack": self.attack,
+            "description": self.description,
+            "higher_is_mated": self.higher_is_mated,
+            "mated_mean": float(self.mated_scores.mean()),
+            "nonmated_mean": float(self.nonmated_scores.mean()),
+            **self.measures.to_dict(),
+            "reversibility": dict(self.reversibility),
+            "extra": dict(self.extra),
+        }
+
+
+def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
+    """Mean over mated pairs of ``C(c, D+1)/C(N, D+1)``: the chance that one random node set of
+    the differential attack is all common genuine slots (``c`` counted from the secrets; for the
+    weighted vault the genuine slots are random per enrolment, so ``c`` uses common elements'
+    smaller weight — an upper bound on the expected common slots)."""
+    from math import comb
+
+    degree = int(sketch.k) - 1  # type: ignore[attr-defined]
+    slots = int(getattr(sketch, "slots", getattr(sketch, "p", 0)))
+    probs = []
+    for a, b in zip(pairs.first_secrets, pairs.second_secrets):
+        if isinstance(a, tuple):
+            common, ia, ib = np.intersect1d(a[0], b[0], return_indices=True)
+            c = int(np.minimum(a[1][ia], b[1][ib]).sum())
+        else:
+            c = int(np.intersect1d(a, b).size)
+        probs.append(comb(c, degree + 1) / comb(slots, degree + 1))
+    return float(np.mean(probs))
+
+
+def _second_interval(sketch: SecureSketch) -> SecureSketch:
+    from sketchauth.sketches.interval import IntervalSketch
+
+    v = sketch.v + 1  # type: ignore[attr-defined]
+    return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step)  # type: ignore[attr-defined]
+
+
+def evaluate_unlinkability(
+    sketch: SecureSketch,
+    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    data: LabelledVectors | LabelledSets,
+    *,
+    enrol_samples: int = 1,
+    setting: Any = None,
+    nonmated_per_identity: int = 10,
+    omega: float = 1.0,
+    bins: int | None = None,
+    tau: int = 2,
+    trials: int = VAULT_TRIALS,
+    seed: int = 0,
+    progress: bool = False,
+) -> UnlinkabilityResult:
+    """Enrol every identity twice, score mated and non-mated pairs, measure, probe reversibility."""
+    key = _attack_key(sketch)
+    if key not in LINKAGE_ATTACKS:
+        raise ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(sorted(LINKAGE_ATTACKS))}")
+    attack = LINKAGE_ATTACKS[key]
+    pairs = link_pairs(
+        sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, nonmated_per_identity=nonmated_per_identity, seed=seed
+    )
+    people = len(pairs.first_helpers)
+    all_pairs = [(i, i) for i in range(people)] + list(zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist()))
+    iterator: Sequence[tuple[int, int]] | Any = all_pairs
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(all_pairs, desc=f"linkage {key}", unit="pair", leave=False)
+    is_vault = key in ("fuzzy-vault", "weighted-vault")
+    scores, masks = [], []
+    for k, (i, j) in enumerate(iterator):
+        if is_vault and k < people:
+            # Keep the mated pairs' agreeing slots for the reversibility probe.
+            score, mask = vault_differential_score(sketch, pairs.first_helpers[i], pairs.second_helpers[j], trials=trials, seed=seed + k)
+            masks.append((score, mask))
+        else:
+            score = attack.score(sketch, pairs.first_helpers[i], pairs.second_helpers[j], tau=tau, trials=trials, seed=seed + k)
+        scores.append(score)
+    mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
+    measures = linkability(mated, nonmated, omega=omega, bins=bins)
+    extra: dict[str, Any] = {}
+    if key == "interval":
+        second = _second_interval(sketch)
+        rev_pairs = link_pairs(sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second)
+        reversibility = _reversibility_interval(sketch, rev_pairs, second)
+    elif key == "asymmetric-interval/s1":
+        reversibility = _reversibility_s1(sketch, pairs)
+    elif key == "asymmetric-interval/s2":
+        reversibility = _reversibility_s2(sketch, pairs)
+    elif key in ("code-offset", "pinsketch"):
+        reversibility = _reversibility_difference(sketch, pairs)
+    else:
+        reversibility = _reversibility_vault(sketch, pairs, masks, float(nonmated.max()))
+        extra["success_probability_per_trial"] = _trial_success(sketch, pairs)
+        extra["trials_per_pair"] = trials
+        extra["degree"] = int(sketch.k) - 1  # type: ignore[attr-defined]
+    if key.startswith("asymmetric"):
+        extra["tau"] = tau
+    return UnlinkabilityResult(
+        scheme=sketch.scheme_name,
+        params=sketch.params(),
+        attack=attack.name,
+        description=attack.description,
+        higher_is_mated=attack.higher_is_mated,
+        mated_scores=mated,
+        nonmated_scores=nonmated,
+        measures=measures,
+        reversibility=reversibility,
+        extra=extra,
+    )
