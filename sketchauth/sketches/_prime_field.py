@@ -69,6 +69,9 @@ __all__ = [
 #: Moduli must stay below this so that a product of two residues fits in int64.
 MAX_MODULUS = 2**31
 
+#: inv_mod inverts up to this many values one by one with Python's pow.
+_SCALAR_INVERSES = 8
+
 # Deterministic Miller–Rabin: these bases decide primality for every n < 3,215,031,751.
 _MR_BASES = (2, 3, 5, 7)
 
@@ -128,6 +131,10 @@ def uniform_below(bound: int, count: int) -> np.ndarray:
 def inv_mod(a: np.ndarray, p: int) -> np.ndarray:
     """Elementwise inverse mod prime ``p`` (``a^(p−2)``, square-and-multiply); 0 maps to 0."""
     base = np.asarray(a, dtype=np.int64) % p
+    if base.size <= _SCALAR_INVERSES:
+        # A few values (one pivot per system in a small batch): Python's pow is far cheaper
+        # than ~2·log2(p) numpy calls.
+        return np.array([pow(int(v), p - 2, p) if v else 0 for v in base.ravel()], dtype=np.int64).reshape(base.shape)
     zero = base == 0
     result = np.ones_like(base)
     exponent = p - 2
@@ -177,15 +184,21 @@ def solve_mod(A: np.ndarray, b: np.ndarray, p: int) -> tuple[np.ndarray, np.ndar
         if not has_pivot.any():
             continue
         sel = np.flatnonzero(has_pivot)
+        # Work in place when every system has a pivot here (the usual case), else on a copy.
+        sub = M if sel.size == B else M[sel]
+        idx = np.arange(sel.size)
         r = next_row[sel]
         found = candidates[sel].argmax(axis=1)
-        pivot_rows = M[sel, found].copy()
-        M[sel, found] = M[sel, r]
+        pivot_rows = sub[idx, found]
+        sub[idx, found] = sub[idx, r]
         pivot_rows = pivot_rows * inv_mod(pivot_rows[:, col], p)[:, None] % p
-        M[sel, r] = pivot_rows
-        factors = M[sel, :, col].copy()
-        factors[np.arange(sel.size), r] = 0
-        M[sel] = (M[sel] - factors[:, :, None] * pivot_rows[:, None, :]) % p
+        sub[idx, r] = pivot_rows
+        factors = sub[:, :, col].copy()
+        factors[idx, r] = 0
+        sub -= factors[:, :, None] * pivot_rows[:, None, :]
+        sub %= p
+        if sub is not M:
+            M[sel] = sub
         pivot_col[sel, r] = col
         next_row[sel] += 1
     # Rows at or below next_row have no pivot: all-zero coefficients, so their rhs must be 0.

@@ -272,7 +272,9 @@ class FuzzyVault(SecureSketch):
     polynomials within ``t``. Beyond ``t`` decode raises :class:`DecodeError` unless the vault
     holds a *spurious* polynomial of the same degree within ``t`` of the sample whose agreeing set
     has exactly ``m`` elements (likely only for small ``p``; :func:`spurious_polynomials`); then
-    it returns that other set, and the caller's hash check rejects it.
+    it returns that other set, and the caller's hash check rejects it. With ``t = 0`` every
+    ``m`` points interpolate, so a wrong sample is caught only by that size check (the
+    ``p − m`` chaff values each match the interpolant with probability ``1/(p−1)``).
 
     Accounting (SPEC §1, §2.2): the helper is any vector of ``F_p^p``, ``|S| = p·log2 p``.
     Given ``(d, S)``, ``F`` is the interpolant of the ``m ≥ k`` points on ``d`` and each offset is
@@ -588,14 +590,18 @@ class WeightedFuzzyVault(SecureSketch):
         e, w = self.check_secret(secret)
         return struct.pack(">I", e.shape[0]) + pack_uints(e, self._element_width) + pack_uints(w, self._weight_width)
 
-    def draw_randomness(self, secret: Any) -> WeightedVaultRandomness:
-        _, weights = secret
+    def _draw_genuine_slots(self, weights: np.ndarray) -> np.ndarray:
+        """For each enrolled element, ``v`` distinct slot indices of ``[0, q)``, uniformly, ascending."""
         rng = _secrets.SystemRandom()
         # One draw per enrolled element (at most g of them), not per slot: not a hot loop.
         chosen = [sorted(rng.sample(range(self.q), int(v))) for v in weights]
+        return np.array([j for group in chosen for j in group], dtype=np.int64)
+
+    def draw_randomness(self, secret: Any) -> WeightedVaultRandomness:
+        _, weights = secret
         return WeightedVaultRandomness(
             uniform_below(self.field_size, self.k),
-            np.array([j for group in chosen for j in group], dtype=np.int64),
+            self._draw_genuine_slots(weights),
             uniform_below(self.field_size - 1, self.slots - self.g),
         )
 
@@ -715,7 +721,7 @@ class WeightedFuzzyVault(SecureSketch):
         helpers: list[bytes] = []
         for rows in _chunks(len(checked)):
             batch = checked[rows]
-            genuine = np.stack([self._genuine(s, self.draw_randomness(s).genuine_slots) for s in batch])
+            genuine = np.stack([self._genuine(s, self._draw_genuine_slots(s[1])) for s in batch])
             coeffs = uniform_below(self.field_size, len(batch) * self.k).reshape(len(batch), self.k)
             offsets = uniform_below(self.field_size - 1, len(batch) * (self.slots - self.g))
             values = self._vault_values(genuine, coeffs, offsets.reshape(len(batch), -1))
