@@ -118,6 +118,54 @@ def _add_evaluate_linkage(sub: argparse._SubParsersAction) -> None:
 _EVALUATE_COMMANDS.append(_add_evaluate_linkage)
 
 
+def _evaluate_guessing(args: argparse.Namespace) -> int:
+    from sketchauth.evaluate.guessing import guessing_experiment
+
+    if args.family == "chaff":
+        from sketchauth.sketches.chaff import ChaffPointSketch
+
+        sketch = ChaffPointSketch(args.universe, args.min_distance, args.points)
+    else:
+        from sketchauth.sketches.interval import IntervalSketch
+
+        sketch = IntervalSketch(n=args.n, v=args.v, features=args.features)
+    result = guessing_experiment(
+        sketch, args.key_bits, args.trials, args.seed,
+        estimate_encodings=args.estimate, mixing=args.mixing, progress=True,
+    )
+    text = json.dumps(result.to_dict(), indent=2)
+    if args.json in (None, "-"):
+        print(text)
+    else:
+        with open(args.json, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+        print(f"{result.scheme}: success {result.success_rate:.6f} vs baseline {result.baseline:.6f} -> {args.json}")
+    return 0
+
+
+def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "guessing", help="key-guessing attack on a format-preserving mixed sketch (SPEC 4)"
+    )
+    p.add_argument("--family", choices=("chaff", "interval"), default="chaff", help="sketch family (default chaff)")
+    p.add_argument("--universe", type=int, default=16, help="chaff: points of Z_n (default 16)")
+    p.add_argument("--min-distance", type=int, default=2, help="chaff: minimum distance (default 2)")
+    p.add_argument("--points", type=int, default=1, help="chaff: genuine points (default 1)")
+    p.add_argument("--n", type=int, default=16, help="interval: feature universe (default 16)")
+    p.add_argument("--v", type=int, default=3, help="interval: tolerance (default 3)")
+    p.add_argument("--features", type=int, default=1, help="interval: features (default 1)")
+    p.add_argument("--key-bits", type=int, default=4, help="key length L_k in bits (default 4)")
+    p.add_argument("--trials", type=int, default=100_000, help="attacks simulated (default 100000)")
+    p.add_argument("--estimate", type=int, default=None, help="encodings estimating the sketch distribution (default max(10*trials, 1e5))")
+    p.add_argument("--mixing", choices=("pad", "shake", "shift"), default="pad", help="mixing function (default pad)")
+    p.add_argument("--seed", type=int, default=1, help="simulation seed (default 1)")
+    p.add_argument("--json", metavar="OUT", help="write the JSON result to OUT instead of stdout")
+    p.set_defaults(func=_evaluate_guessing)
+
+
+_EVALUATE_COMMANDS.append(_add_evaluate_guessing)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sketchauth`` command."""
     parser = argparse.ArgumentParser(
