@@ -59,6 +59,8 @@ __all__ = ["FMR_TARGETS", "GOAL_RATIO", "OperatingPoint", "MatcherResult", "Feat
 FMR_TARGETS = (1e-2, 1e-3, 1e-4)
 #: Issue 8's goal: best protected FNMR at FMR 1% within this factor of the reference's.
 GOAL_RATIO = 1.25
+#: enrol_interval margin for the asymmetric pipeline in evaluations (a fixed floor on every tolerance).
+ASYMMETRIC_MARGIN = 3
 PIPELINE_KINDS = ("interval", "asymmetric-interval", "code-offset", "thermometer")
 
 
@@ -328,7 +330,7 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
     b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
     spread = levels.astype(np.float64).std(axis=1, ddof=1)
     probes = transform.quantise(trials.probes)
-    margin = 1
+    margin = ASYMMETRIC_MARGIN
 
     def score(template: np.ndarray, probe: np.ndarray) -> np.ndarray:
         # Accepted at scale c iff for all j: min(q, max(1, ⌈c·s_j⌉ + margin)) > |Δ_j|,

@@ -319,7 +319,11 @@ def _greedy_path(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
         gain_p = log_p[rows, nxt] - log_p[rows, v - 1]
         cost_q = np.maximum(log_q[rows, nxt] - log_q[rows, v - 1], 1e-12)
         gain = np.where(open_, gain_p / cost_q, -np.inf)
-        v[int(np.argmax(gain))] += 1
+        if gain.max() > 0:
+            v[int(np.argmax(gain))] += 1
+        else:
+            # No measurable genuine gain left anywhere: widen where impostors gain least.
+            v[int(np.argmin(np.where(open_, cost_q, np.inf)))] += 1
         path.append(v.copy())
     return np.array(path, dtype=np.int64)
 

@@ -1,0 +1,203 @@
+"""Pipelines: tolerance path, enrol/verify through the real schemes, t selection, JSON configuration."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sketchauth.enrolment import hasher
+from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.features.evaluation import check_through_scheme
+from sketchauth.features.pipeline import (
+    AsymmetricIntervalPipeline,
+    CodeOffsetPipeline,
+    IntervalPipeline,
+    ThermometerPipeline,
+    choose_error_tolerance,
+    load_pipeline,
+    tolerance_path,
+)
+from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.base import load_sketch
+
+POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
+# A population easy enough for byte-level code-offset: flat spectrum, tiny noise.
+EASY = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.02, between_decay=1.0, seed=6)
+TEST_HASH = hasher("test")
+
+
+@pytest.fixture(scope="module")
+def transform() -> FeatureTransform:
+    return FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    return POP.draw(60, 5, seed=2)
+
+
+@pytest.fixture(scope="module")
+def people():
+    return POP.draw(50, 5, seed=3)
+
+
+@pytest.fixture(scope="module")
+def path(transform, heldout):
+    return tolerance_path(transform, heldout)
+
+
+def test_tolerance_path_is_nested_one_level_at_a_time(path, transform) -> None:
+    v = path.tolerances
+    assert v.shape == (1 + 16 * 15, 16)
+    assert np.all(v[0] == 1) and np.all(v[-1] == 16)
+    steps = np.diff(v, axis=0)
+    assert np.all(steps.sum(axis=1) == 1) and np.all(steps >= 0)
+    assert np.all(np.diff(path.fmr) >= 0) and np.all(np.diff(path.fnmr) <= 0)
+    assert (path.genuine_trials, path.impostor_trials) == (240, 14160)
+
+
+def test_interval_pipeline_for_one_percent_fixed_seed(path, transform, heldout) -> None:
+    step = path.step_for_fmr(1e-2)
+    assert step == 162
+    assert round(path.fmr[step] * path.impostor_trials) == 136  # ≤ 141.6 = 1% of 14160
+    assert round(path.fnmr[step] * path.genuine_trials) == 3
+    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    assert pipeline.dims.tolist() == [0, 1, 2, 3, 4, 5, 8, 13]
+    assert pipeline.tolerances.tolist() == [4, 6, 5, 6, 6, 6, 9, 8]
+    report = pipeline.report()
+    expected = float(np.log2(np.minimum(2 * np.array([4, 6, 5, 6, 6, 6, 9, 8]) - 1, 16)).sum())  # min(2v − 1, n)
+    assert report.loss_bound_bits == pytest.approx(expected)
+    assert report.extra["secret_bits"] == 32.0 and report.extra["transform"] == transform.fingerprint
+
+
+def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) -> None:
+    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    person = people.samples[people.identities == 0]
+    record = pipeline.enrol(person[:1], password_hasher=TEST_HASH)
+    # Only helper data and a hash are stored; the helper is a plain interval-sketch record.
+    assert load_sketch(record.helper) == pipeline.sketch
+    outcomes = [pipeline.verify(record, x, password_hasher=TEST_HASH) for x in person[1:]]
+    assert outcomes == [True, True, True, True]
+    other = people.samples[people.identities == 1][0]
+    assert pipeline.verify(record, other, password_hasher=TEST_HASH) is False
+
+
+def test_vectorised_rules_match_the_real_schemes(transform, heldout, people) -> None:
+    for pipeline in (
+        IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
+        ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
+    ):
+        assert check_through_scheme(pipeline, people, probes=15) == 0
+    asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3)
+    assert check_through_scheme(asym, people, enrol_samples=3, probes=10) == 0
+
+
+def test_thermometer_pipeline_fixed_seed(transform, heldout, people) -> None:
+    pipeline = ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    assert pipeline.sketch.params() == {"m": 11, "t": 97}
+    assert int(np.sum(pipeline.counts - 1)) <= 2**11 - 1
+    genuine, impostor = pipeline.level_distances(people, enrol_samples=1)
+    assert (int(np.sum(genuine > 97)), genuine.size) == (0, 200)
+    assert (int(np.sum(impostor <= 97)), impostor.size) == (45, 9800)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-8, 8, allow_nan=False), min_size=32, max_size=32))
+def test_thermometer_set_difference_is_the_l1_level_distance(transform, values) -> None:
+    pipeline = ThermometerPipeline.with_resolution(transform, enrol_samples=1, resolution=0.3, t=5)
+    y = np.array(values).reshape(2, 16)
+    a, b = pipeline._set(y[0]), pipeline._set(y[1])
+    distance = int(np.abs(pipeline.levels(y[0]) - pipeline.levels(y[1])).sum())
+    assert np.setxor1d(a, b).size == distance
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_interval_pipeline_recovers_iff_every_level_is_within_tolerance(transform, seed) -> None:
+    rng = np.random.default_rng(seed)
+    pipeline = IntervalPipeline(transform, [0, 3, 7], [3, 2, 5])
+    enrol_x, probe = rng.normal(0, 3, size=(2, transform.features))
+    secret = pipeline.secret_from_samples(enrol_x)
+    sample = pipeline.sample_transform(probe)
+    close = bool(np.all(np.abs(sample - secret) < [3, 2, 5]))
+    assert pipeline.accepts(enrol_x, probe) is close
+
+
+def test_code_offset_t_from_target_fnmr_fixed_seed() -> None:
+    t = FeatureTransform.fit(EASY.draw(120, 4, seed=1), levels=8)
+    held = EASY.draw(60, 4, seed=2)
+    choice = choose_error_tolerance(t, held, bits=1, target_fnmr=0.1)
+    assert (choice.t, choice.dims.size, choice.fnmr, choice.fmr) == (1, 24, 0.0, 0.0)
+    assert (choice.genuine_trials, choice.impostor_trials) == (180, 10620)
+    pipeline = CodeOffsetPipeline.for_target_fnmr(t, held, bits=1, target_fnmr=0.1)
+    assert pipeline.sketch.params() == {"n": 3, "t": 1}
+    assert pipeline.report().loss_bound_bits == 16.0 and pipeline.secret_bits == 24.0
+    people = EASY.draw(30, 3, seed=3)
+    assert check_through_scheme(pipeline, people) == 0
+    person = people.samples[:3]
+    record = pipeline.enrol(person[:1], password_hasher=TEST_HASH)
+    assert pipeline.verify(record, person[1], password_hasher=TEST_HASH)
+
+
+def test_code_offset_unreachable_target_says_the_best(transform, heldout) -> None:
+    with pytest.raises(ParameterError, match=r"no t <= \d+ reaches FNMR 0.05 .*best"):
+        choose_error_tolerance(transform, heldout, bits=4, target_fnmr=0.05)
+
+
+def test_asymmetric_pipeline_enrols_from_several_samples(transform, people) -> None:
+    pipeline = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3)
+    person = people.samples[people.identities == 2]
+    b, v = pipeline.secret_from_samples(person[:3])
+    assert b.shape == v.shape == (16,) and np.all((v >= 1) & (v <= 8))
+    record = pipeline.enrol(person[:3], password_hasher=TEST_HASH)
+    assert record.report.loss_bound_bits == pytest.approx(16 * (1 + 2 * 3))
+    with pytest.raises(SampleError):
+        pipeline.enrol(person[:1], password_hasher=TEST_HASH)
+
+
+@pytest.mark.parametrize("kind", ["interval", "thermometer", "asymmetric"])
+def test_configuration_round_trip(kind, transform, heldout, people) -> None:
+    if kind == "interval":
+        pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    elif kind == "thermometer":
+        pipeline = ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    else:
+        pipeline = AsymmetricIntervalPipeline(transform, [0, 2, 4], q=6, scale=2.0, margin=2)
+    again = load_pipeline(pipeline.to_json())
+    assert again == pipeline and type(again) is type(pipeline)
+    x = people.samples[:3]
+    a, b = again.secret_from_samples(x), pipeline.secret_from_samples(x)
+    assert again.sketch.secret_bytes(a) == pipeline.sketch.secret_bytes(b)
+
+
+def test_configuration_is_checked(transform, heldout) -> None:
+    raw = json.loads(IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2).to_json())
+    for change, message in (
+        (lambda d: d.update(transform_sha256="0" * 64), "fingerprint"),
+        (lambda d: d.update(kind="nope"), "unknown pipeline kind"),
+        (lambda d: d.update(format="x"), "not a pipeline"),
+        (lambda d: d.update(dims=[0, 0]), "distinct"),
+        (lambda d: d["params"].update(n=99), "do not match"),
+        (lambda d: d.pop("params"), "params"),
+    ):
+        bad = json.loads(json.dumps(raw))
+        change(bad)
+        with pytest.raises(ParameterError, match=message):
+            load_pipeline(bad)
+    with pytest.raises(ParameterError, match="not valid JSON"):
+        load_pipeline("{")
+
+
+def test_malformed_samples_are_sample_errors(transform) -> None:
+    pipeline = IntervalPipeline(transform, [0, 1], [2, 2])
+    with pytest.raises(SampleError):
+        pipeline.sample_transform(np.zeros(3))
+    with pytest.raises(SampleError):
+        pipeline.secret_from_samples([["a"] * 20])
+    with pytest.raises(ParameterError):
+        IntervalPipeline(transform, [0, 99], [2, 2])
