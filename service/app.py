@@ -11,7 +11,8 @@ Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -90,10 +91,11 @@ def _open(settings: Settings, store: Store | None) -> Store:
     return open_store(settings.database_url, postgres_schema=settings.postgres_schema, pool_size=8)
 
 
-def create_app(settings: Settings, *, store: Store | None = None) -> FastAPI:
+def create_app(settings: Settings, *, store: Store | None = None, clock: Callable[[], float] = time.time) -> FastAPI:
     """The service app for ``settings`` (validated here: refuses to build without an API key).
 
     ``store`` replaces the one the database URL names (tests); the app then does not close it.
+    ``clock`` gives Unix time for throttling and audit (tests step it instead of sleeping).
     """
     settings.validate()
     if settings.dev_mode and not settings.api_keys:
@@ -112,6 +114,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> FastAPI:
                 store=opened,
                 authenticator=authenticator,
                 policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
+                clock=clock,
             )
             yield
         finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
@@ -35,7 +34,7 @@ router = APIRouter(
 )
 async def reset_user(user_id: UserId, state: State) -> Response:
     try:
-        await run_in_threadpool(state.store.reset, user_id, time.time())
+        await run_in_threadpool(state.store.reset, user_id, state.clock())
     except UserNotFound:
         raise ProblemError(404, "not-enrolled", "no enrolment for this user") from None
     return Response(status_code=204)

@@ -9,7 +9,9 @@ biometric.
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -31,6 +33,8 @@ class ServiceState:
     store: Store
     authenticator: Authenticator
     policy: LockoutPolicy
+    #: Unix time in seconds; tests pass a controllable clock to step through waits.
+    clock: Callable[[], float] = field(default=time.time)
 
 
 def _state(request: Request) -> ServiceState:

@@ -9,7 +9,6 @@ disabled, ``423`` until re-enrolment or an admin reset.
 from __future__ import annotations
 
 import math
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
@@ -94,7 +93,7 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
         has_pin=body.pin is not None,
     )
     try:
-        replaced = await run_in_threadpool(state.store.enrol, record, replace=body.replace, now=time.time())
+        replaced = await run_in_threadpool(state.store.enrol, record, replace=body.replace, now=state.clock())
     except AlreadyEnrolled:
         raise ProblemError(409, "already-enrolled", "user is already enrolled; send \"replace\": true to re-enrol") from None
     return EnrolmentResponse(
@@ -126,7 +125,7 @@ async def verify_user(user_id: UserId, body: VerificationRequest, state: State) 
         raise ProblemError(
             423, "biometric-disabled", "too many consecutive failures: the biometric is disabled until re-enrolment or an admin reset"
         )
-    now = time.time()
+    now = state.clock()
     if record.locked_until > now:
         wait = max(1, math.ceil(record.locked_until - now))
         raise ProblemError(
@@ -139,10 +138,10 @@ async def verify_user(user_id: UserId, body: VerificationRequest, state: State) 
     try:
         if outcome.verified:
             await run_in_threadpool(
-                state.store.record_success, user_id, time.time(), old_hash=record.secret_hash, new_hash=outcome.new_hash
+                state.store.record_success, user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash
             )
         else:
-            await run_in_threadpool(state.store.record_failure, user_id, state.policy, time.time())
+            await run_in_threadpool(state.store.record_failure, user_id, state.policy, state.clock())
     except UserNotFound:
         # Revoked while this attempt ran: nothing to count any more.
         pass
@@ -171,7 +170,7 @@ async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
 )
 async def revoke_user(user_id: UserId, state: State) -> Response:
     try:
-        await run_in_threadpool(state.store.revoke, user_id, time.time())
+        await run_in_threadpool(state.store.revoke, user_id, state.clock())
     except UserNotFound:
         raise ProblemError(404, "not-enrolled", "no enrolment for this user") from None
     return Response(status_code=204)

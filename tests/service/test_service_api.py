@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
 import argon2
 import pytest
-from conftest import ADMIN, API_KEY, AUTH, test_settings
+from service_testing import ADMIN, API_KEY, AUTH, test_settings
 from fastapi.testclient import TestClient
 
 from service.app import create_app
@@ -200,35 +199,51 @@ def test_nothing_logs_samples_or_pins(client: TestClient, caplog: pytest.LogCapt
 # -- throttling ---------------------------------------------------------------------------------------
 
 
+class Clock:
+    """A controllable Unix clock."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_lockout_after_five_failures_then_wait(tmp_path: Path) -> None:
-    settings = test_settings(tmp_path, lockout_seconds=30)
-    with TestClient(create_app(settings)) as client:
+    clock = Clock()
+    settings = test_settings(tmp_path)  # defaults: 5 failures, then 30 s waits
+    with TestClient(create_app(settings, clock=clock)) as client:
         _enrol(client)
         for _ in range(5):
             assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        clock.now += 0.2
         r = _verify(client, GENUINE)
         body = _problem(r, 429, "too-many-failures")
-        assert 29 <= int(r.headers["retry-after"]) <= 30
+        assert r.headers["retry-after"] == "30"  # whole seconds, rounded up
         assert "retry in" in body["detail"]
         # A waiting user's attempts are not counted and do not reveal the sample's quality.
         assert client.app.state.service.store.get("alice").failures == 5  # type: ignore[attr-defined]
 
 
 def test_wait_expires_success_resets_and_disable_needs_reset(tmp_path: Path) -> None:
-    settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=1, disable_threshold=4)
-    with TestClient(create_app(settings)) as client:
+    clock = Clock()
+    settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=30, disable_threshold=4)
+    with TestClient(create_app(settings, clock=clock)) as client:
         _enrol(client)
         store = client.app.state.service.store  # type: ignore[attr-defined]
         _verify(client, IMPOSTOR)
         _verify(client, IMPOSTOR)
-        assert _verify(client, GENUINE).status_code == 429
-        time.sleep(1.05)
+        clock.now += 29.5
+        r = _verify(client, GENUINE)
+        assert r.status_code == 429 and r.headers["retry-after"] == "1"
+        clock.now += 0.5  # exactly 30 s after the second failure: the wait is over
         assert _verify(client, GENUINE).json() == {"verified": True}
         assert store.get("alice").failures == 0
-        for i in range(4):
-            time.sleep(1.05 if i >= 2 else 0)
+        for _ in range(4):
             assert _verify(client, IMPOSTOR).json() == {"verified": False}
-        time.sleep(1.05)
+            clock.now += 30
+        _problem(_verify(client, GENUINE), 423, "biometric-disabled")
+        clock.now += 86_400  # disabled is not a wait: it does not expire
         _problem(_verify(client, GENUINE), 423, "biometric-disabled")
         # Admin reset needs an admin key.
         _problem(client.post("/v1/admin/users/alice/reset", headers=AUTH), 403, "forbidden")
@@ -239,9 +254,9 @@ def test_wait_expires_success_resets_and_disable_needs_reset(tmp_path: Path) -> 
         events = [e.event for e in store.audit_events("alice")]
         assert events.count("disable") == 1 and "reset" in events and events[-1] == "verify-ok"
         # Re-enrolment also lifts a disabled biometric.
-        for i in range(4):
-            time.sleep(1.05 if i >= 2 else 0)
+        for _ in range(4):
             _verify(client, IMPOSTOR)
+            clock.now += 30
         assert _verify(client, GENUINE).status_code == 423
         assert _enrol(client, body={**INTERVAL, "replace": True}).status_code == 201
         assert _verify(client, GENUINE).json() == {"verified": True}

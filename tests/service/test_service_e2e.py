@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from conftest import ADMIN_KEY, API_KEY, ServerProcess
+from service_testing import ADMIN_KEY, API_KEY, ServerProcess
 
 from service.store.sqlite import SQLiteStore
 from sketchauth.sketches.base import load_sketch

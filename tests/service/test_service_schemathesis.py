@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import AUTH, test_settings
+from service_testing import AUTH, test_settings
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 

@@ -1,0 +1,226 @@
+"""Loopback load benchmark of the verification service against the argon2-alone ceiling.
+
+Starts ``sketchauth serve --workers W`` on a free loopback port with a temporary SQLite database,
+enrols a population, then
+
+1. **ceiling**: W processes doing nothing but argon2id verifications with the same profile, for
+   ``--ceiling-seconds``: the most verifications per second this machine can do (argon2 is the
+   dominant cost by design);
+2. **overhead**: sequential genuine verifications (one in flight), p50 latency minus the p50 of
+   one argon2 verification and of one sketch decode measured in-process: what HTTP, JSON,
+   validation, the thread hop and the store add;
+3. **load**: ``--concurrency`` clients verifying genuine samples for ``--duration`` seconds:
+   throughput and p50/p99 latency, and throughput as a share of the ceiling.
+
+The load generator runs on the same cores (asyncio + httpx, a small share of one core); the
+ceiling is measured while nothing else runs. Targets (issue 6): throughput ≥ 80% of the
+ceiling, overhead < 5 ms at p50.
+
+    python3 benchmarks/bench_service.py --duration 30 --profile owasp
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+# Run from a checkout without installing: the package is the repository root.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+API_KEY = "bench-" + secrets.token_hex(8)
+
+
+def _argon2_worker(profile: str, seconds: float, out: mp.Queue) -> None:
+    from sketchauth.enrolment import hasher
+
+    ph = hasher(profile)
+    stored = ph.hash(b"sketchauth bench secret")
+    count = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        ph.verify(stored, b"sketchauth bench secret")
+        count += 1
+    out.put(count)
+
+
+def argon2_ceiling(profile: str, workers: int, seconds: float) -> float:
+    """Verifications per second with ``workers`` processes doing only argon2id."""
+    ctx = mp.get_context("spawn")
+    queue: mp.Queue = ctx.Queue()
+    procs = [ctx.Process(target=_argon2_worker, args=(profile, seconds, queue)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    total = sum(queue.get() for _ in procs)
+    for p in procs:
+        p.join()
+    return total / seconds
+
+
+def in_process_costs(profile: str, features: int, repeats: int = 50) -> tuple[float, float]:
+    """p50 seconds of one argon2id verification and of one interval-sketch decode."""
+    from sketchauth.enrolment import hasher
+    from sketchauth.sketches.interval import IntervalSketch
+
+    ph = hasher(profile)
+    stored = ph.hash(b"x")
+    argon = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        ph.verify(stored, b"x")
+        argon.append(time.perf_counter() - t)
+    sketch = IntervalSketch(n=256, v=8, features=features)
+    template, genuine = population(1, features)[0]
+    helper = sketch.encode(template)
+    decode = []
+    for _ in range(repeats * 10):
+        t = time.perf_counter()
+        sketch.decode(helper, genuine)
+        decode.append(time.perf_counter() - t)
+    return statistics.median(argon), statistics.median(decode)
+
+
+def population(users: int, features: int) -> list[tuple[list[int], list[int]]]:
+    """Seeded synthetic (template, genuine sample) pairs: samples within tolerance 8."""
+    rng = np.random.default_rng(20261122)
+    out = []
+    for _ in range(users):
+        template = rng.integers(8, 248, size=features)
+        genuine = template + rng.integers(-7, 8, size=features)
+        out.append((template.tolist(), genuine.tolist()))
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(workdir: Path, port: int, workers: int, profile: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "SKETCHAUTH_API_KEYS": API_KEY,
+        "SKETCHAUTH_HASH_PROFILE": profile,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")])),
+    }
+    args = [
+        sys.executable, "-m", "sketchauth.cli", "serve", "--port", str(port), "--workers", str(workers),
+        "--db", f"sqlite:///{workdir / 'bench.db'}", "--log-level", "warning", "--no-access-log",
+    ]
+    proc = subprocess.Popen(args, cwd=workdir, env=env, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    raise RuntimeError("server did not become ready")
+
+
+async def enrol_all(base: str, people: list[tuple[list[int], list[int]]], features: int) -> None:
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
+        for i, (template, _) in enumerate(people):
+            r = await client.post(
+                f"/v1/users/u{i}/enrolment",
+                json={"scheme": "interval", "params": {"n": 256, "v": 8, "features": features}, "samples": [template]},
+            )
+            r.raise_for_status()
+
+
+async def verify_loop(
+    base: str, people: list[tuple[list[int], list[int]]], concurrency: int, seconds: float | None, count: int | None
+) -> list[float]:
+    """Latencies (s) of genuine verifications; stops after ``seconds`` or ``count`` requests."""
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds if seconds is not None else float("inf")
+    issued = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120, limits=limits) as client:
+
+        async def one_client(k: int) -> None:
+            nonlocal issued
+            i = k
+            while time.perf_counter() < end and (count is None or issued < count):
+                issued += 1
+                _, genuine = people[i % len(people)]
+                t = time.perf_counter()
+                r = await client.post(f"/v1/users/u{i % len(people)}/verification", json={"sample": genuine})
+                latencies.append(time.perf_counter() - t)
+                if r.status_code != 200 or r.json() != {"verified": True}:
+                    raise RuntimeError(f"unexpected answer {r.status_code}: {r.text}")
+                i += concurrency
+
+        await asyncio.gather(*(one_client(k) for k in range(concurrency)))
+    return latencies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
+    parser.add_argument("--ceiling-seconds", type=float, default=8.0, help="seconds of argon2-only ceiling")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--profile", default="owasp", help="argon2 profile (default owasp)")
+    parser.add_argument("--features", type=int, default=64, help="interval-sketch features (default 64)")
+    parser.add_argument("--users", type=int, default=64)
+    parser.add_argument("--sequential", type=int, default=100, help="requests for the overhead phase")
+    args = parser.parse_args(argv)
+
+    people = population(args.users, args.features)
+    argon_p50, decode_p50 = in_process_costs(args.profile, args.features)
+    ceiling = argon2_ceiling(args.profile, args.workers, args.ceiling_seconds)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        proc = start_server(Path(tmp), port, args.workers, args.profile)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            asyncio.run(enrol_all(base, people, args.features))
+            asyncio.run(verify_loop(base, people, args.concurrency, 2.0, None))  # warm connections
+            sequential = asyncio.run(verify_loop(base, people, 1, None, args.sequential))
+            start = time.perf_counter()
+            loaded = asyncio.run(verify_loop(base, people, args.concurrency, args.duration, None))
+            elapsed = time.perf_counter() - start
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+    throughput = len(loaded) / elapsed
+    seq_p50 = float(np.percentile(sequential, 50))
+    overhead = seq_p50 - argon_p50 - decode_p50
+    p50, p99 = (float(np.percentile(loaded, q)) for q in (50, 99))
+    print(f"# sketchauth serve --workers {args.workers}, argon2 profile {args.profile}, interval sketch "
+          f"with {args.features} features, SQLite, {os.cpu_count()} CPUs, {args.duration:.0f} s at concurrency {args.concurrency}")
+    print("| measure | value |")
+    print("| --- | --- |")
+    print(f"| argon2id verify alone, p50 (1 process) | {argon_p50 * 1e3:.1f} ms |")
+    print(f"| sketch decode, p50 | {decode_p50 * 1e3:.3f} ms |")
+    print(f"| ceiling: argon2 alone in {args.workers} processes | {ceiling:.1f} verifications/s |")
+    print(f"| service throughput under load | {throughput:.1f} verifications/s ({100 * throughput / ceiling:.0f}% of ceiling) |")
+    print(f"| latency under load, p50 / p99 | {p50 * 1e3:.1f} ms / {p99 * 1e3:.1f} ms |")
+    print(f"| sequential latency, p50 | {seq_p50 * 1e3:.1f} ms |")
+    print(f"| service overhead at p50 (sequential p50 − argon2 − decode) | {overhead * 1e3:.2f} ms |")
+    ok = throughput >= 0.8 * ceiling and overhead < 0.005
+    print(f"targets (>= 80% of ceiling, overhead < 5 ms): {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
