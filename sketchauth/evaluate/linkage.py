@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
+from sketchauth.sketches.asymmetric import expected_draw_columns, s2_draw_split
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -208,25 +209,19 @@ def s2_partitions_from_draws(
     Row ``i`` uses its draws in order: first those inserted left of ``b − v`` (while the lowest
     point is ``> 0``: draw ``t`` is used iff ``2·Σ_{s<t} r_s < b − v``), then those inserted right
     of ``b + v`` (while the highest is ``< n``) — the order of
-    :meth:`AsymmetricIntervalSketch.draw_randomness`. Returns the batch and a boolean ``short``
+    :meth:`AsymmetricIntervalSketch.draw_randomness`, through the same
+    :func:`~sketchauth.sketches.asymmetric.s2_draw_split`. Returns the batch and a boolean ``short``
     per row: ``True`` where the row ran out of draws (that row's output is unusable and must be
     rebuilt from *more* draws with the same prefix).
     """
     rows, width = draws.shape
     draws = draws.astype(np.int32)
     b, v = b.astype(np.int32), v.astype(np.int32)
-    before = np.zeros((rows, width + 1), dtype=np.int32)
-    np.cumsum(draws, axis=1, out=before[:, 1:])  # before[:, t] = sum of draws[:, :t]
-    need_left = (b - v)[:, None]
-    need_right = (n - b - v)[:, None]
-    left = (2 * before[:, :width] < need_left).sum(axis=1)
-    at_left = np.take_along_axis(before, left[:, None], axis=1)
+    left, used, short, before = s2_draw_split(b, v, n, draws)
     t = np.arange(width, dtype=np.int32)[None, :]
+    at_left = np.take_along_axis(before, left[:, None], axis=1)
     from_right = 2 * (before[:, :width] - at_left)
-    right = ((t >= left[:, None]) & (from_right < need_right)).sum(axis=1)
-    used = left + right
-    covered_right = 2 * (np.take_along_axis(before, used[:, None], axis=1)[:, 0] - at_left[:, 0])
-    short = (left >= width) | (covered_right < need_right[:, 0])
+    need_left = (b - v)[:, None]
     centres = np.empty((rows, width + 1), dtype=np.int32)
     centres[:, 0] = b
     # Left draw t spans [b−v−2·before[t+1], b−v−2·before[t]]; right draw t starts at b+v+from_right.
@@ -241,15 +236,6 @@ def s2_partitions_from_draws(
     return PartitionBatch(centres=centres, halves=halves, counts=(used + 1).astype(np.int64)), short
 
 
-def _draw_columns(n: int, q: int) -> int:
-    """Draws per row that cover ``[0, n)`` with overwhelming probability (mean + 8 sd + 4)."""
-    mean = (q + 1) / 2.0
-    variance = (q * q - 1) / 12.0
-    expected = n / (2.0 * mean)
-    sd = math.sqrt(max(n / 2.0 * variance / mean**3, 1.0))
-    return int(math.ceil(expected + 8.0 * sd + 4.0))
-
-
 def simulate_s2_partitions(
     rng: np.random.Generator, b: np.ndarray, v: np.ndarray, n: int, q: int
 ) -> PartitionBatch:
@@ -258,7 +244,7 @@ def simulate_s2_partitions(
     Rows that run out of draws (rare) get further draws appended to the ones they already used,
     so no row's draws are ever re-sampled (that would bias the lengths).
     """
-    draws = rng.integers(1, q + 1, size=(b.shape[0], _draw_columns(n, q)), dtype=np.int32)
+    draws = rng.integers(1, q + 1, size=(b.shape[0], expected_draw_columns(n, q)), dtype=np.int32)
     batch, short = s2_partitions_from_draws(b, v, n, draws)
     while np.any(short):
         rows = np.flatnonzero(short)

@@ -79,7 +79,14 @@ from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width,
 from sketchauth.sketches.params import check_int, check_positive_float
 from sketchauth.sketches.samples import as_feature_vector
 
-__all__ = ["AsymmetricIntervalSketch", "SCHEMES_AVAILABLE", "S2Randomness"]
+__all__ = [
+    "AsymmetricIntervalSketch",
+    "SCHEMES_AVAILABLE",
+    "S2Randomness",
+    "secure_uniform",
+    "s2_draw_split",
+    "expected_draw_columns",
+]
 
 #: The two constructions of SPEC §3.1.
 SCHEMES_AVAILABLE = ("s1", "s2")
@@ -95,40 +102,57 @@ MAX_ENUMERATED_RANDOMNESS = 1 << 16
 S2Randomness = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
 
-class _UniformDraws:
-    """Uniform integers in ``[1, q]`` from :func:`os.urandom` (unbiased: rejection sampling).
+def secure_uniform(q: int, shape: tuple[int, int]) -> np.ndarray:
+    """Integers uniform in ``[1, q]`` from :func:`os.urandom` (unbiased rejection sampling).
 
-    32-bit words at or above the largest multiple of ``q`` are discarded, so ``word % q`` is
-    exactly uniform. Draws are buffered so a whole feature vector costs few system calls.
+    32-bit words at or above the largest multiple of ``q`` below ``2^32`` are discarded, so
+    ``word mod q`` is exactly uniform; at most one word in two is rejected (far fewer for small q).
     """
+    limit = (1 << 32) - (1 << 32) % q
+    count = shape[0] * shape[1]
+    kept = np.empty(0, dtype=np.int64)
+    while kept.size < count:
+        words = np.frombuffer(os.urandom(4 * (count - kept.size + 64)), dtype="<u4")
+        kept = np.concatenate((kept, (words[words < limit] % q + 1).astype(np.int64)))
+    return kept[:count].reshape(shape)
 
-    def __init__(self, q: int) -> None:
-        self.q = q
-        self._limit = (1 << 32) - (1 << 32) % q
-        self._buffer = np.empty(0, dtype=np.int64)
 
-    def _fill(self, count: int) -> None:
-        while self._buffer.size < count:
-            words = np.frombuffer(os.urandom(4 * (count + 64)), dtype="<u4")
-            fresh = (words[words < self._limit] % self.q + 1).astype(np.int64)
-            self._buffer = np.concatenate((self._buffer, fresh))
+def s2_draw_split(
+    b: np.ndarray, v: np.ndarray, n: int, draws: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which of each row's draws the s2 encoder uses, for many rows at once.
 
-    def until_covered(self, need: int) -> tuple[int, ...]:
-        """The shortest prefix of fresh draws with ``2·Σr ≥ need`` (empty when ``need ≤ 0``)."""
-        taken: list[int] = []
-        while need > 0:
-            # Expected draws: need / (q + 1); take a comfortable batch, return the unused rest.
-            self._fill(need // (self.q + 1) + 16)
-            cover = 2 * np.cumsum(self._buffer)
-            stop = int(np.searchsorted(cover, need, side="left"))
-            if stop < cover.size:
-                taken.extend(self._buffer[: stop + 1].tolist())
-                self._buffer = self._buffer[stop + 1 :]
-                return tuple(taken)
-            taken.extend(self._buffer.tolist())
-            need -= int(cover[-1])
-            self._buffer = self._buffer[:0]
-        return tuple(taken)
+    Row ``i`` consumes ``draws[i]`` in order: draw ``t`` goes left of ``b − v`` while the lowest
+    point is still ``> 0`` (``2·Σ_{s<t} r_s < b − v``), the following ones right of ``b + v`` while
+    the highest point is ``< n``. Returns ``(left, used, short, before)``: the number of left draws,
+    of draws used in all, whether the row ran out of draws before covering ``[0, n)`` (its
+    counts are then meaningless), and the prefix sums ``before[:, t] = Σ_{s<t} r_s``.
+    """
+    rows, width = draws.shape
+    before = np.zeros((rows, width + 1), dtype=draws.dtype)
+    np.cumsum(draws, axis=1, out=before[:, 1:])
+    need_left = (b - v)[:, None]
+    need_right = (n - b - v)[:, None]
+    left = (2 * before[:, :width] < need_left).sum(axis=1)
+    at_left = np.take_along_axis(before, left[:, None], axis=1)
+    t = np.arange(width)[None, :]
+    right = ((t >= left[:, None]) & (2 * (before[:, :width] - at_left) < need_right)).sum(axis=1)
+    used = left + right
+    covered = 2 * (np.take_along_axis(before, used[:, None], axis=1) - at_left)
+    short = (2 * at_left[:, 0] < need_left[:, 0]) | (covered[:, 0] < need_right[:, 0])
+    return left, used, short, before
+
+
+def expected_draw_columns(n: int, q: int) -> int:
+    """Draws per feature that cover ``[0, n)`` with overwhelming probability (mean + 8 sd + 4).
+
+    A feature needs about ``n / (q + 1)`` draws (mean ``r`` is ``(q + 1)/2``, each covers ``2r``);
+    rows that still run short get more draws appended, so this only sizes the first batch.
+    """
+    mean = (q + 1) / 2.0
+    variance = (q * q - 1) / 12.0
+    sd = math.sqrt(max(n / 2.0 * variance / mean**3, 1.0))
+    return int(math.ceil(n / (2.0 * mean) + 8.0 * sd + 4.0))
 
 
 def _stopping_sequences(need: int, q: int, limit: int) -> list[tuple[int, ...]]:
@@ -151,12 +175,47 @@ def _stopping_sequences(need: int, q: int, limit: int) -> list[tuple[int, ...]]:
     return found
 
 
-def _covers_minimally(draws: tuple[int, ...], need: int) -> bool:
-    """Whether ``draws`` is a sequence the s2 encoder could insert to cover ``need``."""
-    if need <= 0:
-        return len(draws) == 0
-    total = 2 * sum(draws)
-    return bool(draws) and total >= need and total - 2 * draws[-1] < need
+@dataclass(frozen=True, slots=True, eq=False)
+class S2Draws:
+    """s2 randomness in matrix form (what :meth:`AsymmetricIntervalSketch.draw_randomness` returns).
+
+    Row ``f`` holds feature ``f``'s draws in the order the encoder uses them: ``left[f]`` draws
+    inserted left of ``b − v`` (from ``b − v`` outwards), then right of ``b + v``, ``used[f]`` in
+    all; later columns are ignored. Carries the same information as :data:`S2Randomness`.
+    """
+
+    draws: np.ndarray
+    left: np.ndarray
+    used: np.ndarray
+
+    def as_tuples(self) -> S2Randomness:
+        """The same randomness as per-feature ``(left, right)`` tuples."""
+        return tuple(
+            (tuple(row[:lo]), tuple(row[lo:end]))
+            for row, lo, end in zip(self.draws.tolist(), self.left.tolist(), self.used.tolist())
+        )
+
+    @classmethod
+    def from_tuples(cls, randomness: Any, features: int) -> S2Draws:
+        """Matrix form of :data:`S2Randomness` (``ParameterError`` if it is not shaped like one)."""
+        if not isinstance(randomness, tuple) or len(randomness) != features:
+            raise ParameterError(f"s2 randomness must be a tuple of {features} (left, right) pairs")
+        rows: list[list[int]] = []
+        left = []
+        for f, pair in enumerate(randomness):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, tuple) for x in pair)):
+                raise ParameterError(f"s2 randomness of feature {f} must be a (left, right) pair of tuples")
+            rows.append(list(pair[0]) + list(pair[1]))
+            left.append(len(pair[0]))
+        flat = [r for row in rows for r in row]
+        # Python ints only (what randomness_space and as_tuples produce): no bools, no floats.
+        if not set(map(type, flat)) <= {int}:
+            raise ParameterError("s2 randomness must hold Python ints")
+        used = np.array([len(row) for row in rows], dtype=np.int64)
+        width = int(used.max()) if used.size else 0
+        draws = np.zeros((features, width), dtype=np.int64)
+        draws[np.arange(width)[None, :] < used[:, None]] = np.array(flat, dtype=np.int64)
+        return cls(draws=draws, left=np.array(left, dtype=np.int64), used=used)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,16 +328,18 @@ class AsymmetricIntervalSketch(SecureSketch):
         b, v = self.check_secret(secret)
         return pack_uints(b, self._b_width) + pack_uints(v, self._v_width)
 
-    def draw_randomness(self, secret: Any) -> S2Randomness | None:
+    def draw_randomness(self, secret: Any) -> S2Draws | None:
+        """s1: ``None``. s2: fresh draws from :func:`os.urandom`, in matrix form (:class:`S2Draws`)."""
         if self.scheme == "s1":
             return None
         b, v = self.check_secret(secret)
-        draws = _UniformDraws(self.q)
-        left_need, right_need = b - v, self.n - (b + v)
-        return tuple(
-            (draws.until_covered(int(lo)), draws.until_covered(int(hi)))
-            for lo, hi in zip(left_need, right_need)
-        )
+        draws = secure_uniform(self.q, (self.features, expected_draw_columns(self.n, self.q)))
+        left, used, short, _ = s2_draw_split(b, v, self.n, draws)
+        while np.any(short):
+            # Append fresh draws to the rows that ran out (never re-draw a row: that would bias).
+            draws = np.concatenate((draws, secure_uniform(self.q, draws.shape)), axis=1)
+            left, used, short, _ = s2_draw_split(b, v, self.n, draws)
+        return S2Draws(draws=draws, left=left, used=used)
 
     def randomness_space(self, secret: Any) -> Iterable[tuple[Any, float]]:
         """Every s2 randomness value with its probability ``q^(−number of draws)``."""
@@ -308,37 +369,33 @@ class AsymmetricIntervalSketch(SecureSketch):
             return pack_uints(v - 1, self._code_width) + pack_uints(
                 lattice_offset(b, v), self._offset_width
             )
-        return self._encode_s2(b, v, self._check_randomness(b, v, randomness))
+        draws = randomness if isinstance(randomness, S2Draws) else S2Draws.from_tuples(randomness, self.features)
+        return self._encode_s2(b, v, draws)
 
-    def _check_randomness(self, b: np.ndarray, v: np.ndarray, randomness: Any) -> S2Randomness:
-        if not isinstance(randomness, tuple) or len(randomness) != self.features:
-            raise ParameterError(f"s2 randomness must be a tuple of {self.features} (left, right) pairs")
-        for f, pair in enumerate(randomness):
-            if not isinstance(pair, tuple) or len(pair) != 2:
-                raise ParameterError(f"s2 randomness of feature {f} must be a (left, right) pair")
-            for side, need in zip(pair, (int(b[f] - v[f]), int(self.n - b[f] - v[f]))):
-                if not isinstance(side, tuple) or any(
-                    isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= self.q
-                    for r in side
-                ):
-                    raise ParameterError(f"s2 randomness of feature {f} must be ints in [1, {self.q}]")
-                if not _covers_minimally(side, need):
-                    raise ParameterError(
-                        f"s2 randomness of feature {f} is not a sequence the encoder would draw"
-                    )
-        return randomness
-
-    def _encode_s2(self, b: np.ndarray, v: np.ndarray, randomness: S2Randomness) -> bytes:
-        counts = []
-        symbols: list[int] = []
-        for bf, vf, (left, right) in zip(b.tolist(), v.tolist(), randomness):
-            g1 = bf - vf - 2 * sum(left)
-            # Gap codes r − 1 in Z_q: left draws outermost first, the secret gap, right draws.
-            codes = [r - 1 for r in reversed(left)] + [vf - 1] + [r - 1 for r in right]
-            counts.append(len(codes))
-            symbols.append(-g1)
-            symbols.extend(codes)
-        return pack_uints(counts, self._count_width) + pack_uints(symbols, self._gap_width)
+    def _encode_s2(self, b: np.ndarray, v: np.ndarray, randomness: S2Draws) -> bytes:
+        draws, rows = randomness.draws, self.features
+        if draws.ndim != 2 or draws.shape[0] != rows or randomness.left.shape != (rows,) or randomness.used.shape != (rows,):
+            raise ParameterError(f"s2 randomness must describe {rows} features")
+        left, used, short, before = s2_draw_split(b, v, self.n, draws)
+        width = draws.shape[1]
+        t = np.arange(width)[None, :]
+        real = t < used[:, None]
+        if (
+            np.any(short)
+            or not np.array_equal(left, randomness.left)
+            or not np.array_equal(used, randomness.used)
+            or np.any(real & ((draws < 1) | (draws > self.q)))
+        ):
+            raise ParameterError("s2 randomness is not a sequence of draws the encoder would use")
+        g1 = b - v - 2 * before[np.arange(rows), left]
+        # Row layout: −g_1, then the gap codes r − 1 left draws outermost first, v − 1, right draws.
+        symbols = np.empty((rows, width + 2), dtype=np.int64)
+        symbols[:, 0] = -g1
+        position = np.where(t < left[:, None], left[:, None] - t, t + 2)
+        np.put_along_axis(symbols, position, draws - 1, axis=1)
+        symbols[np.arange(rows), left + 1] = v - 1
+        keep = np.arange(width + 2)[None, :] < (used + 2)[:, None]
+        return pack_uints(used + 1, self._count_width) + pack_uints(symbols[keep], self._gap_width)
 
     # -- parsing ----------------------------------------------------------------------------------
     def _parse_s1(self, payload: bytes) -> tuple[np.ndarray, np.ndarray]:

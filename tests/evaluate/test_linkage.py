@@ -75,7 +75,7 @@ def test_simulated_partitions_follow_the_exact_distribution(monkeypatch, columns
     # Every partition of (b, v) = (4, 1) over n = 9, q = 3 against its enumerated probability
     # q^(−draws); columns=1 forces the extension path (rows running out of draws).
     if columns is not None:
-        monkeypatch.setattr(linkage, "_draw_columns", lambda n, q: columns)
+        monkeypatch.setattr(linkage, "expected_draw_columns", lambda n, q: columns)
     n, q, rows = 9, 3, 20000
     sketch = AsymmetricIntervalSketch(n, q, scheme="s2")
     expected = {

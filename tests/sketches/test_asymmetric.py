@@ -389,3 +389,28 @@ def test_enrol_and_verify(scheme: str) -> None:
     assert verify(sketch, record, [102, 23, 200, 3], password_hasher=ph)
     assert not verify(sketch, record, [103, 23, 200, 3], password_hasher=ph)
 
+
+
+def test_matrix_randomness_round_trips_and_is_checked() -> None:
+    from sketchauth.sketches.asymmetric import S2Draws, secure_uniform
+
+    sketch = AsymmetricIntervalSketch(50, 4, scheme="s2", features=3)
+    secret = ([0, 20, 49], [1, 4, 2])
+    drawn = sketch.draw_randomness(secret)
+    assert isinstance(drawn, S2Draws)
+    tuples = drawn.as_tuples()
+    assert sketch.encode_with(secret, drawn) == sketch.encode_with(secret, tuples)
+    again = S2Draws.from_tuples(tuples, 3)
+    assert again.as_tuples() == tuples
+    bad = S2Draws(draws=drawn.draws.copy(), left=drawn.left, used=drawn.used)
+    bad.draws[1, 0] = 5  # r = 5 > q
+    with pytest.raises(ParameterError):
+        sketch.encode_with(secret, bad)
+    with pytest.raises(ParameterError):
+        sketch.encode_with(secret, S2Draws(draws=drawn.draws, left=drawn.left + 1, used=drawn.used))
+    with pytest.raises(ParameterError):
+        sketch.encode_with(secret, ((((1.0,), ()),) * 3))
+    values = secure_uniform(3, (200, 50))
+    assert values.shape == (200, 50) and values.min() == 1 and values.max() == 3
+    counts = np.bincount(values.ravel(), minlength=4)[1:]
+    assert np.all(np.abs(counts - 10000 / 3) < 6 * math.sqrt(10000 * 2 / 9))
