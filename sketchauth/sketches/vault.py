@@ -182,7 +182,8 @@ def candidate_fraction(r: int, g: int, a: int, *, q: int = 2) -> float:
     two choices) and makes the "fraction" over all ``x`` exceed 1 — e.g. ``r = g = 2`` gives 8/6.
     With ``2^(g−2x)`` the terms over all ``x`` sum to exactly ``C(2r, g)``, which the tests check.
     Other ``q`` count by inclusion–exclusion over the covered elements. Exact integer
-    arithmetic (:class:`fractions.Fraction`) throughout; only the final ratio is a float.
+    arithmetic (:class:`fractions.Fraction`) throughout; only the final ratio is a float (so a
+    fraction below the smallest float, ~5e-324, rounds to 0.0).
 
     >>> candidate_fraction(2, 2, 1)      # 2 of the 6 pairs of slots lie on one element
     0.3333333333333333
@@ -522,6 +523,8 @@ class WeightedFuzzyVault(SecureSketch):
     most one ``(F, chaff)`` yields ``S``, hence ``Pr[S = s | d] ≤ 2^(−H∞(F, chaff))`` and the loss
     is at most ``|S| − H∞(F, chaff)`` with ``H∞(F, chaff) = (g−2t)·log2 P + (p·q − g)·log2(P−1)``.
 
+    Limits: ``q ≥ 3``, ``p·q ≤ 2^21`` slots, ``g ≤ min(p·(q−1), 512)``, ``g ≥ 2t + 1``.
+
     Example::
 
         >>> vault = WeightedFuzzyVault(p=50, q=4, g=9, t=3)     # k = 3
@@ -538,7 +541,9 @@ class WeightedFuzzyVault(SecureSketch):
         self.q = check_int("q", q, 3, 1 << 16)
         if self.p * self.q > MAX_LISTED_SLOTS:
             raise ParameterError(f"p*q = {self.p * self.q} slots exceeds {MAX_LISTED_SLOTS}")
-        self.g = check_int("g", g, 1, self.p * (self.q - 1))
+        # g ≤ 512: presenting the whole template takes more than g candidate points, which must
+        # fit the decoder (MAX_CANDIDATE_POINTS); this also keeps report() fast.
+        self.g = check_int("g", g, 1, min(self.p * (self.q - 1), MAX_CANDIDATE_POINTS))
         self.t = check_int("t", t, 0)
         self.k = self.g - 2 * self.t
         if self.k < 1:

@@ -289,6 +289,10 @@ def test_batch_round_trip_and_error_policy() -> None:
         vault.decode_many(helpers, samples[:-1])
     with pytest.raises(ParameterError):
         vault.decode_many(helpers, samples, errors="ignore")
+    with pytest.raises(SketchFormatError):  # one malformed helper refuses the batch
+        vault.decode_many(helpers[:2] + [helpers[2][:-1]], samples[:3], errors="return")
+    with pytest.raises(SampleError):
+        vault.decode_many(helpers[:2], [samples[0], samples[1][:-1]], errors="return")
     assert vault.encode_many([]) == [] and vault.decode_many([], []) == []
 
 

@@ -59,7 +59,7 @@ def test_field_is_the_smallest_prime_at_least_pq() -> None:
 
 @pytest.mark.parametrize(
     "p, q, g, t",
-    [(10, 2, 5, 0), (1, 3, 1, 0), (10, 3, 21, 0), (10, 3, 5, 3), (10, 3, 0, 0), (2**20, 4, 5, 1), (10, 3, 5, -1), (10, 3.0, 5, 1)],
+    [(10, 2, 5, 0), (1, 3, 1, 0), (10, 3, 21, 0), (1000, 4, 513, 10), (10, 3, 5, 3), (10, 3, 0, 0), (2**20, 4, 5, 1), (10, 3, 5, -1), (10, 3.0, 5, 1)],
 )
 def test_rejects_bad_parameters(p, q, g, t) -> None:
     with pytest.raises(ParameterError):
