@@ -52,6 +52,7 @@ __all__ = [
     "count_chaff_sketches",
     "chaff_sketches",
     "default_secrets",
+    "expected_success",
 ]
 
 MIXINGS = ("pad", "shake", "shift")
@@ -112,6 +113,7 @@ class GuessingResult:
     baseline: float
     advantage: float
     ci95: tuple[float, float]
+    expected_success: float
     distinct_sketches: int
     group_bits: float
     sketch_min_entropy: float
@@ -191,6 +193,7 @@ class _SketchTable:
     """Every (secret, sketch id, probability), with per-secret CDFs laid end to end."""
 
     ids: np.ndarray  # sketch id of each row
+    probs: np.ndarray  # probability of each row (secrets uniform)
     cdf: np.ndarray  # secret index + cumulative probability within the secret
     group: _Group
     count: int  # number of secrets
@@ -202,13 +205,14 @@ class _SketchTable:
 
 
 def _table(sketch: SecureSketch, secrets: Sequence[Any]) -> _SketchTable:
-    ids, cdf = [], []
+    ids, cdf, rows = [], [], []
     group = None
     for index, secret in enumerate(secrets):
         space = list(sketch.randomness_space(secret))
         probs = np.array([p for _, p in space], dtype=float)
         cum = np.cumsum(probs / probs.sum())
         cum[-1] = 1.0
+        rows.extend((probs / probs.sum() / len(secrets)).tolist())
         for randomness, _ in space:
             symbols, sym_space = sketch.symbols(sketch.payload(sketch.encode_with(secret, randomness)))
             group = group or _Group.of(sym_space, symbols.shape[0])
@@ -218,7 +222,52 @@ def _table(sketch: SecureSketch, secrets: Sequence[Any]) -> _SketchTable:
         cdf.extend((index + cum[:-1]).tolist() + [index + 1.0 - 1e-12])
     if group is None:
         raise ParameterError("no secrets to simulate")
-    return _SketchTable(np.array(ids, dtype=np.uint64), np.array(cdf), group, len(secrets))
+    return _SketchTable(np.array(ids, dtype=np.uint64), np.array(rows), np.array(cdf), group, len(secrets))
+
+
+def _exact_distribution(table: _SketchTable) -> tuple[np.ndarray, np.ndarray]:
+    ids, inverse = np.unique(table.ids, return_inverse=True)
+    return ids, np.bincount(inverse, weights=table.probs)
+
+
+def expected_success(table: _SketchTable, mixing: str, keys: int) -> float:
+    """Success of the same attacker knowing the sketch distribution exactly (no estimation).
+
+    Pads from a random oracle (``"pad"``, ``"shake"``): the wrong keys' inverses are independent
+    and uniform over the group of order ``N``. For a true sketch ``s`` let ``a`` and ``e`` be the
+    shares of the group that are strictly less likely than ``s`` and exactly as likely; with
+    uniform tie-breaking the attacker wins with probability
+    ``Σ_j C(K−1, j) e^j a^(K−1−j) / (j+1) = ((a + e)^K − a^K) / (K·e)``. For ``"shift"`` every
+    (sketch, key) pair is enumerated.
+    """
+    ids, p = _exact_distribution(table)
+    if mixing == "shift":
+        return _expected_shift_success(table.group, ids, p, keys)
+    order = float(np.prod(table.group.radices.astype(float)))
+    values, counts = np.unique(p, return_counts=True)
+    below = np.concatenate(([0.0], np.cumsum(counts)[:-1]))
+    below[0] = 0.0
+    # Group elements that never occur have probability 0: they are below every sketch.
+    zeros = order - ids.size
+    a = (below + zeros) / order
+    e = counts / order
+    win = ((a + e) ** keys - a**keys) / (keys * e)
+    return float(np.sum(values * counts * win))
+
+
+def _expected_shift_success(group: _Group, ids: np.ndarray, p: np.ndarray, keys: int) -> float:
+    k = np.arange(keys, dtype=np.uint64)[:, None]
+    shift = k % group.radices if group.kind == "mod" else k & (group.radices - np.uint64(1))
+    digits = group.to_digits(ids)  # (S, nsym)
+    q = group.mix(digits[:, None, :], shift[None, :, :])  # (S, K, nsym)
+    inv = group.to_id(group.unmix(q[:, :, None, :], shift[None, None, :, :]))  # (S, K, K)
+    pos = np.minimum(np.searchsorted(ids, inv), ids.size - 1)
+    score = np.where(ids[pos] == inv, p[pos], 0.0)
+    top = score.max(axis=2)
+    ties = (score == top[..., None]).sum(axis=2)
+    truth = p[:, None]
+    win = np.where(truth >= top, 1.0 / ties, 0.0)  # the true key's inverse is s itself
+    return float(np.sum(p[:, None] * win) / keys)
 
 
 def _pads(
@@ -306,6 +355,7 @@ def guessing_experiment(
         baseline=baseline,
         advantage=rate / baseline,
         ci95=_wilson(successes, trials),
+        expected_success=expected_success(table, mixing, keys),
         distinct_sketches=int(observed.size),
         group_bits=table.group.bits,
         sketch_min_entropy=float(-np.log2(freq.max())),
