@@ -1,0 +1,60 @@
+"""`sketchauth features synth | fit | evaluate` end to end on a small synthetic population."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sketchauth.cli import main
+from sketchauth.features.pipeline import load_pipeline
+from sketchauth.features.transform import FeatureTransform
+
+
+def test_synth_fit_evaluate(tmp_path, capsys) -> None:
+    background, people = tmp_path / "background.csv", tmp_path / "people.csv"
+    assert main(["features", "synth", "--out", str(background), "--identities", "150", "--samples", "5"]) == 0
+    assert main(["features", "synth", "--out", str(people), "--identities", "40", "--samples", "4", "--seed", "2", "--prefix", "p"]) == 0
+    assert background.read_text().splitlines()[0].startswith("identity,f0,f1")
+    capsys.readouterr()
+
+    transform_path, pipelines = tmp_path / "transform.json", tmp_path / "pipelines"
+    code = main(
+        ["features", "fit", "--data", str(background), "--out", str(transform_path), "--pipelines", str(pipelines), "--levels", "16"]
+    )
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    transform = FeatureTransform.from_json(transform_path.read_text())
+    assert summary["kept_dimensions"] == transform.dimensions
+    assert summary["levels"] == 16 and summary["bits_per_dimension"] == 4
+    assert summary["background"]["identities"] == 105  # 70% of 150 identities fit the transform
+    assert summary["calibration_identities"] + summary["check_identities"] == 45
+    assert transform.training["holdout"] == 0.3 and transform.training["split_seed"] == 0
+    for name in ("interval", "thermometer"):
+        expected = summary["pipelines"][name]["expected_on_check"]
+        assert 0.0 <= expected["fnmr"] <= 1.0 and expected["impostor_trials"] > 0
+        assert load_pipeline((pipelines / f"{name}.json").read_text()).transform == transform
+
+    out = tmp_path / "report"
+    code = main(
+        ["features", "evaluate", "--transform", str(transform_path), "--background", str(background),
+         "--data", str(people), "--out", str(out), "--no-plot"]
+    )
+    assert code == 0
+    assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out
+    report = json.loads((out / "features.json").read_text())
+    assert report["identities"] == 40 and report["genuine_trials"] == 120
+    assert (out / "features.md").read_text().startswith("| matcher |")
+
+
+def test_fit_reports_library_errors_as_one_line(tmp_path, capsys) -> None:
+    tiny = tmp_path / "tiny.csv"
+    tiny.write_text("identity,a,b\nx,1,2\nx,2,3\ny,3,1\ny,1,1\n")
+    assert main(["features", "fit", "--data", str(tiny), "--out", str(tmp_path / "t.json")]) == 2
+    assert "sketchauth: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["features"], ["features", "fit"]])
+def test_usage_errors(argv) -> None:
+    with pytest.raises(SystemExit):
+        main(argv)
