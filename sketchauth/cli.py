@@ -166,6 +166,38 @@ def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
 _EVALUATE_COMMANDS.append(_add_evaluate_guessing)
 
 
+def _evaluate_report(args: argparse.Namespace) -> int:
+    from sketchauth.evaluate.report import cli_report
+
+    return cli_report(args)
+
+
+def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report", help="error rates, leakage, attack costs and unlinkability of a scheme on data (JSON, Markdown, PNG)"
+    )
+    p.add_argument("--scheme", required=True, help="registered scheme, e.g. interval, code-offset, pinsketch, fuzzy-vault")
+    p.add_argument("--params", default="{}", help="scheme parameters as a JSON object, without the swept one")
+    p.add_argument("--sweep", help="comma-separated values of the tolerance parameter (default: per scheme)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", metavar="FILE", help="labelled samples: CSV or NPZ (see sketchauth.evaluate.data)")
+    source.add_argument("--synthetic", metavar="SPEC", help="synthetic population, e.g. identities=200,samples=4,noise=2")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.json, report.md and PNG figures")
+    p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
+    p.add_argument("--enrol-samples", type=int, default=None, help="samples per enrolment (default: 1, or 2 for asymmetric schemes)")
+    p.add_argument("--max-impostors", type=int, default=None, help="impostor probes per identity (default: all)")
+    p.add_argument("--profile", default="owasp", help="argon2 profile whose cost is measured (default owasp)")
+    p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
+    p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")
+    p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_evaluate_report)
+
+
+_EVALUATE_COMMANDS.append(_add_evaluate_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sketchauth`` command."""
     parser = argparse.ArgumentParser(

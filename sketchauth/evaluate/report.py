@@ -1,0 +1,703 @@
+"""The evaluation report: error rates, leakage and unlinkability as JSON, Markdown and PNG (SPEC §6).
+
+:func:`run_report` evaluates one :class:`EvaluationTarget` on labelled data:
+
+1. **error rates** over the sweep (:func:`sketchauth.evaluate.error_rates.evaluate_scheme`),
+   with the unprotected baselines and a cross-check of a few decisions against the real argon2
+   ``verify``;
+2. the **operating point**: the first setting of the sweep meeting both targets people ask for
+   (NIST SP 800-63B-4: FMR ≤ 1/10,000 and FNMR < 5%); when none does, the setting minimising
+   ``max(FNMR, FMR)`` (the one nearest the EER); ``operating_setting`` overrides;
+3. the **leakage report** of the sketch at that setting (:mod:`sketchauth.evaluate.leakage`),
+   with the false-accept cost from its FMR;
+4. **unlinkability** at that setting (:mod:`sketchauth.evaluate.unlinkability`), when every
+   identity has the ``2k`` samples two enrolments need.
+
+:func:`write_report` writes ``report.json`` (stable keys, see :data:`REPORT_VERSION`),
+``report.md`` and, with matplotlib (extra ``plots``), ``det.png``, ``scores.png`` and
+``linkage.png``.
+
+**Extension point** (``--pipeline``). Everything above consumes an :class:`EvaluationTarget`:
+a name, the swept parameter, ``factory(setting) -> SecureSketch``, ``enrol(sketch, samples,
+setting)``, an optional ``probe(sample)`` transform, a batch ``decide`` and the baseline metrics.
+:meth:`EvaluationTarget.from_scheme` builds one for a registered scheme; a feature pipeline
+(transform + sketch) builds its own — its ``enrol`` and ``probe`` apply the fitted transform —
+and passes it to :func:`run_report` unchanged.
+
+Example::
+
+    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
+    >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
+    >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
+    >>> sorted(report.as_dict())[:3]
+    ['data', 'error_rates', 'figures']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import ParameterError
+from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.evaluate.error_rates import (
+    DecideFn,
+    EnrolFn,
+    ErrorRateResult,
+    ProbeFn,
+    adapter,
+    evaluate_scheme,
+)
+from sketchauth.evaluate.leakage import LeakageReport, leakage_report
+from sketchauth.evaluate.rates import RatePoint
+from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
+from sketchauth.sketches.base import SecureSketch
+
+__all__ = [
+    "REPORT_VERSION",
+    "TARGET_FMR",
+    "TARGET_FNMR",
+    "EvaluationTarget",
+    "Report",
+    "run_report",
+    "choose_operating_point",
+    "default_sweep",
+    "write_report",
+    "plots_available",
+    "draw_figures",
+    "markdown",
+]
+
+#: Version of the JSON layout; bumped whenever a key changes meaning or disappears.
+REPORT_VERSION = 1
+#: NIST SP 800-63B-4 targets for biometric comparison.
+TARGET_FMR = 1e-4
+TARGET_FNMR = 0.05
+
+
+@dataclass(frozen=True)
+class EvaluationTarget:
+    """What to evaluate: a sketch family with its swept parameter, enrolment and decision path."""
+
+    name: str
+    params: dict[str, Any]
+    sweep: str
+    factory: Callable[[Any], SecureSketch]
+    enrol: EnrolFn
+    decide: DecideFn
+    probe: ProbeFn | None = None
+    baseline_metrics: tuple[str, ...] = ()
+    data_kind: str = "vectors"
+    min_enrol_samples: int = 1
+
+    @classmethod
+    def from_scheme(cls, scheme: str, params: dict[str, Any]) -> EvaluationTarget:
+        """The target of a registered scheme, from its evaluation adapter."""
+        ad = adapter(scheme)
+        return cls(
+            name=scheme,
+            params=dict(params),
+            sweep=ad.sweep,
+            factory=lambda setting: ad.make_sketch(params, setting),
+            enrol=ad.enrol,
+            decide=ad.decide,
+            probe=ad.probe_for(params),
+            baseline_metrics=ad.baseline_metrics,
+            data_kind=ad.data_kind,
+            min_enrol_samples=ad.min_enrol_samples,
+        )
+
+
+def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
+    """A sensible sweep of the tolerance parameter when none is given."""
+    if scheme == "interval":
+        return [2, 4, 6, 8, 10, 12, 16]
+    if scheme == "asymmetric-interval":
+        return [0, 1, 2, 4, 8]
+    if scheme in ("code-offset", "fuzzy-vault"):
+        size = int(params.get("n", params.get("m", 8)))
+        top = (size - 1) // 2
+        return sorted({max(1, round(top * f)) for f in (0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)})
+    if scheme == "pinsketch":
+        return [2, 4, 8, 12, 16, 24]
+    if scheme == "weighted-vault":
+        top = (int(params.get("g", 9)) - 1) // 2
+        return sorted({max(0, round(top * f)) for f in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)})
+    raise ParameterError(f"no default sweep for {scheme!r}: pass the settings explicitly")
+
+
+def choose_operating_point(points: Sequence[RatePoint], override: Any = None) -> RatePoint:
+    """The operating point (rule in the module docstring)."""
+    if override is not None:
+        for p in points:
+            if p.setting == override:
+                return p
+        raise ParameterError(f"operating setting {override!r} is not in the sweep")
+    for p in points:
+        if p.fmr <= TARGET_FMR and p.fnmr < TARGET_FNMR:
+            return p
+    return min(points, key=lambda p: max(p.fnmr, p.fmr))
+
+
+def _templates(sketch: SecureSketch, target: EvaluationTarget, data: Any, k: int, setting: Any) -> Any:
+    """The enrolled secrets as a matrix (vectors, bytes; ``(b, v)`` side by side) or a set list."""
+    rows = []
+    for _, samples in data.by_identity():
+        secret = sketch.check_secret(target.enrol(sketch, samples[:k], setting))
+        if isinstance(secret, bytes):
+            rows.append(np.frombuffer(secret, dtype=np.uint8).astype(np.int64))
+        elif isinstance(secret, tuple):
+            rows.append(np.concatenate([np.asarray(x) for x in secret]) if target.data_kind == "vectors" else np.asarray(secret[0]))
+        else:
+            rows.append(np.asarray(secret))
+    return np.stack(rows) if target.data_kind != "sets" else rows
+
+
+@dataclass
+class Report:
+    """Results of :func:`run_report` (objects for plotting; :meth:`as_dict` for JSON)."""
+
+    target: EvaluationTarget
+    data_description: dict[str, Any]
+    seed: int
+    error_rates: ErrorRateResult
+    operating_point: RatePoint
+    leakage: LeakageReport
+    unlinkability: UnlinkabilityResult | None
+    notes: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        op = self.operating_point
+        return _jsonable(
+            {
+                "report_version": REPORT_VERSION,
+                "scheme": self.target.name,
+                "params": self.target.params,
+                "sweep": self.target.sweep,
+                "seed": self.seed,
+                "data": self.data_description,
+                "error_rates": self.error_rates.to_dict(),
+                "operating_point": {
+                    **op.to_dict(),
+                    "meets_targets": bool(op.fmr <= TARGET_FMR and op.fnmr < TARGET_FNMR),
+                    "target_fmr": TARGET_FMR,
+                    "target_fnmr": TARGET_FNMR,
+                },
+                "leakage": self.leakage.to_dict(),
+                "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
+                "figures": list(self.figures),
+                "notes": list(self.notes),
+            }
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become the strings "inf"/"-inf"/"nan"."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+    return value
+
+
+def describe_data(data: LabelledVectors | LabelledSets, source: str) -> dict[str, Any]:
+    """Counts only (never values): identities, samples, features or set sizes, where it came from."""
+    out: dict[str, Any] = {"source": source, "identities": data.identity_count, "samples": len(data.identities)}
+    if isinstance(data, LabelledVectors):
+        out["features"] = data.features
+    else:
+        sizes = np.array([s.size for s in data.sets])
+        out["set_size_mean"] = float(sizes.mean())
+    return out
+
+
+def run_report(
+    target: EvaluationTarget,
+    data: LabelledVectors | LabelledSets,
+    settings: Sequence[Any],
+    *,
+    source: str = "data",
+    enrol_samples: int | None = None,
+    max_impostors_per_identity: int | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = False,
+    profile: str | None = "owasp",
+    source_min_entropy: float | None = None,
+    operating_setting: Any = None,
+    crosscheck_trials: int = 10,
+    nonmated_per_identity: int = 10,
+    omega: float = 1.0,
+    tau: int = 2,
+) -> Report:
+    """Evaluate ``target`` on ``data`` (steps in the module docstring)."""
+    k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
+    if k < target.min_enrol_samples:
+        raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
+    expected = LabelledSets if target.data_kind == "sets" else LabelledVectors
+    if not isinstance(data, expected):
+        raise ParameterError(f"{target.name} evaluates {target.data_kind}, got {type(data).__name__}")
+    rates = evaluate_scheme(
+        target.factory,
+        target.enrol,
+        data,
+        settings,
+        parameter=target.sweep,
+        probe_fn=target.probe,
+        decide=target.decide,
+        baseline_metrics=target.baseline_metrics,
+        enrol_samples=k,
+        max_impostors_per_identity=max_impostors_per_identity,
+        seed=seed,
+        jobs=jobs,
+        progress=progress,
+        crosscheck_trials=crosscheck_trials,
+    )
+    op = choose_operating_point(rates.points, operating_setting)
+    sketch = target.factory(op.setting)
+    notes: list[str] = []
+    templates = None if source_min_entropy is not None else _templates(sketch, target, data, k, op.setting)
+    leak = leakage_report(
+        sketch,
+        source_min_entropy=source_min_entropy,
+        templates=templates,
+        profile=profile,
+        false_matches=op.false_matches,
+        impostor_trials=op.impostor_trials,
+    )
+    link = None
+    try:
+        link = evaluate_unlinkability(
+            sketch,
+            target.enrol,
+            data,
+            enrol_samples=k,
+            setting=op.setting,
+            nonmated_per_identity=nonmated_per_identity,
+            omega=omega,
+            tau=tau,
+            seed=seed,
+            progress=progress,
+        )
+    except ParameterError as exc:
+        notes.append(f"unlinkability not evaluated: {exc}")
+    return Report(target, describe_data(data, source), seed, rates, op, leak, link, notes)
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+def plots_available() -> bool:
+    """Whether matplotlib (extra ``plots``) can be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def write_report(report: Report, out: str | Path, *, plots: bool = True) -> dict[str, Any]:
+    """Write ``report.json``, ``report.md`` and (``plots``) the PNG figures into ``out``."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(f"cannot create {out}: {exc.strerror}") from None
+    if plots:
+        if not plots_available():
+            raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+        report.figures = draw_figures(report, out)
+    payload = report.as_dict()
+    (out / "report.json").write_text(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    (out / "report.md").write_text(markdown(payload))
+    return payload
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.3g}%"
+
+
+def _ci(ci: Sequence[float]) -> str:
+    return f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def _num(x: Any, digits: int = 1) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    return f"{x:.{digits}f}"
+
+
+def markdown(r: dict[str, Any]) -> str:
+    """The human-readable summary of a report dictionary."""
+    er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
+    data = r["data"]
+    lines = [
+        f"# sketchauth evaluation: {r['scheme']}",
+        "",
+        f"Parameters `{json.dumps(r['params'], sort_keys=True)}`, swept `{r['sweep']}`, seed {r['seed']}.",
+        f"Data: {data['source']} — {data['identities']} identities, {data['samples']} samples; "
+        f"enrolment from the first {er['enrol_samples']} sample(s); {er['genuine_trials']} genuine and "
+        f"{er['impostor_trials']} impostor comparisons per setting.",
+        "",
+        "## Error rates (protected, through encode → decode → secret check)",
+        "",
+        f"| {r['sweep']} | FNMR | 95% CI | FMR | 95% CI |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for p in er["points"]:
+        lines.append(f"| {p['setting']} | {_pct(p['fnmr'])} | {_ci(p['fnmr_ci'])} | {_pct(p['fmr'])} | {_ci(p['fmr_ci'])} |")
+    eer = er["eer"]
+    lines += [
+        "",
+        f"EER over the sweep: {'not reached (widen the sweep)' if eer is None else _pct(eer)}.",
+    ]
+    if er["crosscheck"]:
+        lines.append(
+            f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
+        )
+    if er["baselines"]:
+        lines += ["", "Unprotected matching of the same templates and probes:", ""]
+        for b in er["baselines"]:
+            lines.append(
+                f"- {b['metric']} distance: EER {_pct(b['eer'])}; FNMR at FMR ≤ {b['target_fmr']:g}: "
+                f"{_pct(b['fnmr_at_target_fmr'])} {_ci(b['fnmr_at_target_fmr_ci'])}"
+            )
+    lines += [
+        "",
+        "## Operating point",
+        "",
+        f"{r['sweep']} = {op['setting']}: FNMR {_pct(op['fnmr'])} {_ci(op['fnmr_ci'])}, "
+        f"FMR {_pct(op['fmr'])} {_ci(op['fmr_ci'])} — "
+        + ("meets" if op["meets_targets"] else "does **not** meet")
+        + " the NIST SP 800-63B-4 targets (FMR ≤ 1/10,000, FNMR < 5%).",
+        "",
+        "## Leakage and attack costs",
+        "",
+        f"- loss bound |S| − H∞(R) = {_num(lk['sketch_bits'])} − {_num(lk['randomness_bits'])} = **{_num(lk['loss_bound_bits'])} bits**",
+        f"- source min-entropy ({lk['source_entropy_origin']}): {_num(lk['source_min_entropy_bits'])} bits; "
+        f"remaining H̃∞(d|S) ≥ **{_num(lk['remaining_bits'])} bits**",
+    ]
+    og = lk["offline_guessing"]
+    if og["hash"] is not None:
+        lines.append(
+            f"- offline guessing: 2^{_num(og['log2_argon2_evaluations'])} argon2id evaluations at profile "
+            f"`{og['hash']['profile']}` ({og['hash']['cpu_seconds'] * 1000:.1f} ms CPU each) ≈ 2^{_num(og['log2_cpu_years'])} CPU years"
+        )
+    fa = lk["false_accept_attack"]
+    if fa is not None:
+        bits = "∞ (no false match observed)" if fa["bits"] is None else f"{fa['bits']:.1f}"
+        lines.append(f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)")
+    ex = lk["exact_small_instance"]
+    if ex is not None:
+        lines.append(
+            f"- exact leakage of the small instance `{json.dumps(ex['params'], sort_keys=True)}` over {ex['secrets']} "
+            f"uniform secrets: {ex['exact_loss_bits']:.3f} bits (bound {ex['loss_bound_bits']:.3f}); "
+            f"repeated-enrolment Chernoff rate: {ex['chernoff_rate_bits'] if isinstance(ex['chernoff_rate_bits'], str) else _num(ex['chernoff_rate_bits'], 3)} bits per enrolment"
+        )
+    for n in lk["notes"]:
+        lines.append(f"- note: {n}")
+    lines += ["", "## Unlinkability", ""]
+    if ul is None:
+        lines.append("Not evaluated (see notes).")
+    else:
+        rev = ul["reversibility"]
+        lines += [
+            f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and {ul['nonmated_pairs']} non-mated pairs:",
+            f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
+            f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered from two linked sketches.",
+        ]
+    if r["figures"]:
+        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
+    for n in r["notes"]:
+        lines.append(f"\nNote: {n}")
+    return "\n".join(lines) + "\n"
+
+
+def probit(x: Any, floor: float) -> np.ndarray:
+    """Normal deviate ``Φ⁻¹(x)`` with rates clipped to ``[floor, 1 − floor]`` (DET axes)."""
+    dist = NormalDist()
+    arr = np.clip(np.asarray(x, dtype=float), floor, 1.0 - floor)
+    return np.array([dist.inv_cdf(float(v)) for v in arr.ravel()]).reshape(arr.shape)
+
+
+# -- figures (matplotlib, extra "plots") --------------------------------------------------------------
+_DET_TICKS = (1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95)
+#: At most this many points of a baseline DET curve are drawn (the curve is thinned, not binned).
+_DET_POINTS = 2000
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _det_axes(ax: Any, floor: float) -> None:
+    ticks = [t for t in _DET_TICKS if floor <= t <= 1 - floor]
+    positions = probit(ticks, floor)
+    labels = [f"{100 * t:g}%" for t in ticks]
+    ax.set_xticks(positions, labels)
+    ax.set_yticks(positions, labels)
+    ax.set_xlabel("FMR (false match rate, normal-deviate scale)")
+    ax.set_ylabel("FNMR (false non-match rate, normal-deviate scale)")
+    ax.grid(True, alpha=0.3)
+
+
+def _draw_det(report: Report, path: Path) -> None:
+    plt = _pyplot()
+    er = report.error_rates
+    first = er.points[0]
+    # Rates of 0 or 1 have no normal deviate; draw them at half a count from the edge.
+    floor = 0.5 / max(first.impostor_trials, first.genuine_trials, 2)
+    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    for b in er.baselines:
+        keep = np.unique(np.linspace(0, b.fmr.size - 1, min(b.fmr.size, _DET_POINTS)).astype(int))
+        ax.plot(probit(b.fmr[keep], floor), probit(b.fnmr[keep], floor), label=f"unprotected ({b.metric})", lw=1.2)
+    fmr = np.array([p.fmr for p in er.points])
+    fnmr = np.array([p.fnmr for p in er.points])
+    x, y = probit(fmr, floor), probit(fnmr, floor)
+    xerr = np.abs(probit(np.array([p.fmr_ci for p in er.points]).T, floor) - x)
+    yerr = np.abs(probit(np.array([p.fnmr_ci for p in er.points]).T, floor) - y)
+    ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI")
+    for p, xi, yi in zip(er.points, x, y):
+        ax.annotate(f"{er.parameter}={p.setting}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.axvline(probit([TARGET_FMR], floor)[0], color="grey", ls=":", lw=1)
+    ax.axhline(probit([TARGET_FNMR], floor)[0], color="grey", ls=":", lw=1)
+    _det_axes(ax, floor)
+    ax.set_title("DET: protected operating points vs unprotected matching")
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _draw_scores(report: Report, path: Path) -> None:
+    plt = _pyplot()
+    baselines = report.error_rates.baselines
+    fig, axes = plt.subplots(1, max(1, len(baselines)), figsize=(5.5 * max(1, len(baselines)), 4.0), squeeze=False)
+    for ax, b in zip(axes[0], baselines):
+        both = np.concatenate([b.genuine_scores, b.impostor_scores])
+        edges = np.histogram_bin_edges(both, bins=60)
+        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, label=f"impostor ({b.impostor_scores.size})")
+        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, label=f"genuine ({b.genuine_scores.size})")
+        ax.set_xlabel(f"{b.metric} distance to the enrolled template")
+        ax.set_ylabel("density")
+        ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
+        ax.legend(fontsize=8)
+    if not baselines:
+        axes[0][0].text(0.5, 0.5, "no unprotected baseline for this target", ha="center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _draw_linkage(report: Report, path: Path) -> None:
+    plt = _pyplot()
+    ul = report.unlinkability
+    assert ul is not None  # noqa: S101 - caller checks; internal invariant, not validation
+    m = ul.measures
+    centres = (m.edges[:-1] + m.edges[1:]) / 2
+    width = float(np.diff(m.edges).min())
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, label=f"non-mated ({m.nonmated_pairs})")
+    ax.bar(centres, m.p_mated, width=width, alpha=0.55, label=f"mated ({m.mated_pairs})")
+    ax.set_xlabel(f"linkage score: {ul.attack} ({'higher' if ul.higher_is_mated else 'lower'} = more likely mated)")
+    ax.set_ylabel("share of pairs per bin")
+    twin = ax.twinx()
+    # D↔(s) only means something where mated pairs fall; elsewhere it is 0 by definition.
+    seen = m.p_mated > 0
+    twin.plot(centres[seen], m.d_local[seen], "k.", ms=5, label="local D<->(s) (bins with mated pairs)")
+    twin.set_ylim(-0.02, 1.02)
+    twin.set_ylabel("local linkability D<->(s)")
+    ax.set_title(f"{ul.scheme}: D<->sys = {m.d_sys:.3f}")
+    lines = ax.get_legend_handles_labels()
+    tl = twin.get_legend_handles_labels()
+    ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw_figures(report: Report, out: Path) -> list[str]:
+    """Draw the DET curve, the score histograms and the linkage histograms; return file names."""
+    names = ["det.png", "scores.png"]
+    _draw_det(report, out / "det.png")
+    _draw_scores(report, out / "scores.png")
+    if report.unlinkability is not None:
+        _draw_linkage(report, out / "linkage.png")
+        names.append("linkage.png")
+    return names
+
+
+# -- command line --------------------------------------------------------------------------------------
+def _spec_value(key: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"--synthetic {key}={text!r} is not a number") from None
+
+
+def parse_synthetic(spec: str) -> dict[str, float]:
+    """``"identities=200,samples=4,noise=2"`` → a mapping (values are numbers)."""
+    out: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ParameterError(f"--synthetic expects key=value pairs, got {item!r}")
+        out[key.strip()] = _spec_value(key, value.strip())
+    return out
+
+
+_SYNTHETIC_KEYS = {
+    "vectors": {"identities", "samples", "spread", "noise", "reliability_spread"},
+    "strings": {"identities", "samples", "error_rate"},
+    "sets": {"identities", "samples", "set_size", "dropout", "insertion"},
+}
+
+
+def synthetic_data(target: EvaluationTarget, spec: str, seed: int) -> LabelledVectors | LabelledSets:
+    """A seeded synthetic population shaped for ``target`` (its features, length or universe)."""
+    from sketchauth.evaluate import data as d
+
+    opts = parse_synthetic(spec)
+    unknown = set(opts) - _SYNTHETIC_KEYS[target.data_kind]
+    if unknown:
+        raise ParameterError(
+            f"--synthetic keys for {target.data_kind}: {', '.join(sorted(_SYNTHETIC_KEYS[target.data_kind]))}; "
+            f"unknown: {', '.join(sorted(unknown))}"
+        )
+    people = int(opts.pop("identities", 100))
+    samples = int(opts.pop("samples", 4))
+    p = target.params
+    if target.data_kind == "vectors":
+        try:
+            features, n = int(p["features"]), int(p["n"])
+        except KeyError as exc:
+            raise ParameterError(f"--params needs {exc.args[0]!r} to shape synthetic vectors") from None
+        return d.synthetic_vectors(people, samples, features, n=n, seed=seed, **opts)
+    if target.data_kind == "strings":
+        return d.synthetic_strings(people, samples, int(p.get("n", 32)), seed=seed, **opts)
+    if target.name == "pinsketch":
+        low, high, size = 1, 2 ** int(p.get("m", 16)), 32
+    elif target.name == "fuzzy-vault":
+        low, high, size = 0, int(p["p"]), int(p["m"])
+    else:
+        q, g = int(p.get("q", 4)), int(p.get("g", 30))
+        low, high, size = 0, int(p["p"]), -(-g // (q - 1)) + 2
+    size = int(opts.pop("set_size", size))
+    return d.synthetic_sets(people, samples, low=low, high=high, set_size=size, seed=seed, **opts)
+
+
+def _settings(text: str | None, scheme: str, params: dict[str, Any]) -> list[Any]:
+    if text is None:
+        return default_sweep(scheme, params)
+    try:
+        values = [json.loads(x) for x in text.split(",") if x.strip()]
+    except json.JSONDecodeError:
+        raise ParameterError(f"--sweep must be comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise ParameterError("--sweep is empty")
+    return values
+
+
+def cli_report(args: Any) -> int:
+    """Handler of ``sketchauth evaluate report`` (arguments in :mod:`sketchauth.cli`)."""
+    import sys
+
+    from sketchauth.evaluate.data import load_sets, load_vectors
+
+    try:
+        params = json.loads(args.params)
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"--params is not valid JSON: {exc.msg}") from None
+    if not isinstance(params, dict):
+        raise ParameterError("--params must be a JSON object")
+    if args.plots and not plots_available():
+        raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+    target = EvaluationTarget.from_scheme(args.scheme, params)
+    settings = _settings(args.sweep, args.scheme, params)
+    if args.data is not None:
+        data = load_sets(args.data) if target.data_kind == "sets" else load_vectors(args.data)
+        source = f"file {Path(args.data).name}"
+    else:
+        data = synthetic_data(target, args.synthetic, args.seed)
+        source = f"synthetic ({args.synthetic or 'defaults'}, seed {args.seed})"
+    progress = not args.quiet and sys.stderr.isatty()
+    report = run_report(
+        target,
+        data,
+        settings,
+        source=source,
+        enrol_samples=args.enrol_samples,
+        max_impostors_per_identity=args.max_impostors,
+        seed=args.seed,
+        jobs=args.jobs,
+        progress=progress,
+        profile=args.profile,
+        source_min_entropy=args.source_entropy,
+        operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
+    )
+    payload = write_report(report, args.out, plots=args.plots)
+    print(summary(payload, args.out))
+    return 0
+
+
+def summary(r: dict[str, Any], out: Any) -> str:
+    """The key numbers of a report, a few lines for the terminal."""
+    er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
+    lines = [
+        f"{r['scheme']} {json.dumps(r['params'], sort_keys=True)}: {er['identities']} identities, "
+        f"{er['genuine_trials']} genuine + {er['impostor_trials']} impostor comparisons per setting",
+    ]
+    for p in er["points"]:
+        lines.append(f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}")
+    lines.append(f"  EER (sweep): {'not reached' if er['eer'] is None else _pct(er['eer'])}")
+    for b in er["baselines"]:
+        lines.append(f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}")
+    lines.append(
+        f"operating point {r['sweep']}={op['setting']}: FNMR {_pct(op['fnmr'])}, FMR {_pct(op['fmr'])}"
+        + (" (meets NIST targets)" if op["meets_targets"] else " (misses NIST targets)")
+    )
+    og = lk["offline_guessing"]
+    lines.append(
+        f"leakage: bound {lk['loss_bound_bits']:.1f} bits; source {_num(lk['source_min_entropy_bits'])} bits "
+        f"({lk['source_entropy_origin']}); remaining {_num(lk['remaining_bits'])} bits; "
+        f"offline guessing 2^{_num(og['log2_cpu_seconds'])} CPU s"
+    )
+    fa = lk["false_accept_attack"]
+    if fa is not None:
+        lines.append(
+            "false-accept attack: "
+            + (f"{fa['bits']:.1f} bits" if fa["bits"] is not None else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)")
+        )
+    if ul is not None:
+        lines.append(
+            f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "
+            f"reversibility {_pct(ul['reversibility']['recovered_fraction'])} of the template"
+        )
+    if er["crosscheck"]:
+        cc = er["crosscheck"]
+        lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")
+    lines.append(f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else ""))
+    return "\n".join(lines)
