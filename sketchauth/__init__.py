@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 
 # Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
 _SKETCH_NAMES = ("EntropyReport", "load_sketch", "IntervalSketch", "CodeOffsetSketch", "PinSketch",
-                 "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch")
+                 "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch", "ChaffPointSketch")
 
 __all__ = [*errors.__all__, *_SKETCH_NAMES]
 
