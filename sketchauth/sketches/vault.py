@@ -18,6 +18,11 @@ is then read back as the set of slots where the vault agrees with ``F``.
     smallest prime ``≥ p·q``; an element of weight ``v`` puts ``F`` on ``v`` of its slots. See the
     class docstring for the exact acceptance condition.
 
+Both offer ``encode_many`` / ``decode_many`` for evaluation: one Berlekamp–Welch solve for a
+whole batch (vectorised Gauss–Jordan) and block-wise evaluation of the recovered polynomials.
+All arithmetic is numpy int64 (no galois at run time: see :mod:`._prime_field` for why), so a
+fresh process decodes its first vault in a fraction of a second.
+
 Module functions (the estimates the SPEC asks every vault report to carry):
 :func:`spurious_polynomials` / :func:`log2_spurious_polynomials`,
 :func:`weighted_spurious_polynomials` / :func:`log2_weighted_spurious_polynomials`, and
@@ -46,7 +51,6 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._prime_field import (
-    MAX_MODULUS,
     berlekamp_welch,
     is_prime,
     next_prime,
