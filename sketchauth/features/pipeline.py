@@ -174,6 +174,20 @@ class Pipeline(ABC):
             raise
         return sketch.secret_bytes(recovered) == sketch.secret_bytes(secret)
 
+    # -- talking to the service ----------------------------------------------------------------
+    def service_enrolment(self, samples: Any) -> dict[str, Any]:
+        """JSON body of ``POST /v1/users/{id}/enrolment`` with the transform applied client-side.
+
+        The service then sees only the sketch's secret (levels, a set or bytes), never the raw
+        embedding; it stores the same helper data and hash as :meth:`enrol` would.
+        """
+        params = {k: v for k, v in self.sketch.params().items() if v is not None}
+        return {"scheme": self.sketch.scheme_name, "params": params, "samples": [_json_ready(self.secret_from_samples(samples))]}
+
+    def service_sample(self, sample: Any) -> list[int]:
+        """JSON ``sample`` of ``POST /v1/users/{id}/verification`` (transform applied client-side)."""
+        return _json_ready(self.sample_transform(sample))
+
     # -- accounting ---------------------------------------------------------------------------
     @property
     @abstractmethod
@@ -235,6 +249,12 @@ class Pipeline(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dims={self.dims.size}, sketch={self.sketch!r})"
+
+
+def _json_ready(value: Any) -> list[int]:
+    if isinstance(value, bytes):
+        return list(value)
+    return [int(x) for x in np.asarray(value).ravel()]
 
 
 def _numeric(value: Any) -> bool:
@@ -462,6 +482,20 @@ class AsymmetricIntervalPipeline(Pipeline):
     def sample_transform(self, sample: Any) -> np.ndarray:
         y = self.transform.project(_one_sample(sample, self.transform.features))
         return self.transform.quantise(y)[self.dims]
+
+    def service_enrolment(self, samples: Any) -> dict[str, Any]:
+        """The service derives ``(b, v)`` itself: send every capture's levels and the options."""
+        from sketchauth.templates import DEFAULT_SCALE
+
+        if self.scale != DEFAULT_SCALE[self.spread]:
+            raise ParameterError(f"the service uses scale {DEFAULT_SCALE[self.spread]} for spread {self.spread!r}")
+        y = self._enrolment_matrix(samples)
+        full = np.zeros((y.shape[0], self.transform.dimensions))
+        full[:, self.dims] = y
+        levels = self.transform.quantise(full)[:, self.dims]
+        params = {k: v for k, v in self._sketch.params().items() if v is not None}
+        params.update(spread=self.spread, margin=self.margin)
+        return {"scheme": self._sketch.scheme_name, "params": params, "samples": [row.tolist() for row in levels]}
 
     @property
     def secret_bits(self) -> float:
