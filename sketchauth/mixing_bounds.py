@@ -30,8 +30,8 @@ two-fuzzy bound) charges for each of them. A remaining entropy is never reported
 ``β`` (:func:`key_recoverability_bits`): the pad is SHAKE-256 of (key, nonce), modelled as a
 random oracle; the number of keys of a ``2^κ``-key space that map ``(S, Q)`` to one pad is the
 load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
-``Pr[some bin holds ≥ c] ≤ |G|·C(2^κ, c)·|G|^−c``; ``β = log2(c − 1)`` for the least ``c``
-making this ``≤ 2^−40``. For a 6-digit PIN over a 128-bit PinSketch, ``β = 0``: the PIN is
+``Pr[some bin holds ≥ c] ≤ |G|·C(2^κ, c)·|G|^−c ≤ |G|·(2^κ)^c/c!·|G|^−c``; ``β = log2(c − 1)``
+for the least ``c`` making this ``≤ 2^−40``. For a 6-digit PIN over a 128-bit PinSketch, ``β = 0``: the PIN is
 determined by ``(S, Q)``.
 
 Example::
@@ -116,8 +116,10 @@ def two_fuzzy_bounds(
     return b1, b2
 
 
-def _log2_binomial(n: float, c: int) -> float:
-    return (math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1)) / math.log(2)
+def _log2_binomial_bound(log2_n: float, c: float) -> float:
+    """``log2(n^c / c!) ≥ log2 C(n, c)``: an upper bound that stays exact in floating point
+    even for ``n = 2^128`` (a difference of two ``lgamma`` values that size would cancel)."""
+    return c * log2_n - math.lgamma(c + 1) / math.log(2)
 
 
 def key_recoverability_bits(
@@ -135,15 +137,24 @@ def key_recoverability_bits(
     if keys < 2.0:
         return 0.0
 
-    def bad(c: int) -> bool:  # Pr[some bin holds ≥ c keys] may exceed the allowed failure
-        return group_bits + _log2_binomial(keys, c) - c * group_bits > failure_log2
+    def bad(c: float) -> bool:  # Pr[some bin holds ≥ c keys] may exceed the allowed failure
+        return group_bits + _log2_binomial_bound(key_space_bits, c) - c * group_bits > failure_log2
 
-    top = int(min(keys, 2.0**62))
-    if bad(top):
-        return float(key_space_bits)
-    lo, hi = 2, top  # bad(hi) is False; find the least c with bad(c) False
-    if not bad(lo):
+    if not bad(2):
         return 0.0
+    if keys > 2.0**62:
+        # Loads beyond integer range: bisect on log2 c (c as a real; lgamma takes reals).
+        lo_x, hi_x = 1.0, float(key_space_bits)
+        if bad(2.0**hi_x):  # type: ignore[arg-type]
+            return float(key_space_bits)
+        for _ in range(80):
+            mid = (lo_x + hi_x) / 2
+            lo_x, hi_x = (mid, hi_x) if bad(2.0**mid) else (lo_x, mid)  # type: ignore[arg-type]
+        c = math.ceil(2.0**hi_x)  # the least integer load the union bound rules out
+        return float(min(key_space_bits, math.log2(max(1, c - 1))))
+    lo, hi = 2, int(keys)  # bad(lo) is True; find the least c with bad(c) False
+    if bad(hi):
+        return float(key_space_bits)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if bad(mid):
