@@ -93,7 +93,11 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     else:
         with open(args.json, "w", encoding="utf-8") as out:
             out.write(text + "\n")
-        print(f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} -> {args.json}")
+        print(
+            f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} "
+            f"(mean score mated {result.mated_scores.mean():.3f}, "
+            f"non-mated {result.nonmated_scores.mean():.3f}) -> {args.json}"
+        )
     if args.plot:
         histogram_plot(result, args.plot)
     return 0
@@ -176,7 +180,9 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="error rates, leakage, attack costs and unlinkability of a scheme on data (JSON, Markdown, PNG)"
     )
-    p.add_argument("--scheme", required=True, help="registered scheme, e.g. interval, code-offset, pinsketch, fuzzy-vault")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scheme", help="registered scheme, e.g. interval, code-offset, pinsketch, fuzzy-vault")
+    what.add_argument("--pipeline", metavar="PIPELINE.json", help="feature pipeline (transform + scheme) from 'sketchauth features fit --pipelines'")
     p.add_argument("--params", default="{}", help="scheme parameters as a JSON object, without the swept one")
     p.add_argument("--sweep", help="comma-separated values of the tolerance parameter (default: per scheme)")
     source = p.add_mutually_exclusive_group(required=True)
