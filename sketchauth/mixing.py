@@ -462,9 +462,27 @@ class MixedSketch(SecureSketch):
         return c.derive_key(secret, randomness.seeds[index])  # type: ignore[arg-type]
 
     # -- encode / decode -----------------------------------------------------------------------------
-    def _encode_payload(self, secret: list[Any], randomness: Any) -> bytes:
-        if not isinstance(randomness, MixRandomness) or len(randomness.inner) != len(self.components):
+    def _check_randomness(self, r: Any) -> None:
+        """``encode_with`` takes caller-built randomness: check every public value is in place."""
+        n = len(self.components)
+        if not isinstance(r, MixRandomness) or not all(len(x) == n for x in (r.inner, r.nonces, r.salts, r.seeds)):
             raise ParameterError("randomness must be the MixRandomness of this structure")
+        key_owners = {j for j, _ in self.mixes}
+        for index, c in enumerate(self.components):
+            fuzzy = isinstance(c, FuzzySecret)
+            expected = (
+                (r.nonces[index], NONCE_BYTES if index in self.parent else None),
+                (r.salts[index], None if fuzzy else SALT_BYTES),
+            )
+            for value, size in expected:
+                well_formed = isinstance(value, bytes) and len(value) == size
+                if (size is None) != (value is None) or (size is not None and not well_formed):
+                    raise ParameterError(f"randomness of component {index}: wrong nonce or salt")
+            if (fuzzy and index in key_owners) != isinstance(r.seeds[index], bytes):
+                raise ParameterError(f"randomness of component {index}: extractor seed missing or unexpected")
+
+    def _encode_payload(self, secret: list[Any], randomness: Any) -> bytes:
+        self._check_randomness(randomness)
         keys: dict[int, bytes] = {}
         stored: list[bytes | None] = [None] * len(self.components)
         for index in self.order:
@@ -472,7 +490,8 @@ class MixedSketch(SecureSketch):
             if isinstance(c, FuzzySecret):
                 helper = c.sketch.encode_with(secret[index], randomness.inner[index])
                 if index in self.parent:
-                    helper = mix_helper(c.sketch, helper, keys[self.parent[index]], randomness.nonces[index], domain=index)  # type: ignore[arg-type]
+                    nonce: bytes = randomness.nonces[index]  # type: ignore[assignment]
+                    helper = mix_helper(c.sketch, helper, keys[self.parent[index]], nonce, domain=index)
                 stored[index] = helper
             if any(j == index for j, _ in self.mixes):
                 keys[index] = self._key(index, secret[index], randomness)
@@ -490,7 +509,8 @@ class MixedSketch(SecureSketch):
             else:
                 helper = stored[index]
                 if index in self.parent:
-                    helper = unmix_helper(c.sketch, helper, keys[self.parent[index]], randomness.nonces[index], domain=index)  # type: ignore[arg-type]
+                    nonce: bytes = randomness.nonces[index]  # type: ignore[assignment]
+                    helper = unmix_helper(c.sketch, helper, keys[self.parent[index]], nonce, domain=index)  # type: ignore[arg-type]
                 recovered[index] = c.sketch.decode(helper, samples[index])
             if any(j == index for j, _ in self.mixes):
                 keys[index] = self._key(index, recovered[index], randomness)

@@ -400,6 +400,21 @@ def test_malformed_mixed_payloads_are_format_errors():
         cascade.decode(helper[:-1] + bytes([helper[-1] ^ 1]), [[5, 9], "1234"])
 
 
+def test_encode_with_checks_the_randomness():
+    cascade = Cascade(IntervalSketch(n=64, v=3, features=2), pin=PIN)
+    good = cascade.draw_randomness(cascade.check_secret([[5, 9], "1234"]))
+    assert cascade.encode_with([[5, 9], "1234"], good) == cascade.encode_with([[5, 9], "1234"], good)
+    for bad in (
+        None,
+        MixRandomness(good.inner, (None, None), good.salts, good.seeds),
+        MixRandomness(good.inner, good.nonces, (None, b"short"), good.seeds),
+        MixRandomness(good.inner, good.nonces, good.salts, (b"seed", None)),
+        MixRandomness(good.inner[:1], good.nonces, good.salts, good.seeds),
+    ):
+        with pytest.raises(ParameterError):
+            cascade.encode_with([[5, 9], "1234"], bad)
+
+
 def test_fresh_nonce_and_salt_each_encoding():
     cascade = Cascade(IntervalSketch(n=64, v=3, features=2), pin=PIN)
     assert cascade.encode([[5, 9], "1234"]) != cascade.encode([[5, 9], "1234"])
