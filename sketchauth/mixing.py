@@ -78,6 +78,7 @@ __all__ = [
     "mix_helper",
     "unmix_helper",
     "toeplitz_extract",
+    "MixRandomness",
     "ExactKey",
     "FuzzySecret",
     "MixedSketch",
