@@ -27,8 +27,11 @@ mixed by key ``j`` gets the better of its concatenation and Theorem 7 bounds wit
 entropy, and each secret whose key mixes sketches loses what Theorem 8 (or the second
 two-fuzzy bound) charges for each of them. A remaining entropy is never reported below 0.
 
-``β`` (:func:`key_recoverability_bits`): the pad is SHAKE-256 of (key, nonce), modelled as a
-random oracle; the number of keys of a ``2^κ``-key space that map ``(S, Q)`` to one pad is the
+``β`` (:func:`key_recoverability_bits`). Given ``Q`` alone *every* key is consistent: the mix
+is format-preserving, each key maps ``Q`` to a valid sketch, so no key can be ruled out by the
+shape of its result (that is the point). What bounds the slack in Theorem 7 is how many keys
+are consistent with a pair ``(S, Q)``, i.e. share the pad ``Q − S``. The pad is SHAKE-256 of
+(key, nonce), modelled as a random oracle; the number of keys of a ``2^κ``-key space that map ``(S, Q)`` to one pad is the
 load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
 ``Pr[some bin holds ≥ c] ≤ |G|·C(2^κ, c)·|G|^−c ≤ |G|·(2^κ)^c/c!·|G|^−c``; ``β = log2(c − 1)``
 for the least ``c`` making this ``≤ 2^−40``. For a 6-digit PIN over a 128-bit PinSketch, ``β = 0``: the PIN is
