@@ -62,9 +62,8 @@ def test_every_enrolment_sample_decodes_when_not_clipped(data: st.DataObject) ->
     n = data.draw(st.integers(4, 500))
     features = data.draw(st.integers(1, 5))
     k = data.draw(st.integers(2, 6))
-    samples = np.array(
-        data.draw(st.lists(st.lists(st.integers(0, n - 1), min_size=features, max_size=features), min_size=k, max_size=k))
-    )
+    row = st.lists(st.integers(0, n - 1), min_size=features, max_size=features)
+    samples = np.array(data.draw(st.lists(row, min_size=k, max_size=k)))
     q = n
     b, v = enrol_interval(samples, n=n, q=q)
     assert np.all((0 <= b) & (b < n)) and np.all(v >= 1)

@@ -39,7 +39,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,11 +64,14 @@ __all__ = [
     "simulate_enrolments",
     "histogram_plot",
     "GRID_CELLS",
+    "CHUNK_CELLS",
     "DEFAULT_CHUNK_ROWS",
 ]
 
 #: Rows (pairs × features) simulated per chunk: bounds memory to a few hundred MB at n = 1000.
 DEFAULT_CHUNK_ROWS = 50_000
+#: Cells (rows × draws) of one chunk's partition matrices: a few hundred MB in all.
+CHUNK_CELLS = 5_000_000
 #: Upper bound on the number of pairs of one experiment.
 MAX_PAIRS = 10**8
 
@@ -423,14 +425,19 @@ def linkage_experiment(
     ``scheme`` is ``"s1"`` or ``"s2"``; ``n``, ``q`` as in
     :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` both the noise
     bound of re-enrolment and the adversary's similarity parameter (module doc). Work proceeds in
-    chunks of ``chunk_rows`` rows (pairs × features); ``progress(k)`` is called after each chunk
-    with the number of pairs it completed. The result is a pure function of the arguments.
+    chunks of at most ``chunk_rows`` rows (pairs × features; for s2 also at most
+    :data:`CHUNK_CELLS` partition cells); ``progress(k)`` is called after each chunk with the
+    number of pairs it completed. The result is a pure function of the arguments.
     """
     check_linkage_arguments(scheme, n, q, tau, pairs, seed, features)
     check_int("chunk_rows", chunk_rows, 1)
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
-    per_chunk = max(2, chunk_rows // features)
+    rows = chunk_rows
+    if scheme == "s2":
+        # Keep each partition matrix near CHUNK_CELLS cells whatever n/q is (memory bound).
+        rows = min(rows, max(1, CHUNK_CELLS // expected_draw_columns(n, q)))
+    per_chunk = max(2, rows // features)
     mated_parts: list[np.ndarray] = []
     nonmated_parts: list[np.ndarray] = []
     done = 0

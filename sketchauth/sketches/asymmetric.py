@@ -373,9 +373,12 @@ class AsymmetricIntervalSketch(SecureSketch):
         return self._encode_s2(b, v, draws)
 
     def _encode_s2(self, b: np.ndarray, v: np.ndarray, randomness: S2Draws) -> bytes:
-        draws, rows = randomness.draws, self.features
-        if draws.ndim != 2 or draws.shape[0] != rows or randomness.left.shape != (rows,) or randomness.used.shape != (rows,):
-            raise ParameterError(f"s2 randomness must describe {rows} features")
+        rows = self.features
+        draws = np.asarray(randomness.draws)
+        shapes = (np.shape(randomness.left), np.shape(randomness.used))
+        if draws.ndim != 2 or draws.shape[0] != rows or draws.dtype.kind not in "iu" or shapes != ((rows,), (rows,)):
+            raise ParameterError(f"s2 randomness must be integer draws for {rows} features")
+        draws = draws.astype(np.int64)
         left, used, short, before = s2_draw_split(b, v, self.n, draws)
         width = draws.shape[1]
         t = np.arange(width)[None, :]
