@@ -69,6 +69,7 @@ __all__ = [
 #: Moduli must stay below this so that a product of two residues fits in int64.
 MAX_MODULUS = 2**31
 
+_INT64_MAX = 2**63 - 1
 #: inv_mod inverts up to this many values one by one with Python's pow.
 _SCALAR_INVERSES = 8
 
@@ -149,17 +150,27 @@ def inv_mod(a: np.ndarray, p: int) -> np.ndarray:
 def poly_eval(coeffs: np.ndarray, xs: np.ndarray, p: int) -> np.ndarray:
     """Evaluate polynomials at points mod ``p`` by Horner's rule, vectorised over the points.
 
-    ``coeffs[..., j]`` is the coefficient of ``x^j`` (lowest first). Shapes broadcast: one
-    polynomial ``(k,)`` at points ``(n,)`` gives ``(n,)``; a batch ``(B, k)`` at ``(B, n)`` or
-    ``(n,)`` gives ``(B, n)``.
+    ``coeffs[..., j]`` is the coefficient of ``x^j`` (lowest first), points ``xs`` lie in
+    ``[0, p)``. Shapes broadcast: one polynomial ``(k,)`` at points ``(n,)`` gives ``(n,)``; a
+    batch ``(B, k)`` at ``(B, n)`` or ``(n,)`` gives ``(B, n)``.
+
+    The reduction mod ``p`` (the slow part: an integer division per value) is delayed while
+    the accumulator provably stays below ``2^63``: for ``p < 2^16`` every other step, for
+    ``p ≈ 10^4`` every third.
     """
-    coeffs = np.asarray(coeffs, dtype=np.int64)
+    coeffs = np.asarray(coeffs, dtype=np.int64) % p
     xs = np.asarray(xs, dtype=np.int64)
     shape = np.broadcast_shapes(coeffs[..., -1:].shape, xs.shape)
-    acc = np.broadcast_to(coeffs[..., -1:] % p, shape).copy()
+    acc = np.broadcast_to(coeffs[..., -1:], shape).copy()
+    bound = p - 1  # an upper bound on every entry of acc
     for j in range(coeffs.shape[-1] - 2, -1, -1):
+        if bound * (p - 1) + (p - 1) > _INT64_MAX:
+            acc %= p
+            bound = p - 1
         acc *= xs
         acc += coeffs[..., j : j + 1]
+        bound = bound * (p - 1) + (p - 1)
+    if bound >= p:
         acc %= p
     return acc
 
