@@ -295,9 +295,10 @@ def decide_interval(
     b_all = np.stack([np.asarray(s, dtype=np.int64) for s in enrolled.secrets])
     moduli = np.asarray(sketch.moduli, dtype=np.int64)  # type: ignore[attr-defined]
     half = np.asarray(sketch.v, dtype=np.int64) - 1  # type: ignore[attr-defined]
-    # int32 halves memory traffic whenever every value fits (n < 2^30 leaves headroom for d' − S + M).
-    small = sketch.n < 2**30  # type: ignore[attr-defined]
-    dtype = np.int32 if small else np.int64
+    # Narrow integers cut memory traffic (the decoder is memory-bound); probes may lie anywhere
+    # in the int range, so the width must hold them as well as n and d' − S + M.
+    span = max(int(sketch.n), int(np.abs(q_all).max(initial=0))) * 3  # type: ignore[attr-defined]
+    dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
     q_all, s_all, b_all = q_all.astype(dtype), s_all.astype(dtype), b_all.astype(dtype)
     moduli, half = moduli.astype(dtype), half.astype(dtype)
     accepted = np.empty(len(enrolled_index), dtype=bool)
