@@ -83,6 +83,7 @@ __all__ = [
     "AsymmetricIntervalSketch",
     "SCHEMES_AVAILABLE",
     "S2Randomness",
+    "S2Draws",
     "secure_uniform",
     "s2_draw_split",
     "expected_draw_columns",
