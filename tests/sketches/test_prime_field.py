@@ -147,6 +147,19 @@ def test_solve_mod_singular_and_inconsistent() -> None:
     assert ((A @ x[0]) % p).tolist() == consistent_b.tolist()
 
 
+def test_solve_mod_batch_with_different_pivot_columns() -> None:
+    # The first system has an all-zero first column (x_0 free), the second does not: the
+    # elimination must pick pivots per system.
+    p = 13
+    A = np.array([[[0, 1, 2], [0, 3, 4], [0, 5, 6]], [[1, 1, 2], [2, 3, 4], [3, 5, 7]]])
+    b = np.array([[5, 11, 4], [1, 2, 3]])
+    x, ok = solve_mod(A, b, p)
+    assert ok.tolist() == [True, True]
+    for system, rhs, sol in zip(A, b, x):
+        assert ((system @ sol) % p).tolist() == rhs.tolist()
+    assert x[0, 0] == 0  # free variable set to 0
+
+
 def test_poly_divmod_monic() -> None:
     # (x^2 + 5x + 2)(x + 3) = x^3 + 8x^2 + 17x + 6 ≡ x^3 + 8x^2 + 4x + 6 (mod 13), plus remainder 7.
     num = np.array([[0, 4, 8, 1]])
