@@ -51,7 +51,9 @@ modulus of the residue). s2: per feature the gap pairs ``(gap_{2m−1}, gap_{2m}
 (so every other point stays put) and its first gap ``a ∈ [max(2, σ − 2q), min(2q, σ − 2)]`` is
 the symbol ``(a − lo)/2`` modulo the number of such ``a``. Moving those interior points keeps
 ``g_1``, ``g_2``, ``g_{k−1}``, ``g_k`` and every gap in range, so every symbol vector is a valid
-sketch; ``g_1``, the end gaps and the gap sums are not mixed.
+sketch; ``g_1``, the end gaps and the gap sums are not mixed. (A group acting on ``g_1`` and on
+every gap separately would not do: changing one gap moves every later point, so some symbol
+vectors would stop covering ``[0, n)`` or gain a surplus point — redundancy that leaks the key.)
 
 Example::
 

@@ -414,3 +414,27 @@ def test_matrix_randomness_round_trips_and_is_checked() -> None:
     assert values.shape == (200, 50) and values.min() == 1 and values.max() == 3
     counts = np.bincount(values.ravel(), minlength=4)[1:]
     assert np.all(np.abs(counts - 10000 / 3) < 6 * math.sqrt(10000 * 2 / 9))
+
+
+def _spec_partition(b: int, v: int, n: int, left: tuple[int, ...], right: tuple[int, ...]) -> list[int]:
+    """SPEC §3.1 steps 1–4, literally, consuming the given draws (the readable reference)."""
+    points = {b - v, b + v}
+    draws = iter(left)
+    while min(points) > 0:
+        points.add(min(points) - 2 * next(draws))
+    draws = iter(right)
+    while max(points) < n:
+        points.add(max(points) + 2 * next(draws))
+    return sorted(points)
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances())
+def test_s2_encoder_follows_the_spec_steps(case) -> None:
+    sketch, (b, v), _ = case
+    sketch = AsymmetricIntervalSketch(sketch.n, sketch.q, scheme="s2", features=sketch.features)
+    randomness = sketch.draw_randomness((b, v)).as_tuples()
+    helper = sketch.encode_with((b, v), randomness)
+    for f, points in enumerate(sketch.partition(helper)):
+        left, right = randomness[f]
+        assert points.tolist() == _spec_partition(b[f], v[f], sketch.n, left, right)
