@@ -454,7 +454,11 @@ def _pyplot() -> Any:
 
 
 def _det_axes(ax: Any, floor: float) -> None:
-    ticks = [t for t in _DET_TICKS if floor <= t <= 1 - floor]
+    ticks: list[float] = []
+    for t in _DET_TICKS:
+        # Keep ticks at least 0.4 normal deviates apart so their labels do not overlap.
+        if floor <= t <= 1 - floor and (not ticks or probit([t], floor)[0] - probit([ticks[-1]], floor)[0] >= 0.4):
+            ticks.append(t)
     positions = probit(ticks, floor)
     labels = [f"{100 * t:g}%" for t in ticks]
     ax.set_xticks(positions, labels)
@@ -627,6 +631,10 @@ def cli_report(args: Any) -> int:
 
     from sketchauth.evaluate.data import load_sets, load_vectors
 
+    if getattr(args, "pipeline", None) is not None:
+        from sketchauth.features.report_target import cli_pipeline_report
+
+        return cli_pipeline_report(args)
     try:
         params = json.loads(args.params)
     except json.JSONDecodeError as exc:

@@ -19,7 +19,6 @@ from sketchauth.evaluate.error_rates import (
     evaluate_scheme,
     plan_trials,
 )
-from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 
 
