@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import ParameterError
+from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
     DecideFn,
@@ -297,7 +297,8 @@ def run_report(
             seed=seed,
             progress=progress,
         )
-    except ParameterError as exc:
+    except (ParameterError, SampleError) as exc:
+        # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
         notes.append(f"unlinkability not evaluated: {exc}")
     return Report(target, describe_data(data, source), seed, rates, op, leak, link, notes)
 
