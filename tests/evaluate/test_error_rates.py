@@ -155,3 +155,98 @@ def test_wrong_data_kind_and_unknown_scheme() -> None:
         evaluate_adapter("nonesuch", {}, small_population(), [1])
     with pytest.raises(ParameterError, match="at least one setting"):
         evaluate_adapter("interval", {"n": 64, "features": 4}, small_population(), [])
+
+
+def _counts(result) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    return [(p.false_non_matches, p.false_matches) for p in result.points]
+
+
+def test_pinsketch_counts_equal_set_difference_rule() -> None:
+    from sketchauth.evaluate.data import synthetic_sets
+
+    data = synthetic_sets(10, 3, low=1, high=2**10, set_size=12, dropout=0.15, insertion=0.15, seed=6)
+    trials = plan_trials(data)
+    diff_gen = np.array([np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.genuine.T])
+    diff_imp = np.array([np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.impostor.T])
+    result = evaluate_adapter("pinsketch", {"m": 10}, data, [2, 4, 6], seed=0)
+    # PinSketch recovers A exactly when |A Δ B| ≤ t, and never returns A otherwise.
+    assert _counts(result) == [(int(np.sum(diff_gen > t)), int(np.sum(diff_imp <= t))) for t in (2, 4, 6)]
+    assert result.points[0].false_non_matches > 0
+
+
+def test_fuzzy_vault_counts_equal_wrong_element_rule() -> None:
+    from sketchauth.evaluate.data import synthetic_sets
+    from sketchauth.evaluate.error_rates import fit_set_size
+
+    data = synthetic_sets(10, 3, low=0, high=97, set_size=10, dropout=0.2, insertion=0.2, seed=7)
+    trials = plan_trials(data)
+    fitted = [fit_set_size(s, 10, 97) for s in data.sets]
+
+    def wrong(e: int, q: int) -> int:
+        return int(np.setdiff1d(fitted[q], fitted[trials.enrol_rows[e][0]]).size)
+
+    gen = np.array([wrong(e, q) for e, q in trials.genuine.T])
+    imp = np.array([wrong(e, q) for e, q in trials.impostor.T])
+    result = evaluate_adapter("fuzzy-vault", {"p": 97, "m": 10}, data, [1, 2, 3], seed=0)
+    # The complete vault returns d if and only if |d' \ d| ≤ t (FuzzyVault docstring).
+    assert _counts(result) == [(int(np.sum(gen > t)), int(np.sum(imp <= t))) for t in (1, 2, 3)]
+
+
+def test_weighted_vault_counts_equal_acceptance_condition() -> None:
+    from sketchauth.evaluate.data import synthetic_sets
+    from sketchauth.evaluate.error_rates import fit_weights
+    from sketchauth.templates import enrol_weighted_set
+
+    p, q, g = 61, 4, 24
+    data = synthetic_sets(8, 4, low=0, high=p, set_size=10, dropout=0.1, insertion=0.1, seed=8)
+    trials = plan_trials(data, enrol_samples=2)
+    templates = []
+    for rows in trials.enrol_rows:
+        e, w = enrol_weighted_set([data.sets[r] for r in rows], q, p=p)
+        templates.append(dict(zip(*fit_weights(e, w, g, q))))
+
+    def margin(e: int, probe: int) -> int:
+        sample = data.sets[probe][: 512 // q]
+        c = sum(templates[e].get(int(x), 0) for x in sample)
+        return c - (q * sample.size - c)
+
+    gen = np.array([margin(e, s) for e, s in trials.genuine.T])
+    imp = np.array([margin(e, s) for e, s in trials.impostor.T])
+    result = evaluate_adapter("weighted-vault", {"p": p, "q": q, "g": g}, data, [6, 9], seed=0, enrol_samples=2)
+    # Accepted exactly when c − w ≥ g − 2t (WeightedFuzzyVault docstring).
+    assert _counts(result) == [(int(np.sum(gen < g - 2 * t)), int(np.sum(imp >= g - 2 * t))) for t in (6, 9)]
+
+
+@pytest.mark.parametrize("scheme", ["s1", "s2"])
+def test_asymmetric_counts_equal_tolerance_rule(scheme: str) -> None:
+    from sketchauth.templates import enrol_interval
+
+    data = synthetic_vectors(8, 4, 5, n=64, spread=4, noise=1.5, reliability_spread=0.5, seed=9)
+    trials = plan_trials(data, enrol_samples=2)
+    params = {"n": 64, "q": 8, "scheme": scheme, "features": 5}
+    result = evaluate_adapter("asymmetric-interval", params, data, [0, 2], seed=0, enrol_samples=2)
+    expected = []
+    for margin in (0, 2):
+        bv = [enrol_interval(data.samples[rows], 64, 8, margin=margin) for rows in trials.enrol_rows]
+
+        def close(e: int, s: int) -> bool:
+            b, v = bv[e]  # noqa: B023 - evaluated inside this iteration
+            d = data.samples[s] - b
+            # s1 accepts |d' − b| < v; s2's decoder (SPEC §3.1: the first g_i > d') takes the
+            # interval [b − v, b + v), so it also accepts d' = b − v.
+            low = -v if scheme == "s2" else -v + 1
+            return bool(np.all((d >= low) & (d < v)))
+
+        fnm = sum(not close(e, s) for e, s in trials.genuine.T)
+        fm = sum(close(e, s) for e, s in trials.impostor.T)
+        expected.append((fnm, fm))
+    assert _counts(result) == expected
+    assert result.parameter == "margin"
+
+
+def test_adapters_enforce_their_enrolment() -> None:
+    data = synthetic_vectors(4, 4, 3, n=64, seed=1)
+    with pytest.raises(ParameterError, match="at least 2 samples"):
+        evaluate_adapter("asymmetric-interval", {"n": 64, "q": 8, "scheme": "s1", "features": 3}, data, [1])
+    with pytest.raises(ParameterError, match="needs parameter 'q'"):
+        evaluate_adapter("asymmetric-interval", {"n": 64, "scheme": "s1", "features": 3}, data, [1], enrol_samples=2)
