@@ -230,18 +230,9 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"sketchauth serve: {exc}", file=sys.stderr)
         return 2
-    import uvicorn
+    from service.app import run_server
 
-    uvicorn.run(
-        "service.app:app_from_env",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level=args.log_level,
-        access_log=not args.no_access_log,
-    )
-    return 0
+    return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
 
 
 def _add_serve(sub: argparse._SubParsersAction) -> None:
