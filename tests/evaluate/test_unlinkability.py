@@ -163,3 +163,25 @@ def test_small_vault_is_linkable_and_partly_reversible() -> None:
     assert result.measures.d_sys > 0.5
     assert result.reversibility["recovered_fraction"] > 0.5
     assert 0 < result.extra["success_probability_per_trial"] < 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=1, max_size=40),
+    st.lists(st.integers(0, 30), min_size=1, max_size=40),
+    st.floats(0.1, 10.0),
+)
+def test_measures_properties(mated: list[int], nonmated: list[int], omega: float) -> None:
+    result = linkability(mated, nonmated, omega=omega)
+    assert 0.0 <= result.d_sys <= 1.0
+    assert np.all((result.d_local >= 0) & (result.d_local <= 1))
+    assert result.p_mated.sum() == pytest.approx(1.0) and result.p_nonmated.sum() == pytest.approx(1.0)
+    # Shifting every score by the same amount changes nothing (bins follow the joint range).
+    shifted = linkability([x + 100 for x in mated], [x + 100 for x in nonmated], omega=omega)
+    assert shifted.d_sys == pytest.approx(result.d_sys)
+    # A larger prior on "mated" can only make pairs look more linkable.
+    assert linkability(mated, nonmated, omega=omega * 2).d_sys >= result.d_sys - 1e-12
