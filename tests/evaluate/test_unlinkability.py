@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
@@ -163,10 +165,6 @@ def test_small_vault_is_linkable_and_partly_reversible() -> None:
     assert result.measures.d_sys > 0.5
     assert result.reversibility["recovered_fraction"] > 0.5
     assert 0 < result.extra["success_probability_per_trial"] < 1
-
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None)
