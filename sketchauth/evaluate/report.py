@@ -440,7 +440,7 @@ def probit(x: Any, floor: float) -> np.ndarray:
 
 
 # -- figures (matplotlib, extra "plots") --------------------------------------------------------------
-_DET_TICKS = (1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95)
+_DET_TICKS = (1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95)
 #: At most this many points of a baseline DET curve are drawn (the curve is thinned, not binned).
 _DET_POINTS = 2000
 
@@ -457,12 +457,12 @@ def _pyplot() -> Any:
 def _det_axes(ax: Any, floor: float) -> None:
     ticks: list[float] = []
     for t in _DET_TICKS:
-        # Keep ticks at least 0.4 normal deviates apart so their labels do not overlap.
-        if floor <= t <= 1 - floor and (not ticks or probit([t], floor)[0] - probit([ticks[-1]], floor)[0] >= 0.4):
+        # Keep ticks at least 0.55 normal deviates apart so their labels do not overlap.
+        if floor <= t <= 1 - floor and (not ticks or probit([t], floor)[0] - probit([ticks[-1]], floor)[0] >= 0.55):
             ticks.append(t)
     positions = probit(ticks, floor)
     labels = [f"{100 * t:g}%" for t in ticks]
-    ax.set_xticks(positions, labels)
+    ax.set_xticks(positions, labels, rotation=30)
     ax.set_yticks(positions, labels)
     ax.set_xlabel("FMR (false match rate, normal-deviate scale)")
     ax.set_ylabel("FNMR (false non-match rate, normal-deviate scale)")
