@@ -4,6 +4,9 @@ API keys are bearer tokens compared with :func:`hmac.compare_digest` against *ev
 key (no early exit), so the time taken does not depend on which key, or how much of one, matched.
 Admin keys (``SKETCHAUTH_ADMIN_KEYS``) are a separate set and only they may reset a disabled
 biometric.
+
+The dependencies are ``async`` on purpose: FastAPI runs plain ``def`` dependencies in the
+thread pool, a hand-off per dependency per request for work that takes microseconds.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class ServiceState:
     clock: Callable[[], float] = field(default=time.time)
 
 
-def _state(request: Request) -> ServiceState:
+async def _state(request: Request) -> ServiceState:
     return request.app.state.service
 
 
@@ -62,7 +65,7 @@ def _unauthorized(detail: str) -> ProblemError:
     return ProblemError(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def _require_api_key(
+async def _require_api_key(
     state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
     settings = state.settings
@@ -74,7 +77,7 @@ def _require_api_key(
         raise _unauthorized("the API key is not valid")
 
 
-def _require_admin_key(
+async def _require_admin_key(
     state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_admin_bearer)]
 ) -> None:
     if credentials is None or credentials.scheme.lower() != "bearer":
