@@ -46,6 +46,22 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     assert report["identities"] == 40 and report["genuine_trials"] == 120
     assert (out / "features.md").read_text().startswith("| matcher |")
 
+    # The general evaluation report runs the real scheme through the pipeline.
+    few = tmp_path / "few.csv"
+    assert main(["features", "synth", "--out", str(few), "--identities", "8", "--samples", "3", "--seed", "4"]) == 0
+    capsys.readouterr()
+    thermometer = load_pipeline((pipelines / "thermometer.json").read_text())
+    t = thermometer.sketch.params()["t"]
+    code = main(
+        ["evaluate", "report", "--pipeline", str(pipelines / "thermometer.json"), "--data", str(few),
+         "--out", str(tmp_path / "full"), "--profile", "test", "--max-impostors", "3", "--sweep", str(t),
+         "--no-plots", "--quiet"]
+    )
+    assert code == 0
+    full = json.loads((tmp_path / "full" / "report.json").read_text())
+    assert full["scheme"] == "pipeline:thermometer" and full["operating_point"]["setting"] == t
+    assert full["leakage"]["loss_bound_bits"] == thermometer.report().loss_bound_bits
+
 
 def test_fit_reports_library_errors_as_one_line(tmp_path, capsys) -> None:
     tiny = tmp_path / "tiny.csv"
