@@ -4,7 +4,8 @@
   frozen: standardisation, within-class whitening, Fisher-ratio selection, equal-probability
   quantisers, Gray-coded binarisation; JSON (de)serialisation of population statistics only.
 * :mod:`.pipeline` — pipelines chaining a transform with a sketch (interval, asymmetric
-  interval, code-offset), usable for enrol/verify, with tolerance selection on held-out data.
+  interval, code-offset, thermometer codes → PinSketch), usable for enrol/verify, with
+  tolerance selection on held-out data.
 * :mod:`.evaluation` — error rates of every pipeline next to the unprotected reference.
 
 Names are imported lazily so that ``import sketchauth.features`` costs nothing.
@@ -21,6 +22,7 @@ __all__ = [
     "IntervalPipeline",
     "AsymmetricIntervalPipeline",
     "CodeOffsetPipeline",
+    "ThermometerPipeline",
     "TolerancePath",
     "tolerance_path",
     "choose_error_tolerance",
@@ -34,6 +36,7 @@ _WHERE = {
     "IntervalPipeline": "pipeline",
     "AsymmetricIntervalPipeline": "pipeline",
     "CodeOffsetPipeline": "pipeline",
+    "ThermometerPipeline": "pipeline",
     "TolerancePath": "pipeline",
     "tolerance_path": "pipeline",
     "choose_error_tolerance": "pipeline",
