@@ -60,6 +60,7 @@ Example::
 
 from __future__ import annotations
 
+import hmac
 import json
 import math
 from abc import ABC, abstractmethod
@@ -71,13 +72,14 @@ import argon2
 import numpy as np
 
 from sketchauth.enrolment import Enrolment, enrol, verify
-from sketchauth.errors import ParameterError, SampleError
+from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "PIPELINE_FORMAT",
@@ -166,13 +168,9 @@ class Pipeline(ABC):
         helper = sketch.encode(secret)
         try:
             recovered = sketch.decode(helper, self.sample_transform(sample))
-        except Exception as exc:  # noqa: BLE001 - only the library's DecodeError is a rejection
-            from sketchauth.errors import DecodeError
-
-            if isinstance(exc, DecodeError):
-                return False
-            raise
-        return sketch.secret_bytes(recovered) == sketch.secret_bytes(secret)
+        except DecodeError:
+            return False
+        return hmac.compare_digest(sketch.secret_bytes(recovered), sketch.secret_bytes(secret))
 
     # -- talking to the service ----------------------------------------------------------------
     def service_enrolment(self, samples: Any) -> dict[str, Any]:
@@ -460,8 +458,10 @@ class AsymmetricIntervalPipeline(Pipeline):
         self._sketch = AsymmetricIntervalSketch(n=transform.levels, q=q, scheme=scheme, features=int(self.dims.size))
         if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale >= 0):
             raise ParameterError(f"scale must be a finite non-negative number, got {scale!r}")
+        if spread not in ("range", "std"):
+            raise ParameterError(f"spread must be 'range' or 'std', got {spread!r}")
         self.scale = float(scale)
-        self.margin = int(margin)
+        self.margin = check_int("margin", margin, 0, q)
         self.spread = spread
 
     @property
