@@ -82,14 +82,8 @@ def _fit(args: argparse.Namespace) -> int:
 
     from sketchauth.errors import SketchAuthError
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.features._trials import enrolment_trials, pair_scores
-    from sketchauth.features.pipeline import (
-        CodeOffsetPipeline,
-        IntervalPipeline,
-        ThermometerPipeline,
-        _abs_delta,
-        tolerance_path,
-    )
+    from sketchauth.features._trials import enrolment_trials
+    from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline, tolerance_path
     from sketchauth.features.transform import FeatureTransform
 
     steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
@@ -126,7 +120,7 @@ def _fit(args: argparse.Namespace) -> int:
         trials = enrolment_trials(transform.project, check, m)
         expected = {}
         for name, pipeline in pipelines.items():
-            expected[name] = _expected(pipeline, transform, trials, path, pair_scores, _abs_delta, np)
+            expected[name] = _expected(pipeline, trials)
         bar.update()
     Path(args.out).write_text(transform.to_json() + "\n", encoding="utf-8")
     if args.pipelines:
@@ -162,15 +156,19 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expected(pipeline: Any, transform: Any, trials: Any, path: Any, pair_scores: Any, abs_delta: Any, np: Any) -> dict[str, Any]:
+def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
     """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
-    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, byte_error_scores
+    import numpy as np
 
+    from sketchauth.features._trials import pair_scores
+    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, _abs_delta, byte_error_scores
+
+    transform = pipeline.transform
     if isinstance(pipeline, IntervalPipeline):
         t_lv, p_lv = transform.quantise(trials.templates), transform.quantise(trials.probes)
         v = np.full(transform.dimensions, transform.levels)
         v[pipeline.dims] = pipeline.tolerances
-        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.any(abs_delta(a, b) >= v, axis=-1).astype(np.int64))
+        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64))
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
         t_lv = pipeline.levels(trials.templates[:, pipeline.dims])

@@ -30,6 +30,10 @@ Pipelines (``y`` are the transform's whitened features, ``ℓ`` their levels in 
   :class:`~sketchauth.sketches.code_offset.CodeOffsetSketch` correcting ``t`` byte errors, with
   ``t`` chosen by :func:`choose_error_tolerance` from a target FNMR on held-out background data.
   Loss ``≤ 16t`` of ``8n`` bits.
+* :class:`ThermometerPipeline` — Fisher-weighted uniform levels written as thermometer codes,
+  the secret being the set of their one-positions; :class:`~sketchauth.sketches.pinsketch.PinSketch`
+  with budget ``t`` then accepts exactly an **L1 ball** in weighted level units, the closest of
+  these acceptance regions to the unprotected matcher's ellipsoid. Loss ``≤ t·m``.
 
 The tolerance path (interval pipelines). With ``p_j(v) = P(|Δℓ_j| < v)`` for genuine and
 ``q_j(v)`` for impostor comparisons (measured per dimension on held-out identities) a box
