@@ -27,6 +27,7 @@ __all__ = [
     "tolerance_path",
     "choose_error_tolerance",
     "load_pipeline",
+    "load_pipelines",
     "evaluate_pipelines",
 ]
 
@@ -41,6 +42,7 @@ _WHERE = {
     "tolerance_path": "pipeline",
     "choose_error_tolerance": "pipeline",
     "load_pipeline": "pipeline",
+    "load_pipelines": "pipeline",
     "evaluate_pipelines": "evaluation",
 }
 

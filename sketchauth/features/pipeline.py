@@ -67,9 +67,11 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import argon2
@@ -98,6 +100,7 @@ __all__ = [
     "ToleranceChoice",
     "choose_error_tolerance",
     "load_pipeline",
+    "load_pipelines",
 ]
 
 PIPELINE_FORMAT = "sketchauth-pipeline/v1"
@@ -821,3 +824,32 @@ def load_pipeline(config: str | bytes | Mapping[str, Any]) -> Pipeline:
     if pipeline.sketch.scheme_name != config.get("scheme"):
         raise ParameterError("pipeline scheme does not match its kind")
     return pipeline
+
+
+#: Pipeline names a deployment may register: file stems of ``<name>.json``.
+_PIPELINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: A pipeline file larger than this is not a configuration (a 512×4096 projection is ~40 MB).
+MAX_PIPELINE_BYTES = 64 * 1024 * 1024
+
+
+def load_pipelines(directory: str | Path) -> dict[str, Pipeline]:
+    """Every ``<name>.json`` pipeline configuration in ``directory``, by name (e.g. ``SKETCHAUTH_PIPELINES``).
+
+    This is how a service registers pipelines by name: configuration stored once, beside the
+    scheme settings. Names are the file stems (letters, digits, ``._-``; at most 64 characters);
+    anything else in the directory is ignored. ``ParameterError`` names the first bad file.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise ParameterError(f"pipeline directory {root} does not exist")
+    found: dict[str, Pipeline] = {}
+    for path in sorted(root.glob("*.json")):
+        if not _PIPELINE_NAME.match(path.stem):
+            continue
+        if path.stat().st_size > MAX_PIPELINE_BYTES:
+            raise ParameterError(f"{path.name} is larger than {MAX_PIPELINE_BYTES} bytes")
+        try:
+            found[path.stem] = load_pipeline(path.read_text(encoding="utf-8"))
+        except ParameterError as exc:
+            raise ParameterError(f"{path.name}: {exc}") from None
+    return found

@@ -20,6 +20,7 @@ from sketchauth.features.pipeline import (
     ThermometerPipeline,
     choose_error_tolerance,
     load_pipeline,
+    load_pipelines,
     tolerance_path,
 )
 from sketchauth.features.transform import FeatureTransform
@@ -201,3 +202,16 @@ def test_malformed_samples_are_sample_errors(transform) -> None:
         pipeline.secret_from_samples([["a"] * 20])
     with pytest.raises(ParameterError):
         IntervalPipeline(transform, [0, 99], [2, 2])
+
+
+def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_path) -> None:
+    interval = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    (tmp_path / "faces-v1.json").write_text(interval.to_json())
+    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / ".hidden.json").write_text("ignored: not a pipeline name")
+    assert load_pipelines(tmp_path) == {"faces-v1": interval}
+    (tmp_path / "broken.json").write_text("{}")
+    with pytest.raises(ParameterError, match="broken.json: not a pipeline"):
+        load_pipelines(tmp_path)
+    with pytest.raises(ParameterError, match="does not exist"):
+        load_pipelines(tmp_path / "missing")
