@@ -474,3 +474,21 @@ def test_asymmetric_interval_enrols_from_several_captures(client: TestClient) ->
     # b = [120, 33, 200, 71], v = range + 1 = [4, 5, 6, 4]
     assert _verify(client, [123, 37, 205, 74]).json() == {"verified": True}
     assert _verify(client, [124, 33, 200, 71]).json() == {"verified": False}
+
+
+def test_serve_refuses_to_start_without_an_api_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sketchauth.cli import main
+
+    monkeypatch.delenv("SKETCHAUTH_API_KEYS", raising=False)
+    monkeypatch.delenv("SKETCHAUTH_DEV_MODE", raising=False)
+    monkeypatch.setenv("SKETCHAUTH_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    # serve exports its flags to the environment for the workers: let monkeypatch restore it.
+    monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "test")
+    assert main(["serve", "--port", "1"]) == 2
+    assert "no API key" in capsys.readouterr().err
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", "dev-key")
+    assert main(["serve", "--hash-profile", "bogus"]) == 2
+    assert "argon2 profile" in capsys.readouterr().err
+    assert not (tmp_path / "cli.db").exists()  # refused before touching the database
