@@ -17,13 +17,20 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["PROBLEM_MEDIA_TYPE", "ProblemError", "problem_response", "install_problem_handlers", "PROBLEM_BASE"]
+__all__ = ["PROBLEM_MEDIA_TYPE", "PROBLEM_BASE", "ProblemError", "problem_doc", "problem_response", "install_problem_handlers"]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 #: Problem types are URIs naming the kind of failure; they resolve to nothing, they identify.
 PROBLEM_BASE = "https://sketchauth.invalid/problems/"
 
 log = logging.getLogger("sketchauth.service")
+
+
+def problem_doc(description: str) -> dict[str, Any]:
+    """An OpenAPI ``responses`` entry for a problem+json answer."""
+    from service.models import ProblemDetails
+
+    return {"model": ProblemDetails, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": description}
 
 
 class ProblemError(Exception):

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import AdminKey, State
-from service.api.users import _PROBLEM, UserId
-from service.problems import ProblemError
+from service.api.users import UserId
+from service.problems import ProblemError, problem_doc
 from service.store import UserNotFound
 
 __all__ = ["router"]
@@ -18,9 +18,9 @@ router = APIRouter(
     tags=["admin"],
     dependencies=[AdminKey],
     responses={
-        401: {**_PROBLEM, "description": "missing admin key"},
-        403: {**_PROBLEM, "description": "not an admin key"},
-        422: {**_PROBLEM, "description": "invalid user id"},
+        401: problem_doc("missing admin key"),
+        403: problem_doc("not an admin key"),
+        422: problem_doc("invalid user id"),
     },
 )
 
@@ -29,7 +29,7 @@ router = APIRouter(
     "/users/{user_id}/reset",
     status_code=204,
     response_class=Response,
-    responses={404: {**_PROBLEM, "description": "not enrolled"}},
+    responses={404: problem_doc("not enrolled")},
     summary="Clear the failure count, wait and disabled flag of a user's biometric",
 )
 async def reset_user(user_id: UserId, state: State) -> Response:

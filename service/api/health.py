@@ -6,9 +6,8 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import State
-from service.api.users import _PROBLEM
 from service.models import HealthResponse
-from service.problems import ProblemError
+from service.problems import ProblemError, problem_doc
 
 __all__ = ["router"]
 
@@ -20,7 +19,9 @@ async def healthz() -> HealthResponse:
     return HealthResponse(status="ok")
 
 
-@router.get("/readyz", response_model=HealthResponse, responses={503: _PROBLEM})
+@router.get(
+    "/readyz", response_model=HealthResponse, responses={503: problem_doc("the database does not answer")}
+)
 async def readyz(state: State) -> HealthResponse:
     try:
         await run_in_threadpool(state.store.ping)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from service.api.deps import ApiKey
-from service.api.users import _PROBLEM
+from service.problems import problem_doc
 from service.models import SchemeInfo, SchemeList
 from service.schemes import available_schemes
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", tags=["schemes"], dependencies=[ApiKey], responses={401: _PROBLEM})
+router = APIRouter(
+    prefix="/v1", tags=["schemes"], dependencies=[ApiKey], responses={401: problem_doc("missing or invalid API key")}
+)
 
 
 @router.get("/schemes", response_model=SchemeList, summary="Schemes and their parameter schemas")

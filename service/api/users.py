@@ -20,11 +20,10 @@ from service.models import (
     EnrolmentRequest,
     EnrolmentResponse,
     EntropyReportOut,
-    ProblemDetails,
     VerificationRequest,
     VerificationResponse,
 )
-from service.problems import ProblemError
+from service.problems import ProblemError, problem_doc
 from service.schemes import UnknownScheme, get_scheme
 from service.settings import Settings
 from service.store import AlreadyEnrolled, NewEnrolment, UserNotFound
@@ -34,12 +33,11 @@ __all__ = ["router"]
 
 UserId = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the relying party's opaque user id")]
 
-_PROBLEM = {"model": ProblemDetails, "content": {"application/problem+json": {}}}
 _COMMON: dict[int | str, dict[str, Any]] = {
-    400: {**_PROBLEM, "description": "malformed JSON"},
-    401: {**_PROBLEM, "description": "missing or invalid API key"},
-    413: {**_PROBLEM, "description": "request body too large"},
-    422: {**_PROBLEM, "description": "invalid request: types, parameters, sample shape or range"},
+    400: problem_doc("malformed JSON"),
+    401: problem_doc("missing or invalid API key"),
+    413: problem_doc("request body too large"),
+    422: problem_doc("invalid request: types, parameters, sample shape or range"),
 }
 
 router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_COMMON)
@@ -64,7 +62,7 @@ def _invalid(exc: Exception) -> ProblemError:
     "/{user_id}/enrolment",
     status_code=201,
     response_model=EnrolmentResponse,
-    responses={409: {**_PROBLEM, "description": "already enrolled and replace is false"}},
+    responses={409: problem_doc("already enrolled and replace is false")},
     summary="Enrol a user: store a secure sketch and an argon2id hash, return the entropy report",
 )
 async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> EnrolmentResponse:
@@ -110,8 +108,8 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
     "/{user_id}/verification",
     response_model=VerificationResponse,
     responses={
-        423: {**_PROBLEM, "description": "biometric disabled after too many failures: re-enrol or admin reset"},
-        429: {**_PROBLEM, "description": "too many failures: wait Retry-After seconds"},
+        423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
+        429: problem_doc("too many failures: wait Retry-After seconds"),
     },
     summary="Verify a sample (and PIN) against the user's enrolment: yes or no",
 )
@@ -157,7 +155,7 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
 @router.get(
     "/{user_id}/report",
     response_model=EntropyReportOut,
-    responses={404: {**_PROBLEM, "description": "not enrolled"}},
+    responses={404: problem_doc("not enrolled")},
     summary="The stored entropy report (never the helper data)",
 )
 async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
@@ -171,7 +169,7 @@ async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
     "/{user_id}",
     status_code=204,
     response_class=Response,
-    responses={404: {**_PROBLEM, "description": "not enrolled"}},
+    responses={404: problem_doc("not enrolled")},
     summary="Revoke: delete the enrolment",
 )
 async def revoke_user(user_id: UserId, state: State) -> Response:
