@@ -492,3 +492,38 @@ def test_serve_refuses_to_start_without_an_api_key(
     assert main(["serve", "--hash-profile", "bogus"]) == 2
     assert "argon2 profile" in capsys.readouterr().err
     assert not (tmp_path / "cli.db").exists()  # refused before touching the database
+
+
+def test_pin_paths_cost_the_same_argon2_work(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Known PIN user with a wrong sample or PIN, unknown user with a PIN, PIN sent to a PIN-less
+    user: each costs one PIN stretching and one hash verification."""
+    _enrol(client, body={**INTERVAL, "pin": "4711-2024"})
+    _enrol(client, user="bob")
+    state = client.app.state.service  # type: ignore[attr-defined]
+    counts = {"stretch": 0, "verify": 0}
+    real_raw = argon2.low_level.hash_secret_raw
+    real = state.authenticator.hasher
+
+    def counting_raw(*args: Any, **kwargs: Any) -> bytes:
+        counts["stretch"] += 1
+        return real_raw(*args, **kwargs)
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def verify(self, hash_: str, message: bytes) -> bool:
+            counts["verify"] += 1
+            return real.verify(hash_, message)
+
+    monkeypatch.setattr(argon2.low_level, "hash_secret_raw", counting_raw)
+    state.authenticator.hasher = Counting()
+    for user, sample, pin in [
+        ("alice", IMPOSTOR, "4711-2024"),
+        ("alice", GENUINE, "0000-0000"),
+        ("nobody", GENUINE, "4711-2024"),
+        ("bob", GENUINE, "4711-2024"),
+    ]:
+        counts.update(stretch=0, verify=0)
+        assert _verify(client, sample, user=user, pin=pin).content == b'{"verified":false}'
+        assert counts == {"stretch": 1, "verify": 1}, (user, counts)
