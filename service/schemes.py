@@ -45,10 +45,12 @@ class _Params(BaseModel):
 
 class IntervalParams(_Params):
     n: Annotated[StrictInt, Field(ge=2, le=2**52, description="size of each feature's universe [0, n)")]
-    v: PositiveInt | Annotated[list[PositiveInt], Field(min_length=1)] = Field(
+    v: PositiveInt | Annotated[list[PositiveInt], Field(min_length=1, max_length=HARD_MAX_FEATURES)] = Field(
         description="tolerance: |d'_i - b_i| < v_i; one int for all features or one per feature"
     )
-    features: PositiveInt | None = Field(default=None, description="vector length (from v when v is a list)")
+    features: Annotated[PositiveInt, Field(le=HARD_MAX_FEATURES)] | None = Field(
+        default=None, description="vector length (from v when v is a list)"
+    )
     step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
         default=None, description="quantisation step for real-valued features (none: integer features)"
     )
@@ -282,17 +284,17 @@ def get_scheme(name: str) -> SchemeSpec:
 
 def build_sketch(name: str, arguments: dict[str, Any]) -> SecureSketch:
     """The sketch for validated constructor arguments (enrolment)."""
-    return _constructed(name, json.dumps(arguments, sort_keys=True))
+    return _cached(_constructed, name, json.dumps(arguments, sort_keys=True))
 
 
 def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
     """The sketch for stored ``sketch.params()`` output (verification), via ``from_params``.
 
     ``name`` is a scheme name or ``"mixed"`` (a PIN cascade stores the cascade's parameters,
-    which include the PIN key's argon2 profile). Cached: requests share sketch objects, whose
+    which include the PIN key's argon2 profile). Requests share sketch objects, whose
     construction can be costly (field tables).
     """
-    return _from_params(name, json.dumps(params, sort_keys=True))
+    return _cached(_from_params, name, json.dumps(params, sort_keys=True))
 
 
 def pin_cascade(sketch: SecureSketch, profile: str) -> SecureSketch:
@@ -306,14 +308,28 @@ def pin_cascade(sketch: SecureSketch, profile: str) -> SecureSketch:
     it open. The guideline warnings are for whoever configures a structure; here the structure
     is fixed, so they are not raised per request.
     """
-    return _cascade(sketch.scheme_name, json.dumps(sketch.params(), sort_keys=True), profile)
+    params_json = json.dumps(sketch.params(), sort_keys=True)
+    if len(params_json) > MAX_CACHED_PARAMS:
+        return _cascade.__wrapped__(sketch.scheme_name, params_json, profile)
+    return _cascade(sketch.scheme_name, params_json, profile)
+
+
+#: Parameters longer than this (JSON characters; e.g. a long per-feature tolerance list) are not
+#: cached, so the caches stay small whatever callers send.
+MAX_CACHED_PARAMS = 4096
+
+
+def _cached(build: Any, name: str, params_json: str) -> SecureSketch:
+    if len(params_json) > MAX_CACHED_PARAMS:
+        return build.__wrapped__(name, params_json)
+    return build(name, params_json)
 
 
 @lru_cache(maxsize=256)
 def _cascade(name: str, params_json: str, profile: str) -> SecureSketch:
     from sketchauth.mixing import Cascade, ExactKey
 
-    inner = _from_params(name, params_json)
+    inner = _cached(_from_params, name, params_json)
     return Cascade(inner, pin=ExactKey(profile), warn=False)
 
 
