@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.sketches import _gf2m as gf
 from sketchauth.sketches._gf2m import (
     PRIMITIVE_POLYNOMIALS,
@@ -317,3 +317,20 @@ def test_polynomial_helpers() -> None:
     assert poly_gcd(field, f, g) == [5, 1]
     assert poly_mod(field, f, f) == []
     assert poly_eval(field, f, 7) == 0 and poly_eval(field, f, 8) != 0
+
+
+# -- PinSketch input from galois arrays (here because this module owns the galois fixture) -------------
+
+
+@pytest.mark.parametrize("m", [8, 16])
+def test_pinsketch_accepts_galois_arrays(m: int, oracle_fields) -> None:
+    from sketchauth.sketches.pinsketch import PinSketch
+
+    GF = oracle_fields[m]
+    sketch = PinSketch(m, 3)
+    elements = [3, 70, 200, 255]
+    helper = sketch.encode(GF(elements))
+    assert helper == sketch.encode(elements)
+    assert sketch.decode(helper, GF([3, 70, 201, 255])).tolist() == elements
+    with pytest.raises(SampleError):
+        sketch.encode(GF([0, 3]))
