@@ -2,7 +2,7 @@
 
 :class:`SqlStore` implements :class:`~service.store.base.Store` on top of two hooks a dialect
 provides: ``_transaction()`` (a context manager yielding a cursor; commits on success, rolls back
-on any exception) and ``_locked_migration()`` (the same, additionally serialising concurrent
+on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()`` (the same, additionally serialising concurrent
 migrators). Queries use ``?`` placeholders; PostgreSQL's store rewrites them to ``%s``.
 
 Atomicity: each public method is one transaction. The failure counter is incremented and the
@@ -69,6 +69,10 @@ class SqlStore(Store):
     def _locked_migration(self) -> AbstractContextManager[Any]:
         """A cursor inside one transaction that no other migrator runs concurrently."""
 
+    def _read(self) -> AbstractContextManager[Any]:
+        """A cursor inside one read-only transaction (by default the same as a write one)."""
+        return self._transaction()
+
     def _sql(self, query: str) -> str:
         return query
 
@@ -102,22 +106,22 @@ class SqlStore(Store):
         return int(row[0])
 
     def schema_version(self) -> int:
-        with self._transaction() as cur:
+        with self._read() as cur:
             return self._version(cur)
 
     def ping(self) -> None:
-        with self._transaction() as cur:
+        with self._read() as cur:
             self._run(cur, "SELECT 1 FROM schema_migrations LIMIT 1").fetchall()
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, user_id: str) -> UserRecord | None:
-        with self._transaction() as cur:
+        with self._read() as cur:
             row = self._run(cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,)).fetchone()
         return None if row is None else _user(row)
 
     def audit_events(self, user_id: str | None = None, limit: int = 1000) -> list[AuditEvent]:
         where, params = ("WHERE user_id = ?", (user_id,)) if user_id is not None else ("", ())
-        with self._transaction() as cur:
+        with self._read() as cur:
             rows = self._run(
                 cur, f"SELECT at, user_id, event FROM audit {where} ORDER BY id DESC LIMIT ?", (*params, limit)
             ).fetchall()

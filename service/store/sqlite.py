@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from service.store.sql import SqlStore
 
@@ -53,9 +54,20 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        with self._begin("BEGIN IMMEDIATE") as cur:
+            yield cur
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Cursor]:
+        # A deferred transaction takes no write lock: in WAL mode readers never block writers.
+        with self._begin("BEGIN") as cur:
+            yield cur
+
+    @contextmanager
+    def _begin(self, statement: str) -> Iterator[sqlite3.Cursor]:
         with self._lock:
             cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+            cur.execute(statement)
             try:
                 yield cur
             except BaseException:
@@ -66,8 +78,9 @@ class SQLiteStore(SqlStore):
             finally:
                 cur.close()
 
-    # BEGIN IMMEDIATE already excludes every other writer, migrators included.
-    _locked_migration = _transaction
+    def _locked_migration(self) -> Any:
+        # BEGIN IMMEDIATE already excludes every other writer, migrators included.
+        return self._transaction()
 
     def close(self) -> None:
         with self._lock:
