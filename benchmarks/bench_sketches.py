@@ -83,7 +83,12 @@ PINSKETCH_SET_SIZE = 40
 
 
 def _pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
-    """|A| = 40 random non-zero elements; the sample differs from A in exactly t elements."""
+    """|A| = 40 random non-zero elements; the sample differs from A in exactly t elements.
+
+    ``decode``: half of the difference missing from the sample, half spurious extras (a noisy
+    reading). ``decode-miss``: as much of the difference as |A| allows is *missing* from the
+    sample — the roots the decoder cannot find by evaluating at the sample's own elements.
+    """
     from sketchauth.sketches.pinsketch import PinSketch
 
     rng = random.Random(1000 * m + t)
@@ -95,11 +100,18 @@ def _pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
     missing = t // 2 if t // 2 <= PINSKETCH_SET_SIZE else PINSKETCH_SET_SIZE
     extras = pool[PINSKETCH_SET_SIZE : PINSKETCH_SET_SIZE + (t - missing)]
     sample = enrolled[missing:] + extras
+    missing_all = min(t, PINSKETCH_SET_SIZE)
+    sample_missing = enrolled[missing_all:] + pool[PINSKETCH_SET_SIZE : PINSKETCH_SET_SIZE + t - missing_all]
     helper = sketch.encode(enrolled)
     expected = sorted(enrolled)
-    if sketch.decode(helper, sample).tolist() != expected:
-        raise RuntimeError(f"PinSketch(m={m}, t={t}) benchmark decode is wrong")
-    return {"encode": lambda: sketch.encode(enrolled), "decode": lambda: sketch.decode(helper, sample)}
+    for b in (sample, sample_missing):
+        if len(set(b) ^ set(enrolled)) != t or sketch.decode(helper, b).tolist() != expected:
+            raise RuntimeError(f"PinSketch(m={m}, t={t}) benchmark decode is wrong")
+    return {
+        "encode": lambda: sketch.encode(enrolled),
+        "decode": lambda: sketch.decode(helper, sample),
+        "decode-miss": lambda: sketch.decode(helper, sample_missing),
+    }
 
 
 for _m in (16, 32):
@@ -184,16 +196,16 @@ cold_case(
 
 def run(prefix: str = "") -> None:
     """Time every registered case whose name starts with ``prefix`` and print a table."""
-    print(f"{'case':<48} {'operation':<10} {'median ms':>10}")
+    print(f"{'case':<48} {'operation':<12} {'median ms':>10}")
     for name, setup in CASES.items():
         if not name.startswith(prefix):
             continue
         for operation, fn in setup().items():
-            print(f"{name:<48} {operation:<10} {median_ms(fn):>10.3f}", flush=True)
+            print(f"{name:<48} {operation:<12} {median_ms(fn):>10.3f}", flush=True)
     for name, source in COLD_CASES.items():
         if not name.startswith(prefix) and not name.startswith("python3"):
             continue
-        print(f"{name:<48} {'cold':<10} {cold_ms(source):>10.1f}", flush=True)
+        print(f"{name:<48} {'cold':<12} {cold_ms(source):>10.1f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -102,6 +102,8 @@ __all__ = [
     "berlekamp_massey",
     "find_roots",
     "poly_eval",
+    "poly_eval_many",
+    "poly_deflate",
     "poly_mod",
     "poly_gcd",
 ]
@@ -615,6 +617,40 @@ def _divide(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> tuple[Pol
             for i, v in enumerate(scale_lazy(q, low)):
                 r[base + i] ^= v
     return _trim(quotient), _trim([reduce(v) for v in r[:db]])
+
+
+def poly_eval_many(field: BinaryField, p: Sequence[int], xs: np.ndarray) -> np.ndarray:
+    """``p(x)`` for every ``x`` in ``xs`` at once: a matrix of powers times the coefficients.
+
+    Powers come from discrete logs (tables) or by doubling (``x^k … x^(2k−1) = x^0 … x^(k−1)
+    times x^k``), so the cost is O(log deg p) vector operations, not deg p of them.
+    """
+    xs = np.asarray(xs, dtype=np.uint64)
+    count = len(p)
+    if count == 0 or xs.size == 0:
+        return np.zeros(xs.shape, dtype=np.uint64)
+    if isinstance(field, _LogTableField):
+        powers = field.vexp(field.vlog(xs)[:, None] * np.arange(count, dtype=np.int64)[None, :])
+        powers[xs == 0, 1:] = 0
+        powers[xs == 0, 0] = 1
+    else:
+        powers = np.stack([np.ones_like(xs), xs], axis=1)
+        step = field.vsqr(xs)[:, None]  # x^2
+        while powers.shape[1] < count:
+            powers = np.concatenate([powers, field.vmul(powers, step)], axis=1)
+            step = field.vsqr(step)
+        powers = powers[:, :count]
+    return np.bitwise_xor.reduce(field.vmul(powers, np.array(p, dtype=np.uint64)[None, :]), axis=1)
+
+
+def poly_deflate(field: BinaryField, p: Sequence[int], root: int) -> Poly:
+    """``p(z) / (z − root)`` for a root of the monic ``p`` (synthetic division)."""
+    quotient = [0] * (len(p) - 1)
+    carry = 0
+    for i in range(len(p) - 1, 0, -1):
+        carry = p[i] ^ field.mul(root, carry)
+        quotient[i - 1] = carry
+    return quotient
 
 
 def poly_mod(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:

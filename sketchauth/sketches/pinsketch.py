@@ -196,7 +196,15 @@ class PinSketch(SecureSketch):
         if length > self.t or len(locator) - 1 != length:
             raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")
         # σ(z) = z^L Λ(1/z) = Π (z − X_j): monic, its roots are the elements of A Δ B.
-        roots = _gf2m.find_roots(field, locator[::-1])
+        sigma = locator[::-1]
+        # Elements of B \ A are roots among the sample's own elements: one vectorised evaluation
+        # finds them; only the rest (A \\ B, unknown) go to the trace-splitting root finder.
+        in_sample = [int(x) for x in sample[_gf2m.poly_eval_many(field, sigma, sample.astype(np.uint64)) == 0]]
+        for root in in_sample:
+            sigma = _gf2m.poly_deflate(field, sigma, root)
+        roots = in_sample + _gf2m.find_roots(field, sigma)
+        if len(set(roots)) != length:
+            raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")
         difference = np.array(sorted(roots), dtype=np.uint64)
         if not np.array_equal(_gf2m.odd_power_sums(field, difference, self.t), difference_sums):
             raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")

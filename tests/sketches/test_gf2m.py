@@ -334,3 +334,16 @@ def test_pinsketch_accepts_galois_arrays(m: int, oracle_fields) -> None:
     assert sketch.decode(helper, GF([3, 70, 201, 255])).tolist() == elements
     with pytest.raises(SampleError):
         sketch.encode(GF([0, 3]))
+
+
+@pytest.mark.parametrize(("m", "method"), METHODS)
+def test_multipoint_evaluation_and_deflation(m: int, method: str) -> None:
+    field = binary_field(m, method)
+    rng = random.Random(77 + m)
+    roots = rng.sample(range(1, 1 << m), 9)
+    poly = _poly_from_roots(field, roots)
+    xs = np.array(roots[:4] + [0] + rng.sample(range(1, 1 << m), 20), dtype=np.uint64)
+    assert gf.poly_eval_many(field, poly, xs).tolist() == [poly_eval(field, poly, int(x)) for x in xs]
+    assert gf.poly_eval_many(field, [], xs).tolist() == [0] * xs.size
+    deflated = gf.poly_deflate(field, poly, roots[3])
+    assert deflated == _poly_from_roots(field, roots[:3] + roots[4:])
