@@ -53,7 +53,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -221,14 +221,23 @@ class PinSketch(SecureSketch):
         return [self._wrap(self._pack(row)) for row in sums]
 
     def decode_many(
-        self, helpers: Sequence[bytes], samples: Sequence[Any], *, max_bytes: int = MAX_HELPER_BYTES
+        self,
+        helpers: Sequence[bytes],
+        samples: Sequence[Any],
+        *,
+        errors: Literal["raise", "return"] = "raise",
+        max_bytes: int = MAX_HELPER_BYTES,
     ) -> list[np.ndarray | DecodeError]:
         """Decode many (helper, sample) pairs; the samples' power sums in one vectorised pass.
 
-        Returns one entry per pair: the recovered set (sorted int64 array) or, where the sample
-        is too far, the :class:`DecodeError` instance (so evaluation can count failures without
-        losing the batch). Malformed helpers or samples still raise immediately.
+        One entry per pair: the recovered set (sorted int64 array). A sample too far from its
+        set raises :class:`DecodeError` with ``errors="raise"``; with ``errors="return"`` the
+        list holds that ``DecodeError`` instance in its place, so evaluation can count failures
+        without losing the batch (the same policy as the vaults). Malformed helpers or samples
+        raise at once (``SketchFormatError`` / ``SampleError``).
         """
+        if errors not in ("raise", "return"):
+            raise ParameterError(f'errors must be "raise" or "return", got {errors!r}')
         if len(helpers) != len(samples):
             raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
         syndromes = [self._unpack(self.payload(h, max_bytes=max_bytes)) for h in helpers]
@@ -242,6 +251,8 @@ class PinSketch(SecureSketch):
             try:
                 results.append(self._recover(s, b, sb))
             except DecodeError as exc:
+                if errors == "raise":
+                    raise
                 results.append(exc)
         return results
 

@@ -298,12 +298,16 @@ def test_encode_many_and_decode_many_match_single_calls() -> None:
     helpers = sketch.encode_many(sets)
     assert helpers == [sketch.encode(s) for s in sets]
     samples = [_perturb(rng, 32, s, d) for s, d in zip(sets, (0, 6, 3, 20, 5))]
-    results = sketch.decode_many(helpers, samples)
+    results = sketch.decode_many(helpers, samples, errors="return")
     assert [r.tolist() for r in results if not isinstance(r, DecodeError)] == [
         sorted(sets[0]), sorted(sets[1]), sorted(sets[2]), sorted(sets[4])
     ]
     assert isinstance(results[3], DecodeError)
     assert sketch.encode_many([]) == [] and sketch.decode_many([], []) == []
+    with pytest.raises(DecodeError):
+        sketch.decode_many(helpers, samples)  # errors="raise" is the default
+    with pytest.raises(ParameterError):
+        sketch.decode_many(helpers, samples, errors="ignore")  # type: ignore[arg-type]
     with pytest.raises(ParameterError):
         sketch.decode_many(helpers, samples[:2])
     with pytest.raises(SampleError):
