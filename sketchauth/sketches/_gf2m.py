@@ -507,12 +507,22 @@ def _odd_power_matrix(field: BinaryField, elements: np.ndarray, t: int) -> np.nd
     return powers[:, :t]
 
 
+#: Rows of the power matrix computed at once: bounds memory to ~8 MiB whatever the set size.
+POWER_CHUNK_ENTRIES = 1 << 20
+
+
+def _chunks(n: int, t: int) -> range:
+    return range(0, n, max(1, POWER_CHUNK_ENTRIES // max(t, 1)))
+
+
 def odd_power_sums(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarray:
     """``[Σ_a a^1, Σ_a a^3, …, Σ_a a^(2t−1)]`` for non-zero ``elements`` (uint64, shape (t,))."""
     elements = np.asarray(elements, dtype=np.uint64)
-    if elements.size == 0:
-        return np.zeros(t, dtype=np.uint64)
-    return np.bitwise_xor.reduce(_odd_power_matrix(field, elements, t), axis=0)
+    out = np.zeros(t, dtype=np.uint64)
+    step = max(1, POWER_CHUNK_ENTRIES // t)
+    for start in _chunks(elements.size, t):
+        out ^= np.bitwise_xor.reduce(_odd_power_matrix(field, elements[start : start + step], t), axis=0)
+    return out
 
 
 def odd_power_sums_segments(field: BinaryField, elements: np.ndarray, lengths: np.ndarray, t: int) -> np.ndarray:
@@ -520,14 +530,17 @@ def odd_power_sums_segments(field: BinaryField, elements: np.ndarray, lengths: n
 
     Returns shape ``(len(lengths), t)``; empty sets give zero rows.
     """
+    elements = np.asarray(elements, dtype=np.uint64)
     lengths = np.asarray(lengths, dtype=np.int64)
     out = np.zeros((lengths.size, t), dtype=np.uint64)
-    nonempty = np.flatnonzero(lengths)
-    if nonempty.size == 0:
-        return out
-    matrix = _odd_power_matrix(field, np.asarray(elements, dtype=np.uint64), t)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[nonempty]
-    out[nonempty] = np.bitwise_xor.reduceat(matrix, starts, axis=0)
+    owner = np.repeat(np.arange(lengths.size), lengths)
+    step = max(1, POWER_CHUNK_ENTRIES // t)
+    for start in _chunks(elements.size, t):
+        rows = owner[start : start + step]
+        matrix = _odd_power_matrix(field, elements[start : start + step], t)
+        # rows are sorted: reduce each run of equal owners, then XOR into its set's sums
+        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[firsts]] ^= np.bitwise_xor.reduceat(matrix, firsts, axis=0)
     return out
 
 

@@ -30,7 +30,7 @@ small for useful t and checked by the tests on tiny parameters.
 **Accounting.** No randomness; ``S`` takes ``2^(t·m)`` values whenever the odd exponents
 ``1, 3, …, 2t−1`` lie in distinct cyclotomic cosets of full size m modulo ``2^m − 1``, which
 holds exactly when ``t ≤ 2^(⌈m/2⌉−1)`` (t ≤ 8 at m = 8, t ≤ 128 at m = 16, every allowed t from
-m = 21 on), so the loss is at most
+m = 17 on), so the loss is at most
 ``t·m`` bits (optimal). For larger t relative to m some syndromes are fixed by others
 (``s_i = s_j^(2^k)``) or live in a subfield; :meth:`PinSketch.report` then gives the exact
 ``|S|`` (the BCH redundancy, below ``t·m``) and payloads violating those relations are
@@ -66,9 +66,10 @@ from sketchauth.sketches.samples import as_element_set
 
 __all__ = ["PinSketch", "MAX_T"]
 
-#: Largest supported t: decoding costs O(t²) field operations plus O(t·m) per root-finding
-#: round, so a helper record announcing a huge t must not be able to buy seconds of CPU.
-MAX_T = 1024
+#: Largest supported t. Decoding costs O(t² log t) scalar field operations and the root
+#: finder's squaring matrix holds m·t² words (16 MiB at m = 32, t = 256), so a helper record
+#: announcing a huge t must not be able to buy seconds of CPU or gigabytes of memory.
+MAX_T = 256
 
 
 def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]], int]:
@@ -193,8 +194,9 @@ class PinSketch(SecureSketch):
             return sample.copy()
         field = self.field
         locator, length = _gf2m.berlekamp_massey(field, _gf2m.expand_syndromes(field, difference_sums.tolist()))
+        too_far = f"the sample differs from the enrolled set in more than {self.t} elements"
         if length > self.t or len(locator) - 1 != length:
-            raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")
+            raise DecodeError(too_far)
         # σ(z) = z^L Λ(1/z) = Π (z − X_j): monic, its roots are the elements of A Δ B.
         sigma = locator[::-1]
         # Elements of B \ A are roots among the sample's own elements: one vectorised evaluation
@@ -202,12 +204,15 @@ class PinSketch(SecureSketch):
         in_sample = [int(x) for x in sample[_gf2m.poly_eval_many(field, sigma, sample.astype(np.uint64)) == 0]]
         for root in in_sample:
             sigma = _gf2m.poly_deflate(field, sigma, root)
-        roots = in_sample + _gf2m.find_roots(field, sigma)
+        try:
+            roots = in_sample + _gf2m.find_roots(field, sigma)
+        except DecodeError:
+            raise DecodeError(too_far) from None
         if len(set(roots)) != length:
-            raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")
+            raise DecodeError(too_far)
         difference = np.array(sorted(roots), dtype=np.uint64)
         if not np.array_equal(_gf2m.odd_power_sums(field, difference, self.t), difference_sums):
-            raise DecodeError(f"the sample differs from the enrolled set in more than {self.t} elements")
+            raise DecodeError(too_far)
         return np.setxor1d(sample, difference.astype(np.int64), assume_unique=True)
 
     # -- batches ------------------------------------------------------------------------------------

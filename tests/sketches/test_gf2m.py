@@ -347,3 +347,17 @@ def test_multipoint_evaluation_and_deflation(m: int, method: str) -> None:
     assert gf.poly_eval_many(field, [], xs).tolist() == [0] * xs.size
     deflated = gf.poly_deflate(field, poly, roots[3])
     assert deflated == _poly_from_roots(field, roots[:3] + roots[4:])
+
+
+def test_power_sums_in_chunks_equal_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    field = binary_field(16)
+    rng = np.random.default_rng(11)
+    sets = [rng.integers(1, 1 << 16, size=n, dtype=np.uint64) for n in (30, 0, 7, 45)]
+    lengths = np.array([s.size for s in sets])
+    whole = odd_power_sums_segments(field, np.concatenate(sets), lengths, 5)
+    single = odd_power_sums(field, sets[3], 5)
+    monkeypatch.setattr(gf, "POWER_CHUNK_ENTRIES", 8)  # one element (5 powers) per chunk
+    assert np.array_equal(odd_power_sums_segments(field, np.concatenate(sets), lengths, 5), whole)
+    assert np.array_equal(odd_power_sums(field, sets[3], 5), single)
+    monkeypatch.setattr(gf, "POWER_CHUNK_ENTRIES", 64)
+    assert np.array_equal(odd_power_sums_segments(field, np.concatenate(sets), lengths, 5), whole)
