@@ -239,6 +239,27 @@ class BinaryField(ABC):
             acc ^= self.mul(x, y)
         return acc
 
+    def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
+        """``(quotient, remainder)`` of polynomials ``a`` by a non-zero ``b`` (schoolbook)."""
+        r = list(a)
+        db = len(b) - 1
+        if len(r) <= db:
+            return [], _trim(r)
+        low = b[:db]
+        lead_inv = 1 if b[-1] == 1 else self.inv(b[-1])
+        reduce, scale_lazy, mul = self.reduce, self.scale_lazy, self.mul
+        quotient = [0] * (len(r) - db)
+        for k in range(len(r) - 1, db - 1, -1):
+            q = reduce(r[k])
+            if q:
+                if lead_inv != 1:
+                    q = mul(q, lead_inv)
+                quotient[k - db] = q
+                base = k - db
+                for i, v in enumerate(scale_lazy(q, low)):
+                    r[base + i] ^= v
+        return _trim(quotient), _trim([reduce(v) for v in r[:db]])
+
     def sqr(self, a: int) -> int:
         t = self._sqr_tables
         return t[0][a & 255] ^ t[1][a >> 8 & 255] ^ t[2][a >> 16 & 255] ^ t[3][a >> 24 & 255]
@@ -454,6 +475,37 @@ class _ClmulField(BinaryField):
         # A monomial product is a shift: a < 2^32 and s < 32 keep it below 2^63.
         return self._vreduce(np.asarray(a, dtype=np.uint64) << np.asarray(shifts, dtype=np.uint64))
 
+    def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
+        """Schoolbook division with the remainder packed into one Python int.
+
+        Coefficient i lives in bits ``[64i, 64i + 64)``, unreduced (carry-less products of two
+        32-bit values fit in 63 bits, and XOR never carries into the next slot). The divisor's
+        low part is packed once with its 16 multiples by 4-bit polynomials, so ``q · low`` for a
+        whole quotient step is eight big-int lookups and shifts instead of ``deg b`` products.
+        """
+        db = len(b) - 1
+        if len(a) <= db or db == 0:
+            return super().divide(a, b)
+        low = 0
+        for i, v in enumerate(b[:db]):
+            low |= v << (64 * i)
+        mult = self._multiples(low)
+        r = 0
+        for i, v in enumerate(a):
+            r |= v << (64 * i)
+        lead_inv = 1 if b[-1] == 1 else self.inv(b[-1])
+        reduce, slot = self._reduce, (1 << 64) - 1
+        quotient = [0] * (len(a) - db)
+        for k in range(len(a) - 1, db - 1, -1):
+            q = reduce((r >> (64 * k)) & slot)
+            if q:
+                if lead_inv != 1:
+                    q = self.mul(q, lead_inv)
+                quotient[k - db] = q
+                r ^= self._clmul_with(mult, q) << (64 * (k - db))
+        remainder = [reduce((r >> (64 * i)) & slot) for i in range(db)]
+        return _trim(quotient), _trim(remainder)
+
     def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a = np.asarray(a, dtype=np.uint64)
         b = np.asarray(b, dtype=np.uint64)
@@ -611,25 +663,8 @@ def poly_eval(field: BinaryField, p: Sequence[int], x: int) -> int:
 
 
 def _divide(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
-    """``(quotient, remainder)`` of ``a`` by a non-zero ``b`` (schoolbook, lazily reduced)."""
-    r = list(a)
-    db = len(b) - 1
-    if len(r) <= db:
-        return [], _trim(r)
-    low = b[:db]
-    lead_inv = 1 if b[-1] == 1 else field.inv(b[-1])
-    reduce, scale_lazy, mul = field.reduce, field.scale_lazy, field.mul
-    quotient = [0] * (len(r) - db)
-    for k in range(len(r) - 1, db - 1, -1):
-        q = reduce(r[k])
-        if q:
-            if lead_inv != 1:
-                q = mul(q, lead_inv)
-            quotient[k - db] = q
-            base = k - db
-            for i, v in enumerate(scale_lazy(q, low)):
-                r[base + i] ^= v
-    return _trim(quotient), _trim([reduce(v) for v in r[:db]])
+    """``(quotient, remainder)`` of ``a`` by a non-zero ``b``."""
+    return field.divide(a, b)
 
 
 def poly_eval_many(field: BinaryField, p: Sequence[int], xs: np.ndarray) -> np.ndarray:

@@ -361,3 +361,24 @@ def test_power_sums_in_chunks_equal_one_pass(monkeypatch: pytest.MonkeyPatch) ->
     assert np.array_equal(odd_power_sums(field, sets[3], 5), single)
     monkeypatch.setattr(gf, "POWER_CHUNK_ENTRIES", 64)
     assert np.array_equal(odd_power_sums_segments(field, np.concatenate(sets), lengths, 5), whole)
+
+
+@pytest.mark.parametrize("m", [8, 17, 24, 32])
+def test_packed_division_equals_schoolbook(m: int) -> None:
+    field = binary_field(m, "clmul")
+    rng = random.Random(m)
+    for da, db in ((0, 0), (3, 1), (5, 5), (16, 7), (40, 16), (9, 12), (30, 1)):
+        a = [rng.randrange(1 << m) for _ in range(da)] + [rng.randrange(1, 1 << m)]
+        b = [rng.randrange(1 << m) for _ in range(db)] + [rng.randrange(1, 1 << m)]
+        quotient, remainder = field.divide(a, b)
+        assert (quotient, remainder) == gf.BinaryField.divide(field, a, b)
+        # a = q·b + r, checked with the reference product
+        product = [0] * (len(quotient) + len(b))
+        for i, x in enumerate(quotient):
+            for j, y in enumerate(b):
+                product[i + j] ^= reference_mul(x, y, m, PRIMITIVE_POLYNOMIALS[m])
+        for i, r in enumerate(remainder):
+            product[i] ^= r
+        while product and product[-1] == 0:
+            product.pop()
+        assert product == a
