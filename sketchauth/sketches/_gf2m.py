@@ -239,6 +239,21 @@ class BinaryField(ABC):
             acc ^= self.mul(x, y)
         return acc
 
+    def even_powers_mod(self, sigma: Sequence[int]) -> list[list[int]]:
+        """``z^(2i) mod σ`` for ``i < L = deg σ`` (σ monic, L ≥ 2), each as L coefficients."""
+        L = len(sigma) - 1
+        low = list(sigma[:L])
+        current = [1] + [0] * (L - 1)
+        rows = [current]
+        for k in range(1, 2 * L - 1):
+            top = current[-1]
+            current = [0] + current[:-1]
+            if top:
+                current = [x ^ y for x, y in zip(current, self.scale(top, low))]
+            if k % 2 == 0:
+                rows.append(current)
+        return rows
+
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
         """``(quotient, remainder)`` of polynomials ``a`` by a non-zero ``b`` (schoolbook)."""
         r = list(a)
@@ -474,6 +489,27 @@ class _ClmulField(BinaryField):
     def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
         # A monomial product is a shift: a < 2^32 and s < 32 keep it below 2^63.
         return self._vreduce(np.asarray(a, dtype=np.uint64) << np.asarray(shifts, dtype=np.uint64))
+
+    def even_powers_mod(self, sigma: Sequence[int]) -> list[list[int]]:
+        # Packed as in divide(): multiplying by z is a 64-bit shift, the overflowing slot is
+        # reduced and folded back with one whole-vector carry-less product.
+        L = len(sigma) - 1
+        low = 0
+        for i, v in enumerate(sigma[:L]):
+            low |= v << (64 * i)
+        mult = self._multiples(low)
+        slot, top_shift, mask = (1 << 64) - 1, 64 * L, (1 << (64 * L)) - 1
+        current = 1
+        packed = [1]
+        for k in range(1, 2 * L - 1):
+            current <<= 64
+            top = self._reduce(current >> top_shift)
+            current &= mask
+            if top:
+                current ^= self._clmul_with(mult, top)
+            if k % 2 == 0:
+                packed.append(current)
+        return [[self._reduce((p >> (64 * i)) & slot) for i in range(L)] for p in packed]
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
         """Schoolbook division with the remainder packed into one Python int.
@@ -736,19 +772,7 @@ def _frobenius_powers(field: BinaryField, sigma: Poly) -> np.ndarray:
     squarings is an XOR of the rows selected by the bits of the current value.
     """
     L = len(sigma) - 1
-    low = sigma[:L]
-    # z^k mod σ for k = 0 … 2L−2, keeping the even ones (rows of Q).
-    current = [0] * L
-    current[0] = 1
-    q_rows = [current[:]]
-    for k in range(1, 2 * L - 1):
-        top = current[-1]
-        current = [0] + current[:-1]
-        if top:
-            current = [x ^ y for x, y in zip(current, field.scale(top, low))]
-        if k % 2 == 0:
-            q_rows.append(current[:])
-    q = np.array(q_rows, dtype=np.uint64)  # (L, L)
+    q = np.array(field.even_powers_mod(sigma), dtype=np.uint64)  # (L, L): z^(2k) mod σ
     # x^(2j)·Q for j < m as shifts: exponents below 32 directly, the rest via x^31·x^(2j−31).
     exponents = 2 * np.arange(field.m, dtype=np.int64)
     low_e, high_e = exponents[exponents < 32], exponents[exponents >= 32]
@@ -756,15 +780,17 @@ def _frobenius_powers(field: BinaryField, sigma: Poly) -> np.ndarray:
     if high_e.size:
         q31 = field.vmul_xpow(q, np.full(q.shape, 31))
         parts.append(field.vmul_xpow(q31[:, None, :], (high_e - 31)[None, :, None]))
-    rows = np.concatenate(parts, axis=1).reshape(L * field.m, L)  # row k·m + j
-    z = np.zeros(L, dtype=np.uint64)
-    z[1] = 1  # L >= 2
-    powers = np.empty((field.m + 1, L), dtype=np.uint64)
-    powers[0] = z
-    shifts = np.arange(field.m, dtype=np.uint64)
+    # Rows padded to 16 or 32 bits per coefficient so np.unpackbits yields the selector directly.
+    width = 16 if field.m <= 16 else 32
+    rows = np.zeros((L, width, L), dtype=np.uint64)
+    rows[:, : field.m, :] = np.concatenate(parts, axis=1)
+    rows = rows.reshape(L * width, L)  # row k·width + j
+    word = np.dtype(f"<u{width // 8}")
+    powers = np.zeros((field.m + 1, L), dtype=np.uint64)
+    powers[0, 1] = 1  # z (L >= 2)
     for i in range(1, field.m + 1):
-        bits = ((powers[i - 1][:, None] >> shifts[None, :]) & np.uint64(1)).astype(bool).reshape(-1)
-        powers[i] = np.bitwise_xor.reduce(rows[bits], axis=0) if bits.any() else 0
+        bits = np.unpackbits(powers[i - 1].astype(word).view(np.uint8), bitorder="little").view(bool)
+        powers[i] = np.bitwise_xor.reduce(rows[bits], axis=0)
     return powers
 
 

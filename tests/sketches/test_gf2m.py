@@ -382,3 +382,17 @@ def test_packed_division_equals_schoolbook(m: int) -> None:
         while product and product[-1] == 0:
             product.pop()
         assert product == a
+
+
+@pytest.mark.parametrize("m", [8, 17, 32])
+def test_packed_even_powers_equal_schoolbook(m: int) -> None:
+    field = binary_field(m, "clmul")
+    rng = random.Random(m)
+    for degree in (2, 3, 9, 16):
+        sigma = [rng.randrange(1 << m) for _ in range(degree)] + [1]
+        rows = field.even_powers_mod(sigma)
+        assert rows == gf.BinaryField.even_powers_mod(field, sigma)
+        assert rows[1] == gf.poly_mod(field, [0, 0, 1], sigma) + [0] * (degree - len(gf.poly_mod(field, [0, 0, 1], sigma)))
+        top = [0] * (2 * (degree - 1)) + [1]
+        expected = gf.poly_mod(field, top, sigma)
+        assert rows[-1] == expected + [0] * (degree - len(expected))
