@@ -661,7 +661,6 @@ def berlekamp_massey(field: BinaryField, syndromes: Sequence[int]) -> tuple[Poly
     binary simplification), so only odd steps are computed. Returns the trimmed ``Λ`` and the
     register length ``L`` (``len(Λ) − 1 ≤ L``; the caller compares them).
     """
-    mul, scale, inv = field.mul, field.scale, field.inv
     s = [int(v) for v in syndromes]
     c: Poly = [1]
     b: Poly = [1]
@@ -671,23 +670,25 @@ def berlekamp_massey(field: BinaryField, syndromes: Sequence[int]) -> tuple[Poly
             gap += 1
             continue
         top = min(length, len(c) - 1)
-        d = s[n] ^ field.dot(c[1 : top + 1], s[n - 1 : n - top - 1 if n - top - 1 >= 0 else None : -1])
+        d = s[n] ^ field.dot(c[1 : top + 1], [s[n - i] for i in range(1, top + 1)])
         if d == 0:
             gap += 1
             continue
-        coef = mul(d, b_inv)
-        update = [0] * gap + scale(coef, b)
+        # C(x) ← C(x) − (d / b) x^gap B(x)
+        updated = _add(c, [0] * gap + field.scale(field.mul(d, b_inv), b))
         if 2 * length <= n:
-            previous = c
-            c = [x ^ y for x, y in zip(c + [0] * (len(update) - len(c)), update + [0] * (len(c) - len(update)))]
-            length = n + 1 - length
-            b, b_inv, gap = previous, inv(d), 1
+            b, b_inv, gap, length = c, field.inv(d), 1, n + 1 - length
         else:
-            c = [x ^ y for x, y in zip(c + [0] * (len(update) - len(c)), update + [0] * (len(c) - len(update)))]
             gap += 1
-    while len(c) > 1 and c[-1] == 0:
-        c.pop()
-    return c, length
+        c = updated
+    return _trim(c) or [1], length
+
+
+def _add(a: Poly, b: Poly) -> Poly:
+    """Coefficient-wise XOR of two polynomials of any lengths."""
+    if len(a) < len(b):
+        a, b = b, a
+    return [x ^ y for x, y in zip(a, b)] + a[len(b) :]
 
 
 # -- polynomials (scalar) ----------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
+from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches import _gf2m
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES
