@@ -118,6 +118,39 @@ for _m in (16, 32):
     for _t in (8, 16, 32, 64):
         case(f"pinsketch m={_m} t={_t}")(lambda m=_m, t=_t: _pinsketch_case(m, t))
 
+def _galois_pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
+    """Baseline: PinSketch decode written plainly on galois (``--galois``; JIT costs ~20 s).
+
+    Power sums with FieldArray powers, ``galois.berlekamp_massey`` (whose minimal polynomial
+    has the difference's elements as roots) and ``Poly.roots()`` (an exhaustive field scan).
+    """
+    import galois
+    import numpy as np
+
+    from sketchauth.sketches._gf2m import PRIMITIVE_POLYNOMIALS
+
+    field = galois.GF(2**m, irreducible_poly=PRIMITIVE_POLYNOMIALS[m])
+    rng = random.Random(1000 * m + t)
+    pool = rng.sample(range(1, 1 << m), PINSKETCH_SET_SIZE + t)
+    enrolled = pool[:PINSKETCH_SET_SIZE]
+    sample = enrolled[t // 2 :] + pool[PINSKETCH_SET_SIZE : PINSKETCH_SET_SIZE + t - t // 2]
+
+    def power_sums(elements: list[int]) -> object:
+        values = field(elements)
+        return field([int(np.bitwise_xor.reduce(np.asarray(values**i))) for i in range(1, 2 * t + 1)])
+
+    sketch = power_sums(enrolled)
+
+    def decode() -> list[int]:
+        locator = galois.berlekamp_massey(sketch + power_sums(sample))
+        difference = {int(x) for x in locator.roots()}
+        return sorted(set(sample) ^ difference)
+
+    if decode() != sorted(enrolled):
+        raise RuntimeError("galois baseline decode is wrong")
+    return {"decode": decode}
+
+
 cold_case(
     "pinsketch m=16 t=16: import + first decode",
     "from sketchauth.sketches.pinsketch import PinSketch\n"
@@ -211,7 +244,12 @@ def run(prefix: str = "") -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only cases whose name starts with this")
+    parser.add_argument(
+        "--galois", action="store_true", help="also time a plain galois PinSketch decoder (m=16, t=16)"
+    )
     args = parser.parse_args(argv)
+    if args.galois:
+        case("pinsketch galois baseline m=16 t=16")(lambda: _galois_pinsketch_case(16, 16))
     run(args.only)
 
 
