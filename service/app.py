@@ -11,6 +11,7 @@ Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:a
 from __future__ import annotations
 
 import logging
+from functools import partial
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
@@ -107,7 +108,9 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         opened = _open(settings, store)
         try:
             await run_in_threadpool(opened.migrate)
-            authenticator = await run_in_threadpool(Authenticator, settings.hash_profile)
+            authenticator = await run_in_threadpool(
+                partial(Authenticator, settings.hash_profile, concurrency=settings.effective_hash_threads())
+            )
             for spec in available_schemes():
                 await run_in_threadpool(warm_up, spec)
             app.state.service = ServiceState(

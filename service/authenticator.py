@@ -14,6 +14,7 @@ hash made at start-up with the current profile, so timing does not reveal who is
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,8 +55,10 @@ class EnrolmentResult:
 class Authenticator:
     """Holds the argon2 hasher of the configured profile and does the CPU-bound work."""
 
-    def __init__(self, profile: str) -> None:
+    def __init__(self, profile: str, *, concurrency: int = 1) -> None:
         self.profile = profile
+        # Bounds the CPU-bound work (decode + argon2) running at once in this process.
+        self._slots = threading.BoundedSemaphore(concurrency)
         self.hasher: argon2.PasswordHasher = hasher(profile)
         self._dummy_hash = self.hasher.hash(secrets.token_bytes(32))
         self._dummy_salt = secrets.token_bytes(16)
@@ -74,6 +77,17 @@ class Authenticator:
         With a PIN the stored sketch is the cascade (:func:`service.schemes.pin_cascade`), whose
         parameters (including the PIN key's argon2 profile) are what verification rebuilds.
         """
+        with self._slots:
+            return self._enrol(spec, arguments, options, samples, pin)
+
+    def _enrol(
+        self,
+        spec: SchemeSpec,
+        arguments: dict[str, Any],
+        options: dict[str, Any],
+        samples: Sequence[Any],
+        pin: str | None,
+    ) -> EnrolmentResult:
         sketch = build_sketch(spec.name, arguments)
         secret = spec.secret_from_samples(sketch, samples, options)
         if pin is None:
@@ -83,6 +97,11 @@ class Authenticator:
 
     # -- verification ------------------------------------------------------------------------------
     def verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
+        """One verification; see :meth:`_verify`. Waits for a hashing slot first."""
+        with self._slots:
+            return self._verify(record, sample, pin)
+
+    def _verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
         """One verification; every failure cause is the same ``verified=False``.
 
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
@@ -91,7 +110,7 @@ class Authenticator:
         if record.has_pin != (pin is not None):
             # A missing or unexpected PIN is a failed attempt; pay the argon2 cost an unknown
             # user with the same request would.
-            self.dummy_verify(with_pin=pin is not None)
+            self._dummy(with_pin=pin is not None)
             return Verification(False)
         sketch = stored_sketch(MIXED if record.has_pin else record.scheme, record.params)
         if record.has_pin:
@@ -112,8 +131,13 @@ class Authenticator:
         """The argon2 work of one failed verification, for users who are not enrolled.
 
         With a PIN a real verification stretches the PIN (one argon2id) before hashing the
-        recovered secret (another), so the dummy does both.
+        recovered secret (another), so the dummy does both. Waits for a hashing slot like a
+        real verification.
         """
+        with self._slots:
+            return self._dummy(with_pin=with_pin)
+
+    def _dummy(self, *, with_pin: bool) -> bool:
         if with_pin:
             p = self.hasher
             argon2.low_level.hash_secret_raw(

@@ -18,6 +18,7 @@ Variables:
   ``SKETCHAUTH_DISABLE_THRESHOLD`` (50): NIST SP 800-63B-4 biometric throttling;
 * ``SKETCHAUTH_MAX_BODY_BYTES`` (1 MiB), ``SKETCHAUTH_MAX_SAMPLE_LENGTH`` (4096 numbers per
   sample), ``SKETCHAUTH_MAX_SAMPLES`` (16 samples per enrolment);
+* ``SKETCHAUTH_HASH_THREADS``: argon2 hashes one process runs at once (default: one per CPU);
 * ``SKETCHAUTH_SCHEMA``: PostgreSQL schema to keep the tables in (default ``public``; tests use a
   unique one per run).
 """
@@ -78,6 +79,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
+    #: Hashes (decode + argon2) one process runs at once; 0: one per CPU.
+    hash_threads: int = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -96,7 +99,21 @@ class Settings:
             max_sample_length=_int(env, "SKETCHAUTH_MAX_SAMPLE_LENGTH", 4096),
             max_samples=_int(env, "SKETCHAUTH_MAX_SAMPLES", 16),
             postgres_schema=env.get("SKETCHAUTH_SCHEMA", "").strip() or "public",
+            hash_threads=_int(env, "SKETCHAUTH_HASH_THREADS", 0, low=0),
         )
+
+    def effective_hash_threads(self) -> int:
+        """How many verifications one process hashes at once.
+
+        More than the process's share of the CPUs does not add throughput: argon2 is CPU- and
+        memory-bound, so extra concurrent hashes only thrash caches and stretch every latency.
+        Requests beyond it wait their turn in the thread pool.
+        """
+        if self.hash_threads:
+            return self.hash_threads
+        # Not CPUs / workers: connections need not spread evenly over the workers, and a worker
+        # held to its share would idle a core while another queues.
+        return os.cpu_count() or 1
 
     def replace(self, **changes: object) -> Settings:
         """A copy with some fields changed (``None`` values are ignored: unset CLI flags)."""
