@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -804,6 +804,33 @@ def _frobenius_powers(field: BinaryField, sigma: Poly) -> np.ndarray:
     return powers
 
 
+#: Random multipliers whose traces are computed in one vectorised product (one per round).
+TRACE_BATCH = 4
+
+
+def _trace_polynomials(
+    field: BinaryField, frob: np.ndarray, randbelow: Callable[[int], int]
+) -> Iterator[Poly]:
+    """Endless ``Tr(βz) mod σ = Σ_i β^(2^i) z^(2^i) mod σ`` for independent random ``β``.
+
+    ``TRACE_BATCH`` of them come from one vectorised product: at m = 32 a product's fixed
+    numpy overhead dominates a round, and about log2(deg σ) + 2 rounds are needed. (XOR
+    combinations of a batch would be traces too, but useless: the roots they separate are
+    exactly those the batch's own traces already separate.)
+    """
+    m = field.m
+    while True:
+        conj = np.empty((TRACE_BATCH, m), dtype=np.uint64)
+        for row in range(TRACE_BATCH):
+            beta = 1 + randbelow(field.order - 1)
+            for i in range(m):
+                conj[row, i] = beta
+                beta = field.sqr(beta)
+        traces = np.bitwise_xor.reduce(field.vmul(conj[:, :, None], frob[None, :m, :]), axis=1)
+        for row in traces:
+            yield _trim([int(v) for v in row])
+
+
 def _quadratic_roots(field: BinaryField, b: int, c: int) -> list[int]:
     """Roots of ``z² + b z + c``; ``DecodeError`` unless they are two distinct non-zero elements."""
     if b == 0 or c == 0:
@@ -849,14 +876,9 @@ def find_roots(
         raise DecodeError("locator does not split into distinct linear factors over the field")
     roots: list[int] = []
     pending: list[Poly] = [sigma]
-    m = field.m
+    traces = _trace_polynomials(field, frob, randbelow)
     for _ in range(MAX_SPLIT_ROUNDS):
-        beta = 1 + randbelow(field.order - 1)
-        conj = [beta]
-        for _ in range(m - 1):
-            conj.append(field.sqr(conj[-1]))
-        trace = np.bitwise_xor.reduce(field.vmul(np.array(conj, dtype=np.uint64)[:, None], frob[:m]), axis=0)
-        trace_poly = _trim([int(v) for v in trace])
+        trace_poly = next(traces)
         still: list[Poly] = []
         for h in pending:
             part = poly_gcd(field, h, poly_mod(field, trace_poly, h) if len(h) - 1 < degree else trace_poly)
