@@ -312,3 +312,20 @@ def test_encode_many_and_decode_many_match_single_calls() -> None:
         sketch.decode_many(helpers, samples[:2])
     with pytest.raises(SampleError):
         sketch.decode_many(helpers[:1], [[0]])
+
+
+def test_decoding_never_imports_galois() -> None:
+    """Cold start: a fresh process decodes with numpy/int arithmetic only (no galois, no numba)."""
+    import subprocess
+    import sys
+
+    source = (
+        "import sys\n"
+        "from sketchauth.sketches.pinsketch import PinSketch\n"
+        "for m in (16, 32):\n"
+        "    s = PinSketch(m, 16); a = list(range(1, 41)); h = s.encode(a)\n"
+        "    assert s.decode(h, a[8:] + list(range(100, 108))).tolist() == a\n"
+        "assert 'galois' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", source], check=True, cwd=root, timeout=60)
