@@ -11,33 +11,41 @@ documented 422 problem.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from service_testing import AUTH, test_settings
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
+from service_testing import AUTH, test_settings
 
 from service.app import create_app
 
 schemathesis = pytest.importorskip("schemathesis")
 
-
-@pytest.fixture
-def api_schema(tmp_path: Path) -> Iterator[object]:
-    app = create_app(test_settings(tmp_path))
-    with TestClient(app) as client:  # runs the lifespan: store, argon2 dummy hash, warm-up
-        enrolled = client.post(
-            "/v1/users/alice/enrolment",
-            headers=AUTH,
-            json={"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]},
-        )
-        assert enrolled.status_code == 201
-        yield schemathesis.openapi.from_asgi("/openapi.json", app)
+# The schema is loaded eagerly (schemathesis' lazy fixture loader does not follow pytest's
+# internals across versions), which runs the app once, so its temporary directory exists from
+# import on; the fixture below removes it after the module.
+_DB = Path(tempfile.mkdtemp(prefix="sketchauth-schemathesis-"))
+APP = create_app(test_settings(_DB))
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 
-schema = schemathesis.pytest.from_fixture("api_schema")
+@pytest.fixture(scope="module", autouse=True)
+def running_app() -> Iterator[None]:
+    try:
+        with TestClient(APP) as client:  # runs the lifespan: store, argon2 dummy hash, warm-up
+            enrolled = client.post(
+                "/v1/users/alice/enrolment",
+                headers=AUTH,
+                json={"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]},
+            )
+            assert enrolled.status_code == 201
+            yield
+    finally:
+        shutil.rmtree(_DB, ignore_errors=True)
 
 
 @schema.parametrize()
