@@ -14,7 +14,6 @@ the 10^6-pair s2 linkage run; ``--pairs`` makes that smaller). Prints a Markdown
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks import timing  # noqa: E402
 from sketchauth.evaluate.linkage import linkage_experiment  # noqa: E402
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch  # noqa: E402
 
@@ -38,17 +38,10 @@ MAX_REPEATS = 500
 
 
 def median_ms(fn: Callable[[], object]) -> float:
-    """Median wall time of ``fn()`` in milliseconds (after one warm-up call)."""
-    fn()
-    times: list[float] = []
-    spent = 0.0
-    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS or spent < BUDGET_SECONDS):
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        times.append(elapsed)
-        spent += elapsed
-    return 1000.0 * statistics.median(times)
+    """Median wall time of ``fn()`` in milliseconds within this script's budget (see timing.py)."""
+    return timing.median_ms(
+        fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS
+    )
 
 
 def sketch_rows() -> list[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -26,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from benchmarks import timing  # noqa: E402
 
 #: name -> set-up function returning {"operation": zero-argument callable}
 CASES: dict[str, Callable[[], Mapping[str, Callable[[], object]]]] = {}
@@ -54,17 +55,10 @@ def cold_case(name: str, source: str) -> None:
 
 
 def median_ms(fn: Callable[[], object]) -> float:
-    """Median wall time of ``fn()`` in milliseconds (after one warm-up call)."""
-    fn()
-    times: list[float] = []
-    spent = 0.0
-    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS or spent < BUDGET_SECONDS):
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        times.append(elapsed)
-        spent += elapsed
-    return 1000.0 * statistics.median(times)
+    """Median wall time of ``fn()`` in milliseconds within this script's budget (see timing.py)."""
+    return timing.median_ms(
+        fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS
+    )
 
 
 def cold_ms(source: str, runs: int = 3) -> float:
