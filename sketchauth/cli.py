@@ -71,6 +71,21 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 _EVALUATE_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
 
 
+def _emit_json(result: dict[str, object], destination: str | None, summary: Callable[[], str]) -> None:
+    """Print ``result`` as indented JSON, or write it to the file ``destination`` (``--json OUT``).
+
+    With no destination (or ``-``) the JSON goes to stdout; otherwise stdout gets only the
+    one-line ``summary()`` followed by ``-> OUT``, so a long run still ends with a readable result.
+    """
+    text = json.dumps(result, indent=2)
+    if destination in (None, "-"):
+        print(text)
+        return
+    with open(destination, "w", encoding="utf-8") as out:
+        out.write(text + "\n")
+    print(f"{summary()} -> {destination}")
+
+
 def _evaluate_linkage(args: argparse.Namespace) -> int:
     import importlib.util
 
@@ -87,17 +102,13 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
             args.scheme, args.n, args.q, args.tau, args.pairs, args.seed,
             features=args.features, progress=bar.update,
         )
-    text = json.dumps(result.to_dict(), indent=2)
-    if args.json in (None, "-"):
-        print(text)
-    else:
-        with open(args.json, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
-        print(
-            f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} "
-            f"(mean score mated {result.mated_scores.mean():.3f}, "
-            f"non-mated {result.nonmated_scores.mean():.3f}) -> {args.json}"
-        )
+    _emit_json(
+        result.to_dict(),
+        args.json,
+        lambda: f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} "
+        f"(mean score mated {result.mated_scores.mean():.3f}, "
+        f"non-mated {result.nonmated_scores.mean():.3f})",
+    )
     if args.plot:
         histogram_plot(result, args.plot)
     return 0
@@ -137,13 +148,11 @@ def _evaluate_guessing(args: argparse.Namespace) -> int:
         sketch, args.key_bits, args.trials, args.seed,
         estimate_encodings=args.estimate, mixing=args.mixing, progress=True,
     )
-    text = json.dumps(result.to_dict(), indent=2)
-    if args.json in (None, "-"):
-        print(text)
-    else:
-        with open(args.json, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
-        print(f"{result.scheme}: success {result.success_rate:.6f} vs baseline {result.baseline:.6f} -> {args.json}")
+    _emit_json(
+        result.to_dict(),
+        args.json,
+        lambda: f"{result.scheme}: success {result.success_rate:.6f} vs baseline {result.baseline:.6f}",
+    )
     return 0
 
 
