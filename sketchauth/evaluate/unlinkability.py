@@ -77,6 +77,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.sketches._prime_field import inv_mod
 from sketchauth.sketches.base import SecureSketch
 
 __all__ = [
@@ -258,19 +259,6 @@ def difference_decoding_score(sketch: SecureSketch, helper_a: bytes, helper_b: b
     return float(len(diff))
 
 
-def _inverse_mod(a: np.ndarray, p: int) -> np.ndarray:
-    """``a^(p−2) mod p`` by square-and-multiply on arrays (p prime, entries non-zero)."""
-    result = np.ones_like(a)
-    base = a % p
-    e = p - 2
-    while e:
-        if e & 1:
-            result = result * base % p
-        base = base * base % p
-        e >>= 1
-    return result
-
-
 def _vault_values(sketch: SecureSketch, helper: bytes) -> tuple[np.ndarray, int, int]:
     values, space = sketch.symbols(sketch.payload(helper))
     field_size = int(space.moduli[0])  # type: ignore[index]
@@ -310,7 +298,7 @@ def _differential_best(
     denom = np.ones((trials, width), dtype=np.int64)
     for k in range(width):
         denom = denom * gaps[:, :, k] % field_size
-    weights = _inverse_mod(denom, field_size) * z[nodes] % field_size  # trials × width
+    weights = inv_mod(denom, field_size) * z[nodes] % field_size  # trials × width
     value = np.zeros((trials, slots), dtype=np.int64)
     for j in range(width):
         value = (value + numer[:, :, j] * weights[:, j : j + 1]) % field_size
