@@ -10,6 +10,9 @@ from typing import Any
 
 import argon2
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from service_testing import ADMIN, API_KEY, AUTH, test_settings
 from fastapi.testclient import TestClient
 
@@ -527,3 +530,40 @@ def test_pin_paths_cost_the_same_argon2_work(client: TestClient, monkeypatch: py
         counts.update(stretch=0, verify=0)
         assert _verify(client, sample, user=user, pin=pin).content == b'{"verified":false}'
         assert counts == {"stretch": 1, "verify": 1}, (user, counts)
+
+
+@hypothesis_settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    sets=st.lists(st.sets(st.integers(0, 29), min_size=1, max_size=12).map(sorted), min_size=2, max_size=6),
+    g=st.integers(1, 40),
+)
+def test_weighted_fit_properties(sets: list[list[int]], g: int) -> None:
+    """Fitted weights sum to g, never exceed the derived ones, and cut lighter elements first."""
+    if "weighted-vault" not in {s.name for s in available_schemes()}:
+        pytest.skip("no weighted vault in this tree")
+    from service.schemes import build_sketch
+    from sketchauth.errors import SampleError
+    from sketchauth.templates import enrol_weighted_set
+
+    q = 4
+    spec = get_scheme("weighted-vault")
+    derived_elements, derived_weights = enrol_weighted_set(sets, q, p=30)
+    derived = dict(zip(derived_elements.tolist(), derived_weights.tolist()))
+    if g > 30 * (q - 1):
+        return
+    arguments, options = spec.validate_params({"p": 30, "q": q, "g": g, "t": 0})
+    sketch = build_sketch("weighted-vault", arguments)
+    if sum(derived.values()) < g:
+        with pytest.raises(SampleError, match="too few elements"):
+            spec.secret_from_samples(sketch, sets, options)
+        return
+    elements, weights = spec.secret_from_samples(sketch, sets, options)
+    fitted = dict(zip(elements.tolist(), weights.tolist()))
+    assert sum(fitted.values()) == g and all(w >= 1 for w in fitted.values())
+    assert all(fitted[x] <= derived[x] for x in fitted)
+    cut = {x for x in derived if fitted.get(x, 0) < derived[x]}
+    kept_whole = {x for x in derived if fitted.get(x, 0) == derived[x]}
+    # Every element that lost weight is at most as heavy as every element kept whole.
+    if cut and kept_whole:
+        assert max(derived[x] for x in cut) <= min(derived[x] for x in kept_whole)
+    sketch.check_secret((elements, weights))  # a valid secret for the vault
