@@ -231,9 +231,12 @@ def _offsets_from_chaff(f_values: np.ndarray, chaff: np.ndarray) -> np.ndarray:
     return chaff - (chaff > f_values)
 
 
-def _check_policy(errors: str) -> None:
+def _check_batch(helpers: Sequence[bytes], samples: Sequence[Any], errors: str) -> None:
+    """Arguments of a ``decode_many`` call: a known error policy and one sample per helper."""
     if errors not in ("raise", "return"):
         raise ParameterError(f"errors must be 'raise' or 'return', got {errors!r}")
+    if len(helpers) != len(samples):
+        raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
 
 
 def _chunks(count: int) -> Iterator[slice]:
@@ -253,6 +256,24 @@ def _eval_rows(coeffs: np.ndarray, points: np.ndarray, modulus: int) -> np.ndarr
     for start in range(0, coeffs.shape[0], step):
         out[start : start + step] = poly_eval(coeffs[start : start + step], points, modulus)
     return out
+
+
+def _lock_rows(
+    coeffs: np.ndarray, points: np.ndarray, modulus: int, genuine: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
+    """Vault value rows for a batch: ``F`` at every genuine point, chaff everywhere else.
+
+    ``coeffs`` ``(B, k)`` are the polynomials ``F`` over ``F_modulus``, ``points`` the ``N``
+    listed points, ``genuine`` ``(B, g)`` the distinct indices of the genuine points per row and
+    ``offsets`` ``(B, N − g)`` the chaff randomness, mapped by :func:`_chaff` onto a value
+    different from ``F`` at each remaining point (in index order).
+    """
+    values = _eval_rows(coeffs, points, modulus)
+    is_genuine = np.zeros(values.shape, dtype=bool)
+    np.put_along_axis(is_genuine, genuine, True, axis=1)
+    chaff_f = values[~is_genuine].reshape(values.shape[0], points.shape[0] - genuine.shape[1])
+    values[~is_genuine] = _chaff(chaff_f, offsets).ravel()
+    return values
 
 
 def _enumerate(limit_name: str, total: int) -> None:
@@ -363,18 +384,9 @@ class FuzzyVault(SecureSketch):
         return VaultRandomness(coeffs, offsets)
 
     # -- encode / decode --------------------------------------------------------------------------
-    def _vault_values(self, secrets_: np.ndarray, coeffs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Vault rows for a batch: secrets ``(B, m)``, coefficients ``(B, k)``, offsets ``(B, p−m)``."""
-        values = _eval_rows(coeffs, self._points, self.p)
-        members = np.zeros(values.shape, dtype=bool)
-        np.put_along_axis(members, secrets_, True, axis=1)
-        chaff_f = values[~members].reshape(values.shape[0], self.p - self.m)
-        values[~members] = _chaff(chaff_f, offsets).ravel()
-        return values
-
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
         r = self._check_randomness(randomness)
-        values = self._vault_values(secret[None, :], r.coefficients[None, :], r.chaff_offsets[None, :])
+        values = _lock_rows(r.coefficients[None, :], self._points, self.p, secret[None, :], r.chaff_offsets[None, :])
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
@@ -425,7 +437,7 @@ class FuzzyVault(SecureSketch):
             batch = np.stack(checked[rows])
             coeffs = uniform_below(self.p, batch.shape[0] * self.k).reshape(batch.shape[0], self.k)
             offsets = uniform_below(self.p - 1, batch.shape[0] * (self.p - self.m))
-            values = self._vault_values(batch, coeffs, offsets.reshape(batch.shape[0], -1))
+            values = _lock_rows(coeffs, self._points, self.p, batch, offsets.reshape(batch.shape[0], -1))
             helpers.extend(self._wrap(pack_uints(row, self._width)) for row in values)
         return helpers
 
@@ -439,9 +451,7 @@ class FuzzyVault(SecureSketch):
         ``errors="return"`` the list holds that ``DecodeError`` instance in its place, so
         evaluation code can count failures without losing the batch.
         """
-        _check_policy(errors)
-        if len(helpers) != len(samples):
-            raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
+        _check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._element_set(s, "sample") for s in samples]
         return self._decode_rows(values, checked, errors)
@@ -668,19 +678,12 @@ class WeightedFuzzyVault(SecureSketch):
         return WeightedVaultRandomness(coeffs, slots, offsets)
 
     # -- encode / decode --------------------------------------------------------------------------
-    def _vault_values(self, genuine: np.ndarray, coeffs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Vault rows for a batch: genuine slots ``(B, g)``, coefficients ``(B, k)``, offsets."""
-        values = _eval_rows(coeffs, self._slot_points, self.field_size)
-        is_genuine = np.zeros(values.shape, dtype=bool)
-        np.put_along_axis(is_genuine, genuine, True, axis=1)
-        chaff_f = values[~is_genuine].reshape(values.shape[0], self.slots - self.g)
-        values[~is_genuine] = _chaff(chaff_f, offsets).ravel()
-        return values
-
     def _encode_payload(self, secret: WeightedSecret, randomness: Any) -> bytes:
         r = self._check_randomness(secret, randomness)
         genuine = self._genuine(secret, r.genuine_slots)
-        values = self._vault_values(genuine[None, :], r.coefficients[None, :], r.chaff_offsets[None, :])
+        values = _lock_rows(
+            r.coefficients[None, :], self._slot_points, self.field_size, genuine[None, :], r.chaff_offsets[None, :]
+        )
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
@@ -749,7 +752,7 @@ class WeightedFuzzyVault(SecureSketch):
             genuine = np.stack([self._genuine(s, self._draw_genuine_slots(s[1])) for s in batch])
             coeffs = uniform_below(self.field_size, len(batch) * self.k).reshape(len(batch), self.k)
             offsets = uniform_below(self.field_size - 1, len(batch) * (self.slots - self.g))
-            values = self._vault_values(genuine, coeffs, offsets.reshape(len(batch), -1))
+            values = _lock_rows(coeffs, self._slot_points, self.field_size, genuine, offsets.reshape(len(batch), -1))
             helpers.extend(self._wrap(pack_uints(row, self._width)) for row in values)
         return helpers
 
@@ -761,9 +764,7 @@ class WeightedFuzzyVault(SecureSketch):
         Errors as in :meth:`FuzzyVault.decode_many` (``errors="return"`` puts each
         :class:`DecodeError` in its place instead of raising).
         """
-        _check_policy(errors)
-        if len(helpers) != len(samples):
-            raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
+        _check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._sample_set(s) for s in samples]
         return self._decode_rows(values, checked, errors)
