@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
+from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import check_int, check_positive_float
@@ -112,7 +113,7 @@ class IntervalSketch(SecureSketch):
 
     # -- encode / decode ----------------------------------------------------------------------------
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
-        return pack_uints(secret % self.moduli, self._width)
+        return pack_uints(lattice_offset(secret, self.v), self._width)
 
     def _offsets(self, payload: bytes) -> np.ndarray:
         return unpack_uints(payload, self._width, self.features).astype(np.int64)
@@ -124,10 +125,7 @@ class IntervalSketch(SecureSketch):
 
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
         d = as_feature_vector(sample, self.features, step=self.step)
-        s = self._offsets(payload)
-        r = (d - s) % self.moduli
-        # M = 2v−1 is odd, so the nearest lattice point is unique: down by r or up by M − r.
-        nearest = np.where(r <= self.v - 1, d - r, d - r + self.moduli)
+        nearest = nearest_lattice_point(d, self._offsets(payload), self.v)
         if np.any((nearest < 0) | (nearest >= self.n)):
             raise DecodeError("sample is beyond the tolerance of at least one feature")
         return nearest
