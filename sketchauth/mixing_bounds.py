@@ -189,6 +189,8 @@ class ComponentFacts:
     ``space_bits`` is log2 of the number of possible keys (defaults to ``min_entropy``).
     For a fuzzy secret: ``sketch_bits`` (``L_S``), ``randomness_bits`` (``H∞(R)``),
     ``randomness_support_bits`` (``L_R``) and ``key_bits`` (extractor output, if it is a key).
+    ``pad_group_bits``: log2 of the smallest group a pad acts on (what bounds ``β``; defaults to
+    ``sketch_bits``, right when the symbols are the whole sketch).
     """
 
     name: str
@@ -199,6 +201,7 @@ class ComponentFacts:
     randomness_bits: float = 0.0
     randomness_support_bits: float = 0.0
     key_bits: int = 0
+    pad_group_bits: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +311,8 @@ def _mix_account(
 ) -> MixAccount:
     key, child = components[j], components[i]
     key_entropy, space, delta, epsilon = _key_facts(key)
-    beta = None if space is None else key_recoverability_bits(space, child.sketch_bits)
+    group_bits = child.sketch_bits if child.pad_group_bits is None else child.pad_group_bits
+    beta = None if space is None else key_recoverability_bits(space, group_bits)
     slack = child.randomness_support_bits - child.randomness_bits
     if key_entropy is None or beta is None:
         helps, diverted = None, None

@@ -220,3 +220,19 @@ def test_bounds_hold_exhaustively_on_chaff_toys():
                 _check_bounds(exact_mixing(sk, secrets, pads))
                 checked += 1
     assert checked == 344
+
+
+@pytest.mark.parametrize("scheme", ["s1", "s2"])
+def test_asymmetric_sketches_claim_no_diverted_loss(scheme: str) -> None:
+    # Their pads can move nothing in the worst case (pad_group_bits() == 0), so every PIN may be
+    # consistent with (S, Q): beta is the whole key and nothing is diverted.
+    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+
+    inner = AsymmetricIntervalSketch(1000, 16, scheme, features=4)
+    assert inner.pad_group_bits() == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixingWarning)
+        (mix,) = Cascade(inner, pin=ExactKey.pin(6)).mixing_report().mixes
+    assert mix.beta == pytest.approx(math.log2(10**6))
+    assert mix.diverted_bits == 0.0
+    assert PinSketch(16, 8).pad_group_bits() == PinSketch(16, 8).report().sketch_bits

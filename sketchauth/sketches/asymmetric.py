@@ -546,6 +546,17 @@ class AsymmetricIntervalSketch(SecureSketch):
         )
 
     # -- symbols (for mixing) ---------------------------------------------------------------------
+    def pad_group_bits(self) -> float:
+        """0 in the worst case, for both schemes: a pad cannot be relied on to move anything.
+
+        s1 mixes only ``b mod (2v − 1)``, whose group is trivial when every ``v`` is 1 (and ``v``
+        itself stays in clear); s2 mixes only the split points inside pairs of interior gaps, and a
+        partition made of gap pairs summing to 4 (or of fewer than four gaps) leaves no freedom.
+        So the mixing accounting assumes every key may be consistent with ``(S, Q)`` (``β`` equal
+        to the key's length) and claims no diverted loss for these sketches.
+        """
+        return 0.0
+
     def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
         if self.scheme == "s1":
             v, offsets = self._parse_s1(payload)
