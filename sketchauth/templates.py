@@ -43,7 +43,7 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int, check_positive_float
 from sketchauth.sketches.samples import as_element_set, as_feature_vector
 
-__all__ = ["enrol_interval", "enrol_weighted_set", "SPREADS", "MAX_SAMPLES"]
+__all__ = ["enrol_interval", "enrol_weighted_set", "fit_weights", "SPREADS", "MAX_SAMPLES"]
 
 #: The spread measures :func:`enrol_interval` knows.
 SPREADS = ("range", "std")
@@ -147,6 +147,7 @@ def enrol_weighted_set(
     *,
     p: int | None = None,
     min_count: int | None = None,
+    total: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Template elements and weights from ``k ≥ 2`` captured sets (for SPEC §3.2).
 
@@ -161,7 +162,8 @@ def enrol_weighted_set(
     So weights lie in ``[1, q − 1] ⊂ [0, q)``, the range the weighted fuzzy vault takes (an
     element of weight ``w`` owns ``w`` genuine slots there). Elements of weight 0 are dropped: they
     would carry no genuine vault point. Returns ``(elements, weights)`` as int64 arrays, elements
-    sorted ascending.
+    sorted ascending. With ``total`` (a weighted vault's fixed ``g``) the weights are then adjusted
+    by :func:`fit_weights` to sum to exactly ``total``.
     """
     q = check_int("q", q, 2)
     universe = _MAX_UNIVERSE if p is None else check_int("p", p, 2, _MAX_UNIVERSE)
@@ -180,4 +182,34 @@ def enrol_weighted_set(
     elements, counts = np.unique(np.concatenate(sets), return_counts=True)
     weights = (2 * (q - 1) * counts + k) // (2 * k)
     keep = (counts >= min_count) & (weights >= 1)
-    return elements[keep].astype(np.int64), weights[keep].astype(np.int64)
+    elements, weights = elements[keep].astype(np.int64), weights[keep].astype(np.int64)
+    return (elements, weights) if total is None else fit_weights(elements, weights, total, q)
+
+
+def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights adjusted to sum to exactly ``total`` (the weighted vault's fixed ``g``).
+
+    The weighted vault fixes the total weight so that the polynomial degree cannot link two
+    enrolments; a person's consistency rarely sums to it by itself. The rule: elements are taken
+    heaviest first (ties: smaller element first). When the weights fall short, the heaviest
+    elements are raised towards ``q − 1`` in that order (they are the ones most likely to be
+    present at verification); when they exceed ``total``, the last elements taken (the least
+    consistent) lose weight until the sum is ``total``, and elements left at 0 are dropped.
+    ``SampleError`` if even ``q − 1`` on every element cannot reach ``total``.
+    Returns ``(elements, weights)`` in that heaviest-first order.
+    """
+    total = check_int("total", total, 1)
+    q = check_int("q", q, 2)
+    order = np.lexsort((elements, -weights))
+    e, w = np.asarray(elements, dtype=np.int64)[order], np.asarray(weights, dtype=np.int64)[order].copy()
+    if int(w.sum()) < total:
+        room = (q - 1) - w
+        need = total - int(w.sum())
+        # Each element takes what is still needed after the heavier ones took theirs.
+        w = w + np.minimum(room, np.maximum(0, need - np.concatenate([[0], np.cumsum(room)[:-1]])))
+        if int(w.sum()) < total:
+            raise SampleError(f"too few consistent elements to reach total weight g={total}")
+    before = np.concatenate([[0], np.cumsum(w)[:-1]])
+    w = np.clip(total - before, 0, w)
+    keep = w > 0
+    return e[keep], w[keep]

@@ -174,3 +174,28 @@ def test_weighted_rejects(sets, kwargs, error) -> None:
 def test_weighted_rejects_q_below_two() -> None:
     with pytest.raises(ParameterError):
         enrol_weighted_set([[1], [1]], q=1)
+
+
+def test_fit_weights_trims_the_least_consistent_and_raises_the_heaviest() -> None:
+    from sketchauth.templates import fit_weights
+
+    e = np.array([5, 1, 9, 3])
+    w = np.array([1, 3, 2, 3])
+    # heaviest first, ties by element: 1(3), 3(3), 9(2), 5(1); total 7 cuts 9 to 1 and drops 5
+    fe, fw = fit_weights(e, w, 7, 4)
+    assert fe.tolist() == [1, 3, 9] and fw.tolist() == [3, 3, 1]
+    # short of 12 by 3: raise towards q - 1 = 4 heaviest first: 1->4, 3->4, 9->3
+    fe, fw = fit_weights(e, w, 12, 5)
+    assert fe.tolist() == [1, 3, 9, 5] and fw.tolist() == [4, 4, 3, 1]
+    with pytest.raises(SampleError):
+        fit_weights(e, w, 20, 4)
+
+
+def test_enrol_weighted_set_with_total() -> None:
+    from sketchauth.templates import enrol_weighted_set
+
+    sets = [[1, 2, 3, 4], [1, 2, 3], [1, 2, 5]]
+    elements, weights = enrol_weighted_set(sets, 4, total=7)
+    assert int(weights.sum()) == 7
+    assert elements.tolist() == [1, 2, 3]
+    assert weights.tolist() == [3, 3, 1]

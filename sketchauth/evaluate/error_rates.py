@@ -75,7 +75,6 @@ __all__ = [
     "decide_interval",
     "decide_batch",
     "fit_set_size",
-    "fit_weights",
     "BaselineResult",
     "ErrorRateResult",
     "evaluate_scheme",
@@ -649,29 +648,6 @@ def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
     return np.sort(np.concatenate([arr, absent[: size - arr.size]]))
 
 
-def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Weights adjusted to sum to exactly ``total`` (the weighted vault's fixed ``g``).
-
-    Our evaluation rule: elements are taken heaviest first (ties: smaller element first); when
-    the weights exceed ``total`` the last element taken keeps only what is left; when they fall
-    short, the heaviest elements are raised towards ``q − 1`` in the same order. ``SampleError``
-    if even ``q − 1`` on every element cannot reach ``total``.
-    """
-    order = np.lexsort((elements, -weights))
-    e, w = elements[order], weights[order].copy()
-    if int(w.sum()) < total:
-        room = (q - 1) - w
-        need = total - int(w.sum())
-        add = np.minimum(room, np.maximum(0, need - np.concatenate([[0], np.cumsum(room)[:-1]])))
-        w = w + add
-        if int(w.sum()) < total:
-            raise SampleError(f"too few consistent elements to reach total weight g={total}")
-    before = np.concatenate([[0], np.cumsum(w)[:-1]])
-    w = np.clip(total - before, 0, w)
-    keep = w > 0
-    return e[keep], w[keep]
-
-
 def _enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
     return fit_set_size(enrol_majority_set(sketch, samples), sketch.m, sketch.p)  # type: ignore[attr-defined]
 
@@ -679,8 +655,7 @@ def _enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) 
 def _enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
     from sketchauth.templates import enrol_weighted_set
 
-    e, w = enrol_weighted_set(list(samples), sketch.q, p=sketch.p)  # type: ignore[attr-defined]
-    return fit_weights(e, w, sketch.g, sketch.q)  # type: ignore[attr-defined]
+    return enrol_weighted_set(list(samples), sketch.q, p=sketch.p, total=sketch.g)  # type: ignore[attr-defined]
 
 
 def _enrol_asymmetric(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:

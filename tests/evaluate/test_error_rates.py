@@ -194,7 +194,7 @@ def test_fuzzy_vault_counts_equal_wrong_element_rule() -> None:
 
 def test_weighted_vault_counts_equal_acceptance_condition() -> None:
     from sketchauth.evaluate.data import synthetic_sets
-    from sketchauth.evaluate.error_rates import fit_weights
+    from sketchauth.templates import fit_weights
     from sketchauth.templates import enrol_weighted_set
 
     p, q, g = 61, 4, 24
