@@ -64,6 +64,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import math
@@ -241,6 +242,16 @@ class Pipeline(ABC):
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of the canonical configuration JSON (transform, dims, scheme, parameters, settings).
+
+        Names this exact pipeline: a service stores it with every enrolment, so a pipeline file
+        changed since (re-fitted transform, re-calibrated tolerance) is detected, not silently
+        decoded with the wrong configuration. Stable across :func:`load_pipeline` round trips.
+        """
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     @classmethod
     @abstractmethod
