@@ -2,7 +2,8 @@
 
 A store keeps, per user, exactly what SPEC §5 allows: the scheme name and parameters, the public
 helper data, the argon2id hash of the recovered secret, the entropy report, whether a PIN is
-mixed in, and the throttling state (consecutive failures, wait-until time, disabled flag). The
+mixed in, the feature pipeline's name and configuration hash when one was used (never the
+embedding), and the throttling state (consecutive failures, wait-until time, disabled flag). The
 audit table holds (time, user id, event) and nothing else. No method takes a sample or a PIN.
 
 Every method is one transaction. Failure counting is a single atomic
@@ -72,6 +73,9 @@ class NewEnrolment:
     secret_hash: str
     report: dict[str, Any]
     has_pin: bool
+    #: The server-side feature pipeline enrolled through (name and ``Pipeline.fingerprint``).
+    pipeline: str | None = None
+    pipeline_sha256: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,8 @@ class UserRecord:
     locked_until: float
     disabled: bool
     enrolled_at: float
+    pipeline: str | None = None
+    pipeline_sha256: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX audit_user_at ON audit (user_id, at)",
         ),
     ),
+    Migration(
+        2,
+        "users.pipeline and users.pipeline_sha256: the feature pipeline (name, configuration hash) an enrolment used",
+        (
+            "ALTER TABLE users ADD COLUMN pipeline TEXT",
+            "ALTER TABLE users ADD COLUMN pipeline_sha256 TEXT",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -34,7 +34,8 @@ from service.store.migrations import MIGRATIONS, statements, tracking_table
 __all__ = ["SqlStore"]
 
 _USER_COLUMNS = (
-    "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at"
+    "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
+    "pipeline, pipeline_sha256"
 )
 
 _COUNT_FAILURE = """
@@ -47,13 +48,14 @@ RETURNING failures, locked_until, disabled"""
 
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?)
 ON CONFLICT (user_id) DO {{action}}
 RETURNING user_id"""
 
 _REPLACE_ACTION = """UPDATE SET scheme = excluded.scheme, params = excluded.params, helper = excluded.helper,
     secret_hash = excluded.secret_hash, report = excluded.report, has_pin = excluded.has_pin,
-    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = excluded.enrolled_at"""
+    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = excluded.enrolled_at,
+    pipeline = excluded.pipeline, pipeline_sha256 = excluded.pipeline_sha256"""
 
 
 class SqlStore(Store):
@@ -138,6 +140,8 @@ class SqlStore(Store):
             json.dumps(record.report, sort_keys=True),
             record.has_pin,
             now,
+            record.pipeline,
+            record.pipeline_sha256,
         )
         with self._transaction() as cur:
             if replace:
@@ -217,4 +221,6 @@ def _user(row: tuple[Any, ...]) -> UserRecord:
         locked_until=float(row[8]),
         disabled=bool(row[9]),
         enrolled_at=float(row[10]),
+        pipeline=row[11],
+        pipeline_sha256=row[12],
     )
