@@ -1,8 +1,10 @@
 """The FastAPI application: ``create_app(settings)`` builds it, nothing happens at import.
 
-The lifespan opens the store named by ``settings.database_url``, applies migrations, makes the
-argon2 dummy hash and warms every offered scheme (imports, field tables, compiled code) so the
-first request is not slow. A pure-ASGI guard rejects bodies over ``max_body_bytes`` with 413
+Building the app loads the feature pipelines of ``settings.pipelines_dir`` once (a bad file is a
+:class:`~service.settings.SettingsError`: the service does not start). The lifespan opens the
+store named by ``settings.database_url``, applies migrations, makes the argon2 dummy hash and
+warms every offered scheme and pipeline (imports, field tables, compiled code) so the first
+request is not slow. A pure-ASGI guard rejects bodies over ``max_body_bytes`` with 413
 before they are parsed, whether or not the client sent ``Content-Length``.
 
 Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:app_from_env``.
@@ -25,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.api import admin, health, schemes, users
 from service.api.deps import ServiceState
 from service.authenticator import Authenticator
+from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, problem_response
 from service.schemes import available_schemes, warm_up
 from service.settings import Settings
@@ -96,10 +99,13 @@ def _open(settings: Settings, store: Store | None) -> Store:
 def create_app(settings: Settings, *, store: Store | None = None, clock: Callable[[], float] = time.time) -> FastAPI:
     """The service app for ``settings`` (validated here: refuses to build without an API key).
 
+    Pipelines are loaded here, once; ``SettingsError`` if their directory holds a bad file.
+
     ``store`` replaces the one the database URL names (tests); the app then does not close it.
     ``clock`` gives Unix time for throttling and audit (tests step it instead of sleeping).
     """
     settings.validate()
+    pipelines = load_configured(settings)
     if settings.dev_mode and not settings.api_keys:
         log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
 
@@ -109,16 +115,24 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         try:
             await run_in_threadpool(opened.migrate)
             authenticator = await run_in_threadpool(
-                partial(Authenticator, settings.hash_profile, concurrency=settings.effective_hash_threads())
+                partial(
+                    Authenticator,
+                    settings.hash_profile,
+                    concurrency=settings.effective_hash_threads(),
+                    pin_min_entropy=settings.pin_min_entropy,
+                )
             )
             for spec in available_schemes():
                 await run_in_threadpool(warm_up, spec)
+            for loaded in pipelines.values():
+                await run_in_threadpool(warm_up_pipeline, loaded.pipeline)
             app.state.service = ServiceState(
                 settings=settings,
                 store=opened,
                 authenticator=authenticator,
                 policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
                 clock=clock,
+                pipelines=pipelines,
             )
             yield
         finally:

@@ -6,6 +6,9 @@ report. Verify: sample (+ PIN) → decode → hash → constant-time compare (ar
 → yes/no; on success a hash made with an older argon2 profile is re-made with the current one
 (``check_needs_rehash``) from the message the sample just recovered.
 
+Through a feature pipeline (:mod:`service.pipelines`) the raw embeddings are turned into the
+pipeline sketch's secret (enrolment) or sample (verification) first; the rest is the same.
+
 Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
 Unknown users cost the same argon2 work: :meth:`Authenticator.dummy_verify` verifies against a
 hash made at start-up with the current profile, so timing does not reveal who is enrolled.
@@ -17,7 +20,7 @@ import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import argon2
 
@@ -26,6 +29,9 @@ from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, secret_message
 from sketchauth.errors import DecodeError
 from sketchauth.sketches.base import SecureSketch
+
+if TYPE_CHECKING:
+    from sketchauth.features.pipeline import Pipeline
 
 __all__ = ["Authenticator", "Verification", "EnrolmentResult", "MIXED"]
 
@@ -55,8 +61,10 @@ class EnrolmentResult:
 class Authenticator:
     """Holds the argon2 hasher of the configured profile and does the CPU-bound work."""
 
-    def __init__(self, profile: str, *, concurrency: int = 1) -> None:
+    def __init__(self, profile: str, *, concurrency: int = 1, pin_min_entropy: float | None = None) -> None:
         self.profile = profile
+        #: Declared min-entropy of PINs (bits) for the cascade's accounting; ``None``: undeclared.
+        self.pin_min_entropy = pin_min_entropy
         # Bounds the CPU-bound work (decode + argon2) running at once in this process.
         self._slots = threading.BoundedSemaphore(concurrency)
         self.hasher: argon2.PasswordHasher = hasher(profile)
@@ -89,30 +97,51 @@ class Authenticator:
         pin: str | None,
     ) -> EnrolmentResult:
         sketch = build_sketch(spec.name, arguments)
-        secret = spec.secret_from_samples(sketch, samples, options)
+        return self._enrol_secret(sketch, spec.secret_from_samples(sketch, samples, options), pin)
+
+    def enrol_pipeline(self, pipeline: Pipeline, samples: Sequence[Any], pin: str | None) -> EnrolmentResult:
+        """Enrol raw embeddings through ``pipeline``: its transform gives the secret of its sketch.
+
+        The embeddings live only in this call; what comes out is helper data and a hash.
+        """
+        with self._slots:
+            sketch = pipeline.sketch
+            return self._enrol_secret(sketch, pipeline.secret_from_samples(samples), pin)
+
+    def _enrol_secret(self, sketch: SecureSketch, secret: Any, pin: str | None) -> EnrolmentResult:
         if pin is None:
             return EnrolmentResult(sketch, sketch, enrol(sketch, secret, password_hasher=self.hasher))
-        cascade = pin_cascade(sketch, self.profile)
+        cascade = pin_cascade(sketch, self.profile, self.pin_min_entropy)
         return EnrolmentResult(sketch, cascade, enrol(cascade, [secret, pin], password_hasher=self.hasher))
 
     # -- verification ------------------------------------------------------------------------------
-    def verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
+    def verify(
+        self, record: UserRecord, sample: Any, pin: str | None, *, pipeline: Pipeline | None = None
+    ) -> Verification:
         """One verification; see :meth:`_verify`. Waits for a hashing slot first."""
         with self._slots:
-            return self._verify(record, sample, pin)
+            return self._verify(record, sample, pin, pipeline)
 
-    def _verify(self, record: UserRecord, sample: Any, pin: str | None) -> Verification:
+    def _verify(self, record: UserRecord, sample: Any, pin: str | None, pipeline: Pipeline | None = None) -> Verification:
         """One verification; every failure cause is the same ``verified=False``.
 
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
-        that is a caller bug, answered 422 before any attempt is counted.
+        that is a caller bug, answered 422 before any attempt is counted. With ``pipeline`` (the
+        caller has checked it is the one the record was enrolled through) the raw sample goes
+        through ``pipeline.sample_transform`` first and, without a PIN, the pipeline's own
+        sketch decodes it.
         """
+        if pipeline is not None:
+            sample = pipeline.sample_transform(sample)
         if record.has_pin != (pin is not None):
             # A missing or unexpected PIN is a failed attempt; pay the argon2 cost an unknown
             # user with the same request would.
             self._dummy(with_pin=pin is not None)
             return Verification(False)
-        sketch = stored_sketch(MIXED if record.has_pin else record.scheme, record.params)
+        if pipeline is not None and not record.has_pin:
+            sketch = pipeline.sketch
+        else:
+            sketch = stored_sketch(MIXED if record.has_pin else record.scheme, record.params)
         if record.has_pin:
             sample = [sample, pin]
         try:

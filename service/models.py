@@ -6,7 +6,9 @@ live in :class:`service.store.UserRecord`) can never leak into a response by acc
 Samples are JSON arrays of numbers: integers, or finite reals (NaN and ±inf are rejected;
 Python's JSON parser would otherwise accept ``NaN``/``Infinity`` literals). Feature vectors,
 byte strings (integers 0..255) and element sets (distinct integers) all take this shape; the
-scheme decides which it expects and validates dimensions, ranges and duplicates.
+scheme decides which it expects and validates dimensions, ranges and duplicates. Through a
+feature pipeline (``"scheme": "pipeline:<name>"``) samples are raw embeddings: finite reals, as
+many as the pipeline's transform takes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "EnrolmentResponse",
     "VerificationResponse",
     "SchemeInfo",
+    "PipelineInfo",
     "SchemeList",
     "HealthResponse",
     "ProblemDetails",
@@ -59,9 +62,29 @@ class _Strict(BaseModel):
 
 
 class EnrolmentRequest(_Strict):
-    scheme: Annotated[StrictStr, Field(max_length=64, examples=["interval"])]
-    params: dict[str, Any] = Field(default_factory=dict, examples=[{"n": 256, "v": 8, "features": 4}])
-    samples: Annotated[list[Sample], Field(min_length=1, max_length=HARD_MAX_SAMPLES)]
+    scheme: Annotated[
+        StrictStr,
+        Field(
+            max_length=128,
+            examples=["interval", "pipeline:thermometer"],
+            description="a scheme name from GET /v1/schemes, or 'pipeline:<name>' for a server-side feature "
+            "pipeline (its 'enrol_as'): the service applies the pipeline's transform to raw embedding samples "
+            "and enrols on the pipeline's scheme with the pipeline's parameters",
+        ),
+    ]
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        examples=[{"n": 256, "v": 8, "features": 4}],
+        description="the scheme's parameters (see params_schema); must be empty for a pipeline, which fixes them",
+    )
+    samples: Annotated[
+        list[Sample],
+        Field(
+            min_length=1,
+            max_length=HARD_MAX_SAMPLES,
+            description="enrolment captures; for a pipeline, raw embeddings of its input_dimension",
+        ),
+    ]
     pin: Pin | None = None
     replace: StrictBool = False
 
@@ -89,6 +112,10 @@ class EnrolmentResponse(BaseModel):
     pin: bool = Field(description="whether a PIN is mixed into the sketch")
     replaced: bool = Field(description="whether an earlier enrolment was replaced")
     report: EntropyReportOut
+    pipeline: str | None = Field(default=None, description="the feature pipeline enrolled through, if any")
+    pipeline_sha256: str | None = Field(
+        default=None, description="its configuration fingerprint, stored with the enrolment and checked at verification"
+    )
 
 
 class VerificationResponse(BaseModel):
@@ -104,8 +131,24 @@ class SchemeInfo(BaseModel):
     params_schema: dict[str, Any]
 
 
+class PipelineInfo(BaseModel):
+    """A server-side feature pipeline (``SKETCHAUTH_PIPELINES``): transform + scheme, by name."""
+
+    name: str
+    enrol_as: str = Field(description="the 'scheme' value that enrols through it: 'pipeline:<name>'")
+    kind: str = Field(description="interval, asymmetric-interval, code-offset or thermometer")
+    scheme: str = Field(description="the underlying sketch scheme")
+    params: dict[str, Any] = Field(description="the underlying scheme's parameters, fixed by the pipeline")
+    input_dimension: int = Field(description="length of every raw embedding sample")
+    min_samples: int
+    max_samples: int
+    fingerprint: str = Field(description="SHA-256 of the pipeline configuration, stored with each enrolment")
+    transform_sha256: str = Field(description="SHA-256 of the fitted transform")
+
+
 class SchemeList(BaseModel):
     schemes: list[SchemeInfo]
+    pipelines: list[PipelineInfo] = Field(default_factory=list, description="server-side feature pipelines")
 
 
 class HealthResponse(BaseModel):

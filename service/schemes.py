@@ -297,21 +297,24 @@ def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
     return _cached(_from_params, name, json.dumps(params, sort_keys=True))
 
 
-def pin_cascade(sketch: SecureSketch, profile: str) -> SecureSketch:
+def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | None = None) -> SecureSketch:
     """The biometric's sketch under cascaded mixing with a PIN (SPEC §4, ``sketchauth.mixing``).
 
-    ``Cascade(sketch, pin=ExactKey(profile))``: the PIN, stretched by argon2id with ``profile``
-    and a per-enrolment salt, keys a format-preserving pad over the sketch, so the loss of the
-    biometric is diverted to the PIN and every wrong PIN still unmixes to a valid sketch.
-    Secrets and samples are ``[biometric, pin]``. The PIN's min-entropy is not declared (the
-    service cannot know how people choose theirs), so the report leaves the bounds that need
-    it open. The guideline warnings are for whoever configures a structure; here the structure
-    is fixed, so they are not raised per request.
+    ``Cascade(sketch, pin=ExactKey(profile, min_entropy=pin_min_entropy))``: the PIN, stretched
+    by argon2id with ``profile`` and a per-enrolment salt, keys a format-preserving pad over the
+    sketch, so the loss of the biometric is diverted to the PIN and every wrong PIN still
+    unmixes to a valid sketch. Secrets and samples are ``[biometric, pin]``. The service cannot
+    know how people choose their PINs, so the min-entropy is whatever the deployment declares
+    (``SKETCHAUTH_PIN_MIN_ENTROPY``): declared, the report shows how much of the biometric's
+    loss is diverted to the PIN (SPEC §4, Theorem 8); undeclared, the bounds
+    that need it stay open. The declaration is part of the stored parameters, so a report never
+    changes after enrolment. The guideline warnings are for whoever configures a structure;
+    here the structure is fixed, so they are not raised per request.
     """
     params_json = json.dumps(sketch.params(), sort_keys=True)
     if len(params_json) > MAX_CACHED_PARAMS:
-        return _cascade.__wrapped__(sketch.scheme_name, params_json, profile)
-    return _cascade(sketch.scheme_name, params_json, profile)
+        return _cascade.__wrapped__(sketch.scheme_name, params_json, profile, pin_min_entropy)
+    return _cascade(sketch.scheme_name, params_json, profile, pin_min_entropy)
 
 
 #: Parameters longer than this (JSON characters; e.g. a long per-feature tolerance list) are not
@@ -326,11 +329,11 @@ def _cached(build: Any, name: str, params_json: str) -> SecureSketch:
 
 
 @lru_cache(maxsize=256)
-def _cascade(name: str, params_json: str, profile: str) -> SecureSketch:
+def _cascade(name: str, params_json: str, profile: str, pin_min_entropy: float | None) -> SecureSketch:
     from sketchauth.mixing import Cascade, ExactKey
 
     inner = _cached(_from_params, name, params_json)
-    return Cascade(inner, pin=ExactKey(profile), warn=False)
+    return Cascade(inner, pin=ExactKey(profile, min_entropy=pin_min_entropy), warn=False)
 
 
 @lru_cache(maxsize=256)

@@ -20,12 +20,19 @@ Variables:
   sample), ``SKETCHAUTH_MAX_SAMPLES`` (16 samples per enrolment);
 * ``SKETCHAUTH_HASH_THREADS``: argon2 hashes one process runs at once (default: one per CPU);
 * ``SKETCHAUTH_SCHEMA``: PostgreSQL schema to keep the tables in (default ``public``; tests use a
-  unique one per run).
+  unique one per run);
+* ``SKETCHAUTH_PIPELINES``: a directory of feature-pipeline JSON files (``sketchauth features fit
+  --pipelines DIR``), offered by name as ``"scheme": "pipeline:<file stem>"``; loaded once at
+  start-up (:mod:`service.pipelines`), and a bad file stops the service from starting;
+* ``SKETCHAUTH_PIN_MIN_ENTROPY``: the min-entropy in bits the deployment declares for its PINs
+  (e.g. ``13.29`` for uniformly chosen 4-digit PINs); with it the entropy report of a PIN
+  enrolment shows the loss diverted to the PIN, without it those bounds stay open.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +40,8 @@ from dataclasses import dataclass
 __all__ = ["Settings", "SettingsError", "DEFAULT_DATABASE_URL"]
 
 DEFAULT_DATABASE_URL = "sqlite:///./sketchauth.db"
+#: Cap on a declared PIN min-entropy: the service takes PINs of at most 256 characters.
+MAX_PIN_MIN_ENTROPY = 8 * 256
 
 
 class SettingsError(ValueError):
@@ -50,6 +59,16 @@ def _int(env: Mapping[str, str], name: str, default: int, low: int = 1) -> int:
     if value < low:
         raise SettingsError(f"{name} must be at least {low}, got {value}")
     return value
+
+
+def _bits(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of bits, got {raw!r}") from None
 
 
 def _keys(env: Mapping[str, str], name: str) -> tuple[str, ...]:
@@ -81,6 +100,10 @@ class Settings:
     workers: int = 1
     #: Hashes (decode + argon2) one process runs at once; 0: one per CPU.
     hash_threads: int = 0
+    #: Directory of pipeline configurations offered by name (``None``: no pipelines).
+    pipelines_dir: str | None = None
+    #: Declared min-entropy of PINs in bits (``None``: undeclared, PIN bounds stay open).
+    pin_min_entropy: float | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -100,6 +123,8 @@ class Settings:
             max_samples=_int(env, "SKETCHAUTH_MAX_SAMPLES", 16),
             postgres_schema=env.get("SKETCHAUTH_SCHEMA", "").strip() or "public",
             hash_threads=_int(env, "SKETCHAUTH_HASH_THREADS", 0, low=0),
+            pipelines_dir=env.get("SKETCHAUTH_PIPELINES", "").strip() or None,
+            pin_min_entropy=_bits(env, "SKETCHAUTH_PIN_MIN_ENTROPY"),
         )
 
     def effective_hash_threads(self) -> int:
@@ -139,4 +164,11 @@ class Settings:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
         if not self.postgres_schema.replace("_", "").isalnum():
             raise SettingsError("SKETCHAUTH_SCHEMA must be letters, digits and underscores")
+        if self.pin_min_entropy is not None and not (
+            math.isfinite(self.pin_min_entropy) and 0 < self.pin_min_entropy <= MAX_PIN_MIN_ENTROPY
+        ):
+            raise SettingsError(
+                f"SKETCHAUTH_PIN_MIN_ENTROPY must be a number of bits in (0, {MAX_PIN_MIN_ENTROPY}], "
+                f"got {self.pin_min_entropy!r}"
+            )
         return self

@@ -232,10 +232,20 @@ def _serve(args: argparse.Namespace) -> int:
     from service.settings import Settings, SettingsError
 
     # Flags override the environment; workers are separate processes that read the environment.
-    overrides = {"SKETCHAUTH_DATABASE_URL": args.db, "SKETCHAUTH_HASH_PROFILE": args.hash_profile}
+    overrides = {
+        "SKETCHAUTH_DATABASE_URL": args.db,
+        "SKETCHAUTH_HASH_PROFILE": args.hash_profile,
+        # Absolute, so every worker reads the same directory whatever it resolves against.
+        "SKETCHAUTH_PIPELINES": None if args.pipelines is None else os.path.abspath(args.pipelines),
+        "SKETCHAUTH_PIN_MIN_ENTROPY": args.pin_min_entropy,
+    }
     os.environ.update({k: v for k, v in overrides.items() if v is not None})
     try:
         settings = Settings.from_env().replace(host=args.host, port=args.port, workers=args.workers).validate()
+        # Refuse to start on a bad pipeline file here, with its name, not in every worker.
+        from service.pipelines import load_configured
+
+        load_configured(settings)
     except SettingsError as exc:
         print(f"sketchauth serve: {exc}", file=sys.stderr)
         return 2
@@ -256,6 +266,17 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--hash-profile", help="argon2 profile (default $SKETCHAUTH_HASH_PROFILE or owasp)")
+    p.add_argument(
+        "--pipelines",
+        metavar="DIR",
+        help="feature pipelines offered as 'pipeline:<name>' (<name>.json from 'sketchauth features fit --pipelines DIR'; "
+        "default $SKETCHAUTH_PIPELINES)",
+    )
+    p.add_argument(
+        "--pin-min-entropy",
+        metavar="BITS",
+        help="declared min-entropy of PINs, for the entropy report (default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
+    )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
     p.set_defaults(func=_serve)

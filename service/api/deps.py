@@ -15,7 +15,7 @@ import hmac
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -24,6 +24,9 @@ from service.authenticator import Authenticator
 from service.problems import ProblemError
 from service.settings import Settings
 from service.store import LockoutPolicy, Store
+
+if TYPE_CHECKING:
+    from service.pipelines import LoadedPipeline
 
 __all__ = ["ServiceState", "State", "ApiKey", "AdminKey", "key_matches"]
 
@@ -38,6 +41,8 @@ class ServiceState:
     policy: LockoutPolicy
     #: Unix time in seconds; tests pass a controllable clock to step through waits.
     clock: Callable[[], float] = field(default=time.time)
+    #: Feature pipelines by name (``SKETCHAUTH_PIPELINES``), loaded once when the app was built.
+    pipelines: dict[str, LoadedPipeline] = field(default_factory=dict)
 
 
 async def _state(request: Request) -> ServiceState:

@@ -4,6 +4,12 @@ Verification answers ``200 {"verified": false}`` alike for an unknown user, a fa
 wrong PIN and a missing PIN, after the same argon2 work. Throttling (NIST SP 800-63B-4): while a
 wait imposed after repeated failures runs, ``429`` with ``Retry-After``; once the biometric is
 disabled, ``423`` until re-enrolment or an admin reset.
+
+Feature pipelines: ``"scheme": "pipeline:<name>"`` enrols raw embeddings through a configured
+pipeline (:mod:`service.pipelines`); an unknown name is ``422 unknown-pipeline``. Verifying an
+enrolment whose pipeline was changed or removed since is ``409 pipeline-changed`` (nothing is
+counted): the stored helper data belongs to a configuration the service no longer has, so the
+operator must restore it or the user re-enrol.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from service.models import (
     VerificationRequest,
     VerificationResponse,
 )
+from service.pipelines import LoadedPipeline, check_dimensions, min_samples, pipeline_name, pipeline_report
 from service.problems import ProblemError, problem_doc
 from service.schemes import UnknownScheme, get_scheme
 from service.settings import Settings
-from service.store import AlreadyEnrolled, NewEnrolment, UserNotFound
+from service.store import AlreadyEnrolled, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
 __all__ = ["router"]
@@ -66,6 +73,9 @@ def _invalid(exc: Exception) -> ProblemError:
     summary="Enrol a user: store a secure sketch and an argon2id hash, return the entropy report",
 )
 async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> EnrolmentResponse:
+    name = pipeline_name(body.scheme)
+    if name is not None:
+        return await _enrol_pipeline(user_id, body, state, _offered_pipeline(state, name))
     try:
         spec = get_scheme(body.scheme)
     except UnknownScheme as exc:
@@ -90,10 +100,7 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
         report=report,
         has_pin=body.pin is not None,
     )
-    try:
-        replaced = await run_in_threadpool(state.store.enrol, record, replace=body.replace, now=state.clock())
-    except AlreadyEnrolled:
-        raise ProblemError(409, "already-enrolled", "user is already enrolled; send \"replace\": true to re-enrol") from None
+    replaced = await _store(state, record, body.replace)
     return EnrolmentResponse(
         user_id=user_id,
         scheme=spec.name,
@@ -104,10 +111,75 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
     )
 
 
+async def _store(state: ServiceState, record: NewEnrolment, replace: bool) -> bool:
+    try:
+        return await run_in_threadpool(state.store.enrol, record, replace=replace, now=state.clock())
+    except AlreadyEnrolled:
+        raise ProblemError(409, "already-enrolled", "user is already enrolled; send \"replace\": true to re-enrol") from None
+
+
+def _offered_pipeline(state: ServiceState, name: str) -> LoadedPipeline:
+    loaded = state.pipelines.get(name)
+    if loaded is None:
+        offered = ", ".join(sorted(state.pipelines)) or "none (SKETCHAUTH_PIPELINES is not set)"
+        raise ProblemError(422, "unknown-pipeline", f"unknown pipeline {name!r}; offered: {offered}")
+    return loaded
+
+
+async def _enrol_pipeline(
+    user_id: str, body: EnrolmentRequest, state: ServiceState, loaded: LoadedPipeline
+) -> EnrolmentResponse:
+    """Enrol raw embeddings through a configured pipeline; store its name and fingerprint."""
+    pipeline = loaded.pipeline
+    if body.params:
+        raise ProblemError(
+            422, "invalid-parameters", f"pipeline {loaded.name!r} fixes its scheme and parameters; send no params"
+        )
+    _check_sizes(state.settings, body.samples)
+    least = min_samples(pipeline)
+    if not least <= len(body.samples) <= state.settings.max_samples:
+        raise ProblemError(
+            422, "wrong-sample-count", f"pipeline {loaded.name!r} enrols from at least {least} samples, got {len(body.samples)}"
+        )
+    try:
+        check_dimensions(pipeline, body.samples)
+        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, body.pin)
+    except (SampleError, ParameterError) as exc:
+        raise _invalid(exc) from None
+    has_pin = body.pin is not None
+    report = pipeline_report(loaded, result.enrolment.report.to_dict(), pin=has_pin)
+    record = NewEnrolment(
+        user_id=user_id,
+        scheme=result.sketch.scheme_name,
+        params=result.stored.params(),
+        helper=result.enrolment.helper,
+        secret_hash=result.enrolment.secret_hash,
+        report=report,
+        has_pin=has_pin,
+        pipeline=loaded.name,
+        pipeline_sha256=loaded.fingerprint,
+    )
+    replaced = await _store(state, record, body.replace)
+    return EnrolmentResponse(
+        user_id=user_id,
+        scheme=body.scheme,
+        params=result.sketch.params(),
+        pin=has_pin,
+        replaced=replaced,
+        report=EntropyReportOut(**report),
+        pipeline=loaded.name,
+        pipeline_sha256=loaded.fingerprint,
+    )
+
+
 @router.post(
     "/{user_id}/verification",
     response_model=VerificationResponse,
     responses={
+        409: problem_doc(
+            "pipeline-changed: the feature pipeline this user enrolled through was changed or removed since "
+            "(its fingerprint differs); restore it or re-enrol the user. No attempt is counted"
+        ),
         423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
         429: problem_doc("too many failures: wait Retry-After seconds"),
     },
@@ -137,8 +209,9 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
         raise ProblemError(
             429, "too-many-failures", f"too many consecutive failures: retry in {wait} s", headers={"Retry-After": str(wait)}
         )
+    pipeline = None if record.pipeline is None else _enrolled_pipeline(state, record).pipeline
     try:
-        outcome = state.authenticator.verify(record, sample, pin)
+        outcome = state.authenticator.verify(record, sample, pin, pipeline=pipeline)
     except SampleError as exc:
         raise _invalid(exc) from None
     try:
@@ -150,6 +223,24 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
         # Revoked while this attempt ran: nothing to count any more.
         pass
     return outcome.verified
+
+
+def _enrolled_pipeline(state: ServiceState, record: UserRecord) -> LoadedPipeline:
+    """The configured pipeline the record was enrolled through, unchanged (409 otherwise)."""
+    loaded = state.pipelines.get(record.pipeline or "")
+    if loaded is None:
+        raise ProblemError(
+            409, "pipeline-changed", f"this user enrolled through pipeline {record.pipeline!r}, which the service no longer offers"
+        )
+    if loaded.fingerprint != record.pipeline_sha256:  # public configuration hashes, not secrets
+        raise ProblemError(
+            409,
+            "pipeline-changed",
+            f"pipeline {record.pipeline!r} changed since this user enrolled (fingerprint "
+            f"{(record.pipeline_sha256 or '')[:12]}… then, {loaded.fingerprint[:12]}… now); re-enrol the user "
+            "or restore the pipeline file",
+        )
+    return loaded
 
 
 @router.get(

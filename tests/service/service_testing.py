@@ -78,7 +78,15 @@ def free_port() -> int:
 class ServerProcess:
     """A ``sketchauth serve`` subprocess on a free loopback port, in its own process group."""
 
-    def __init__(self, workdir: Path, env: dict[str, str], *, workers: int = 1, db: str | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        env: dict[str, str],
+        *,
+        workers: int = 1,
+        db: str | None = None,
+        extra_args: list[str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / f"server-{self.port}.log"
@@ -87,6 +95,7 @@ class ServerProcess:
         args = [sys.executable, "-m", "sketchauth.cli", "serve", "--port", str(self.port), "--workers", str(workers)]
         if db is not None:
             args += ["--db", db]
+        args += extra_args or []
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             args, cwd=workdir, env=full_env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True

@@ -52,7 +52,8 @@ def test_enrol_returns_report_and_stores_only_helper_and_hash(client: TestClient
     assert body["report"]["loss_bound_bits"] == pytest.approx(4 * __import__("math").log2(15))
     assert body["report"]["sketch_bits"] == body["report"]["loss_bound_bits"]
     assert (body["user_id"], body["scheme"], body["pin"], body["replaced"]) == ("alice", "interval", False, False)
-    assert set(body) == {"user_id", "scheme", "params", "pin", "replaced", "report"}
+    assert set(body) == {"user_id", "scheme", "params", "pin", "replaced", "report", "pipeline", "pipeline_sha256"}
+    assert body["pipeline"] is None and body["pipeline_sha256"] is None
     stored = sqlite_store.get("alice")
     assert stored is not None and stored.secret_hash.startswith("$argon2id$")
     # Helper data for the interval sketch is b mod (2v - 1): the residues, not the template.

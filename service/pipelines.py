@@ -1,0 +1,133 @@
+"""Feature pipelines offered by name (issue 8): configuration loaded once, enrolment by name.
+
+A deployment writes pipeline configurations with ``sketchauth features fit --pipelines DIR``
+(:mod:`sketchauth.features.pipeline`: a frozen transform fitted on background data, chained with
+a sketch and its parameters) and points ``SKETCHAUTH_PIPELINES`` (or ``sketchauth serve
+--pipelines``) at the directory. :func:`load_configured` reads every ``<name>.json`` there once,
+when the app is built; a malformed file, a transform that does not match its fingerprint or an
+empty directory stops the service from starting (:class:`~service.settings.SettingsError`).
+
+Clients then enrol with ``"scheme": "pipeline:<name>"`` and *raw* embedding samples (JSON float
+arrays of the transform's input dimension). The service applies the transform, derives the
+sketch's secret (``Pipeline.secret_from_samples``), enrols it on the pipeline's own scheme and
+stores, beside the usual helper data and argon2id hash, the pipeline's name and
+:attr:`~sketchauth.features.pipeline.Pipeline.fingerprint` (SHA-256 of its canonical
+configuration) — never the embedding. Verification applies ``Pipeline.sample_transform`` and
+decodes with the pipeline's sketch; if the file behind the name changed since enrolment (or is
+gone), verification answers a 409 problem instead of a silent "no": the stored helper data
+belongs to another configuration and no sample could ever match it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from service.settings import Settings, SettingsError
+from sketchauth.errors import ParameterError, SampleError
+
+if TYPE_CHECKING:  # the feature modules import numpy: only when pipelines are configured
+    from sketchauth.features.pipeline import Pipeline
+
+__all__ = [
+    "PIPELINE_PREFIX",
+    "LoadedPipeline",
+    "load_configured",
+    "pipeline_name",
+    "min_samples",
+    "check_dimensions",
+    "pipeline_report",
+    "warm_up_pipeline",
+]
+
+#: ``"scheme": "pipeline:<name>"`` selects the pipeline ``<name>.json`` of the configured directory.
+PIPELINE_PREFIX = "pipeline:"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPipeline:
+    """A configured pipeline and its fingerprints, hashed once at load (configurations can be large)."""
+
+    name: str
+    pipeline: Pipeline
+    #: ``Pipeline.fingerprint``: SHA-256 of the whole configuration, stored with each enrolment.
+    fingerprint: str
+    #: SHA-256 of the fitted transform alone.
+    transform_sha256: str
+
+    @classmethod
+    def of(cls, name: str, pipeline: Pipeline) -> LoadedPipeline:
+        return cls(name, pipeline, pipeline.fingerprint, pipeline.transform.fingerprint)
+
+
+def load_configured(settings: Settings) -> dict[str, LoadedPipeline]:
+    """The pipelines of ``settings.pipelines_dir`` by name (``{}`` when none is configured).
+
+    ``SettingsError`` with the directory and the offending file when anything is wrong, so the
+    service refuses to start rather than offering half a configuration.
+    """
+    if settings.pipelines_dir is None:
+        return {}
+    from sketchauth.features.pipeline import load_pipelines
+
+    try:
+        pipelines = load_pipelines(settings.pipelines_dir)
+    except ParameterError as exc:
+        raise SettingsError(f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: {exc}") from None
+    except OSError as exc:
+        raise SettingsError(f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: cannot read: {exc}") from None
+    if not pipelines:
+        raise SettingsError(
+            f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: no pipeline <name>.json in the directory "
+            "(write some with 'sketchauth features fit --pipelines DIR')"
+        )
+    return {name: LoadedPipeline.of(name, pipeline) for name, pipeline in pipelines.items()}
+
+
+def pipeline_name(scheme: str) -> str | None:
+    """``name`` for ``"pipeline:name"``, ``None`` for a plain scheme name."""
+    return scheme[len(PIPELINE_PREFIX) :] if scheme.startswith(PIPELINE_PREFIX) else None
+
+
+def min_samples(pipeline: Pipeline) -> int:
+    """Enrolment captures a pipeline needs: the asymmetric one derives tolerances from a spread."""
+    return 2 if pipeline.kind == "asymmetric-interval" else 1
+
+
+def check_dimensions(pipeline: Pipeline, samples: Sequence[Sequence[Any]]) -> None:
+    """``SampleError`` unless every sample has the transform's input dimension."""
+    want = pipeline.transform.features
+    for i, sample in enumerate(samples):
+        if len(sample) != want:
+            raise SampleError(f"sample {i} has {len(sample)} features; this pipeline's transform takes {want}")
+
+
+def pipeline_report(loaded: LoadedPipeline, enrolled: dict[str, Any], *, pin: bool) -> dict[str, Any]:
+    """The stored entropy report of a pipeline enrolment.
+
+    Without a PIN: the pipeline's report (the sketch's bounds plus the secret's bits under the
+    background and the transform fingerprint). With a PIN: the cascade's report (the loss
+    diverted to the PIN), tagged with the pipeline. Both name the pipeline and its fingerprint.
+    """
+    report = enrolled if pin else loaded.pipeline.report().to_dict()
+    extra = dict(report.get("extra", {}))
+    extra.update(
+        {
+            "pipeline": loaded.pipeline.kind,
+            "pipeline_name": loaded.name,
+            "pipeline_sha256": loaded.fingerprint,
+            "transform": loaded.transform_sha256,
+        }
+    )
+    return {**report, "extra": extra}
+
+
+def warm_up_pipeline(pipeline: Pipeline) -> None:
+    """Enrol and decode once at the background mean (imports, field tables, compiled code)."""
+    import numpy as np
+
+    origin = np.zeros((2, pipeline.transform.features))
+    sketch = pipeline.sketch
+    helper = sketch.encode(pipeline.secret_from_samples(origin))
+    sketch.decode(helper, pipeline.sample_transform(origin[0]))

@@ -1,0 +1,380 @@
+"""Server-side feature pipelines by name and declared PIN min-entropy (in-process, temp SQLite).
+
+A small transform is fitted on a synthetic background (fixed seeds, well under a second); its
+thermometer (→ PinSketch) and interval pipelines are written as ``<name>.json`` into a
+directory the app is configured with, exactly what ``sketchauth features fit --pipelines DIR``
+produces. Raw embeddings go over HTTP; the service applies the transform.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from service_testing import API_KEY, AUTH, REPO, ServerProcess, test_settings
+
+from service.app import create_app
+from service.settings import Settings, SettingsError
+from service.store.sqlite import SQLiteStore
+from sketchauth.enrolment import Enrolment, hasher
+from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.features import FeatureTransform, IntervalPipeline, ThermometerPipeline
+from sketchauth.features.pipeline import Pipeline
+from sketchauth.mixing import Cascade, ExactKey
+
+PIN = "4711-0815"
+#: Declared min-entropy of a uniformly chosen 4-digit PIN.
+FOUR_DIGITS = 4 * math.log2(10)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    directory: Path
+    pipelines: dict[str, Pipeline]
+    person: np.ndarray  # three captures of one person (14 features)
+    impostor: np.ndarray  # one capture of someone else
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> Fitted:
+    population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
+    transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
+    heldout = population.draw(80, 4, seed=2)
+    pipelines: dict[str, Pipeline] = {
+        "thermometer": ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "interval": IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+    }
+    directory = tmp_path_factory.mktemp("pipelines")
+    for name, pipeline in pipelines.items():
+        (directory / f"{name}.json").write_text(pipeline.to_json())
+    return Fitted(
+        directory, pipelines, population.draw(1, 3, seed=0).samples, population.draw(1, 1, seed=100).samples[0]
+    )
+
+
+@pytest.fixture
+def pipeline_settings(tmp_path: Path, fitted: Fitted) -> Settings:
+    return test_settings(tmp_path, pipelines_dir=str(fitted.directory))
+
+
+@pytest.fixture
+def api(pipeline_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(pipeline_settings)) as c:
+        yield c
+
+
+def _enrol(client: TestClient, name: str, samples: Any, user: str = "alice", **extra: Any) -> Any:
+    body = {"scheme": f"pipeline:{name}", "samples": np.asarray(samples).tolist(), **extra}
+    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
+
+
+def _verify(client: TestClient, sample: Any, user: str = "alice", **extra: Any) -> Any:
+    body = {"sample": np.asarray(sample).tolist(), **extra}
+    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json=body)
+
+
+def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status and body["type"].endswith("/" + kind) and body["detail"]
+    return body
+
+
+# -- listing --------------------------------------------------------------------------------------
+
+
+def test_schemes_lists_pipelines_with_fingerprint_dimension_and_scheme(api: TestClient, fitted: Fitted) -> None:
+    listed = {p["name"]: p for p in api.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
+    assert sorted(listed) == ["interval", "thermometer"]
+    thermometer = fitted.pipelines["thermometer"]
+    assert listed["thermometer"] == {
+        "name": "thermometer",
+        "enrol_as": "pipeline:thermometer",
+        "kind": "thermometer",
+        "scheme": "pinsketch",
+        "params": {"m": 10, "t": 57},
+        "input_dimension": 14,
+        "min_samples": 1,
+        "max_samples": 16,
+        "fingerprint": thermometer.fingerprint,
+        "transform_sha256": thermometer.transform.fingerprint,
+    }
+    assert listed["interval"]["scheme"] == "interval" and listed["interval"]["input_dimension"] == 14
+    assert listed["interval"]["fingerprint"] == fitted.pipelines["interval"].fingerprint
+
+
+def test_no_pipelines_configured_lists_none(client: TestClient) -> None:
+    assert client.get("/v1/schemes", headers=AUTH).json()["pipelines"] == []
+
+
+def test_openapi_documents_pipeline_enrolment_and_the_409(api: TestClient) -> None:
+    schema = api.get("/openapi.json").json()
+    assert "pipeline:<name>" in schema["components"]["schemas"]["EnrolmentRequest"]["properties"]["scheme"]["description"]
+    responses = schema["paths"]["/v1/users/{user_id}/verification"]["post"]["responses"]
+    assert "pipeline-changed" in responses["409"]["description"]
+
+
+# -- enrol and verify by name ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["thermometer", "interval"])
+def test_enrol_and_verify_through_a_pipeline(api: TestClient, fitted: Fitted, pipeline_settings: Settings, name: str) -> None:
+    pipeline = fitted.pipelines[name]
+    r = _enrol(api, name, fitted.person[:1])
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert (body["scheme"], body["pipeline"], body["pipeline_sha256"]) == (f"pipeline:{name}", name, pipeline.fingerprint)
+    assert body["params"] == pipeline.sketch.params()
+    expected = pipeline.report().to_dict()
+    assert body["report"]["loss_bound_bits"] == pytest.approx(expected["loss_bound_bits"])
+    assert body["report"]["extra"]["pipeline_name"] == name
+    assert body["report"]["extra"]["transform"] == pipeline.transform.fingerprint
+    assert body["report"]["extra"]["secret_bits"] == pytest.approx(pipeline.secret_bits)
+
+    assert _verify(api, fitted.person[1]).json() == {"verified": True}
+    assert _verify(api, fitted.person[2]).json() == {"verified": True}
+    assert _verify(api, fitted.impostor).json() == {"verified": False}
+
+    store = SQLiteStore.from_url(pipeline_settings.database_url)
+    try:
+        record = store.get("alice")
+    finally:
+        store.close()
+    assert record is not None
+    assert (record.scheme, record.pipeline, record.pipeline_sha256) == (pipeline.sketch.scheme_name, name, pipeline.fingerprint)
+    assert record.params == pipeline.sketch.params() and not record.has_pin
+    # What the service stored is an ordinary enrolment of the pipeline: the library verifies it.
+    stored = Enrolment(record.helper, record.secret_hash, pipeline.sketch.report())
+    assert pipeline.verify(stored, fitted.person[1], password_hasher=hasher("test"))
+    assert not pipeline.verify(stored, fitted.impostor, password_hasher=hasher("test"))
+
+
+def test_database_holds_no_embedding_value(api: TestClient, fitted: Fitted, pipeline_settings: Settings) -> None:
+    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    assert _verify(api, fitted.person[1]).json() == {"verified": True}
+    raw = Path(pipeline_settings.database_url.removeprefix("sqlite:///")).read_bytes()
+    for value in fitted.person[:2].ravel():
+        for text in (repr(float(value)), f"{value:.6f}"):
+            assert text.encode() not in raw
+        assert np.float64(value).tobytes() not in raw
+
+
+def test_several_captures_enrol_their_mean(api: TestClient, fitted: Fitted) -> None:
+    assert _enrol(api, "thermometer", fitted.person[:2]).status_code == 201
+    assert _verify(api, fitted.person[2]).json() == {"verified": True}
+    assert _verify(api, fitted.impostor).json() == {"verified": False}
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def test_unknown_pipeline_is_422(api: TestClient, fitted: Fitted, client: TestClient) -> None:
+    body = _problem(_enrol(api, "nope", fitted.person[:1]), 422, "unknown-pipeline")
+    assert "'nope'" in body["detail"] and "interval, thermometer" in body["detail"]
+    body = _problem(_enrol(client, "thermometer", fitted.person[:1]), 422, "unknown-pipeline")
+    assert "SKETCHAUTH_PIPELINES is not set" in body["detail"]
+
+
+def test_pipeline_fixes_its_params(api: TestClient, fitted: Fitted) -> None:
+    _problem(_enrol(api, "thermometer", fitted.person[:1], params={"m": 10, "t": 3}), 422, "invalid-parameters")
+
+
+def test_wrong_dimension_is_422(api: TestClient, fitted: Fitted) -> None:
+    body = _problem(_enrol(api, "thermometer", [fitted.person[0, :13]]), 422, "invalid-sample")
+    assert "13 features" in body["detail"] and "takes 14" in body["detail"]
+    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    _problem(_verify(api, fitted.person[1, :13]), 422, "invalid-sample")
+    _problem(_verify(api, np.append(fitted.person[1], 0.5)), 422, "invalid-sample")
+    # Malformed samples are caller bugs: no attempt was counted, the genuine one still passes.
+    assert _verify(api, fitted.person[1]).json() == {"verified": True}
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_non_finite_embedding_is_422(api: TestClient, fitted: Fitted, literal: bytes) -> None:
+    values = b", ".join(repr(float(v)).encode() for v in fitted.person[0, 1:])
+    content = b'{"scheme": "pipeline:thermometer", "samples": [[' + literal + b", " + values + b"]]}"
+    r = api.post("/v1/users/alice/enrolment", headers={**AUTH, "content-type": "application/json"}, content=content)
+    _problem(r, 422, "invalid-request")
+
+
+def test_asymmetric_minimum_is_not_forced_on_others(api: TestClient, fitted: Fitted) -> None:
+    r = _enrol(api, "interval", fitted.person[:1])
+    assert r.status_code == 201
+    _problem(_enrol(api, "interval", [fitted.person[0]] * 17, user="bob"), 422, "too-many-samples")
+
+
+# -- the pipeline changed since enrolment ---------------------------------------------------------
+
+
+def _restart_with(settings: Settings, directory: Path) -> TestClient:
+    return TestClient(create_app(settings.replace(pipelines_dir=str(directory))))
+
+
+def test_changed_pipeline_is_409_not_a_silent_false(api: TestClient, fitted: Fitted, pipeline_settings: Settings, tmp_path: Path) -> None:
+    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    original = fitted.pipelines["thermometer"]
+    recalibrated = ThermometerPipeline(original.transform, original.dims, steps=original.steps, t=40)
+    (changed / "thermometer.json").write_text(recalibrated.to_json())
+    with _restart_with(pipeline_settings, changed) as restarted:
+        body = _problem(_verify(restarted, fitted.person[1]), 409, "pipeline-changed")
+        assert original.fingerprint[:12] in body["detail"] and recalibrated.fingerprint[:12] in body["detail"]
+        _problem(_verify(restarted, fitted.person[1], pin=PIN), 409, "pipeline-changed")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "interval.json").write_text(fitted.pipelines["interval"].to_json())
+    with _restart_with(pipeline_settings, gone) as restarted:
+        body = _problem(_verify(restarted, fitted.person[1]), 409, "pipeline-changed")
+        assert "no longer offers" in body["detail"]
+    # Nothing was counted against the user, and the original configuration still verifies.
+    with _restart_with(pipeline_settings, fitted.directory) as restored:
+        assert _verify(restored, fitted.person[1]).json() == {"verified": True}
+    con = sqlite3.connect(pipeline_settings.database_url.removeprefix("sqlite:///"))
+    try:
+        events = [e for (e,) in con.execute("SELECT event FROM audit WHERE user_id = 'alice' ORDER BY id")]
+    finally:
+        con.close()
+    assert events == ["enrol", "verify-ok"]
+
+
+def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:
+    directory = tmp_path / "bad"
+    directory.mkdir()
+    (directory / "good.json").write_text(fitted.pipelines["interval"].to_json())
+    config = json.loads(fitted.pipelines["interval"].to_json())
+    config["transform_sha256"] = "0" * 64
+    (directory / "tampered.json").write_text(json.dumps(config))
+    with pytest.raises(SettingsError, match=r"tampered\.json: pipeline transform does not match its recorded fingerprint"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(directory)))
+    (directory / "tampered.json").write_text("{not json")
+    with pytest.raises(SettingsError, match=r"tampered\.json: pipeline configuration is not valid JSON"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(directory)))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SettingsError, match="no pipeline"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(empty)))
+    with pytest.raises(SettingsError, match="does not exist"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(tmp_path / "missing")))
+
+
+# -- PIN cascades ---------------------------------------------------------------------------------
+
+
+def test_pin_with_a_pipeline(api: TestClient, fitted: Fitted) -> None:
+    r = _enrol(api, "interval", fitted.person[:1], pin=PIN)
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["pin"] is True and body["scheme"] == "pipeline:interval"
+    assert body["report"]["scheme"] == "mixed" and body["report"]["extra"]["pipeline_name"] == "interval"
+    assert _verify(api, fitted.person[1], pin=PIN).json() == {"verified": True}
+    assert _verify(api, fitted.person[1], pin="4711-0816").json() == {"verified": False}
+    assert _verify(api, fitted.person[1]).json() == {"verified": False}
+    assert _verify(api, fitted.impostor, pin=PIN).json() == {"verified": False}
+
+
+def test_pin_on_an_unmixable_pipeline_sketch_is_a_clear_422(api: TestClient, fitted: Fitted) -> None:
+    # PinSketch with t = 57 over GF(2^10): its syndromes are not independent, so the library
+    # refuses format-preserving mixing; the service passes the reason on, stores nothing.
+    body = _problem(_enrol(api, "thermometer", fitted.person[:1], pin=PIN), 422, "invalid-parameters")
+    assert "cannot be mixed format-preservingly" in body["detail"]
+    assert api.get("/v1/users/alice/report", headers=AUTH).status_code == 404
+
+
+def _pin_mixing(report: dict[str, Any]) -> dict[str, Any]:
+    return report["extra"]["mixing"]
+
+
+def test_undeclared_pin_leaves_the_bounds_open(client: TestClient) -> None:
+    body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]], "pin": PIN}
+    report = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body).json()["report"]
+    secrets = _pin_mixing(report)["secrets"]
+    assert secrets[1]["min_entropy"] is None and secrets[0]["diverted_bits"] is None
+
+
+def test_declared_pin_min_entropy_shows_the_diverted_loss(tmp_path: Path) -> None:
+    settings = test_settings(tmp_path, pin_min_entropy=FOUR_DIGITS)
+    body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]], "pin": PIN}
+    with TestClient(create_app(settings)) as c:
+        report = c.post("/v1/users/alice/enrolment", headers=AUTH, json=body).json()["report"]
+        assert c.get("/v1/users/alice/report", headers=AUTH).json() == report
+        assert c.post("/v1/users/alice/verification", headers=AUTH, json={"sample": [123, 30, 205, 71], "pin": PIN}).json() == {"verified": True}
+    from sketchauth.sketches.interval import IntervalSketch
+
+    expected = Cascade(IntervalSketch(n=256, v=8, features=4), pin=ExactKey("test", min_entropy=FOUR_DIGITS), warn=False)
+    mixing = _pin_mixing(report)
+    assert mixing == json.loads(json.dumps(expected.report().to_dict()["extra"]["mixing"]))
+    # 4·log2(15) = 15.63 bits of sketch loss; a 13.29-bit PIN takes 9.83 of them (β = 3.46).
+    assert mixing["secrets"][1]["min_entropy"] == pytest.approx(13.2877, abs=1e-4)
+    assert mixing["secrets"][0]["diverted_bits"] == pytest.approx(9.8282, abs=1e-4)
+    assert any("diverted to its key" in note for note in report["notes"])
+
+
+def test_declared_pin_min_entropy_with_a_pipeline(tmp_path: Path, fitted: Fitted) -> None:
+    settings = test_settings(tmp_path, pipelines_dir=str(fitted.directory), pin_min_entropy=FOUR_DIGITS)
+    with TestClient(create_app(settings)) as c:
+        report = _enrol(c, "interval", fitted.person[:1], pin=PIN).json()["report"]
+        assert _verify(c, fitted.person[1], pin=PIN).json() == {"verified": True}
+    mixing = _pin_mixing(report)
+    assert mixing["secrets"][1]["min_entropy"] == pytest.approx(FOUR_DIGITS)
+    assert mixing["secrets"][0]["diverted_bits"] > 0
+    assert report["extra"]["pipeline_sha256"] == fitted.pipelines["interval"].fingerprint
+
+
+@pytest.mark.parametrize(("raw", "message"), [("abc", "number of bits"), ("-1", r"in \(0, 2048\]"), ("nan", r"in \(0, 2048\]")])
+def test_pin_min_entropy_setting_is_checked(raw: str, message: str) -> None:
+    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_PIN_MIN_ENTROPY": raw}
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env(env).validate()
+
+
+def test_settings_read_pipelines_and_pin_entropy_from_the_environment() -> None:
+    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_PIPELINES": "/srv/pipelines", "SKETCHAUTH_PIN_MIN_ENTROPY": "13.5"}
+    settings = Settings.from_env(env).validate()
+    assert (settings.pipelines_dir, settings.pin_min_entropy) == ("/srv/pipelines", 13.5)
+    assert (Settings.from_env({}).pipelines_dir, Settings.from_env({}).pin_min_entropy) == (None, None)
+
+
+# -- the real command ---------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
+    (tmp_path / "broken.json").write_text("{}")
+    done = subprocess.run(
+        [sys.executable, "-m", "sketchauth.cli", "serve", "--pipelines", str(tmp_path), "--db", f"sqlite:///{tmp_path}/x.db"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "broken.json: not a pipeline configuration" in done.stderr
+
+
+@pytest.mark.slow
+def test_serve_with_pipelines_end_to_end(tmp_path: Path, fitted: Fitted, servers: list[ServerProcess]) -> None:
+    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
+    server = ServerProcess(
+        tmp_path, env, db=f"sqlite:///{tmp_path}/e2e.db", extra_args=["--pipelines", str(fitted.directory), "--pin-min-entropy", "13.29"]
+    )
+    servers.append(server)
+    with server.wait_ready().client() as http:
+        listed = http.get("/v1/schemes").json()["pipelines"]
+        assert [p["enrol_as"] for p in listed] == ["pipeline:interval", "pipeline:thermometer"]
+        body = {"scheme": "pipeline:interval", "samples": fitted.person[:1].tolist(), "pin": PIN}
+        report = http.post("/v1/users/alice/enrolment", json=body).json()["report"]
+        assert report["extra"]["mixing"]["secrets"][1]["min_entropy"] == 13.29
+        assert http.post("/v1/users/alice/verification", json={"sample": fitted.person[1].tolist(), "pin": PIN}).json() == {"verified": True}
+        assert http.post("/v1/users/alice/verification", json={"sample": fitted.impostor.tolist(), "pin": PIN}).json() == {"verified": False}
