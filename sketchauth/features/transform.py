@@ -198,7 +198,13 @@ class FeatureTransform:
     def project(self, samples: Any) -> np.ndarray:
         """Whitened, selected features ``y`` of one sample (``d``) or many (``N × d``)."""
         x = self._check_samples(samples)
-        return ((x - self.mean) / self.scale) @ self.projection
+        # Finite but huge inputs (a caller's bug, or hostile ones) overflow to inf/NaN here,
+        # which would quantise to arbitrary levels: refuse them instead.
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = ((x - self.mean) / self.scale) @ self.projection
+        if not np.all(np.isfinite(y)):
+            raise SampleError("sample values are too large: the whitened features overflow")
+        return y
 
     def quantise(self, projected: Any) -> np.ndarray:
         """Equal-probability levels in ``[0, L)`` of projected features (``k`` or ``N × k``)."""
