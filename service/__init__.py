@@ -3,10 +3,12 @@
 Nothing happens at import: :func:`service.app.create_app` builds the app from a
 :class:`service.settings.Settings`; ``sketchauth serve`` runs it with uvicorn. The service uses
 only the library's public API (``sketchauth.enrolment``, ``sketchauth.sketches.base``,
-``sketchauth.mixing``, ``sketchauth.templates``); the library never imports the service.
+``sketchauth.mixing``, ``sketchauth.templates``, ``sketchauth.features``); the library never
+imports the service.
 
 Modules: :mod:`.app` (factory, lifespan, body-size guard), :mod:`.settings`, :mod:`.models`
 (request/response models, apart from storage records), :mod:`.problems` (RFC 9457 errors),
-:mod:`.schemes` (scheme table), :mod:`.authenticator` (enrol/verify work, off the event loop),
+:mod:`.schemes` (scheme table), :mod:`.pipelines` (feature pipelines offered by name),
+:mod:`.authenticator` (enrol/verify work, off the event loop),
 :mod:`.api` (one router per resource) and :mod:`.store` (SQLite / PostgreSQL repositories).
 """

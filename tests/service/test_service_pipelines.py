@@ -28,7 +28,7 @@ from service.settings import Settings, SettingsError
 from service.store.sqlite import SQLiteStore
 from sketchauth.enrolment import Enrolment, hasher
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import FeatureTransform, IntervalPipeline, ThermometerPipeline
+from sketchauth.features import AsymmetricIntervalPipeline, FeatureTransform, IntervalPipeline, ThermometerPipeline
 from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing import Cascade, ExactKey
 
@@ -206,6 +206,30 @@ def test_non_finite_embedding_is_422(api: TestClient, fitted: Fitted, literal: b
     content = b'{"scheme": "pipeline:thermometer", "samples": [[' + literal + b", " + values + b"]]}"
     r = api.post("/v1/users/alice/enrolment", headers={**AUTH, "content-type": "application/json"}, content=content)
     _problem(r, 422, "invalid-request")
+
+
+def test_overflowing_embedding_is_422(api: TestClient, fitted: Fitted) -> None:
+    huge = np.where(np.arange(14) % 2 == 0, -1e308, 1e308)
+    body = _problem(_enrol(api, "thermometer", [huge]), 422, "invalid-sample")
+    assert "overflow" in body["detail"]
+    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    _problem(_verify(api, huge), 422, "invalid-sample")
+
+
+def test_asymmetric_pipeline_enrols_from_several_captures(tmp_path: Path, fitted: Fitted) -> None:
+    transform = fitted.pipelines["interval"].transform
+    directory = tmp_path / "asymmetric"
+    directory.mkdir()
+    (directory / "per-person.json").write_text(AsymmetricIntervalPipeline(transform, np.arange(6), q=12).to_json())
+    person = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2).draw(1, 4, seed=0).samples
+    with TestClient(create_app(test_settings(tmp_path, pipelines_dir=str(directory)))) as c:
+        listed = c.get("/v1/schemes", headers=AUTH).json()["pipelines"]
+        assert [(p["name"], p["scheme"], p["min_samples"]) for p in listed] == [("per-person", "asymmetric-interval", 2)]
+        body = _problem(_enrol(c, "per-person", person[:1]), 422, "wrong-sample-count")
+        assert "at least 2 samples" in body["detail"]
+        assert _enrol(c, "per-person", person[:3]).status_code == 201
+        assert _verify(c, person[3]).json() == {"verified": True}
+        assert _verify(c, fitted.impostor).json() == {"verified": False}
 
 
 def test_asymmetric_minimum_is_not_forced_on_others(api: TestClient, fitted: Fitted) -> None:
