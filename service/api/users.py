@@ -69,7 +69,13 @@ def _invalid(exc: Exception) -> ProblemError:
     "/{user_id}/enrolment",
     status_code=201,
     response_model=EnrolmentResponse,
-    responses={409: problem_doc("already enrolled and replace is false")},
+    responses={
+        409: problem_doc("already enrolled and replace is false"),
+        422: problem_doc(
+            "invalid request: types, parameters, sample shape or range; unknown-scheme; unknown-pipeline "
+            "(no pipeline:<name> configured); a pipeline sample not of its input_dimension"
+        ),
+    },
     summary="Enrol a user: store a secure sketch and an argon2id hash, return the entropy report",
 )
 async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> EnrolmentResponse:
