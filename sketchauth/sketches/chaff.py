@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import secrets as _secrets
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
@@ -71,14 +72,24 @@ class ChaffPointSketch(SecureSketch):
             raise ParameterError(f"{self.sketch_count} possible sketches do not fit a 63-bit symbol")
         self._width = uint_width(self.sketch_count - 1)
 
-    def _count_continuations(self) -> list[int]:
+    def _count_continuations(self) -> array:
         n, d = self.universe, self.min_distance
-        f = [0] * n
+        # Signed 64-bit slots (every count is at most N < 2^63, see below): 8 bytes a position
+        # instead of a list of Python ints, and indexing still yields exact Python ints.
+        f = array("q", bytes(8 * n))
+        # window = Σ_{g=d+1}^{2d+1} f[p + g], slid as p decreases: O(n) rather than O(n·d), which
+        # an untrusted helper announcing universe = 2^20, min_distance = 2^17 would turn into hours.
+        window = 0
         for p in range(n - 1, -1, -1):
-            if p >= n - 1 - d:
-                f[p] = 1
-            else:
-                f[p] = sum(f[p + g] for g in range(d + 1, 2 * d + 2) if p + g < n)
+            if p + d + 1 < n:
+                window += f[p + d + 1]
+            if p + 2 * d + 2 < n:
+                window -= f[p + 2 * d + 2]
+            # Every position lies on some maximal set, so f[p] <= N: stop before the counts grow
+            # into huge integers (universe 2^20, min_distance 1 would need gigabytes).
+            if window > MAX_SKETCHES:
+                raise ParameterError(f"more than {MAX_SKETCHES} possible sketches do not fit a 63-bit symbol")
+            f[p] = 1 if p >= n - 1 - d else window
         return f
 
     # -- parameters -------------------------------------------------------------------------------
