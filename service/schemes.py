@@ -109,33 +109,14 @@ def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: di
 def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
     """``(elements, weights)`` from several captured sets, fitted to the vault's total weight ``g``.
 
-    ``sketchauth.templates.enrol_weighted_set`` gives each element seen in enough captures a
-    weight in ``[1, q)``. The weighted vault needs the weights to sum to exactly ``g`` (SPEC §3.2;
-    ``g`` is fixed so it cannot link two enrolments). Our rule: if the total is below ``g`` the
-    captures agree on too little (``SampleError``); if above, weight is taken away from the least
-    consistent elements first (lowest weight, then highest element), keeping the steadiest
-    elements at full weight, which maximises the genuine margin ``c − w`` at verification.
+    ``sketchauth.templates.enrol_weighted_set(..., total=g)`` weighs each element by how
+    consistently the captures contain it and fits the weights to the fixed ``g`` (SPEC §3.2; ``g``
+    is fixed so it cannot link two enrolments) with the library's one rule, ``fit_weights``.
     """
-    import numpy as np
-
-    from sketchauth.errors import SampleError
     from sketchauth.templates import enrol_weighted_set
 
     params = sketch.params()
-    elements, weights = enrol_weighted_set(samples, params["q"], p=params["p"], **options)
-    total, g = int(weights.sum()), int(params["g"])
-    if total < g:
-        raise SampleError(f"the captures agree on too few elements: total weight {total} < g = {g}")
-    excess = total - g
-    fitted = weights.copy()
-    for i in np.lexsort((-elements, weights)):  # lightest first, then the larger element
-        cut = min(int(fitted[i]), excess)
-        fitted[i] -= cut
-        excess -= cut
-        if excess == 0:
-            break
-    keep = fitted > 0
-    return elements[keep], fitted[keep]
+    return enrol_weighted_set(samples, params["q"], p=params["p"], total=params["g"], **options)
 
 
 @dataclass(frozen=True, slots=True)

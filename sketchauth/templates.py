@@ -196,7 +196,7 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
     present at verification); when they exceed ``total``, the last elements taken (the least
     consistent) lose weight until the sum is ``total``, and elements left at 0 are dropped.
     ``SampleError`` if even ``q − 1`` on every element cannot reach ``total``.
-    Returns ``(elements, weights)`` in that heaviest-first order.
+    Returns ``(elements, weights)`` with the elements sorted ascending.
     """
     total = check_int("total", total, 1)
     q = check_int("q", q, 2)
@@ -212,4 +212,5 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
     before = np.concatenate([[0], np.cumsum(w)[:-1]])
     w = np.clip(total - before, 0, w)
     keep = w > 0
-    return e[keep], w[keep]
+    order = np.argsort(e[keep], kind="stable")
+    return e[keep][order], w[keep][order]

@@ -186,7 +186,7 @@ def test_fit_weights_trims_the_least_consistent_and_raises_the_heaviest() -> Non
     assert fe.tolist() == [1, 3, 9] and fw.tolist() == [3, 3, 1]
     # short of 12 by 3: raise towards q - 1 = 4 heaviest first: 1->4, 3->4, 9->3
     fe, fw = fit_weights(e, w, 12, 5)
-    assert fe.tolist() == [1, 3, 9, 5] and fw.tolist() == [4, 4, 3, 1]
+    assert fe.tolist() == [1, 3, 5, 9] and fw.tolist() == [4, 4, 1, 3]
     with pytest.raises(SampleError):
         fit_weights(e, w, 20, 4)
 
@@ -199,3 +199,31 @@ def test_enrol_weighted_set_with_total() -> None:
     assert int(weights.sum()) == 7
     assert elements.tolist() == [1, 2, 3]
     assert weights.tolist() == [3, 3, 1]
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    sets=st.lists(st.sets(st.integers(0, 29), min_size=1, max_size=12).map(sorted), min_size=2, max_size=6),
+    total=st.integers(1, 40),
+)
+def test_fit_weights_properties(sets: list[list[int]], total: int) -> None:
+    """Sum is exactly total; cuts fall on lighter elements, raises on heavier ones; weights in [1, q)."""
+    q = 4
+    elements, weights = enrol_weighted_set(sets, q, p=30)
+    derived = dict(zip(elements.tolist(), weights.tolist()))
+    if len(derived) * (q - 1) < total:
+        with pytest.raises(SampleError, match="total weight"):
+            enrol_weighted_set(sets, q, p=30, total=total)
+        return
+    fe, fw = enrol_weighted_set(sets, q, p=30, total=total)
+    fitted = dict(zip(fe.tolist(), fw.tolist()))
+    assert fe.tolist() == sorted(fitted)
+    assert sum(fitted.values()) == total and all(1 <= w <= q - 1 for w in fitted.values())
+    if sum(derived.values()) >= total:
+        assert all(fitted[x] <= derived[x] for x in fitted)
+        cut = {x for x in derived if fitted.get(x, 0) < derived[x]}
+        whole = {x for x in derived if fitted.get(x, 0) == derived[x]}
+        if cut and whole:
+            assert max(derived[x] for x in cut) <= min(derived[x] for x in whole)
+    else:
+        assert set(fitted) == set(derived) and all(fitted[x] >= derived[x] for x in derived)
