@@ -42,6 +42,9 @@ __all__ = ["IntervalSketch"]
 
 #: Largest universe size: keeps every intermediate well inside int64.
 MAX_N = 2**52
+#: Largest number of features (as for the asymmetric sketches): an untrusted helper announcing
+#: ``features = 10^9`` must be refused before the tolerance vector is allocated.
+MAX_FEATURES = 2**16
 
 
 class IntervalSketch(SecureSketch):
@@ -63,16 +66,16 @@ class IntervalSketch(SecureSketch):
     ) -> None:
         self.n = check_int("n", n, 2, MAX_N)
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-            count = 1 if features is None else check_int("features", features)
+            count = 1 if features is None else check_int("features", features, 1, MAX_FEATURES)
             tolerances = [check_int("v", v, 1, self.n)] * count
         else:
             try:
                 tolerances = [check_int("v", x, 1, self.n) for x in v]  # type: ignore[union-attr]
             except TypeError:
                 raise ParameterError("v must be an int or a sequence of ints") from None
-            if not tolerances:
-                raise ParameterError("v is empty")
-            if features is not None and features != len(tolerances):
+            if not tolerances or len(tolerances) > MAX_FEATURES:
+                raise ParameterError(f"v must have 1 to {MAX_FEATURES} entries, got {len(tolerances)}")
+            if features is not None and check_int("features", features, 1, MAX_FEATURES) != len(tolerances):
                 raise ParameterError(f"features={features} but v has {len(tolerances)} entries")
         self.v = np.array(tolerances, dtype=np.int64)
         self.features = len(tolerances)
