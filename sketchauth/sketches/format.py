@@ -65,7 +65,7 @@ def canonical_params(params: dict[str, Any]) -> bytes:
     """Canonical JSON encoding of a parameters mapping (the same mapping gives the same bytes)."""
     try:
         return json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise SketchFormatError(f"parameters are not canonically encodable: {exc}") from None
 
 
@@ -92,6 +92,9 @@ def _parse_params(raw: bytes) -> dict[str, Any]:
         params = json.loads(raw.decode("utf-8", errors="strict"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         raise SketchFormatError(f"helper parameters are not valid JSON: {exc}") from None
+    except RecursionError:
+        # 64 KiB of "[[[[..." nests deeper than the interpreter allows.
+        raise SketchFormatError("helper parameters are nested too deeply") from None
     if not isinstance(params, dict):
         raise SketchFormatError("helper parameters must be a JSON object")
     if canonical_params(params) != raw:
