@@ -29,7 +29,7 @@ import numpy as np
 
 from sketchauth.entropy import sketch_loss_bound
 from sketchauth.errors import ParameterError, SketchFormatError
-from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_helper, parse_helper
+from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params, pack_helper, parse_helper
 
 __all__ = [
     "EntropyReport",
@@ -138,9 +138,14 @@ def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSk
         if scheme_id == record.scheme_id:
             cls = scheme_class(name)
             try:
-                return cls.from_params(record.params)
+                sketch = cls.from_params(record.params)
             except (ParameterError, TypeError, KeyError) as exc:
                 raise SketchFormatError(f"helper parameters invalid for {name}: {exc}") from None
+            # Extra keys, a float standing for an int, defaults left out: parameters the scheme
+            # would never write are refused here, not silently reinterpreted.
+            if canonical_params(sketch.params()) != canonical_params(record.params):
+                raise SketchFormatError(f"helper parameters are not exactly those of a {name} sketch")
+            return sketch
     raise SketchFormatError(f"unknown scheme id {record.scheme_id}")
 
 
