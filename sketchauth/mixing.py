@@ -95,6 +95,8 @@ SALT_BYTES = 16
 MAX_PIN_BYTES = 4096
 #: Longest canonical second-biometric encoding the extractor accepts.
 MAX_EXTRACTOR_INPUT_BYTES = 1 << 16
+#: Most components one mixed sketch may hold.
+MAX_COMPONENTS = 64
 _PAD_TAG = b"sketchauth/mix-pad/v1\x00"
 _U32 = struct.Struct(">I")
 
@@ -375,8 +377,8 @@ class MixedSketch(SecureSketch):
     def _setup(self, components: list[Component], mixes: Iterable[tuple[int, int]], warn: bool) -> None:
         if not components:
             raise ParameterError("a mixed sketch needs at least one component")
-        if len(components) > 64:
-            raise ParameterError("at most 64 components")
+        if len(components) > MAX_COMPONENTS:
+            raise ParameterError(f"at most {MAX_COMPONENTS} components")
         self.components = tuple(components)
         self.mixes = _validate_mixes(self.components, mixes)
         self.parent = {i: j for j, i in self.mixes}
@@ -411,6 +413,9 @@ class MixedSketch(SecureSketch):
         raw = params["components"]
         if not isinstance(raw, list):
             raise ParameterError("components must be a list")
+        if len(raw) > MAX_COMPONENTS:
+            # Checked before any component is built: each may cost milliseconds and megabytes.
+            raise ParameterError(f"at most {MAX_COMPONENTS} components")
         mixes = params["mixes"]
         if not isinstance(mixes, list) or not all(isinstance(m, list) and len(m) == 2 for m in mixes):
             raise ParameterError("mixes must be a list of [key, sketch] pairs")
