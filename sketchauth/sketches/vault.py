@@ -338,7 +338,12 @@ class FuzzyVault(SecureSketch):
         if self.k < 1:
             raise ParameterError(f"t={self.t} is too large for m={self.m}: need m >= 2t + 1")
         self._width = uint_width(self.p - 1)
-        self._points = np.arange(self.p, dtype=np.int64)
+
+    @property
+    def _points(self) -> np.ndarray:
+        # Built per use (a few ms at most), not per instance: loading untrusted parameters (up to
+        # 64 vaults in one mixed helper) must not cost 16 MiB each before any payload is seen.
+        return np.arange(self.p, dtype=np.int64)
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -585,8 +590,12 @@ class WeightedFuzzyVault(SecureSketch):
         self._width = uint_width(self.field_size - 1)
         self._element_width = uint_width(self.p - 1)
         self._weight_width = uint_width(self.q - 1)
-        self._slot_points = np.arange(self.slots, dtype=np.int64)
         self._max_sample = MAX_CANDIDATE_POINTS // self.q
+
+    @property
+    def _slot_points(self) -> np.ndarray:
+        # Per use, not per instance (see FuzzyVault._points).
+        return np.arange(self.slots, dtype=np.int64)
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
