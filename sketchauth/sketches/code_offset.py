@@ -47,7 +47,10 @@ def _as_bytes(value: Any, n: int, name: str) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
     else:
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):  # ragged nesting, unconvertible objects
+            raise SampleError(f"{name} must be bytes or a 1-D integer array") from None
         if arr.dtype.kind not in "iu" or arr.ndim != 1:
             raise SampleError(f"{name} must be bytes or a 1-D integer array")
         if arr.size and (int(arr.min()) < 0 or int(arr.max()) > 255):
