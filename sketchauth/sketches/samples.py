@@ -64,7 +64,8 @@ def as_feature_vector(
     if arr.dtype == np.uint64 and np.any(arr >= np.uint64(_INT_LIMIT)):
         raise SampleError(f"{name} has a value out of the representable range")
     arr = arr.astype(np.int64)
-    if np.any(np.abs(arr) >= _INT_LIMIT):
+    # Not np.abs: |-2^63| wraps to -2^63 in int64 and would pass.
+    if np.any((arr >= _INT_LIMIT) | (arr <= -_INT_LIMIT)):
         raise SampleError(f"{name} has a value out of the representable range")
     return arr
 
@@ -113,6 +114,9 @@ def as_element_set(
 def _exact_int(value: Any, name: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         raise SampleError(f"{name} must contain integers, not booleans")
+    if isinstance(value, (complex, np.complexfloating)):
+        # int() of a numpy complex silently drops the imaginary part.
+        raise SampleError(f"{name} has a non-integer element")
     if isinstance(value, (float, np.floating)):
         if not np.isfinite(value) or value != int(value):
             raise SampleError(f"{name} has a non-integer element")
