@@ -185,8 +185,12 @@ def toeplitz_extract(seed: bytes, data: bytes, out_bits: int) -> bytes:
     bits = np.unpackbits(np.frombuffer(seed, dtype=np.uint8)).astype(bool)
     if bits.size < n + out_bits - 1:
         raise ParameterError(f"seed has {bits.size} bits, needs {n + out_bits - 1}")
-    rows = np.lib.stride_tricks.sliding_window_view(bits[: n + out_bits - 1], n)[:, ::-1]
-    y = np.bitwise_xor.reduce(rows & x, axis=1) if n else np.zeros(out_bits, dtype=bool)
+    # y_i = XOR_j seed[i + n − 1 − j]·x[j] = parity(seed[i : i + n] · reversed(x)): with the seed
+    # and reversed x as integers (bit k = k-th bit), row i is (seed >> i) & x_rev. Never builds
+    # the out_bits × n matrix (4096 × 2^19 bits = 2 GiB for a crafted 64 KiB extractor seed).
+    seed_int = int.from_bytes(np.packbits(bits[: n + out_bits - 1], bitorder="little").tobytes(), "little")
+    x_rev = int.from_bytes(np.packbits(x[::-1], bitorder="little").tobytes(), "little")
+    y = np.array([((seed_int >> i) & x_rev).bit_count() & 1 for i in range(out_bits)], dtype=bool)
     return np.packbits(y).tobytes()
 
 
