@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sketchauth.errors import DecodeError, MixingWarning, SampleError, SketchFormatError
+from sketchauth.errors import DecodeError, MixingWarning, ParameterError, SampleError, SketchFormatError
 from sketchauth.mixing import Cascade, Concatenate, ExactKey, FuzzySecret, MixRandomness, toeplitz_extract
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, load_sketch
@@ -254,6 +254,9 @@ def _load_hostile(scheme_id: int, params: dict[str, Any], payload: bytes = b"") 
     # Accepted parameters must be exactly the ones the sketch writes (no silently ignored keys,
     # no 2.0 standing in for 2): otherwise the helper could never decode anyway.
     assert canonical_params(sketch.params()) == canonical_params(params)
+    if scheme_id != MIXED:  # mixed reports: see test_mixed_report_with_wide_keys
+        with time_limit():
+            sketch.report()
     return sketch
 
 
@@ -479,6 +482,29 @@ def test_hostile_mixed_structures_are_refused_quickly(params: dict[str, Any]) ->
 )
 def test_random_mixed_structures_are_refused_or_faithful(components: Any, mixes: Any, structure: Any) -> None:
     _load_hostile(MIXED, {"structure": structure, "components": components, "mixes": mixes})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=OverflowError,
+    reason="mixing_bounds.key_recoverability_bits computes 2.0**key_space_bits: OverflowError for key "
+    "spaces of 1024 bits or more (key_bits up to 4096 and any declared space_bits are accepted)",
+)
+@pytest.mark.parametrize(
+    "components",
+    [
+        [_IV, {**_IV, "key_bits": 4096}],
+        [_IV, {**_PIN, "space_bits": 2000.0}],
+    ],
+    ids=["fuzzy key_bits=4096", "exact space_bits=2000"],
+)
+def test_mixed_report_with_wide_keys(components: list[dict[str, Any]]) -> None:
+    sketch = _load_hostile(MIXED, _mixed(components, [[1, 0]], structure="cascade"))
+    assert sketch is not None
+    try:
+        sketch.report()
+    except (SketchFormatError, ParameterError):
+        pass
 
 
 def test_mixed_with_a_valid_structure_still_loads() -> None:
