@@ -73,24 +73,52 @@ class ChaffPointSketch(SecureSketch):
         self._width = uint_width(self.sketch_count - 1)
 
     def _count_continuations(self) -> array:
+        """``f[p]`` for every position, one block of ``d + 1`` positions per numpy pass.
+
+        ``f[p] = Σ_{g=d+1}^{2d+1} f[p + g]`` reads only positions after ``p + d``, so a block of
+        ``d + 1`` consecutive positions depends only on positions after it: one cumulative sum
+        fills it. Per-position Python loops cost seconds at universe 2^20 (times 64 components
+        in a crafted mixed helper); small d overflows 63 bits after a few blocks, large d has
+        few blocks, so there are never many. Every position lies on some maximal set, so
+        ``f[p] ≤ N``: a count above ``MAX_SKETCHES`` refuses the parameters at once instead of
+        growing huge integers. Stored as signed 64-bit slots (8 bytes a position; indexing
+        yields exact Python ints).
+        """
         n, d = self.universe, self.min_distance
-        # Signed 64-bit slots (every count is at most N < 2^63, see below): 8 bytes a position
-        # instead of a list of Python ints, and indexing still yields exact Python ints.
-        f = array("q", bytes(8 * n))
-        # window = Σ_{g=d+1}^{2d+1} f[p + g], slid as p decreases: O(n) rather than O(n·d), which
-        # an untrusted helper announcing universe = 2^20, min_distance = 2^17 would turn into hours.
-        window = 0
-        for p in range(n - 1, -1, -1):
+        f = np.zeros(n, dtype=np.int64)
+        hi = max(0, n - 1 - d)  # positions >= n - 1 - d end a maximal set: f = 1
+        f[hi:] = 1
+        while hi > 0:
+            lo = max(0, hi - (d + 1))
+            base = lo + d + 1
+            region = f[base : min(n, hi + 2 * d + 1)]
+            p = np.arange(lo, hi)
+            first, last = p + d + 1 - base, np.minimum(p + 2 * d + 2, n) - base
+            # Window sums as differences of a wrapping uint64 cumulative sum: exact whenever the
+            # true sum is below 2^64, which the float estimate (error < 2^52 here) guarantees.
+            approx = np.concatenate(([0.0], np.cumsum(region.astype(np.float64))))
+            if np.any(approx[last] - approx[first] > 2.0**62):
+                self._fill_exactly(f, lo, hi)
+            else:
+                wrapped = np.concatenate((np.zeros(1, np.uint64), np.cumsum(region.astype(np.uint64))))
+                f[lo:hi] = (wrapped[last] - wrapped[first]).astype(np.int64)
+            hi = lo
+        out = array("q")
+        out.frombytes(f.tobytes())
+        return out
+
+    def _fill_exactly(self, f: np.ndarray, lo: int, hi: int) -> None:
+        """Fill ``f[lo:hi]`` with Python integers, refusing any count above ``MAX_SKETCHES``."""
+        n, d = self.universe, self.min_distance
+        window = sum(int(v) for v in f[hi + d + 1 : min(n, hi + 2 * d + 2)])  # the window of p = hi
+        for p in range(hi - 1, lo - 1, -1):
             if p + d + 1 < n:
-                window += f[p + d + 1]
+                window += int(f[p + d + 1])
             if p + 2 * d + 2 < n:
-                window -= f[p + 2 * d + 2]
-            # Every position lies on some maximal set, so f[p] <= N: stop before the counts grow
-            # into huge integers (universe 2^20, min_distance 1 would need gigabytes).
+                window -= int(f[p + 2 * d + 2])
             if window > MAX_SKETCHES:
                 raise ParameterError(f"more than {MAX_SKETCHES} possible sketches do not fit a 63-bit symbol")
-            f[p] = 1 if p >= n - 1 - d else window
-        return f
+            f[p] = window
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:

@@ -571,6 +571,23 @@ def test_toeplitz_matches_the_matrix_definition() -> None:
         assert toeplitz_extract(seed, data, out_bits) == np.packbits(np.array(y, dtype=np.uint8)).tobytes()
 
 
+def test_many_wide_chaff_components_bounded() -> None:
+    """64 chaff components of universe 2^20 (each count O(universe)): seconds, not minutes.
+
+    Each component keeps its 8 MiB table of counts (rank/unrank need it), so such a helper
+    still costs about 0.5 GiB while loaded; the time is what the block-wise count bounds.
+    """
+    components = [
+        {"kind": "fuzzy", "scheme": "chaff-point", "min_entropy": None, "importance": None, "key_bits": 128,
+         "params": {"universe": 2**20, "min_distance": 2**19 + i, "points": 1}}
+        for i in range(64)
+    ]
+    helper = pack_helper(MIXED, _mixed(components, structure="concatenate"), b"")
+    with time_limit(8 * TIME_LIMIT):
+        sketch = load_sketch(helper)
+    assert len(sketch.components) == 64
+
+
 # -- 4. malformed samples ------------------------------------------------------------------------
 
 MALFORMED_SAMPLES: list[Any] = [
