@@ -378,10 +378,25 @@ def test_chaff_sliding_count_matches_definition(n: int, d: int) -> None:
     assert ChaffPointSketch(universe=n, min_distance=d).sketch_count == _brute_force_maximal_sets(n, d)
 
 
-@pytest.mark.parametrize("depth", [50, 1000, 20000])
-def test_deeply_nested_parameters(depth: int) -> None:
-    raw = b"{\"n\":" + b"[" * depth + b"]" * depth + b"}"
-    # The record built by hand around the nested JSON (pack_helper cannot encode it that deep).
+RAW_PARAMS = {
+    "nested 50": b'{"n":' + b"[" * 50 + b"]" * 50 + b"}",
+    "nested 1000": b'{"n":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    "nested 30000": b'{"n":' + b"[" * 30000 + b"]" * 30000 + b"}",
+    "nested objects": b'{"n":' + b'{"a":' * 10000 + b"1" + b"}" * 10000 + b"}",
+    "10000 digits": b'{"features":1,"n":' + b"9" * 10000 + b',"step":null,"v":3}',
+    "1e999": b'{"features":1,"n":100,"step":1e999,"v":3}',
+    "NaN": b'{"features":1,"n":100,"step":NaN,"v":3}',
+    "duplicate key": b'{"features":1,"n":100,"n":100,"step":null,"v":3}',
+    "not canonical": b'{"n":100,"v":3,"features":1,"step":null}',
+    "latin-1": b'{"features":1,"n":100,"step":"\xe9","v":3}',
+    "array": b"[1,2,3]",
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("raw", list(RAW_PARAMS.values()), ids=list(RAW_PARAMS))
+def test_hand_built_parameter_json(raw: bytes) -> None:
+    """Parameter bytes pack_helper would never write (it cannot even encode most of them)."""
     head = struct.pack(">4sBHH", b"SKAH", 1, 1, len(raw)) + raw + struct.pack(">I", 0)
     helper = head + hashlib.blake2b(head, digest_size=16).digest()
     with time_limit(), pytest.raises(SketchFormatError):
