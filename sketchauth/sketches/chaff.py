@@ -66,13 +66,30 @@ class ChaffPointSketch(SecureSketch):
         if (self.points - 1) * (self.min_distance + 1) >= self.universe:
             raise ParameterError(f"{self.points} points cannot be more than {self.min_distance} apart in {self.universe}")
         self.tolerance = self.min_distance // 2
-        self._continuations = self._count_continuations()
-        self.sketch_count = sum(self._continuations[: min(self.min_distance, self.universe - 1) + 1])
+        # The table is 8 bytes a position: counted here for N, then dropped and rebuilt on first
+        # rank/unrank, so merely loading parameters (64 chaff components in one crafted mixed
+        # helper) does not keep 8 MiB per component alive.
+        first_points = self._count_table()[: min(self.min_distance, self.universe - 1) + 1]
+        if float(first_points.sum(dtype=np.float64)) < 2.0**62:
+            self.sketch_count = int(first_points.astype(np.uint64).sum())  # exact: below 2^64
+        else:
+            self.sketch_count = sum(int(v) for v in first_points)
         if self.sketch_count > MAX_SKETCHES:
             raise ParameterError(f"{self.sketch_count} possible sketches do not fit a 63-bit symbol")
         self._width = uint_width(self.sketch_count - 1)
 
-    def _count_continuations(self) -> array:
+    @cached_property
+    def _continuations(self) -> array:
+        """``f[p]``, the number of maximal continuations of a set whose last point is ``p``.
+
+        Signed 64-bit slots (8 bytes a position) whose indexing yields exact Python ints, which
+        is what rank/unrank add and compare.
+        """
+        out = array("q")
+        out.frombytes(self._count_table().tobytes())
+        return out
+
+    def _count_table(self) -> np.ndarray:
         """``f[p]`` for every position, one block of ``d + 1`` positions per numpy pass.
 
         ``f[p] = Σ_{g=d+1}^{2d+1} f[p + g]`` reads only positions after ``p + d``, so a block of
@@ -81,8 +98,7 @@ class ChaffPointSketch(SecureSketch):
         in a crafted mixed helper); small d overflows 63 bits after a few blocks, large d has
         few blocks, so there are never many. Every position lies on some maximal set, so
         ``f[p] ≤ N``: a count above ``MAX_SKETCHES`` refuses the parameters at once instead of
-        growing huge integers. Stored as signed 64-bit slots (8 bytes a position; indexing
-        yields exact Python ints).
+        growing huge integers. Returned as an int64 array (every count is below 2^63).
         """
         n, d = self.universe, self.min_distance
         f = np.zeros(n, dtype=np.int64)
@@ -103,9 +119,7 @@ class ChaffPointSketch(SecureSketch):
                 wrapped = np.concatenate((np.zeros(1, np.uint64), np.cumsum(region.astype(np.uint64))))
                 f[lo:hi] = (wrapped[last] - wrapped[first]).astype(np.int64)
             hi = lo
-        out = array("q")
-        out.frombytes(f.tobytes())
-        return out
+        return f
 
     def _fill_exactly(self, f: np.ndarray, lo: int, hi: int) -> None:
         """Fill ``f[lo:hi]`` with Python integers, refusing any count above ``MAX_SKETCHES``."""
