@@ -213,6 +213,13 @@ def _limit_payloads() -> Iterator[tuple[str, Case, bytes, bool]]:
     yield "s2 count over", a2, _words([gaps_max + 1] * 3, 1), False
     yield "s2 count under", a2, _words([0] * 3, 1), False
     yield "s2 all 0xff", a2, b"\xff" * 64, False
+    # n = 64, q = 4: one count byte per feature, then per feature a first-point code (< 2q) and
+    # gap codes (< q), one byte each.
+    s2 = parse_helper(a2.helper).payload
+    first = 3  # the first-point code of feature 0 follows the three counts
+    yield "s2 first point at 2q", a2, s2[:first] + bytes([8]) + s2[first + 1 :], False
+    yield "s2 gap code at q", a2, s2[:first + 1] + bytes([4]) + s2[first + 2 :], False
+    yield "s2 count off by one", a2, bytes([s2[0] + 1]) + s2[1:], False
     mc = by_name["mixed-concatenate"]
     yield "mixed huge prefix", mc, b"\xff\xff\xff\xff" + bytes(16), False
     yield "mixed empty", mc, b"", False
