@@ -136,8 +136,7 @@ def key_recoverability_bits(
     """
     if key_space_bits < 0 or group_bits < 0:
         raise ParameterError("key_space_bits and group_bits must be non-negative")
-    keys = 2.0**key_space_bits
-    if keys < 2.0:
+    if key_space_bits < 1.0:
         return 0.0
 
     def bad(c: float) -> bool:  # Pr[some bin holds ≥ c keys] may exceed the allowed failure
@@ -145,16 +144,9 @@ def key_recoverability_bits(
 
     if not bad(2):
         return 0.0
-    if keys > 2.0**62:
-        # Loads beyond integer range: bisect on log2 c (c as a real; lgamma takes reals).
-        lo_x, hi_x = 1.0, float(key_space_bits)
-        if bad(2.0**hi_x):  # type: ignore[arg-type]
-            return float(key_space_bits)
-        for _ in range(80):
-            mid = (lo_x + hi_x) / 2
-            lo_x, hi_x = (mid, hi_x) if bad(2.0**mid) else (lo_x, mid)  # type: ignore[arg-type]
-        c = math.ceil(2.0**hi_x)  # the least integer load the union bound rules out
-        return float(min(key_space_bits, math.log2(max(1, c - 1))))
+    if key_space_bits > 62:
+        return _large_key_space_beta(key_space_bits, group_bits, bad)
+    keys = 2.0**key_space_bits
     lo, hi = 2, int(keys)  # bad(lo) is True; find the least c with bad(c) False
     if bad(hi):
         return float(key_space_bits)
@@ -165,6 +157,32 @@ def key_recoverability_bits(
         else:
             hi = mid
     return float(min(key_space_bits, math.log2(hi - 1)))
+
+
+def _large_key_space_beta(key_space_bits: float, group_bits: float, bad: Any) -> float:
+    """``β`` when the loads exceed integer range: bisect on ``x = log2 c``, in logs throughout.
+
+    Beyond ``c = 2^60`` the bound's sign is that of ``2^x·((K − G) − log2(c!)/c)`` (the additive
+    terms are negligible next to ``2^x``), and Stirling gives ``log2(c!)/c ≥ x − log2 e``; so a
+    load ``2^x`` is ruled out once ``x ≥ K − G + log2 e``. No ``2^x`` is ever formed for large
+    ``x``: key spaces of thousands of bits (a 4096-bit extracted key) stay finite.
+    """
+
+    def bad_log(x: float) -> bool:
+        if x <= 60:
+            return bool(bad(2.0**x))
+        return (key_space_bits - group_bits) - (x - math.log2(math.e)) > 0
+
+    lo_x, hi_x = 1.0, float(key_space_bits)
+    if bad_log(hi_x):
+        return float(key_space_bits)
+    for _ in range(200):
+        mid = (lo_x + hi_x) / 2
+        lo_x, hi_x = (mid, hi_x) if bad_log(mid) else (lo_x, mid)
+    if hi_x > 60:
+        return float(min(key_space_bits, hi_x))
+    c = math.ceil(2.0**hi_x)  # the least integer load the union bound rules out
+    return float(min(key_space_bits, math.log2(max(1, c - 1))))
 
 
 def extractor_overhead(remaining_bits: float, key_bits: int) -> tuple[float, float, float]:

@@ -236,3 +236,16 @@ def test_asymmetric_sketches_claim_no_diverted_loss(scheme: str) -> None:
     assert mix.beta == pytest.approx(math.log2(10**6))
     assert mix.diverted_bits == 0.0
     assert PinSketch(16, 8).pad_group_bits() == PinSketch(16, 8).report().sketch_bits
+
+
+def test_beta_for_huge_key_spaces_is_finite_and_monotone() -> None:
+    from sketchauth.mixing_bounds import key_recoverability_bits
+
+    # far more pads than keys: no two keys share a pad (beta 0), whatever the key length
+    assert key_recoverability_bits(4096.0, 10000.0) == 0.0
+    # far more keys than pads: about K - G + log2 e keys per pad, and never more than K
+    beta = key_recoverability_bits(4096.0, 128.0)
+    assert 4096 - 128 <= beta <= 4096 - 128 + 2
+    assert key_recoverability_bits(2000.0, 1000.0) <= key_recoverability_bits(2000.0, 500.0) <= 2000.0
+    # continuous across the switch to the log-domain bisection (62 -> 63 key bits)
+    assert abs(key_recoverability_bits(63.0, 10.0) - key_recoverability_bits(62.0, 10.0) - 1.0) < 0.01
