@@ -97,6 +97,9 @@ MAX_PIN_BYTES = 4096
 MAX_EXTRACTOR_INPUT_BYTES = 1 << 16
 #: Most components one mixed sketch may hold.
 MAX_COMPONENTS = 64
+#: Most exact keys (PINs/passwords) one mixed sketch may hold: each costs an argon2id call on
+#: every decode, so a crafted helper could otherwise make one decode run dozens of slow hashes.
+MAX_EXACT_KEYS = 4
 _PAD_TAG = b"sketchauth/mix-pad/v1\x00"
 _U32 = struct.Struct(">I")
 
@@ -383,6 +386,8 @@ class MixedSketch(SecureSketch):
             raise ParameterError("a mixed sketch needs at least one component")
         if len(components) > MAX_COMPONENTS:
             raise ParameterError(f"at most {MAX_COMPONENTS} components")
+        if sum(isinstance(c, ExactKey) for c in components) > MAX_EXACT_KEYS:
+            raise ParameterError(f"at most {MAX_EXACT_KEYS} exact keys (PINs/passwords) per mixed sketch")
         self.components = tuple(components)
         self.mixes = _validate_mixes(self.components, mixes)
         self.parent = {i: j for j, i in self.mixes}

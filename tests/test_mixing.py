@@ -508,3 +508,13 @@ def test_rebuilding_from_helper_does_not_repeat_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error", MixingWarning)
         assert load_sketch(helper) == cascade
+
+
+def test_exact_keys_per_structure_are_bounded() -> None:
+    # Each exact key costs an argon2id call per decode: a helper may not ask for dozens.
+    from sketchauth.mixing import MAX_EXACT_KEYS, Hybrid
+
+    components = [IntervalSketch(16, 2)] * (MAX_EXACT_KEYS + 1) + [ExactKey("test")] * (MAX_EXACT_KEYS + 1)
+    mixes = [(MAX_EXACT_KEYS + 1 + i, i) for i in range(MAX_EXACT_KEYS + 1)]
+    with pytest.raises(ParameterError, match="exact keys"):
+        Hybrid(components, mixes, warn=False)

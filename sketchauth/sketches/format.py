@@ -106,9 +106,10 @@ def parse_helper(data: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> HelperRec
     """Parse and check one helper record; raise :class:`SketchFormatError` on any defect."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SketchFormatError(f"helper data must be bytes, not {type(data).__name__}")
+    size = data.nbytes if isinstance(data, memoryview) else len(data)
+    if size > max_bytes:  # checked before copying anything
+        raise SketchFormatError(f"helper data is {size} bytes, more than the {max_bytes} allowed")
     data = bytes(data)
-    if len(data) > max_bytes:
-        raise SketchFormatError(f"helper data is {len(data)} bytes, more than the {max_bytes} allowed")
     minimum = _HEAD.size + _PAYLOAD_LEN.size + _DIGEST_BYTES
     if len(data) < minimum:
         raise SketchFormatError(f"helper data truncated: {len(data)} bytes, header needs {minimum}")
