@@ -33,7 +33,7 @@ from service.pipelines import LoadedPipeline, check_dimensions, min_samples, pip
 from service.problems import ProblemError, problem_doc
 from service.schemes import UnknownScheme, get_scheme
 from service.settings import Settings
-from service.store import AlreadyEnrolled, NewEnrolment, UserNotFound, UserRecord
+from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
 __all__ = ["router"]
@@ -200,35 +200,50 @@ async def verify_user(user_id: UserId, body: VerificationRequest, state: State) 
 
 
 def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | None) -> bool:
-    """One verification attempt, throttled and counted (runs in a worker thread)."""
+    """One verification attempt, throttled and counted (runs in a worker thread).
+
+    The attempt is counted as a failure (atomically, in the store) before any decode or hash
+    work: concurrent attempts cannot all slip past the lockout check, and a client that hangs up
+    mid-request has still spent its attempt. A success resets the count; a malformed sample
+    (422) gives the attempt back, since nothing was compared.
+    """
     record = state.store.get(user_id)
     if record is None:
-        state.authenticator.dummy_verify(with_pin=pin is not None)
-        return False
-    if record.disabled:
-        raise ProblemError(
-            423, "biometric-disabled", "too many consecutive failures: the biometric is disabled until re-enrolment or an admin reset"
-        )
-    now = state.clock()
-    if record.locked_until > now:
-        wait = max(1, math.ceil(record.locked_until - now))
-        raise ProblemError(
-            429, "too-many-failures", f"too many consecutive failures: retry in {wait} s", headers={"Retry-After": str(wait)}
-        )
+        return _unknown_user(state, pin)
     pipeline = None if record.pipeline is None else _enrolled_pipeline(state, record).pipeline
+    try:
+        claim = state.store.claim_attempt(user_id, state.policy, state.clock())
+    except UserNotFound:  # revoked since the read
+        return _unknown_user(state, pin)
+    except AttemptRefused as refused:
+        raise _refusal(refused, state.clock()) from None
     try:
         outcome = state.authenticator.verify(record, sample, pin, pipeline=pipeline)
     except SampleError as exc:
+        state.store.release_attempt(user_id, claim, state.policy)
         raise _invalid(exc) from None
-    try:
-        if outcome.verified:
-            state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
-        else:
-            state.store.record_failure(user_id, state.policy, state.clock())
-    except UserNotFound:
-        # Revoked while this attempt ran: nothing to count any more.
-        pass
+    if outcome.verified:
+        state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
+    else:
+        state.store.settle_failure(user_id, claim, state.clock())
     return outcome.verified
+
+
+def _unknown_user(state: ServiceState, pin: str | None) -> bool:
+    """``False`` after the argon2 work a failed attempt of an enrolled user costs."""
+    state.authenticator.dummy_verify(with_pin=pin is not None)
+    return False
+
+
+def _refusal(refused: AttemptRefused, now: float) -> ProblemError:
+    if refused.disabled:
+        return ProblemError(
+            423, "biometric-disabled", "too many consecutive failures: the biometric is disabled until re-enrolment or an admin reset"
+        )
+    wait = max(1, math.ceil(refused.locked_until - now))
+    return ProblemError(
+        429, "too-many-failures", f"too many consecutive failures: retry in {wait} s", headers={"Retry-After": str(wait)}
+    )
 
 
 def _enrolled_pipeline(state: ServiceState, record: UserRecord) -> LoadedPipeline:

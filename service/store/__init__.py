@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from service.store.base import (
     AlreadyEnrolled,
+    AttemptRefused,
     AuditEvent,
     FailureState,
     LockoutPolicy,
@@ -20,6 +21,7 @@ from service.store.base import (
 
 __all__ = [
     "AlreadyEnrolled",
+    "AttemptRefused",
     "AuditEvent",
     "FailureState",
     "LockoutPolicy",

@@ -21,6 +21,7 @@ __all__ = [
     "StoreError",
     "AlreadyEnrolled",
     "UserNotFound",
+    "AttemptRefused",
     "LockoutPolicy",
     "NewEnrolment",
     "UserRecord",
@@ -46,6 +47,15 @@ class AlreadyEnrolled(StoreError):
 
 class UserNotFound(StoreError):
     """No enrolment for this user id."""
+
+
+class AttemptRefused(StoreError):
+    """The user's biometric is waiting out a lockout or is disabled: no attempt may run now."""
+
+    def __init__(self, user_id: str, *, locked_until: float, disabled: bool) -> None:
+        super().__init__(user_id)
+        self.locked_until = locked_until
+        self.disabled = disabled
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +156,32 @@ class Store(ABC):
         """Count one failed verification atomically and apply the lockout policy."""
 
     @abstractmethod
+    def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        """Count a verification attempt as a failure *before* any decode or hash work runs.
+
+        One atomic conditional update: refused with :class:`AttemptRefused` (nothing counted)
+        while the user waits out a lockout or is disabled, :class:`UserNotFound` if not enrolled.
+        Counting first means concurrent attempts cannot all pass the lockout check before any of
+        them is counted, and a client (or process) that dies mid-attempt still spent the attempt.
+        The returned state is what a failure of this attempt leaves; a success resets it with
+        :meth:`record_success`, a failure writes its audit events with :meth:`settle_failure`.
+        """
+
+    @abstractmethod
+    def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
+        """Audit a claimed attempt that failed (its count was taken by :meth:`claim_attempt`)."""
+
+    @abstractmethod
+    def release_attempt(self, user_id: str, claim: FailureState, policy: LockoutPolicy) -> None:
+        """Give back a claimed attempt that never compared anything (a malformed sample).
+
+        Undoes the count and the wait or disabled flag the claim set (when still its own).
+        """
+
+    @abstractmethod
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        """Reset the failure count; with ``new_hash``, replace the hash if it is still ``old_hash``."""
+        """Reset the failure count, wait and disabled flag (the attempt was claimed while allowed);
+        with ``new_hash``, replace the hash if it is still ``old_hash``."""
 
     @abstractmethod
     def revoke(self, user_id: str, now: float) -> None:

