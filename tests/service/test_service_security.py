@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,7 @@ from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
 
 from service.app import create_app
-from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, UserNotFound
-from service.store.sqlite import SQLiteStore
+from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
@@ -42,6 +42,20 @@ def _verify(client: TestClient, sample: list[Any], user: str = "alice") -> Any:
 
 def _record(user_id: str = "alice") -> NewEnrolment:
     return NewEnrolment(user_id, "interval", {"n": 256}, b"helper", "$argon2id$h1", {"scheme": "interval"}, False)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A migrated store on each backend (PostgreSQL for real, in its own schema)."""
+    if request.param == "sqlite":
+        opened = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    else:
+        opened = open_store(
+            request.getfixturevalue("postgres_available"), postgres_schema=request.getfixturevalue("postgres_schema")
+        )
+    opened.migrate()
+    yield opened
+    opened.close()
 
 
 # -- throttling: the attempt is counted before the work ------------------------------------------------
@@ -76,9 +90,7 @@ def test_concurrent_attempts_cannot_outrun_the_lockout(tmp_path: Path) -> None:
         assert events.count("verify-fail") == 5 and events.count("lock") == 1
 
 
-def test_claim_counts_before_the_work_and_refuses_while_waiting(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.db")
-    store.migrate()
+def test_claim_counts_before_the_work_and_refuses_while_waiting(store: Store) -> None:
     policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
     store.enrol(_record(), replace=False, now=NOW)
     first = store.claim_attempt("alice", policy, NOW)
@@ -101,25 +113,22 @@ def test_claim_counts_before_the_work_and_refuses_while_waiting(tmp_path: Path) 
     assert [e.event for e in store.audit_events("alice")] == ["enrol"]
     store.settle_failure("alice", third, NOW + 32)
     assert [e.event for e in store.audit_events("alice")] == ["enrol", "verify-fail", "lock", "disable"]
-    store.close()
 
 
-def test_release_gives_back_the_count_wait_and_disable(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.db")
-    store.migrate()
+def test_release_gives_back_the_count_wait_and_disable(store: Store) -> None:
     policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
     store.enrol(_record(), replace=False, now=NOW)
     store.claim_attempt("alice", policy, NOW)
     claim = store.claim_attempt("alice", policy, NOW)
     store.release_attempt("alice", claim, policy)
     record = store.get("alice")
+    assert record is not None
     assert (record.failures, record.locked_until, record.disabled) == (1, 0.0, False)
     store.claim_attempt("alice", policy, NOW)  # 2: locks until NOW + 30
     claim = store.claim_attempt("alice", policy, NOW + 30)  # 3: disables
     store.release_attempt("alice", claim, policy)
     record = store.get("alice")
     assert (record.failures, record.locked_until, record.disabled) == (2, 0.0, False)
-    store.close()
 
 
 def test_malformed_sample_after_failures_neither_counts_nor_locks(tmp_path: Path) -> None:
@@ -162,3 +171,23 @@ def test_refused_attempts_do_no_decode_or_hash_work(tmp_path: Path) -> None:
 
 
 
+
+
+def test_concurrent_claims_grant_exactly_the_threshold(store: Store) -> None:
+    """Threads claiming at once on one store: the check and the count are one statement."""
+    policy = LockoutPolicy(lockout_threshold=4, lockout_seconds=30, disable_threshold=50)
+    store.enrol(_record(), replace=False, now=NOW)
+    outcomes: list[str] = []
+
+    def claim() -> None:
+        try:
+            store.claim_attempt("alice", policy, NOW)
+            outcomes.append("granted")
+        except AttemptRefused:
+            outcomes.append("refused")
+
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(24):
+            pool.submit(claim)
+    assert sorted(outcomes) == ["granted"] * 4 + ["refused"] * 20
+    assert store.get("alice").failures == 4  # type: ignore[union-attr]
