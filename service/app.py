@@ -33,7 +33,7 @@ from service.schemes import available_schemes, warm_up
 from service.settings import Settings
 from service.store import LockoutPolicy, Store, open_store
 
-__all__ = ["create_app", "app_from_env", "run_server", "BodySizeLimit"]
+__all__ = ["create_app", "app_from_env", "run_server", "BodySizeLimit", "ContainErrors"]
 
 log = logging.getLogger("sketchauth.service")
 
@@ -88,6 +88,41 @@ class BodySizeLimit:
             413, "body-too-large", f"request body exceeds {self.limit} bytes", instance=scope.get("path")
         )
         await response(scope, receive, send)
+
+
+class ContainErrors:
+    """ASGI middleware: an unhandled exception ends here as a 500 problem, logged by type only.
+
+    Starlette's outermost error middleware answers 500 and then *re-raises* the exception so
+    the server can log it: uvicorn would print the traceback with the exception's message,
+    and a message from deep in a decode could quote a sample, PIN or embedding value. This
+    middleware sits inside it and swallows the exception after logging its type and the path.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # noqa: BLE001 - every escaping error is contained here
+            log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), scope.get("path"))
+            if not started:
+                response = problem_response(
+                    500, "internal-error", "the service failed to handle this request", instance=scope.get("path")
+                )
+                await response(scope, receive, send)
 
 
 def _open(settings: Settings, store: Store | None) -> Store:
@@ -149,6 +184,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     for module in (users, admin, schemes, health):
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
     return app
 
 

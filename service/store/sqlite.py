@@ -10,6 +10,7 @@ a time anyway; every statement here takes microseconds).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,21 @@ def sqlite_path(url: str) -> Path:
     return Path(url[len("sqlite:///") :])
 
 
+def _create_private(path: Path) -> None:
+    """Create the database file readable and writable by its owner only (0600), if it is new.
+
+    The file holds helper data and hashes: public in the scheme's model, but an offline guessing
+    attack starts from the hashes, so other local users have no business reading them. SQLite
+    gives its ``-wal`` and ``-shm`` files the database file's permissions. An existing file keeps
+    the permissions its operator chose.
+    """
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class SQLiteStore(SqlStore):
     """:class:`~service.store.base.Store` on one SQLite file (WAL, one transaction per change)."""
 
@@ -39,6 +55,7 @@ class SQLiteStore(SqlStore):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        _create_private(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
         self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -4,10 +4,11 @@ no value echo or traceback leak on errors, the SQLite file's permissions, API-ke
 
 from __future__ import annotations
 
-
+import logging
+import stat
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,55 @@ def test_concurrent_claims_grant_exactly_the_threshold(store: Store) -> None:
             pool.submit(claim)
     assert sorted(outcomes) == ["granted"] * 4 + ["refused"] * 20
     assert store.get("alice").failures == 4  # type: ignore[union-attr]
+
+
+# -- nothing echoed or logged -------------------------------------------------------------------------
+
+
+def test_unhandled_error_is_a_500_problem_and_its_message_is_never_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Starlette re-raises after its 500 handler so the server logs the traceback, message and
+    all; the service contains the error instead and logs only its type and the path."""
+    app = create_app(test_settings(tmp_path))
+
+    @app.post("/boom")
+    async def boom() -> None:
+        raise RuntimeError("sample=[120, 33, 200, 71] pin=493817")
+
+    with caplog.at_level(logging.DEBUG), TestClient(app) as client:  # raise_server_exceptions=True
+        r = client.post("/boom", headers=AUTH, json={})
+    assert r.status_code == 500 and r.headers["content-type"] == "application/problem+json"
+    assert r.json()["detail"] == "the service failed to handle this request"
+    assert "493817" not in r.text and "493817" not in caplog.text and "120, 33" not in caplog.text
+    assert "unhandled RuntimeError on POST /boom" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"sample": [123, 30, 205, "pin-like-493817"]}',
+        b'{"sample": [123, 30, 205, 71], "pin": 493817}',
+        b'{"sample": [123, 30, 205, 71], "pin": "49"}',
+        b'{"sample": [123, 30, 205, NaN], "pin": "493817"}',
+        b'{"sample": [123, 30, 205, 71], "pin": "493817", "extra": "7777777"}',
+        b'{"sample": [123, 30, 205, 71], "pin": "493817"',
+    ],
+)
+def test_validation_problems_never_echo_values(client: TestClient, body: bytes) -> None:
+    r = client.post(
+        "/v1/users/alice/verification", headers={**AUTH, "Content-Type": "application/json"}, content=body
+    )
+    assert r.status_code in (400, 422) and r.headers["content-type"] == "application/problem+json"
+    for value in ("493817", "7777777", "205", "NaN", "pin-like"):
+        assert value not in r.text
+    assert all(set(err) == {"loc", "msg"} for err in r.json()["errors"])
+
+
+def test_sqlite_file_is_created_owner_only(tmp_path: Path) -> None:
+    with TestClient(create_app(test_settings(tmp_path))) as client:
+        _enrol(client)
+    files = sorted(p for p in tmp_path.iterdir() if p.name.startswith("service.db"))
+    assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), [
+        (p.name, oct(p.stat().st_mode)) for p in files
+    ]
