@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
 
 from service.models import HARD_MAX_SAMPLES
 from sketchauth.errors import ParameterError
@@ -28,8 +28,9 @@ from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 __all__ = ["SchemeSpec", "SCHEME_SPECS", "available_schemes", "get_scheme", "build_sketch", "stored_sketch", "pin_cascade", "warm_up", "UnknownScheme"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
-#: The service's cap on a vault's field: the helper lists every field element (up to 3 bytes
-#: each), so this keeps one stored enrolment under about 400 KB.
+#: The service's cap on a vault's field (and on a weighted vault's p*q slots): the helper lists
+#: a value for every field element or slot (4 bytes each at this size), so one stored enrolment
+#: stays near 512 KiB (measured: 524,341 bytes for p = 131071).
 MAX_VAULT_FIELD = 1 << 17
 #: The service's cap on feature-vector length (samples are also bounded by settings).
 HARD_MAX_FEATURES = 1 << 16
@@ -75,6 +76,14 @@ class WeightedVaultParams(_Params):
     min_count: PositiveInt | None = Field(
         default=None, description="enrolment option: captures an element must appear in (default: a majority)"
     )
+
+    @model_validator(mode="after")
+    def _slots_within_cap(self) -> WeightedVaultParams:
+        # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
+        # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
+        if self.p * self.q > MAX_VAULT_FIELD:
+            raise ValueError(f"p*q must be at most {MAX_VAULT_FIELD} slots (the helper lists every slot)")
+        return self
 
 
 class AsymmetricIntervalParams(_Params):

@@ -244,3 +244,19 @@ def test_sqlite_file_is_created_owner_only(tmp_path: Path) -> None:
     assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), [
         (p.name, oct(p.stat().st_mode)) for p in files
     ]
+
+
+# -- input bounds ---------------------------------------------------------------------------------------
+
+
+def test_weighted_vault_slots_are_capped_at_enrolment(client: TestClient) -> None:
+    """p*q = 2^21 slots was accepted: an 8 MiB helper record stored per enrolment."""
+    sets = [[3, 17, 40, 66, 101], [3, 17, 40, 66, 101]]
+    body = {"scheme": "weighted-vault", "params": {"p": 32768, "q": 64, "g": 9, "t": 3}, "samples": sets}
+    r = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body)
+    assert r.status_code == 422 and r.json()["type"].endswith("/invalid-parameters")
+    assert "p*q must be at most 131072 slots" in r.json()["detail"]
+    assert client.get("/v1/users/alice/report", headers=AUTH).status_code == 404
+    body["params"] = {"p": 2048, "q": 64, "g": 9, "t": 3}  # exactly 2^17 slots
+    r = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body)
+    assert r.status_code == 201, r.text
