@@ -1,7 +1,8 @@
 """Shared request dependencies as ``Annotated`` aliases: the service state and API-key checks.
 
-API keys are bearer tokens compared with :func:`hmac.compare_digest` against *every* configured
-key (no early exit), so the time taken does not depend on which key, or how much of one, matched.
+API keys are bearer tokens whose SHA-256 digests are compared with :func:`hmac.compare_digest`
+against *every* configured key's (no early exit), so the time taken does not depend on which
+key, how much of one, or how long a key, matched.
 Admin keys (``SKETCHAUTH_ADMIN_KEYS``) are a separate set and only they may reset a disabled
 biometric.
 
@@ -11,6 +12,7 @@ thread pool, a hand-off per dependency per request for work that takes microseco
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import time
 from collections.abc import Callable
@@ -57,12 +59,20 @@ _admin_bearer = HTTPBearer(
 )
 
 
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+
+
 def key_matches(presented: str, keys: tuple[str, ...]) -> bool:
-    """Constant-time membership: compares against every key whatever the outcome."""
-    given = presented.encode()
+    """Constant-time membership: compares against every key whatever the outcome.
+
+    SHA-256 digests are compared, not the keys: ``compare_digest`` is constant-time only for
+    equal lengths, so comparing raw keys would let response times tell a key's length.
+    """
+    given = _digest(presented)
     matched = False
     for key in keys:
-        matched |= hmac.compare_digest(given, key.encode())
+        matched |= hmac.compare_digest(given, _digest(key))
     return matched
 
 

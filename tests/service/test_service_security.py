@@ -16,7 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
 
+from service.api import deps
 from service.app import create_app
+from service.settings import Settings, SettingsError
 from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
@@ -260,3 +262,34 @@ def test_weighted_vault_slots_are_capped_at_enrolment(client: TestClient) -> Non
     body["params"] = {"p": 2048, "q": 64, "g": 9, "t": 3}  # exactly 2^17 slots
     r = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body)
     assert r.status_code == 201, r.text
+
+
+# -- API keys ---------------------------------------------------------------------------------------------
+
+
+def test_key_check_compares_equal_length_digests_against_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[int, int]] = []
+    real = deps.hmac.compare_digest
+
+    def recording(a: bytes, b: bytes) -> bool:
+        seen.append((len(a), len(b)))
+        return real(a, b)
+
+    monkeypatch.setattr(deps.hmac, "compare_digest", recording)
+    keys = ("first-key", "a-much-longer-second-key", "third")
+    assert deps.key_matches("first-key", keys)  # matched on the first: still compares all three
+    assert seen == [(32, 32)] * 3
+    seen.clear()
+    assert not deps.key_matches("first-ke", keys) and not deps.key_matches("", keys)
+    assert seen == [(32, 32)] * 6
+
+
+def test_admin_key_is_separate_and_api_keys_are_required(tmp_path: Path) -> None:
+    with TestClient(create_app(test_settings(tmp_path))) as client:
+        _enrol(client)
+        assert client.post("/v1/admin/users/alice/reset", headers=AUTH).status_code == 403
+        bad = {"Authorization": "Bearer test-api-key-but-longer"}
+        assert client.get("/v1/users/alice/report", headers=bad).status_code == 401
+        assert client.get("/v1/users/alice/report", headers={"Authorization": "Basic dGVzdA=="}).status_code == 401
+    with pytest.raises(SettingsError, match="no API key"):
+        create_app(Settings.from_env({"SKETCHAUTH_API_KEYS": " , ", "SKETCHAUTH_DATABASE_URL": f"sqlite:///{tmp_path}/x.db"}))
