@@ -162,8 +162,13 @@ class Settings:
             raise SettingsError("SKETCHAUTH_DATABASE_URL must be sqlite:///PATH or postgresql://...")
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
-        if not self.postgres_schema.replace("_", "").isalnum():
-            raise SettingsError("SKETCHAUTH_SCHEMA must be letters, digits and underscores")
+        from service.store.postgres import valid_schema_name
+
+        if not valid_schema_name(self.postgres_schema):
+            raise SettingsError(
+                "SKETCHAUTH_SCHEMA must be a lower-case identifier of at most 63 characters: a-z, 0-9 and _, "
+                "not starting with a digit"
+            )
         if self.pin_min_entropy is not None and not (
             math.isfinite(self.pin_min_entropy) and 0 < self.pin_min_entropy <= MAX_PIN_MIN_ENTROPY
         ):

@@ -9,13 +9,24 @@ replicas starting at once) serialise on a transaction-scoped advisory lock.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from service.store.sql import SqlStore
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "SCHEMA_NAME", "valid_schema_name"]
+
+#: Schema names the store accepts: lower-case ASCII identifiers PostgreSQL needs no quotes for.
+#: The name is spliced into ``CREATE SCHEMA "…"`` and ``search_path`` (identifiers cannot be
+#: bound as parameters), so nothing else may pass; upper case would also fail at run time, as
+#: ``search_path`` folds an unquoted name to lower case while ``CREATE SCHEMA "…"`` keeps it.
+SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def valid_schema_name(schema: str) -> bool:
+    return SCHEMA_NAME.fullmatch(schema) is not None
 
 
 def _pool_classes() -> tuple[Any, Any]:
@@ -35,8 +46,8 @@ class PostgresStore(SqlStore):
     dialect = "postgres"
 
     def __init__(self, url: str, *, schema: str = "public", min_size: int = 1, max_size: int = 8) -> None:
-        if not schema.replace("_", "").isalnum():
-            raise ValueError("schema must be letters, digits and underscores")
+        if not valid_schema_name(schema):
+            raise ValueError("schema must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit")
         _, psycopg_pool = _pool_classes()
         self.schema = schema
         self._pool = psycopg_pool.ConnectionPool(

@@ -293,3 +293,20 @@ def test_admin_key_is_separate_and_api_keys_are_required(tmp_path: Path) -> None
         assert client.get("/v1/users/alice/report", headers={"Authorization": "Basic dGVzdA=="}).status_code == 401
     with pytest.raises(SettingsError, match="no API key"):
         create_app(Settings.from_env({"SKETCHAUTH_API_KEYS": " , ", "SKETCHAUTH_DATABASE_URL": f"sqlite:///{tmp_path}/x.db"}))
+
+
+# -- store --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("schema", ["MySchema", "schéma", "x\u0661", "1abc", "a-b", 'a"b', "a" * 64, ""])
+def test_postgres_schema_names_are_plain_lower_case_identifiers(tmp_path: Path, schema: str) -> None:
+    """The name is spliced into SQL (identifiers cannot be parameters): ``isalnum`` let Unicode
+    letters and digits through, and upper case broke ``search_path``."""
+    settings = test_settings(tmp_path, postgres_schema=schema)
+    with pytest.raises(SettingsError, match="SKETCHAUTH_SCHEMA"):
+        settings.validate()
+    from service.store.postgres import PostgresStore
+
+    with pytest.raises(ValueError, match="lower-case identifier"):
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none", schema=schema)
+    assert test_settings(tmp_path, postgres_schema="tenant_2").validate()
