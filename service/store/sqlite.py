@@ -64,6 +64,9 @@ class SQLiteStore(SqlStore):
         # last commits, never corrupt the file).
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute("PRAGMA foreign_keys = ON")
+        # Revoking or replacing an enrolment must not leave its hash and helper data readable in
+        # freed pages of the file: zero them (many builds default to this, not all).
+        self._conn.execute("PRAGMA secure_delete = ON")
 
     @classmethod
     def from_url(cls, url: str) -> SQLiteStore:

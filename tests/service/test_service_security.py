@@ -19,6 +19,7 @@ from service_testing import AUTH, test_settings
 from service.api import deps
 from service.app import create_app
 from service.settings import Settings, SettingsError
+from service.store.sqlite import SQLiteStore
 from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
@@ -310,3 +311,22 @@ def test_postgres_schema_names_are_plain_lower_case_identifiers(tmp_path: Path, 
     with pytest.raises(ValueError, match="lower-case identifier"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none", schema=schema)
     assert test_settings(tmp_path, postgres_schema="tenant_2").validate()
+
+
+def test_revoked_and_replaced_enrolments_leave_no_trace_in_the_sqlite_file(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "x.db")
+    store.migrate()
+    assert store._conn.execute("PRAGMA secure_delete").fetchone() == (1,)
+    old = "$argon2id$v=19$m=65536,t=3,p=4$OLDHASHMARKER0123456789"
+    gone = "$argon2id$v=19$m=65536,t=3,p=4$REVOKEDMARKER0123456789"
+    store.enrol(NewEnrolment("alice", "interval", {}, b"OLDHELPER" * 8, old, {}, False), replace=False, now=NOW)
+    store.enrol(NewEnrolment("bob", "interval", {}, b"GONEHELPER" * 8, gone, {}, False), replace=False, now=NOW)
+    store.enrol(NewEnrolment("carol", "interval", {}, b"kept", "$argon2id$kept", {}, False), replace=False, now=NOW)
+    store.enrol(NewEnrolment("alice", "interval", {}, b"NEWHELPER", "$argon2id$new", {}, False), replace=True, now=NOW)
+    store.revoke("bob", NOW)
+    store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    for marker in (b"OLDHASHMARKER", b"OLDHELPER", b"REVOKEDMARKER", b"GONEHELPER"):
+        assert marker not in data, marker
+    assert b"NEWHELPER" in data and b"$argon2id$kept" in data
