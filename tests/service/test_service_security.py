@@ -330,3 +330,17 @@ def test_revoked_and_replaced_enrolments_leave_no_trace_in_the_sqlite_file(tmp_p
     for marker in (b"OLDHASHMARKER", b"OLDHELPER", b"REVOKEDMARKER", b"GONEHELPER"):
         assert marker not in data, marker
     assert b"NEWHELPER" in data and b"$argon2id$kept" in data
+
+
+def test_an_attempt_that_dies_mid_work_is_still_counted(tmp_path: Path) -> None:
+    """Whatever ends the attempt after the claim (a crash, a killed worker) leaves it counted."""
+    with TestClient(create_app(test_settings(tmp_path))) as client:
+        _enrol(client)
+        state = client.app.state.service  # type: ignore[attr-defined]
+
+        def dies(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("worker killed mid-decode")
+
+        state.authenticator.verify = dies
+        assert _verify(client, GENUINE).status_code == 500
+        assert state.store.get("alice").failures == 1
