@@ -8,7 +8,8 @@ migrators). Queries use ``?`` placeholders; PostgreSQL's store rewrites them to 
 Atomicity: each public method is one transaction. The failure counter is incremented and the
 lockout policy applied by one ``UPDATE ... RETURNING`` statement, so the database, not the
 process, decides the new count: concurrent verifications in several workers or replicas cannot
-lose an increment.
+lose an increment. Verification uses the conditional form, :meth:`SqlStore.claim_attempt`, which
+checks the wait and the disabled flag in the same statement before any decode or hash work.
 """
 
 from __future__ import annotations
