@@ -161,7 +161,7 @@ def _stats(
         recovered_ci=wilson_interval(int(recovered.sum()), trials * features),
         guess_success=guess,
         guess_success_ci=wilson_interval(hits, trials),
-        guess_bits=-math.log2(guess) if guess > 0 else math.inf,
+        guess_bits=0.0 - math.log2(guess) if guess > 0 else math.inf,  # 0.0 − …: no −0.0
         extra=dict(extra or {}),
     )
 
