@@ -135,6 +135,10 @@ class RepeatedEnrolmentResult:
         }
 
 
+#: What one family's simulation returns: the sketch parameters, the stats per k, the options used.
+_Outcome = tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]
+
+
 # -- shared measures ---------------------------------------------------------------------------------
 def _stats(
     k: int, count: np.ndarray, contains: np.ndarray, draws: np.ndarray, extra: dict[str, Any] | None = None
@@ -178,7 +182,8 @@ def _check_noise(name: str, value: Any, upper: float | None = None) -> float:
         raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value) or value < 0 or (upper is not None and value > upper):
-        raise ParameterError(f"{name} must be in [0, {upper if upper is not None else 'inf'}), got {value!r}")
+        bounds = f"in [0, {upper}]" if upper is not None else "finite and >= 0"
+        raise ParameterError(f"{name} must be {bounds}, got {value!r}")
     return value
 
 
@@ -214,11 +219,16 @@ def _grid_guard(trials: int, features: int, n: int, k: int) -> None:
         )
 
 
-def _interval_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]:
+def _interval_attack(
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+) -> _Outcome:
     from sketchauth.sketches.interval import IntervalSketch
 
     n = sketch.n if sketch is not None else check_int("n", opts.pop("n", 64), 2)  # type: ignore[attr-defined]
-    features = sketch.features if sketch is not None else check_int("features", opts.pop("features", 16), 1)  # type: ignore[attr-defined]
+    if sketch is not None:
+        features = sketch.features  # type: ignore[attr-defined]
+    else:
+        features = check_int("features", opts.pop("features", 16), 1)
     if sketch is not None:
         default = [sketch.v.tolist()] * k  # type: ignore[attr-defined]
     else:
@@ -255,7 +265,9 @@ def _asymmetric_setup(sketch: SecureSketch | None, scheme: str, opts: dict[str, 
     return AsymmetricIntervalSketch(n, q, scheme=scheme, features=check_int("features", opts.pop("features", 16), 1))
 
 
-def _asymmetric_truth(sk: Any, k: int, trials: int, rng: np.random.Generator, noise: float, jitter: float) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
+def _asymmetric_truth(
+    sk: Any, k: int, trials: int, rng: np.random.Generator, noise: float, jitter: float
+) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
     """True ``(b, v)`` per trial and the ``K`` helpers of each trial's noisy enrolments.
 
     ``v`` is drawn in ``[1, q]`` and ``b`` so that ``(b − v, b + v)`` fits in ``[0, n]`` when the
@@ -275,7 +287,9 @@ def _asymmetric_truth(sk: Any, k: int, trials: int, rng: np.random.Generator, no
     return b, v, helpers
 
 
-def _s1_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]:
+def _s1_attack(
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+) -> _Outcome:
     sk: Any = _asymmetric_setup(sketch, "s1", opts)
     noise = _check_noise("noise", opts.pop("noise", 0.25))
     jitter = _check_noise("tolerance_jitter", opts.pop("tolerance_jitter", 1.0))
@@ -308,7 +322,9 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> np.ndarray:
     return np.stack([((lo + hi) // 2)[keep], ((hi - lo) // 2)[keep]], axis=1)
 
 
-def _s2_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]:
+def _s2_attack(
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+) -> _Outcome:
     sk: Any = _asymmetric_setup(sketch, "s2", opts)
     noise = _check_noise("noise", opts.pop("noise", 0.25))
     jitter = _check_noise("tolerance_jitter", opts.pop("tolerance_jitter", 0.0))
@@ -356,7 +372,9 @@ def _difference_stats(
     )
 
 
-def _pairs_learnt(sk: SecureSketch, helpers: list[list[bytes]], truths: list[list[Any]], same: Callable[[Any, Any], bool]) -> np.ndarray:
+def _pairs_learnt(
+    sk: SecureSketch, helpers: list[list[bytes]], truths: list[list[Any]], same: Callable[[Any, Any], bool]
+) -> np.ndarray:
     """``learnt[t, i−1]``: did ``S_1 ⊕ S_i`` decode to the true capture difference (``i = 2..K``)?"""
     trials, k = len(helpers), len(helpers[0])
     learnt = np.zeros((trials, max(k - 1, 0)), dtype=bool)
@@ -370,7 +388,9 @@ def _pairs_learnt(sk: SecureSketch, helpers: list[list[bytes]], truths: list[lis
     return learnt
 
 
-def _code_offset_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]:
+def _code_offset_attack(
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+) -> _Outcome:
     from sketchauth.sketches.code_offset import CodeOffsetSketch
 
     sk: Any = sketch if sketch is not None else CodeOffsetSketch(opts.pop("n", 32), opts.pop("t", 4))
@@ -388,11 +408,14 @@ def _code_offset_attack(sketch: SecureSketch | None, k: int, trials: int, rng: n
     learnt = _pairs_learnt(sk, helpers, diffs, lambda a, b: a == b)
     bits = 8.0 * sk.k  # the coset w ⊕ C: 256^k_code equally likely templates for a uniform w
     draws = rng.random(trials)
-    stats = tuple(_difference_stats(i + 1, sk.n, learnt, trials, bits, "exact (uniform template)", draws) for i in range(k))
+    kind = "exact (uniform template)"
+    stats = tuple(_difference_stats(i + 1, sk.n, learnt, trials, bits, kind, draws) for i in range(k))
     return sk.params(), stats, {"error_rate": rate}
 
 
-def _pinsketch_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]) -> tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]:
+def _pinsketch_attack(
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+) -> _Outcome:
     from sketchauth.sketches.pinsketch import PinSketch
 
     sk: Any = sketch if sketch is not None else PinSketch(opts.pop("m", 8), opts.pop("t", 4))
@@ -412,9 +435,10 @@ def _pinsketch_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.
         diffs.append([np.setxor1d(caps[0], c) for c in caps])
     learnt = _pairs_learnt(sk, helpers, diffs, lambda a, b: np.array_equal(np.asarray(a), b))
     # Sketch bound: H̃∞(A|S) ≥ log2 C(N, s) − t·m for a uniform s-set; k sketches add nothing on A.
-    bits = max(0.0, (math.lgamma(universe + 1) - math.lgamma(size + 1) - math.lgamma(universe - size + 1)) / math.log(2) - sk.t * sk.m)
+    bits = max(0.0, math.log2(math.comb(universe, size)) - sk.t * sk.m)
     draws = rng.random(trials)
-    stats = tuple(_difference_stats(i + 1, size, learnt, trials, bits, "bound (sketch bound, uniform set)", draws) for i in range(k))
+    kind = "bound (sketch bound, uniform set)"
+    stats = tuple(_difference_stats(i + 1, size, learnt, trials, bits, kind, draws) for i in range(k))
     return sk.params(), stats, {"error_rate": rate, "set_size": size}
 
 
@@ -423,7 +447,7 @@ def _pinsketch_attack(sketch: SecureSketch | None, k: int, trials: int, rng: np.
 class _Attack:
     name: str
     description: str
-    run: Callable[..., tuple[dict[str, Any], tuple[RepeatedEnrolmentStats, ...], dict[str, Any]]]
+    run: Callable[..., _Outcome]
 
 
 ATTACKS: Mapping[str, _Attack] = {
