@@ -34,7 +34,6 @@ Example::
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.params import check_int
 
@@ -295,12 +295,8 @@ def _pads(
     return out
 
 
-def _wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+#: The 97.5% standard-normal quantile: the 95% Wilson interval of the success rate.
+_Z95 = 1.959963984540054
 
 
 def guessing_experiment(
@@ -354,7 +350,7 @@ def guessing_experiment(
         success_rate=rate,
         baseline=baseline,
         advantage=rate / baseline,
-        ci95=_wilson(successes, trials),
+        ci95=wilson_interval(successes, trials, _Z95),
         expected_success=expected_success(table, mixing, keys),
         distinct_sketches=int(observed.size),
         group_bits=table.group.bits,
