@@ -175,6 +175,13 @@ class _Group:
             rest = rest // r
         return out
 
+    def shifts(self, keys: int) -> np.ndarray:
+        """The naive ``"shift"`` pads ``(keys, symbols)``: key ``k`` reduced into every symbol.
+
+        For xor groups the radices are powers of two, so ``k mod 2^bits`` is the low bits of ``k``.
+        """
+        return np.arange(keys, dtype=np.uint64)[:, None] % self.radices
+
     def unmix(self, q: np.ndarray, pad: np.ndarray) -> np.ndarray:
         if self.kind == "xor":
             return q ^ pad
@@ -246,7 +253,6 @@ def expected_success(table: _SketchTable, mixing: str, keys: int) -> float:
     order = float(np.prod(table.group.radices.astype(float)))
     values, counts = np.unique(p, return_counts=True)
     below = np.concatenate(([0.0], np.cumsum(counts)[:-1]))
-    below[0] = 0.0
     # Group elements that never occur have probability 0: they are below every sketch.
     zeros = order - ids.size
     a = (below + zeros) / order
@@ -256,8 +262,7 @@ def expected_success(table: _SketchTable, mixing: str, keys: int) -> float:
 
 
 def _expected_shift_success(group: _Group, ids: np.ndarray, p: np.ndarray, keys: int) -> float:
-    k = np.arange(keys, dtype=np.uint64)[:, None]
-    shift = k % group.radices if group.kind == "mod" else k & (group.radices - np.uint64(1))
+    shift = group.shifts(keys)
     digits = group.to_digits(ids)  # (S, nsym)
     q = group.mix(digits[:, None, :], shift[None, :, :])  # (S, K, nsym)
     inv = group.to_id(group.unmix(q[:, :, None, :], shift[None, None, :, :]))  # (S, K, K)
@@ -277,10 +282,8 @@ def _pads(
     nsym = group.radices.size
     if mixing == "pad":
         return rng.integers(0, group.radices, size=(trials, keys, nsym), dtype=np.uint64)
-    k = np.arange(keys, dtype=np.uint64)[:, None]
     if mixing == "shift":
-        shift = k % group.radices if group.kind == "mod" else k & (group.radices - np.uint64(1))
-        return np.broadcast_to(shift, (trials, keys, nsym))
+        return np.broadcast_to(group.shifts(keys), (trials, keys, nsym))
     from sketchauth.mixing import derive_pad
 
     space = SymbolSpace("mod", moduli=group.radices) if group.kind == "mod" else SymbolSpace(

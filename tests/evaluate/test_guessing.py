@@ -130,3 +130,13 @@ def test_cli_interval_to_file(tmp_path: Path, capsys):
 def test_cli_reports_library_errors(capsys):
     assert main(["evaluate", "guessing", "--universe", "5000", "--min-distance", "1"]) == 2
     assert "sketchauth: error" in capsys.readouterr().err
+
+
+def test_shift_pads_reduce_the_key_into_every_symbol():
+    from sketchauth.evaluate.guessing import _Group
+    from sketchauth.sketches.base import SymbolSpace
+
+    xor = _Group.of(SymbolSpace("xor", bits=2), 3)
+    assert xor.shifts(6)[:, 0].tolist() == [0, 1, 2, 3, 0, 1]  # k & 0b11
+    mod = _Group.of(SymbolSpace("mod", moduli=[3, 5]), 2)
+    assert mod.shifts(6).tolist() == [[0, 0], [1, 1], [2, 2], [0, 3], [1, 4], [2, 0]]
