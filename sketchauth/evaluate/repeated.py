@@ -423,13 +423,14 @@ def _pinsketch_attack(
     size = check_int("set_size", opts.pop("set_size", 2 * sk.t), 1, universe // 2)
     rate = _check_noise("error_rate", opts.pop("error_rate", 0.05), 1.0)
     _no_more(opts)
+    elements = np.arange(1, universe + 1)
     helpers, diffs = [], []
     for _ in range(trials):
-        a = rng.choice(np.arange(1, universe + 1), size=size, replace=False)
+        a = rng.choice(elements, size=size, replace=False)
+        outside = np.setdiff1d(elements, a)  # where a capture's replacement elements come from
         caps = []
         for _ in range(k):
             drop = rng.random(size) < rate
-            outside = np.setdiff1d(np.arange(1, universe + 1), a)
             caps.append(np.sort(np.concatenate([a[~drop], rng.choice(outside, size=int(drop.sum()), replace=False)])))
         helpers.append([sk.encode(c) for c in caps])
         diffs.append([np.setxor1d(caps[0], c) for c in caps])
