@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import AdminKey, State
-from service.api.users import UserId
-from service.problems import ProblemError, problem_doc
+from service.api.users import UserId, not_enrolled
+from service.problems import problem_doc
 from service.store import UserNotFound
 
 __all__ = ["router"]
@@ -36,5 +35,5 @@ async def reset_user(user_id: UserId, state: State) -> Response:
     try:
         await run_in_threadpool(state.store.reset, user_id, state.clock())
     except UserNotFound:
-        raise ProblemError(404, "not-enrolled", "no enrolment for this user") from None
+        raise not_enrolled() from None
     return Response(status_code=204)

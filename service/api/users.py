@@ -36,7 +36,7 @@ from service.settings import Settings
 from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
-__all__ = ["router"]
+__all__ = ["router", "UserId", "not_enrolled"]
 
 UserId = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the relying party's opaque user id")]
 
@@ -58,6 +58,11 @@ def _check_sizes(settings: Settings, samples: list[list[Any]]) -> None:
             raise ProblemError(
                 422, "sample-too-long", f"sample {i} has more than {settings.max_sample_length} values"
             )
+
+
+def not_enrolled() -> ProblemError:
+    """404 for a user id with no enrolment (report, revoke, admin reset)."""
+    return ProblemError(404, "not-enrolled", "no enrolment for this user")
 
 
 def _invalid(exc: Exception) -> ProblemError:
@@ -273,7 +278,7 @@ def _enrolled_pipeline(state: ServiceState, record: UserRecord) -> LoadedPipelin
 async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
     record = await run_in_threadpool(state.store.get, user_id)
     if record is None:
-        raise ProblemError(404, "not-enrolled", "no enrolment for this user")
+        raise not_enrolled()
     return EntropyReportOut(**record.report)
 
 
@@ -288,5 +293,5 @@ async def revoke_user(user_id: UserId, state: State) -> Response:
     try:
         await run_in_threadpool(state.store.revoke, user_id, state.clock())
     except UserNotFound:
-        raise ProblemError(404, "not-enrolled", "no enrolment for this user") from None
+        raise not_enrolled() from None
     return Response(status_code=204)
