@@ -86,18 +86,8 @@ class Authenticator:
         parameters (including the PIN key's argon2 profile) are what verification rebuilds.
         """
         with self._slots:
-            return self._enrol(spec, arguments, options, samples, pin)
-
-    def _enrol(
-        self,
-        spec: SchemeSpec,
-        arguments: dict[str, Any],
-        options: dict[str, Any],
-        samples: Sequence[Any],
-        pin: str | None,
-    ) -> EnrolmentResult:
-        sketch = build_sketch(spec.name, arguments)
-        return self._enrol_secret(sketch, spec.secret_from_samples(sketch, samples, options), pin)
+            sketch = build_sketch(spec.name, arguments)
+            return self._enrol_secret(sketch, spec.secret_from_samples(sketch, samples, options), pin)
 
     def enrol_pipeline(self, pipeline: Pipeline, samples: Sequence[Any], pin: str | None) -> EnrolmentResult:
         """Enrol raw embeddings through ``pipeline``: its transform gives the secret of its sketch.
