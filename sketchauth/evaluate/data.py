@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "LabelledVectors",
@@ -279,12 +280,6 @@ def load_sets(path: str | Path) -> LabelledSets:
 
 
 # -- synthetic populations --------------------------------------------------------------------------
-def _count(name: str, value: int, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def _rate(name: str, value: Any, size: int) -> np.ndarray:
     arr = np.broadcast_to(np.asarray(value, dtype=float), (size,)) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
     if arr.shape != (size,):
@@ -311,10 +306,10 @@ def synthetic_vectors(
     seed: int = 0,
 ) -> LabelledVectors:
     """A seeded population of integer feature vectors in ``[0, n)`` (model in the module docstring)."""
-    identities = _count("identities", identities, 2)
-    samples_per_identity = _count("samples_per_identity", samples_per_identity)
-    features = _count("features", features)
-    n = _count("n", n, 2)
+    identities = check_int("identities", identities, 2)
+    samples_per_identity = check_int("samples_per_identity", samples_per_identity)
+    features = check_int("features", features)
+    n = check_int("n", n, 2)
     for name, value in (("spread", spread), ("noise", noise), ("reliability_spread", reliability_spread)):
         if not np.isfinite(value) or value < 0:
             raise ParameterError(f"{name} must be a finite non-negative number, got {value!r}")
@@ -339,9 +334,9 @@ def synthetic_strings(
     seed: int = 0,
 ) -> LabelledVectors:
     """A seeded population of byte strings (values in ``[0, 256)``) with per-byte substitution noise."""
-    identities = _count("identities", identities, 2)
-    samples_per_identity = _count("samples_per_identity", samples_per_identity)
-    length = _count("length", length)
+    identities = check_int("identities", identities, 2)
+    samples_per_identity = check_int("samples_per_identity", samples_per_identity)
+    length = check_int("length", length)
     rate = _rate("error_rate", error_rate, length)
     rng = np.random.default_rng(seed)
     base = rng.integers(0, 256, size=(identities, 1, length))
@@ -364,9 +359,9 @@ def synthetic_sets(
     seed: int = 0,
 ) -> LabelledSets:
     """A seeded population of element sets of ``[low, high)`` with dropout and insertion noise."""
-    identities = _count("identities", identities, 2)
-    samples_per_identity = _count("samples_per_identity", samples_per_identity)
-    set_size = _count("set_size", set_size)
+    identities = check_int("identities", identities, 2)
+    samples_per_identity = check_int("samples_per_identity", samples_per_identity)
+    set_size = check_int("set_size", set_size)
     if high - low < 2 * set_size:
         raise ParameterError(f"universe [{low}, {high}) is too small for sets of {set_size} with insertions")
     drop = float(_rate("dropout", dropout, 1)[0])

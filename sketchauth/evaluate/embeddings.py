@@ -39,6 +39,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = ["EmbeddingPopulation", "EmbeddingModel"]
 
@@ -95,18 +96,6 @@ def _psd_root(cov: np.ndarray) -> np.ndarray:
     return vectors * np.sqrt(np.clip(values, 0.0, None))[None, :]
 
 
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not np.isfinite(value) or value <= 0:
-        raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
-def _count(name: str, value: int, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True, slots=True)
 class EmbeddingPopulation:
     """Parameters of the synthetic embedding model (see the module docstring for the model).
@@ -126,12 +115,12 @@ class EmbeddingPopulation:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        _count("informative", self.informative, 1)
-        _count("useless", self.useless, 0)
+        check_int("informative", self.informative, 1)
+        check_int("useless", self.useless, 0)
         for name in ("between_scale", "noise_scale"):
-            _positive(name, getattr(self, name))
+            check_positive_float(name, getattr(self, name))
         for name in ("between_decay", "within_decay"):
-            value = _positive(name, getattr(self, name))
+            value = check_positive_float(name, getattr(self, name))
             if value > 1.0:
                 raise ParameterError(f"{name} must be in (0, 1], got {value!r}")
         if isinstance(self.scale_spread, bool) or not np.isfinite(self.scale_spread) or self.scale_spread < 0:
@@ -160,8 +149,8 @@ class EmbeddingPopulation:
         Rows are grouped by identity (all samples of identity 0 first). Different ``seed`` s give
         different people from the same model.
         """
-        identities = _count("identities", identities, 1)
-        samples_per_identity = _count("samples_per_identity", samples_per_identity, 1)
+        identities = check_int("identities", identities, 1)
+        samples_per_identity = check_int("samples_per_identity", samples_per_identity, 1)
         model = self.model()
         rng = np.random.default_rng([self.seed, 0xD2A3, seed])
         means = model.draw_means(rng, identities)

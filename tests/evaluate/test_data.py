@@ -144,3 +144,17 @@ def test_synthetic_sets_dropout_insertion() -> None:
     assert all(s.min() >= 1 and s.max() < 1024 for s in noisy.sets)
     with pytest.raises(ParameterError, match="too small"):
         synthetic_sets(2, 2, low=0, high=10, set_size=8)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: synthetic_vectors(1, 2, 4, seed=0),
+        lambda: synthetic_vectors(2, True, 4, seed=0),
+        lambda: synthetic_strings(2, 2, 0, seed=0),
+        lambda: synthetic_sets(2, 2.0, low=0, high=64, set_size=4, seed=0),
+    ],
+)
+def test_synthetic_counts_are_checked(make) -> None:
+    with pytest.raises(ParameterError):
+        make()
