@@ -57,7 +57,7 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,18 +308,21 @@ def _s1_attack(
 
 
 # -- asymmetric s2: intersecting partitions -----------------------------------------------------------
-def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> np.ndarray:
-    """Candidate ``(b, v)`` rows of one feature: intervals of the first partition, centre in
-    ``[0, n)``, with a similar interval (SPEC §3.1) in every other partition."""
+def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np.ndarray]:
+    """Candidate ``(b, v)`` rows of one feature for ``k = 1..len(parts)``: intervals of the first
+    partition, centre in ``[0, n)``, with a similar interval (SPEC §3.1) in each of partitions
+    ``2..k``. The mask is narrowed by one partition per ``k``, so each pair is compared once."""
     first = parts[0]
     lo, hi = first[:-1], first[1:]
     centre, length = (lo + hi) / 2, hi - lo
+    rows = np.stack([(lo + hi) // 2, (hi - lo) // 2], axis=1)
     keep = (centre >= 0) & (centre < n)
+    yield rows[keep]
     for other in parts[1:]:
         oc, ol = (other[:-1] + other[1:]) / 2, other[1:] - other[:-1]
         similar = (np.abs(length[:, None] - ol[None, :]) < 2 * tau) & (np.abs(centre[:, None] - oc[None, :]) < tau)
-        keep &= similar.any(axis=1)
-    return np.stack([((lo + hi) // 2)[keep], ((hi - lo) // 2)[keep]], axis=1)
+        keep = keep & similar.any(axis=1)
+        yield rows[keep]
 
 
 def _s2_attack(
@@ -337,8 +340,7 @@ def _s2_attack(
     for t in range(trials):
         for j in range(sk.features):
             parts = [partitions[t][i][j] for i in range(k)]
-            for i in range(k):
-                cand = _s2_candidates(parts[: i + 1], sk.n, tau)
+            for i, cand in enumerate(_s2_candidates(parts, sk.n, tau)):
                 count[i, t, j] = cand.shape[0]
                 contains[i, t, j] = bool(np.any((cand[:, 0] == b[t, j]) & (cand[:, 1] == v[t, j])))
     draws = rng.random(trials)
