@@ -255,14 +255,20 @@ def _interval_attack(
     return sketches[0].params(), stats, used
 
 
-def _asymmetric_setup(sketch: SecureSketch | None, scheme: str, opts: dict[str, Any]) -> SecureSketch:
+def _asymmetric_setup(
+    sketch: SecureSketch | None, scheme: str, opts: dict[str, Any], jitter: float
+) -> tuple[Any, float, float]:
+    """The options both asymmetric attacks share: the sketch (given, or from ``n``, ``q``,
+    ``features``), the capture ``noise`` and the ``tolerance_jitter`` (default ``jitter``)."""
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
-    if sketch is not None:
-        return sketch
-    n = check_int("n", opts.pop("n", 64), 2)
-    q = check_int("q", opts.pop("q", 8), 1, n)
-    return AsymmetricIntervalSketch(n, q, scheme=scheme, features=check_int("features", opts.pop("features", 16), 1))
+    if sketch is None:
+        n = check_int("n", opts.pop("n", 64), 2)
+        q = check_int("q", opts.pop("q", 8), 1, n)
+        features = check_int("features", opts.pop("features", 16), 1)
+        sketch = AsymmetricIntervalSketch(n, q, scheme=scheme, features=features)
+    noise = _check_noise("noise", opts.pop("noise", 0.25))
+    return sketch, noise, _check_noise("tolerance_jitter", opts.pop("tolerance_jitter", jitter))
 
 
 def _asymmetric_truth(
@@ -290,9 +296,7 @@ def _asymmetric_truth(
 def _s1_attack(
     sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    sk: Any = _asymmetric_setup(sketch, "s1", opts)
-    noise = _check_noise("noise", opts.pop("noise", 0.25))
-    jitter = _check_noise("tolerance_jitter", opts.pop("tolerance_jitter", 1.0))
+    sk, noise, jitter = _asymmetric_setup(sketch, "s1", opts, jitter=1.0)
     slack = check_int("slack", opts.pop("slack", 0), 0, sk.n)
     _no_more(opts)
     _grid_guard(trials, sk.features, sk.n, k)
@@ -328,9 +332,7 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np
 def _s2_attack(
     sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    sk: Any = _asymmetric_setup(sketch, "s2", opts)
-    noise = _check_noise("noise", opts.pop("noise", 0.25))
-    jitter = _check_noise("tolerance_jitter", opts.pop("tolerance_jitter", 0.0))
+    sk, noise, jitter = _asymmetric_setup(sketch, "s2", opts, jitter=0.0)
     tau = check_int("tau", opts.pop("tau", 1), 1, sk.n)
     _no_more(opts)
     b, v, helpers = _asymmetric_truth(sk, k, trials, rng, noise, jitter)
