@@ -301,10 +301,7 @@ def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | Non
     changes after enrolment. The guideline warnings are for whoever configures a structure;
     here the structure is fixed, so they are not raised per request.
     """
-    params_json = json.dumps(sketch.params(), sort_keys=True)
-    if len(params_json) > MAX_CACHED_PARAMS:
-        return _cascade.__wrapped__(sketch.scheme_name, params_json, profile, pin_min_entropy)
-    return _cascade(sketch.scheme_name, params_json, profile, pin_min_entropy)
+    return _cached(_cascade, sketch.scheme_name, json.dumps(sketch.params(), sort_keys=True), profile, pin_min_entropy)
 
 
 #: Parameters longer than this (JSON characters; e.g. a long per-feature tolerance list) are not
@@ -312,10 +309,11 @@ def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | Non
 MAX_CACHED_PARAMS = 4096
 
 
-def _cached(build: Any, name: str, params_json: str) -> SecureSketch:
+def _cached(build: Any, name: str, params_json: str, *rest: Any) -> SecureSketch:
+    """``build(name, params_json, *rest)`` through its cache, bypassing it for long parameters."""
     if len(params_json) > MAX_CACHED_PARAMS:
-        return build.__wrapped__(name, params_json)
-    return build(name, params_json)
+        return build.__wrapped__(name, params_json, *rest)
+    return build(name, params_json, *rest)
 
 
 @lru_cache(maxsize=256)
