@@ -8,7 +8,6 @@ encode and per decode dominates) and next to them the bare sketch, then the wall
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 import warnings
@@ -19,14 +18,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import timing  # noqa: E402
 
-def _median_ms(fn: Callable[[], object], repeats: int = 15) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+#: Each cascade call costs one argon2id (owasp): a fixed 15 timed calls per operation.
+REPEATS = 15
+
+
+def _median_ms(fn: Callable[[], object]) -> float:
+    """Median wall time of ``fn()`` in milliseconds over ``REPEATS`` calls (see timing.py)."""
+    return timing.median_ms(fn, budget_seconds=0.0, min_repeats=REPEATS, max_repeats=REPEATS)
 
 
 def bench_cascades() -> None:
