@@ -224,14 +224,12 @@ def _interval_attack(
 ) -> _Outcome:
     from sketchauth.sketches.interval import IntervalSketch
 
-    n = sketch.n if sketch is not None else check_int("n", opts.pop("n", 64), 2)  # type: ignore[attr-defined]
     if sketch is not None:
-        features = sketch.features  # type: ignore[attr-defined]
-    else:
-        features = check_int("features", opts.pop("features", 16), 1)
-    if sketch is not None:
+        n, features = sketch.n, sketch.features  # type: ignore[attr-defined]
         default = [sketch.v.tolist()] * k  # type: ignore[attr-defined]
     else:
+        n = check_int("n", opts.pop("n", 64), 2)
+        features = check_int("features", opts.pop("features", 16), 1)
         v = check_int("v", opts.pop("v", 3), 1, n)
         default = [min(v + i, n) for i in range(k)]
     tolerances = opts.pop("tolerances", default)
