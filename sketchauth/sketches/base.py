@@ -281,9 +281,8 @@ class SecureSketch(ABC):
     def with_symbols(self, helper: bytes, symbols: np.ndarray) -> bytes:
         """Helper data of the same structure as ``helper`` carrying the given symbols."""
         payload = self.payload(helper)
-        _, space = self.symbols(payload)
+        current, space = self.symbols(payload)
         symbols = np.asarray(symbols, dtype=np.uint64)
-        current, _ = self.symbols(payload)
         if symbols.shape != current.shape:
             raise ParameterError(f"expected {current.shape[0]} symbols, got shape {symbols.shape}")
         if space.moduli is not None:
