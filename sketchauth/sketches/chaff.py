@@ -298,21 +298,17 @@ class ChaffPointSketch(SecureSketch):
 
     # -- accounting -----------------------------------------------------------------------------------
     @cached_property
-    def _exact_randomness_bits(self) -> float | None:
+    def _exact_randomness(self) -> tuple[float, float] | None:
+        """``(H∞(R), log2 of the largest support)`` over every secret, from one enumeration each."""
         if self.universe > MAX_ENUMERATED_UNIVERSE:
             return None
-        return min(-math.log2(max(p for _, p in self.randomness_space(s))) for s in self.secret_space())
-
-    @cached_property
-    def _exact_randomness_support_bits(self) -> float | None:
-        if self.universe > MAX_ENUMERATED_UNIVERSE:
-            return None
-        return max(math.log2(len(self.randomness_space(s))) for s in self.secret_space())
+        spaces = [self.randomness_space(s) for s in self.secret_space()]
+        min_entropy = min(-math.log2(max(p for _, p in space)) for space in spaces)
+        return min_entropy, max(math.log2(len(space)) for space in spaces)
 
     def report(self) -> EntropyReport:
-        exact = self._exact_randomness_bits
+        exact, support = self._exact_randomness or (None, None)
         sketch_bits = math.log2(self.sketch_count)
-        support = self._exact_randomness_support_bits
         notes = [f"{self.sketch_count} maximal sets: |S| = log2 N exactly; the payload is the rank"]
         if exact is None:
             notes.append("H(R) >= 0 is the trivial bound (chaff not enumerated beyond universe 16)")
