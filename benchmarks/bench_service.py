@@ -32,7 +32,6 @@ import os
 import secrets
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,9 @@ REPO = Path(__file__).resolve().parents[1]
 # Run from a checkout without installing: the package is the repository root.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from benchmarks import timing  # noqa: E402
+
 API_KEY = "bench-" + secrets.token_hex(8)
 
 
@@ -82,20 +84,17 @@ def in_process_costs(profile: str, features: int, repeats: int = 50) -> tuple[fl
 
     ph = hasher(profile)
     stored = ph.hash(b"x")
-    argon = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        ph.verify(stored, b"x")
-        argon.append(time.perf_counter() - t)
     sketch = IntervalSketch(n=256, v=8, features=features)
     template, genuine = population(1, features)[0]
     helper = sketch.encode(template)
-    decode = []
-    for _ in range(repeats * 10):
-        t = time.perf_counter()
-        sketch.decode(helper, genuine)
-        decode.append(time.perf_counter() - t)
-    return statistics.median(argon), statistics.median(decode)
+    argon_ms = timing.median_ms(
+        lambda: ph.verify(stored, b"x"), budget_seconds=0.0, min_repeats=repeats, max_repeats=repeats
+    )
+    decodes = 10 * repeats
+    decode_ms = timing.median_ms(
+        lambda: sketch.decode(helper, genuine), budget_seconds=0.0, min_repeats=decodes, max_repeats=decodes
+    )
+    return argon_ms / 1000.0, decode_ms / 1000.0
 
 
 def population(users: int, features: int) -> list[tuple[list[int], list[int]]]:
