@@ -62,6 +62,7 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "Trials",
@@ -129,8 +130,7 @@ def plan_trials(
     seed: int = 0,
 ) -> Trials:
     """The comparison plan of the protocol in the module docstring (seeded impostor subsampling)."""
-    if isinstance(enrol_samples, bool) or not isinstance(enrol_samples, int) or enrol_samples < 1:
-        raise ParameterError(f"enrol_samples must be a positive integer, got {enrol_samples!r}")
+    enrol_samples = check_int("enrol_samples", enrol_samples)
     labels, rows = _identity_rows(data)
     if len(labels) < 2:
         raise ParameterError("need at least two identities for impostor trials")
@@ -511,8 +511,7 @@ def evaluate_scheme(
     """
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ParameterError(f"jobs must be a positive integer, got {jobs!r}")
+    jobs = check_int("jobs", jobs)
     trials = plan_trials(data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed)
     raw = _samples_of(data)
     probes = raw if probe_fn is None else [probe_fn(x) for x in raw]

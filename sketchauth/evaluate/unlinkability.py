@@ -79,6 +79,7 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.sketches._prime_field import inv_mod
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "Linkability",
@@ -150,8 +151,7 @@ def linkability(
         raise ParameterError("linkage scores must be finite")
     if not (np.isfinite(omega) and omega > 0):
         raise ParameterError(f"omega must be a positive finite number, got {omega!r}")
-    if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1):
-        raise ParameterError(f"bins must be a positive integer, got {bins!r}")
+    bins = None if bins is None else check_int("bins", bins)
     edges = _bin_edges(np.concatenate([m, n]), bins)
     p_m = np.histogram(m, edges)[0] / m.size
     p_n = np.histogram(n, edges)[0] / n.size

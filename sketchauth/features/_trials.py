@@ -18,6 +18,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.sketches.params import check_int
 
 __all__ = ["Trials", "enrolment_trials", "pair_scores"]
 
@@ -51,8 +52,7 @@ class Trials:
 
 def enrolment_trials(project: Callable[[np.ndarray], np.ndarray], data: LabelledVectors, enrol_samples: int) -> Trials:
     """Split ``data`` into enrolments and probes (see the module docstring) after ``project``."""
-    if isinstance(enrol_samples, bool) or not isinstance(enrol_samples, int) or enrol_samples < 1:
-        raise ParameterError(f"enrol_samples must be a positive integer, got {enrol_samples!r}")
+    enrol_samples = check_int("enrol_samples", enrol_samples)
     enrolment, probes, owner = [], [], []
     for label, samples in data.by_identity():
         if samples.shape[0] <= enrol_samples:

@@ -562,11 +562,9 @@ class CodeOffsetPipeline(Pipeline):
 
     def __init__(self, transform: FeatureTransform, dims: Any, *, bits: int, t: int) -> None:
         super().__init__(transform, dims)
-        if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= transform.level_bits:
-            raise ParameterError(f"bits must be in [1, {transform.level_bits}], got {bits!r}")
-        if (self.dims.size * int(bits)) % 8:
-            raise ParameterError(f"{self.dims.size} dims × {bits} bits is not a whole number of bytes")
-        self.bits = int(bits)
+        self.bits = check_int("bits", bits, 1, transform.level_bits)
+        if (self.dims.size * self.bits) % 8:
+            raise ParameterError(f"{self.dims.size} dims × {self.bits} bits is not a whole number of bytes")
         self._sketch = CodeOffsetSketch(n=self.dims.size * self.bits // 8, t=t)
 
     @classmethod

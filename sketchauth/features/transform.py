@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +56,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
     "FeatureTransform",
@@ -148,10 +148,8 @@ class FeatureTransform:
         """
         data = _as_data(data)
         levels = _check_levels(levels)
-        if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1):
-            raise ParameterError(f"dimensions must be a positive integer or None, got {dimensions!r}")
-        if not (isinstance(min_fisher_ratio, (int, float)) and math.isfinite(min_fisher_ratio) and min_fisher_ratio > 0):
-            raise ParameterError(f"min_fisher_ratio must be a positive finite number, got {min_fisher_ratio!r}")
+        dimensions = None if dimensions is None else check_int("dimensions", dimensions)
+        min_fisher_ratio = check_positive_float("min_fisher_ratio", min_fisher_ratio)
         if shrinkage is not None and not (isinstance(shrinkage, (int, float)) and 0.0 <= shrinkage <= 1.0):
             raise ParameterError(f"shrinkage must be in [0, 1] or None, got {shrinkage!r}")
         x = np.asarray(data.samples, dtype=np.float64)
@@ -329,18 +327,14 @@ class FeatureTransform:
 
 # -- fitting steps ---------------------------------------------------------------------------------
 def _check_levels(levels: Any) -> int:
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise ParameterError(f"levels must be an integer, got {type(levels).__name__}")
-    levels = int(levels)
-    if levels < 2 or levels > MAX_LEVELS or levels & (levels - 1):
+    levels = check_int("levels", levels, 2, MAX_LEVELS)
+    if levels & (levels - 1):
         raise ParameterError(f"levels must be a power of two in [2, {MAX_LEVELS}], got {levels}")
     return levels
 
 
 def _check_bits(bits: Any, level_bits: int) -> int:
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= level_bits:
-        raise ParameterError(f"bits must be an integer in [1, {level_bits}] (log2 of the levels), got {bits!r}")
-    return int(bits)
+    return check_int("bits", bits, 1, level_bits)
 
 
 def _check_population(x: np.ndarray, counts: np.ndarray) -> None:
