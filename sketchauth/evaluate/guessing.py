@@ -42,6 +42,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
+from sketchauth.mixing import derive_pad, mix_symbols, unmix_symbols
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.params import check_int
 
@@ -182,17 +183,18 @@ class _Group:
         """
         return np.arange(keys, dtype=np.uint64)[:, None] % self.radices
 
+    @property
+    def space(self) -> SymbolSpace:
+        if self.kind == "mod":
+            return SymbolSpace("mod", moduli=self.radices)
+        return SymbolSpace("xor", bits=int(self.radices[0]).bit_length() - 1)
+
     def unmix(self, q: np.ndarray, pad: np.ndarray) -> np.ndarray:
-        if self.kind == "xor":
-            return q ^ pad
-        m = self.radices
-        return np.where(q >= pad, q - pad, q + (m - pad))
+        return unmix_symbols(q, pad, self.space)
 
     def mix(self, s: np.ndarray, pad: np.ndarray) -> np.ndarray:
-        if self.kind == "xor":
-            return s ^ pad
-        room = self.radices - pad
-        return np.where(s >= room, s - room, s + pad)
+        """The library's own format-preserving mix, broadcast over leading (trial, key) axes."""
+        return mix_symbols(s, pad, self.space)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,11 +286,7 @@ def _pads(
         return rng.integers(0, group.radices, size=(trials, keys, nsym), dtype=np.uint64)
     if mixing == "shift":
         return np.broadcast_to(group.shifts(keys), (trials, keys, nsym))
-    from sketchauth.mixing import derive_pad
-
-    space = SymbolSpace("mod", moduli=group.radices) if group.kind == "mod" else SymbolSpace(
-        "xor", bits=int(group.radices[0]).bit_length() - 1
-    )
+    space = group.space
     width = max(1, (keys.bit_length() + 7) // 8)
     out = np.empty((trials, keys, nsym), dtype=np.uint64)
     for t in range(trials):

@@ -140,3 +140,20 @@ def test_shift_pads_reduce_the_key_into_every_symbol():
     assert xor.shifts(6)[:, 0].tolist() == [0, 1, 2, 3, 0, 1]  # k & 0b11
     mod = _Group.of(SymbolSpace("mod", moduli=[3, 5]), 2)
     assert mod.shifts(6).tolist() == [[0, 0], [1, 1], [2, 2], [0, 3], [1, 4], [2, 0]]
+
+
+def test_group_mix_is_the_library_mix_broadcast_over_trials_and_keys():
+    import numpy as np
+
+    from sketchauth.evaluate.guessing import _Group
+    from sketchauth.sketches.base import SymbolSpace
+
+    mod = _Group.of(SymbolSpace("mod", moduli=[3, 5]), 2)
+    s = np.array([[2, 4]], dtype=np.uint64)
+    pads = np.array([[[0, 0], [1, 1], [2, 4]]], dtype=np.uint64)  # (trial, key, symbol)
+    q = mod.mix(s[:, None, :], pads)
+    assert q.tolist() == [[[2, 4], [0, 0], [1, 3]]]
+    assert (mod.unmix(q, pads) == s[:, None, :]).all()
+    xor = _Group.of(SymbolSpace("xor", bits=3), 2)
+    assert xor.space == SymbolSpace("xor", bits=3)
+    assert xor.mix(np.array([5, 1], dtype=np.uint64), np.array([3, 7], dtype=np.uint64)).tolist() == [6, 6]
