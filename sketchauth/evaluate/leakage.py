@@ -178,20 +178,15 @@ def exact_leakage(sketch: SecureSketch, secrets: Sequence[Any]) -> ExactLeakage:
     The Chernoff rate is computed only for at most :data:`MAX_CHERNOFF_SECRETS` secrets
     (``None`` otherwise): it compares every pair of rows of the channel.
     """
-    from sketchauth.entropy import chernoff_information, entropy_loss, exact_joint
+    from sketchauth.entropy import entropy_loss, exact_joint, repeated_observation_rate
 
     joint, helpers = exact_joint(sketch, secrets)
     loss = entropy_loss(joint)
     rate: float | None = None
     if len(secrets) <= MAX_CHERNOFF_SECRETS:
         channel = joint / joint.sum(axis=1, keepdims=True)
-        # Identical rows give 0 at once; skip the search for them (the minimum cannot go lower).
-        rate = math.inf
-        for i, j in combinations(range(channel.shape[0]), 2):
-            if np.array_equal(channel[i], channel[j]):
-                rate = 0.0
-                break
-            rate = min(rate, chernoff_information(channel[i], channel[j]))
+        # A single secret has no pair to tell apart: nothing bounds the rate.
+        rate = repeated_observation_rate(channel) if len(secrets) > 1 else math.inf
     return ExactLeakage(sketch.scheme_name, sketch.params(), len(secrets), len(helpers), loss, sketch.report().loss_bound_bits, rate)
 
 
