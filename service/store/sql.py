@@ -174,11 +174,7 @@ class SqlStore(Store):
 
     def record_failure(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
-            row = self._run(
-                cur,
-                _COUNT_FAILURE,
-                (policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold, user_id),
-            ).fetchone()
+            row = self._run(cur, _COUNT_FAILURE, (*_count_parameters(policy, now), user_id)).fetchone()
             if row is None:
                 raise UserNotFound(user_id)
             state = _failure_state(row, policy)
@@ -188,11 +184,7 @@ class SqlStore(Store):
 
     def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
-            row = self._run(
-                cur,
-                _CLAIM_ATTEMPT,
-                (policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold, user_id, now),
-            ).fetchone()
+            row = self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
             if row is not None:
                 return _failure_state(row, policy)
             current = self._run(cur, "SELECT locked_until, disabled FROM users WHERE user_id = ?", (user_id,)).fetchone()
@@ -242,6 +234,11 @@ class SqlStore(Store):
             if row is None:
                 raise UserNotFound(user_id)
             self._audit(cur, user_id, "reset", now)
+
+
+def _count_parameters(policy: LockoutPolicy, now: float) -> tuple[int, float, int]:
+    """The policy's values for the ``SET`` placeholders of ``_COUNT_FAILURE`` and ``_CLAIM_ATTEMPT``."""
+    return (policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold)
 
 
 def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
