@@ -391,6 +391,7 @@ class MixedSketch(SecureSketch):
         self.components = tuple(components)
         self.mixes = _validate_mixes(self.components, mixes)
         self.parent = {i: j for j, i in self.mixes}
+        self.key_owners = frozenset(j for j, _ in self.mixes)
         self.order = _topological_order(len(self.components), self.mixes)
         self._expected_shape()
         if warn:
@@ -455,13 +456,12 @@ class MixedSketch(SecureSketch):
 
     def draw_randomness(self, secret: Any) -> MixRandomness:
         inner, nonces, salts, seeds = [], [], [], []
-        key_owners = {j for j, _ in self.mixes}
         for index, (c, v) in enumerate(zip(self.components, secret)):
             fuzzy = isinstance(c, FuzzySecret)
             inner.append(c.sketch.draw_randomness(v) if fuzzy else None)
             nonces.append(_secrets.token_bytes(NONCE_BYTES) if index in self.parent else None)
             salts.append(None if fuzzy else _secrets.token_bytes(SALT_BYTES))
-            if fuzzy and index in key_owners:
+            if fuzzy and index in self.key_owners:
                 size = len(c.sketch.secret_bytes(v)) + 4
                 if size > MAX_EXTRACTOR_INPUT_BYTES:
                     raise SampleError("the second secret is too long for the extractor")
@@ -482,7 +482,6 @@ class MixedSketch(SecureSketch):
         n = len(self.components)
         if not isinstance(r, MixRandomness) or not all(len(x) == n for x in (r.inner, r.nonces, r.salts, r.seeds)):
             raise ParameterError("randomness must be the MixRandomness of this structure")
-        key_owners = {j for j, _ in self.mixes}
         for index, c in enumerate(self.components):
             fuzzy = isinstance(c, FuzzySecret)
             expected = (
@@ -493,7 +492,7 @@ class MixedSketch(SecureSketch):
                 well_formed = isinstance(value, bytes) and len(value) == size
                 if (size is None) != (value is None) or (size is not None and not well_formed):
                     raise ParameterError(f"randomness of component {index}: wrong nonce or salt")
-            if (fuzzy and index in key_owners) != isinstance(r.seeds[index], bytes):
+            if (fuzzy and index in self.key_owners) != isinstance(r.seeds[index], bytes):
                 raise ParameterError(f"randomness of component {index}: extractor seed missing or unexpected")
 
     def _encode_payload(self, secret: list[Any], randomness: Any) -> bytes:
@@ -508,7 +507,7 @@ class MixedSketch(SecureSketch):
                     nonce: bytes = randomness.nonces[index]  # type: ignore[assignment]
                     helper = mix_helper(c.sketch, helper, keys[self.parent[index]], nonce, domain=index)
                 stored[index] = helper
-            if any(j == index for j, _ in self.mixes):
+            if index in self.key_owners:
                 keys[index] = self._key(index, secret[index], randomness)
         return self._pack(stored, randomness)
 
@@ -527,7 +526,7 @@ class MixedSketch(SecureSketch):
                     nonce: bytes = randomness.nonces[index]  # type: ignore[assignment]
                     helper = unmix_helper(c.sketch, helper, keys[self.parent[index]], nonce, domain=index)  # type: ignore[arg-type]
                 recovered[index] = c.sketch.decode(helper, samples[index])
-            if any(j == index for j, _ in self.mixes):
+            if index in self.key_owners:
                 keys[index] = self._key(index, recovered[index], randomness)
         return recovered
 
@@ -547,7 +546,6 @@ class MixedSketch(SecureSketch):
 
     def _unpack(self, payload: bytes) -> tuple[list[bytes | None], MixRandomness]:
         reader = _Reader(payload)
-        key_owners = {j for j, _ in self.mixes}
         stored: list[bytes | None] = []
         nonces: list[bytes | None] = []
         salts: list[bytes | None] = []
@@ -559,7 +557,7 @@ class MixedSketch(SecureSketch):
                 stored.append(helper)
                 nonces.append(reader.take(NONCE_BYTES) if index in self.parent else None)
                 salts.append(None)
-                if index in key_owners:
+                if index in self.key_owners:
                     seed = reader.prefixed()
                     size = len(seed) - (c.key_bits - 1 + 7) // 8
                     if not 4 < size <= MAX_EXTRACTOR_INPUT_BYTES:
