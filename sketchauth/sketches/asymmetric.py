@@ -15,7 +15,7 @@ But ``v`` is stored in clear: two sketches of one person link by it.
 **s2 (non-uniform intervals)**: partition ``[0, n)`` into intervals of random even lengths, one of
 which is exactly ``(b − v, b + v)``: start from ``G = {b − v, b + v}``, insert ``min(G) − 2r`` while
 ``min(G) > 0`` and ``max(G) + 2r`` while ``max(G) < n`` (each ``r`` uniform in ``[1, q]``, drawn
-from :mod:`os.urandom`), sort ``G = g_1 < … < g_k`` and store ``S = (g_1, g_2 − g_1, …,
+from :mod:`secrets`), sort ``G = g_1 < … < g_k`` and store ``S = (g_1, g_2 − g_1, …,
 g_k − g_{k−1})``. Decode(``d'``): the interval ``(g_{i−1}, g_i)`` containing ``d'`` gives
 ``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``; as the SPEC takes "the first ``g_i > d'``",
 every point belongs to the interval on its right, so ``d' = b − v`` also decodes (the accepted set
@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +75,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
+from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import check_int, check_positive_float
@@ -106,18 +106,13 @@ S2Randomness = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
 
 def secure_uniform(q: int, shape: tuple[int, int]) -> np.ndarray:
-    """Integers uniform in ``[1, q]`` from :func:`os.urandom` (unbiased rejection sampling).
+    """Integers exactly uniform in ``[1, q]`` from :mod:`secrets` (``q ≤ 2^31``), as a ``shape`` array.
 
-    32-bit words at or above the largest multiple of ``q`` below ``2^32`` are discarded, so
-    ``word mod q`` is exactly uniform; at most one word in two is rejected (far fewer for small q).
+    :func:`~sketchauth.sketches._prime_field.uniform_below` (unbiased rejection sampling of
+    32-bit words) shifted by one. An s2 sketch's ``q`` is far below the bound: its worst-case
+    helper must fit :data:`MAX_HELPER_BYTES`, which caps ``n ≥ q`` near ``2^25``.
     """
-    limit = (1 << 32) - (1 << 32) % q
-    count = shape[0] * shape[1]
-    kept = np.empty(0, dtype=np.int64)
-    while kept.size < count:
-        words = np.frombuffer(os.urandom(4 * (count - kept.size + 64)), dtype="<u4")
-        kept = np.concatenate((kept, (words[words < limit] % q + 1).astype(np.int64)))
-    return kept[:count].reshape(shape)
+    return (uniform_below(q, shape[0] * shape[1]) + 1).reshape(shape)
 
 
 def s2_draw_split(
@@ -332,7 +327,7 @@ class AsymmetricIntervalSketch(SecureSketch):
         return pack_uints(b, self._b_width) + pack_uints(v, self._v_width)
 
     def draw_randomness(self, secret: Any) -> S2Draws | None:
-        """s1: ``None``. s2: fresh draws from :func:`os.urandom`, in matrix form (:class:`S2Draws`)."""
+        """s1: ``None``. s2: fresh draws from :mod:`secrets`, in matrix form (:class:`S2Draws`)."""
         if self.scheme == "s1":
             return None
         b, v = self.check_secret(secret)
