@@ -311,9 +311,13 @@ class FuzzySecret:
         data = _U32.pack(len(data)) + data
         # A recovered secret of another length is surely wrong; fit it to the seed so that it
         # still yields some key (the caller's hash check rejects the result).
-        size = len(seed) - (self.key_bits - 1 + 7) // 8
+        size = self._seed_input_bytes(seed)
         data = (data + bytes(max(0, size - len(data))))[:size]
         return toeplitz_extract(seed, data, self.key_bits)
+
+    def _seed_input_bytes(self, seed: bytes) -> int:
+        """Extractor input length a seed of this length serves (the inverse of ``_seed_bytes``)."""
+        return len(seed) - _seed_bytes(0, self.key_bits)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -559,7 +563,7 @@ class MixedSketch(SecureSketch):
                 salts.append(None)
                 if index in self.key_owners:
                     seed = reader.prefixed()
-                    size = len(seed) - (c.key_bits - 1 + 7) // 8
+                    size = c._seed_input_bytes(seed)
                     if not 4 < size <= MAX_EXTRACTOR_INPUT_BYTES:
                         raise SketchFormatError("extractor seed length out of range")
                     seeds.append(seed)
@@ -629,13 +633,13 @@ class MixedSketch(SecureSketch):
             if helper is not None:
                 s, space = c.sketch.symbols(c.sketch.payload(helper))  # type: ignore[union-attr]
                 parts.append(s)
-                spaces.append((space, s.shape[0]))
-        kinds = {(sp.kind, sp.bits if sp.kind == "xor" else 0) for sp, _ in spaces}
+                spaces.append(space)
+        kinds = {(sp.kind, sp.bits if sp.kind == "xor" else 0) for sp in spaces}
         if len(kinds) != 1:
             raise ParameterError("the components' symbols live in different groups; mix the components instead")
-        if spaces[0][0].kind == "xor":
-            return np.concatenate(parts), SymbolSpace("xor", bits=spaces[0][0].bits)
-        moduli = np.concatenate([np.asarray(sp.moduli, dtype=np.uint64) for sp, _ in spaces])
+        if spaces[0].kind == "xor":
+            return np.concatenate(parts), SymbolSpace("xor", bits=spaces[0].bits)
+        moduli = np.concatenate([np.asarray(sp.moduli, dtype=np.uint64) for sp in spaces])
         return np.concatenate(parts), SymbolSpace("mod", moduli=moduli)
 
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
