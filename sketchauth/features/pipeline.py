@@ -147,6 +147,16 @@ class Pipeline(ABC):
             raise SampleError(f"enrolment samples must be an m × {self.transform.features} array")
         return self.transform.project(x)[:, self.dims]
 
+    def _levels(self, y: np.ndarray) -> np.ndarray:
+        """Equal-probability levels of projected values on ``dims`` (``k`` or ``N × k``, ``k = dims.size``).
+
+        The transform quantises full-width vectors; each dimension is quantised on its own, so the
+        other dimensions are padded with zeros and dropped again.
+        """
+        full = np.zeros((*y.shape[:-1], self.transform.dimensions))
+        full[..., self.dims] = y
+        return self.transform.quantise(full)[..., self.dims]
+
     @abstractmethod
     def secret_from_samples(self, samples: Any) -> Any:
         """The sketch's secret from raw enrolment vectors (one ``d``-vector or ``m × d``)."""
@@ -420,11 +430,6 @@ class IntervalPipeline(Pipeline):
     def sample_transform(self, sample: Any) -> np.ndarray:
         return self._levels(self.transform.project(_one_sample(sample, self.transform.features))[self.dims])
 
-    def _levels(self, y: np.ndarray) -> np.ndarray:
-        full = np.zeros(self.transform.dimensions)
-        full[self.dims] = y
-        return self.transform.quantise(full)[self.dims]
-
     @property
     def secret_bits(self) -> float:
         return float(self.dims.size * self.transform.level_bits)
@@ -489,10 +494,7 @@ class AsymmetricIntervalPipeline(Pipeline):
     def secret_from_samples(self, samples: Any) -> tuple[np.ndarray, np.ndarray]:
         from sketchauth.templates import enrol_interval
 
-        y = self._enrolment_matrix(samples)
-        full = np.zeros((y.shape[0], self.transform.dimensions))
-        full[:, self.dims] = y
-        levels = self.transform.quantise(full)[:, self.dims]
+        levels = self._levels(self._enrolment_matrix(samples))
         return enrol_interval(
             levels, n=self.transform.levels, q=self._sketch.q, spread=self.spread, scale=self.scale, margin=self.margin
         )
@@ -507,10 +509,7 @@ class AsymmetricIntervalPipeline(Pipeline):
 
         if self.scale != DEFAULT_SCALE[self.spread]:
             raise ParameterError(f"the service uses scale {DEFAULT_SCALE[self.spread]} for spread {self.spread!r}")
-        y = self._enrolment_matrix(samples)
-        full = np.zeros((y.shape[0], self.transform.dimensions))
-        full[:, self.dims] = y
-        levels = self.transform.quantise(full)[:, self.dims]
+        levels = self._levels(self._enrolment_matrix(samples))
         params = {k: v for k, v in self._sketch.params().items() if v is not None}
         params.update(spread=self.spread, margin=self.margin)
         return {"scheme": self._sketch.scheme_name, "params": params, "samples": [row.tolist() for row in levels]}

@@ -215,3 +215,18 @@ def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_pat
         load_pipelines(tmp_path)
     with pytest.raises(ParameterError, match="does not exist"):
         load_pipelines(tmp_path / "missing")
+
+
+def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transform, people) -> None:
+    from sketchauth.templates import enrol_interval
+
+    dims = [1, 4, 9]
+    person = people.samples[people.identities == 4][:3]
+    expected = transform.quantise(transform.project(person))[:, dims]
+    asym = AsymmetricIntervalPipeline(transform, dims, q=6, scale=3.0, margin=2)
+    assert asym.service_enrolment(person)["samples"] == expected.tolist()
+    b, v = asym.secret_from_samples(person)
+    b_ref, v_ref = enrol_interval(expected, n=transform.levels, q=6, spread="std", scale=3.0, margin=2)
+    assert b.tolist() == b_ref.tolist() and v.tolist() == v_ref.tolist()
+    interval = IntervalPipeline(transform, dims, [2, 2, 2])
+    assert interval.sample_transform(person[0]).tolist() == expected[0].tolist()
