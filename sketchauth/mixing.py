@@ -65,9 +65,11 @@ from typing import Any
 import argon2
 import numpy as np
 
+from sketchauth.enrolment import HASH_PROFILES
 from sketchauth.errors import MixingWarning, ParameterError, SampleError, SketchFormatError
 from sketchauth.mixing_bounds import ComponentFacts, MixingReport, account
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace, scheme_class
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "NONCE_BYTES",
@@ -236,8 +238,6 @@ class ExactKey:
     space_bits: float | None = None
 
     def __post_init__(self) -> None:
-        from sketchauth.enrolment import HASH_PROFILES
-
         if self.profile not in HASH_PROFILES:
             raise ParameterError(f"unknown argon2 profile {self.profile!r}; known: {', '.join(HASH_PROFILES)}")
         object.__setattr__(self, "min_entropy", _check_entropy("min_entropy", self.min_entropy))
@@ -246,8 +246,6 @@ class ExactKey:
     @classmethod
     def pin(cls, digits: int = 6, profile: str = "owasp") -> ExactKey:
         """A uniformly chosen PIN of ``digits`` decimal digits: ``H∞ = digits·log2 10``."""
-        from sketchauth.sketches.params import check_int
-
         bits = check_int("digits", digits, 1, 64) * math.log2(10)
         return cls(profile, min_entropy=bits, space_bits=bits)
 
@@ -270,8 +268,6 @@ class ExactKey:
 
     def derive_key(self, secret: Any, salt: bytes) -> bytes:
         """``argon2id(secret, salt)``, 32 bytes, with this key's profile."""
-        from sketchauth.enrolment import HASH_PROFILES
-
         p = HASH_PROFILES[self.profile]
         return argon2.low_level.hash_secret_raw(
             self.secret_bytes(secret), salt, time_cost=p.time_cost, memory_cost=p.memory_cost,
@@ -297,8 +293,6 @@ class FuzzySecret:
     key_bits: int = 128
 
     def __post_init__(self) -> None:
-        from sketchauth.sketches.params import check_int
-
         if not isinstance(self.sketch, SecureSketch) or isinstance(self.sketch, MixedSketch):
             raise ParameterError("a fuzzy secret needs a (non-mixed) SecureSketch")
         object.__setattr__(self, "min_entropy", _check_entropy("min_entropy", self.min_entropy))
