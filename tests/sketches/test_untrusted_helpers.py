@@ -69,6 +69,18 @@ def time_limit(seconds: float = TIME_LIMIT) -> Iterator[None]:
     assert elapsed < seconds, f"took {elapsed:.2f} s"
 
 
+@contextlib.contextmanager
+def memory_limit(limit: int = MEMORY_LIMIT) -> Iterator[None]:
+    """Fail when the body's peak Python allocation (tracemalloc) reaches ``limit`` bytes."""
+    tracemalloc.start()
+    try:
+        yield
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < limit, f"peak {peak / 2**20:.1f} MiB"
+
+
 _HELPERS: dict[str, bytes] = {}
 
 
@@ -346,16 +358,11 @@ def test_huge_parameters_bounded_time_and_memory(scheme_id: int, params: dict[st
     """Parameters announcing huge sizes are refused (or bounded) before any big allocation."""
     _load_hostile(scheme_id, params)
     helper = pack_helper(scheme_id, params, b"")
-    tracemalloc.start()
-    try:
+    with memory_limit():
         try:
             load_sketch(helper)
         except SketchFormatError:
             pass
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < MEMORY_LIMIT, f"peak {peak / 2**20:.1f} MiB"
 
 
 def test_largest_chaff_universe_loads_quickly() -> None:
@@ -534,16 +541,10 @@ def test_many_heavy_mixed_components_bounded() -> None:
     component = {"kind": "fuzzy", "scheme": "fuzzy-vault", "params": {"p": 2097143, "m": 1, "t": 0},
                  "min_entropy": None, "importance": None, "key_bits": 128}
     helper = pack_helper(MIXED, _mixed([component] * 64, structure="concatenate"), b"")
-    tracemalloc.start()
-    try:
-        with time_limit(4 * TIME_LIMIT):
-            sketch = load_sketch(helper)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert len(sketch.components) == 64
     # One component's transient table and window sums, never 64 tables.
-    assert peak < 2 * MEMORY_LIMIT, f"peak {peak / 2**20:.1f} MiB"
+    with memory_limit(2 * MEMORY_LIMIT), time_limit(4 * TIME_LIMIT):
+        sketch = load_sketch(helper)
+    assert len(sketch.components) == 64
 
 
 def test_crafted_extractor_seed_is_bounded() -> None:
@@ -559,17 +560,11 @@ def test_crafted_extractor_seed_is_bounded() -> None:
     seed = bytes(range(256)) * 258  # 64 KiB of extractor input plus the 512 bytes of the key
     crafted = MixRandomness(randomness.inner, randomness.nonces, randomness.salts, (None, seed))
     forged = pack_helper(cascade.scheme_id, cascade.params(), cascade._pack(stored, crafted))
-    tracemalloc.start()
-    try:
-        with time_limit():
-            try:
-                recovered = cascade.decode(forged, secret)
-            except DECODE_ERRORS:
-                recovered = None
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < MEMORY_LIMIT, f"peak {peak / 2**20:.1f} MiB"
+    with memory_limit(), time_limit():
+        try:
+            recovered = cascade.decode(forged, secret)
+        except DECODE_ERRORS:
+            recovered = None
     # The second secret decodes in clear; the first was mixed with a different key, so it is
     # either refused or wrong, never the enrolled secret by accident of the forgery.
     assert recovered is None or recovered[1].tolist() == [30, 40]
@@ -597,16 +592,10 @@ def test_many_wide_chaff_components_bounded() -> None:
         for i in range(64)
     ]
     helper = pack_helper(MIXED, _mixed(components, structure="concatenate"), b"")
-    tracemalloc.start()
-    try:
-        with time_limit(8 * TIME_LIMIT):
-            sketch = load_sketch(helper)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert len(sketch.components) == 64
     # One component's transient table and window sums, never 64 tables.
-    assert peak < 2 * MEMORY_LIMIT, f"peak {peak / 2**20:.1f} MiB"
+    with memory_limit(2 * MEMORY_LIMIT), time_limit(8 * TIME_LIMIT):
+        sketch = load_sketch(helper)
+    assert len(sketch.components) == 64
 
 
 # -- 4. malformed samples ------------------------------------------------------------------------
