@@ -427,15 +427,14 @@ def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool, beta: flo
     """
     if b1.min_entropy is None or b2.min_entropy is None or beta is None:
         return None
-    _, _, delta, _ = _key_facts(b2)
+    key_entropy, _, delta, _ = _key_facts(b2)
     one, two = two_fuzzy_bounds(
         b1.min_entropy, b2.min_entropy, b1.randomness_bits, b2.randomness_bits,
         b1.sketch_bits, b2.sketch_bits, delta or 0.0,
     )
     # With the extractor output shorter than what is left in b_2, the key carries only ℓ bits.
     if first:
-        key_entropy = _key_facts(b2)[0] or 0.0
-        return min(one, b1.min_entropy + key_entropy - b1.sketch_bits) - beta
+        return min(one, b1.min_entropy + (key_entropy or 0.0) - b1.sketch_bits) - beta
     return two
 
 
