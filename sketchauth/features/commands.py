@@ -171,10 +171,7 @@ def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
         genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64))
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
-        t_lv = pipeline.levels(trials.templates[:, pipeline.dims])
-        p_lv = pipeline.levels(trials.probes[:, pipeline.dims])
-        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.abs(a - b).sum(axis=-1))
-        return _rates(genuine, impostor, pipeline.sketch.t)
+        return _rates(*pipeline.trial_distances(trials), pipeline.sketch.t)
     genuine, impostor = byte_error_scores(transform, trials, pipeline.bits, pipeline.dims)
     return _rates(genuine, impostor, pipeline.sketch.t)
 

@@ -309,9 +309,7 @@ def _thermometer(
     transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, bits: int, resolution: float
 ) -> MatcherResult:
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
-    t_levels = draft.levels(trials.templates[:, draft.dims])
-    p_levels = draft.levels(trials.probes[:, draft.dims])
-    genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: np.abs(a - b).sum(axis=-1))
+    genuine, impostor = draft.trial_distances(trials)
 
     def bound(t: float) -> tuple[float, float]:
         pipeline = ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))

@@ -756,7 +756,10 @@ class ThermometerPipeline(Pipeline):
 
     def level_distances(self, data: LabelledVectors, *, enrol_samples: int) -> tuple[np.ndarray, np.ndarray]:
         """Genuine and impostor L1 distances in levels (= set differences) on labelled data."""
-        trials = enrolment_trials(self.transform.project, data, enrol_samples)
+        return self.trial_distances(enrolment_trials(self.transform.project, data, enrol_samples))
+
+    def trial_distances(self, trials: Trials) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`level_distances` of already projected trials (templates and probes)."""
         t_levels = self.levels(trials.templates[:, self.dims])
         p_levels = self.levels(trials.probes[:, self.dims])
         return pair_scores(t_levels, p_levels, trials.owner, lambda a, b: np.abs(a - b).sum(axis=-1))
