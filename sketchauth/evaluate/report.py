@@ -49,6 +49,7 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
+    TARGET_FMR,
     DecideFn,
     EnrolFn,
     ErrorRateResult,
@@ -78,8 +79,7 @@ __all__ = [
 
 #: Version of the JSON layout; bumped whenever a key changes meaning or disappears.
 REPORT_VERSION = 1
-#: NIST SP 800-63B-4 targets for biometric comparison.
-TARGET_FMR = 1e-4
+#: NIST SP 800-63B-4 targets for biometric comparison (``TARGET_FMR``: 1 in 10,000, from error_rates).
 TARGET_FNMR = 0.05
 
 
