@@ -50,6 +50,7 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.params import check_int
 
 __all__ = [
     "HashCost",
@@ -90,8 +91,7 @@ def measure_hash(profile: str = "owasp", repeats: int = 3) -> HashCost:
     """
     from sketchauth.enrolment import hasher
 
-    if repeats < 1:
-        raise ParameterError(f"repeats must be positive, got {repeats}")
+    repeats = check_int("repeats", repeats)
     ph = hasher(profile)
     walls, cpus = [], []
     for _ in range(repeats):

@@ -86,7 +86,7 @@ from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
     "PIPELINE_FORMAT",
@@ -748,8 +748,7 @@ class ThermometerPipeline(Pipeline):
     def with_resolution(
         cls, transform: FeatureTransform, *, enrol_samples: int, resolution: float, t: int
     ) -> ThermometerPipeline:
-        if not (isinstance(resolution, (int, float)) and math.isfinite(resolution) and resolution > 0):
-            raise ParameterError(f"resolution must be a positive finite number, got {resolution!r}")
+        resolution = check_positive_float("resolution", resolution)
         dims = np.arange(transform.dimensions)
         steps = resolution / fisher_weights(transform.fisher_ratios, enrol_samples)
         return cls(transform, dims, steps=steps, t=t)
