@@ -73,6 +73,7 @@ __all__ = [
     "default_sweep",
     "write_report",
     "plots_available",
+    "require_plots",
     "draw_figures",
     "markdown",
 ]
@@ -313,6 +314,12 @@ def plots_available() -> bool:
     return True
 
 
+def require_plots() -> None:
+    """``ParameterError`` naming the extra to install unless :func:`plots_available`."""
+    if not plots_available():
+        raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+
+
 def write_report(report: Report, out: str | Path, *, plots: bool = True) -> dict[str, Any]:
     """Write ``report.json``, ``report.md`` and (``plots``) the PNG figures into ``out``."""
     out = Path(out)
@@ -321,8 +328,7 @@ def write_report(report: Report, out: str | Path, *, plots: bool = True) -> dict
     except OSError as exc:
         raise ParameterError(f"cannot create {out}: {exc.strerror}") from None
     if plots:
-        if not plots_available():
-            raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+        require_plots()
         report.figures = draw_figures(report, out)
     payload = report.as_dict()
     (out / "report.json").write_text(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
@@ -642,8 +648,8 @@ def cli_report(args: Any) -> int:
         raise ParameterError(f"--params is not valid JSON: {exc.msg}") from None
     if not isinstance(params, dict):
         raise ParameterError("--params must be a JSON object")
-    if args.plots and not plots_available():
-        raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+    if args.plots:
+        require_plots()  # before the evaluation, not after it
     target = EvaluationTarget.from_scheme(args.scheme, params)
     settings = _settings(args.sweep, args.scheme, params)
     if args.data is not None:

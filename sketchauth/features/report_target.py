@@ -102,12 +102,12 @@ def cli_pipeline_report(args: Any) -> int:
     import json
 
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.report import plots_available, run_report, summary, write_report
+    from sketchauth.evaluate.report import require_plots, run_report, summary, write_report
 
     if args.data is None:
         raise ParameterError("--pipeline needs --data: labelled raw feature vectors of people outside the background")
-    if args.plots and not plots_available():
-        raise ParameterError("PNG plots need matplotlib: pip install 'sketchauth[plots]' (or pass --no-plots)")
+    if args.plots:
+        require_plots()  # before the evaluation, not after it
     pipeline = load_pipeline(Path(args.pipeline).read_text(encoding="utf-8"))
     if args.sweep:
         try:
