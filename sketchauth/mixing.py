@@ -586,7 +586,7 @@ class MixedSketch(SecureSketch):
             facts.append(
                 ComponentFacts(
                     f"{index}:{c.sketch.scheme_name}", "fuzzy", c.min_entropy, None,
-                    r.sketch_bits, r.randomness_bits, support, c.key_bits, c.sketch.pad_group_bits(),
+                    r.sketch_bits, r.randomness_bits, support, c.key_bits, c.sketch.pad_group_bits(r),
                 )
             )
         return facts

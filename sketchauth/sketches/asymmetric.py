@@ -541,7 +541,7 @@ class AsymmetricIntervalSketch(SecureSketch):
         )
 
     # -- symbols (for mixing) ---------------------------------------------------------------------
-    def pad_group_bits(self) -> float:
+    def pad_group_bits(self, report: EntropyReport | None = None) -> float:
         """0 in the worst case, for both schemes: a pad cannot be relied on to move anything.
 
         s1 mixes only ``b mod (2v − 1)``, whose group is trivial when every ``v`` is 1 (and ``v``

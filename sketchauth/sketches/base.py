@@ -268,15 +268,16 @@ class SecureSketch(ABC):
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         """The payload with its symbols replaced (same structure, symbols already in range)."""
 
-    def pad_group_bits(self) -> float:
+    def pad_group_bits(self, report: EntropyReport | None = None) -> float:
         """log2 of the smallest symbol group over every helper this scheme can produce.
 
         This is how many bits a format-preserving pad can move in the worst case, which is what
         bounds the key recoverability ``β`` of a mixing function (SPEC §4). For most families the
         symbols are the whole sketch, so it equals ``report().sketch_bits``; a family whose
         symbols cover only part of its helper (or a part that depends on the secret) overrides it.
+        ``report`` is this sketch's report when the caller already has it (it can be costly).
         """
-        return self.report().sketch_bits
+        return (report or self.report()).sketch_bits
 
     def with_symbols(self, helper: bytes, symbols: np.ndarray) -> bytes:
         """Helper data of the same structure as ``helper`` carrying the given symbols."""
