@@ -288,10 +288,17 @@ def decide_interval(
     accepted iff the nearest lattice point equals the enrolled vector in every feature — which
     is what comparing ``secret_bytes`` does (the packing is injective), and which also covers the
     out-of-range ``DecodeError`` case (the enrolled vector is in range).
+
+    Only the helpers this batch compares are parsed: pairs come grouped by enrolled identity, so a
+    chunk of :func:`evaluate_scheme` touches a few identities, and parsing every helper per chunk
+    used to dominate the run.
     """
+    if len(enrolled_index) == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     q_all = _interval_probes(sketch, probes)
-    s_all = np.stack([sketch.symbols(sketch.payload(h))[0].astype(np.int64) for h in enrolled.helpers])
-    b_all = np.stack([np.asarray(s, dtype=np.int64) for s in enrolled.secrets])
+    used, enrolled_index = np.unique(enrolled_index, return_inverse=True)
+    s_all = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used.tolist()])
+    b_all = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used.tolist()])
     moduli = np.asarray(sketch.moduli, dtype=np.int64)  # type: ignore[attr-defined]
     half = np.asarray(sketch.v, dtype=np.int64) - 1  # type: ignore[attr-defined]
     # Narrow integers cut memory traffic (the decoder is memory-bound); probes may lie anywhere

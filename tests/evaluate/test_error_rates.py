@@ -77,6 +77,24 @@ def test_vectorised_interval_agrees_with_decode() -> None:
         assert np.array_equal(fast, slow) and not malformed.any()
 
 
+def test_vectorised_interval_on_shuffled_chunks_agrees_with_decode() -> None:
+    # Chunks compare a few identities in any order: only those helpers are parsed, re-indexed.
+    data = synthetic_vectors(8, 3, 6, n=40, spread=8, noise=3, seed=9)
+    trials = plan_trials(data)
+    pairs = np.hstack([trials.genuine, trials.impostor])
+    pairs = pairs[:, np.random.default_rng(3).permutation(pairs.shape[1])]
+    sketch = IntervalSketch(n=40, v=5, features=6)
+    enrolled = enrol_population(sketch, enrol_rounded_mean, data, trials)
+    slow, _ = decide_by_decoding(sketch, enrolled, data.samples, pairs[0], pairs[1])
+    for chunk in (1, 7, 50):
+        parts = [pairs[:, i : i + chunk] for i in range(0, pairs.shape[1], chunk)]
+        fast = np.concatenate([decide_interval(sketch, enrolled, data.samples, c[0], c[1])[0] for c in parts])
+        assert np.array_equal(fast, slow)
+    assert slow.any() and not slow.all()
+    empty = np.zeros(0, dtype=np.int64)
+    assert decide_interval(sketch, enrolled, data.samples, empty, empty)[0].shape == (0,)
+
+
 def test_vectorised_interval_with_step_and_per_feature_tolerance() -> None:
     rng = np.random.default_rng(2)
     x = rng.normal(10.0, 2.0, size=(20, 3))
