@@ -60,7 +60,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
-from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr
+from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 
@@ -411,7 +411,7 @@ class BaselineResult:
     @classmethod
     def from_scores(cls, metric: str, genuine: np.ndarray, impostor: np.ndarray) -> BaselineResult:
         fmr, fnmr, thr = det_from_scores(genuine, impostor)
-        at, _, ci = fnmr_at_fmr(genuine, impostor, TARGET_FMR)
+        at, _, ci = fnmr_at_fmr_on_det(fmr, fnmr, thr, TARGET_FMR, genuine_trials=genuine.size)
         return cls(metric, genuine, impostor, fmr, fnmr, thr, eer(fmr, fnmr), at, ci)
 
     def to_dict(self) -> dict[str, Any]:

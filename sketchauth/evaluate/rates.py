@@ -20,7 +20,8 @@ trials rejected, FMR the share of impostor trials accepted.
 * :func:`eer` — the equal error rate where FMR and FNMR cross, interpolated linearly between
   the two operating points that bracket the crossing.
 * :func:`fnmr_at_fmr` — the FNMR at the most permissive threshold whose FMR does not exceed a
-  target (e.g. NIST SP 800-63B-4's 1 in 10,000), with its Wilson interval.
+  target (e.g. NIST SP 800-63B-4's 1 in 10,000), with its Wilson interval;
+  :func:`fnmr_at_fmr_on_det` reads it off a curve already computed (several targets, one sort).
 
 Example::
 
@@ -47,6 +48,7 @@ __all__ = [
     "det_from_scores",
     "eer",
     "fnmr_at_fmr",
+    "fnmr_at_fmr_on_det",
 ]
 
 
@@ -222,15 +224,28 @@ def fnmr_at_fmr(
     The threshold is in the scores' own orientation (``−inf``/``+inf`` when only rejecting
     everything meets the target). The interval is the 95% Wilson interval of the FNMR.
     """
-    target = float(target)
-    if not (0.0 <= target <= 1.0):
-        raise ParameterError(f"target FMR must be in [0, 1], got {target!r}")
-    fmr, fnmr, thresholds = det_from_scores(
-        genuine_scores, impostor_scores, higher_is_genuine=higher_is_genuine
-    )
+    target = _target_fmr(target)
+    det = det_from_scores(genuine_scores, impostor_scores, higher_is_genuine=higher_is_genuine)
+    return fnmr_at_fmr_on_det(*det, target, genuine_trials=int(np.asarray(genuine_scores).size))
+
+
+def fnmr_at_fmr_on_det(
+    fmr: np.ndarray, fnmr: np.ndarray, thresholds: np.ndarray, target: float, *, genuine_trials: int
+) -> tuple[float, float, tuple[float, float]]:
+    """:func:`fnmr_at_fmr` on the arrays of :func:`det_from_scores` over ``genuine_trials`` genuine scores.
+
+    For several targets on one curve: the scores are sorted once, not once per target.
+    """
+    target = _target_fmr(target)
     # FMR is non-decreasing along the arrays, so the last index meeting the target is the most
     # permissive one (index 0, reject-all, always meets it).
     i = int(np.searchsorted(fmr, target, side="right")) - 1
-    genuine_trials = int(np.asarray(genuine_scores).size)
     rejected = int(round(fnmr[i] * genuine_trials))
     return float(fnmr[i]), float(thresholds[i]), wilson_interval(rejected, genuine_trials)
+
+
+def _target_fmr(target: float) -> float:
+    target = float(target)
+    if not (0.0 <= target <= 1.0):
+        raise ParameterError(f"target FMR must be in [0, 1], got {target!r}")
+    return target

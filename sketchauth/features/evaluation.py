@@ -40,7 +40,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr
+from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
 from sketchauth.features.pipeline import (
     CodeOffsetPipeline,
@@ -230,12 +230,12 @@ def _result(
     note: str = "",
 ) -> MatcherResult:
     """Operating points, EER and DET from scores; ``bound(setting) -> (loss, secret bits)``."""
+    fmr_curve, fnmr_curve, thresholds = det_from_scores(genuine, impostor)
     points = []
     for target in FMR_TARGETS:
-        fnmr, threshold, ci = fnmr_at_fmr(genuine, impostor, target)
+        fnmr, threshold, ci = fnmr_at_fmr_on_det(fmr_curve, fnmr_curve, thresholds, target, genuine_trials=genuine.size)
         fmr = float(np.count_nonzero(impostor <= threshold)) / impostor.size
         points.append(OperatingPoint(target, fnmr, ci, fmr, float(threshold)))
-    fmr_curve, fnmr_curve, _ = det_from_scores(genuine, impostor)
     loss = secret = None
     if bound is not None and math.isfinite(points[0].setting):
         loss, secret = bound(points[0].setting)

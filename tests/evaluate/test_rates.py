@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr, wilson_interval
+from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr, fnmr_at_fmr_on_det, wilson_interval
 
 
 def test_wilson_matches_hand_computation() -> None:
@@ -124,3 +124,16 @@ def test_scores_validated() -> None:
         det_from_scores([np.nan], [1.0])
     with pytest.raises(ParameterError):
         fnmr_at_fmr([1.0], [1.0], 1.5)
+
+
+@pytest.mark.parametrize("higher", [False, True])
+def test_fnmr_at_fmr_on_det_is_fnmr_at_fmr_without_a_second_sort(higher: bool) -> None:
+    rng = np.random.default_rng(5)
+    gen, imp = rng.integers(0, 30, size=200).astype(float), rng.integers(10, 60, size=900).astype(float)
+    if higher:
+        gen, imp = -gen, -imp
+    det = det_from_scores(gen, imp, higher_is_genuine=higher)
+    for target in (0.0, 1e-3, 0.01, 0.2, 1.0):
+        assert fnmr_at_fmr_on_det(*det, target, genuine_trials=gen.size) == fnmr_at_fmr(gen, imp, target, higher_is_genuine=higher)
+    with pytest.raises(ParameterError):
+        fnmr_at_fmr_on_det(*det, -0.1, genuine_trials=gen.size)
