@@ -60,6 +60,7 @@ __all__ = [
     "LabelledSets",
     "load_vectors",
     "load_sets",
+    "rows_by_identity",
     "synthetic_vectors",
     "synthetic_strings",
     "synthetic_sets",
@@ -69,7 +70,7 @@ __all__ = [
 MAX_ROWS = 5_000_000
 
 
-def _groups(identities: np.ndarray) -> list[tuple[Any, np.ndarray]]:
+def rows_by_identity(identities: np.ndarray) -> list[tuple[Any, np.ndarray]]:
     """(label, row indices) per identity, labels in order of first appearance."""
     labels, first, inverse = np.unique(identities, return_index=True, return_inverse=True)
     order = np.argsort(first)
@@ -124,7 +125,7 @@ class LabelledVectors:
 
     def by_identity(self) -> list[tuple[Any, np.ndarray]]:
         """``(label, samples)`` per identity in order of first appearance, samples in file order."""
-        return [(label, self.samples[rows]) for label, rows in _groups(self.identities)]
+        return [(label, self.samples[rows]) for label, rows in rows_by_identity(self.identities)]
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class LabelledSets:
 
     def by_identity(self) -> list[tuple[Any, list[np.ndarray]]]:
         """``(label, sets)`` per identity in order of first appearance."""
-        return [(label, [self.sets[r] for r in rows]) for label, rows in _groups(self.identities)]
+        return [(label, [self.sets[r] for r in rows]) for label, rows in rows_by_identity(self.identities)]
 
 
 # -- loaders -----------------------------------------------------------------------------------------

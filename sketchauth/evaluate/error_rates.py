@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
-from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.evaluate.data import LabelledSets, LabelledVectors, rows_by_identity
 from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
@@ -116,12 +116,6 @@ class Trials:
     samples: int
 
 
-def _identity_rows(data: Data) -> tuple[list[Any], list[np.ndarray]]:
-    labels, first, inverse = np.unique(data.identities, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    return [labels[k].item() for k in order], [np.flatnonzero(inverse == k) for k in order]
-
-
 def plan_trials(
     data: Data,
     *,
@@ -131,7 +125,8 @@ def plan_trials(
 ) -> Trials:
     """The comparison plan of the protocol in the module docstring (seeded impostor subsampling)."""
     enrol_samples = check_int("enrol_samples", enrol_samples)
-    labels, rows = _identity_rows(data)
+    groups = rows_by_identity(data.identities)
+    labels, rows = [label for label, _ in groups], [r for _, r in groups]
     if len(labels) < 2:
         raise ParameterError("need at least two identities for impostor trials")
     short = [str(lab) for lab, r in zip(labels, rows) if r.size < enrol_samples]
