@@ -71,10 +71,13 @@ MAX_ROWS = 5_000_000
 
 
 def rows_by_identity(identities: np.ndarray) -> list[tuple[Any, np.ndarray]]:
-    """(label, row indices) per identity, labels in order of first appearance."""
-    labels, first, inverse = np.unique(identities, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    return [(labels[k].item(), np.flatnonzero(inverse == k)) for k in order]
+    """(label, row indices) per identity, labels in order of first appearance, rows in order.
+
+    One stable sort by label, split at the label boundaries (not one scan of all rows per label).
+    """
+    labels, first, inverse, counts = np.unique(identities, return_index=True, return_inverse=True, return_counts=True)
+    rows = np.split(np.argsort(inverse.ravel(), kind="stable"), np.cumsum(counts)[:-1])
+    return [(labels[k].item(), rows[k]) for k in np.argsort(first)]
 
 
 def _check_labels(identities: Any) -> np.ndarray:

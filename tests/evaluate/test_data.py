@@ -13,6 +13,7 @@ from sketchauth.evaluate.data import (
     LabelledVectors,
     load_sets,
     load_vectors,
+    rows_by_identity,
     synthetic_sets,
     synthetic_strings,
     synthetic_vectors,
@@ -158,3 +159,16 @@ def test_synthetic_sets_dropout_insertion() -> None:
 def test_synthetic_counts_are_checked(make) -> None:
     with pytest.raises(ParameterError):
         make()
+
+
+def test_rows_by_identity_keeps_first_appearance_and_row_order() -> None:
+    ids = np.random.default_rng(4).integers(0, 40, size=500)
+    groups = rows_by_identity(ids)
+    _, first = np.unique(ids, return_index=True)
+    assert [label for label, _ in groups] == [int(ids[i]) for i in np.sort(first)]
+    for label, rows in groups:
+        assert rows.tolist() == np.flatnonzero(ids == label).tolist()
+    assert [(label, rows.tolist()) for label, rows in rows_by_identity(np.array(["b", "a", "b"]))] == [
+        ("b", [0, 2]),
+        ("a", [1]),
+    ]
