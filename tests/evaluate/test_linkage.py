@@ -14,6 +14,7 @@ import sketchauth.evaluate.linkage as linkage
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.linkage import (
     PartitionBatch,
+    ReenrolmentNoise,
     best_threshold,
     linkage_experiment,
     s1_linkage_score,
@@ -249,7 +250,6 @@ def test_partition_batch_rows() -> None:
 
 
 # -- re-enrolment noise models, separate from the adversary's τ -------------------------------------
-from sketchauth.evaluate.linkage import ReenrolmentNoise  # noqa: E402
 
 
 def _moved(noise: ReenrolmentNoise, n: int = 50, q: int = 5, tau: int = 1, people: int = 4000):
