@@ -293,6 +293,29 @@ def _add_features(sub: argparse._SubParsersAction) -> None:
 _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_demo, _add_evaluate, _add_serve, _add_features]
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from sketchauth.evaluate.reproduce import cli_reproduce
+
+    return cli_reproduce(args.out, args.json, args.quick, args.quiet)
+
+
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "reproduce",
+        help="recompute the thesis' and Boreale-Paolini's numbers and figures, errata included",
+        description="Write a Markdown report with PNG figures and a JSON file: per item the source, "
+        "the printed value, the library's value and a verdict (agrees / differs / not reproducible).",
+    )
+    p.add_argument("--out", default="reproduce", metavar="DIR", help="directory for reproduce.md and the figures (default ./reproduce)")
+    p.add_argument("--json", metavar="FILE", help="JSON file (default DIR/reproduce.json)")
+    p.add_argument("--quick", action="store_true", help="smaller simulations and toy sets (for CI, seconds)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
+    p.set_defaults(func=_reproduce)
+
+
+_COMMANDS.append(_add_reproduce)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sketchauth`` console script."""
     args = build_parser().parse_args(argv)

@@ -146,3 +146,33 @@ def test_exact_joint_rejects_bad_prior() -> None:
         E.exact_joint(IntervalSketch(n=4, v=1), [[0], [1]], [1.0])
     with pytest.raises(ParameterError):
         E.exact_joint(IntervalSketch(n=4, v=1), [])
+
+
+def test_a_security_rate_is_the_max_over_pairs() -> None:
+    W = np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]])
+    # the farthest pair is symmetric: λ = 1/2, Σ sqrt(p q) = 2·0.3 = 0.6
+    assert E.a_security_rate(W) == pytest.approx(-math.log2(0.6), abs=1e-9)
+    assert E.a_security_rate(W) == pytest.approx(E.chernoff_information(W[0], W[1]))
+    assert E.repeated_observation_rate(W) < E.a_security_rate(W)
+    two = W[:2]
+    assert E.a_security_rate(two) == pytest.approx(E.repeated_observation_rate(two))
+    assert E.a_security_rate(np.eye(3)) == math.inf
+    with pytest.raises(ParameterError):
+        E.a_security_rate([[1.0]])
+
+
+def _truncated_geometric(secrets: int, alpha: float) -> np.ndarray:
+    x, y = np.arange(secrets)[:, None], np.arange(secrets)[None, :]
+    W = (1 - alpha) / (1 + alpha) * alpha ** np.abs(y - x).astype(float)
+    W[:, 0] = alpha ** np.arange(secrets) / (1 + alpha)
+    W[:, -1] = alpha ** (secrets - 1 - np.arange(secrets)) / (1 + alpha)
+    return W
+
+
+def test_min_and_max_rates_of_the_geometric_mechanism() -> None:
+    for secrets in range(2, 9):
+        W = _truncated_geometric(secrets, 0.5)
+        # adjacent rows: log2((1 + α)/(2√α)) = log2 3 − 3/2 at α = 1/2, whatever the truncation
+        assert E.repeated_observation_rate(W) == pytest.approx(math.log2(3) - 1.5, abs=1e-9)
+        assert E.a_security_rate(W) >= E.repeated_observation_rate(W) - 1e-12
+    assert E.a_security_rate(_truncated_geometric(4, 0.5)) == pytest.approx(0.5, abs=1e-9)

@@ -21,7 +21,11 @@ Everything random in the simulation comes from ``numpy.random.default_rng(seed)`
 uniform over the listed secrets, each sketch drawn from its exact distribution
 (``randomness_space``), keys and pads. The work is vectorised over chunks of trials.
 
-:func:`count_chaff_sketches` counts the possible chaff sketches by enumerating them.
+:func:`count_chaff_sketches` counts the possible chaff sketches (by the chaff sketch's own
+dynamic programme; :func:`chaff_sketches` lists them one by one, the reference).
+:func:`exact_pad_success` is the random-oracle attacker's success in exact rational arithmetic,
+for a sketch distribution given as exact probabilities (e.g.
+:meth:`~sketchauth.sketches.chaff.ChaffPointSketch.sketch_distribution`).
 
 Example::
 
@@ -34,8 +38,10 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -54,6 +60,8 @@ __all__ = [
     "chaff_sketches",
     "default_secrets",
     "expected_success",
+    "exact_pad_success",
+    "MAX_EXACT_KEY_BITS",
 ]
 
 MIXINGS = ("pad", "shake", "shift")
@@ -62,6 +70,8 @@ MAX_GROUP_BITS = 62
 #: Largest number of secrets enumerated by :func:`default_secrets`.
 MAX_DEFAULT_SECRETS = 4096
 _CHUNK_CELLS = 1 << 20
+#: :func:`exact_pad_success` raises rationals to the power ``2^key_bits``: keep that moderate.
+MAX_EXACT_KEY_BITS = 10
 
 
 def chaff_sketches(universe: int, min_distance: int) -> Iterator[tuple[int, ...]]:
@@ -94,8 +104,43 @@ def chaff_sketches(universe: int, min_distance: int) -> Iterator[tuple[int, ...]
 
 
 def count_chaff_sketches(universe: int, min_distance: int) -> int:
-    """The exact number of possible chaff sketches, by enumeration (small universes only)."""
-    return sum(1 for _ in chaff_sketches(universe, min_distance))
+    """The exact number of possible chaff sketches (maximal point sets), by dynamic programming.
+
+    The count of :class:`~sketchauth.sketches.chaff.ChaffPointSketch` (gaps in ``[d+1, 2d+1]``,
+    first point ``≤ d``, last ``≥ n−1−d``), equal to the length of :func:`chaff_sketches`.
+    """
+    from sketchauth.sketches.chaff import ChaffPointSketch
+
+    return ChaffPointSketch(universe, min_distance).sketch_count
+
+
+def exact_pad_success(probabilities: Iterable[Fraction], group_order: int, key_bits: int) -> Fraction:
+    """Exact success of the most-likely-inverse key guesser against random-oracle pads.
+
+    ``probabilities`` are the (exact) probabilities of the sketch values that occur; the other
+    ``group_order − len(probabilities)`` group elements have probability 0. With ``K = 2^key_bits``
+    keys, the ``K − 1`` wrong keys' inverses are independent and uniform over the group, so for a
+    true sketch ``s`` with ``a`` the share of the group strictly less likely than ``s`` and ``e``
+    the share exactly as likely, uniform tie-breaking wins with probability
+    ``((a + e)^K − a^K) / (K·e)`` (the closed form of :func:`expected_success`, here in
+    :class:`~fractions.Fraction` arithmetic). The baseline is ``1/K``.
+
+    >>> exact_pad_success([Fraction(1, 2), Fraction(1, 2)], 2, 1)   # uniform sketch: no edge
+    Fraction(1, 2)
+    """
+    key_bits = check_int("key_bits", key_bits, 1, MAX_EXACT_KEY_BITS)
+    values = [Fraction(p) for p in probabilities]
+    if not values or any(p <= 0 for p in values) or sum(values) != 1:
+        raise ParameterError("probabilities must be positive and sum to exactly 1")
+    order = check_int("group_order", group_order, len(values))
+    keys = 1 << key_bits
+    below = order - len(values)  # never-occurring elements: less likely than any sketch
+    success = Fraction(0)
+    for value, count in sorted(Counter(values).items()):
+        a, e = Fraction(below, order), Fraction(count, order)
+        success += value * count * ((a + e) ** keys - a**keys) / (keys * e)
+        below += count
+    return success
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,32 @@ threshold with the best accuracy ``(#mated ≥ t + #non-mated < t) / (2·pairs)`
 
 **Population model** (simulation only: a seeded :class:`numpy.random.Generator`, never used for
 real sketches). Per person and feature: ``b`` uniform in ``[0, n)``, ``v`` uniform in ``[1, q]``.
-The second enrolment is a noisy re-capture: ``v' = clip(v + e_v, 1, q)`` with ``e_v`` uniform on
-``{−(τ−1), …, τ−1}`` (the tolerance moves by less than ``τ``) and ``b' = clip(b + e_b, 0, n − 1)``
-with ``e_b`` uniform on ``{−m, …, m}``, ``m = min(τ, v) − 1`` (the template moves within the
-tolerance and by less than ``τ``). A mated pair is (first enrolment, second enrolment) of one
-person; a non-mated pair is the first enrolment of person ``i`` and the second enrolment of person
-``i + 1`` of the same chunk (cyclically): another, independently drawn person. Every sketch is one
-encoding with its own fresh randomness; a sketch may serve in one mated and one non-mated pair.
+How the second enrolment moves ``(b, v)`` is a :class:`ReenrolmentNoise`, separate from the
+adversary's similarity ``τ``:
+
+* ``tied`` (the default, and the only model before the two were separated): the noise is bounded
+  by ``τ`` itself — ``v' = clip(v + e_v, 1, q)`` with ``e_v`` uniform on ``{−(τ−1), …, τ−1}`` and
+  ``b' = clip(b + e_b, 0, n − 1)`` with ``e_b`` uniform on ``{−m, …, m}``, ``m = min(τ, v) − 1``;
+  at ``τ = 1`` it is ``identical``;
+* ``identical``: ``b' = b``, ``v' = v`` (the same template enrolled twice);
+* ``steps``: ``Δb`` and ``Δv`` independent and uniform on given sets, e.g. ``±1`` on ``b``
+  (:meth:`ReenrolmentNoise.b_plus_minus`) or on ``v`` (:meth:`ReenrolmentNoise.v_plus_minus`);
+* ``within-tolerance``: ``b'`` uniform on ``{b − (v−1), …, b + (v−1)}`` (any value the first
+  sketch accepts), ``v' = v`` — Fang's "noisy second enrolment" as this project reads it;
+* ``empirical``: ``(Δb, Δv)`` drawn jointly from movements measured on real data (two
+  enrolments of the same identities from disjoint captures, :meth:`ReenrolmentNoise.from_enrolments`).
+
+Moved values are clipped to ``[0, n)`` and ``[1, q]``. A mated pair is (first enrolment, second
+enrolment) of one person; a non-mated pair is the first enrolment of person ``i`` and the second
+enrolment of person ``i + 1`` of the same chunk (cyclically): another, independently drawn person.
+Every sketch is one encoding with its own fresh randomness; a sketch may serve in one mated and
+one non-mated pair.
+
+Why the model matters: every s2 gap is even, so every boundary has the parity of ``b − v``. Any
+re-enrolment that keeps ``b − v`` (``identical``, or ``b`` and ``v`` moving together) keeps that
+bit in every feature, and the similar-interval adversary links one feature with accuracy ≥ 0.75
+at ``τ = 1`` (the genuine interval recurs exactly, plus the parity); a move of ``b`` alone
+breaks it (measured by ``sketchauth reproduce``).
 
 **Vectorised s2 encoder.** :func:`s2_partitions_from_draws` builds the partitions of many
 ``(b, v)`` at once from a matrix of iid draws in ``[1, q]``; each row consumes its draws left side
@@ -40,7 +59,7 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +70,9 @@ from sketchauth.sketches.asymmetric import expected_draw_columns, s2_draw_split
 from sketchauth.sketches.params import check_int
 
 __all__ = [
+    "LINKAGE_SCHEMES",
+    "NOISE_KINDS",
+    "ReenrolmentNoise",
     "LinkageResult",
     "PartitionBatch",
     "linkage_experiment",
@@ -74,6 +96,12 @@ DEFAULT_CHUNK_ROWS = 50_000
 CHUNK_CELLS = 5_000_000
 #: Upper bound on the number of pairs of one experiment.
 MAX_PAIRS = 10**8
+#: Schemes the linkage adversaries of this module attack.
+LINKAGE_SCHEMES = ("s1", "s2")
+#: Re-enrolment noise models (:class:`ReenrolmentNoise`).
+NOISE_KINDS = ("tied", "identical", "steps", "within-tolerance", "empirical")
+#: Largest number of measured movements an empirical noise model keeps.
+MAX_EMPIRICAL_ROWS = 10**7
 
 
 # -- adversaries' scores ---------------------------------------------------------------------------
@@ -280,17 +308,158 @@ def _merge_rows(batch: PartitionBatch, rows: np.ndarray, fixed: PartitionBatch) 
 
 
 # -- population ------------------------------------------------------------------------------------
+def _int_steps(name: str, steps: Sequence[int]) -> tuple[int, ...]:
+    values = tuple(steps)
+    if not values:
+        raise ParameterError(f"{name} needs at least one step")
+    for x in values:
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+            raise ParameterError(f"{name} must be integers, got {x!r}")
+    return tuple(int(x) for x in values)
+
+
+@dataclass(frozen=True, slots=True)
+class ReenrolmentNoise:
+    """How ``(b, v)`` moves between two enrolments of one person (module doc: the models).
+
+    Build one with the named constructors; ``linkage_experiment(..., noise=...)`` applies it.
+    Simulation only: it draws from the experiment's seeded generator.
+
+    >>> ReenrolmentNoise.b_plus_minus().label
+    'steps: b+{-1,1}, v+{0}'
+    """
+
+    kind: str = "tied"
+    b_steps: tuple[int, ...] = (0,)
+    v_steps: tuple[int, ...] = (0,)
+    #: ``empirical``: the measured ``(Δb, Δv)`` rows.
+    deltas: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in NOISE_KINDS:
+            raise ParameterError(f"noise kind must be one of {', '.join(NOISE_KINDS)}, got {self.kind!r}")
+        if self.kind == "empirical" and not self.deltas:
+            raise ParameterError("an empirical noise model needs at least one measured (db, dv) row")
+
+    @classmethod
+    def tied(cls) -> ReenrolmentNoise:
+        """The noise bounded by the adversary's ``τ`` (the historical default)."""
+        return cls("tied")
+
+    @classmethod
+    def identical(cls) -> ReenrolmentNoise:
+        """The same ``(b, v)`` enrolled twice."""
+        return cls("identical")
+
+    @classmethod
+    def steps(cls, b: Sequence[int] = (0,), v: Sequence[int] = (0,)) -> ReenrolmentNoise:
+        """``Δb`` uniform on ``b`` and, independently, ``Δv`` uniform on ``v``."""
+        return cls("steps", _int_steps("b steps", b), _int_steps("v steps", v))
+
+    @classmethod
+    def b_plus_minus(cls, k: int = 1) -> ReenrolmentNoise:
+        """``b`` moves by ``−k`` or ``+k`` (equally likely); ``v`` stays."""
+        k = check_int("k", k, 1)
+        return cls.steps(b=(-k, k))
+
+    @classmethod
+    def v_plus_minus(cls, k: int = 1) -> ReenrolmentNoise:
+        """``v`` moves by ``−k`` or ``+k`` (equally likely, then clipped to ``[1, q]``); ``b`` stays."""
+        k = check_int("k", k, 1)
+        return cls.steps(v=(-k, k))
+
+    @classmethod
+    def within_tolerance(cls) -> ReenrolmentNoise:
+        """``b'`` uniform among the values the first sketch accepts, ``|b' − b| < v``; ``v' = v``."""
+        return cls("within-tolerance")
+
+    @classmethod
+    def empirical(cls, delta_b: Any, delta_v: Any) -> ReenrolmentNoise:
+        """``(Δb, Δv)`` drawn jointly and uniformly from measured movements (equal-length arrays)."""
+        db = np.asarray(delta_b).ravel()
+        dv = np.asarray(delta_v).ravel()
+        if db.shape != dv.shape or db.size == 0:
+            raise ParameterError("delta_b and delta_v must be non-empty and of equal length")
+        if db.size > MAX_EMPIRICAL_ROWS:
+            raise ParameterError(f"at most {MAX_EMPIRICAL_ROWS} measured movements, got {db.size}")
+        if not (np.issubdtype(db.dtype, np.integer) and np.issubdtype(dv.dtype, np.integer)):
+            raise ParameterError("measured movements must be integer arrays (quantised templates)")
+        return cls("empirical", deltas=tuple(zip(db.tolist(), dv.tolist())))
+
+    @classmethod
+    def from_enrolments(cls, first: tuple[Any, Any], second: tuple[Any, Any]) -> ReenrolmentNoise:
+        """The empirical model of real re-enrolments: ``first = (b, v)`` and ``second = (b', v')``.
+
+        Arrays of one identity's features (or of many identities, row for row), e.g. the
+        templates :func:`sketchauth.templates.enrol_interval` derives from two disjoint sets of
+        captures of the same people.
+        """
+        b1, v1 = (np.asarray(x) for x in first)
+        b2, v2 = (np.asarray(x) for x in second)
+        if not (b1.shape == v1.shape == b2.shape == v2.shape):
+            raise ParameterError("the two enrolments must have the same shape")
+        return cls.empirical(b2 - b1, v2 - v1)
+
+    @property
+    def label(self) -> str:
+        """A short human-readable name of the model."""
+        if self.kind == "steps":
+            fmt = lambda xs: "{" + ",".join(str(x) for x in xs) + "}"  # noqa: E731
+            return f"steps: b+{fmt(self.b_steps)}, v+{fmt(self.v_steps)}"
+        if self.kind == "empirical":
+            return f"empirical: {len(self.deltas)} measured movements"
+        return self.kind
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description (an empirical model reports its size, not its rows)."""
+        out: dict[str, Any] = {"kind": self.kind, "label": self.label}
+        if self.kind == "steps":
+            out.update(b_steps=list(self.b_steps), v_steps=list(self.v_steps))
+        if self.kind == "empirical":
+            out["measured_movements"] = len(self.deltas)
+        return out
+
+    def move(
+        self, rng: np.random.Generator, b: np.ndarray, v: np.ndarray, n: int, q: int, tau: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The second enrolment ``(b', v')`` of the first enrolments ``(b, v)`` (clipped)."""
+        shape = b.shape
+        if self.kind == "tied":
+            v2 = np.clip(v + rng.integers(-(tau - 1), tau, size=shape, dtype=np.int64), 1, q)
+            reach = np.minimum(tau, v) - 1
+            shift = np.floor(rng.random(shape) * (2 * reach + 1)).astype(np.int64) - reach
+            return np.clip(b + shift, 0, n - 1), v2
+        if self.kind == "identical":
+            return b.copy(), v.copy()
+        if self.kind == "within-tolerance":
+            shift = np.floor(rng.random(shape) * (2 * v - 1)).astype(np.int64) - (v - 1)
+            return np.clip(b + shift, 0, n - 1), v.copy()
+        if self.kind == "steps":
+            db = np.asarray(self.b_steps, dtype=np.int64)[rng.integers(0, len(self.b_steps), size=shape)]
+            dv = np.asarray(self.v_steps, dtype=np.int64)[rng.integers(0, len(self.v_steps), size=shape)]
+        else:
+            rows = np.asarray(self.deltas, dtype=np.int64)[rng.integers(0, len(self.deltas), size=shape)]
+            db, dv = rows[..., 0], rows[..., 1]
+        return np.clip(b + db, 0, n - 1), np.clip(v + dv, 1, q)
+
+
 def simulate_enrolments(
-    rng: np.random.Generator, people: int, n: int, q: int, tau: int, features: int = 1
+    rng: np.random.Generator,
+    people: int,
+    n: int,
+    q: int,
+    tau: int,
+    features: int = 1,
+    noise: ReenrolmentNoise | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(b, v, b', v')`` of ``people`` simulated persons enrolled twice (see the module doc)."""
+    """``(b, v, b', v')`` of ``people`` simulated persons enrolled twice (see the module doc).
+
+    ``noise`` (default :meth:`ReenrolmentNoise.tied`) says how the second enrolment moves.
+    """
     shape = (people, features)
     b = rng.integers(0, n, size=shape, dtype=np.int64)
     v = rng.integers(1, q + 1, size=shape, dtype=np.int64)
-    v2 = np.clip(v + rng.integers(-(tau - 1), tau, size=shape, dtype=np.int64), 1, q)
-    reach = np.minimum(tau, v) - 1
-    shift = np.floor(rng.random(shape) * (2 * reach + 1)).astype(np.int64) - reach
-    b2 = np.clip(b + shift, 0, n - 1)
+    b2, v2 = (noise or ReenrolmentNoise.tied()).move(rng, b, v, n, q, tau)
     return b, v, b2, v2
 
 
@@ -331,6 +500,7 @@ class LinkageResult:
     seconds: float
     chunk_rows: int = DEFAULT_CHUNK_ROWS
     notes: tuple[str, ...] = field(default=())
+    noise: ReenrolmentNoise = field(default_factory=ReenrolmentNoise.tied)
 
     def histograms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(scores, mated counts, non-mated counts)`` on the common integer bins ``0 … max``."""
@@ -363,6 +533,7 @@ class LinkageResult:
             },
             "seconds": round(self.seconds, 3),
             "chunk_rows": self.chunk_rows,
+            "noise": self.noise.to_dict(),
             "notes": list(self.notes),
         }
 
@@ -371,8 +542,8 @@ def check_linkage_arguments(
     scheme: str, n: int, q: int, tau: int, pairs: int, seed: int, features: int = 1
 ) -> None:
     """Raise ``ParameterError`` unless the arguments of :func:`linkage_experiment` are valid."""
-    if scheme not in ("s1", "s2"):
-        raise ParameterError(f"scheme must be 's1' or 's2', got {scheme!r}")
+    if scheme not in LINKAGE_SCHEMES:
+        raise ParameterError(f"scheme must be one of {', '.join(LINKAGE_SCHEMES)}, got {scheme!r}")
     check_int("n", n, 2, 2**31)
     check_int("q", q, 1, n)
     check_int("tau", tau, 1, 2**31)
@@ -382,10 +553,17 @@ def check_linkage_arguments(
 
 
 def _chunk_scores(
-    rng: np.random.Generator, scheme: str, n: int, q: int, tau: int, people: int, features: int
+    rng: np.random.Generator,
+    scheme: str,
+    n: int,
+    q: int,
+    tau: int,
+    people: int,
+    features: int,
+    noise: ReenrolmentNoise,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mated and non-mated scores of ``people`` pairs each."""
-    b, v, b2, v2 = simulate_enrolments(rng, people, n, q, tau, features)
+    b, v, b2, v2 = simulate_enrolments(rng, people, n, q, tau, features, noise)
     if scheme == "s1":
         return s1_linkage_score(v, v2, tau), s1_linkage_score(v, _next_person(v2, 1), tau)
     first = simulate_s2_partitions(rng, b.ravel(), v.ravel(), n, q)
@@ -419,18 +597,24 @@ def linkage_experiment(
     features: int = 1,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Callable[[int], None] | None = None,
+    noise: ReenrolmentNoise | None = None,
 ) -> LinkageResult:
     """Simulate ``pairs`` mated and ``pairs`` non-mated sketch pairs and link them (SPEC §3.1).
 
     ``scheme`` is ``"s1"`` or ``"s2"``; ``n``, ``q`` as in
-    :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` both the noise
-    bound of re-enrolment and the adversary's similarity parameter (module doc). Work proceeds in
+    :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` the adversary's
+    similarity parameter; ``noise`` how the second enrolment moves ``(b, v)`` (default
+    :meth:`ReenrolmentNoise.tied`: bounded by ``tau`` too, the behaviour before the two were
+    separated; module doc). Work proceeds in
     chunks of at most ``chunk_rows`` rows (pairs × features; for s2 also at most
     :data:`CHUNK_CELLS` partition cells); ``progress(k)`` is called after each chunk with the
     number of pairs it completed. The result is a pure function of the arguments.
     """
     check_linkage_arguments(scheme, n, q, tau, pairs, seed, features)
     check_int("chunk_rows", chunk_rows, 1)
+    noise = noise or ReenrolmentNoise.tied()
+    if not isinstance(noise, ReenrolmentNoise):
+        raise ParameterError("noise must be a ReenrolmentNoise")
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     rows = chunk_rows
@@ -446,7 +630,7 @@ def linkage_experiment(
         people = min(per_chunk, pairs - done)
         if pairs - done - people == 1:
             people += 1
-        mated, nonmated = _chunk_scores(rng, scheme, n, q, tau, people, features)
+        mated, nonmated = _chunk_scores(rng, scheme, n, q, tau, people, features, noise)
         mated_parts.append(mated)
         nonmated_parts.append(nonmated)
         done += people
@@ -469,7 +653,8 @@ def linkage_experiment(
         nonmated_scores=nonmated_scores,
         seconds=time.perf_counter() - started,
         chunk_rows=chunk_rows,
-        notes=(_ADVERSARY[scheme], "declare mated iff score >= threshold"),
+        notes=(_ADVERSARY[scheme], "declare mated iff score >= threshold", f"re-enrolment noise: {noise.label}"),
+        noise=noise,
     )
 
 

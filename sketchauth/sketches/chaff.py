@@ -18,8 +18,26 @@ of a set whose last point is ``p``, obeys ``f(p) = 1`` for ``p ≥ n − 1 − d
 
 Accounting: the randomness is the chaff set, recoverable as ``S \\ secret``. It is not uniform
 (sets reached by fewer or more constrained choices are likelier), so ``H∞(R)`` is the minimum
-over secrets of the exact min-entropy, computed by enumeration for ``n ≤ 16``; beyond that the
-report uses the trivial ``H∞(R) ≥ 0`` and says so. ``L_R ≤ log2 N`` always (``extra``).
+over secrets of the exact min-entropy. ``L_R ≤ log2 N`` always (``extra``).
+
+Exact chaff distribution, by segments. After the secret is placed, the free positions form
+runs ("segments") separated by blocked ones, and a point placed in one run blocks nothing in
+another. The fill picks uniformly among *all* free positions, but conditioned on landing in a
+given run the pick is uniform within it, so the final chaff of each run is that of a fill of
+the run alone, independently of the others: ``Pr[chaff | secret] = Π_runs P_L(chaff ∩ run)``,
+where ``P_L`` depends only on the run's length ``L``. And ``P_L`` obeys
+``P_L(C) = (1/L)·Σ_{x ∈ C} P_{max(0, x−d)}(C ∩ left of x) · P_{max(0, L−x−d−1)}(C ∩ right of x)``
+(the first pick ``x`` splits the run in two). So the distributions of every run length
+``0 … L`` are built once, as exact :class:`~fractions.Fraction` tables, by that recursion
+(:func:`segment_distributions`; kept as integers ``L!·P_L``); ``randomness_space`` multiplies the
+tables of a secret's runs,
+and the exact ``H∞(R)`` is ``min`` over secrets of ``Σ_runs −log2 max P_L``: a max-product over
+secret positions, no enumeration of secrets × chaff sets. Universe 24 with ``d = 3`` (605
+sketches) takes a few hundredths of a second. The tables are built while the runs hold at most
+:data:`MAX_ENUMERATED_SETS` maximal sets in all (about universe 27–40 for ``d`` from 1 to 6); beyond
+that the report falls back to the trivial ``H∞(R) ≥ 0`` and says so. The per-order fill of the
+old enumeration (every chosen set as a state) is kept as the brute-force reference
+(:func:`fill_by_orders`, universe ≤ 16) that the tests check the tables against exhaustively.
 
 Example::
 
@@ -35,7 +53,8 @@ import math
 import secrets as _secrets
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from functools import cached_property
+from fractions import Fraction
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,12 +65,153 @@ from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import as_element_set, as_feature_vector
 
-__all__ = ["ChaffPointSketch", "MAX_ENUMERATED_UNIVERSE"]
+__all__ = [
+    "ChaffPointSketch",
+    "MAX_ENUMERATED_UNIVERSE",
+    "MAX_ENUMERATED_SETS",
+    "MAX_ENUMERATED_CHAFF",
+    "segment_set_counts",
+    "segment_distributions",
+    "fill_by_orders",
+]
 
-#: ``randomness_space`` and the exact ``H∞(R)`` enumerate chaff only up to this universe.
+#: The brute-force reference :func:`fill_by_orders` follows the fill only up to this universe.
 MAX_ENUMERATED_UNIVERSE = 16
+#: Exact chaff tables are built only while the runs ``0 … L`` hold at most this many maximal sets
+#: in all (a tenth of a second or so at this size; universe 24 with ``d = 3`` needs 2637).
+MAX_ENUMERATED_SETS = 1 << 13
+#: ``randomness_space`` lists at most this many chaff sets for one secret.
+MAX_ENUMERATED_CHAFF = 1 << 20
 #: The number of sketches must fit one 63-bit symbol.
 MAX_SKETCHES = (1 << 63) - 1
+
+
+# -- exact chaff distributions of free runs (segments) --------------------------------------------
+Chaff = tuple[int, ...]
+
+
+def segment_set_counts(length: int, min_distance: int, limit: int | None = None) -> list[int] | None:
+    """``c(L)`` for ``L = 0 … length``: the maximal ``d``-separated sets of ``L`` free positions.
+
+    A set of a run ``[0, L)`` is maximal iff its first point is ``≤ d``, its last ``≥ L − 1 − d``
+    and every gap lies in ``[d + 1, 2d + 1]`` (the module doc), so with ``g(j)`` the number of
+    maximal continuations of a point followed by ``j`` positions — ``g(j) = 1`` for ``j ≤ d``,
+    else ``Σ_{gap=d+1}^{min(2d+1, j)} g(j − gap)`` — ``c(L) = Σ_{p=0}^{min(d, L−1)} g(L−1−p)`` and
+    ``c(0) = 1`` (the empty set). ``c(n)`` is the number of sketches of universe ``n``.
+    Returns ``None`` as soon as the running total exceeds ``limit`` (every ``c(L) ≥ 1``, so this
+    costs at most ``limit`` steps however long the run is).
+
+    >>> segment_set_counts(6, 1)
+    [1, 1, 2, 2, 3, 4, 5]
+    """
+    d = min_distance
+    g: list[int] = []
+    counts = [1]
+    total = 1
+    for length_now in range(1, length + 1):
+        j = length_now - 1
+        g.append(1 if j <= d else sum(g[j - gap] for gap in range(d + 1, min(2 * d + 1, j) + 1)))
+        c = sum(g[length_now - 1 - p] for p in range(min(d, length_now - 1) + 1))
+        counts.append(c)
+        total += c
+        if limit is not None and total > limit:
+            return None
+    return counts
+
+
+@lru_cache(maxsize=16)
+def _segment_weights(length: int, min_distance: int) -> tuple[dict[Chaff, int], ...]:
+    """``W_L(C) = L!·P_L(C)`` for every ``L ≤ length``: integers, so the tables need no Fractions.
+
+    From the recursion of :func:`segment_distributions`, ``W_L(C) = Σ_{x ∈ C} (L−1)!/(a!·b!)·
+    W_a(C_left)·W_b(C_right)``, and ``(L−1)!/(a!·b!)`` is an integer because ``a + b ≤ L − 1``
+    (a multinomial coefficient times a factorial). Integer arithmetic is several times faster
+    than :class:`~fractions.Fraction` (no gcd per operation).
+    """
+    if segment_set_counts(length, min_distance, MAX_ENUMERATED_SETS) is None:
+        raise ParameterError(
+            f"runs of up to {length} free positions hold more than {MAX_ENUMERATED_SETS} maximal "
+            "chaff sets: exact chaff distributions need a smaller universe or a larger min_distance"
+        )
+    d = min_distance
+    factorial = [math.factorial(i) for i in range(length + 1)]
+    tables: list[dict[Chaff, int]] = [{(): 1}]
+    for run in range(1, length + 1):
+        weights: dict[Chaff, int] = {}
+        for x in range(run):
+            a, b = max(0, x - d), max(0, run - x - d - 1)
+            ways = factorial[run - 1] // (factorial[a] * factorial[b])
+            start = x + d + 1
+            for left_set, left_w in tables[a].items():
+                head, scaled = left_set + (x,), left_w * ways
+                for right_set, right_w in tables[b].items():
+                    chaff = head + tuple(start + y for y in right_set)
+                    weights[chaff] = weights.get(chaff, 0) + scaled * right_w
+        tables.append(weights)
+    return tuple(tables)
+
+
+def segment_distributions(length: int, min_distance: int) -> tuple[dict[Chaff, Fraction], ...]:
+    """``P_L`` for every run length ``L = 0 … length``: final chaff set → exact probability.
+
+    ``P_L(C)`` is the probability that the random sequential fill of ``L`` free positions
+    (``0 … L−1``; a point at ``x`` blocks ``[x−d, x+d]``) ends with the set ``C``:
+    ``P_0(∅) = 1`` and ``P_L(C) = (1/L)·Σ_{x ∈ C} P_a(C ∩ [0, a))·P_b(C ∩ [x+d+1, L) shifted)``
+    with ``a = max(0, x−d)``, ``b = max(0, L−x−d−1)``: the first point picked is any of the
+    ``L`` positions, and the two runs it leaves fill independently (module doc). Every maximal
+    set of the run appears, with positive probability; the table of ``L`` has ``c(L)`` entries
+    (:func:`segment_set_counts`). Computed as integers ``L!·P_L`` and returned as Fractions.
+    Refuses (``ParameterError``) runs holding more than :data:`MAX_ENUMERATED_SETS` sets in all.
+
+    >>> segment_distributions(3, 1)[3]
+    {(0, 2): Fraction(2, 3), (1,): Fraction(1, 3)}
+    """
+    return tuple(
+        {chaff: Fraction(w, math.factorial(run)) for chaff, w in table.items()}
+        for run, table in enumerate(_segment_weights(length, min_distance))
+    )
+
+
+def fill_by_orders(universe: int, min_distance: int, secret: Iterable[int]) -> dict[Chaff, Fraction]:
+    """Brute-force reference: the chaff distribution by following the fill step by step.
+
+    The state is the set chosen so far (a bitmask, memoised); from it every free position is
+    picked with probability ``1/#free``. Exponential in the universe, so limited to
+    :data:`MAX_ENUMERATED_UNIVERSE`; the tests check :func:`segment_distributions` (through
+    :meth:`ChaffPointSketch.exact_randomness_space`) against it on every small case.
+    """
+    n = check_int("universe", universe, 2, MAX_ENUMERATED_UNIVERSE)
+    d = check_int("min_distance", min_distance, 1, n - 1)
+    points = [int(x) for x in secret]
+    memo: dict[int, dict[int, Fraction]] = {}
+
+    def block(x: int) -> int:
+        lo = max(0, x - d)
+        return ((1 << (min(n - 1, x + d) - lo + 1)) - 1) << lo
+
+    def finals(chosen: int, free: int) -> dict[int, Fraction]:
+        if chosen in memo:
+            return memo[chosen]
+        if free == 0:
+            memo[chosen] = {chosen: Fraction(1)}
+            return memo[chosen]
+        options = [x for x in range(n) if free >> x & 1]
+        out: dict[int, Fraction] = {}
+        for x in options:
+            for final, p in finals(chosen | 1 << x, free & ~block(x)).items():
+                out[final] = out.get(final, 0) + p / len(options)
+        memo[chosen] = out
+        return out
+
+    start = sum(1 << x for x in points)
+    free = (1 << n) - 1
+    for x in points:
+        free &= ~block(x)
+    return {
+        tuple(x for x in range(n) if (final & ~start) >> x & 1): p
+        for final, p in finals(start, free).items()
+    }
+
 
 
 class ChaffPointSketch(SecureSketch):
@@ -189,37 +349,70 @@ class ChaffPointSketch(SecureSketch):
             chaff.append(x)
             free[max(0, x - d) : x + d + 1] = False
 
-    def randomness_space(self, secret: Any) -> list[tuple[tuple[int, ...], float]]:
-        """Every chaff set the fill can produce for ``secret``, with its exact probability."""
-        if self.universe > MAX_ENUMERATED_UNIVERSE:
-            raise ParameterError(f"chaff enumeration is limited to universe <= {MAX_ENUMERATED_UNIVERSE}")
-        secret = self.check_secret(secret)
+    def _runs(self, secret: Iterable[int]) -> list[tuple[int, int]]:
+        """``(first position, length)`` of the free runs around the (sorted) secret points."""
         d, n = self.min_distance, self.universe
-        memo: dict[int, dict[int, float]] = {}
+        runs, start = [], 0
+        for x in secret:
+            runs.append((start, max(0, int(x) - d - start)))
+            start = int(x) + d + 1
+        runs.append((start, max(0, n - start)))
+        return [(first, length) for first, length in runs if length > 0]
 
-        def finals(chosen: int, free: int) -> dict[int, float]:
-            # Distribution of the final chosen-set (bitmask) from a state; memoised on the set.
-            if chosen in memo:
-                return memo[chosen]
-            if free == 0:
-                memo[chosen] = {chosen: 1.0}
-                return memo[chosen]
-            options = [x for x in range(n) if free >> x & 1]
-            out: dict[int, float] = {}
-            for x in options:
-                block = ((1 << (2 * d + 1)) - 1) << max(0, x - d) if x >= d else (1 << (x + d + 1)) - 1
-                for final, p in finals(chosen | 1 << x, free & ~block).items():
-                    out[final] = out.get(final, 0.0) + p / len(options)
-            memo[chosen] = out
-            return out
+    def exact_randomness_space(self, secret: Any) -> list[tuple[Chaff, Fraction]]:
+        """Every chaff set the fill can produce for ``secret``, with its exact probability.
 
-        start = sum(1 << int(x) for x in secret)
-        free = sum(1 << int(i) for i in np.flatnonzero(self._free_after(int(x) for x in secret)))
-        result = []
-        for final, p in sorted(finals(start, free).items()):
-            chaff = tuple(x for x in range(n) if (final & ~start) >> x & 1)
-            result.append((chaff, p))
-        return result
+        The product of the secret's free runs' tables (:func:`segment_distributions`), listed in
+        the order of the sets' bitmasks. ``ParameterError`` beyond :data:`MAX_ENUMERATED_CHAFF`
+        sets or :data:`MAX_ENUMERATED_SETS` table entries.
+        """
+        secret = self.check_secret(secret)
+        runs = self._runs(secret.tolist())
+        longest = max((length for _, length in runs), default=0)
+        counts = segment_set_counts(longest, self.min_distance, MAX_ENUMERATED_SETS)
+        if counts is not None and math.prod(counts[length] for _, length in runs) > MAX_ENUMERATED_CHAFF:
+            counts = None
+        if counts is None:
+            raise ParameterError(
+                f"too many chaff sets to enumerate for universe {self.universe} and min_distance "
+                f"{self.min_distance}: use a smaller universe or a larger min_distance"
+            )
+        tables = _segment_weights(longest, self.min_distance)
+        space: list[tuple[Chaff, int]] = [((), 1)]
+        for first, length in runs:
+            space = [
+                (chaff + tuple(first + y for y in part), w * v)
+                for chaff, w in space
+                for part, v in tables[length].items()
+            ]
+        scale = math.prod(math.factorial(length) for _, length in runs)
+        return [(chaff, Fraction(w, scale)) for chaff, w in sorted(space, key=lambda item: sum(1 << x for x in item[0]))]
+
+    def randomness_space(self, secret: Any) -> list[tuple[Chaff, float]]:
+        """Every chaff set the fill can produce for ``secret``, with its probability (as a float).
+
+        :meth:`exact_randomness_space` with the probabilities rounded to floats, for
+        :func:`sketchauth.entropy.exact_joint` and the guessing simulation.
+        """
+        return [(chaff, float(p)) for chaff, p in self.exact_randomness_space(secret)]
+
+    def sketch_distribution(self) -> dict[int, Fraction]:
+        """Exact probability of every possible sketch (by rank) for a uniformly random secret.
+
+        ``Pr[S = s] = (1/#secrets)·Σ_{secret ⊆ s} Pr[chaff = s \\ secret | secret]`` over
+        :meth:`secret_space`; ranks that no secret produces are absent (probability 0). The
+        distribution a key-guessing attacker exploits (:func:`sketchauth.evaluate.guessing`).
+        """
+        secrets_list = list(self.secret_space())
+        if len(secrets_list) > MAX_ENUMERATED_CHAFF:
+            raise ParameterError(f"{len(secrets_list)} secrets are too many to enumerate")
+        share = Fraction(1, len(secrets_list))
+        out: dict[int, Fraction] = {}
+        for secret in secrets_list:
+            for chaff, p in self.exact_randomness_space(secret):
+                rank = self.rank(sorted(chaff + tuple(int(x) for x in secret)))
+                out[rank] = out.get(rank, 0) + p * share
+        return out
 
     # -- ranking ------------------------------------------------------------------------------------
     def rank(self, points: Iterable[int]) -> int:
@@ -299,21 +492,50 @@ class ChaffPointSketch(SecureSketch):
     # -- accounting -----------------------------------------------------------------------------------
     @cached_property
     def _exact_randomness(self) -> tuple[float, float] | None:
-        """``(H∞(R), log2 of the largest support)`` over every secret, from one enumeration each."""
-        if self.universe > MAX_ENUMERATED_UNIVERSE:
+        """``(H∞(R), log2 of the largest support)`` over every secret, or ``None`` (too large).
+
+        With ``M_L = max P_L`` and ``c(L)`` the size of the table of a run of length ``L``, a
+        secret's chaff has min-entropy ``−Σ_runs log2 M_L`` and support ``Π_runs c(L)``; the
+        worst secret is found by a max-product over secret positions (:meth:`_best_secret`),
+        never by listing secrets × chaff sets.
+        """
+        n, d = self.universe, self.min_distance
+        if segment_set_counts(n, d, MAX_ENUMERATED_SETS) is None:
             return None
-        spaces = [self.randomness_space(s) for s in self.secret_space()]
-        min_entropy = min(-math.log2(max(p for _, p in space)) for space in spaces)
-        return min_entropy, max(math.log2(len(space)) for space in spaces)
+        tables = _segment_weights(n, d)
+        peak = [Fraction(max(t.values()), math.factorial(run)) for run, t in enumerate(tables)]
+        size = [Fraction(len(t)) for t in tables]
+        top = self._best_secret(peak)
+        widest = self._best_secret(size)
+        return -_log2_fraction(top), _log2_fraction(widest)
+
+    def _best_secret(self, weight: list[Fraction]) -> Fraction:
+        """``max`` over secrets of ``Π_runs weight[run length]`` (max-product over positions).
+
+        ``best[x]`` is the largest product over the runs left of the latest point ``x``; the next
+        point ``y ≥ x + d + 1`` adds the run of length ``max(0, y − x − 2d − 1)``; the last point
+        closes with the run of length ``max(0, n − x − d − 1)``.
+        """
+        n, d = self.universe, self.min_distance
+        best = {x: weight[max(0, x - d)] for x in range(n)}
+        for _ in range(self.points - 1):
+            best = {
+                y: max(best[x] * weight[max(0, y - x - 2 * d - 1)] for x in best if x + d < y)
+                for y in range(n)
+                if any(x + d < y for x in best)
+            }
+        return max(best[x] * weight[max(0, n - x - d - 1)] for x in best)
 
     def report(self) -> EntropyReport:
         exact, support = self._exact_randomness or (None, None)
         sketch_bits = math.log2(self.sketch_count)
         notes = [f"{self.sketch_count} maximal sets: |S| = log2 N exactly; the payload is the rank"]
         if exact is None:
-            notes.append("H(R) >= 0 is the trivial bound (chaff not enumerated beyond universe 16)")
+            notes.append(
+                f"H(R) >= 0 is the trivial bound (the exact chaff tables would exceed {MAX_ENUMERATED_SETS} sets)"
+            )
         else:
-            notes.append("H(R) = min over secrets of the exact min-entropy of the chaff set")
+            notes.append("H(R) = min over secrets of the exact min-entropy of the chaff set (run tables)")
         return EntropyReport.from_bits(
             self.scheme_name,
             sketch_bits=sketch_bits,
@@ -333,3 +555,8 @@ class ChaffPointSketch(SecureSketch):
 
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         return pack_uints(symbols, self._width)
+
+
+def _log2_fraction(x: Fraction) -> float:
+    """``log2`` of a positive fraction without overflowing floats (numerator and denominator apart)."""
+    return math.log2(x.numerator) - math.log2(x.denominator)

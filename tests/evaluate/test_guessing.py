@@ -157,3 +157,35 @@ def test_group_mix_is_the_library_mix_broadcast_over_trials_and_keys():
     xor = _Group.of(SymbolSpace("xor", bits=3), 2)
     assert xor.space == SymbolSpace("xor", bits=3)
     assert xor.mix(np.array([5, 1], dtype=np.uint64), np.array([3, 7], dtype=np.uint64)).tolist() == [6, 6]
+
+
+def test_exact_pad_success_by_hand_and_against_the_float_closed_form():
+    from fractions import Fraction
+
+    from sketchauth.evaluate.guessing import exact_pad_success
+
+    sk = ChaffPointSketch(6, 1)
+    distribution = sk.sketch_distribution()
+    assert sorted(distribution.values()) == [Fraction(16, 144), Fraction(27, 144), Fraction(27, 144), Fraction(37, 144), Fraction(37, 144)]
+    assert exact_pad_success(distribution.values(), sk.sketch_count, 1) == Fraction(103, 180)  # by hand, above
+    table = _table(ChaffPointSketch(12, 2), list(ChaffPointSketch(12, 2).secret_space()))
+    exact = exact_pad_success(ChaffPointSketch(12, 2).sketch_distribution().values(), 31, 3)
+    assert float(exact) == pytest.approx(expected_success(table, "pad", 8), rel=1e-12)
+    # a uniform sketch gives exactly the baseline 1/K
+    assert exact_pad_success([Fraction(1, 5)] * 5, 5, 3) == Fraction(1, 8)
+    with pytest.raises(ParameterError):
+        exact_pad_success([Fraction(1, 2), Fraction(1, 3)], 5, 3)  # does not sum to 1
+    with pytest.raises(ParameterError):
+        exact_pad_success([Fraction(1, 2), Fraction(1, 2)], 1, 3)  # group smaller than the support
+
+
+def test_universe_24_chaff_can_be_simulated_and_matches_the_exact_success():
+    from sketchauth.evaluate.guessing import exact_pad_success
+
+    sk = ChaffPointSketch(24, 3)  # refused before the run tables (universe > 16)
+    r = guessing_experiment(sk, key_bits=5, trials=20_000, seed=3)
+    exact = exact_pad_success(sk.sketch_distribution().values(), sk.sketch_count, 5)
+    assert 0.0857 < float(exact) < 0.0859
+    assert r.expected_success == pytest.approx(float(exact), rel=1e-9)
+    assert r.ci95[0] <= float(exact) <= r.ci95[1]
+    assert count_chaff_sketches(24, 3) == 605 == sum(1 for _ in chaff_sketches(24, 3))

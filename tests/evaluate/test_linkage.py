@@ -14,6 +14,7 @@ import sketchauth.evaluate.linkage as linkage
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.linkage import (
     PartitionBatch,
+    ReenrolmentNoise,
     best_threshold,
     linkage_experiment,
     s1_linkage_score,
@@ -246,3 +247,73 @@ def test_partition_batch_rows() -> None:
         centres=np.array([[5, 2, 0, 9]]), halves=np.array([[2, 1, 1, 2]]), counts=np.array([4])
     )
     assert batch.rows == 1 and batch.points(0).tolist() == [-1, 1, 3, 7, 11]
+
+
+# -- re-enrolment noise models, separate from the adversary's τ -------------------------------------
+
+
+def _moved(noise: ReenrolmentNoise, n: int = 50, q: int = 5, tau: int = 1, people: int = 4000):
+    return simulate_enrolments(np.random.default_rng(9), people, n, q, tau, features=2, noise=noise)
+
+
+def test_identical_noise_keeps_b_and_v() -> None:
+    b, v, b2, v2 = _moved(ReenrolmentNoise.identical(), tau=3)
+    assert (b2 == b).all() and (v2 == v).all()
+
+
+def test_plus_minus_noise_moves_exactly_one_value_by_one() -> None:
+    b, v, b2, v2 = _moved(ReenrolmentNoise.b_plus_minus())
+    inside = (b > 0) & (b < 49)
+    assert set((b2 - b).ravel().tolist()) <= {-1, 0, 1}
+    assert (np.abs(b2 - b)[inside] == 1).all() and (v2 == v).all()
+    assert {-1, 1} <= set((b2 - b)[inside].tolist())
+    b, v, b2, v2 = _moved(ReenrolmentNoise.v_plus_minus())
+    assert (b2 == b).all() and (np.abs(v2 - v)[(v > 1) & (v < 5)] == 1).all()
+    assert v2.min() >= 1 and v2.max() <= 5
+
+
+def test_within_tolerance_noise_stays_accepted_by_the_first_sketch() -> None:
+    b, v, b2, v2 = _moved(ReenrolmentNoise.within_tolerance(), n=1000)
+    assert (np.abs(b2 - b) < v).all() and (v2 == v).all()
+    shift = (b2 - b)[v == 3]
+    assert set(shift.tolist()) == {-2, -1, 0, 1, 2}  # every accepted value occurs
+
+
+def test_empirical_noise_draws_measured_movements_jointly() -> None:
+    first = (np.array([10, 20, 30]), np.array([2, 3, 4]))
+    second = (np.array([11, 20, 28]), np.array([2, 4, 4]))
+    noise = ReenrolmentNoise.from_enrolments(first, second)
+    assert noise.deltas == ((1, 0), (0, 1), (-2, 0)) and noise.to_dict()["measured_movements"] == 3
+    b, v, b2, v2 = _moved(noise, n=1000, q=8)
+    free = (b >= 2) & (b <= 997) & (v < 8)  # nothing clipped
+    pairs = set(zip((b2 - b)[free].tolist(), (v2 - v)[free].tolist()))
+    assert pairs == {(1, 0), (0, 1), (-2, 0)}
+    with pytest.raises(ParameterError):
+        ReenrolmentNoise.empirical([1.5], [0])
+    with pytest.raises(ParameterError):
+        ReenrolmentNoise.empirical([], [])
+    with pytest.raises(ParameterError):
+        ReenrolmentNoise("sideways")
+
+
+def test_default_noise_is_the_tied_model_and_reports_it() -> None:
+    a = linkage_experiment("s2", 100, 8, 2, 500, 5)
+    b = linkage_experiment("s2", 100, 8, 2, 500, 5, noise=ReenrolmentNoise.tied())
+    assert (a.mated_scores == b.mated_scores).all() and (a.nonmated_scores == b.nonmated_scores).all()
+    assert a.to_dict()["noise"] == {"kind": "tied", "label": "tied"}
+    with pytest.raises(ParameterError):
+        linkage_experiment("s2", 100, 8, 2, 500, 5, noise="identical")
+
+
+def test_s2_parity_links_identical_reenrolments_but_not_a_move_of_b() -> None:
+    # Every s2 boundary has the parity of b − v: identical re-enrolments keep it (≥ 0.75 at τ = 1),
+    # moving b alone by one flips it, and the exact-match adversary sees no shared interval at all.
+    same = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.identical())
+    moved = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.b_plus_minus())
+    both = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.steps(b=(-1, 1), v=(-1, 1)))
+    assert same.accuracy >= 0.74
+    # (only a b clipped at 0 or n − 1 keeps its parity)
+    assert (moved.mated_scores > 0).mean() < 0.005 and moved.accuracy == 0.5
+    assert 0.6 < both.accuracy < same.accuracy  # b − v keeps its parity when both move
+    more = linkage_experiment("s2", 1000, 5, 1, 1000, 2, features=4, noise=ReenrolmentNoise.identical())
+    assert more.accuracy > same.accuracy

@@ -1,4 +1,4 @@
-"""ChaffPointSketch (SPEC §4 reference family): maximal sets, exact ranks, exact randomness."""
+"""ChaffPointSketch: maximal sets, exact ranks, exact randomness (run tables against the step-by-step fill)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from sketchauth.entropy import exact_sketch_loss
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import load_sketch
-from sketchauth.sketches.chaff import ChaffPointSketch
+from sketchauth.sketches.chaff import (
+    MAX_ENUMERATED_UNIVERSE,
+    ChaffPointSketch,
+    fill_by_orders,
+    segment_set_counts,
+)
 from sketchauth.sketches.format import pack_helper
 
 
@@ -133,3 +138,61 @@ def test_symbols_every_rank_is_a_valid_sketch():
     for r in range(31):
         moved = sk.with_symbols(helper, np.array([r], dtype=np.uint64))
         assert sk.sketch_points(moved).tolist() == sk.unrank(r)
+
+
+# -- exact chaff distributions by free runs, against the step-by-step fill -------------------------
+def _parameters(max_universe: int):
+    for n in range(2, max_universe + 1):
+        for d in range(1, n):
+            for points in (1, 2, 3):
+                if (points - 1) * (d + 1) < n:
+                    yield n, d, points
+
+
+def test_run_tables_equal_the_step_by_step_fill_exhaustively():
+    checked = 0
+    for n, d, points in _parameters(13):
+        sk = ChaffPointSketch(n, d, points=points)
+        for secret in sk.secret_space():
+            assert dict(sk.exact_randomness_space(secret)) == fill_by_orders(n, d, secret.tolist())
+            checked += 1
+    assert checked == 2520
+
+
+def test_exact_min_entropy_of_the_randomness_equals_the_brute_force_minimum():
+    for n, d, points in _parameters(11):
+        sk = ChaffPointSketch(n, d, points=points)
+        spaces = [fill_by_orders(n, d, s.tolist()) for s in sk.secret_space()]
+        worst = max(max(space.values()) for space in spaces)  # H(R): the most predictable secret
+        widest = max(len(space) for space in spaces)
+        report = sk.report()
+        assert report.randomness_bits == pytest.approx(-math.log2(worst), abs=1e-12), (n, d, points)
+        assert report.extra["randomness_support_bits"] == pytest.approx(math.log2(widest), abs=1e-12)
+
+
+def test_segment_set_counts_are_the_sketch_counts():
+    counts = segment_set_counts(60, 3)
+    assert counts[:4] == [1, 1, 2, 3]  # a run of L <= d + 1 positions holds one point: L sets
+    assert all(counts[n] == ChaffPointSketch(n, 3).sketch_count for n in range(4, 61))
+    assert counts[24] == 605
+    assert segment_set_counts(10**6, 1, limit=100) is None  # stops at the limit, whatever the length
+
+
+def test_universe_24_is_exact_and_fast():
+    sk = ChaffPointSketch(24, 3)
+    report = sk.report()
+    assert report.randomness_bits == pytest.approx(4.512895511891562, abs=1e-12)
+    assert any("exact min-entropy" in note for note in report.notes)
+    distribution = sk.sketch_distribution()
+    assert len(distribution) == 605 and sum(distribution.values()) == 1  # exact Fractions
+    assert sum(p for _, p in sk.exact_randomness_space([11])) == 1
+    assert all(sum(q for _, q in sk.randomness_space([x])) == pytest.approx(1.0) for x in range(24))
+
+
+def test_exact_tables_refuse_beyond_the_limit():
+    sk = ChaffPointSketch(100, 2)
+    with pytest.raises(ParameterError, match="smaller universe"):
+        sk.randomness_space([50])
+    assert sk.report().randomness_bits == 0.0
+    with pytest.raises(ParameterError):
+        fill_by_orders(MAX_ENUMERATED_UNIVERSE + 1, 2, [3])

@@ -1,0 +1,108 @@
+"""Speed of ``sketchauth reproduce`` and of the exact chaff tables it relies on.
+
+Run ``python3 benchmarks/bench_reproduce.py [--out FILE]`` (about a minute on a 2-core box). Writes
+JSON (default ``benchmarks/results/bench_reproduce.json``) with the date, the commit, the CPU and:
+
+* the wall time of ``reproduce(quick=True)`` (the CI run) and of the full run, one run each;
+* the exact chaff randomness of ``ChaffPointSketch(24, 3)`` (605 sketches): median ms of the run
+  tables + exact ``H∞(R)`` from a cold cache, of the exact sketch distribution, and of the exact
+  5-bit guessing success;
+* the run tables against the step-by-step fill they replace, on every secret of universe 16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import timing  # noqa: E402
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def _chaff() -> dict[str, float]:
+    from sketchauth.evaluate.guessing import exact_pad_success
+    from sketchauth.sketches import chaff
+
+    def cold_report() -> float:
+        chaff._segment_weights.cache_clear()
+        return chaff.ChaffPointSketch(24, 3).report().randomness_bits
+
+    sk = chaff.ChaffPointSketch(24, 3)
+    distribution = sk.sketch_distribution()
+    out = {
+        "report_exact_randomness_ms": timing.median_ms(cold_report, budget_seconds=2.0, min_repeats=5, max_repeats=50),
+        "sketch_distribution_ms": timing.median_ms(sk.sketch_distribution, budget_seconds=2.0, min_repeats=5, max_repeats=50),
+        "exact_guessing_success_ms": timing.median_ms(
+            lambda: exact_pad_success(distribution.values(), sk.sketch_count, 5), budget_seconds=1.0, min_repeats=5, max_repeats=50
+        ),
+    }
+    small = chaff.ChaffPointSketch(16, 2)
+    secrets = list(small.secret_space())
+    out["universe16_run_tables_ms"] = timing.median_ms(
+        lambda: [small.exact_randomness_space(s) for s in secrets], budget_seconds=1.0, min_repeats=3, max_repeats=20
+    )
+    out["universe16_step_by_step_fill_ms"] = timing.median_ms(
+        lambda: [chaff.fill_by_orders(16, 2, s.tolist()) for s in secrets], budget_seconds=0.0, min_repeats=1, max_repeats=1
+    )
+    return out
+
+
+def _reproduce(quick: bool) -> float:
+    from sketchauth.evaluate.reproduce import Options, reproduce
+
+    started = time.perf_counter()
+    reproduce(Options(quick=quick))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_reproduce.json"))
+    args = parser.parse_args()
+    result = {
+        "benchmark": "reproduce",
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": _commit(),
+        "cpu": _cpu(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "chaff_universe_24": _chaff(),
+        "reproduce_quick_seconds": round(_reproduce(True), 2),
+        "reproduce_full_seconds": round(_reproduce(False), 2),
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

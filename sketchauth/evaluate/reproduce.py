@@ -1,0 +1,1271 @@
+"""Regenerate the source papers' numbers with the library's own public functions, errata included.
+
+``sketchauth reproduce`` (and :func:`reproduce`) recomputes every number and figure of Fang's
+thesis, chapters 6–7, and of Boreale–Paolini's examples that the project can compute, and says
+per item whether the printed value **agrees**, **differs** (with the explanation, in the
+project's words) or is **not reproducible** (with the reason: a setup the sources do not give).
+One small function per item returns an :class:`Item`; :func:`write_report` turns the list into
+``reproduce.json`` (numbers as numbers), ``reproduce.md`` and PNG figures.
+
+Sources (as the project cites them):
+
+* Fang's thesis — chapter 6: asymmetric sketches s1/s2 (Lemma 5: loss ≤ ``1 + 2·log q``;
+  Fig. 6.2: linkage of two sketches of one person), 6.3.2 weighted fuzzy vault (Juels–Sudan
+  spurious polynomials, weighted spurious polynomials, fraction of candidate polynomials);
+  chapter 7: cascaded mixing bounds (Lemma 6, Theorems 7 and 8, two fuzzy secrets), 7.3.1 the
+  one-bit-key toy, 7.3.2 the chaff point sketch in ``Z_24`` (605 sketches, Fig. 7.3, key
+  guessing);
+* Juels–Sudan's spurious-polynomial estimate (as used by the thesis);
+* Boreale–Paolini — worst-case and average-case (A-)security levels of a channel, the rate of
+  repeated observations (Theorem 7, min over pairs of Chernoff information) and the rate of
+  A-security (Theorem 8, max over pairs), Theorem 11 (geometric mechanism) and Corollary 1
+  (its truncation).
+
+Where a printed value is compared with a float result, "agrees" means equal to the printed
+number of significant digits (or, for simulated accuracies, within the 95% interval widened by
+the printed rounding). Exact results (counts, :class:`~fractions.Fraction` probabilities) are
+compared exactly. Everything random is a seeded simulation; ``quick`` runs smaller simulations
+and fewer toy instances (for CI), with the same verdicts.
+
+Example::
+
+    >>> item = juels_sudan_spurious()
+    >>> item.verdict, item.library
+    ('agrees', 9.762920822594282e+33)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from sketchauth.errors import ParameterError
+
+__all__ = [
+    "Item",
+    "Options",
+    "Reproduction",
+    "ITEMS",
+    "reproduce",
+    "write_report",
+    "printed_candidate_fraction",
+    "geometric_mechanism",
+    "juels_sudan_spurious",
+    "weighted_spurious",
+    "candidate_fraction_erratum",
+    "candidate_count_typo",
+    "weighted_vault_q2",
+    "lemma5_s1",
+    "lemma5_s2",
+    "fig62_identical",
+    "fig62_noisy",
+    "toy_pad_parity",
+    "chaff_sketch_count",
+    "chaff_key_guessing",
+    "mixing_lemma6",
+    "mixing_theorem7",
+    "mixing_theorem8",
+    "mixing_two_fuzzy",
+    "bp_example1",
+    "bp_example2",
+    "bp_theorem11",
+    "bp_corollary1",
+    "bp_repeated_rates",
+]
+
+Verdict = Literal["agrees", "differs", "not reproducible"]
+VERDICTS: tuple[Verdict, ...] = ("agrees", "differs", "not reproducible")
+THESIS = "Fang, PhD thesis"
+BP = "Boreale–Paolini"
+LOG3 = math.log2(3)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One reproduced number: where it is printed, what was printed, what the library computes.
+
+    ``printed``/``library`` are numbers where the source states a number (a mapping of numbers
+    for a pair of values, a string for a stated inequality or claim, ``None`` when unknown);
+    ``explanation`` says in the project's words why the value agrees, differs or cannot be
+    reproduced; ``details`` holds the supporting numbers (and the data of the figures).
+    """
+
+    id: str
+    source: str
+    section: str
+    title: str
+    printed: Any
+    library: Any
+    verdict: Verdict
+    explanation: str
+    unit: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ParameterError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (numbers stay numbers; Fractions become floats beside their exact string)."""
+        return {
+            "id": self.id,
+            "source": self.source,
+            "section": self.section,
+            "title": self.title,
+            "printed": _jsonable(self.printed),
+            "library": _jsonable(self.library),
+            "unit": self.unit,
+            "verdict": self.verdict,
+            "explanation": self.explanation,
+            "details": _jsonable(self.details),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Sizes of the simulations and toy instances (``quick`` for CI)."""
+
+    quick: bool = False
+    seed: int = 1
+
+    @property
+    def linkage_pairs(self) -> int:
+        """Mated and non-mated pairs each of the Fig. 6.2 linkage runs."""
+        return 5_000 if self.quick else 100_000
+
+    @property
+    def sweep_pairs(self) -> int:
+        """Pairs of the supplementary noise-model and feature sweeps."""
+        return 2_000 if self.quick else 20_000
+
+    @property
+    def guessing_trials(self) -> int:
+        """Trials of the seeded key-guessing simulation beside the exact value."""
+        return 5_000 if self.quick else 100_000
+
+    @property
+    def lemma5_instances(self) -> tuple[tuple[int, int, int], ...]:
+        """``(n, q, features)`` of the exhaustive Lemma 5 checks."""
+        if self.quick:
+            return ((5, 2, 1), (6, 3, 1), (8, 4, 1), (3, 2, 2))
+        return ((5, 2, 1), (6, 3, 1), (9, 3, 1), (8, 4, 1), (12, 4, 1), (16, 4, 1), (3, 2, 2), (4, 2, 2))
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, Fraction):
+        return float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        value = float(x)
+        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(x, np.ndarray):
+        return [_jsonable(v) for v in x.tolist()]
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def _same_digits(printed: float, value: float, digits: int) -> bool:
+    """``value`` rounds to ``printed`` at ``digits`` significant digits."""
+    return f"{value:.{digits - 1}e}" == f"{printed:.{digits - 1}e}"
+
+
+def _verdict(ok: bool) -> Verdict:
+    return "agrees" if ok else "differs"
+
+
+# -- thesis 6.3.2: the (weighted) fuzzy vault's estimates -------------------------------------------
+#: The thesis' example: universe and listed elements ``p = r = 10^4``, ``μ = 10^−4``; Juels–Sudan
+#: vault of ``m = 22`` points with ``t = 2``; weighted vault with ``q = 2`` slots per element, total
+#: weight ``g = 35`` over ``a = 32`` template elements.
+VAULT_EXAMPLE = {"p": 10_000, "r": 10_000, "mu": 1e-4, "m": 22, "t": 2, "q": 2, "g": 35, "a": 32}
+
+
+def juels_sudan_spurious() -> Item:
+    """Thesis 6.3.2: Juels–Sudan's estimate of spurious polynomials, printed 9.7629e33."""
+    from sketchauth.sketches.vault import spurious_polynomials
+
+    e = VAULT_EXAMPLE
+    value = spurious_polynomials(e["mu"], e["p"], e["r"], e["m"], e["t"])
+    return Item(
+        id="js-spurious",
+        source=THESIS,
+        section="6.3.2",
+        title="Juels–Sudan spurious polynomials",
+        printed=9.7629e33,
+        library=value,
+        verdict=_verdict(_same_digits(9.7629e33, value, 5)),
+        explanation=(
+            "(μ/3)·p^((m−2t−1)−m)·(r/m)^m with p = r = 10^4, m = 22, t = 2 (degree 17), μ = 10^−4; "
+            "the thesis does not restate these parameters beside the number, they are the setting "
+            "whose estimate matches all five printed digits."
+        ),
+        details={"parameters": {k: e[k] for k in ("p", "r", "m", "t", "mu")}, "degree": e["m"] - 2 * e["t"] - 1},
+    )
+
+
+def weighted_spurious() -> Item:
+    """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t′ it needs."""
+    from sketchauth.sketches.vault import weighted_spurious_polynomials
+
+    e = VAULT_EXAMPLE
+    printed = 2.6996e47
+    by_degree = {D: weighted_spurious_polynomials(e["mu"], e["p"], e["q"], e["r"], e["g"], D) for D in range(1, e["g"])}
+    matching = [D for D, v in by_degree.items() if _same_digits(printed, v, 5)]
+    degree = matching[0] if len(matching) == 1 else None
+    value = by_degree[degree] if degree is not None else None
+    t_prime = None if degree is None or (e["g"] - 1 - degree) % 2 else (e["g"] - 1 - degree) // 2
+    return Item(
+        id="weighted-spurious",
+        source=THESIS,
+        section="6.3.2",
+        title="weighted spurious polynomials (and the t′ they need)",
+        printed=printed,
+        library=value,
+        verdict="agrees" if degree is not None else "differs",
+        explanation=(
+            f"(μ/3)·p^(D−g)·(q·r/D)^D with p = r = 10^4, q = 2, g = 35, μ = 10^−4 reproduces the "
+            f"printed value only at D = {degree}, i.e. t′ = {t_prime} (D = g − 2t′ − 1); the thesis "
+            "never states t′. Neighbouring degrees are orders of magnitude away (details)."
+        ),
+        details={
+            "degree_D": degree,
+            "t_prime": t_prime,
+            "neighbours": {str(D): by_degree[D] for D in (27, 28, 29)},
+        },
+    )
+
+
+def printed_candidate_fraction(r: int, g: int, a: int) -> Fraction:
+    """The thesis' candidate fraction as printed (``q = 2``): ``Σ 2^(g−x)·C(r, g−x)·C(g−x, x) / C(2r, g)``.
+
+    Kept only to show where the printed number comes from: it counts ``2^(g−x)`` slot choices
+    where only the ``g − 2x`` singly used elements have a choice (``2^(g−2x)``, as
+    :func:`sketchauth.sketches.vault.candidate_fraction` counts).
+    """
+    count = sum(
+        2 ** (g - x) * math.comb(r, g - x) * math.comb(g - x, x) for x in range(max(0, g - a), g // 2 + 1)
+    )
+    return Fraction(count, math.comb(2 * r, g))
+
+
+def candidate_fraction_erratum() -> Item:
+    """Thesis 6.3.2: the candidate fraction; printed 2.4113e−5, correct 2.9987e−6."""
+    from sketchauth.sketches.vault import candidate_fraction
+
+    e = VAULT_EXAMPLE
+    value = candidate_fraction(e["r"], e["g"], e["a"])
+    as_printed = printed_candidate_fraction(e["r"], e["g"], e["a"])
+    small_total = float(printed_candidate_fraction(2, 2, 2))
+    return Item(
+        id="candidate-fraction",
+        source=THESIS,
+        section="6.3.2",
+        title="fraction of candidate polynomials (q = 2, r = 10^4, g = 35, a = 32)",
+        printed=2.4113e-5,
+        library=value,
+        verdict=_verdict(_same_digits(2.4113e-5, value, 5)),
+        explanation=(
+            "A g-subset of the 2r slots whose roots lie on g − x elements, x of them with both "
+            "slots, is chosen in C(r, g−x)·C(g−x, x)·2^(g−2x) ways: only the g − 2x singly used "
+            "elements have a choice of slot. The thesis multiplies by 2^(g−x), counting a choice "
+            "for the doubly used elements too; its formula gives the printed 2.4113e−5 exactly "
+            f"({float(as_printed):.4e}) and, summed over every x, a 'fraction' above 1 (r = g = 2: "
+            f"{small_total:.4f}). The corrected count sums to exactly C(2r, g)."
+        ),
+        details={"printed_formula_value": as_printed, "printed_formula_total_r2_g2": small_total},
+    )
+
+
+def candidate_count_typo() -> Item:
+    """Thesis 6.3.2: "6.5095e46 candidates" — the product of its own two numbers is 6.5095e42."""
+    from sketchauth.sketches.vault import candidate_fraction, weighted_spurious_polynomials
+
+    e = VAULT_EXAMPLE
+    spurious = weighted_spurious_polynomials(e["mu"], e["p"], e["q"], e["r"], e["g"], 28)
+    thesis_product = 2.6996e47 * 2.4113e-5  # the thesis' two printed (rounded) numbers
+    corrected = spurious * candidate_fraction(e["r"], e["g"], e["a"])
+    return Item(
+        id="candidate-count",
+        source=THESIS,
+        section="6.3.2",
+        title="number of spurious candidate polynomials",
+        printed=6.5095e46,
+        library=corrected,
+        verdict="differs",
+        explanation=(
+            f"The thesis multiplies its 2.6996e47 spurious polynomials by its fraction 2.4113e−5: "
+            f"that is {thesis_product:.4e}, so the printed exponent 46 is a typo for 42. With the "
+            f"corrected fraction 2.9987e−6 the count is {corrected:.4e}."
+        ),
+        details={
+            "thesis_numbers_product": thesis_product,
+            "unrounded_product": spurious * float(printed_candidate_fraction(e["r"], e["g"], e["a"])),
+            "spurious": spurious,
+        },
+    )
+
+
+def weighted_vault_q2() -> Item:
+    """Thesis 6.3.2 at q = 2: why the library reproduces the estimates analytically, not by decoding."""
+    e = VAULT_EXAMPLE
+    g, a, q, degree = e["g"], e["a"], e["q"], 28
+    n = q * a  # candidate points when the whole template is presented
+    genuine = g
+    wrong = n - genuine
+    unique = -(-(n + degree + 1) // 2)  # Berlekamp–Welch: agreement ≥ (n + k)/2, k = D + 1
+    gs_threshold = math.sqrt(n * degree)
+    return Item(
+        id="weighted-vault-q2",
+        source=THESIS,
+        section="6.3.2",
+        title="decoding the q = 2 weighted vault example",
+        printed=None,
+        library={"agreement": genuine, "unique_decoding_needs": unique, "list_decoding_needs_above": gs_threshold},
+        verdict="not reproducible",
+        explanation=(
+            f"Presenting the 32 template elements gives {n} candidate points of which {genuine} lie "
+            f"on F (degree D = {degree}, t′ = 3). A unique decoder (Berlekamp–Welch) needs "
+            f"agreement ≥ (n + D + 1)/2 = {unique}, i.e. c − w ≥ D + 1 = {degree + 1}: here "
+            f"c − w = {genuine} − {wrong} = {genuine - wrong}. "
+            f"Even Guruswami–Sudan list decoding needs agreement above √(n·D) = {gs_threshold:.1f} > {genuine}. "
+            "So no efficient decoder recovers F from the example's candidate points, which is why "
+            "the library's weighted vault takes q ≥ 3 (weights above q/2 on average make c − w "
+            "grow); the example's estimates are reproduced analytically above."
+        ),
+        details={"candidate_points": n, "genuine_points": genuine, "degree": degree},
+    )
+
+
+# -- thesis 6.2: asymmetric sketches ---------------------------------------------------------------
+def _all_asymmetric_secrets(n: int, q: int, features: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    per_feature = [(b, v) for b in range(n) for v in range(1, q + 1)]
+    return [
+        (tuple(x[0] for x in combo), tuple(x[1] for x in combo))
+        for combo in itertools.product(per_feature, repeat=features)
+    ]
+
+
+def _lemma5(scheme: str, options: Options) -> Item:
+    from sketchauth.entropy import exact_sketch_loss
+    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+
+    rows = []
+    for n, q, features in options.lemma5_instances:
+        sketch = AsymmetricIntervalSketch(n, q, scheme=scheme, features=features)
+        loss = exact_sketch_loss(sketch, _all_asymmetric_secrets(n, q, features))
+        bound = features * (1 + 2 * math.log2(q))
+        rows.append({"n": n, "q": q, "features": features, "exact_loss_bits": loss, "bound_bits": bound})
+    slack = min(r["bound_bits"] - r["exact_loss_bits"] for r in rows)
+    closed = "2·log2 q (= log2 q²)" if scheme == "s1" else "log2 (q·(q+1))"
+    return Item(
+        id=f"lemma5-{scheme}",
+        source=THESIS,
+        section="ch. 6, Lemma 5",
+        title=f"entropy loss of {scheme} against 1 + 2·log2 q",
+        printed="loss ≤ 1 + 2·log2 q per feature",
+        library=slack,
+        unit="bits: smallest bound − exact loss over the instances",
+        verdict="agrees" if slack >= -1e-9 else "differs",
+        explanation=(
+            f"Exact H∞(d) − H̃∞(d|S) of {scheme} for uniform (b, v) on every listed (n, q), enumerated "
+            f"through sketchauth.entropy.exact_sketch_loss, never exceeds the bound; on every listed "
+            f"one-feature instance it equals {closed}."
+        ),
+        details={"instances": rows},
+    )
+
+
+def lemma5_s1(options: Options = Options()) -> Item:
+    """Thesis 6.2, Lemma 5 for s1 (tolerance in clear), exactly on small instances."""
+    return _lemma5("s1", options)
+
+
+def lemma5_s2(options: Options = Options()) -> Item:
+    """Thesis 6.2, Lemma 5 for s2 (non-uniform intervals), exactly on small instances."""
+    return _lemma5("s2", options)
+
+
+#: Fig. 6.2's setting: universe, largest tolerance, adversary's similarity.
+FIG62 = {"n": 1000, "q": 5, "tau": 1}
+#: The thesis' linkage accuracy of s2 in Fig. 6.2 (printed to two decimals).
+FIG62_PRINTED = 0.55
+
+
+def _linkage_runs(noise: Any, options: Options, pairs: int, features: int = 1) -> dict[str, Any]:
+    """Accuracy and score histograms of every linkage scheme under one noise model."""
+    from sketchauth.evaluate.linkage import LINKAGE_SCHEMES, linkage_experiment
+
+    out = {}
+    for scheme in LINKAGE_SCHEMES:
+        r = linkage_experiment(
+            scheme, FIG62["n"], FIG62["q"], FIG62["tau"], pairs, options.seed, features=features, noise=noise
+        )
+        scores, mated, nonmated = r.histograms()
+        out[scheme] = {
+            "accuracy": r.accuracy,
+            "threshold": r.threshold,
+            "pairs": pairs,
+            "histogram": {"scores": scores.tolist(), "mated": mated.tolist(), "nonmated": nonmated.tolist()},
+        }
+    return out
+
+
+def _accuracy_agrees(printed: float, accuracy: float, pairs: int) -> tuple[bool, float]:
+    """Within the 95% normal interval of an accuracy over ``2·pairs`` comparisons, plus the printed rounding."""
+    half = 1.96 * math.sqrt(max(accuracy * (1 - accuracy), 1e-12) / (2 * pairs)) + 0.005
+    return abs(accuracy - printed) <= half, half
+
+
+def fig62_identical(options: Options = Options()) -> Item:
+    """Thesis Fig. 6.2 with identical re-enrolments: s2 links far better than the printed 0.55."""
+    from sketchauth.evaluate.linkage import ReenrolmentNoise
+
+    runs = _linkage_runs(ReenrolmentNoise.identical(), options, options.linkage_pairs)
+    accuracy = runs["s2"]["accuracy"]
+    ok, half = _accuracy_agrees(FIG62_PRINTED, accuracy, options.linkage_pairs)
+    return Item(
+        id="fig62-identical",
+        source=THESIS,
+        section="ch. 6, Fig. 6.2",
+        title="s2 linkage, n = 1000, q = 5, τ = 1, identical re-enrolments",
+        printed=FIG62_PRINTED,
+        library=accuracy,
+        unit="best-threshold accuracy",
+        verdict=_verdict(ok),
+        explanation=(
+            "Every s2 gap is even, so every boundary of a sketch has the parity of b − v. Two "
+            "sketches of the same (b, v) share that parity and the genuine interval (b − v, b + v) "
+            "itself, which the similar-interval count at τ = 1 finds exactly; two people share the "
+            "parity only half the time. The count therefore separates mated from non-mated pairs "
+            f"with accuracy {accuracy:.3f} (≥ 0.75 is forced by the parity alone), not ≈ 0.55. "
+            f"s1, whose v is in clear, links with {runs['s1']['accuracy']:.3f}."
+        ),
+        details={"noise": "identical", "tolerance": half, "runs": runs},
+    )
+
+
+def fig62_noisy(options: Options = Options()) -> Item:
+    """Thesis Fig. 6.2 with a noisy second enrolment: the printed 0.55 is reproduced."""
+    from sketchauth.evaluate.linkage import ReenrolmentNoise
+
+    runs = _linkage_runs(ReenrolmentNoise.within_tolerance(), options, options.linkage_pairs)
+    accuracy = runs["s2"]["accuracy"]
+    ok, half = _accuracy_agrees(FIG62_PRINTED, accuracy, options.linkage_pairs)
+    return Item(
+        id="fig62-noisy",
+        source=THESIS,
+        section="ch. 6, Fig. 6.2",
+        title="s2 linkage, n = 1000, q = 5, τ = 1, noisy re-enrolment",
+        printed=FIG62_PRINTED,
+        library=accuracy,
+        unit="best-threshold accuracy",
+        verdict=_verdict(ok),
+        explanation=(
+            "With the second enrolment's template anywhere the first sketch accepts "
+            "(|b′ − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
+            f"it), b − v changes parity half the time and the accuracy is {accuracy:.3f}, within "
+            f"±{half:.3f} of the printed 0.55. The printed figure thus describes noisy "
+            "re-enrolments, not the same template enrolled twice (previous item). "
+            f"s1 still links by its clear v: {runs['s1']['accuracy']:.3f}."
+        ),
+        details={"noise": "within-tolerance", "tolerance": half, "runs": runs},
+    )
+
+
+# -- thesis 7.3.1: the one-bit-key toy ------------------------------------------------------------
+def _toy_loss(randomised: bool, pads: tuple[int, int]) -> float:
+    """Loss on ``b`` (uniform on Z_4) of the toy encoder mixed with a one-bit key: ``Q = S + pad(k) mod 4``.
+
+    Deterministic encoder: ``S = b mod 2`` in ``Z_2`` (a pad acts modulo 2). Randomised encoder:
+    ``S = b + 2r mod 4`` with ``r`` one uniform bit. Built with the library's mix and measured
+    with :func:`sketchauth.entropy.entropy_loss` on the exact joint distribution of ``(b, Q)``.
+    """
+    from sketchauth.entropy import entropy_loss
+    from sketchauth.mixing import mix_symbols
+    from sketchauth.sketches.base import SymbolSpace
+
+    modulus = 4 if randomised else 2
+    space = SymbolSpace("mod", moduli=np.array([modulus], dtype=np.uint64))
+    joint = np.zeros((4, modulus))
+    for b, r, k in itertools.product(range(4), range(2), range(2)):
+        if not randomised and r:
+            continue  # the deterministic encoder draws no r
+        s = (b + 2 * r) % 4 if randomised else b % 2
+        pad = np.array([pads[k] % modulus], dtype=np.uint64)
+        qv = int(mix_symbols(np.array([s], dtype=np.uint64), pad, space)[0])
+        joint[b, qv] += (1 / 4) * (1 / 2) * (1 / 2 if randomised else 1.0)
+    return entropy_loss(joint)
+
+
+def toy_pad_parity() -> Item:
+    """Thesis 7.3.1: the "0 vs 1 bit" contrast comes from the pads' parity, not from randomness."""
+    table = {
+        f"pads <{p[0]},{p[1]}>": {
+            "deterministic": _toy_loss(False, p),
+            "randomised": _toy_loss(True, p),
+        }
+        for p in ((0, 2), (0, 1))
+    }
+    even = table["pads <0,2>"]
+    return Item(
+        id="toy-pad-parity",
+        source=THESIS,
+        section="7.3.1",
+        title="one-bit key mixed into a deterministic and a randomised toy sketch",
+        printed={"deterministic": 0.0, "randomised": 1.0},
+        library=even,
+        unit="bits lost on b after mixing with pads <0, 2>",
+        verdict="differs",
+        explanation=(
+            "The thesis contrasts a deterministic sketch, whose loss the key absorbs (0 bits), with "
+            "a randomised one that still loses 1 bit, and credits the sketch's randomness. Computed "
+            "exactly (b uniform on Z_4, one-bit key, deterministic S = b mod 2, randomised "
+            "S = b + 2r mod 4 — the toy as the project reads it), the same pads <0, 2> make both "
+            "lose 1 bit: an even pad cannot change the parity of S, which is exactly what both "
+            "sketches reveal. With pads <0, 1> both lose 0 bits. The contrast comes from the pads' "
+            "parity, not from the randomness."
+        ),
+        details={"losses": table},
+    )
+
+
+# -- thesis 7.3.2: the chaff point sketch in Z_24 ------------------------------------------------
+CHAFF_EXAMPLE = {"universe": 24, "min_distance": 3, "key_bits": 5}
+
+
+def chaff_sketch_count() -> Item:
+    """Thesis 7.3.2: the number of chaff sketches in Z_24 (points more than 3 apart), printed 605."""
+    from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches
+    from sketchauth.sketches.chaff import ChaffPointSketch
+
+    e = CHAFF_EXAMPLE
+    count = count_chaff_sketches(e["universe"], e["min_distance"])
+    listed = sum(1 for _ in chaff_sketches(e["universe"], e["min_distance"]))
+    report = ChaffPointSketch(e["universe"], e["min_distance"]).report()
+    return Item(
+        id="chaff-count",
+        source=THESIS,
+        section="7.3.2",
+        title="chaff sketches in Z_24 with minimum distance > 3",
+        printed=605,
+        library=count,
+        verdict=_verdict(count == 605 == listed),
+        explanation=(
+            "Maximal sets of points of the path 0…23 pairwise more than 3 apart, counted by the "
+            "chaff sketch's dynamic programme and by listing them one by one: 605 both ways. The "
+            f"chaff randomness has exact min-entropy H∞(R) = {report.randomness_bits:.4f} bits "
+            f"(worst secret), so the sketch's loss bound is {report.loss_bound_bits:.4f} bits, "
+            f"against log2 605 = {report.sketch_bits:.4f} with the trivial H∞(R) ≥ 0."
+        ),
+        details={
+            "listed": listed,
+            "randomness_min_entropy_bits": report.randomness_bits,
+            "sketch_bits": report.sketch_bits,
+            "loss_bound_bits": report.loss_bound_bits,
+        },
+    )
+
+
+def chaff_key_guessing(options: Options = Options()) -> Item:
+    """Thesis 7.3.2: exact success of guessing a 5-bit key (printed 0.052), and Fig. 7.3."""
+    from sketchauth.evaluate.guessing import exact_pad_success, guessing_experiment
+    from sketchauth.sketches.chaff import ChaffPointSketch
+
+    e = CHAFF_EXAMPLE
+    sketch = ChaffPointSketch(e["universe"], e["min_distance"])
+    distribution = sketch.sketch_distribution()
+    exact = exact_pad_success(distribution.values(), sketch.sketch_count, e["key_bits"])
+    simulated = guessing_experiment(sketch, e["key_bits"], options.guessing_trials, options.seed)
+    shift = guessing_experiment(sketch, e["key_bits"], max(1000, options.guessing_trials // 10), options.seed, mixing="shift")
+    frequencies = sorted((float(p) for p in distribution.values()), reverse=True)
+    return Item(
+        id="chaff-guessing",
+        source=THESIS,
+        section="7.3.2, Fig. 7.3",
+        title="guessing a 5-bit key mixed into the Z_24 chaff sketch",
+        printed=0.052,
+        library=float(exact),
+        unit="attacker's success probability; baseline 1/32 = 0.03125",
+        verdict=_verdict(_same_digits(0.052, float(exact), 2)),
+        explanation=(
+            "Secret point uniform on Z_24, chaff added by random sequential fill, the sketch's rank "
+            "mixed with a keyed pad (a uniform group element per key); the attacker inverts under "
+            "all 32 keys and picks the key whose inverse is the most likely sketch. The sketch "
+            f"distribution is far from uniform (most likely sketch {frequencies[0]:.5f}, least "
+            f"{frequencies[-1]:.2e}, uniform 1/605 = {1 / 605:.5f}: Fig. 7.3), and the exact success "
+            f"is {float(exact):.4f} (as a fraction in details), {32 * float(exact):.2f} times the baseline, not 0.052. "
+            f"A seeded simulation agrees ({simulated.success_rate:.4f}, 95% "
+            f"[{simulated.ci95[0]:.4f}, {simulated.ci95[1]:.4f}]); the naive shift Q = S + K gives "
+            f"{shift.expected_success:.4f}, not 0.052 either. The thesis does not say enough to tell "
+            "where its 0.052 comes from."
+        ),
+        details={
+            "exact_fraction": f"{exact.numerator}/{exact.denominator}",
+            "baseline": 1 / 32,
+            "simulation": {
+                "trials": simulated.trials,
+                "seed": simulated.seed,
+                "success_rate": simulated.success_rate,
+                "ci95": list(simulated.ci95),
+            },
+            "shift_mixing_exact": shift.expected_success,
+            "sketch_frequencies_sorted": frequencies,
+            "distinct_sketches": len(distribution),
+        },
+    )
+
+
+# -- thesis 7.2: mixing bounds on exact toys -------------------------------------------------------
+def _mixing_toys() -> list[tuple[str, Any]]:
+    """``(name, ExactMixing)`` of the toy cascades: one-bit keys over an interval and a chaff sketch."""
+    from sketchauth.mixing_bounds import exact_mixing
+    from sketchauth.sketches.chaff import ChaffPointSketch
+    from sketchauth.sketches.interval import IntervalSketch
+
+    interval = IntervalSketch(n=6, v=2)
+    chaff = ChaffPointSketch(6, 1)
+    chaff9 = ChaffPointSketch(9, 2)
+    secrets = [[b] for b in range(6)]
+    return [
+        ("interval n=6 v=2, pads <0,1>", exact_mixing(interval, secrets, [[0], [1]])),
+        ("interval n=6 v=2, pads <2,2>", exact_mixing(interval, secrets, [[2], [2]])),
+        ("interval n=6 v=2, 2-bit key, pads <0,1,2,0>", exact_mixing(interval, secrets, [[0], [1], [2], [0]])),
+        ("chaff n=6 d=1, pads <0,1>", exact_mixing(chaff, list(chaff.secret_space()), [[0], [1]])),
+        ("chaff n=9 d=2, 2-bit key, pads <0,1,2,3>", exact_mixing(chaff9, list(chaff9.secret_space()), [[0], [1], [2], [3]])),
+    ]
+
+
+def _bound_item(ident: str, section: str, title: str, statement: str, bound_key: str, exact_attr: str) -> Item:
+    rows = []
+    for name, e in _mixing_toys():
+        bound = e.bounds()[bound_key]
+        exact = getattr(e, exact_attr)
+        rows.append({"toy": name, "exact_bits": exact, "bound_bits": bound, "slack_bits": exact - bound})
+    slack = min(r["slack_bits"] for r in rows)
+    tight = sum(1 for r in rows if abs(r["slack_bits"]) < 1e-9)
+    return Item(
+        id=ident,
+        source=THESIS,
+        section=section,
+        title=title,
+        printed=statement,
+        library=slack,
+        unit="bits: smallest exact − bound over the toys",
+        verdict="agrees" if slack >= -1e-9 else "differs",
+        explanation=(
+            "Every (secret, randomness, key) of each toy cascade Q = S + pad(k) enumerated by "
+            "sketchauth.mixing_bounds.exact_mixing: the exact average min-entropy never falls below "
+            f"the bound ({tight} of {len(rows)} toys meet it with equality)."
+        ),
+        details={"toys": rows},
+    )
+
+
+def mixing_lemma6() -> Item:
+    """Thesis 7.2, Lemma 6: ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, on exact toys."""
+    return _bound_item("lemma6", "ch. 7, Lemma 6", "joint entropy of a cascade",
+                       "H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S", "lemma6", "h_bk_given_q")
+
+
+def mixing_theorem7() -> Item:
+    """Thesis 7.2, Theorem 7: the bound on the important secret, on exact toys."""
+    return _bound_item("theorem7", "ch. 7, Theorem 7", "entropy of the important secret after mixing",
+                       "H̃∞(b|S) ≥ H∞(b) + H∞(k) − L_S (key recoverable)", "theorem7", "h_b_given_q")
+
+
+def mixing_theorem8() -> Item:
+    """Thesis 7.2, Theorem 8: the bound on the key, on exact toys."""
+    return _bound_item("theorem8", "ch. 7, Theorem 8", "entropy of the key after mixing",
+                       "H̃∞(k|S) ≥ H∞(k) + H∞(R) − L_S1", "theorem8", "h_k_given_q")
+
+
+def _two_fuzzy_exact() -> dict[str, float]:
+    """Exact ``H̃∞(b_1|S)`` and ``H̃∞(b_2|S)`` of a toy with two fuzzy secrets.
+
+    ``b_1``, ``b_2`` uniform on ``[0, 6)``, both sketched by ``S_i = b_i mod 3``
+    (:class:`~sketchauth.sketches.interval.IntervalSketch` ``n = 6, v = 2``); the key is the
+    exact one-bit extractor ``K = ⌊b_2 / 3⌋`` (uniform and independent of ``S_2``: ``δ = 0``);
+    ``Q = S_1 + K mod 3`` (:func:`sketchauth.mixing.mix_symbols`) and ``S = Q ‖ S_2``.
+    """
+    from sketchauth.entropy import avg_min_entropy
+    from sketchauth.mixing import mix_symbols
+    from sketchauth.sketches.interval import IntervalSketch
+
+    sketch = IntervalSketch(n=6, v=2)
+    columns: dict[tuple[int, int], int] = {}
+    cells: list[tuple[int, int, tuple[int, int]]] = []
+    for b1, b2 in itertools.product(range(6), range(6)):
+        s1, space = sketch.symbols(sketch.payload(sketch.encode([b1])))
+        s2, _ = sketch.symbols(sketch.payload(sketch.encode([b2])))
+        key = np.array([b2 // 3], dtype=np.uint64)
+        q = int(mix_symbols(s1, key, space)[0])
+        cells.append((b1, b2, (q, int(s2[0]))))
+        columns.setdefault((q, int(s2[0])), len(columns))
+    j1, j2 = np.zeros((6, len(columns))), np.zeros((6, len(columns)))
+    for b1, b2, col in cells:
+        j1[b1, columns[col]] += 1 / 36
+        j2[b2, columns[col]] += 1 / 36
+    return {"h_b1_given_s": avg_min_entropy(j1), "h_b2_given_s": avg_min_entropy(j2)}
+
+
+def mixing_two_fuzzy() -> Item:
+    """Thesis 7.2: the two-fuzzy-secrets bounds, on an exact toy."""
+    from sketchauth.mixing_bounds import two_fuzzy_bounds
+
+    exact = _two_fuzzy_exact()
+    log6 = math.log2(6)
+    b1, b2 = two_fuzzy_bounds(log6, log6, 0.0, 0.0, LOG3, LOG3, 0.0)
+    slack = min(exact["h_b1_given_s"] - b1, exact["h_b2_given_s"] - b2)
+    return Item(
+        id="two-fuzzy",
+        source=THESIS,
+        section="ch. 7, two fuzzy secrets",
+        title="two fuzzy secrets, the second's extracted key mixing the first's sketch",
+        printed="H̃∞(b1|S) ≥ H∞(b1)+H∞(b2)+H∞(R2)−L_S2−δ−L_S1; H̃∞(b2|S) ≥ H∞(b2)+H∞(R2)+H∞(R1)−L_S1−L_S2−δ",
+        library=slack,
+        unit="bits: the smaller exact − bound",
+        verdict="agrees" if slack >= -1e-9 else "differs",
+        explanation=(
+            "b1, b2 uniform on [0, 6), S_i = b_i mod 3, K = ⌊b2/3⌋ (an exact one-bit extractor, "
+            "δ = 0), S = (S1 + K mod 3) ‖ S2, all 36 pairs enumerated: "
+            f"H̃∞(b1|S) = {exact['h_b1_given_s']:.4f} ≥ {b1:.4f} (tight: the key's bit is diverted) and "
+            f"H̃∞(b2|S) = {exact['h_b2_given_s']:.4f} ≥ {b2:.4f}."
+        ),
+        details={"exact": exact, "bounds": {"b1": b1, "b2": b2}},
+    )
+
+
+# -- Boreale–Paolini -------------------------------------------------------------------------------
+def geometric_mechanism(secrets: int, alpha: float) -> np.ndarray:
+    """The truncated geometric mechanism on ``{0, …, secrets−1}``: ``p(y|x) ∝ α^|y−x|``, ends absorbing.
+
+    Interior outputs have ``p(y|x) = (1−α)/(1+α)·α^|y−x|``; the end outputs collect the tails,
+    ``p(0|x) = α^x/(1+α)`` and ``p(N−1|x) = α^(N−1−x)/(1+α)`` (Ghosh–Roughgarden–Sundararajan's
+    truncation, as in Boreale–Paolini's Corollary 1). Rows sum to 1.
+    """
+    if secrets < 2:
+        raise ParameterError("the geometric mechanism needs at least two secrets")
+    if not 0.0 < alpha < 1.0:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha!r}")
+    x = np.arange(secrets)[:, None]
+    y = np.arange(secrets)[None, :]
+    W = (1 - alpha) / (1 + alpha) * alpha ** np.abs(y - x).astype(float)
+    W[:, 0] = alpha ** np.arange(secrets) / (1 + alpha)
+    W[:, -1] = alpha ** (secrets - 1 - np.arange(secrets)) / (1 + alpha)
+    return W
+
+
+#: Theorem 11's printed rate for the geometric mechanism, and the α it corresponds to.
+BP_RATE_PRINTED = 0.0849625
+BP_ALPHA = 0.5
+
+
+def _geometric_rate_closed_form(alpha: float) -> float:
+    """``C(p_x, p_{x+1}) = log2((1+α)/(2√α))`` of the (untruncated) geometric mechanism.
+
+    The likelihood ratio of adjacent rows is ``1/α`` left of ``x+½`` and ``α`` right of it, so
+    ``Σ_y p^λ q^(1−λ)`` is minimised at ``λ = ½``, where it is ``2√α/(1+α)``.
+    """
+    return math.log2((1 + alpha) / (2 * math.sqrt(alpha)))
+
+
+def bp_theorem11() -> Item:
+    """Boreale–Paolini, Theorem 11: the repeated-observation rate of the geometric mechanism."""
+    from sketchauth.entropy import repeated_observation_rate
+
+    closed = _geometric_rate_closed_form(BP_ALPHA)
+    computed = repeated_observation_rate(geometric_mechanism(8, BP_ALPHA))
+    return Item(
+        id="bp-theorem11",
+        source=BP,
+        section="Theorem 11",
+        title="rate of the geometric mechanism under repeated observations",
+        printed=BP_RATE_PRINTED,
+        library=computed,
+        unit="bits per observation",
+        verdict=_verdict(_same_digits(BP_RATE_PRINTED, computed, 6) and abs(closed - computed) < 1e-9),
+        explanation=(
+            "The closest rows of the geometric mechanism are adjacent secrets; their Chernoff "
+            "information is log2((1+α)/(2√α)), at α = 1/2 exactly log2 3 − 3/2 = "
+            f"{closed:.7f} bits, which is the printed value (α = 1/2 is the setting it matches). "
+            "sketchauth.entropy.repeated_observation_rate on the mechanism's matrix gives the same."
+        ),
+        details={"alpha": BP_ALPHA, "closed_form": closed, "secrets": 8},
+    )
+
+
+def bp_corollary1() -> Item:
+    """Boreale–Paolini, Corollary 1: truncating the geometric mechanism leaves the rate unchanged."""
+    from sketchauth.entropy import repeated_observation_rate
+
+    closed = _geometric_rate_closed_form(BP_ALPHA)
+    rates = {N: repeated_observation_rate(geometric_mechanism(N, BP_ALPHA)) for N in range(2, 11)}
+    worst = max(abs(r - closed) for r in rates.values())
+    return Item(
+        id="bp-corollary1",
+        source=BP,
+        section="Corollary 1",
+        title="the truncated geometric mechanism keeps the rate",
+        printed="rate unchanged by truncation",
+        library=worst,
+        unit="largest |rate(truncated to N secrets) − rate(untruncated)| over N = 2…10",
+        verdict="agrees" if worst < 1e-9 else "differs",
+        explanation=(
+            "Truncation folds each tail into an end output, where the likelihood ratio of two "
+            "adjacent rows is the same constant (1/α on the left, α on the right) as on the tail it "
+            "replaces: Σ_y p^λ q^(1−λ) does not change, nor does the Chernoff information."
+        ),
+        details={"rates": {str(k): v for k, v in rates.items()}},
+    )
+
+
+def _types(observations: int, outputs: int) -> np.ndarray:
+    """Every composition of ``observations`` into ``outputs`` non-negative parts (the type classes)."""
+    rows = [
+        tuple(b - a - 1 for a, b in zip((-1, *cut), (*cut, observations + outputs - 1)))
+        for cut in itertools.combinations(range(observations + outputs - 1), outputs - 1)
+    ]
+    return np.array(rows, dtype=np.int64)
+
+
+def _product_statistics(W: np.ndarray, observations: int) -> tuple[float, float]:
+    """``(Bayes error, min over pairs of Σ min(p_x^⊗k, p_x'^⊗k))`` after ``k`` observations, uniform prior.
+
+    Sums over type classes (a sequence's probability depends only on its output counts), with
+    multinomial weights in logs.
+    """
+    types = _types(observations, W.shape[1])
+    log_multinomial = np.array(
+        [math.lgamma(observations + 1) - sum(math.lgamma(c + 1) for c in row) for row in types.tolist()]
+    )
+    with np.errstate(divide="ignore"):
+        logs = types @ np.log(W).T + log_multinomial[:, None]
+    P = np.exp(logs)
+    error = 1.0 - P.max(axis=1).sum() / W.shape[0]
+    overlap = min(
+        float(np.minimum(P[:, i], P[:, j]).sum()) for i in range(W.shape[0]) for j in range(i + 1, W.shape[0])
+    )
+    return float(error), overlap
+
+
+def bp_repeated_rates(options: Options = Options()) -> Item:
+    """Boreale–Paolini, Theorems 7 and 8: min and max of the Chernoff information over pairs."""
+    from sketchauth.entropy import a_security_rate, repeated_observation_rate
+
+    W = geometric_mechanism(4, BP_ALPHA)
+    rate_min = repeated_observation_rate(W)
+    rate_max = a_security_rate(W)
+    k1, k2 = (20, 40) if options.quick else (40, 80)
+    e1, o1 = _product_statistics(W, k1)
+    e2, o2 = _product_statistics(W, k2)
+    slope_error = (math.log2(e1) - math.log2(e2)) / (k2 - k1)
+    slope_overlap = (math.log2(o1) - math.log2(o2)) / (k2 - k1)
+    ok = rate_min <= rate_max and abs(slope_overlap - rate_max) < 0.1 * rate_max and abs(slope_error - rate_min) < 0.25 * rate_min
+    return Item(
+        id="bp-repeated-rates",
+        source=BP,
+        section="Theorems 7 and 8",
+        title="repeated observations: error rate (min over pairs) and A-security rate (max over pairs)",
+        printed="Theorem 7: min over pairs of C(p_x, p_x'); Theorem 8: max over pairs",
+        library={"theorem7_min": rate_min, "theorem8_max": rate_max},
+        unit="bits per observation; truncated geometric mechanism, 4 secrets, α = 1/2",
+        verdict="agrees" if ok else "differs",
+        explanation=(
+            "The error of guessing the secret itself decays only as fast as the closest pair is "
+            f"told apart (min, {rate_min:.4f}: sketchauth.entropy.repeated_observation_rate); the "
+            "A-security level, set by the largest L1 distance between rows, reaches its ceiling as "
+            f"fast as the farthest pair separates (max, {rate_max:.4f}: sketchauth.entropy.a_security_rate). "
+            f"Exact sums over type classes of {k1} and {k2} observations decay with slopes "
+            f"{slope_error:.4f} (Bayes error) and {slope_overlap:.4f} (2 − l_k), approaching the two "
+            "rates from above (the finite-k corrections are O(log k / k))."
+        ),
+        details={
+            "observations": [k1, k2],
+            "bayes_error": [e1, e2],
+            "overlap_max_pair": [o1, o2],
+            "slope_bayes_error": slope_error,
+            "slope_overlap": slope_overlap,
+        },
+    )
+
+
+def bp_example1() -> Item:
+    """Boreale–Paolini, Example 1: worst-case level printed as 3.0012 (the channel is not on record)."""
+    return Item(
+        id="bp-example1",
+        source=BP,
+        section="Example 1",
+        title="worst-case and average-case security levels",
+        printed=3.0012,
+        library=None,
+        verdict="not reproducible",
+        explanation=(
+            "The example's channel matrix is not part of the project's sources, so its levels "
+            "cannot be recomputed here. What the project recorded when it checked the example: the "
+            "printed ε = 3.0012 is the likelihood ratio 3 itself, i.e. a worst-case level of "
+            f"log2 3 = {LOG3:.4f} bits, not a level in bits. sketchauth.entropy.worst_case_level "
+            "and average_case_level compute both levels of any matrix."
+        ),
+        details={"ratio": 3, "log2_ratio_bits": LOG3},
+    )
+
+
+def bp_example2() -> Item:
+    """Boreale–Paolini, Example 2: its first row sums to 0.974 (1/64 for 1/24); matrix not on record."""
+    missing = Fraction(1, 24) - Fraction(1, 64)
+    return Item(
+        id="bp-example2",
+        source=BP,
+        section="Example 2",
+        title="security levels of Example 2 (row typo corrected)",
+        printed=0.974,
+        library=None,
+        unit="sum of the printed first row",
+        verdict="not reproducible",
+        explanation=(
+            "The example's matrix is not part of the project's sources. Its first row as printed "
+            "sums to 0.974: an entry printed 1/64 must be 1/24, which adds exactly the missing "
+            f"1/24 − 1/64 = 5/192 = {float(missing):.4f}. With the matrix on record the levels would "
+            "follow from sketchauth.entropy (worst_case_level, average_case_level, "
+            "repeated_observation_rate, a_security_rate)."
+        ),
+        details={"correction": "1/64 -> 1/24", "added_mass": f"{missing.numerator}/{missing.denominator}"},
+    )
+
+
+# -- supplementary measurements ---------------------------------------------------------------------
+def _noise_models() -> list[Any]:
+    from sketchauth.evaluate.linkage import ReenrolmentNoise
+
+    return [
+        ReenrolmentNoise.identical(),
+        ReenrolmentNoise.b_plus_minus(1),
+        ReenrolmentNoise.v_plus_minus(1),
+        ReenrolmentNoise.steps(b=(-1, 1), v=(-1, 1)),
+        ReenrolmentNoise.within_tolerance(),
+    ]
+
+
+def linkage_by_noise(options: Options = Options()) -> list[dict[str, Any]]:
+    """s1/s2 linkage accuracy at Fig. 6.2's setting under each re-enrolment noise model."""
+    rows = []
+    for noise in _noise_models():
+        runs = _linkage_runs(noise, options, options.sweep_pairs)
+        rows.append({"noise": noise.label, **{s: r["accuracy"] for s, r in runs.items()}})
+    return rows
+
+
+def linkage_by_features(options: Options = Options()) -> list[dict[str, Any]]:
+    """s1/s2 linkage accuracy against the number of features, identical and noisy re-enrolments."""
+    from sketchauth.evaluate.linkage import ReenrolmentNoise
+
+    rows = []
+    for noise in (ReenrolmentNoise.identical(), ReenrolmentNoise.within_tolerance()):
+        for features in (1, 2, 4, 8):
+            pairs = max(500, options.sweep_pairs // features)
+            runs = _linkage_runs(noise, options, pairs, features=features)
+            rows.append({"noise": noise.label, "features": features, "pairs": pairs, **{s: r["accuracy"] for s, r in runs.items()}})
+    return rows
+
+
+# -- the run -----------------------------------------------------------------------------------------
+#: Every item, in report order: ``(id, function)``; a function takes :class:`Options` if it simulates.
+ITEMS: tuple[tuple[str, Callable[..., Item]], ...] = (
+    ("js-spurious", juels_sudan_spurious),
+    ("weighted-spurious", weighted_spurious),
+    ("candidate-fraction", candidate_fraction_erratum),
+    ("candidate-count", candidate_count_typo),
+    ("weighted-vault-q2", weighted_vault_q2),
+    ("lemma5-s1", lemma5_s1),
+    ("lemma5-s2", lemma5_s2),
+    ("fig62-identical", fig62_identical),
+    ("fig62-noisy", fig62_noisy),
+    ("lemma6", mixing_lemma6),
+    ("theorem7", mixing_theorem7),
+    ("theorem8", mixing_theorem8),
+    ("two-fuzzy", mixing_two_fuzzy),
+    ("toy-pad-parity", toy_pad_parity),
+    ("chaff-count", chaff_sketch_count),
+    ("chaff-guessing", chaff_key_guessing),
+    ("bp-example1", bp_example1),
+    ("bp-example2", bp_example2),
+    ("bp-theorem11", bp_theorem11),
+    ("bp-corollary1", bp_corollary1),
+    ("bp-repeated-rates", bp_repeated_rates),
+)
+_SIMULATING = {lemma5_s1, lemma5_s2, fig62_identical, fig62_noisy, chaff_key_guessing, bp_repeated_rates}
+
+
+@dataclass(frozen=True, slots=True)
+class Reproduction:
+    """Every item, the supplementary linkage tables, and how the run went."""
+
+    items: tuple[Item, ...]
+    linkage_noise: tuple[dict[str, Any], ...]
+    linkage_features: tuple[dict[str, Any], ...]
+    options: Options
+    seconds: float
+    generated: str
+
+    def summary(self) -> dict[str, int]:
+        """How many items agree, differ or are not reproducible."""
+        return {v: sum(1 for i in self.items if i.verdict == v) for v in VERDICTS}
+
+    def item(self, ident: str) -> Item:
+        """The item with id ``ident``."""
+        for i in self.items:
+            if i.id == ident:
+                return i
+        raise KeyError(ident)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: metadata, summary, items, supplementary tables."""
+        from sketchauth import __version__
+
+        return {
+            "generated": self.generated,
+            "sketchauth_version": __version__,
+            "python": platform.python_version(),
+            "quick": self.options.quick,
+            "seed": self.options.seed,
+            "seconds": round(self.seconds, 2),
+            "summary": self.summary(),
+            "items": [i.to_dict() for i in self.items],
+            "supplementary": {
+                "linkage_by_noise_model": _jsonable(list(self.linkage_noise)),
+                "linkage_by_features": _jsonable(list(self.linkage_features)),
+                "setting": FIG62,
+            },
+        }
+
+
+def reproduce(
+    options: Options = Options(), *, progress: Callable[[str], None] | None = None
+) -> Reproduction:
+    """Compute every item and the supplementary tables; ``progress(name)`` after each step."""
+    started = time.perf_counter()
+    items = []
+    for _, fn in ITEMS:
+        items.append(fn(options) if fn in _SIMULATING else fn())
+        if progress is not None:
+            progress(items[-1].id)
+    noise = linkage_by_noise(options)
+    if progress is not None:
+        progress("linkage-by-noise")
+    features = linkage_by_features(options)
+    if progress is not None:
+        progress("linkage-by-features")
+    return Reproduction(
+        items=tuple(items),
+        linkage_noise=tuple(noise),
+        linkage_features=tuple(features),
+        options=options,
+        seconds=time.perf_counter() - started,
+        generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+#: Progress steps of :func:`reproduce` (items plus the two supplementary tables).
+STEPS = len(ITEMS) + 2
+
+
+# -- the report ------------------------------------------------------------------------------------
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, Fraction, np.floating)):
+        v = float(x)
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+            return f"{v:.4e}"
+        return f"{v:.6g}"
+    if isinstance(x, dict):
+        return ", ".join(f"{k}: {_fmt(v)}" for k, v in x.items())
+    return str(x).replace("|", "\\|")
+
+
+def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
+    s = rep.summary()
+    lines = [
+        "# Reproduction of the source papers",
+        "",
+        f"Generated {rep.generated} by `sketchauth reproduce`{' --quick' if rep.options.quick else ''} "
+        f"in {rep.seconds:.1f} s (seed {rep.options.seed}). Every value below is computed with the "
+        "library's public functions; the JSON file beside this report has the same numbers.",
+        "",
+        f"**{s['agrees']} agree, {s['differs']} differ, {s['not reproducible']} not reproducible.**",
+        "",
+        "| item | source | section | printed | library | verdict |",
+        "| --- | --- | --- | ---: | ---: | --- |",
+    ]
+    for i in rep.items:
+        lines.append(
+            f"| [{i.title}](#{i.id}) | {i.source} | {i.section} | {_fmt(i.printed)} | {_fmt(i.library)} | {i.verdict} |"
+        )
+    for i in rep.items:
+        lines += [
+            "",
+            f"<a id=\"{i.id}\"></a>",
+            f"## {i.title}",
+            "",
+            f"*{i.source}, {i.section}* — **{i.verdict}**. Printed: {_fmt(i.printed)}; library: "
+            f"{_fmt(i.library)}{f' ({i.unit})' if i.unit else ''}.",
+            "",
+            i.explanation,
+        ]
+        if i.id in figures:
+            lines += ["", f"![{i.title}]({figures[i.id]})"]
+        table = i.details.get("instances") or i.details.get("toys")
+        if table:
+            keys = list(table[0])
+            lines += ["", "| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
+            lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in table]
+    schemes = [k for k in rep.linkage_noise[0] if k != "noise"] if rep.linkage_noise else []
+    lines += [
+        "",
+        "## Linkage under each re-enrolment noise model",
+        "",
+        f"n = {FIG62['n']}, q = {FIG62['q']}, τ = {FIG62['tau']}, one feature, "
+        f"{rep.options.sweep_pairs} mated and non-mated pairs each; best-threshold accuracy (0.5 is chance).",
+        "",
+        "| noise | " + " | ".join(schemes) + " |",
+        "| --- |" + " ---: |" * len(schemes),
+    ]
+    lines += ["| " + r["noise"] + " | " + " | ".join(f"{r[s]:.4f}" for s in schemes) + " |" for r in rep.linkage_noise]
+    lines += [
+        "",
+        "## Linkage against the number of features",
+        "",
+        "| noise | features | pairs | " + " | ".join(schemes) + " |",
+        "| --- | ---: | ---: |" + " ---: |" * len(schemes),
+    ]
+    lines += [
+        f"| {r['noise']} | {r['features']} | {r['pairs']} | " + " | ".join(f"{r[s]:.4f}" for s in schemes) + " |"
+        for r in rep.linkage_features
+    ]
+    if not figures:
+        lines += ["", "(Figures skipped: install the plots extra, `pip install 'sketchauth[plots]'`.)"]
+    return "\n".join(lines) + "\n"
+
+
+def _figure_linkage(items: Sequence[Item], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    schemes = list(items[0].details["runs"])
+    fig, axes = plt.subplots(len(items), len(schemes), figsize=(5 * len(schemes), 3.2 * len(items)), squeeze=False)
+    for row, item in enumerate(items):
+        for col, scheme in enumerate(schemes):
+            run = item.details["runs"][scheme]
+            h = run["histogram"]
+            scores = np.array(h["scores"])
+            ax = axes[row][col]
+            ax.bar(scores - 0.2, np.array(h["mated"]) / run["pairs"], width=0.4, label="mated")
+            ax.bar(scores + 0.2, np.array(h["nonmated"]) / run["pairs"], width=0.4, label="non-mated")
+            if scores.size <= 12:
+                ax.set_xticks(scores)
+            ax.set_title(f"{scheme}, {item.details['noise']}: accuracy {run['accuracy']:.3f}", fontsize=9)
+            ax.set_xlabel("linkage score")
+            ax.set_ylabel("share of pairs")
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _figure_chaff(item: Item, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    freq = np.array(item.details["sketch_frequencies_sorted"])
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.bar(np.arange(freq.size), freq, width=1.0)
+    ax.axhline(1 / 605, color="black", linestyle="--", label="uniform 1/605")
+    ax.set_xlabel("sketch (sorted by probability)")
+    ax.set_ylabel("probability")
+    ax.set_title("Z_24, min distance > 3, secret uniform: the 605 sketches' probabilities")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _figures(rep: Reproduction, out: Path) -> dict[str, str]:
+    from sketchauth.evaluate.report import plots_available
+
+    if not plots_available():
+        return {}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    made = {}
+    fig62 = [i for i in rep.items if i.id in ("fig62-identical", "fig62-noisy")]
+    if fig62:
+        _figure_linkage(fig62, out / "fig6-2-linkage.png")
+        made.update({i.id: "fig6-2-linkage.png" for i in fig62})
+    chaff = [i for i in rep.items if i.id == "chaff-guessing"]
+    if chaff:
+        _figure_chaff(chaff[0], out / "fig7-3-chaff-frequencies.png")
+        made["chaff-guessing"] = "fig7-3-chaff-frequencies.png"
+    return made
+
+
+def _output_directory(out: str | Path) -> Path:
+    """``out`` created if needed; ``ParameterError`` naming it when that is impossible."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(f"cannot create the output directory {out}: {exc.strerror or exc}") from None
+    return out
+
+
+def write_report(rep: Reproduction, out: str | Path, json_path: str | Path | None = None) -> dict[str, str]:
+    """Write ``reproduce.md``, the PNG figures and the JSON (``json_path`` or ``out/reproduce.json``).
+
+    Figures need the ``plots`` extra; without it the report says so and the rest is written.
+    Returns the paths written.
+    """
+    out = _output_directory(out)
+    figures = _figures(rep, out)
+    data = rep.to_dict()
+    data["figures"] = sorted(set(figures.values()))
+    target = Path(json_path) if json_path is not None else out / "reproduce.json"
+    target.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (out / "reproduce.md").write_text(_markdown(rep, figures), encoding="utf-8")
+    return {"markdown": str(out / "reproduce.md"), "json": str(target), **{f: str(out / f) for f in data["figures"]}}
+
+
+def cli_reproduce(out: str, json_path: str | None, quick: bool, quiet: bool) -> int:
+    """Body of ``sketchauth reproduce``: run, show progress on a terminal, write, summarise."""
+    from tqdm import tqdm
+
+    _output_directory(out)  # fail before the computation, not after it
+    show = not quiet and sys.stderr.isatty()
+    with tqdm(total=STEPS, unit="item", desc="reproduce", file=sys.stderr, disable=not show) as bar:
+        rep = reproduce(Options(quick=quick), progress=lambda _name: bar.update(1))
+    paths = write_report(rep, out, json_path)
+    s = rep.summary()
+    print(
+        f"{s['agrees']} agree, {s['differs']} differ, {s['not reproducible']} not reproducible "
+        f"({rep.seconds:.1f} s) -> {paths['markdown']}, {paths['json']}"
+    )
+    return 0
