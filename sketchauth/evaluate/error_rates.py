@@ -268,8 +268,8 @@ def _range_hint(sketch: SecureSketch) -> str:
     if quantiser is None:
         return ""
     return (
-        f" (this sketch takes {quantiser.describe()}; give n, step and offset that cover the data, "
-        "or give a step without n and offset to fit them to the enrolment samples: fit_quantiser_params)"
+        " — give n, step and offset that cover the data, or a step without n and offset to fit "
+        "them to the enrolment samples (fit_quantiser_params)"
     )
 
 

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches.params import check_positive_float
 
 __all__ = ["as_feature_vector", "as_element_set", "quantise", "Levels", "as_levels", "Quantiser"]
 
@@ -80,16 +81,27 @@ def as_levels(values: Any) -> Levels:
     return arr.view(Levels)
 
 
-def quantise(values: np.ndarray, step: float, offset: float = 0.0) -> np.ndarray:
-    """``⌊(x − offset)/step + 1/2⌋`` element-wise (nearest grid point, halves up), as int64.
+def _grid_levels(values: np.ndarray, step: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """``⌊(x − offset)/step + 1/2⌋`` element-wise, and where ``|(x − offset)/step| ≥ 2^53``.
 
-    The formula of :class:`Quantiser` without its range check. ``SampleError`` if a level would
-    reach 2^53 in magnitude (it could not be represented exactly).
+    The quantisation formula, written once. Entries flagged in the mask (a level that could not
+    be represented exactly, or a non-finite value) are 0 in the levels.
     """
     scaled = (np.asarray(values, dtype=np.float64) - offset) / step
-    if np.any(np.abs(scaled) >= _INT_LIMIT):
+    big = ~(np.abs(scaled) < _INT_LIMIT)
+    return np.floor(np.where(big, 0.0, scaled) + 0.5).astype(np.int64), big
+
+
+def quantise(values: Any, step: float, offset: float = 0.0) -> np.ndarray:
+    """``⌊(x − offset)/step + 1/2⌋`` element-wise (nearest grid point, halves up), as int64.
+
+    The formula of :class:`Quantiser` without its validation and range check, for callers that
+    hold plain arrays. ``SampleError`` if a level would reach 2^53 in magnitude.
+    """
+    levels, big = _grid_levels(values, step, offset)
+    if big.any():
         raise SampleError("a feature is too large to quantise with this step")
-    return np.floor(scaled + 0.5).astype(np.int64)
+    return levels
 
 
 def _numbers(x: Any, features: int | None, name: str) -> np.ndarray:
@@ -130,20 +142,15 @@ def _integers(arr: np.ndarray, name: str) -> np.ndarray:
     return out
 
 
-def as_feature_vector(
-    x: Any, features: int, *, step: float | None = None, name: str = "sample"
-) -> np.ndarray:
-    """Validate a feature vector of length ``features`` and return it as int64.
+def as_feature_vector(x: Any, features: int, *, name: str = "sample") -> np.ndarray:
+    """Validate an integer feature vector of length ``features`` and return it as int64.
 
-    With ``step`` the values may be real and are quantised by :func:`quantise` (offset 0, no
-    range check: :class:`Quantiser` is what the interval sketches use); without it they must be
-    integers (integral floats are accepted). :class:`Levels` are returned as they are.
+    Integral floats are accepted; real values are not (quantising is :class:`Quantiser`'s job,
+    the one place where values become levels). :class:`Levels` are returned as they are.
     """
     if isinstance(x, Levels):
         return _levels_shape(x, features, name)
     arr = _numbers(x, features, name)
-    if step is not None:
-        return quantise(arr, step)
     if arr.dtype.kind == "f":
         frac = np.flatnonzero(arr != np.round(arr))
         if frac.size:
@@ -178,11 +185,7 @@ class Quantiser:
     def __post_init__(self) -> None:
         step, offset = self.step, self.offset
         if step is not None:
-            if isinstance(step, bool) or not isinstance(step, (int, float, np.integer, np.floating)):
-                raise ParameterError(f"step must be a number, got {type(step).__name__}")
-            if not math.isfinite(step) or step <= 0:
-                raise ParameterError(f"step must be a positive finite number, got {step!r}")
-            object.__setattr__(self, "step", float(step))
+            object.__setattr__(self, "step", check_positive_float("step", step))
         if offset is not None:
             offset = _check_offset(offset, integer=step is None)
             # 0 is the default: one canonical form, so the parameters never carry "offset": 0.
@@ -249,10 +252,8 @@ class Quantiser:
             bad = big | masks.get("fraction", np.zeros(arr.shape, dtype=bool))
             levels = np.where(bad, 0, arr).astype(np.int64) - int(self.offset or 0)
         else:
-            scaled = (arr.astype(np.float64) - (self.offset or 0.0)) / self.step
-            big = ~(np.abs(scaled) < _INT_LIMIT)
+            levels, big = _grid_levels(arr, self.step, float(self.offset or 0.0))
             masks["magnitude"] = big
-            levels = np.floor(np.where(big, 0.0, scaled) + 0.5).astype(np.int64)
             bad = big
         if self.measuring:
             masks["range"] = ~bad & ((levels < 0) | (levels >= self.n))
