@@ -55,6 +55,11 @@ class IntervalParams(_Params):
     step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
         default=None, description="quantisation step for real-valued features (none: integer features)"
     )
+    offset: Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)] | None = Field(
+        default=None,
+        description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+        "are accepted, others refused (an integer when there is no step)",
+    )
 
 
 class FuzzyVaultParams(_Params):
@@ -94,6 +99,11 @@ class AsymmetricIntervalParams(_Params):
     step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
         default=None, description="quantisation step for real-valued captures (none: integer features)"
     )
+    offset: Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)] | None = Field(
+        default=None,
+        description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+        "are accepted, others refused (an integer when there is no step)",
+    )
     spread: Literal["range", "std"] = Field(default="range", description="enrolment option: spread measure for v")
     margin: Annotated[StrictInt, Field(ge=0)] = Field(default=1, description="enrolment option: v = ceil(scale*spread) + margin")
 
@@ -112,7 +122,7 @@ def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: di
     from sketchauth.templates import enrol_interval
 
     params = sketch.params()
-    return enrol_interval(samples, params["n"], params["q"], step=params.get("step"), **options)
+    return enrol_interval(samples, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options)
 
 
 def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:

@@ -40,8 +40,8 @@ from typing import Any, Literal
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
-from sketchauth.sketches.params import check_int, check_positive_float
-from sketchauth.sketches.samples import as_element_set, as_feature_vector
+from sketchauth.sketches.params import check_int
+from sketchauth.sketches.samples import Quantiser, as_element_set
 
 __all__ = ["enrol_interval", "enrol_weighted_set", "fit_weights", "SPREADS", "MAX_SAMPLES"]
 
@@ -58,7 +58,7 @@ _CEIL_SLACK = 1e-9
 _MAX_UNIVERSE = 2**53
 
 
-def _sample_matrix(samples: Any, step: float | None) -> np.ndarray:
+def _sample_matrix(samples: Any, quantiser: Quantiser) -> np.ndarray:
     """The ``k × features`` samples as a quantised int64 matrix (``SampleError`` if malformed)."""
     try:
         arr = np.asarray(samples)
@@ -74,7 +74,7 @@ def _sample_matrix(samples: Any, step: float | None) -> np.ndarray:
     if features < 1:
         raise SampleError("samples have no features")
     return np.stack(
-        [as_feature_vector(row, features, step=step, name=f"sample {i}") for i, row in enumerate(arr)]
+        [quantiser.levels(row, features, name=f"sample {i}").view(np.ndarray) for i, row in enumerate(arr)]
     )
 
 
@@ -94,12 +94,14 @@ def enrol_interval(
     spread: Literal["range", "std"] = "range",
     scale: float | None = None,
     margin: int = 1,
+    offset: float | int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Template ``b`` and tolerances ``v`` from ``k ≥ 2`` captures of a feature vector.
 
     ``samples`` is a ``k × features`` array of integers, or of reals quantised with the public
-    ``step`` (``round(x/step)``, halves away from zero, as the sketches quantise samples). With
-    ``x_ij`` the quantised value of feature ``j`` in capture ``i``:
+    ``step`` and ``offset`` exactly as the sketches quantise samples
+    (:class:`~sketchauth.sketches.samples.Quantiser`: ``⌊(x − offset)/step + 1/2⌋``; a negative
+    ``offset`` takes signed features). With ``x_ij`` the level of feature ``j`` in capture ``i``:
 
     * ``b_j = ⌊(2·Σ_i x_ij + k) / (2k)⌋`` — the mean rounded half up, in exact integer arithmetic;
     * ``s_j`` = ``max_i x_ij − min_i x_ij`` (``spread="range"``) or the sample standard deviation
@@ -111,8 +113,10 @@ def enrol_interval(
     ``v_j`` is not clipped at ``q``: ``b_j`` lies between the smallest and the largest capture, so
     ``|x_ij − b_j| ≤ s_j < s_j + 1 = v_j``.
 
-    Every quantised capture must lie in ``[0, n)`` (``SampleError`` otherwise). Returns two
-    int64 vectors, a valid secret for ``AsymmetricIntervalSketch(n, q, features=features)``.
+    Every capture's level must lie in ``[0, n)`` (``SampleError`` otherwise, naming the capture,
+    the feature and, for real values, the range ``[offset − step/2, offset + (n − ½)·step)``).
+    Returns two int64 vectors, a valid secret for ``AsymmetricIntervalSketch(n, q,
+    features=features, step=step, offset=offset)``.
     """
     n = check_int("n", n, 2)
     q = check_int("q", q, 1, n)
@@ -120,12 +124,10 @@ def enrol_interval(
         raise ParameterError(f"spread must be one of {SPREADS}, got {spread!r}")
     scale = DEFAULT_SCALE[spread] if scale is None else _non_negative("scale", scale)
     margin = check_int("margin", margin, 0, q)
-    if step is not None:
-        step = check_positive_float("step", step)
-    x = _sample_matrix(samples, step)
+    x = _sample_matrix(samples, Quantiser(n, step, offset))
     bad = np.flatnonzero(np.any((x < 0) | (x >= n), axis=0))
     if bad.size:
-        raise SampleError(f"a capture of feature {int(bad[0])} is outside [0, {n}) after quantisation")
+        raise SampleError(f"a capture of feature {int(bad[0])} is outside the levels [0, {n})")
     k = x.shape[0]
     b = (2 * x.sum(axis=0) + k) // (2 * k)
     widened = np.ceil(scale * _spread(x, spread) - _CEIL_SLACK).astype(np.int64) + margin

@@ -26,6 +26,14 @@ Protocol (ISO/IEC 19795-1 vocabulary):
    protection — the operating points a scheme can reach versus those plain matching can — is
    visible.
 
+Signed and real features (the interval family): templates and probes go through the sketch's
+own quantiser (``⌊(x − offset)/step + 1/2⌋``, levels ``[0, n)``). Nothing is clipped into range:
+a template outside it stops the evaluation with the range and how to cover the data, and a probe
+outside it is a malformed probe (a rejection, counted). With a ``step`` but neither ``n`` nor
+``offset`` in the parameters, :func:`evaluate_adapter` fits them to the enrolment samples first
+(:func:`fit_quantiser_params`: their smallest and largest value plus the widest tolerance as
+margin).
+
 Speed: the interval family decodes elementwise, so :func:`decide_interval` runs the lattice
 decoder of SPEC §2.1 (``r = (d' − S) mod (2v−1)``, nearest point ``d' − r`` or
 ``d' − r + 2v − 1``) on whole chunks of (enrolment, probe) pairs as numpy array operations, and
@@ -62,7 +70,7 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors, rows_by_identity
 from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.sketches.base import SecureSketch
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
     "Trials",
@@ -85,6 +93,8 @@ __all__ = [
     "enrol_rounded_mean",
     "enrol_byte_mode",
     "enrol_majority_set",
+    "QUANTISED_SCHEMES",
+    "fit_quantiser_params",
 ]
 
 Data = LabelledVectors | LabelledSets
@@ -161,22 +171,20 @@ def _samples_of(data: Data) -> Sequence[Any]:
 
 # -- enrolment -------------------------------------------------------------------------------------------
 def enrol_rounded_mean(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
-    """Template of the interval family: the mean of the samples, clipped to the sketch's range.
+    """Template of the interval family: the mean of the enrolment samples — never clipped.
 
-    Without a quantisation ``step`` the mean is rounded (halves away from zero, as
-    :func:`sketchauth.sketches.samples.quantise`); with one the real mean is returned and the
-    sketch quantises it (``round(x/step)``) like every other real-valued secret.
+    For a sketch that quantises (a ``step`` or an ``offset``) the real mean is returned and the
+    sketch quantises it like any real secret (``⌊(x − offset)/step + 1/2⌋``,
+    :class:`~sketchauth.sketches.samples.Quantiser`), refusing a mean outside its range with
+    :class:`SampleError`; otherwise the mean rounded to the nearest integer (halves up), which the
+    sketch checks against ``[0, n)``. A template the sketch cannot take stops the evaluation with
+    that error (:func:`enrol_population`) instead of being moved into range.
     """
-    from sketchauth.sketches.samples import quantise
-
     mean = np.asarray(samples, dtype=float).mean(axis=0)
-    n = getattr(sketch, "n", 2**52)
-    step = getattr(sketch, "step", None)
-    if step is not None:
-        # The sketch quantises real secrets itself (check_secret); hand it the real mean, kept
-        # inside the range whose quantisation lands in [0, n).
-        return np.clip(mean, 0.0, (n - 1) * step)
-    return np.clip(quantise(mean, 1.0), 0, n - 1)
+    quantiser = getattr(sketch, "quantiser", None)
+    if quantiser is not None and quantiser.measuring:
+        return mean
+    return np.floor(mean + 0.5)
 
 
 def enrol_byte_mode(sketch: SecureSketch, samples: Any, setting: Any = None) -> bytes:
@@ -218,13 +226,12 @@ def enrol_population(
     for i, rows in enumerate(trials.enrol_rows):
         chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
         try:
-            raw = enrol_fn(sketch, chosen, setting)
-            # check_secret normalises (e.g. quantises real vectors); encode normalises by itself,
-            # so it gets the raw template (normalising twice would quantise twice).
-            secret = sketch.check_secret(raw)
-            helpers.append(sketch.encode(raw))
+            # check_secret normalises once (the interval family returns Levels, which encode
+            # takes as they are: normalising twice is harmless).
+            secret = sketch.check_secret(enrol_fn(sketch, chosen, setting))
+            helpers.append(sketch.encode(secret))
         except SampleError as exc:
-            raise SampleError(f"cannot enrol identity {trials.labels[i]!s}: {exc}") from None
+            raise SampleError(f"cannot enrol identity {trials.labels[i]!s}: {exc}{_range_hint(sketch)}") from None
         canonical.append(sketch.secret_bytes(secret))
         secrets.append(secret)
     return Enrolled(tuple(helpers), tuple(canonical), tuple(secrets))
@@ -256,17 +263,19 @@ def decide_by_decoding(
     return accepted, malformed
 
 
-def _interval_probes(sketch: SecureSketch, probes: Any) -> np.ndarray:
-    from sketchauth.sketches.samples import quantise
+def _range_hint(sketch: SecureSketch) -> str:
+    quantiser = getattr(sketch, "quantiser", None)
+    if quantiser is None:
+        return ""
+    return (
+        " — give n, step and offset that cover the data, or a step without n and offset to fit "
+        "them to the enrolment samples (fit_quantiser_params)"
+    )
 
-    x = np.asarray(probes)
-    if x.ndim != 2 or x.shape[1] != sketch.features:  # type: ignore[attr-defined]
-        raise SampleError(f"probes must be rows of {sketch.features} features")  # type: ignore[attr-defined]
-    if sketch.step is not None:  # type: ignore[attr-defined]
-        return quantise(x.astype(float), sketch.step)  # type: ignore[attr-defined]
-    if x.dtype.kind == "f" and np.any(x != np.round(x)):
-        raise SampleError("probes are not integers and the sketch has no quantisation step")
-    return x.astype(np.int64)
+
+def _interval_probes(sketch: SecureSketch, probes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Levels of every probe row and which rows ``decode`` refuses, by the sketch's own quantiser."""
+    return sketch.quantiser.levels_many(probes, sketch.features)  # type: ignore[attr-defined]
 
 
 def decide_interval(
@@ -287,10 +296,19 @@ def decide_interval(
     Only the helpers this batch compares are parsed: pairs come grouped by enrolled identity, so a
     chunk of :func:`evaluate_scheme` touches a few identities, and parsing every helper per chunk
     used to dominate the run.
+
+    Probes are quantised by the sketch's :class:`~sketchauth.sketches.samples.Quantiser`; a probe
+    ``decode`` would refuse (not finite, not an integer without a step, outside a quantising
+    sketch's range) is a rejection counted as malformed, exactly as :func:`decide_by_decoding`
+    counts it. Probes that are not one matrix of the right width (ragged rows from a probe
+    transform) go through :func:`decide_by_decoding`.
     """
     if len(enrolled_index) == 0:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-    q_all = _interval_probes(sketch, probes)
+    try:
+        q_all, refused = _interval_probes(sketch, probes)
+    except SampleError:
+        return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
     used, enrolled_index = np.unique(enrolled_index, return_inverse=True)
     s_all = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used.tolist()])
     b_all = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used.tolist()])
@@ -310,7 +328,8 @@ def decide_interval(
         nearest = d - r
         nearest += np.where(r > half, moduli, 0).astype(dtype)
         accepted[start : start + len(e)] = np.all(nearest == b_all[e], axis=1)
-    return accepted, np.zeros(len(enrolled_index), dtype=bool)
+    malformed = refused[probe_index]
+    return accepted & ~malformed, malformed
 
 
 def _decide_chunked(
@@ -660,10 +679,9 @@ def _enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = Non
 
 
 def _enrol_asymmetric(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    from sketchauth.templates import enrol_interval
-
-    # The swept setting is the enrolment margin: v = clip(range + margin, 1, q).
-    return enrol_interval(samples, sketch.n, sketch.q, step=sketch.step, margin=int(setting))  # type: ignore[attr-defined]
+    # The swept setting is the enrolment margin: v = clip(range + margin, 1, q); the captures are
+    # quantised by the sketch's own quantiser (step, offset).
+    return sketch.template(samples, margin=int(setting))  # type: ignore[attr-defined]
 
 
 def _row_to_bytes(row: Any) -> bytes:
@@ -758,6 +776,54 @@ def adapter(scheme: str) -> SchemeAdapter:
         raise ParameterError(f"no evaluation adapter for scheme {scheme!r}; known: {', '.join(sorted(ADAPTERS))}") from None
 
 
+#: The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data.
+QUANTISED_SCHEMES = ("interval", "asymmetric-interval")
+
+
+def fit_quantiser_params(
+    scheme: str, params: dict[str, Any], data: Data, *, enrol_samples: int = 1, settings: Sequence[Any] = ()
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``params`` with ``offset`` and ``n`` fitted to the enrolment samples, and a note saying so.
+
+    Applies to the interval family when ``params`` has a ``step`` but neither ``n`` nor ``offset``
+    (otherwise ``params`` come back unchanged, with no note). The rule: ``lo``/``hi`` are the
+    smallest and largest value, over every feature, of the first ``enrol_samples`` samples of
+    every identity (the rows the evaluation enrols from — probes are not looked at); the margin is
+    ``m = w − 1`` levels, ``w`` the widest tolerance that can be enrolled (the largest swept ``v``
+    for ``interval``, ``q`` for ``asymmetric-interval``), so a probe within the tolerance of a
+    template at the edge is still inside the range; then
+    ``Quantiser.covering(lo − m·step, hi + m·step, step)``: ``offset = lo − m·step`` and
+    ``n = ⌊(hi − lo)/step + 2m + 1/2⌋ + 1`` levels. Signed features are mapped, never clipped:
+    probes that still fall outside are counted as malformed (and the report says how many).
+    """
+    from sketchauth.sketches.samples import Quantiser
+
+    if scheme not in QUANTISED_SCHEMES or params.get("step") is None or "n" in params or "offset" in params:
+        return dict(params), ()
+    if not isinstance(data, LabelledVectors):
+        raise ParameterError(f"{scheme} evaluates vectors, got {type(data).__name__}")
+    enrol_samples = check_int("enrol_samples", enrol_samples)
+    rows = np.concatenate([r[:enrol_samples] for _, r in rows_by_identity(data.identities)])
+    values = np.asarray(data.samples[rows], dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise SampleError("an enrolment sample has a NaN or infinite value: cannot fit the quantiser's range")
+    if scheme == "interval":
+        widest = max((int(x) for x in settings if isinstance(x, (int, np.integer))), default=1)
+    else:
+        widest = int(params.get("q", 1))
+    margin = max(0, widest - 1)
+    step = check_positive_float("step", params["step"])
+    lo, hi = float(values.min()), float(values.max())
+    fitted = Quantiser.covering(lo - margin * step, max(hi + margin * step, lo - margin * step + step), step)
+    out = {**params, "n": fitted.n, "offset": fitted.offset if fitted.offset is not None else 0.0}
+    note = (
+        f"offset and n fitted to the enrolment samples ({enrol_samples} per identity): their values span "
+        f"[{lo:g}, {hi:g}]; with {margin} level(s) of margin on each side (the widest tolerance, {widest}, minus 1) "
+        f"and step {step:g} the sketch takes {fitted.describe()}; probes outside it are counted as malformed"
+    )
+    return out, (note,)
+
+
 def evaluate_adapter(
     scheme: str,
     params: dict[str, Any],
@@ -765,7 +831,11 @@ def evaluate_adapter(
     settings: Sequence[Any],
     **options: Any,
 ) -> ErrorRateResult:
-    """:func:`evaluate_scheme` for a registered scheme with its adapter's defaults."""
+    """:func:`evaluate_scheme` for a registered scheme with its adapter's defaults.
+
+    For the interval family with a ``step`` but neither ``n`` nor ``offset`` in ``params``, the
+    range is fitted to the enrolment samples first (:func:`fit_quantiser_params`).
+    """
     ad = adapter(scheme)
     expected = LabelledSets if ad.data_kind == "sets" else LabelledVectors
     if not isinstance(data, expected):
@@ -773,6 +843,9 @@ def evaluate_adapter(
     options.setdefault("baseline_metrics", ad.baseline_metrics)
     if options.get("enrol_samples", 1) < ad.min_enrol_samples:
         raise ParameterError(f"{scheme} enrols from at least {ad.min_enrol_samples} samples (enrol_samples)")
+    params, _ = fit_quantiser_params(
+        scheme, params, data, enrol_samples=options.get("enrol_samples", 1), settings=settings
+    )
     return evaluate_scheme(
         lambda setting: ad.make_sketch(params, setting),
         ad.enrol,

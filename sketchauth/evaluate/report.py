@@ -13,6 +13,12 @@
 4. **unlinkability** at that setting (:mod:`sketchauth.evaluate.unlinkability`), when every
    identity has the ``2k`` samples two enrolments need.
 
+For the interval family with a ``step`` but neither ``n`` nor ``offset``,
+:meth:`EvaluationTarget.fitted` (what the command line uses) fits the quantiser's range to the
+enrolment samples and the report's notes say so; comparisons whose probe the scheme refuses
+(``malformed_probes``, e.g. outside that range) are rejections and the notes and Markdown say how
+many, rather than advising a wider sweep.
+
 :func:`write_report` writes ``report.json`` (stable keys, see :data:`REPORT_VERSION`),
 ``report.md`` and, with matplotlib (extra ``plots``), ``det.png``, ``scores.png`` and
 ``linkage.png``.
@@ -56,6 +62,7 @@ from sketchauth.evaluate.error_rates import (
     ProbeFn,
     adapter,
     evaluate_scheme,
+    fit_quantiser_params,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.rates import RatePoint
@@ -98,9 +105,11 @@ class EvaluationTarget:
     baseline_metrics: tuple[str, ...] = ()
     data_kind: str = "vectors"
     min_enrol_samples: int = 1
+    #: Remarks carried into the report's notes (e.g. a quantiser range fitted to the data).
+    notes: tuple[str, ...] = ()
 
     @classmethod
-    def from_scheme(cls, scheme: str, params: dict[str, Any]) -> EvaluationTarget:
+    def from_scheme(cls, scheme: str, params: dict[str, Any], *, notes: Sequence[str] = ()) -> EvaluationTarget:
         """The target of a registered scheme, from its evaluation adapter."""
         ad = adapter(scheme)
         return cls(
@@ -114,7 +123,22 @@ class EvaluationTarget:
             baseline_metrics=ad.baseline_metrics,
             data_kind=ad.data_kind,
             min_enrol_samples=ad.min_enrol_samples,
+            notes=tuple(notes),
         )
+
+    @classmethod
+    def fitted(
+        cls, scheme: str, params: dict[str, Any], data: Any, *, enrol_samples: int | None = None, settings: Sequence[Any] = ()
+    ) -> EvaluationTarget:
+        """:meth:`from_scheme` after fitting an interval sketch's ``offset`` and ``n`` to the data.
+
+        :func:`~sketchauth.evaluate.error_rates.fit_quantiser_params` (only when ``params`` has a
+        ``step`` and neither ``n`` nor ``offset``); the fitted values are in the target's ``params``
+        and its notes say how they were chosen.
+        """
+        k = enrol_samples if enrol_samples is not None else adapter(scheme).min_enrol_samples
+        fitted, notes = fit_quantiser_params(scheme, params, data, enrol_samples=k, settings=settings)
+        return cls.from_scheme(scheme, fitted, notes=notes)
 
 
 def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
@@ -274,7 +298,16 @@ def run_report(
     )
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
-    notes: list[str] = []
+    notes: list[str] = list(target.notes)
+    malformed = sum(rates.malformed_probes)
+    if malformed:
+        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes))
+        notes.append(
+            f"{malformed} comparisons over the sweep used a probe the scheme refuses (per {target.sweep}: {per_setting}) — "
+            "wrong length, not finite, or outside the range of an interval sketch's quantiser; each counts as a "
+            "rejection, so FNMR includes them. Fix the data or the range (n, step, offset) before reading the rates "
+            "or widening the sweep"
+        )
     templates = None if source_min_entropy is not None else _templates(sketch, target, data, k, op.setting)
     leak = leakage_report(
         sketch,
@@ -336,6 +369,12 @@ def write_report(report: Report, out: str | Path, *, plots: bool = True) -> dict
     return payload
 
 
+def _eer_advice(malformed: int) -> str:
+    if malformed:
+        return f" ({malformed} comparisons had malformed probes: fix the data or the range first, see the notes)"
+    return " (widen the sweep)"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.3g}%"
 
@@ -372,10 +411,15 @@ def markdown(r: dict[str, Any]) -> str:
     for p in er["points"]:
         lines.append(f"| {p['setting']} | {_pct(p['fnmr'])} | {_ci(p['fnmr_ci'])} | {_pct(p['fmr'])} | {_ci(p['fmr_ci'])} |")
     eer = er["eer"]
+    malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
     lines += [
         "",
-        f"EER over the sweep: {'not reached (widen the sweep)' if eer is None else _pct(eer)}.",
+        f"EER over the sweep: {'not reached' + _eer_advice(malformed) if eer is None else _pct(eer)}.",
     ]
+    if malformed:
+        lines.append(
+            f"**{malformed} comparisons used a probe the scheme refuses** (counted as rejections; see the notes)."
+        )
     if er["crosscheck"]:
         lines.append(
             f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
@@ -658,6 +702,8 @@ def cli_report(args: Any) -> int:
     else:
         data = synthetic_data(target, args.synthetic, args.seed)
         source = f"synthetic ({args.synthetic or 'defaults'}, seed {args.seed})"
+    # An interval sketch given a step but neither n nor offset: fit the range to the enrolment data.
+    target = EvaluationTarget.fitted(args.scheme, params, data, enrol_samples=args.enrol_samples, settings=settings)
     progress = not args.quiet and sys.stderr.isatty()
     report = run_report(
         target,
@@ -688,6 +734,9 @@ def summary(r: dict[str, Any], out: Any) -> str:
     for p in er["points"]:
         lines.append(f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}")
     lines.append(f"  EER (sweep): {'not reached' if er['eer'] is None else _pct(er['eer'])}")
+    malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
+    if malformed:
+        lines.append(f"  malformed probes: {malformed} comparisons refused by the scheme (counted as rejections; see report notes)")
     for b in er["baselines"]:
         lines.append(f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}")
     lines.append(

@@ -524,7 +524,7 @@ def _second_interval(sketch: SecureSketch) -> SecureSketch:
     from sketchauth.sketches.interval import IntervalSketch
 
     v = sketch.v + 1  # type: ignore[attr-defined]
-    return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step)  # type: ignore[attr-defined]
+    return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)  # type: ignore[attr-defined]
 
 
 def evaluate_unlinkability(

@@ -55,12 +55,28 @@ sketch; ``g_1``, the end gaps and the gap sums are not mixed. (A group acting on
 every gap separately would not do: changing one gap moves every later point, so some symbol
 vectors would stop covering ``[0, n)`` or gain a surplus point — redundancy that leaks the key.)
 
+*Levels and real values.* The secret ``(b, v)`` is always in levels: ``b ∈ [0, n)`` and ``v`` are
+integers (:meth:`AsymmetricIntervalSketch.template` derives them from several real captures).
+Samples are the caller's values: with a ``step`` (and an ``offset``, the real value of level 0,
+for signed features; :meth:`AsymmetricIntervalSketch.for_range`) they are quantised by
+:class:`~sketchauth.sketches.samples.Quantiser` — ``⌊(x − o)/δ + 1/2⌋``, the same rule the
+template uses — and refused with :class:`SampleError` outside ``[o − δ/2, o + (n − ½)δ)``;
+without either, integer samples are levels as they are and may lie anywhere (outside
+``[0, n)`` they decode as described above). :class:`~sketchauth.sketches.samples.Levels` are never
+quantised again, and decode returns ``b`` as :class:`~sketchauth.sketches.samples.Levels`.
+
 Example::
 
     >>> sk = AsymmetricIntervalSketch(n=100, q=8, scheme="s2", features=2)
     >>> helper = sk.encode(([40, 7], [3, 5]))
     >>> [x.tolist() for x in sk.decode(helper, [42, 3])]
     [[40, 7], [3, 5]]
+    >>> signed = AsymmetricIntervalSketch.for_range(-1.0, 1.0, step=0.1, q=4, scheme="s2", features=1)
+    >>> secret = signed.template([[-0.42], [-0.31], [-0.47]])
+    >>> [x.tolist() for x in secret]
+    [[6], [3]]
+    >>> [x.tolist() for x in signed.decode(signed.encode(secret), [-0.33])]
+    [[6], [3]]
 """
 
 from __future__ import annotations
@@ -78,8 +94,8 @@ from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int, check_positive_float
-from sketchauth.sketches.samples import as_feature_vector
+from sketchauth.sketches.params import check_int
+from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 
 __all__ = [
     "AsymmetricIntervalSketch",
@@ -242,8 +258,9 @@ class AsymmetricIntervalSketch(SecureSketch):
     Parameters: ``n`` each feature's universe size; ``q`` the largest tolerance (``1 ≤ q ≤ n``);
     ``scheme`` ``"s1"`` (tolerance in clear) or ``"s2"`` (non-uniform intervals); ``features``
     the vector length; ``step`` a quantisation step applied to *samples* at decode (real-valued
-    captures quantised as by :func:`sketchauth.templates.enrol_interval`); the secret is always
-    the integer pair.
+    captures quantised as by :func:`sketchauth.templates.enrol_interval`); ``offset`` the real
+    value of level 0 (signed features; an integer without a step). The secret is always the
+    integer pair.
 
     ``encode((b, v))`` takes a pair of integer vectors (or a ``2 × features`` array);
     ``decode(helper, sample)`` returns ``(b, v)`` as two int64 arrays.
@@ -258,6 +275,7 @@ class AsymmetricIntervalSketch(SecureSketch):
         scheme: str = "s1",
         features: int = 1,
         step: float | None = None,
+        offset: float | int | None = None,
     ) -> None:
         self.n = check_int("n", n, 2, MAX_N)
         self.q = check_int("q", q, 1, self.n)
@@ -265,7 +283,10 @@ class AsymmetricIntervalSketch(SecureSketch):
             raise ParameterError(f"scheme must be one of {SCHEMES_AVAILABLE}, got {scheme!r}")
         self.scheme = scheme
         self.features = check_int("features", features, 1, MAX_FEATURES)
-        self.step = None if step is None else check_positive_float("step", step)
+        #: Real sample values → levels (validates step and offset).
+        self.quantiser = Quantiser(self.n, step, offset)
+        self.step = self.quantiser.step
+        self.offset = self.quantiser.offset
         #: fewest / most gaps an s2 sketch of one feature can have.
         self.gaps_min = -(-self.n // (2 * self.q))
         self.gaps_max = self.n // 2 + 1
@@ -285,13 +306,16 @@ class AsymmetricIntervalSketch(SecureSketch):
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "n": self.n,
             "q": self.q,
             "scheme": self.scheme,
             "features": self.features,
             "step": self.step,
         }
+        if self.offset is not None:
+            out["offset"] = self.offset
+        return out
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AsymmetricIntervalSketch:
@@ -301,11 +325,46 @@ class AsymmetricIntervalSketch(SecureSketch):
             scheme=params["scheme"],
             features=params["features"],
             step=params.get("step"),
+            offset=params.get("offset"),
+        )
+
+    @classmethod
+    def for_range(
+        cls, low: float, high: float, *, step: float, q: int, scheme: str = "s1", features: int = 1
+    ) -> AsymmetricIntervalSketch:
+        """The sketch whose levels of width ``step`` cover at least ``[low, high]`` (signed values).
+
+        ``offset = low``, ``n = ⌊(high − low)/step + 1/2⌋ + 1``
+        (:meth:`~sketchauth.sketches.samples.Quantiser.covering`).
+        """
+        quantiser = Quantiser.covering(low, high, step)
+        return cls(quantiser.n, q, scheme=scheme, features=features, step=quantiser.step, offset=quantiser.offset)
+
+    def quantise(self, values: Any) -> Levels:
+        """The levels of one sample (``SampleError`` outside the range of a quantising sketch)."""
+        return self.quantiser.levels(values, self.features, name="sample")
+
+    def template(
+        self, samples: Any, *, spread: str = "range", scale: float | None = None, margin: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The secret ``(b, v)`` from ``k ≥ 2`` captures, quantised as this sketch quantises samples.
+
+        :func:`sketchauth.templates.enrol_interval` with this sketch's ``n``, ``q``, ``step`` and
+        ``offset`` (its rule: rounded mean, tolerance from the spread).
+        """
+        from sketchauth.templates import enrol_interval
+
+        if np.ndim(samples) == 2 and np.shape(samples)[1] != self.features:
+            raise SampleError(f"captures must have {self.features} features, got {np.shape(samples)[1]}")
+        return enrol_interval(
+            samples, self.n, self.q, step=self.step, offset=self.offset,
+            spread=spread, scale=scale, margin=margin,  # type: ignore[arg-type]
         )
 
     # -- secrets and randomness -------------------------------------------------------------------
     def check_secret(self, secret: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``(b, v)`` as int64 vectors; ``SampleError`` unless ``b ∈ [0, n)``, ``v ∈ [1, q]``."""
+        """``(b, v)`` as int64 vectors (``b`` as :class:`Levels`); ``SampleError`` unless
+        ``b ∈ [0, n)``, ``v ∈ [1, q]``. The pair is in levels already: it is never quantised."""
         if isinstance(secret, np.ndarray) and secret.ndim == 2 and secret.shape[0] == 2:
             parts = (secret[0], secret[1])
         elif isinstance(secret, (tuple, list)) and len(secret) == 2:
@@ -320,7 +379,7 @@ class AsymmetricIntervalSketch(SecureSketch):
         bad = np.flatnonzero((v < 1) | (v > self.q))
         if bad.size:
             raise SampleError(f"tolerance of feature {int(bad[0])} is outside [1, {self.q}]")
-        return b, v
+        return b.view(Levels), v.view(np.ndarray)
 
     def secret_bytes(self, secret: Any) -> bytes:
         b, v = self.check_secret(secret)
@@ -461,7 +520,7 @@ class AsymmetricIntervalSketch(SecureSketch):
 
     # -- decode -----------------------------------------------------------------------------------
     def _decode_payload(self, payload: bytes, sample: Any) -> tuple[np.ndarray, np.ndarray]:
-        d = as_feature_vector(sample, self.features, step=self.step)
+        d = self.quantiser.levels(sample, self.features, name="sample").view(np.ndarray)
         if self.scheme == "s1":
             v, offsets = self._parse_s1(payload)
             b = nearest_lattice_point(d, offsets, v)
@@ -469,7 +528,7 @@ class AsymmetricIntervalSketch(SecureSketch):
             b, v = self._decode_s2(self._parse_s2(payload), d)
         if np.any((b < 0) | (b >= self.n)):
             raise DecodeError("sample is beyond the tolerance of at least one feature")
-        return b, v
+        return b.view(Levels), v
 
     def _decode_s2(self, part: _Partition, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # One sorted key array for all features: feature f's points live in [f·K, (f+1)·K).

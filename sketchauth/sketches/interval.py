@@ -13,8 +13,25 @@ Beyond the tolerance the sketch usually *cannot* tell: the nearest lattice point
 value and decode returns a different secret (the caller's hash check rejects it). Only when the
 nearest lattice point falls outside ``[0, n)`` does decode know and raise :class:`DecodeError`.
 
-Real-valued features are quantised first with the public ``step``:
-``round(x / step)`` (halves away from zero); the secret is then the quantised integer vector.
+**Real-valued and signed features.** With a ``step`` ``δ`` (and optionally an ``offset`` ``o``,
+the real value of level 0) a measurement ``x`` is first mapped to the level
+``⌊(x − o)/δ + 1/2⌋`` by :class:`~sketchauth.sketches.samples.Quantiser`, the one place where
+real values become lattice integers; the sketch then works on levels ``[0, n)``, i.e. on the
+values ``[o − δ/2, o + (n − ½)δ)``. A negative ``offset`` takes signed features (embeddings):
+:meth:`IntervalSketch.for_range` picks ``offset`` and ``n`` from a range ``[low, high]``. Without a
+step, an integer ``offset`` shifts integer features (``x − o``). A sketch with a step or an offset
+refuses every secret *and sample* outside that range with :class:`SampleError` naming the feature
+and the range; the tolerance ``v`` is in levels (``v·δ`` in the features' units).
+
+**Which methods take what.** ``check_secret``, ``encode``, ``encode_with``, ``secret_bytes``,
+``decode`` (its sample) and :meth:`IntervalSketch.quantise` take the caller's values — real
+measurements when the sketch quantises, integers otherwise. ``check_secret``, ``decode`` and
+``quantise`` return :class:`~sketchauth.sketches.samples.Levels`, the secret's canonical form, which
+every one of those methods takes back *without quantising again*: ``encode(check_secret(x))``,
+``enrol`` (which normalises, then encodes) and a cascade of mixed secrets all sketch the same
+levels as ``encode(x)``. Without a step or an offset, integer samples are levels as they are and
+may lie anywhere (a level just outside ``[0, n)`` can be within the tolerance of an enrolled
+level at the edge); secrets must lie in ``[0, n)``.
 
 Example::
 
@@ -22,6 +39,11 @@ Example::
     >>> helper = sk.encode([40, 7])
     >>> sk.decode(helper, [42, 5]).tolist()
     [40, 7]
+    >>> signed = IntervalSketch.for_range(-1.0, 1.0, step=0.25, v=2, features=2)
+    >>> signed.n, signed.offset, signed.quantise([-1.0, 0.3]).tolist()
+    (9, -1.0, [0, 5])
+    >>> signed.decode(signed.encode([-0.9, 0.3]), [-0.8, 0.1]).tolist()
+    [0, 5]
 """
 
 from __future__ import annotations
@@ -35,8 +57,8 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFo
 from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int, check_positive_float
-from sketchauth.sketches.samples import as_feature_vector
+from sketchauth.sketches.params import check_int
+from sketchauth.sketches.samples import Levels, Quantiser
 
 __all__ = ["IntervalSketch"]
 
@@ -48,11 +70,12 @@ MAX_FEATURES = 2**16
 
 
 class IntervalSketch(SecureSketch):
-    """Interval sketch of integer (or quantised real) feature vectors over ``[0, n)``.
+    """Interval sketch of integer, real or signed real feature vectors (levels ``[0, n)``).
 
-    Parameters: ``n`` the size of each feature's universe; ``v`` the tolerance, one int for every
-    feature or one per feature; ``step`` the quantisation step for real-valued input (``None``
-    for integer input); ``features`` the vector length (taken from ``v`` when it is a sequence).
+    Parameters: ``n`` the number of levels of each feature; ``v`` the tolerance in levels, one int
+    for every feature or one per feature; ``step`` the quantisation step for real-valued input
+    (``None`` for integer input); ``features`` the vector length (taken from ``v`` when it is a
+    sequence); ``offset`` the value of level 0 (``None``: 0; an integer when there is no step).
     """
 
     scheme_name = "interval"
@@ -63,6 +86,7 @@ class IntervalSketch(SecureSketch):
         v: int | Sequence[int],
         step: float | None = None,
         features: int | None = None,
+        offset: float | int | None = None,
     ) -> None:
         self.n = check_int("n", n, 2, MAX_N)
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
@@ -79,40 +103,63 @@ class IntervalSketch(SecureSketch):
                 raise ParameterError(f"features={features} but v has {len(tolerances)} entries")
         self.v = np.array(tolerances, dtype=np.int64)
         self.features = len(tolerances)
-        if step is not None:
-            step = check_positive_float("step", step)
-        self.step = step
+        #: Real values → levels (the sketch's only quantisation; validates step and offset).
+        self.quantiser = Quantiser(self.n, step, offset)
+        self.step = self.quantiser.step
+        self.offset = self.quantiser.offset
         self.moduli = 2 * self.v - 1
         self._width = uint_width(int(self.moduli.max()) - 1)
+
+    @classmethod
+    def for_range(
+        cls, low: float, high: float, *, step: float, v: int | Sequence[int], features: int | None = None
+    ) -> IntervalSketch:
+        """The sketch whose levels of width ``step`` cover at least ``[low, high]`` (signed values).
+
+        ``offset = low`` and ``n = ⌊(high − low)/step + 1/2⌋ + 1``
+        (:meth:`~sketchauth.sketches.samples.Quantiser.covering`); it accepts the values
+        ``[low − step/2, low + (n − ½)·step)``.
+        """
+        q = Quantiser.covering(low, high, step)
+        return cls(q.n, v, step=q.step, features=features, offset=q.offset)
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         uniform = bool(np.all(self.v == self.v[0]))
-        return {
+        out: dict[str, Any] = {
             "n": self.n,
             "v": int(self.v[0]) if uniform else self.v.tolist(),
             "features": self.features,
             "step": self.step,
         }
+        if self.offset is not None:
+            out["offset"] = self.offset
+        return out
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> IntervalSketch:
-        return cls(params["n"], params["v"], step=params.get("step"), features=params.get("features"))
+        return cls(
+            params["n"], params["v"], step=params.get("step"), features=params.get("features"), offset=params.get("offset")
+        )
 
     # -- secrets ------------------------------------------------------------------------------------
-    def check_secret(self, secret: Any) -> np.ndarray:
-        return self._in_range(as_feature_vector(secret, self.features, step=self.step, name="secret"))
+    def quantise(self, values: Any) -> Levels:
+        """The levels of one feature vector (``SampleError`` outside the range of a quantising sketch)."""
+        return self.quantiser.levels(values, self.features, name="sample")
 
-    def _in_range(self, b: np.ndarray) -> np.ndarray:
+    def check_secret(self, secret: Any) -> Levels:
+        """The secret's levels (:class:`Levels`, in ``[0, n)``); :class:`Levels` are not re-quantised."""
+        return self._in_range(self.quantiser.levels(secret, self.features, name="secret"))
+
+    def _in_range(self, b: Levels) -> Levels:
         bad = np.flatnonzero((b < 0) | (b >= self.n))
         if bad.size:
-            raise SampleError(f"secret feature {int(bad[0])} is outside [0, {self.n})")
+            raise SampleError(f"secret feature {int(bad[0])} is outside the levels [0, {self.n})")
         return b
 
     def secret_bytes(self, secret: Any) -> bytes:
-        # The canonical secret is the integer (already quantised) vector that decode returns.
-        b = self._in_range(as_feature_vector(secret, self.features, name="secret"))
-        return pack_uints(b, uint_width(self.n - 1))
+        """Canonical bytes of the secret's levels (what ``decode`` returns is hashed the same way)."""
+        return pack_uints(self.check_secret(secret), uint_width(self.n - 1))
 
     # -- encode / decode ----------------------------------------------------------------------------
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
@@ -126,12 +173,12 @@ class IntervalSketch(SecureSketch):
         if np.any(s >= self.moduli) or np.any(s >= self.n):
             raise SketchFormatError("interval sketch value out of range for its tolerance")
 
-    def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        d = as_feature_vector(sample, self.features, step=self.step)
-        nearest = nearest_lattice_point(d, self._offsets(payload), self.v)
+    def _decode_payload(self, payload: bytes, sample: Any) -> Levels:
+        d = self.quantiser.levels(sample, self.features, name="sample")
+        nearest = nearest_lattice_point(d.view(np.ndarray), self._offsets(payload), self.v)
         if np.any((nearest < 0) | (nearest >= self.n)):
             raise DecodeError("sample is beyond the tolerance of at least one feature")
-        return nearest
+        return nearest.view(Levels)
 
     # -- accounting -----------------------------------------------------------------------------------
     def report(self) -> EntropyReport:

@@ -3,39 +3,109 @@
 Every scheme takes feature vectors or element sets from outside; this module is the one place
 that turns them into validated arrays and raises :class:`SampleError` with a clear message for
 wrong dimensions, NaN/inf, non-integers, out-of-range values and duplicates. Nothing here ever
-echoes the offending values back (they may be biometric data): messages name positions only.
+echoes the offending values back (they may be biometric data): messages name positions and the
+allowed range only.
+
+**Quantisation (the interval family).** :class:`Quantiser` is the one place where a real
+measurement becomes a lattice level. With a ``step`` ``δ > 0`` and an ``offset`` ``o`` (the real
+value of level 0; default 0) a value ``x`` has the level
+
+    ``ℓ(x) = ⌊(x − o)/δ + 1/2⌋``  (round to nearest, halves up),
+
+so level ``k`` is the cell ``[o + (k − ½)δ, o + (k + ½)δ)`` centred on the grid point ``o + kδ``,
+and a sketch over ``n`` levels takes exactly the values of ``[o − δ/2, o + (n − ½)δ)``; anything
+outside is refused with :class:`SampleError` naming the feature and that range. Rounding to the
+nearest grid point (rather than flooring) keeps values that sit *on* the grid — the common case
+for data recorded at the step's resolution — away from cell boundaries, where the last bit of a
+floating-point division would decide the level. Without a step and with an integer ``offset``
+the level is ``x − o`` (integer features with a known range, e.g. ``[−128, 128)``). Without
+either, integer input *is* the level and is taken as it is.
+
+Levels are returned as :class:`Levels`, an ``int64`` array type that marks a vector as already
+quantised: a :class:`Quantiser` (and every interval-family method) passes :class:`Levels` through
+unchanged instead of quantising them a second time, so normalising a secret twice — ``enrol`` then
+``encode``, a cascade then its component — is harmless (quantisation is idempotent on its own
+output). Arithmetic on :class:`Levels` gives plain arrays (a shifted vector is no longer known to
+be a level vector of anything).
+
+Example::
+
+    >>> q = Quantiser(n=8, step=0.5, offset=-2.0)
+    >>> q.levels([-2.0, -1.3, 1.49], 3).tolist()
+    [0, 1, 7]
+    >>> q.value_range()
+    (-2.25, 1.75)
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import SampleError
+from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches.params import check_positive_float
 
-__all__ = ["as_feature_vector", "as_element_set", "quantise"]
+__all__ = ["as_feature_vector", "as_element_set", "quantise", "Levels", "as_levels", "Quantiser"]
 
 # Integer samples beyond this magnitude are surely garbage and would overflow int64 arithmetic.
 _INT_LIMIT = 2**53
 
 
-def quantise(values: np.ndarray, step: float) -> np.ndarray:
-    """Round ``values / step`` to the nearest integer (halves away from zero), as int64."""
-    scaled = values / step
-    if np.any(np.abs(scaled) >= _INT_LIMIT):
-        raise SampleError("a feature is too large to quantise with this step")
-    return (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)).astype(np.int64)
+class Levels(np.ndarray):
+    """A vector of lattice levels (``int64``) that is already quantised.
 
-
-def as_feature_vector(
-    x: Any, features: int, *, step: float | None = None, name: str = "sample"
-) -> np.ndarray:
-    """Validate a feature vector of length ``features`` and return it as int64.
-
-    With ``step`` the values may be real and are quantised by :func:`quantise`; without it they
-    must be integers (integral floats are accepted).
+    What :meth:`Quantiser.levels` returns, and with it ``check_secret`` and ``decode`` of the
+    interval sketches. Handing a :class:`Levels` back to any of them never quantises it again.
+    Views, slices and copies stay :class:`Levels`; results of arithmetic are plain arrays.
+    Build one from integers you know to be levels with :func:`as_levels`.
     """
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        plain = tuple(x.view(np.ndarray) if isinstance(x, Levels) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, Levels) else x for x in kwargs["out"])
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+def as_levels(values: Any) -> Levels:
+    """Mark a one-dimensional vector of integers as lattice levels (``SampleError`` otherwise)."""
+    if isinstance(values, Levels):
+        return values
+    arr = _numbers(values, None, "levels")
+    if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
+        raise SampleError(f"levels feature {int(np.flatnonzero(arr != np.round(arr))[0])} is not an integer")
+    arr = _integers(arr, "levels")
+    return arr.view(Levels)
+
+
+def _grid_levels(values: np.ndarray, step: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """``⌊(x − offset)/step + 1/2⌋`` element-wise, and where ``|(x − offset)/step| ≥ 2^53``.
+
+    The quantisation formula, written once. Entries flagged in the mask (a level that could not
+    be represented exactly, or a non-finite value) are 0 in the levels.
+    """
+    scaled = (np.asarray(values, dtype=np.float64) - offset) / step
+    big = ~(np.abs(scaled) < _INT_LIMIT)
+    return np.floor(np.where(big, 0.0, scaled) + 0.5).astype(np.int64), big
+
+
+def quantise(values: Any, step: float, offset: float = 0.0) -> np.ndarray:
+    """``⌊(x − offset)/step + 1/2⌋`` element-wise (nearest grid point, halves up), as int64.
+
+    The formula of :class:`Quantiser` without its validation and range check, for callers that
+    hold plain arrays. ``SampleError`` if a level would reach 2^53 in magnitude.
+    """
+    levels, big = _grid_levels(values, step, offset)
+    if big.any():
+        raise SampleError("a feature is too large to quantise with this step")
+    return levels
+
+
+def _numbers(x: Any, features: int | None, name: str) -> np.ndarray:
+    """``x`` as a one-dimensional finite numeric array (float64 or integer dtype) of ``features``."""
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError):
@@ -44,30 +114,220 @@ def as_feature_vector(
         raise SampleError(f"{name} must contain numbers, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
         raise SampleError(f"{name} must be real-valued")
-    if arr.ndim != 1 or arr.shape[0] != features:
-        raise SampleError(f"{name} must be a vector of {features} features, got shape {arr.shape}")
-    arr = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
+    if arr.ndim != 1 or (features is not None and arr.shape[0] != features):
+        want = "a vector" if features is None else f"a vector of {features} features"
+        raise SampleError(f"{name} must be {want}, got shape {arr.shape}")
     if arr.dtype.kind == "f":
+        arr = arr.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
             raise SampleError(f"{name} has a NaN or infinite value at feature {int(bad[0])}")
-        if step is not None:
-            return quantise(arr, step)
-        frac = np.flatnonzero(arr != np.round(arr))
-        if frac.size:
-            raise SampleError(f"{name} feature {int(frac[0])} is not an integer (no quantisation step set)")
+    elif arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    return arr
+
+
+def _integers(arr: np.ndarray, name: str) -> np.ndarray:
+    """An integer-valued numeric array as int64 (``SampleError`` beyond ``±2^53``)."""
+    if arr.dtype.kind == "f":
         if np.any(np.abs(arr) >= _INT_LIMIT):
             raise SampleError(f"{name} has a value out of the representable range")
         return arr.astype(np.int64)
-    if step is not None:
-        return quantise(arr.astype(np.float64), step)
     if arr.dtype == np.uint64 and np.any(arr >= np.uint64(_INT_LIMIT)):
         raise SampleError(f"{name} has a value out of the representable range")
-    arr = arr.astype(np.int64)
+    out = arr.astype(np.int64)
     # Not np.abs: |-2^63| wraps to -2^63 in int64 and would pass.
-    if np.any((arr >= _INT_LIMIT) | (arr <= -_INT_LIMIT)):
+    if np.any((out >= _INT_LIMIT) | (out <= -_INT_LIMIT)):
         raise SampleError(f"{name} has a value out of the representable range")
-    return arr
+    return out
+
+
+def as_feature_vector(x: Any, features: int, *, name: str = "sample") -> np.ndarray:
+    """Validate an integer feature vector of length ``features`` and return it as int64.
+
+    Integral floats are accepted; real values are not (quantising is :class:`Quantiser`'s job,
+    the one place where values become levels). :class:`Levels` are returned as they are.
+    """
+    if isinstance(x, Levels):
+        return _levels_shape(x, features, name)
+    arr = _numbers(x, features, name)
+    if arr.dtype.kind == "f":
+        frac = np.flatnonzero(arr != np.round(arr))
+        if frac.size:
+            raise SampleError(f"{name} feature {int(frac[0])} is not an integer (no quantisation step set)")
+    return _integers(arr, name)
+
+
+def _levels_shape(x: Levels, features: int, name: str) -> Levels:
+    if x.ndim != 1 or x.shape[0] != features:
+        raise SampleError(f"{name} must be a vector of {features} features, got shape {x.shape}")
+    if x.dtype != np.int64:
+        raise SampleError(f"{name} levels must be int64, got dtype {x.dtype}")
+    return x
+
+
+@dataclass(frozen=True, slots=True)
+class Quantiser:
+    """Real measurements → lattice levels ``[0, n)`` of the interval sketches (formula above).
+
+    ``n`` the number of levels; ``step`` the quantisation step (``None``: integer input);
+    ``offset`` the value of level 0 (``None`` or 0: level 0 is the value 0; without a step it
+    must be an integer). A quantiser with a step or an offset is *measuring*: values are real
+    measurements in a declared range, and anything outside it is refused. Without either, integer
+    input is the level itself and is not range-checked here (a lattice decoder is defined on
+    every integer; the sketch checks its *secrets* against ``[0, n)``).
+    """
+
+    n: int
+    step: float | None = None
+    offset: float | int | None = None
+
+    def __post_init__(self) -> None:
+        step, offset = self.step, self.offset
+        if step is not None:
+            object.__setattr__(self, "step", check_positive_float("step", step))
+        if offset is not None:
+            offset = _check_offset(offset, integer=step is None)
+            # 0 is the default: one canonical form, so the parameters never carry "offset": 0.
+            object.__setattr__(self, "offset", None if offset == 0 else offset)
+
+    @classmethod
+    def covering(cls, low: float, high: float, step: float) -> Quantiser:
+        """The quantiser of step ``step`` whose levels cover at least ``[low, high]``.
+
+        ``offset = low`` and ``n = max(2, ⌊(high − low)/step + 1/2⌋ + 1)``: ``low`` is level 0 and
+        ``high`` level ``⌊(high − low)/step + 1/2⌋`` (``n − 1`` unless the range is under half a
+        step) — computed with the very operations :meth:`levels` uses, so both ends are accepted
+        whatever the rounding. The values accepted are ``[low − step/2, low + (n − ½)·step)``.
+        """
+        lo, hi = _check_offset(low, integer=False, name="low"), _check_offset(high, integer=False, name="high")
+        if not hi > lo:
+            raise ParameterError(f"high must be greater than low, got [{low!r}, {high!r}]")
+        probe = cls(2, step, None)
+        top = math.floor((hi - lo) / probe.step + 0.5)  # type: ignore[operator]
+        if top + 1 > 2**52:
+            raise ParameterError("the range holds more than 2^52 steps: use a larger step")
+        return cls(max(2, top + 1), probe.step, lo if lo != 0 else None)
+
+    @property
+    def measuring(self) -> bool:
+        """Whether input values are measurements in a declared range (a step or an offset is set)."""
+        return self.step is not None or self.offset is not None
+
+    def value_range(self) -> tuple[float, float]:
+        """The half-open range ``[low, high)`` of values this quantiser maps into ``[0, n)``."""
+        o = self.offset or 0
+        if self.step is None:
+            return (o, o + self.n)
+        return (o - self.step / 2, o + (self.n - 0.5) * self.step)
+
+    def describe(self) -> str:
+        """The accepted range and how it arises, for error messages."""
+        low, high = self.value_range()
+        if self.step is None:
+            how = f"integers, offset {self.offset or 0}, {self.n} levels"
+        else:
+            how = f"step {self.step:g}, offset {self.offset or 0:g}, {self.n} levels"
+        return f"[{low:g}, {high:g}) ({how})"
+
+    # -- the mapping ------------------------------------------------------------------------------
+    def _problems(self, arr: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Levels of a finite numeric array (any shape) and masks of the values that have none.
+
+        Masks: ``"fraction"`` (a non-integer without a step), ``"magnitude"`` (beyond ``±2^53``
+        before or after scaling), ``"range"`` (a measuring quantiser's level outside ``[0, n)``).
+        Masked entries of the returned levels are 0.
+        """
+        masks: dict[str, np.ndarray] = {}
+        if self.step is None:
+            if arr.dtype.kind == "f":
+                masks["fraction"] = arr != np.round(arr)
+                big = np.abs(arr) >= _INT_LIMIT
+            elif arr.dtype == np.uint64:
+                big = arr >= np.uint64(_INT_LIMIT)
+            else:
+                wide = arr.astype(np.int64)
+                big = (wide >= _INT_LIMIT) | (wide <= -_INT_LIMIT)
+            masks["magnitude"] = big
+            bad = big | masks.get("fraction", np.zeros(arr.shape, dtype=bool))
+            levels = np.where(bad, 0, arr).astype(np.int64) - int(self.offset or 0)
+        else:
+            levels, big = _grid_levels(arr, self.step, float(self.offset or 0.0))
+            masks["magnitude"] = big
+            bad = big
+        if self.measuring:
+            masks["range"] = ~bad & ((levels < 0) | (levels >= self.n))
+            bad = bad | masks["range"]
+        return np.where(bad, 0, levels), masks
+
+    def levels(self, x: Any, features: int, *, name: str = "sample") -> Levels:
+        """The levels of one feature vector of length ``features``, as :class:`Levels`.
+
+        :class:`Levels` pass through unchanged (shape-checked). ``SampleError`` names the first
+        feature that is not a number, not finite, not an integer (without a step), too large, or
+        — for a measuring quantiser — outside :meth:`value_range`.
+        """
+        if isinstance(x, Levels):
+            return _levels_shape(x, features, name)
+        arr = _numbers(x, features, name)
+        levels, masks = self._problems(arr)
+        if "fraction" in masks and masks["fraction"].any():
+            raise SampleError(
+                f"{name} feature {int(np.flatnonzero(masks['fraction'])[0])} is not an integer "
+                "(no quantisation step set: give the sketch a step to take real values)"
+            )
+        if masks["magnitude"].any():
+            raise SampleError(f"{name} has a value out of the representable range at feature {int(np.flatnonzero(masks['magnitude'])[0])}")
+        if "range" in masks and masks["range"].any():
+            raise SampleError(
+                f"{name} feature {int(np.flatnonzero(masks['range'])[0])} lies outside {self.describe()}, "
+                "the values this sketch quantises: choose offset and n (or a range) that cover your features"
+            )
+        return levels.view(Levels)
+
+    def levels_many(self, x: Any, features: int) -> tuple[np.ndarray, np.ndarray]:
+        """Levels of the rows of an ``N × features`` array, and which rows :meth:`levels` refuses.
+
+        Row ``i`` is refused (``malformed[i]``) exactly when ``levels(x[i])`` would raise
+        :class:`SampleError`; its levels are then 0. The whole batch is refused (``SampleError``)
+        if it is not a 2-D numeric array of ``features`` columns.
+        """
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError):
+            raise SampleError("samples are not a matrix of numbers") from None
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+            raise SampleError(f"samples must be real numbers, got dtype {arr.dtype}")
+        if arr.ndim != 2 or arr.shape[1] != features:
+            raise SampleError(f"samples must be rows of {features} features, got shape {arr.shape}")
+        if arr.dtype == bool:
+            arr = arr.astype(np.int64)
+        bad = np.zeros(arr.shape, dtype=bool)
+        if arr.dtype.kind == "f":
+            arr = arr.astype(np.float64)
+            bad = ~np.isfinite(arr)
+            arr = np.where(bad, 0.0, arr)
+        levels, masks = self._problems(arr)
+        for mask in masks.values():
+            bad |= mask
+        malformed = bad.any(axis=1)
+        return np.where(malformed[:, None], 0, levels), malformed
+
+
+def _check_offset(value: Any, *, integer: bool, name: str = "offset") -> float | int:
+    """A finite offset (or range end): an int below 2^53 in magnitude when ``integer``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
+    if integer:
+        if not isinstance(value, (int, np.integer)):
+            raise ParameterError(f"{name} must be an integer when there is no step (the features are integers)")
+        value = int(value)
+        if abs(value) >= _INT_LIMIT:
+            raise ParameterError(f"{name} must be below 2^53 in magnitude, got {value}")
+        return value
+    if not math.isfinite(value):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
 
 def as_element_set(
