@@ -767,6 +767,9 @@ def evaluate_adapter(
 ) -> ErrorRateResult:
     """:func:`evaluate_scheme` for a registered scheme with its adapter's defaults."""
     ad = adapter(scheme)
+    from sketchauth.sketches.base import scheme_class  # a missing parameter: a clear error, not a KeyError
+
+    scheme_class(scheme).parameters.check_swept(scheme, params, None if ad.sweep_at_enrolment else ad.sweep, where="params")
     expected = LabelledSets if ad.data_kind == "sets" else LabelledVectors
     if not isinstance(data, expected):
         raise ParameterError(f"{scheme} evaluates {ad.data_kind}, got {type(data).__name__}")

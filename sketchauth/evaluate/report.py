@@ -60,13 +60,14 @@ from sketchauth.evaluate.error_rates import (
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
-from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.base import SecureSketch, scheme_class
 
 __all__ = [
     "REPORT_VERSION",
     "TARGET_FMR",
     "TARGET_FNMR",
     "EvaluationTarget",
+    "check_scheme_params",
     "Report",
     "run_report",
     "choose_operating_point",
@@ -101,8 +102,14 @@ class EvaluationTarget:
 
     @classmethod
     def from_scheme(cls, scheme: str, params: dict[str, Any]) -> EvaluationTarget:
-        """The target of a registered scheme, from its evaluation adapter."""
+        """The target of a registered scheme, from its evaluation adapter.
+
+        ``params`` are the scheme's parameters without the swept one; a missing or unknown
+        parameter, or the swept one given here, is a :class:`ParameterError` that lists what the
+        scheme needs.
+        """
         ad = adapter(scheme)
+        check_scheme_params(scheme, params)
         return cls(
             name=scheme,
             params=dict(params),
@@ -115,6 +122,17 @@ class EvaluationTarget:
             data_kind=ad.data_kind,
             min_enrol_samples=ad.min_enrol_samples,
         )
+
+
+def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> None:
+    """Refuse evaluation parameters that miss a required key, name an unknown one or set the swept one.
+
+    The message lists what the scheme needs (its :class:`~sketchauth.sketches.params.ParameterSpec`
+    minus the parameter the sweep supplies), instead of a ``KeyError`` deep in the evaluation.
+    """
+    ad = adapter(scheme)
+    swept = None if ad.sweep_at_enrolment else ad.sweep
+    scheme_class(scheme).parameters.check_swept(scheme, params, swept, where=where)
 
 
 def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
@@ -648,10 +666,12 @@ def cli_report(args: Any) -> int:
         raise ParameterError(f"--params is not valid JSON: {exc.msg}") from None
     if not isinstance(params, dict):
         raise ParameterError("--params must be a JSON object")
+    check_scheme_params(args.scheme, params, where="--params")
     if args.plots:
         require_plots()  # before the evaluation, not after it
     target = EvaluationTarget.from_scheme(args.scheme, params)
     settings = _settings(args.sweep, args.scheme, params)
+    target.factory(settings[0])  # the parameters' values, checked before any data is read or made
     if args.data is not None:
         data = load_sets(args.data) if target.data_kind == "sets" else load_vectors(args.data)
         source = f"file {Path(args.data).name}"

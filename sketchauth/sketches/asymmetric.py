@@ -78,7 +78,7 @@ from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.params import ParameterSpec, check_int, check_positive_float
 from sketchauth.sketches.samples import as_feature_vector
 
 __all__ = [
@@ -250,6 +250,7 @@ class AsymmetricIntervalSketch(SecureSketch):
     """
 
     scheme_name = "asymmetric-interval"
+    parameters = ParameterSpec(required=("n", "q", "scheme", "features"), optional=("step",))
 
     def __init__(
         self,
@@ -295,6 +296,7 @@ class AsymmetricIntervalSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AsymmetricIntervalSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(
             params["n"],
             params["q"],
