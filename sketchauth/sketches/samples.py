@@ -169,7 +169,9 @@ def as_integers(
     items = as_collection(values, name, max_size=max_size, allow_scalar=allow_scalar, ordered=ordered)
     if isinstance(items, np.ndarray):
         return _array_integers(items, name, low, high)
-    return _checked_ints([_exact_int(value, name, i) for i, value in enumerate(items)], name, low, high)
+    if not all(type(value) is int for value in items):  # fast path: plain ints (bool is a subclass)
+        items = [_exact_int(value, name, i) for i, value in enumerate(items)]
+    return _checked_ints(items, name, low, high)
 
 
 def as_element_set(
@@ -228,7 +230,7 @@ def _bounds(low: int | None, high: int | None) -> tuple[int, int]:
 
 def _checked_ints(ints: list[int], name: str, low: int | None, high: int | None) -> np.ndarray:
     lo, hi = _bounds(low, high)
-    if any(v < lo or v >= hi for v in ints):
+    if ints and (min(ints) < lo or max(ints) >= hi):
         raise SampleError(_out_of_range(name, low, high))
     return np.array(ints, dtype=np.int64)
 
