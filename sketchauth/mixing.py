@@ -35,6 +35,11 @@ Usage (a PinSketch biometric and a 6-digit PIN; enrol/verify work unchanged)::
     verify(cascade, record, [sample_set, "123456"])            # True
     cascade.decode(record.helper, [sample_set, "123456"])      # [recovered set, "123456"]
 
+Secrets and samples hold one entry per component, in component order: a list, a tuple or any
+ordered iterable (a generator is read once); a set or a mapping is refused, since it has no order.
+Each entry is whatever its component takes — a Python ``set`` for a PinSketch biometric, a ``str``
+PIN (a PIN given as an ``int`` is refused: it would lose its leading zeros).
+
 ``secret_bytes`` of a mixed sketch is the length-prefixed concatenation of each component's
 canonical bytes. With a wrong PIN, decode unmixes to a well-formed sketch and then returns a
 different secret or raises :class:`DecodeError` — never a format error.
@@ -58,7 +63,8 @@ import secrets as _secrets
 import struct
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +75,8 @@ from sketchauth.enrolment import HASH_PROFILES
 from sketchauth.errors import MixingWarning, ParameterError, SampleError, SketchFormatError
 from sketchauth.mixing_bounds import ComponentFacts, MixingReport, account
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace, scheme_class
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.samples import as_collection
 
 __all__ = [
     "NONCE_BYTES",
@@ -238,7 +245,7 @@ class ExactKey:
     space_bits: float | None = None
 
     def __post_init__(self) -> None:
-        if self.profile not in HASH_PROFILES:
+        if not isinstance(self.profile, str) or self.profile not in HASH_PROFILES:
             raise ParameterError(f"unknown argon2 profile {self.profile!r}; known: {', '.join(HASH_PROFILES)}")
         object.__setattr__(self, "min_entropy", _check_entropy("min_entropy", self.min_entropy))
         object.__setattr__(self, "space_bits", _check_entropy("space_bits", self.space_bits))
@@ -256,8 +263,10 @@ class ExactKey:
         elif isinstance(secret, (bytes, bytearray, memoryview)):
             secret = bytes(secret)
             size = len(secret)
+        elif isinstance(secret, (int, np.integer)) and not isinstance(secret, (bool, np.bool_)):
+            raise SampleError("a PIN must be given as a str (e.g. \"012345\"): a number loses its leading zeros")
         else:
-            raise SampleError("a PIN or password must be str or bytes")
+            raise SampleError(f"a PIN or password must be str or bytes, not {type(secret).__name__}")
         if not 1 <= size <= MAX_PIN_BYTES:
             raise SampleError(f"a PIN or password must be 1 to {MAX_PIN_BYTES} bytes long")
         return secret
@@ -327,6 +336,14 @@ class FuzzySecret:
 Component = ExactKey | FuzzySecret
 
 
+def _component_role(c: Component) -> str:
+    return "pin" if isinstance(c, ExactKey) else c.sketch.scheme_name
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, complex, np.generic))
+
+
 def _component(value: Any) -> Component:
     if isinstance(value, (ExactKey, FuzzySecret)):
         return value
@@ -335,18 +352,31 @@ def _component(value: Any) -> Component:
     raise ParameterError(f"a component must be a SecureSketch, FuzzySecret or ExactKey, not {type(value).__name__}")
 
 
-def _component_from_params(p: Mapping[str, Any]) -> Component:
+#: The keys of one component's parameters, per kind (what ``ExactKey.params`` / ``FuzzySecret.params`` write).
+_COMPONENT_PARAMETERS = {
+    "exact": ParameterSpec(required=("kind", "profile"), optional=("min_entropy", "space_bits")),
+    "fuzzy": ParameterSpec(required=("kind", "scheme", "params"), optional=("min_entropy", "importance", "key_bits")),
+}
+
+
+def _component_from_params(p: Any, index: int) -> Component:
+    where = f"components[{index}]"
     if not isinstance(p, Mapping):
-        raise ParameterError("component parameters must be an object")
-    if p.get("kind") == "exact":
+        raise ParameterError(f"{where} must be an object with 'kind' 'exact' or 'fuzzy', not {type(p).__name__}")
+    kind = p.get("kind")
+    spec = _COMPONENT_PARAMETERS.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        raise ParameterError(f"{where}: unknown component 'kind' {kind!r}; known: exact, fuzzy")
+    spec.check(f"{where} ({kind})", p)
+    if kind == "exact":
+        if not isinstance(p["profile"], str):
+            raise ParameterError(f"{where}: 'profile' must be the name of an argon2 profile ({', '.join(HASH_PROFILES)})")
         return ExactKey(p["profile"], min_entropy=p.get("min_entropy"), space_bits=p.get("space_bits"))
-    if p.get("kind") == "fuzzy":
-        scheme = p["scheme"]
-        if scheme == "mixed":
-            raise ParameterError("a mixed sketch cannot be a component")
-        sketch = scheme_class(scheme).from_params(p["params"])
-        return FuzzySecret(sketch, p.get("min_entropy"), p.get("importance"), p.get("key_bits", 128))
-    raise ParameterError(f"unknown component kind {p.get('kind')!r}")
+    scheme = p["scheme"]
+    if scheme == "mixed":
+        raise ParameterError(f"{where}: a mixed sketch cannot be a component (its 'scheme' is 'mixed')")
+    sketch = scheme_class(scheme).from_params(p["params"])
+    return FuzzySecret(sketch, p.get("min_entropy"), p.get("importance"), p.get("key_bits", 128))
 
 
 # -- randomness of one encoding -------------------------------------------------------------------
@@ -372,6 +402,7 @@ class MixedSketch(SecureSketch):
 
     scheme_name = "mixed"
     structure = "hybrid"
+    parameters = ParameterSpec(required=("structure", "components", "mixes"))
 
     def __init__(self, components: Sequence[Any], mixes: Iterable[tuple[int, int]] = (), *, warn: bool = True) -> None:
         if type(self) is MixedSketch:
@@ -414,10 +445,11 @@ class MixedSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> MixedSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         structure = params["structure"]
-        target = _STRUCTURES.get(structure)
+        target = _STRUCTURES.get(structure) if isinstance(structure, str) else None
         if target is None:
-            raise ParameterError(f"unknown mixing structure {structure!r}")
+            raise ParameterError(f"unknown mixing 'structure' {structure!r}; known: {', '.join(_STRUCTURES)}")
         raw = params["components"]
         if not isinstance(raw, list):
             raise ParameterError("components must be a list")
@@ -428,15 +460,24 @@ class MixedSketch(SecureSketch):
         if not isinstance(mixes, list) or not all(isinstance(m, list) and len(m) == 2 for m in mixes):
             raise ParameterError("mixes must be a list of [key, sketch] pairs")
         # Rebuilding from stored parameters: the guidelines were shown when it was configured.
-        return target._build([_component_from_params(c) for c in raw], [tuple(m) for m in mixes], False)
+        components = [_component_from_params(c, index) for index, c in enumerate(raw)]
+        return target._build(components, [tuple(m) for m in mixes], False)
 
     # -- secrets -------------------------------------------------------------------------------------
     def _check_sequence(self, values: Any, what: str) -> list[Any]:
-        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-            raise SampleError(f"{what} must be a sequence with one entry per component")
-        if len(values) != len(self.components):
-            raise SampleError(f"{what} must have {len(self.components)} entries, got {len(values)}")
-        return list(values)
+        """One entry per component, in component order: a list, tuple or any ordered iterable (read once)."""
+        n = len(self.components)
+        shape = f"[{', '.join(_component_role(c) for c in self.components)}]"
+        if isinstance(values, (str, bytes, bytearray, memoryview, Mapping)) or _is_number(values):
+            raise SampleError(f"{what} must be a list with one entry per component: {shape}")
+        if isinstance(values, AbstractSet):
+            raise SampleError(f"{what} must be a list with one entry per component: {shape} (a {type(values).__name__} has no order)")
+        if isinstance(values, Sized) and len(values) != n:
+            raise SampleError(f"{what} must have {n} entries, one per component {shape}, got {len(values)}")
+        entries = list(as_collection(values, what, what="entries, one per component", ordered=True, max_size=n))
+        if len(entries) != n:
+            raise SampleError(f"{what} must have {n} entries, one per component {shape}, got {len(entries)}")
+        return entries
 
     def check_secret(self, secret: Any) -> list[Any]:
         values = self._check_sequence(secret, "secrets")

@@ -846,6 +846,9 @@ def evaluate_adapter(
     params, _ = fit_quantiser_params(
         scheme, params, data, enrol_samples=options.get("enrol_samples", 1), settings=settings
     )
+    from sketchauth.sketches.base import scheme_class  # a missing parameter: a clear error, not a KeyError
+
+    scheme_class(scheme).parameters.check_swept(scheme, params, None if ad.sweep_at_enrolment else ad.sweep, where="params")
     return evaluate_scheme(
         lambda setting: ad.make_sketch(params, setting),
         ad.enrol,

@@ -57,6 +57,7 @@ from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
     TARGET_FMR,
     DecideFn,
+    QUANTISED_SCHEMES,
     EnrolFn,
     ErrorRateResult,
     ProbeFn,
@@ -67,13 +68,14 @@ from sketchauth.evaluate.error_rates import (
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
-from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.base import SecureSketch, scheme_class
 
 __all__ = [
     "REPORT_VERSION",
     "TARGET_FMR",
     "TARGET_FNMR",
     "EvaluationTarget",
+    "check_scheme_params",
     "Report",
     "run_report",
     "choose_operating_point",
@@ -110,8 +112,14 @@ class EvaluationTarget:
 
     @classmethod
     def from_scheme(cls, scheme: str, params: dict[str, Any], *, notes: Sequence[str] = ()) -> EvaluationTarget:
-        """The target of a registered scheme, from its evaluation adapter."""
+        """The target of a registered scheme, from its evaluation adapter.
+
+        ``params`` are the scheme's parameters without the swept one; a missing or unknown
+        parameter, or the swept one given here, is a :class:`ParameterError` that lists what the
+        scheme needs.
+        """
         ad = adapter(scheme)
+        check_scheme_params(scheme, params)
         return cls(
             name=scheme,
             params=dict(params),
@@ -139,6 +147,22 @@ class EvaluationTarget:
         k = enrol_samples if enrol_samples is not None else adapter(scheme).min_enrol_samples
         fitted, notes = fit_quantiser_params(scheme, params, data, enrol_samples=k, settings=settings)
         return cls.from_scheme(scheme, fitted, notes=notes)
+
+
+def _range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
+    """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
+    return scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+
+
+def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> None:
+    """Refuse evaluation parameters that miss a required key, name an unknown one or set the swept one.
+
+    The message lists what the scheme needs (its :class:`~sketchauth.sketches.params.ParameterSpec`
+    minus the parameter the sweep supplies), instead of a ``KeyError`` deep in the evaluation.
+    """
+    ad = adapter(scheme)
+    swept = None if ad.sweep_at_enrolment else ad.sweep
+    scheme_class(scheme).parameters.check_swept(scheme, params, swept, where=where)
 
 
 def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
@@ -692,10 +716,15 @@ def cli_report(args: Any) -> int:
         raise ParameterError(f"--params is not valid JSON: {exc.msg}") from None
     if not isinstance(params, dict):
         raise ParameterError("--params must be a JSON object")
+    # An interval sketch with a step but neither n nor offset gets its range fitted to the data
+    # below; until then its other parameters are checked with a provisional (largest) level count.
+    provisional = {**params, "n": 2**40} if _range_is_fitted(args.scheme, params) else params
+    check_scheme_params(args.scheme, provisional, where="--params")
     if args.plots:
         require_plots()  # before the evaluation, not after it
-    target = EvaluationTarget.from_scheme(args.scheme, params)
-    settings = _settings(args.sweep, args.scheme, params)
+    target = EvaluationTarget.from_scheme(args.scheme, provisional)
+    settings = _settings(args.sweep, args.scheme, provisional)
+    target.factory(settings[0])  # the parameters' values, checked before any data is read or made
     if args.data is not None:
         data = load_sets(args.data) if target.data_kind == "sets" else load_vectors(args.data)
         source = f"file {Path(args.data).name}"

@@ -94,7 +94,7 @@ from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 
 __all__ = [
@@ -267,6 +267,7 @@ class AsymmetricIntervalSketch(SecureSketch):
     """
 
     scheme_name = "asymmetric-interval"
+    parameters = ParameterSpec(required=("n", "q", "scheme", "features"), optional=("step", "offset"))
 
     def __init__(
         self,
@@ -319,6 +320,7 @@ class AsymmetricIntervalSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AsymmetricIntervalSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(
             params["n"],
             params["q"],

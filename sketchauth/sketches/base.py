@@ -20,6 +20,7 @@ the sample is close to it. Each scheme here
 from __future__ import annotations
 
 import importlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import numpy as np
 from sketchauth.entropy import sketch_loss_bound
 from sketchauth.errors import ParameterError, SketchFormatError
 from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params, pack_helper, parse_helper
+from sketchauth.sketches.params import ParameterSpec
 
 __all__ = [
     "EntropyReport",
@@ -37,6 +39,7 @@ __all__ = [
     "SecureSketch",
     "SCHEMES",
     "scheme_class",
+    "scheme_name_of",
     "load_sketch",
 ]
 
@@ -123,30 +126,61 @@ SCHEMES: dict[str, tuple[int, str]] = {
 
 def scheme_class(name: str) -> type[SecureSketch]:
     """The sketch class registered under ``name`` (imported lazily: no start-up cost)."""
-    try:
-        _, target = SCHEMES[name]
-    except KeyError:
-        raise ParameterError(f"unknown scheme {name!r}; known: {', '.join(sorted(SCHEMES))}") from None
+    if not isinstance(name, str) or name not in SCHEMES:
+        shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
+        raise ParameterError(f"unknown scheme {shown}; known: {', '.join(sorted(SCHEMES))}")
+    _, target = SCHEMES[name]
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def scheme_name_of(scheme_id: int) -> str | None:
+    """The registered name of a scheme id (``None`` if no scheme has it)."""
+    for name, (known_id, _) in SCHEMES.items():
+        if known_id == scheme_id:
+            return name
+    return None
+
+
+def _known_ids() -> str:
+    return ", ".join(f"{scheme_id} ({name})" for name, (scheme_id, _) in SCHEMES.items())
+
+
+def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str:
+    """``"t=8 in the helper, t=4 here"`` for each differing key (parameters are public)."""
+
+    def show(params: Mapping[str, Any], key: str) -> str:
+        if key not in params:
+            return "absent"
+        text = json.dumps(params[key], sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    differing = [
+        key for key in sorted(set(stored) | set(own), key=str)
+        if (key in stored) != (key in own) or stored.get(key) != own.get(key)
+    ]
+    diffs = [f"{key}={show(stored, key)} in the helper, {show(own, key)} here" for key in differing]
+    return "; ".join(diffs[:4]) + ("; ..." if len(diffs) > 4 else "")
 
 
 def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSketch:
     """Rebuild the sketch object (scheme and parameters) that produced ``helper``."""
     record = parse_helper(helper, max_bytes=max_bytes)
-    for name, (scheme_id, _) in SCHEMES.items():
-        if scheme_id == record.scheme_id:
-            cls = scheme_class(name)
-            try:
-                sketch = cls.from_params(record.params)
-            except (ParameterError, TypeError, KeyError) as exc:
-                raise SketchFormatError(f"helper parameters invalid for {name}: {exc}") from None
-            # Extra keys, a float standing for an int, defaults left out: parameters the scheme
-            # would never write are refused here, not silently reinterpreted.
-            if canonical_params(sketch.params()) != canonical_params(record.params):
-                raise SketchFormatError(f"helper parameters are not exactly those of a {name} sketch")
-            return sketch
-    raise SketchFormatError(f"unknown scheme id {record.scheme_id}")
+    name = scheme_name_of(record.scheme_id)
+    if name is None:
+        raise SketchFormatError(
+            f"unknown scheme id {record.scheme_id} (known: {_known_ids()}): not helper data of this library version"
+        )
+    try:
+        # from_params raises ParameterError for every bad parameter (never KeyError/TypeError).
+        sketch = scheme_class(name).from_params(record.params)
+    except ParameterError as exc:
+        raise SketchFormatError(f"helper parameters invalid for {name}: {exc}") from None
+    # Extra keys, a float standing for an int, defaults left out: parameters the scheme
+    # would never write are refused here, not silently reinterpreted.
+    if canonical_params(sketch.params()) != canonical_params(record.params):
+        raise SketchFormatError(f"helper parameters are not exactly those of a {name} sketch")
+    return sketch
 
 
 class SecureSketch(ABC):
@@ -166,6 +200,8 @@ class SecureSketch(ABC):
     """
 
     scheme_name: ClassVar[str]
+    #: The keys :meth:`from_params` takes (required and optional); see :class:`ParameterSpec`.
+    parameters: ClassVar[ParameterSpec]
 
     # -- parameters --------------------------------------------------------------------------
     @abstractmethod
@@ -175,7 +211,11 @@ class SecureSketch(ABC):
     @classmethod
     @abstractmethod
     def from_params(cls, params: Mapping[str, Any]) -> SecureSketch:
-        """Rebuild the sketch from :meth:`params` output (raises ``ParameterError``)."""
+        """Rebuild the sketch from :meth:`params` output.
+
+        Raises ``ParameterError`` — never ``KeyError`` or ``TypeError`` — for a missing, unknown
+        or wrongly typed parameter, naming it and listing :attr:`parameters`.
+        """
 
     @property
     def scheme_id(self) -> int:
@@ -233,11 +273,22 @@ class SecureSketch(ABC):
         """Parse a helper record made by this scheme with these parameters; return its payload."""
         record = parse_helper(helper, max_bytes=max_bytes)
         if record.scheme_id != self.scheme_id:
+            other = scheme_name_of(record.scheme_id)
+            if other is None:
+                raise SketchFormatError(
+                    f"helper data names an unknown scheme id {record.scheme_id}, not {self.scheme_name} "
+                    "(not helper data of this library version)"
+                )
             raise SketchFormatError(
-                f"helper data was made by scheme id {record.scheme_id}, not {self.scheme_name}"
+                f"helper data was made by scheme {other!r} (id {record.scheme_id}), not {self.scheme_name}: "
+                "rebuild the sketch that made it with load_sketch(helper)"
             )
-        if record.params != self.params():
-            raise SketchFormatError("helper data was made with different parameters")
+        own = self.params()
+        if record.params != own:
+            raise SketchFormatError(
+                f"helper data was made with different parameters ({_param_differences(record.params, own)}): "
+                "rebuild the sketch that made it with load_sketch(helper)"
+            )
         self._check_payload(record.payload)
         return record.payload
 

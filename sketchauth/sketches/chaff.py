@@ -42,8 +42,8 @@ old enumeration (every chosen set as a state) is kept as the brute-force referen
 Example::
 
     >>> sk = ChaffPointSketch(universe=30, min_distance=3)
-    >>> helper = sk.encode([12])
-    >>> sk.decode(helper, [13]).tolist()
+    >>> helper = sk.encode(12)                 # one point: a lone integer, or [12], {12}, ...
+    >>> sk.decode(helper, 13).tolist()
     [12]
 """
 
@@ -62,8 +62,8 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int
-from sketchauth.sketches.samples import as_element_set, as_feature_vector
+from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.samples import as_element_set, as_integers
 
 __all__ = [
     "ChaffPointSketch",
@@ -218,6 +218,7 @@ class ChaffPointSketch(SecureSketch):
     """Genuine points hidden among random chaff in ``[0, universe)``; ``points`` genuine ones."""
 
     scheme_name = "chaff-point"
+    parameters = ParameterSpec(required=("universe", "min_distance"), optional=("points",))
 
     def __init__(self, universe: int, min_distance: int, points: int = 1) -> None:
         self.universe = check_int("universe", universe, 2, 1 << 20)
@@ -300,13 +301,15 @@ class ChaffPointSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> ChaffPointSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(params["universe"], params["min_distance"], params.get("points", 1))
 
     # -- secrets ------------------------------------------------------------------------------------
     def check_secret(self, secret: Any) -> np.ndarray:
-        s = as_element_set(secret, 0, self.universe, max_size=self.points, name="secret")
+        """The genuine points, sorted: one integer (``points = 1``) or any collection of them."""
+        s = as_element_set(secret, 0, self.universe, max_size=self.points, name="secret", allow_scalar=True)
         if s.shape[0] != self.points:
-            raise SampleError(f"secret must have {self.points} points")
+            raise SampleError(f"secret must have {self.points} points (the sketch's points parameter), got {s.shape[0]}")
         if s.size > 1 and np.any(np.diff(s) <= self.min_distance):
             raise SampleError(f"secret points must be more than {self.min_distance} apart")
         return s
@@ -480,8 +483,15 @@ class ChaffPointSketch(SecureSketch):
         """Every point of the sketch (genuine and chaff alike), sorted."""
         return np.array(self.unrank(self._rank_of(self.payload(helper))), dtype=np.int64)
 
+    def _sample_values(self, sample: Any) -> np.ndarray:
+        """One value per genuine point, in any order: a lone integer when ``points = 1``."""
+        values = as_integers(sample, "sample", max_size=self.points, allow_scalar=True)
+        if values.shape[0] != self.points:
+            raise SampleError(f"sample must have {self.points} values, one per genuine point, got {values.shape[0]}")
+        return values
+
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        x = as_feature_vector(sample, self.points, name="sample")
+        x = self._sample_values(sample)
         pts = np.array(self.unrank(self._rank_of(payload)), dtype=np.int64)
         nearest = pts[np.abs(x[:, None] - pts[None, :]).argmin(axis=1)]
         out = np.sort(nearest)

@@ -9,6 +9,10 @@ corrects ``t`` byte errors. Enc picks a uniformly random message ``x ∈ GF(2^8)
 Accounting: ``S`` takes ``256^n`` values and the recoverable randomness ``x`` has ``8k`` bits of
 min-entropy, so the loss is at most ``8(n − k) = 16t`` bits.
 
+Secrets and samples are ``n`` bytes: ``bytes``, ``bytearray``, ``memoryview``, or any ordered
+collection of integers in ``[0, 255]`` (a list, tuple, numpy array, generator read once);
+a ``str`` or a set (no order) is refused with a :class:`SampleError` saying what to pass.
+
 Closeness is the number of differing *bytes*. Up to ``t`` errors decode always succeeds. Beyond
 ``t`` the decoder usually detects the failure (``DecodeError``) but, like every bounded-distance
 decoder, may land on another codeword and return a different secret; the caller's hash check
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import secrets as _secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sized
 from typing import Any
 
 import numpy as np
@@ -35,7 +39,8 @@ import reedsolo
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.samples import as_integers
 
 __all__ = ["CodeOffsetSketch"]
 
@@ -44,18 +49,16 @@ MAX_ENUMERATED_MESSAGES = 1 << 16
 
 
 def _as_bytes(value: Any, n: int, name: str) -> bytes:
+    """``n`` bytes from bytes-likes or any ordered collection of integers in ``[0, 255]`` (read once)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
+    elif isinstance(value, str):
+        raise SampleError(f"{name} must be bytes or integers in [0, 255], not a str: encode text first, e.g. text.encode()")
     else:
-        try:
-            arr = np.asarray(value)
-        except (TypeError, ValueError, OverflowError):  # ragged nesting, unconvertible objects
-            raise SampleError(f"{name} must be bytes or a 1-D integer array") from None
-        if arr.dtype.kind not in "iu" or arr.ndim != 1:
-            raise SampleError(f"{name} must be bytes or a 1-D integer array")
-        if arr.size and (int(arr.min()) < 0 or int(arr.max()) > 255):
-            raise SampleError(f"{name} has a value outside [0, 255]")
-        data = arr.astype(np.uint8).tobytes()
+        if isinstance(value, Sized) and not isinstance(value, np.ndarray) and len(value) != n:
+            raise SampleError(f"{name} must be {n} bytes long, got {len(value)}")
+        values = as_integers(value, name, low=0, high=256, max_size=n, ordered=True)
+        data = values.astype(np.uint8).tobytes()
     if len(data) != n:
         raise SampleError(f"{name} must be {n} bytes long, got {len(data)}")
     return data
@@ -69,6 +72,7 @@ class CodeOffsetSketch(SecureSketch):
     """Code-offset sketch of ``n``-byte strings correcting ``t`` byte errors (``n ≤ 255``)."""
 
     scheme_name = "code-offset"
+    parameters = ParameterSpec(required=("n", "t"))
 
     def __init__(self, n: int, t: int) -> None:
         self.n = check_int("n", n, 2, 255)
@@ -83,6 +87,7 @@ class CodeOffsetSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CodeOffsetSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(params["n"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------

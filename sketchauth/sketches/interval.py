@@ -57,7 +57,7 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFo
 from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import check_int
+from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser
 
 __all__ = ["IntervalSketch"]
@@ -79,6 +79,7 @@ class IntervalSketch(SecureSketch):
     """
 
     scheme_name = "interval"
+    parameters = ParameterSpec(required=("n", "v"), optional=("features", "step", "offset"))
 
     def __init__(
         self,
@@ -138,6 +139,7 @@ class IntervalSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> IntervalSketch:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(
             params["n"], params["v"], step=params.get("step"), features=params.get("features"), offset=params.get("offset")
         )

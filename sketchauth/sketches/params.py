@@ -1,15 +1,78 @@
-"""Validation of scheme parameters (checked once, at construction, with ``ParameterError``)."""
+"""Validation of scheme parameters (checked once, at construction, with ``ParameterError``).
+
+Every scheme declares the parameters its ``from_params`` takes as a :class:`ParameterSpec`
+(``SecureSketch.parameters``), so one place turns a missing or unknown key into a
+:class:`ParameterError` that names it and lists what the scheme takes; the constructors'
+``check_*`` calls name a parameter of the wrong type or range.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import ParameterError
 
-__all__ = ["check_int", "check_positive_float"]
+__all__ = ["ParameterSpec", "check_int", "check_positive_float"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterSpec:
+    """The keys a scheme's parameters mapping may hold: ``required`` ones and ``optional`` ones."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.required + self.optional
+
+    def describe(self) -> str:
+        """``"required: m, t"`` (and ``"; optional: …"``), for messages."""
+        text = "required: " + (", ".join(self.required) or "none")
+        return text + ("; optional: " + ", ".join(self.optional) if self.optional else "")
+
+    def check(self, scheme: str, params: Any, *, where: str = "", note: str = "") -> Mapping[str, Any]:
+        """``params`` if it is a mapping with every required key and no unknown one.
+
+        Raises :class:`ParameterError` naming the missing or unknown keys and listing the
+        scheme's parameters (the values themselves are checked by the scheme's constructor).
+        ``where`` (e.g. ``"--params"``) and ``note`` only extend the messages.
+        """
+        place = f" in {where}" if where else ""
+        listing = self.describe() + (f"; {note}" if note else "")
+        if not isinstance(params, Mapping):
+            raise ParameterError(f"{scheme} parameters{place} must be a mapping ({listing}), not {type(params).__name__}")
+        missing = [key for key in self.required if key not in params]
+        if missing:
+            raise ParameterError(f"{scheme} needs {_keys(missing)}{place} ({listing})")
+        unknown = sorted((str(key) for key in params if key not in self.names), key=str)
+        if unknown:
+            raise ParameterError(f"unknown {scheme} {_keys(unknown)}{place} ({listing})")
+        return params
+
+    def check_swept(self, scheme: str, params: Any, swept: str | None, *, where: str = "--params") -> Mapping[str, Any]:
+        """:meth:`check` for parameters that leave out ``swept``, which a sweep supplies per setting.
+
+        Refuses ``swept`` in ``params`` (the sweep would silently override it), any other
+        missing required key and any unknown key, naming them and listing what ``where`` needs.
+        """
+        if swept is None:
+            return self.check(scheme, params, where=where)
+        if isinstance(params, Mapping) and swept in params:
+            raise ParameterError(
+                f"{where} sets {swept!r}, the {scheme} parameter the sweep varies: remove it and give its values as the sweep"
+            )
+        rest = ParameterSpec(tuple(k for k in self.required if k != swept), tuple(k for k in self.optional if k != swept))
+        return rest.check(scheme, params, where=where, note=f"{swept!r} comes from the sweep")
+
+
+def _keys(keys: list[str]) -> str:
+    return ("parameter " if len(keys) == 1 else "parameters ") + ", ".join(repr(key) for key in keys)
 
 
 def check_int(name: str, value: Any, low: int = 1, high: int | None = None) -> int:

@@ -36,23 +36,27 @@ m = 17 on), so the loss is at most
 ``|S|`` (the BCH redundancy, below ``t·m``) and payloads violating those relations are
 rejected as malformed.
 
-**Inputs and outputs.** Sets may be Python int sequences, numpy integer arrays or galois
-``FieldArray`` s (their integer representation is used; the polynomial basis of the caller's
-field does not matter, elements are labels). 0, out-of-range elements, duplicates and sets
-with more than ``2^m − 1`` elements raise :class:`SampleError`. Decode returns the recovered
-set as a **sorted numpy int64 array**.
+**Inputs and outputs.** Sets are whatever collection of integers the caller holds: a Python
+``set`` or ``frozenset``, a list or tuple, ``dict.keys()``, a generator (read once), numpy
+integer arrays or galois ``FieldArray`` s (their integer representation is used; the
+polynomial basis of the caller's field does not matter, elements are labels). 0,
+out-of-range elements, duplicates, sets with more than ``2^m − 1`` elements and things that
+are not collections of integers (a ``str``, ``bytes``, a mapping, a lone number, nested lists,
+booleans, non-integral floats) raise :class:`SampleError` saying what to pass. Decode returns
+the recovered set as a **sorted numpy int64 array**. ``encode_many`` / ``decode_many`` take
+any iterables of such sets (and of helpers).
 
 Example::
 
     >>> sk = PinSketch(m=16, t=4)
-    >>> helper = sk.encode([3, 70, 1000, 2024, 65535])
+    >>> helper = sk.encode({3, 70, 1000, 2024, 65535})
     >>> sk.decode(helper, [3, 70, 1001, 2024, 65535, 9]).tolist()   # 3 differences
     [3, 70, 1000, 2024, 65535]
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -61,8 +65,8 @@ from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches import _gf2m
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES
-from sketchauth.sketches.params import check_int
-from sketchauth.sketches.samples import as_element_set
+from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.samples import as_batch, as_collection, as_element_set
 
 __all__ = ["PinSketch", "MAX_T"]
 
@@ -108,6 +112,7 @@ class PinSketch(SecureSketch):
     """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements."""
 
     scheme_name = "pinsketch"
+    parameters = ParameterSpec(required=("m", "t"))
 
     def __init__(self, m: int, t: int) -> None:
         self.m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
@@ -128,8 +133,7 @@ class PinSketch(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> PinSketch:
-        if set(params) != {"m", "t"}:
-            raise ParameterError("PinSketch parameters are exactly m and t")
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(params["m"], params["t"])
 
     # -- secrets ------------------------------------------------------------------------------------
@@ -216,9 +220,9 @@ class PinSketch(SecureSketch):
         return np.setxor1d(sample, difference.astype(np.int64), assume_unique=True)
 
     # -- batches ------------------------------------------------------------------------------------
-    def encode_many(self, secrets: Sequence[Any]) -> list[bytes]:
-        """Helper data for many sets; power sums of all sets in one vectorised pass."""
-        sets = [self.check_secret(s) for s in secrets]
+    def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
+        """Helper data for many sets (any iterable of them); power sums of all sets in one vectorised pass."""
+        sets = [self.check_secret(s) for s in as_collection(secrets, "secrets", what="sets", ordered=True)]
         if not sets:
             return []
         lengths = np.array([s.size for s in sets], dtype=np.int64)
@@ -227,8 +231,8 @@ class PinSketch(SecureSketch):
 
     def decode_many(
         self,
-        helpers: Sequence[bytes],
-        samples: Sequence[Any],
+        helpers: Iterable[bytes],
+        samples: Iterable[Any],
         *,
         errors: Literal["raise", "return"] = "raise",
         max_bytes: int = MAX_HELPER_BYTES,
@@ -243,6 +247,7 @@ class PinSketch(SecureSketch):
         """
         if errors not in ("raise", "return"):
             raise ParameterError(f'errors must be "raise" or "return", got {errors!r}')
+        helpers, samples = as_batch(helpers, samples)
         if len(helpers) != len(samples):
             raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
         syndromes = [self._unpack(self.payload(h, max_bytes=max_bytes)) for h in helpers]

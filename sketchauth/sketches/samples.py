@@ -28,6 +28,12 @@ unchanged instead of quantising them a second time, so normalising a secret twic
 output). Arithmetic on :class:`Levels` gives plain arrays (a shifted vector is no longer known to
 be a level vector of anything).
 
+Sets and integer sequences come as whatever the caller naturally holds (:func:`as_collection`):
+``set``, ``frozenset``, ``dict.keys()``, lists, tuples, ranges, generators (read exactly once,
+here), numpy and galois arrays, with numpy integer scalars or integral floats as elements.
+What is refused is refused with the remedy: a ``str`` or ``bytes`` (iterable, but of
+characters), a mapping, nested collections, booleans, non-integral numbers.
+
 Example::
 
     >>> q = Quantiser(n=8, step=0.5, offset=-2.0)
@@ -39,8 +45,14 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import math
+import numbers
+import operator
+from collections.abc import Iterable, Mapping, Sized
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -48,7 +60,17 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_positive_float
 
-__all__ = ["as_feature_vector", "as_element_set", "quantise", "Levels", "as_levels", "Quantiser"]
+__all__ = [
+    "as_feature_vector",
+    "as_element_set",
+    "as_integers",
+    "as_collection",
+    "as_batch",
+    "quantise",
+    "Levels",
+    "as_levels",
+    "Quantiser",
+]
 
 # Integer samples beyond this magnitude are surely garbage and would overflow int64 arithmetic.
 _INT_LIMIT = 2**53
@@ -115,8 +137,14 @@ def _numbers(x: Any, features: int | None, name: str) -> np.ndarray:
     if np.iscomplexobj(arr):
         raise SampleError(f"{name} must be real-valued")
     if arr.ndim != 1 or (features is not None and arr.shape[0] != features):
-        want = "a vector" if features is None else f"a vector of {features} features"
-        raise SampleError(f"{name} must be {want}, got shape {arr.shape}")
+        if features is None:
+            raise SampleError(f"{name} must be a vector, got shape {arr.shape}")
+        hint = (
+            f"; if your vectors have {arr.shape[0]} features, build the sketch with features={arr.shape[0]}"
+            if arr.ndim == 1
+            else ""
+        )
+        raise SampleError(f"{name} must be a vector of {features} feature{'s' * (features != 1)}, got shape {arr.shape}{hint}")
     if arr.dtype.kind == "f":
         arr = arr.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(arr))
@@ -330,6 +358,96 @@ def _check_offset(value: Any, *, integer: bool, name: str = "offset") -> float |
     return float(value)
 
 
+def as_collection(
+    values: Any,
+    name: str,
+    *,
+    what: str = "integers",
+    max_size: int | None = None,
+    allow_scalar: bool = False,
+    ordered: bool = False,
+) -> list[Any] | np.ndarray:
+    """Any collection a caller naturally holds, read exactly once: a list, or the numpy array itself.
+
+    Accepted: lists, tuples, ranges, sets, frozensets, dictionary views, generators and every
+    other iterable, numpy arrays (galois ``FieldArray`` s included); with ``allow_scalar`` one
+    number stands for a one-element collection. Refused with a :class:`SampleError` that says what
+    to pass instead: ``str`` and bytes-likes (iterable, but of characters), mappings (keys or
+    values?), a single number (unless ``allow_scalar``) and, with ``ordered``, sets and dictionary
+    key/item views, whose order nothing guarantees. A generator is consumed here and nowhere
+    else; with ``max_size`` at most ``max_size + 1`` items are read, so an endless iterator costs
+    bounded time.
+    """
+    if isinstance(values, np.ndarray):
+        if values.ndim == 0:
+            if allow_scalar:
+                return values.reshape(1)
+            raise SampleError(_one_number(name, what))
+        if max_size is not None and values.shape[0] > max_size:
+            raise SampleError(f"{name} has {values.shape[0]} elements, more than the {max_size} allowed")
+        return values
+    if isinstance(values, str):
+        raise SampleError(
+            f"{name} must be a collection of {what}, not a str (a str is a sequence of characters): "
+            "pass a list such as [11, 22, 33]"
+        )
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        raise SampleError(
+            f"{name} must be a collection of {what}, not {type(values).__name__}: "
+            "pass list(data) if you mean its byte values"
+        )
+    if isinstance(values, Mapping):
+        raise SampleError(
+            f"{name} must be a collection of {what}, not a mapping: pass list(mapping) for its keys "
+            "or list(mapping.values()) for its values"
+        )
+    if _is_number(values):
+        if allow_scalar:
+            return [values]
+        raise SampleError(_one_number(name, what))
+    if ordered and isinstance(values, AbstractSet):
+        raise SampleError(
+            f"{name} must be an ordered collection (a list or tuple): a {type(values).__name__} has no order to rely on"
+        )
+    try:
+        iterator = iter(values)
+    except TypeError:
+        raise SampleError(f"{name} must be a collection of {what}, not {type(values).__name__}") from None
+    if max_size is not None and isinstance(values, Sized) and len(values) > max_size:
+        raise SampleError(f"{name} has {len(values)} elements, more than the {max_size} allowed")
+    if max_size is None:
+        return list(iterator)
+    items = list(itertools.islice(iterator, max_size + 1))
+    if len(items) > max_size:
+        raise SampleError(f"{name} has more than the {max_size} elements allowed")
+    return items
+
+
+def as_integers(
+    values: Any,
+    name: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    max_size: int | None = None,
+    allow_scalar: bool = False,
+    ordered: bool = False,
+) -> np.ndarray:
+    """Exact integers in ``[low, high)`` from any collection (:func:`as_collection`), in its order, as int64.
+
+    Elements may be Python or numpy integers, floats, ``Fraction`` s or ``Decimal`` s with an exact
+    integer value; booleans, strings, non-integral or non-finite numbers and nested collections
+    are refused, naming the element's position (never its value: it may be biometric data).
+    Without bounds the values must fit the representable range ``(−2^53, 2^53)``.
+    """
+    items = as_collection(values, name, max_size=max_size, allow_scalar=allow_scalar, ordered=ordered)
+    if isinstance(items, np.ndarray):
+        return _array_integers(items, name, low, high)
+    if not all(type(value) is int for value in items):  # fast path: plain ints (bool is a subclass)
+        items = [_exact_int(value, name, i) for i, value in enumerate(items)]
+    return _checked_ints(items, name, low, high)
+
+
 def as_element_set(
     elements: Any,
     low: int,
@@ -337,51 +455,115 @@ def as_element_set(
     *,
     max_size: int | None = None,
     name: str = "set",
+    allow_scalar: bool = False,
 ) -> np.ndarray:
-    """Validate a set of integers in ``[low, high)``: sorted unique int64 array.
+    """A set of distinct integers in ``[low, high)`` from any collection: sorted unique int64 array.
 
-    Duplicates are an error rather than silently merged: a caller that sends the same element
-    twice has a bug we should not hide. Accepts Python ints, numpy arrays, or anything whose
-    elements convert with ``int()`` exactly (galois arrays included).
+    Takes whatever a caller naturally holds (:func:`as_integers`): a Python ``set`` or
+    ``frozenset``, a list or tuple, ``dict.keys()``, a generator (read once), a numpy or galois
+    array; with ``allow_scalar`` a lone number is a one-element set. Duplicates are an error
+    rather than silently merged: a caller that sends the same element twice has a bug we should
+    not hide.
     """
-    if isinstance(elements, (str, bytes, dict)):
-        raise SampleError(f"{name} must be a collection of integers")
-    try:
-        arr = np.asarray(elements)
-        if arr.dtype == object or arr.dtype.kind not in "iu":
-            arr = np.asarray([_exact_int(e, name) for e in np.ravel(arr)], dtype=object)
-    except (TypeError, ValueError):
-        raise SampleError(f"{name} must be a collection of integers") from None
-    if arr.ndim != 1:
-        raise SampleError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if max_size is not None and arr.shape[0] > max_size:
-        raise SampleError(f"{name} has {arr.shape[0]} elements, more than the {max_size} allowed")
-    values = [int(v) for v in arr.tolist()] if arr.dtype == object else None
-    if values is not None:
-        if any(v < low or v >= high for v in values):
-            raise SampleError(f"{name} has an element outside [{low}, {high})")
-        out = np.array(values, dtype=np.int64)
-    else:
-        if arr.size and (int(arr.min()) < low or int(arr.max()) >= high):
-            raise SampleError(f"{name} has an element outside [{low}, {high})")
-        out = arr.astype(np.int64)
-    out = np.sort(out)
+    out = np.sort(as_integers(elements, name, low=low, high=high, max_size=max_size, allow_scalar=allow_scalar))
     if out.size > 1 and np.any(out[1:] == out[:-1]):
-        raise SampleError(f"{name} contains duplicate elements")
+        raise SampleError(f"{name} contains duplicate elements: list each element once (or pass a set)")
     return out
 
 
-def _exact_int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
+def as_batch(helpers: Any, samples: Any) -> tuple[list[Any], list[Any]]:
+    """The helpers and samples of a batch decode as lists, each iterable read exactly once.
+
+    Both must be ordered (the i-th sample goes with the i-th helper); one helper record on its
+    own (``bytes``) is refused with a pointer to ``decode``.
+    """
+    if isinstance(helpers, (bytes, bytearray, memoryview, str)):
+        raise ParameterError("helpers must be a sequence of helper records, one per sample; decode() takes one")
+    h = as_collection(helpers, "helpers", what="helper records", ordered=True)
+    s = as_collection(samples, "samples", what="samples (one per helper)", ordered=True)
+    return list(h), list(s)
+
+
+def _one_number(name: str, what: str) -> str:
+    return f"{name} must be a collection of {what}, not a single number: pass [x] for one element"
+
+
+def _out_of_range(name: str, low: int | None, high: int | None) -> str:
+    if low is None and high is None:
+        return f"{name} has an element out of the representable range (-2^53, 2^53)"
+    return f"{name} has an element outside [{low}, {high})"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (numbers.Number, Decimal, np.generic))
+
+
+def _bounds(low: int | None, high: int | None) -> tuple[int, int]:
+    return (-_INT_LIMIT + 1 if low is None else low), (_INT_LIMIT if high is None else high)
+
+
+def _checked_ints(ints: list[int], name: str, low: int | None, high: int | None) -> np.ndarray:
+    lo, hi = _bounds(low, high)
+    if ints and (min(ints) < lo or max(ints) >= hi):
+        raise SampleError(_out_of_range(name, low, high))
+    return np.array(ints, dtype=np.int64)
+
+
+def _array_integers(arr: np.ndarray, name: str, low: int | None, high: int | None) -> np.ndarray:
+    """The int64 form of a 1-D numpy array of exact integers in ``[low, high)``."""
+    if type(arr) is not np.ndarray:
+        # An ndarray subclass (a galois FieldArray: its integer representation is the label)
+        # would keep its own arithmetic and casting rules downstream.
+        arr = arr.view(np.ndarray)
+    if arr.ndim != 1:
+        raise SampleError(f"{name} must be a flat collection of integers, got an array of shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind == "O":
+        return _checked_ints([_exact_int(value, name, i) for i, value in enumerate(arr.tolist())], name, low, high)
+    if kind == "b":
         raise SampleError(f"{name} must contain integers, not booleans")
-    if isinstance(value, (complex, np.complexfloating)):
-        # int() of a numpy complex silently drops the imaginary part.
-        raise SampleError(f"{name} has a non-integer element")
-    if isinstance(value, (float, np.floating)):
-        if not np.isfinite(value) or value != int(value):
-            raise SampleError(f"{name} has a non-integer element")
-        return int(value)
+    if kind == "c":
+        raise SampleError(f"{name} must contain integers, not complex numbers")
+    if kind == "f":
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
+        if bad.size:
+            raise SampleError(f"{name} element {int(bad[0])} is not an integer")
+    elif kind not in "iu":
+        raise SampleError(f"{name} must contain integers, got an array of dtype {arr.dtype}")
+    lo, hi = _bounds(low, high)
+    if arr.size and (arr.min() < lo or arr.max() >= hi):
+        raise SampleError(_out_of_range(name, low, high))
+    return arr.astype(np.int64)
+
+
+def _exact_int(value: Any, name: str, index: int = 0) -> int:
+    """``value`` as a Python int if it is exactly an integer (``SampleError`` naming ``index`` otherwise)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise SampleError(f"{name} must contain integers, not booleans (element {index})")
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        raise SampleError(f"{name} element {index} is a {type(value).__name__}, not an integer: pass numbers")
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise SampleError(f"{name} has a non-integer element") from None
+        return operator.index(value)
+    except TypeError:
+        pass
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return _exact_int(value.item(), name, index)
+    if isinstance(value, numbers.Rational):
+        if value.denominator == 1:
+            return int(value.numerator)
+    elif isinstance(value, Decimal):
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+    elif isinstance(value, numbers.Real):  # float, numpy floats
+        try:
+            if math.isfinite(value) and value == math.floor(value):
+                return int(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    if _is_number(value):
+        # Non-integral, non-finite or complex (int() of a numpy complex silently drops the
+        # imaginary part, so it is never tried).
+        raise SampleError(f"{name} element {index} is not an integer")
+    if isinstance(value, (Iterable, np.ndarray)):
+        raise SampleError(f"{name} element {index} is itself a collection: pass a flat collection of integers")
+    raise SampleError(f"{name} element {index} is a {type(value).__name__}, not an integer")

@@ -31,7 +31,7 @@ Module functions (the estimates the SPEC asks every vault report to carry):
 Example::
 
     >>> vault = FuzzyVault(p=13, m=5, t=1)
-    >>> helper = vault.encode([1, 4, 6, 9, 11])
+    >>> helper = vault.encode({1, 4, 6, 9, 11})              # any collection of integers
     >>> vault.decode(helper, [1, 4, 6, 9, 12]).tolist()      # one wrong element: recovered
     [1, 4, 6, 9, 11]
 """
@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import secrets as _secrets
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -58,8 +60,8 @@ from sketchauth.sketches._prime_field import (
     uniform_below,
 )
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
-from sketchauth.sketches.params import check_int
-from sketchauth.sketches.samples import as_element_set, as_feature_vector
+from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.samples import as_batch, as_collection, as_element_set, as_integers
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "weighted_spurious_polynomials",
     "log2_weighted_spurious_polynomials",
     "candidate_fraction",
+    "weighted_parts",
     "MAX_LISTED_SLOTS",
     "MAX_CANDIDATE_POINTS",
 ]
@@ -231,12 +234,17 @@ def _offsets_from_chaff(f_values: np.ndarray, chaff: np.ndarray) -> np.ndarray:
     return chaff - (chaff > f_values)
 
 
-def _check_batch(helpers: Sequence[bytes], samples: Sequence[Any], errors: str) -> None:
-    """Arguments of a ``decode_many`` call: a known error policy and one sample per helper."""
+def _check_batch(helpers: Iterable[bytes], samples: Iterable[Any], errors: str) -> tuple[list[bytes], list[Any]]:
+    """Arguments of a ``decode_many`` call: a known error policy and one sample per helper.
+
+    Returns both as lists (any iterables are accepted and read once).
+    """
     if errors not in ("raise", "return"):
         raise ParameterError(f"errors must be 'raise' or 'return', got {errors!r}")
+    helpers, samples = as_batch(helpers, samples)
     if len(helpers) != len(samples):
         raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
+    return helpers, samples
 
 
 def _chunks(count: int) -> Iterator[slice]:
@@ -329,6 +337,7 @@ class FuzzyVault(SecureSketch):
     """
 
     scheme_name = "fuzzy-vault"
+    parameters = ParameterSpec(required=("p", "m", "t"))
 
     def __init__(self, p: int, m: int, t: int) -> None:
         self.p = _check_prime_modulus("p", check_int("p", p, 2, MAX_LISTED_SLOTS))
@@ -351,13 +360,14 @@ class FuzzyVault(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FuzzyVault:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(params["p"], params["m"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------
     def _element_set(self, elements: Any, name: str) -> np.ndarray:
         d = as_element_set(elements, 0, self.p, max_size=self.p, name=name)
         if d.shape[0] != self.m:
-            raise SampleError(f"{name} must have exactly {self.m} elements, got {d.shape[0]}")
+            raise SampleError(f"{name} must have exactly {self.m} elements (the vault's m), got {d.shape[0]}")
         return d
 
     def check_secret(self, secret: Any) -> np.ndarray:
@@ -430,13 +440,13 @@ class FuzzyVault(SecureSketch):
         return results
 
     # -- batch APIs ----------------------------------------------------------------------------------
-    def encode_many(self, secrets: Sequence[Any]) -> list[bytes]:
+    def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
         """Helper data for many secrets, fresh randomness each, vectorised over the batch.
 
         Same output distribution as calling :meth:`encode` on each; the polynomial evaluation and
         chaff mapping run on ``(rows × p)`` arrays, at most 64 rows at a time.
         """
-        checked = [self.check_secret(s) for s in secrets]
+        checked = [self.check_secret(s) for s in as_collection(secrets, "secrets", what="sets", ordered=True)]
         helpers: list[bytes] = []
         for rows in _chunks(len(checked)):
             batch = np.stack(checked[rows])
@@ -447,7 +457,7 @@ class FuzzyVault(SecureSketch):
         return helpers
 
     def decode_many(
-        self, helpers: Sequence[bytes], samples: Sequence[Any], *, errors: ErrorPolicy = "raise"
+        self, helpers: Iterable[bytes], samples: Iterable[Any], *, errors: ErrorPolicy = "raise"
     ) -> list[Any]:
         """Decode many (helper, sample) pairs; Berlekamp–Welch runs on the whole batch at once.
 
@@ -456,7 +466,7 @@ class FuzzyVault(SecureSketch):
         ``errors="return"`` the list holds that ``DecodeError`` instance in its place, so
         evaluation code can count failures without losing the batch.
         """
-        _check_batch(helpers, samples, errors)
+        helpers, samples = _check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._element_set(s, "sample") for s in samples]
         return self._decode_rows(values, checked, errors)
@@ -508,14 +518,93 @@ class WeightedVaultRandomness:
 
 WeightedSecret = tuple[np.ndarray, np.ndarray]
 
+_WEIGHTED_FORMS = (
+    "a weighted secret is a mapping {element: weight}, (element, weight) pairs such as "
+    "[(3, 2), (17, 1)] or dict.items(), or (elements, weights) such as ([3, 17], [2, 1])"
+)
+
+
+def weighted_parts(secret: Any, *, max_elements: int | None = None) -> tuple[Any, Any]:
+    """Split a weighted secret into ``(elements, weights)``, from the forms a caller naturally holds.
+
+    * a **mapping** ``{element: weight}`` (a ``dict``, a ``collections.Counter``, ...);
+    * **pairs** ``(element, weight)``: any iterable of two-item pairs — a list of tuples,
+      ``dict.items()``, ``zip(elements, weights)``, a generator (read once), a set of tuples,
+      an ``(N, 2)`` array;
+    * **parallel** ``(elements, weights)``: two ordered collections of equal length — what
+      :func:`sketchauth.templates.enrol_weighted_set` returns — or a ``(2, N)`` array.
+
+    Two entries of two values each fit both of the last two forms. Such an input is read as
+    ``(elements, weights)`` when it is a tuple whose entries are not both tuples (``([3, 17],
+    [2, 2])``, a tuple of two arrays), as pairs when it is not a tuple and its entries are tuples
+    (``[(3, 2), (17, 2)]``, ``dict.items()``), and refused as ambiguous otherwise
+    (``[[3, 2], [17, 2]]``, a 2×2 array): pass a mapping. The values themselves are checked by
+    the caller (:meth:`WeightedFuzzyVault.check_secret`).
+    """
+    if isinstance(secret, Mapping):
+        return list(secret.keys()), list(secret.values())
+    if isinstance(secret, np.ndarray) and secret.ndim == 2:
+        return _array_parts(secret)
+    if isinstance(secret, (numbers.Number, np.generic)):
+        raise SampleError(f"secret needs a weight for each element: {_WEIGHTED_FORMS}")
+    limit = None if max_elements is None else max_elements + 2
+    entries = list(as_collection(secret, "secret", what="(element, weight) pairs", max_size=limit))
+    parts = [_weighted_entry(entry, index, limit) for index, entry in enumerate(entries)]
+    if entries and all(part is None for part in parts):
+        raise SampleError(f"secret needs a weight for each element: {_WEIGHTED_FORMS}")
+    if any(part is None for part in parts):
+        raise SampleError(f"secret mixes numbers and collections: {_WEIGHTED_FORMS}")
+    outer_tuple = isinstance(secret, tuple)
+    inner_tuples = bool(entries) and all(isinstance(entry, tuple) for entry in entries)
+    pairs = all(len(part) == 2 for part in parts)  # type: ignore[arg-type]
+    # A set has no first and second entry; tuples inside a non-tuple are written as pairs.
+    parallel = len(parts) == 2 and not isinstance(secret, AbstractSet) and (outer_tuple or not inner_tuples)
+    if pairs and parallel:
+        if outer_tuple == inner_tuples:
+            raise SampleError(
+                "secret is ambiguous: two entries of two values read both as (elements, weights) and as two "
+                "(element, weight) pairs; pass a mapping {element: weight}, a tuple (elements, weights) "
+                "or a list of tuples [(element, weight), ...]"
+            )
+        parallel = outer_tuple
+    if parallel:
+        return parts[0], parts[1]
+    if pairs:
+        return [part[0] for part in parts], [part[1] for part in parts]  # type: ignore[index]
+    bad = next(i for i, part in enumerate(parts) if len(part) != 2)  # type: ignore[arg-type]
+    raise SampleError(f"secret entry {bad} is not an (element, weight) pair: {_WEIGHTED_FORMS}")
+
+
+def _array_parts(secret: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = secret.shape
+    if (rows, cols) == (2, 2):
+        raise SampleError("a 2x2 array is ambiguous as a weighted secret: pass a mapping {element: weight}")
+    if rows == 2:
+        return secret[0], secret[1]
+    if cols == 2:
+        return secret[:, 0], secret[:, 1]
+    raise SampleError(
+        f"a weighted secret array must have shape (N, 2) (pairs) or (2, N) (elements, weights), got {secret.shape}"
+    )
+
+
+def _weighted_entry(entry: Any, index: int, limit: int | None) -> list[Any] | np.ndarray | None:
+    """One entry of a weighted secret: ``None`` for a number, else its items, read once and in order."""
+    if isinstance(entry, (numbers.Number, np.generic)) or (isinstance(entry, np.ndarray) and entry.ndim == 0):
+        return None
+    return as_collection(entry, f"secret entry {index}", max_size=limit, ordered=True)
+
 
 class WeightedFuzzyVault(SecureSketch):
     """Weighted fuzzy vault (SPEC §3.2): elements of ``[0, p)`` with weights, total weight ``g``.
 
-    Secret: ``(elements, weights)`` — distinct elements of ``[0, p)`` and weights in ``[0, q)``
-    (or a mapping ``element → weight``). Weight-0 elements carry no slot, so they are dropped:
-    the canonical secret is the elements of positive weight, ascending, with their weights, and
-    the weights must sum to exactly ``g``.
+    Secret: distinct elements of ``[0, p)`` with weights in ``[0, q)``, as a mapping
+    ``{element: weight}``, ``(element, weight)`` pairs (a list of tuples, ``dict.items()``,
+    ``zip(elements, weights)``, a generator) or ``(elements, weights)`` — see
+    :func:`weighted_parts` for the exact rules. Weight-0 elements carry no slot, so they are
+    dropped: the canonical secret is the elements of positive weight, ascending, with their
+    weights, and the weights must sum to exactly ``g``. Samples are plain sets of elements (a
+    ``set``, list, generator, array, ...).
 
     Field: element ``x`` owns slots ``H(j, x) = j + q·x``, ``j ∈ [0, q)``, an injection of
     ``[0, q) × [0, p)`` onto ``[0, p·q)``. The field is ``F_P`` with ``P`` the *smallest prime*
@@ -563,13 +652,14 @@ class WeightedFuzzyVault(SecureSketch):
     Example::
 
         >>> vault = WeightedFuzzyVault(p=50, q=4, g=9, t=3)     # k = 3
-        >>> helper = vault.encode(([3, 17, 40], [3, 3, 3]))
-        >>> elements, weights = vault.decode(helper, [3, 17])  # c - w = 6 - 2 >= 3
+        >>> helper = vault.encode({3: 3, 17: 3, 40: 3})         # or ([3, 17, 40], [3, 3, 3])
+        >>> elements, weights = vault.decode(helper, {3, 17})  # c - w = 6 - 2 >= 3
         >>> elements.tolist(), weights.tolist()
         ([3, 17, 40], [3, 3, 3])
     """
 
     scheme_name = "weighted-vault"
+    parameters = ParameterSpec(required=("p", "q", "g", "t"))
 
     def __init__(self, p: int, q: int, g: int, t: int) -> None:
         self.p = check_int("p", p, 2, MAX_LISTED_SLOTS)
@@ -603,26 +693,20 @@ class WeightedFuzzyVault(SecureSketch):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> WeightedFuzzyVault:
+        params = cls.parameters.check(cls.scheme_name, params)
         return cls(params["p"], params["q"], params["g"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------
     def check_secret(self, secret: Any) -> WeightedSecret:
-        if isinstance(secret, Mapping):
-            elements, weights = list(secret.keys()), list(secret.values())
-        else:
-            try:
-                elements, weights = secret
-                count = len(elements)
-                if len(weights) != count:
-                    raise SampleError("secret elements and weights differ in length")
-            except (TypeError, ValueError):
-                raise SampleError("secret must be (elements, weights) or a mapping element -> weight") from None
-        count = len(elements)
-        e = as_feature_vector(elements, count, name="secret elements")
-        w = as_feature_vector(weights, count, name="secret weights")
-        as_element_set(e, 0, self.p, max_size=self.p, name="secret elements")
+        """The canonical ``(elements, weights)`` from any of the forms of :func:`weighted_parts`."""
+        elements, weights = weighted_parts(secret, max_elements=self.p)
+        e = as_integers(elements, "secret elements", low=0, high=self.p, ordered=True)
+        w = as_integers(weights, "secret weights", ordered=True)
+        if e.shape != w.shape:
+            raise SampleError(f"secret has {e.shape[0]} elements but {w.shape[0]} weights: give one weight per element")
+        as_element_set(e, 0, self.p, name="secret elements")
         if np.any((w < 0) | (w >= self.q)):
-            raise SampleError(f"secret weights must be in [0, {self.q})")
+            raise SampleError(f"secret weights must be in [0, {self.q}) (q={self.q})")
         keep = w > 0
         order = np.argsort(e[keep])
         e, w = e[keep][order], w[keep][order]
@@ -752,9 +836,9 @@ class WeightedFuzzyVault(SecureSketch):
         return results
 
     # -- batch APIs ----------------------------------------------------------------------------------
-    def encode_many(self, secrets: Sequence[Any]) -> list[bytes]:
+    def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
         """Helper data for many secrets, fresh randomness each, vectorised over the batch."""
-        checked = [self.check_secret(s) for s in secrets]
+        checked = [self.check_secret(s) for s in as_collection(secrets, "secrets", what="weighted secrets", ordered=True)]
         helpers: list[bytes] = []
         for rows in _chunks(len(checked)):
             batch = checked[rows]
@@ -766,14 +850,14 @@ class WeightedFuzzyVault(SecureSketch):
         return helpers
 
     def decode_many(
-        self, helpers: Sequence[bytes], samples: Sequence[Any], *, errors: ErrorPolicy = "raise"
+        self, helpers: Iterable[bytes], samples: Iterable[Any], *, errors: ErrorPolicy = "raise"
     ) -> list[Any]:
         """Decode many (helper, sample) pairs; samples of equal size are decoded as one batch.
 
         Errors as in :meth:`FuzzyVault.decode_many` (``errors="return"`` puts each
         :class:`DecodeError` in its place instead of raising).
         """
-        _check_batch(helpers, samples, errors)
+        helpers, samples = _check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._sample_set(s) for s in samples]
         return self._decode_rows(values, checked, errors)
