@@ -44,6 +44,8 @@ class PostgresStore(SqlStore):
     """:class:`~service.store.base.Store` on PostgreSQL (atomic counters hold across replicas)."""
 
     dialect = "postgres"
+    # Read committed: a refused claim re-reads the user's row locked, hence current.
+    _row_lock = " FOR UPDATE"
 
     def __init__(self, url: str, *, schema: str = "public", min_size: int = 1, max_size: int = 8) -> None:
         if not valid_schema_name(schema):
@@ -73,6 +75,11 @@ class PostgresStore(SqlStore):
 
     def _sql(self, query: str) -> str:
         return query.replace("?", "%s")
+
+    def _lock_user(self, cur: Any, user_id: str) -> None:
+        # Enrolments and revocations of one user take turns (a transaction-scoped advisory lock
+        # on a 64-bit hash of schema and id; a collision only makes two users take turns).
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"sketchauth-user:{self.schema}:{user_id}",))
 
     def drop_schema(self) -> None:
         """Drop the store's schema and everything in it (tests; never ``public``)."""
