@@ -153,7 +153,8 @@ class Store(ABC):
         """Write an enrolment and its audit event in one transaction.
 
         Returns True when an existing enrolment was replaced (which also clears the throttling
-        state); raises :class:`AlreadyEnrolled` if one exists and ``replace`` is false.
+        state, and erases the old record's remnants as :meth:`revoke` does); raises
+        :class:`AlreadyEnrolled` if one exists and ``replace`` is false.
         """
 
     @abstractmethod
@@ -183,11 +184,13 @@ class Store(ABC):
     @abstractmethod
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
         """Reset the failure count, wait and disabled flag if the hash is still ``old_hash`` (the
-        enrolment the attempt verified against); with ``new_hash``, also replace the hash."""
+        enrolment the attempt verified against); with ``new_hash``, also replace the hash and
+        erase the old one's remnants."""
 
     @abstractmethod
     def revoke(self, user_id: str, now: float) -> None:
-        """Delete the enrolment (:class:`UserNotFound` if there is none)."""
+        """Delete the enrolment (:class:`UserNotFound` if there is none), and erase what the
+        database engine keeps of it outside its live pages where a connection can (SQLite's WAL)."""
 
     @abstractmethod
     def reset(self, user_id: str, now: float) -> None:

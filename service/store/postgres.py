@@ -5,6 +5,14 @@ connection for exactly one transaction (the pool commits on success, rolls back 
 Tables live in the schema named by settings (``public`` by default), via the connection's
 ``search_path``, so test runs can use a throw-away schema each. Concurrent migrators (two
 replicas starting at once) serialise on a transaction-scoped advisory lock.
+
+Remnants: a ``DELETE`` or ``UPDATE`` leaves the old row version in the table's pages as a dead
+tuple; ``VACUUM`` (and autovacuum) marks its space free but does not overwrite the bytes, which
+stay readable in the relation files until new rows reuse the space. ``VACUUM FULL users``
+rewrites the table into new files; the write-ahead log, archives, replicas and backups keep
+their own copies for as long as they are retained. The store cannot do better from a request
+(``VACUUM FULL`` takes an exclusive lock on the table), so revoked records are an operator's
+job, documented with the commands to run.
 """
 
 from __future__ import annotations

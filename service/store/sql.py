@@ -23,6 +23,10 @@ them, each with its own row. Replaying a user's rows therefore reproduces the st
 * ``disable``: the biometric is disabled (at exactly ``disable_threshold`` failures);
 * ``verify-ok``, ``reset``, ``enrol``, ``re-enrol``: failures, wait and disabled flag cleared;
 * ``verify-fail`` (the outcome of a claimed attempt), ``rehash``, ``revoke``: no throttling change.
+
+Remnants: after a change that removes or overwrites helper data or a hash (revocation, a
+replacing enrolment, a re-hash) :meth:`SqlStore._erase_remnants` runs; SQLite uses it to
+checkpoint and truncate its write-ahead log (see :mod:`.sqlite`).
 """
 
 from __future__ import annotations
@@ -128,6 +132,15 @@ class SqlStore(Store):
         values = tuple(value for event in events for value in (now, user_id, event))
         self._run(cur, f"INSERT INTO audit (at, user_id, event) VALUES {rows}", values)
 
+    def _erase_remnants(self) -> None:
+        """Called after a committed change removed or overwrote helper data or a hash.
+
+        Erase what the database keeps of the old values outside its live pages, where the
+        engine allows it from a connection. Nothing by default: PostgreSQL keeps dead row
+        versions until an operator's ``VACUUM FULL`` (documented for operators), and no
+        statement a request could afford removes them.
+        """
+
     # -- schema --------------------------------------------------------------------------------------
     def migrate(self) -> int:
         with self._locked_migration() as cur:
@@ -183,6 +196,8 @@ class SqlStore(Store):
                 self._lock_user(cur, record.user_id)
             replaced = self._write_enrolment(cur, insert, (*columns, now, *pipeline, record.user_id), replace)
             self._audit(cur, record.user_id, ["re-enrol" if replaced else "enrol"], now)
+        if replaced:
+            self._erase_remnants()
         return replaced
 
     def _write_enrolment(
@@ -260,6 +275,8 @@ class SqlStore(Store):
                 # state belongs to the new enrolment.
                 return
             self._audit(cur, user_id, ["verify-ok"] if new_hash is None else ["verify-ok", "rehash"], now)
+        if new_hash is not None:
+            self._erase_remnants()
 
     def revoke(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
@@ -267,6 +284,7 @@ class SqlStore(Store):
             if self._run(cur, "DELETE FROM users WHERE user_id = ? RETURNING user_id", (user_id,)).fetchone() is None:
                 raise UserNotFound(user_id)
             self._audit(cur, user_id, ["revoke"], now)
+        self._erase_remnants()
 
     def reset(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
