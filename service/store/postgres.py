@@ -87,7 +87,8 @@ class PostgresStore(SqlStore):
     def _lock_user(self, cur: Any, user_id: str) -> None:
         # Enrolments and revocations of one user take turns (a transaction-scoped advisory lock
         # on a 64-bit hash of schema and id; a collision only makes two users take turns).
-        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"sketchauth-user:{self.schema}:{user_id}",))
+        key = f"sketchauth-user:{self.schema}:{user_id}"
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
     def drop_schema(self) -> None:
         """Drop the store's schema and everything in it (tests; never ``public``)."""

@@ -141,7 +141,7 @@ def check(
     policy: LockoutPolicy,
     *,
     seen: dict[int, Row],
-    clears_race_success: bool,
+    reenrolments: bool,
 ) -> list[str]:
     """Every invariant of the module docstring; the list of what broke (empty when all hold)."""
     problems: list[str] = []
@@ -158,13 +158,15 @@ def check(
     if events["verify-fail"] != kinds["counted-fail"]:
         problems.append(f"{kinds['counted-fail']} failures answered but {events['verify-fail']} 'verify-fail' rows")
     # A success verified against a record replaced meanwhile changes nothing and writes nothing.
-    ok_rows_wanted = (events["verify-ok"] <= kinds["counted-ok"]) if clears_race_success else (events["verify-ok"] == kinds["counted-ok"])
-    if not ok_rows_wanted:
+    ok_rows = events["verify-ok"]
+    if ok_rows > kinds["counted-ok"] or (not reenrolments and ok_rows != kinds["counted-ok"]):
         problems.append(f"{kinds['counted-ok']} successes answered but {events['verify-ok']} 'verify-ok' rows")
     problems += [f"unexpected answer: {a.kind}" for a in answers if a.kind.startswith("unexpected")]
     for answer in answers:
         if answer.kind in ("disabled", "locked") and not _explained(answer, timeline, policy):
             problems.append(f"a {answer.kind!r} refusal no audited state explains (rows {answer.before}..{answer.after})")
+    if not seen:
+        problems.append("the monitor never read the trail while the run went on")
     final_rows = {row.id: row for row in rows}
     gone = [row for row_id, row in seen.items() if final_rows.get(row_id) != row]
     if gone:
@@ -340,7 +342,7 @@ def drive_store(handles: list[Store], url: str, schema: str, seed: int) -> list[
     probe.close()
     record = handles[0].get(user)
     assert record is not None
-    problems = check(rows, record, answers, policy, seen=monitor.seen, clears_race_success=weights["re-enrol"] > 0)
+    problems = check(rows, record, answers, policy, seen=monitor.seen, reenrolments=weights["re-enrol"] > 0)
     return [f"seed {seed} ({policy}, {dict(Counter(a.kind for a in answers))}): {p}" for p in problems]
 
 
@@ -379,7 +381,8 @@ def test_random_concurrent_mixes_keep_the_audit_truthful_in_the_store(backend: t
 
 def test_concurrent_enrolments_and_revocations_are_audited_as_what_they_did(backend: tuple[str, str]) -> None:
     """``enrol`` vs ``re-enrol`` is decided by the statement that wrote the row, not by an earlier
-    read that a revocation committing in between (read committed) could make stale."""
+    read that a revocation committing in between (read committed) could make stale: before the
+    fix, on PostgreSQL 31-41 of the ~80 enrolment rows of this run named the wrong one."""
     url, schema = backend
     handles = [open_store(url, postgres_schema=schema, pool_size=1) for _ in range(4)]
     replaced: list[bool] = []
@@ -387,7 +390,8 @@ def test_concurrent_enrolments_and_revocations_are_audited_as_what_they_did(back
     def worker(index: int, plan: list[str]) -> None:
         for gen, op in enumerate(plan):
             if op == "enrol":
-                replaced.append(handles[index].enrol(_enrolment("dora", f"$argon2id${index}-{gen}"), replace=True, now=0.0))
+                record = _enrolment("dora", f"$argon2id${index}-{gen}")
+                replaced.append(handles[index].enrol(record, replace=True, now=0.0))
             else:
                 try:
                     handles[index].revoke("dora", 0.0)
@@ -478,7 +482,7 @@ def drive_server(server: ServerProcess, url: str, schema: str, policy: LockoutPo
     rows = probe.rows(user)
     probe.close()
     assert record is not None
-    problems = check(rows, record, answers, policy, seen=monitor.seen, clears_race_success=weights["re-enrol"] > 0)
+    problems = check(rows, record, answers, policy, seen=monitor.seen, reenrolments=weights["re-enrol"] > 0)
     return [f"seed {seed} ({policy}, {dict(Counter(a.kind for a in answers))}): {p}" for p in problems]
 
 
@@ -491,7 +495,9 @@ def _request(c: httpx.Client, user: str, op: str) -> httpx.Response:
 
 
 @pytest.fixture
-def server_for(backend: tuple[str, str], tmp_path: Path, servers: list[ServerProcess]) -> Iterator[Callable[[LockoutPolicy], ServerProcess]]:
+def server_for(
+    backend: tuple[str, str], tmp_path: Path, servers: list[ServerProcess]
+) -> Iterator[Callable[[LockoutPolicy], ServerProcess]]:
     url, schema = backend
 
     def start(policy: LockoutPolicy) -> ServerProcess:

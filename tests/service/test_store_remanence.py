@@ -106,7 +106,8 @@ def test_large_records_on_overflow_pages_and_rehashed_hashes_are_erased(sqlite_s
     big = secrets.token_bytes(20_000)  # five overflow pages
     old_hash = "$argon2id$v=19$m=8,t=1,p=1$" + secrets.token_hex(16)
     sqlite_store.enrol(_record("alice", big, old_hash), replace=False, now=NOW)
-    sqlite_store.enrol(_record("bob", secrets.token_bytes(9_000), "$argon2id$bob-" + secrets.token_hex(8)), replace=False, now=NOW)
+    bob_hash = "$argon2id$bob-" + secrets.token_hex(8)
+    sqlite_store.enrol(_record("bob", secrets.token_bytes(9_000), bob_hash), replace=False, now=NOW)
     bob = sqlite_store.get("bob")
     assert bob is not None
     assert _copies(_files(tmp_path, "s.db"), _markers(big, old_hash)) > 0
