@@ -116,10 +116,10 @@ class Authenticator:
         """One verification; every failure cause is the same ``verified=False``.
 
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
-        that is a caller bug, answered 422 before any attempt is counted. With ``pipeline`` (the
-        caller has checked it is the one the record was enrolled through) the raw sample goes
-        through ``pipeline.sample_transform`` first and, without a PIN, the pipeline's own
-        sketch decodes it.
+        that is a caller bug, answered 422; the attempt, claimed before this call, stays
+        counted. With ``pipeline`` (the caller has checked it is the one the record was enrolled
+        through) the raw sample goes through ``pipeline.sample_transform`` first and, without a
+        PIN, the pipeline's own sketch decodes it.
         """
         if pipeline is not None:
             sample = pipeline.sample_transform(sample)

@@ -209,8 +209,9 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
 
     The attempt is counted as a failure (atomically, in the store) before any decode or hash
     work: concurrent attempts cannot all slip past the lockout check, and a client that hangs up
-    mid-request has still spent its attempt. A success resets the count; a malformed sample
-    (422) gives the attempt back, since nothing was compared.
+    mid-request has still spent its attempt. A success resets the count; anything else, a
+    malformed sample (422) included, stays a counted failure: giving an attempt back could undo
+    a wait or a disable that concurrent attempts had imposed (and audited) meanwhile.
     """
     record = state.store.get(user_id)
     if record is None:
@@ -225,7 +226,7 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
     try:
         outcome = state.authenticator.verify(record, sample, pin, pipeline=pipeline)
     except SampleError as exc:
-        state.store.release_attempt(user_id, claim, state.policy)
+        state.store.settle_failure(user_id, claim, state.clock())
         raise _invalid(exc) from None
     if outcome.verified:
         state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)

@@ -9,6 +9,11 @@ audit table holds (time, user id, event) and nothing else. No method takes a sam
 Every method is one transaction. Failure counting is a single atomic
 ``UPDATE ... SET failures = failures + 1 ... RETURNING`` so that concurrent verifications in
 any number of processes or replicas sharing the database never lose a count.
+
+The audit trail is the throttling state's history: every change (an attempt counted, a wait
+imposed, the biometric disabled, the state cleared) is written in the transaction that makes
+it, and no method takes a change back, so a user's events replayed in order give the stored
+state (the event grammar is in :mod:`.sql`).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ __all__ = [
 
 #: Every event the audit table can hold.
 AUDIT_EVENTS = frozenset(
-    {"enrol", "re-enrol", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset"}
+    {"enrol", "re-enrol", "attempt", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset"}
 )
 
 
@@ -109,7 +114,7 @@ class UserRecord:
 
 @dataclass(frozen=True, slots=True)
 class FailureState:
-    """The throttling state right after a failure was counted."""
+    """The throttling state right after a failure was counted, and the audit events written for it."""
 
     failures: int
     locked_until: float
@@ -148,12 +153,14 @@ class Store(ABC):
         """Write an enrolment and its audit event in one transaction.
 
         Returns True when an existing enrolment was replaced (which also clears the throttling
-        state); raises :class:`AlreadyEnrolled` if one exists and ``replace`` is false.
+        state, and erases the old record's remnants as :meth:`revoke` does); raises
+        :class:`AlreadyEnrolled` if one exists and ``replace`` is false.
         """
 
     @abstractmethod
     def record_failure(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
-        """Count one failed verification atomically and apply the lockout policy."""
+        """Count one failed verification atomically and apply the lockout policy (whatever the
+        current wait or disabled flag); audit it as an ``attempt`` and its ``verify-fail``."""
 
     @abstractmethod
     def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
@@ -163,29 +170,27 @@ class Store(ABC):
         while the user waits out a lockout or is disabled, :class:`UserNotFound` if not enrolled.
         Counting first means concurrent attempts cannot all pass the lockout check before any of
         them is counted, and a client (or process) that dies mid-attempt still spent the attempt.
-        The returned state is what a failure of this attempt leaves; a success resets it with
-        :meth:`record_success`, a failure writes its audit events with :meth:`settle_failure`.
+        The claim's changes are audited with it (``attempt``, and ``lock``/``disable`` when it
+        imposed them) and are never taken back: a success clears them with
+        :meth:`record_success`; a failure, malformed samples included, records its outcome with
+        :meth:`settle_failure`. A refusal reports the state that refused it, which is current: a
+        wait still running at ``now`` or a disabled biometric.
         """
 
     @abstractmethod
     def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
-        """Audit a claimed attempt that failed (its count was taken by :meth:`claim_attempt`)."""
-
-    @abstractmethod
-    def release_attempt(self, user_id: str, claim: FailureState, policy: LockoutPolicy) -> None:
-        """Give back a claimed attempt that never compared anything (a malformed sample).
-
-        Undoes the count and the wait or disabled flag the claim set (when still its own).
-        """
+        """Audit that a claimed attempt failed (``verify-fail``); its count was taken by the claim."""
 
     @abstractmethod
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        """Reset the failure count, wait and disabled flag (the attempt was claimed while allowed);
-        with ``new_hash``, replace the hash if it is still ``old_hash``."""
+        """Reset the failure count, wait and disabled flag if the hash is still ``old_hash`` (the
+        enrolment the attempt verified against); with ``new_hash``, also replace the hash and
+        erase the old one's remnants."""
 
     @abstractmethod
     def revoke(self, user_id: str, now: float) -> None:
-        """Delete the enrolment (:class:`UserNotFound` if there is none)."""
+        """Delete the enrolment (:class:`UserNotFound` if there is none), and erase what the
+        database engine keeps of it outside its live pages where a connection can (SQLite's WAL)."""
 
     @abstractmethod
     def reset(self, user_id: str, now: float) -> None:

@@ -5,6 +5,14 @@ connection for exactly one transaction (the pool commits on success, rolls back 
 Tables live in the schema named by settings (``public`` by default), via the connection's
 ``search_path``, so test runs can use a throw-away schema each. Concurrent migrators (two
 replicas starting at once) serialise on a transaction-scoped advisory lock.
+
+Remnants: a ``DELETE`` or ``UPDATE`` leaves the old row version in the table's pages as a dead
+tuple; ``VACUUM`` (and autovacuum) marks its space free but does not overwrite the bytes, which
+stay readable in the relation files until new rows reuse the space. ``VACUUM FULL users``
+rewrites the table into new files; the write-ahead log, archives, replicas and backups keep
+their own copies for as long as they are retained. The store cannot do better from a request
+(``VACUUM FULL`` takes an exclusive lock on the table), so revoked records are an operator's
+job, documented with the commands to run.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ class PostgresStore(SqlStore):
     """:class:`~service.store.base.Store` on PostgreSQL (atomic counters hold across replicas)."""
 
     dialect = "postgres"
+    # Read committed: a refused claim re-reads the user's row locked, hence current.
+    _row_lock = " FOR UPDATE"
 
     def __init__(self, url: str, *, schema: str = "public", min_size: int = 1, max_size: int = 8) -> None:
         if not valid_schema_name(schema):
@@ -73,6 +83,12 @@ class PostgresStore(SqlStore):
 
     def _sql(self, query: str) -> str:
         return query.replace("?", "%s")
+
+    def _lock_user(self, cur: Any, user_id: str) -> None:
+        # Enrolments and revocations of one user take turns (a transaction-scoped advisory lock
+        # on a 64-bit hash of schema and id; a collision only makes two users take turns).
+        key = f"sketchauth-user:{self.schema}:{user_id}"
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
     def drop_schema(self) -> None:
         """Drop the store's schema and everything in it (tests; never ``public``)."""

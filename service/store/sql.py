@@ -10,6 +10,23 @@ lockout policy applied by one ``UPDATE ... RETURNING`` statement, so the databas
 process, decides the new count: concurrent verifications in several workers or replicas cannot
 lose an increment. Verification uses the conditional form, :meth:`SqlStore.claim_attempt`, which
 checks the wait and the disabled flag in the same statement before any decode or hash work.
+
+Audit truth: every change of a user's throttling state is written to ``audit`` in the same
+transaction that makes it, after the statement that locks the user's row, so one user's
+state-changing rows are numbered (``audit.id``) in the order the changes took effect, on
+PostgreSQL as on SQLite. No method takes back a count, a wait or a disabled flag it or another
+attempt set (there is no "hand back"); only a success, an admin reset or a new enrolment clears
+them, each with its own row. Replaying a user's rows therefore reproduces the stored state:
+
+* ``attempt``: ``failures + 1`` (a claimed verification, a failure unless a success follows);
+* ``lock``: a wait of ``lockout_seconds`` from the row's time (only when that is positive);
+* ``disable``: the biometric is disabled (at exactly ``disable_threshold`` failures);
+* ``verify-ok``, ``reset``, ``enrol``, ``re-enrol``: failures, wait and disabled flag cleared;
+* ``verify-fail`` (the outcome of a claimed attempt), ``rehash``, ``revoke``: no throttling change.
+
+Remnants: after a change that removes or overwrites helper data or a hash (revocation, a
+replacing enrolment, a re-hash) :meth:`SqlStore._erase_remnants` runs; SQLite uses it to
+checkpoint and truncate its write-ahead log (see :mod:`.sqlite`).
 """
 
 from __future__ import annotations
@@ -17,6 +34,7 @@ from __future__ import annotations
 import json
 import time
 from abc import abstractmethod
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -28,6 +46,7 @@ from service.store.base import (
     LockoutPolicy,
     NewEnrolment,
     Store,
+    StoreError,
     UserNotFound,
     UserRecord,
 )
@@ -43,7 +62,7 @@ _USER_COLUMNS = (
 _COUNT_FAILURE = """
 UPDATE users SET
     failures = failures + 1,
-    locked_until = CASE WHEN failures + 1 >= ? THEN ? ELSE locked_until END,
+    locked_until = CASE WHEN ? AND failures + 1 >= ? THEN ? ELSE locked_until END,
     disabled = CASE WHEN failures + 1 >= ? THEN TRUE ELSE disabled END
 WHERE user_id = ?
 RETURNING failures, locked_until, disabled"""
@@ -54,31 +73,31 @@ _CLAIM_ATTEMPT = _COUNT_FAILURE.replace(
     "WHERE user_id = ?", "WHERE user_id = ? AND disabled = FALSE AND locked_until <= ?"
 )
 
-# Undo one claim: the count, and the wait or disabled flag when the claim set them (a wait the
-# claim overwrote had expired, else the claim would have been refused, so 0 is equivalent).
-_RELEASE_ATTEMPT = """
-UPDATE users SET
-    failures = failures - 1,
-    locked_until = CASE WHEN locked_until = ? THEN 0 ELSE locked_until END,
-    disabled = CASE WHEN failures - 1 >= ? THEN disabled ELSE FALSE END
-WHERE user_id = ? AND failures > 0"""
-
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
 VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?)
-ON CONFLICT (user_id) DO {{action}}
+ON CONFLICT (user_id) DO NOTHING
 RETURNING user_id"""
 
-_REPLACE_ACTION = """UPDATE SET scheme = excluded.scheme, params = excluded.params, helper = excluded.helper,
-    secret_hash = excluded.secret_hash, report = excluded.report, has_pin = excluded.has_pin,
-    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = excluded.enrolled_at,
-    pipeline = excluded.pipeline, pipeline_sha256 = excluded.pipeline_sha256"""
+# A replacing enrolment: new public data and hash, throttling state cleared (same value order).
+_REPLACE_USER = """
+UPDATE users SET scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?,
+    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = ?, pipeline = ?, pipeline_sha256 = ?
+WHERE user_id = ?
+RETURNING user_id"""
+
+#: How often :meth:`SqlStore.enrol` with ``replace`` retries when concurrent enrolments and
+#: revocations of the same user keep changing whether a row exists between its two statements.
+_ENROL_ROUNDS = 3
 
 
 class SqlStore(Store):
     """Shared implementation; subclasses supply the connection handling and the dialect name."""
 
     dialect: str
+    #: Appended to a ``SELECT`` to lock the rows it reads until the transaction ends (PostgreSQL's
+    #: ``FOR UPDATE``); empty where a write transaction already excludes every other writer.
+    _row_lock: str = ""
 
     @abstractmethod
     def _transaction(self) -> AbstractContextManager[Any]:
@@ -87,6 +106,12 @@ class SqlStore(Store):
     @abstractmethod
     def _locked_migration(self) -> AbstractContextManager[Any]:
         """A cursor inside one transaction that no other migrator runs concurrently."""
+
+    def _lock_user(self, cur: Any, user_id: str) -> None:
+        """Serialise this transaction with other enrolments and revocations of ``user_id``.
+
+        Nothing by default: a write transaction already excludes every other writer.
+        """
 
     def _read(self) -> AbstractContextManager[Any]:
         """A cursor inside one read-only transaction (by default the same as a write one)."""
@@ -99,8 +124,22 @@ class SqlStore(Store):
         cur.execute(self._sql(query), params)
         return cur
 
-    def _audit(self, cur: Any, user_id: str, event: str, now: float) -> None:
-        self._run(cur, "INSERT INTO audit (at, user_id, event) VALUES (?, ?, ?)", (now, user_id, event))
+    def _audit(self, cur: Any, user_id: str, events: Sequence[str], now: float) -> None:
+        """Append ``events`` in order, in one statement (one round trip however many)."""
+        if not events:
+            return
+        rows = ", ".join(["(?, ?, ?)"] * len(events))
+        values = tuple(value for event in events for value in (now, user_id, event))
+        self._run(cur, f"INSERT INTO audit (at, user_id, event) VALUES {rows}", values)
+
+    def _erase_remnants(self) -> None:
+        """Called after a committed change removed or overwrote helper data or a hash.
+
+        Erase what the database keeps of the old values outside its live pages, where the
+        engine allows it from a connection. Nothing by default: PostgreSQL keeps dead row
+        versions until an operator's ``VACUUM FULL`` (documented for operators), and no
+        statement a request could afford removes them.
+        """
 
     # -- schema --------------------------------------------------------------------------------------
     def migrate(self) -> int:
@@ -148,29 +187,41 @@ class SqlStore(Store):
 
     # -- writes --------------------------------------------------------------------------------------
     def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
-        values = (
-            record.user_id,
-            record.scheme,
-            json.dumps(record.params, sort_keys=True),
-            record.helper,
-            record.secret_hash,
-            json.dumps(record.report, sort_keys=True),
-            record.has_pin,
-            now,
-            record.pipeline,
-            record.pipeline_sha256,
-        )
+        params, report = json.dumps(record.params, sort_keys=True), json.dumps(record.report, sort_keys=True)
+        columns = (record.scheme, params, record.helper, record.secret_hash, report, record.has_pin)
+        pipeline = (record.pipeline, record.pipeline_sha256)
+        insert = (record.user_id, *columns, now, *pipeline)
         with self._transaction() as cur:
             if replace:
-                existed = self._run(cur, "SELECT 1 FROM users WHERE user_id = ?", (record.user_id,)).fetchone()
-                self._run(cur, _INSERT_USER.format(action=_REPLACE_ACTION), values).fetchone()
-                self._audit(cur, record.user_id, "re-enrol" if existed else "enrol", now)
-                return existed is not None
-            inserted = self._run(cur, _INSERT_USER.format(action="NOTHING"), values).fetchone()
-            if inserted is None:
-                raise AlreadyEnrolled(record.user_id)
-            self._audit(cur, record.user_id, "enrol", now)
+                self._lock_user(cur, record.user_id)
+            replaced = self._write_enrolment(cur, insert, (*columns, now, *pipeline, record.user_id), replace)
+            self._audit(cur, record.user_id, ["re-enrol" if replaced else "enrol"], now)
+        if replaced:
+            self._erase_remnants()
+        return replaced
+
+    def _write_enrolment(
+        self, cur: Any, insert: tuple[Any, ...], update: tuple[Any, ...], replace: bool
+    ) -> bool:
+        """Insert the row, or with ``replace`` overwrite an existing one; True if one was replaced.
+
+        Whether a row existed is what the statement that wrote it found (the update matched, or
+        the insert did not conflict), never an earlier read: a revocation or another enrolment
+        committing in between (possible under PostgreSQL's read committed) cannot make the audit
+        say ``enrol`` for a replacement or ``re-enrol`` for a first enrolment. The caller holds
+        :meth:`_lock_user`, so the second round is only needed against writers that do not
+        (a replica of an older version during a rolling upgrade).
+        """
+        if not replace:
+            if self._run(cur, _INSERT_USER, insert).fetchone() is None:
+                raise AlreadyEnrolled(insert[0])
             return False
+        for _ in range(_ENROL_ROUNDS):
+            if self._run(cur, _REPLACE_USER, update).fetchone() is not None:
+                return True
+            if self._run(cur, _INSERT_USER, insert).fetchone() is not None:
+                return False
+        raise StoreError("concurrent enrolments and revocations of this user kept conflicting; retry")
 
     def record_failure(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
@@ -178,51 +229,62 @@ class SqlStore(Store):
             if row is None:
                 raise UserNotFound(user_id)
             state = _failure_state(row, policy)
-            for event in state.events:
-                self._audit(cur, user_id, event, now)
-        return state
+            events = (*state.events, "verify-fail")
+            self._audit(cur, user_id, events, now)
+        return FailureState(state.failures, state.locked_until, state.disabled, events)
 
     def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
-            row = self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
-            if row is not None:
-                return _failure_state(row, policy)
-            current = self._run(cur, "SELECT locked_until, disabled FROM users WHERE user_id = ?", (user_id,)).fetchone()
-        if current is None:
-            raise UserNotFound(user_id)
-        raise AttemptRefused(user_id, locked_until=float(current[0]), disabled=bool(current[1]))
+            row = self._claim(cur, user_id, policy, now)
+            if row is None:
+                # Refused: read the state that refused it, locked so that it is current. Under
+                # read committed a success or reset may have committed since the update looked;
+                # then the attempt is allowed after all, and claimed under the lock.
+                current = self._run(
+                    cur, f"SELECT locked_until, disabled FROM users WHERE user_id = ?{self._row_lock}", (user_id,)
+                ).fetchone()
+                if current is None:
+                    raise UserNotFound(user_id)
+                locked_until, disabled = float(current[0]), bool(current[1])
+                if disabled or locked_until > now:
+                    raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
+                row = self._claim(cur, user_id, policy, now)
+                if row is None:  # only a dialect without row locks could get here
+                    raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
+            state = _failure_state(row, policy)
+            self._audit(cur, user_id, state.events, now)
+        return state
+
+    def _claim(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> Any:
+        return self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
 
     def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
         with self._transaction() as cur:
-            for event in claim.events:
-                self._audit(cur, user_id, event, now)
-
-    def release_attempt(self, user_id: str, claim: FailureState, policy: LockoutPolicy) -> None:
-        with self._transaction() as cur:
-            self._run(cur, _RELEASE_ATTEMPT, (claim.locked_until, policy.disable_threshold, user_id))
+            self._audit(cur, user_id, ["verify-fail"], now)
 
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
         with self._transaction() as cur:
             row = self._run(
                 cur,
-                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE "
+                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, secret_hash = ? "
                 "WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
-                (user_id, old_hash),
+                (new_hash or old_hash, user_id, old_hash),
             ).fetchone()
             if row is None:
                 # Revoked or re-enrolled while this verification ran: the answer stands, the
                 # state belongs to the new enrolment.
                 return
-            self._audit(cur, user_id, "verify-ok", now)
-            if new_hash is not None:
-                self._run(cur, "UPDATE users SET secret_hash = ? WHERE user_id = ?", (new_hash, user_id))
-                self._audit(cur, user_id, "rehash", now)
+            self._audit(cur, user_id, ["verify-ok"] if new_hash is None else ["verify-ok", "rehash"], now)
+        if new_hash is not None:
+            self._erase_remnants()
 
     def revoke(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
+            self._lock_user(cur, user_id)
             if self._run(cur, "DELETE FROM users WHERE user_id = ? RETURNING user_id", (user_id,)).fetchone() is None:
                 raise UserNotFound(user_id)
-            self._audit(cur, user_id, "revoke", now)
+            self._audit(cur, user_id, ["revoke"], now)
+        self._erase_remnants()
 
     def reset(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
@@ -233,19 +295,24 @@ class SqlStore(Store):
             ).fetchone()
             if row is None:
                 raise UserNotFound(user_id)
-            self._audit(cur, user_id, "reset", now)
+            self._audit(cur, user_id, ["reset"], now)
 
 
-def _count_parameters(policy: LockoutPolicy, now: float) -> tuple[int, float, int]:
-    """The policy's values for the ``SET`` placeholders of ``_COUNT_FAILURE`` and ``_CLAIM_ATTEMPT``."""
-    return (policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold)
+def _count_parameters(policy: LockoutPolicy, now: float) -> tuple[bool, int, float, int]:
+    """The policy's values for the ``SET`` placeholders of ``_COUNT_FAILURE`` and ``_CLAIM_ATTEMPT``.
+
+    A zero ``lockout_seconds`` imposes no wait at all: ``locked_until`` is left alone rather
+    than set to ``now``, which a concurrent attempt that read the clock a moment earlier would
+    see as a running wait (a spurious 429).
+    """
+    return (policy.lockout_seconds > 0, policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold)
 
 
 def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
-    """The state a counted failure left, with the audit events it calls for."""
+    """The state a counted attempt left, with the audit events of the changes it made."""
     failures, locked_until, disabled = int(row[0]), float(row[1]), bool(row[2])
-    events = ["verify-fail"]
-    if failures >= policy.lockout_threshold:
+    events = ["attempt"]
+    if policy.lockout_seconds > 0 and failures >= policy.lockout_threshold:
         events.append("lock")
     if failures == policy.disable_threshold:
         events.append("disable")

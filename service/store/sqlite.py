@@ -6,10 +6,23 @@ a half-written transaction: the WAL is replayed or discarded as a whole). Every 
 processes never deadlock upgrading a read lock; ``busy_timeout`` makes a second writer wait
 instead of failing. One connection per store, serialised by a lock (SQLite allows one writer at
 a time anyway; every statement here takes microseconds).
+
+No remnants of revoked records: ``secure_delete`` zeroes deleted cells and freed pages, but only
+in the page versions written from then on. In WAL mode every committed change appends whole
+pages to ``-wal``, so the old hash and helper data stay there (once per change that touched
+their page: the enrolment, each counted attempt) until a checkpoint copies the newest pages into
+the database file and the log is truncated. After a revocation, a replacing enrolment or a
+re-hash the store therefore runs ``PRAGMA wal_checkpoint(TRUNCATE)`` before returning: it waits
+(``busy_timeout``) for readers of every process to leave older snapshots, copies the pages back
+and truncates ``-wal`` to zero bytes. If a reader holds an old snapshot past the timeout the
+erasure stays pending and is retried after the next write, at close and at the next start, and
+a warning is logged. ``-shm`` is the WAL's page index (page numbers and checksums, no row data).
+``temp_store = MEMORY`` keeps sorts and temporary tables out of temporary files.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -24,6 +37,8 @@ __all__ = ["SQLiteStore", "sqlite_path"]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 10_000
+
+log = logging.getLogger(__name__)
 
 
 def sqlite_path(url: str) -> Path:
@@ -67,6 +82,11 @@ class SQLiteStore(SqlStore):
         # Revoking or replacing an enrolment must not leave its hash and helper data readable in
         # freed pages of the file: zero them (many builds default to this, not all).
         self._conn.execute("PRAGMA secure_delete = ON")
+        self._conn.execute("PRAGMA temp_store = MEMORY")
+        # A previous process may have died between a revocation's commit and its checkpoint.
+        self._erase_pending = True
+        with self._lock:
+            self._erase_if_pending()
 
     @classmethod
     def from_url(cls, url: str) -> SQLiteStore:
@@ -76,6 +96,32 @@ class SQLiteStore(SqlStore):
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
         with self._begin("BEGIN IMMEDIATE") as cur:
             yield cur
+        if self._erase_pending:
+            with self._lock:
+                self._erase_if_pending()
+
+    def _erase_remnants(self) -> None:
+        """Checkpoint and truncate the WAL so that no old page version outlives the change."""
+        with self._lock:
+            self._erase_pending = True
+            self._erase_if_pending()
+
+    def _erase_if_pending(self) -> None:
+        """One ``wal_checkpoint(TRUNCATE)`` if an erasure is pending (the caller holds the lock)."""
+        if not self._erase_pending:
+            return
+        try:
+            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:  # locked past busy_timeout
+            busy = 1
+        self._erase_pending = busy != 0
+        if self._erase_pending:
+            log.warning(
+                "could not truncate the SQLite WAL of %s: a reader held an old snapshot for more than %d ms; "
+                "revoked records stay in the -wal file until the next write retries",
+                self.path,
+                BUSY_TIMEOUT_MS,
+            )
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Cursor]:
@@ -104,4 +150,5 @@ class SQLiteStore(SqlStore):
 
     def close(self) -> None:
         with self._lock:
+            self._erase_if_pending()
             self._conn.close()

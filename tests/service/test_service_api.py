@@ -287,7 +287,7 @@ def test_audit_table_columns(client: TestClient, settings: Settings) -> None:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
         rows = conn.execute("SELECT user_id, event FROM audit ORDER BY id").fetchall()
     assert columns == ["id", "at", "user_id", "event"]
-    assert rows == [("alice", "enrol"), ("alice", "verify-fail")]
+    assert rows == [("alice", "enrol"), ("alice", "attempt"), ("alice", "verify-fail")]
 
 
 # -- bad input ------------------------------------------------------------------------------------------
@@ -368,10 +368,13 @@ def test_bad_sets_are_422(client: TestClient, sample: list[int], needle: str) ->
     assert needle in _problem(_verify(client, sample), 422, "invalid-sample")["detail"]
 
 
-def test_wrong_dimension_at_verification_is_422_and_not_counted(client: TestClient, sqlite_store: Store) -> None:
+def test_wrong_dimension_at_verification_is_422_and_counted(client: TestClient, sqlite_store: Store) -> None:
+    """The attempt was claimed before the sample was looked at; giving it back could undo a
+    wait or disable that concurrent attempts imposed meanwhile, so it stays a failure."""
     _enrol(client)
     assert "4 features" in _problem(_verify(client, [1, 2, 3]), 422, "invalid-sample")["detail"]
-    assert sqlite_store.get("alice").failures == 0  # type: ignore[union-attr]
+    assert sqlite_store.get("alice").failures == 1  # type: ignore[union-attr]
+    assert [e.event for e in sqlite_store.audit_events("alice")] == ["enrol", "attempt", "verify-fail"]
 
 
 def test_user_id_is_validated(client: TestClient) -> None:

@@ -107,7 +107,8 @@ def test_lifecycle_restart_lockout_revoke_and_no_sample_on_disk(tmp_path: Path, 
     store = SQLiteStore(db_path)
     events = [e.event for e in store.audit_events("bob")]
     store.close()
-    assert events == ["enrol"] + ["verify-fail"] * 4 + ["verify-fail", "lock", "reset", "verify-ok"]
+    failure = ["attempt", "verify-fail"]
+    assert events == ["enrol"] + failure * 4 + ["attempt", "lock", "verify-fail", "reset", "attempt", "verify-ok"]
 
 
 def test_sigkill_mid_enrolment_leaves_a_consistent_store(tmp_path: Path, servers: list[ServerProcess]) -> None:
@@ -198,4 +199,5 @@ def test_two_servers_on_one_postgres_database_act_as_one(
     store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)
     events = [e.event for e in store.audit_events("carol")]
     store.close()
-    assert events == ["enrol", "verify-ok"] + ["verify-fail"] * 4 + ["verify-fail", "lock", "reset", "verify-ok", "revoke"]
+    success, failure = ["attempt", "verify-ok"], ["attempt", "verify-fail"]
+    assert events == ["enrol", *success, *failure * 4, "attempt", "lock", "verify-fail", "reset", *success, "revoke"]

@@ -270,7 +270,7 @@ def test_changed_pipeline_is_409_not_a_silent_false(api: TestClient, fitted: Fit
         events = [e for (e,) in con.execute("SELECT event FROM audit WHERE user_id = 'alice' ORDER BY id")]
     finally:
         con.close()
-    assert events == ["enrol", "verify-ok"]
+    assert events == ["enrol", "attempt", "verify-ok"]
 
 
 def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:

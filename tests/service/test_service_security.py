@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -99,52 +100,76 @@ def test_claim_counts_before_the_work_and_refuses_while_waiting(store: Store) ->
     store.enrol(_record(), replace=False, now=NOW)
     first = store.claim_attempt("alice", policy, NOW)
     # A client that dies now has still spent the attempt: the count is in the store already.
-    assert store.get("alice").failures == 1 and first.events == ("verify-fail",)
+    assert store.get("alice").failures == 1 and first.events == ("attempt",)
     second = store.claim_attempt("alice", policy, NOW + 1)
-    assert (second.failures, second.locked_until, second.events) == (2, NOW + 31, ("verify-fail", "lock"))
+    assert (second.failures, second.locked_until, second.events) == (2, NOW + 31, ("attempt", "lock"))
     with pytest.raises(AttemptRefused) as refused:
         store.claim_attempt("alice", policy, NOW + 30.9)
     assert refused.value.locked_until == NOW + 31 and not refused.value.disabled
     assert store.get("alice").failures == 2  # a refused attempt is not counted
     third = store.claim_attempt("alice", policy, NOW + 31)
-    assert third.disabled and third.events == ("verify-fail", "lock", "disable")
+    assert third.disabled and third.events == ("attempt", "lock", "disable")
     with pytest.raises(AttemptRefused) as refused:
         store.claim_attempt("alice", policy, NOW + 10**6)
     assert refused.value.disabled
     with pytest.raises(UserNotFound):
         store.claim_attempt("nobody", policy, NOW)
-    # Claims write no audit events; settling a failure writes them.
-    assert [e.event for e in store.audit_events("alice")] == ["enrol"]
+    # Each claim audits the changes it made, in the same transaction; settling adds the outcome.
+    assert [e.event for e in store.audit_events("alice")] == [
+        "enrol", "attempt", "attempt", "lock", "attempt", "lock", "disable"
+    ]
     store.settle_failure("alice", third, NOW + 32)
-    assert [e.event for e in store.audit_events("alice")] == ["enrol", "verify-fail", "lock", "disable"]
+    assert [e.event for e in store.audit_events("alice")][-1] == "verify-fail"
 
 
-def test_release_gives_back_the_count_wait_and_disable(store: Store) -> None:
-    policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
-    store.enrol(_record(), replace=False, now=NOW)
-    store.claim_attempt("alice", policy, NOW)
-    claim = store.claim_attempt("alice", policy, NOW)
-    store.release_attempt("alice", claim, policy)
-    record = store.get("alice")
-    assert record is not None
-    assert (record.failures, record.locked_until, record.disabled) == (1, 0.0, False)
-    store.claim_attempt("alice", policy, NOW)  # 2: locks until NOW + 30
-    claim = store.claim_attempt("alice", policy, NOW + 30)  # 3: disables
-    store.release_attempt("alice", claim, policy)
-    record = store.get("alice")
-    assert (record.failures, record.locked_until, record.disabled) == (2, 0.0, False)
-
-
-def test_malformed_sample_after_failures_neither_counts_nor_locks(tmp_path: Path) -> None:
+def test_malformed_sample_counts_as_a_failure(tmp_path: Path) -> None:
     clock = Clock()
     with TestClient(create_app(test_settings(tmp_path), clock=clock)) as client:
         _enrol(client)
         for _ in range(4):
             assert _verify(client, IMPOSTOR).json() == {"verified": False}
-        assert _verify(client, [1, 2, 3]).status_code == 422  # would have been the 5th: released
+        assert _verify(client, [1, 2, 3]).status_code == 422  # the 5th failure: a wait starts
         record = client.app.state.service.store.get("alice")  # type: ignore[attr-defined]
-        assert (record.failures, record.locked_until) == (4, 0.0)
+        assert (record.failures, record.locked_until) == (5, NOW + 30)
+        assert _verify(client, GENUINE).status_code == 429
+        clock.now += 30
         assert _verify(client, GENUINE).json() == {"verified": True}
+
+
+def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) -> None:
+    """A malformed sample's attempt used to be handed back when it ended: the hand-back cleared
+    the disabled flag that concurrent wrong samples had set (and audited) meanwhile, so 423s
+    had been answered for a user who ended enabled, the ``disable`` row silently undone.
+
+    Here the malformed attempt is held open while wrong samples disable the biometric.
+    """
+    clock = Clock()
+    settings = test_settings(tmp_path, lockout_threshold=3, lockout_seconds=0, disable_threshold=3)
+    with TestClient(create_app(settings, clock=clock)) as client:
+        _enrol(client)
+        state = client.app.state.service  # type: ignore[attr-defined]
+        real_verify = state.authenticator.verify
+        held, go = threading.Event(), threading.Event()
+
+        def verify(record: Any, sample: Any, *args: Any, **kwargs: Any) -> Any:
+            if len(sample) == 3:  # the malformed one waits until the others are done
+                held.set()
+                go.wait(10)
+            return real_verify(record, sample, *args, **kwargs)
+
+        state.authenticator.verify = verify
+        with ThreadPoolExecutor(1) as pool:
+            malformed = pool.submit(_verify, client, [1, 2, 3])
+            assert held.wait(10)
+            assert [_verify(client, IMPOSTOR).json() for _ in range(2)] == [{"verified": False}] * 2
+            assert _verify(client, GENUINE).status_code == 423
+            go.set()
+            assert malformed.result().status_code == 422
+        assert _verify(client, GENUINE).status_code == 423  # still disabled
+        record = state.store.get("alice")
+        assert (record.failures, record.disabled) == (3, True)
+        events = [e.event for e in state.store.audit_events("alice")]
+        assert events == ["enrol", "attempt", "attempt", "verify-fail", "attempt", "disable", "verify-fail", "verify-fail"]
 
 
 def test_success_on_the_disabling_attempt_resets_everything(tmp_path: Path) -> None:
@@ -324,9 +349,10 @@ def test_revoked_and_replaced_enrolments_leave_no_trace_in_the_sqlite_file(tmp_p
     store.enrol(NewEnrolment("carol", "interval", {}, b"kept", "$argon2id$kept", {}, False), replace=False, now=NOW)
     store.enrol(NewEnrolment("alice", "interval", {}, b"NEWHELPER", "$argon2id$new", {}, False), replace=True, now=NOW)
     store.revoke("bob", NOW)
-    store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
+    # Scanned with the store still open: closing the last connection checkpoints and deletes
+    # the WAL anyway, which once hid that a running server kept the old records in it.
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    store.close()
     for marker in (b"OLDHASHMARKER", b"OLDHELPER", b"REVOKEDMARKER", b"GONEHELPER"):
         assert marker not in data, marker
     assert b"NEWHELPER" in data and b"$argon2id$kept" in data

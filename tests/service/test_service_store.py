@@ -103,9 +103,22 @@ def test_lockout_policy_exact_thresholds(store: Store) -> None:
     # No wait before the third failure; from then on each failure waits 30 s from its own time.
     assert [s.locked_until for s in states] == [0.0, 0.0, NOW + 32, NOW + 33, NOW + 34, NOW + 35, NOW + 36]
     assert [s.disabled for s in states] == [False] * 5 + [True, True]
-    assert states[2].events == ("verify-fail", "lock")
-    assert states[5].events == ("verify-fail", "lock", "disable")
-    assert _events(store).count("disable") == 1
+    assert states[0].events == ("attempt", "verify-fail")
+    assert states[2].events == ("attempt", "lock", "verify-fail")
+    assert states[5].events == ("attempt", "lock", "disable", "verify-fail")
+    assert states[6].events == ("attempt", "lock", "verify-fail")  # disabled once, not again
+    assert _events(store) == ["enrol", *(event for s in states for event in s.events)]
+
+
+def test_zero_lockout_seconds_imposes_no_wait(store: Store) -> None:
+    """A zero wait left ``locked_until = now``: an attempt that read the clock a moment earlier
+    saw a running wait and was refused (a spurious 429), and the audit said ``lock``."""
+    policy = LockoutPolicy(lockout_threshold=2, lockout_seconds=0, disable_threshold=4)
+    store.enrol(_record(), replace=False, now=NOW)
+    for i in range(3):
+        assert store.claim_attempt("alice", policy, NOW + i).locked_until == 0.0
+    store.claim_attempt("alice", policy, NOW + 1)  # an earlier clock reading: still allowed; disables
+    assert _events(store) == ["enrol", "attempt", "attempt", "attempt", "attempt", "disable"]
 
 
 def test_success_resets_and_rehash_is_guarded(store: Store) -> None:
@@ -143,7 +156,11 @@ def test_audit_holds_time_user_and_event_only(store: Store) -> None:
     store.enrol(_record(), replace=False, now=NOW)
     store.record_failure("alice", POLICY, NOW + 1)
     events = store.audit_events()
-    assert [(e.at, e.user_id, e.event) for e in events] == [(NOW, "alice", "enrol"), (NOW + 1, "alice", "verify-fail")]
+    assert [(e.at, e.user_id, e.event) for e in events] == [
+        (NOW, "alice", "enrol"),
+        (NOW + 1, "alice", "attempt"),
+        (NOW + 1, "alice", "verify-fail"),
+    ]
 
 
 def test_concurrent_failures_are_all_counted(store_url: tuple[str, str]) -> None:
