@@ -1,4 +1,4 @@
-"""The sketchauth enrolment/verification service (SPEC §5): FastAPI app, settings and stores.
+"""The sketchauth enrolment/verification service: FastAPI app, settings and stores.
 
 Nothing happens at import: :func:`service.app.create_app` builds the app from a
 :class:`service.settings.Settings`; ``sketchauth serve`` runs it with uvicorn. The service uses
