@@ -158,6 +158,9 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
         return _unknown_scheme(str(ctx.get("tag", "")), models)
     tag = loc[1] if len(loc) > 1 and (loc[1] in models.schemes or loc[1] in models.pipelines) else None
     fields = loc[2:] if tag is not None else loc[1:]
+    if fields == ("pin",) and kind == "extra_forbidden" and tag in models.pin_refusals:
+        name = models.pipelines[tag]
+        return "invalid-parameters", f"pipeline {name!r} takes no PIN: {models.pin_refusals[tag]}"
     if fields[:1] == ("params",):
         if tag in models.pipelines:
             name = models.pipelines[tag]
@@ -173,17 +176,22 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
     if fields == ("samples",):
         return _sample_count(tag, kind, ctx, actual, models)
     if (len(fields) == 2 and fields[0] == "samples") or fields == ("sample",):
-        index = fields[1] if len(fields) == 2 else 0
-        if kind == "too_long" and ctx.get("max_length") == models.limits.max_sample_length:
-            return "sample-too-long", (
-                f"sample {index} has more than {models.limits.max_sample_length} values "
-                "(the service's SKETCHAUTH_MAX_SAMPLE_LENGTH)"
-            )
-        if tag in models.pipelines:
-            want = ctx.get("min_length", ctx.get("max_length"))
-            return "invalid-sample", (
-                f"sample {index} has {actual} features; pipeline {models.pipelines[tag]!r}'s transform takes {want}"
-            )
+        return _sample_length(tag, fields[1] if len(fields) == 2 else 0, kind, ctx, actual, models)
+    return None
+
+
+def _sample_length(tag: Any, index: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str] | None:
+    limit = models.limits.max_sample_length
+    if kind == "too_long" and isinstance(actual, int) and actual > limit:
+        return "sample-too-long", f"sample {index} has more than {limit} values (the service's SKETCHAUTH_MAX_SAMPLE_LENGTH)"
+    if tag in models.pipelines:
+        want = ctx.get("min_length", ctx.get("max_length"))
+        return "invalid-sample", (
+            f"sample {index} has {actual} features; pipeline {models.pipelines[tag]!r}'s transform takes {want}"
+        )
+    if tag in models.schemes:
+        low, high = models.schemes[tag].sample_length(models.limits)
+        return "invalid-sample", f"sample {index} has {actual} values; {tag} samples have {low} to {high}"
     return None
 
 
@@ -257,7 +265,7 @@ def install_problem_openapi(app: FastAPI) -> None:
 
     FastAPI files response models under ``application/json`` (and adds its own validation-error
     schema for 422); the service sends RFC 9457 documents, so the generated document is
-    rewritten once, on first request, to say so.
+    rewritten once, on first request, to say so. Integer bounds are written as integers.
     """
 
     def openapi() -> dict[str, Any]:
@@ -270,10 +278,29 @@ def install_problem_openapi(app: FastAPI) -> None:
                 routes=app.routes,
             )
             _problem_media_types(document)
+            _integer_bounds(document)
             app.openapi_schema = document
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+_NUMBER_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _integer_bounds(node: Any) -> None:
+    """Integer bounds as integers: FastAPI's generator writes ``le=4096`` as ``4096.0``."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            for keyword in _NUMBER_BOUNDS:
+                value = node.get(keyword)
+                if isinstance(value, float) and value.is_integer():
+                    node[keyword] = int(value)
+        for value in node.values():
+            _integer_bounds(value)
+    elif isinstance(node, list):
+        for value in node:
+            _integer_bounds(value)
 
 
 def _problem_media_types(document: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ The enrolment body is a union discriminated by ``scheme``: one model per offered
 ``params`` is that scheme's parameter model (:mod:`service.schemes`) and whose ``samples`` take
 the scheme's sample kind and count, plus one model per configured feature pipeline
 (``"scheme": "pipeline:<name>"``), whose samples are raw embeddings of exactly the pipeline's
-input dimension and whose ``params`` must stay empty. The verification body takes one sample
+input dimension, whose ``params`` must stay empty, and which has a ``pin`` only when the
+pipeline's sketch can be mixed with one. The verification body takes one sample
 (the user's scheme is known only once the record is read).
 
 The same models validate the requests and generate the OpenAPI schema, so every bound a client
@@ -67,11 +68,12 @@ class RequestModels:
     pipelines: dict[str, str]
     #: Scheme value (``pipeline:<name>``) → fewest and most enrolment samples.
     pipeline_counts: dict[str, tuple[int, int]]
+    #: Scheme value (``pipeline:<name>``) → why its sketch takes no PIN (mixable ones are absent).
+    pin_refusals: dict[str, str]
 
 
-def _sample_type(item: Any, limits: RequestLimits, description: str, length: int | None = None) -> Any:
-    """A list of ``item``: ``length`` exactly, or 1 to the configured sample length."""
-    low, high = (length, length) if length is not None else (1, limits.max_sample_length)
+def _sample_type(item: Any, low: int, high: int, description: str) -> Any:
+    """A list of ``low`` to ``high`` ``item`` values."""
     return Annotated[list[item], Field(min_length=low, max_length=high, description=description)]
 
 
@@ -101,7 +103,7 @@ def _base(doc: str, example: dict[str, Any]) -> type[BaseModel]:
 def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
     """``{"scheme": "<name>", "params": <the scheme's parameters>, "samples": [...], "pin"?, "replace"?}``."""
     least, most = spec.sample_count(limits)
-    sample = _sample_type(_item_type(spec), limits, _SAMPLE_DESCRIPTIONS[spec.sample_kind])
+    sample = _sample_type(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
     params, samples, _ = spec.example
     return create_model(
         _model_name("", spec.name),
@@ -128,7 +130,7 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
             f"SKETCHAUTH_MAX_SAMPLE_LENGTH={limits.max_sample_length}: raise it or no sample could be sent"
         )
     sample = _sample_type(
-        Number, limits, f"a raw embedding: exactly {dimension} finite numbers (the transform's input)", length=dimension
+        Number, dimension, dimension, f"a raw embedding: exactly {dimension} finite numbers (the transform's input)"
     )
     least = min_samples(pipeline)
     example = {"scheme": PIPELINE_PREFIX + loaded.name, "samples": [[0.0] * dimension] * least}
@@ -146,15 +148,17 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
         ),
         params=(_NoParams, Field(default_factory=_NoParams, description="must be empty: the pipeline fixes them")),
         samples=(_samples_field(sample, least, limits.max_samples, "raw embeddings of enrolment captures"), ...),
-        pin=(Pin | None, None),
         replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
+        # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
+        **({} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}),
     )
 
 
 def _verification(limits: RequestLimits) -> type[BaseModel]:
     sample = _sample_type(
         Number,
-        limits,
+        1,
+        limits.max_sample_length,
         "the sample to verify, of the kind the user enrolled with: a feature vector, a byte string, a set, "
         "or a raw embedding for a pipeline enrolment",
     )
@@ -182,5 +186,10 @@ def build_request_models(
         pipelines={PIPELINE_PREFIX + name: name for name in pipelines},
         pipeline_counts={
             PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples) for name, loaded in pipelines.items()
+        },
+        pin_refusals={
+            PIPELINE_PREFIX + name: loaded.pin_refusal
+            for name, loaded in pipelines.items()
+            if loaded.pin_refusal is not None
         },
     )

@@ -144,6 +144,8 @@ def _weighted_vault_params(limits: RequestLimits) -> type[BaseModel]:
 
     min_q = 3
     max_q = MAX_CANDIDATE_POINTS // WEIGHTED_MIN_SAMPLE_ROOM
+    # The template's total weight comes from the elements of one capture, each weighing < q.
+    max_g = min(MAX_CANDIDATE_POINTS, limits.max_sample_length * (max_q - 1))
 
     class WeightedVaultParams(_Params):
         p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_SLOTS // min_q, description="element universe [0, p)")]
@@ -152,10 +154,10 @@ def _weighted_vault_params(limits: RequestLimits) -> type[BaseModel]:
         ]
         g: Annotated[
             StrictInt,
-            Field(ge=1, le=MAX_CANDIDATE_POINTS, description="total weight of every enrolment, g <= p(q-1) (fixed per deployment)"),
+            Field(ge=1, le=max_g, description="total weight of every enrolment, g <= p(q-1) (fixed per deployment)"),
         ]
         t: Annotated[
-            StrictInt, Field(ge=0, le=(MAX_CANDIDATE_POINTS - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t")
+            StrictInt, Field(ge=0, le=(max_g - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t")
         ]
         min_count: Annotated[StrictInt, Field(ge=1, le=limits.max_samples)] | None = Field(
             default=None, description="enrolment option: captures an element must appear in (default: a majority)"
@@ -232,6 +234,13 @@ def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: di
     return enrol_weighted_set(samples, params["q"], p=params["p"], total=params["g"], **options)
 
 
+def _vault_sample_length() -> tuple[int, int]:
+    """A fuzzy-vault sample has exactly m elements, 1 <= m <= ``MAX_CANDIDATE_POINTS``."""
+    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+
+    return 1, MAX_CANDIDATE_POINTS
+
+
 @dataclass(frozen=True, slots=True)
 class SchemeSpec:
     """How the service enrols and verifies with one scheme."""
@@ -252,6 +261,9 @@ class SchemeSpec:
     requires: tuple[str, ...] = ()
     #: Smallest sample element (sets: PinSketch elements are non-zero field elements).
     min_element: int = 0
+    #: () → the fewest and most numbers a sample of this scheme can have whatever the parameters
+    #: (a code-offset sample is n <= 255 bytes); ``None``: 1 to the configured sample length.
+    sample_length_range: Callable[[], tuple[int, int]] | None = None
     #: A small working request: (params, enrolment samples, a genuine verification sample).
     #: Used to warm tables and compiled code at start-up, as the OpenAPI example and in tests.
     example: tuple[dict[str, Any], list[list[Any]], list[Any]] = ({}, [], [])
@@ -272,6 +284,11 @@ class SchemeSpec:
         """Fewest and most enrolment samples under ``limits``."""
         most = limits.max_samples if self.max_samples is None else min(self.max_samples, limits.max_samples)
         return self.min_samples, most
+
+    def sample_length(self, limits: RequestLimits) -> tuple[int, int]:
+        """Fewest and most numbers per enrolment sample under ``limits``."""
+        low, high = (1, limits.max_sample_length) if self.sample_length_range is None else self.sample_length_range()
+        return low, min(high, limits.max_sample_length)
 
     def split(self, model: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
         """Validated parameters as (constructor arguments, enrolment options)."""
@@ -317,6 +334,7 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
             "bytes",
             "code-offset sketch with Reed-Solomon over GF(2^8) (Dodis-Ostrovsky-Reyzin-Smith): close iff at "
             "most t of n bytes differ",
+            sample_length_range=lambda: (3, CODE_OFFSET_MAX_N),
             example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
         ),
         SchemeSpec(
@@ -324,6 +342,7 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
             _fuzzy_vault_params,
             "set",
             "complete Juels-Sudan fuzzy vault over F_p: close iff at most t of the m elements differ",
+            sample_length_range=_vault_sample_length,
             example=({"p": 257, "m": 8, "t": 2}, [[3, 17, 40, 66, 101, 150, 200, 251]], [3, 17, 40, 66, 101, 150, 9, 10]),
         ),
         SchemeSpec(

@@ -191,12 +191,13 @@ async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: 
     transform's input dimension.
     """
     pipeline = loaded.pipeline
+    pin = getattr(body, "pin", None)  # absent from the model of a pipeline whose sketch takes no PIN
     try:
         check_dimensions(pipeline, body.samples)
-        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, body.pin)
+        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, pin)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
-    has_pin = body.pin is not None
+    has_pin = pin is not None
     report = pipeline_report(loaded, result.enrolment.report.to_dict(), pin=has_pin)
     record = NewEnrolment(
         user_id=user_id,
