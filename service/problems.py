@@ -9,9 +9,9 @@ Validation failures of the request models (:mod:`service.requests`) are named by
 wrong: ``unknown-scheme``, ``unknown-pipeline``, ``invalid-parameters`` (anything under
 ``params``), ``wrong-sample-count`` / ``too-many-samples`` (the number of enrolment samples),
 ``sample-too-long`` (numbers per sample), ``invalid-sample`` (a pipeline sample not of the
-transform's input dimension), else ``invalid-request``. A body sent with a content type other
-than JSON (``curl -d`` sends ``application/x-www-form-urlencoded``) is ``415
-unsupported-media-type`` saying to send ``Content-Type: application/json``.
+transform's input dimension), else ``invalid-request``. A body sent without a JSON content type
+(``curl -d`` sends ``application/x-www-form-urlencoded``) is ``415 unsupported-media-type``
+saying to send ``Content-Type: application/json``.
 
 The OpenAPI document declares every problem response under ``application/problem+json`` with
 the :class:`~service.models.ProblemDetails` schema (:func:`install_problem_openapi`): that is the
@@ -241,17 +241,16 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _require_json(request: Request) -> None:
-    """415 unless the body is labelled JSON (an unlabelled body is read as JSON, as FastAPI does)."""
+    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either)."""
     label = request.headers.get("content-type")
-    if label is None:
-        return
-    media = label.split(";", 1)[0].strip().lower()
+    media = "" if label is None else label.split(";", 1)[0].strip().lower()
     if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
         return
+    sent = "without a Content-Type" if label is None else f"as {media[:100]!r}"
     raise ProblemError(
         415,
         "unsupported-media-type",
-        f"the body was sent as {media[:100]!r}; send it as JSON with the header 'Content-Type: application/json' "
+        f"the body was sent {sent}; send it as JSON with the header 'Content-Type: application/json' "
         "(curl: -H 'Content-Type: application/json', or --json instead of -d)",
     )
 

@@ -270,23 +270,23 @@ def _serve(args: argparse.Namespace) -> int:
     import os
 
     # The service is imported only here: the library never depends on it.
-    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError
+    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
 
-    # Flags override the environment; workers are separate processes that read the environment.
-    overrides = {
-        "SKETCHAUTH_DATABASE_URL": args.db,
-        "SKETCHAUTH_HASH_PROFILE": args.hash_profile,
-        "SKETCHAUTH_ALLOW_TEST_PROFILE": "1" if args.allow_insecure_test_profile else None,
+    # Flags override the environment (settings fields; None: flag not given).
+    overrides: dict[str, object] = {
+        "database_url": args.db,
+        "hash_profile": args.hash_profile,
+        "allow_test_profile": True if args.allow_insecure_test_profile else None,
         # Absolute, so every worker reads the same directory whatever it resolves against.
-        "SKETCHAUTH_PIPELINES": None if args.pipelines is None else os.path.abspath(args.pipelines),
-        "SKETCHAUTH_PIN_MIN_ENTROPY": args.pin_min_entropy,
-        "SKETCHAUTH_HOST": args.host,
-        "SKETCHAUTH_PORT": None if args.port is None else str(args.port),
-        "SKETCHAUTH_WORKERS": None if args.workers is None else str(args.workers),
+        "pipelines_dir": None if args.pipelines is None else os.path.abspath(args.pipelines),
+        "pin_min_entropy": args.pin_min_entropy,
+        "host": args.host,
+        "port": args.port,
+        "workers": args.workers,
     }
-    os.environ.update({k: v for k, v in overrides.items() if v is not None})
+    given = {field: value for field, value in overrides.items() if value is not None}
     try:
-        settings = Settings.from_env().validate()
+        settings = Settings.from_env().replace(**given).validate()
         # Refuse to start on a bad pipeline file here, with its name, not in every worker.
         from service.pipelines import load_configured
 
@@ -296,6 +296,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if settings.insecure_hash_profile:
         print(f"sketchauth serve: WARNING: {TEST_PROFILE_WARNING}", file=sys.stderr)
+    # Workers are separate processes that build their settings from the environment.
+    os.environ.update({env_name(field): "1" if value is True else str(value) for field, value in given.items()})
     from service.app import run_server
 
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
