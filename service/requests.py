@@ -72,8 +72,8 @@ class RequestModels:
     pin_refusals: dict[str, str]
 
 
-def _sample_type(item: Any, low: int, high: int, description: str) -> Any:
-    """A list of ``low`` to ``high`` ``item`` values."""
+def _list_of(item: Any, low: int, high: int, description: str) -> Any:
+    """A JSON array of ``low`` to ``high`` ``item`` values (both bounds enforced and published)."""
     return Annotated[list[item], Field(min_length=low, max_length=high, description=description)]
 
 
@@ -83,10 +83,6 @@ def _item_type(spec: SchemeSpec) -> Any:
     if spec.sample_kind == "bytes":
         return Byte
     return Annotated[StrictInt, Field(ge=spec.min_element)]
-
-
-def _samples_field(sample: Any, least: int, most: int, description: str) -> Any:
-    return Annotated[list[sample], Field(min_length=least, max_length=most, description=description)]
 
 
 def _model_name(prefix: str, name: str) -> str:
@@ -103,14 +99,14 @@ def _base(doc: str, example: dict[str, Any]) -> type[BaseModel]:
 def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
     """``{"scheme": "<name>", "params": <the scheme's parameters>, "samples": [...], "pin"?, "replace"?}``."""
     least, most = spec.sample_count(limits)
-    sample = _sample_type(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
+    sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
     params, samples, _ = spec.example
     return create_model(
         _model_name("", spec.name),
         __base__=_base(f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}),
         scheme=(Literal[spec.name], Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
         params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
-        samples=(_samples_field(sample, least, most, "enrolment captures"), ...),
+        samples=(_list_of(sample, least, most, "enrolment captures"), ...),
         pin=(Pin | None, None),
         replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
     )
@@ -129,7 +125,7 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
             f"pipeline {loaded.name!r} takes embeddings of {dimension} numbers, more than "
             f"SKETCHAUTH_MAX_SAMPLE_LENGTH={limits.max_sample_length}: raise it or no sample could be sent"
         )
-    sample = _sample_type(
+    sample = _list_of(
         Number, dimension, dimension, f"a raw embedding: exactly {dimension} finite numbers (the transform's input)"
     )
     least = min_samples(pipeline)
@@ -147,7 +143,7 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
             Field(description="'pipeline:<name>' for a server-side feature pipeline (GET /v1/schemes lists them)"),
         ),
         params=(_NoParams, Field(default_factory=_NoParams, description="must be empty: the pipeline fixes them")),
-        samples=(_samples_field(sample, least, limits.max_samples, "raw embeddings of enrolment captures"), ...),
+        samples=(_list_of(sample, least, limits.max_samples, "raw embeddings of enrolment captures"), ...),
         replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
         # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
         **({} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}),
@@ -155,7 +151,7 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
 
 
 def _verification(limits: RequestLimits) -> type[BaseModel]:
-    sample = _sample_type(
+    sample = _list_of(
         Number,
         1,
         limits.max_sample_length,

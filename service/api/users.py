@@ -21,7 +21,6 @@ import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Response
-from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ApiKey, ServiceState, State
@@ -140,11 +139,11 @@ def build_router(models: RequestModels) -> APIRouter:
     return router
 
 
-async def _enrol_scheme(user_id: str, body: BaseModel, state: ServiceState, models: RequestModels) -> EnrolmentResponse:
-    """Enrol on a plain scheme; ``body`` is already checked against the scheme's models."""
-    spec = models.schemes[body.scheme]  # type: ignore[attr-defined]
-    arguments, options = spec.split(body.params)  # type: ignore[attr-defined]
-    samples, pin = body.samples, body.pin  # type: ignore[attr-defined]
+async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: RequestModels) -> EnrolmentResponse:
+    """Enrol on a plain scheme; ``body`` (the scheme's request model) is already checked."""
+    spec = models.schemes[body.scheme]
+    arguments, options = spec.split(body.params)
+    samples, pin = body.samples, body.pin
     try:
         result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, samples, pin)
     except (SampleError, ParameterError) as exc:
@@ -159,7 +158,7 @@ async def _enrol_scheme(user_id: str, body: BaseModel, state: ServiceState, mode
         report=report,
         has_pin=pin is not None,
     )
-    replaced = await _store(state, record, body.replace)  # type: ignore[attr-defined]
+    replaced = await _store(state, record, body.replace)
     return EnrolmentResponse(
         user_id=user_id,
         scheme=spec.name,
