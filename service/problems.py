@@ -21,6 +21,7 @@ media type the service sends.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -134,7 +135,7 @@ _LENGTH_ERRORS = frozenset({"too_long", "too_short"})
 _RANGE_ERRORS = frozenset({"greater_than_equal", "less_than_equal"})
 
 
-def _classify(errors: list[Any], models: Any) -> tuple[str, str | None]:
+def _classify(errors: Sequence[Any], models: Any) -> tuple[str, str | None]:
     """The problem kind of a request-model failure, and a specific message when there is one.
 
     ``models`` is the app's :class:`~service.requests.RequestModels`. Locations look like

@@ -101,10 +101,11 @@ def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel
     least, most = spec.sample_count(limits)
     sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
     params, samples, _ = spec.example
+    tag: Any = Literal[spec.name]
     return create_model(
         _model_name("", spec.name),
         __base__=_base(f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}),
-        scheme=(Literal[spec.name], Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
+        scheme=(tag, Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
         params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
         samples=(_list_of(sample, least, most, "enrolment captures"), ...),
         pin=(Pin | None, None),
@@ -130,6 +131,9 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
     )
     least = min_samples(pipeline)
     example = {"scheme": PIPELINE_PREFIX + loaded.name, "samples": [[0.0] * dimension] * least}
+    tag: Any = Literal[PIPELINE_PREFIX + loaded.name]
+    # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
+    pin: dict[str, Any] = {} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}
     return create_model(
         _model_name("Pipeline", loaded.name),
         __base__=_base(
@@ -139,14 +143,13 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
             example,
         ),
         scheme=(
-            Literal[PIPELINE_PREFIX + loaded.name],
+            tag,
             Field(description="'pipeline:<name>' for a server-side feature pipeline (GET /v1/schemes lists them)"),
         ),
         params=(_NoParams, Field(default_factory=_NoParams, description="must be empty: the pipeline fixes them")),
         samples=(_list_of(sample, least, limits.max_samples, "raw embeddings of enrolment captures"), ...),
         replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
-        # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
-        **({} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}),
+        **pin,
     )
 
 

@@ -153,6 +153,9 @@ _EVALUATE_COMMANDS.append(_add_evaluate_linkage)
 def _evaluate_guessing(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.guessing import guessing_experiment
 
+    from sketchauth.sketches.base import SecureSketch
+
+    sketch: SecureSketch
     if args.family == "chaff":
         from sketchauth.sketches.chaff import ChaffPointSketch
 
