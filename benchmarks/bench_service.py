@@ -120,6 +120,8 @@ def start_server(workdir: Path, port: int, workers: int, profile: str) -> subpro
         **os.environ,
         "SKETCHAUTH_API_KEYS": API_KEY,
         "SKETCHAUTH_HASH_PROFILE": profile,
+        # The overhead server runs the cheapest ("test") profile, which serve refuses unless allowed.
+        "SKETCHAUTH_ALLOW_TEST_PROFILE": "1" if profile == "test" else "0",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")])),
     }
     args = [

@@ -24,13 +24,16 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import sketchauth
 from service.api import admin, health, schemes, users
 from service.api.deps import ServiceState
 from service.authenticator import Authenticator
+from service.limits import RequestLimits
 from service.pipelines import load_configured, warm_up_pipeline
-from service.problems import install_problem_handlers, problem_response
+from service.problems import install_problem_handlers, install_problem_openapi, problem_response
+from service.requests import build_request_models
 from service.schemes import available_schemes, warm_up
-from service.settings import Settings
+from service.settings import TEST_PROFILE_WARNING, Settings
 from service.store import LockoutPolicy, Store, open_store
 
 __all__ = ["create_app", "app_from_env", "run_server", "BodySizeLimit", "ContainErrors"]
@@ -141,8 +144,13 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     """
     settings.validate()
     pipelines = load_configured(settings)
+    # One set of request models per app: the limits, schemes and pipelines it enforces are the
+    # ones its OpenAPI document and GET /v1/schemes publish.
+    models = build_request_models(RequestLimits.of(settings), available_schemes(), pipelines)
     if settings.dev_mode and not settings.api_keys:
         log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
+    if settings.insecure_hash_profile:
+        log.warning(TEST_PROFILE_WARNING)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -176,13 +184,15 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
 
     app = FastAPI(
         title="sketchauth",
-        version="1.0.0",
+        version=sketchauth.__version__,
         summary="Biometric enrolment and verification that stores only secure sketches and argon2id hashes.",
         lifespan=lifespan,
     )
+    app.state.request_models = models
     install_problem_handlers(app)
-    for module in (users, admin, schemes, health):
-        app.include_router(module.router)
+    install_problem_openapi(app)
+    for router in (users.build_router(models), admin.router, schemes.router, health.router):
+        app.include_router(router)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
     return app

@@ -1,4 +1,4 @@
-"""Enrolment and verification on top of the library's public API (SPEC §5).
+"""Enrolment and verification on top of the library's public API.
 
 Enrol: samples (+ PIN) → secret → sketch with fresh randomness → helper data, the argon2id hash
 of the canonically encoded secret (``sketchauth.enrolment.secret_message``) and the entropy

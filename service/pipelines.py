@@ -1,4 +1,4 @@
-"""Feature pipelines offered by name (issue 8): configuration loaded once, enrolment by name.
+"""Feature pipelines offered by name: configuration loaded once, enrolment by name.
 
 A deployment writes pipeline configurations with ``sketchauth features fit --pipelines DIR``
 (:mod:`sketchauth.features.pipeline`: a frozen transform fitted on background data, chained with
@@ -39,6 +39,7 @@ __all__ = [
     "check_dimensions",
     "pipeline_report",
     "warm_up_pipeline",
+    "pin_refusal",
 ]
 
 #: ``"scheme": "pipeline:<name>"`` selects the pipeline ``<name>.json`` of the configured directory.
@@ -55,10 +56,12 @@ class LoadedPipeline:
     fingerprint: str
     #: SHA-256 of the fitted transform alone.
     transform_sha256: str
+    #: Why the pipeline's sketch cannot be put under a PIN (``None``: it can).
+    pin_refusal: str | None = None
 
     @classmethod
     def of(cls, name: str, pipeline: Pipeline) -> LoadedPipeline:
-        return cls(name, pipeline, pipeline.fingerprint, pipeline.transform.fingerprint)
+        return cls(name, pipeline, pipeline.fingerprint, pipeline.transform.fingerprint, pin_refusal(pipeline))
 
 
 def load_configured(settings: Settings) -> dict[str, LoadedPipeline]:
@@ -121,6 +124,24 @@ def pipeline_report(loaded: LoadedPipeline, enrolled: dict[str, Any], *, pin: bo
         }
     )
     return {**report, "extra": extra}
+
+
+def pin_refusal(pipeline: Pipeline) -> str | None:
+    """The library's reason the pipeline's sketch cannot be mixed with a PIN, or ``None``.
+
+    A PIN cascade pads the sketch's symbols (``SecureSketch.symbols``); a sketch without a free
+    symbol group (e.g. PinSketch whose syndromes are not independent) refuses, whatever the
+    sample, so the service finds out once, at load, from a helper of the background mean.
+    """
+    import numpy as np
+
+    sketch = pipeline.sketch
+    helper = sketch.encode(pipeline.secret_from_samples(np.zeros((2, pipeline.transform.features))))
+    try:
+        sketch.symbols(sketch.payload(helper))
+    except ParameterError as exc:
+        return str(exc)
+    return None
 
 
 def warm_up_pipeline(pipeline: Pipeline) -> None:

@@ -4,20 +4,43 @@ Every 4xx/5xx body has ``type``, ``title``, ``status`` and ``detail`` (what is w
 caller can act on) and, for validation failures, ``errors``: a list of ``{"loc", "msg"}``.
 Offending *values* are never echoed back: a request body may carry a biometric sample or a PIN,
 so messages name positions and constraints only (pydantic's ``input`` field is dropped).
+
+Validation failures of the request models (:mod:`service.requests`) are named by what went
+wrong: ``unknown-scheme``, ``unknown-pipeline``, ``invalid-parameters`` (anything under
+``params``), ``wrong-sample-count`` / ``too-many-samples`` (the number of enrolment samples),
+``sample-too-long`` (numbers per sample), ``invalid-sample`` (a pipeline sample not of the
+transform's input dimension), else ``invalid-request``. A body sent without a JSON content type
+(``curl -d`` sends ``application/x-www-form-urlencoded``) is ``415 unsupported-media-type``
+saying to send ``Content-Type: application/json``.
+
+The OpenAPI document declares every problem response under ``application/problem+json`` with
+the :class:`~service.models.ProblemDetails` schema (:func:`install_problem_openapi`): that is the
+media type the service sends.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["PROBLEM_MEDIA_TYPE", "PROBLEM_BASE", "ProblemError", "problem_doc", "problem_response", "install_problem_handlers"]
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "PROBLEM_BASE",
+    "ProblemError",
+    "problem_doc",
+    "problem_response",
+    "install_problem_handlers",
+    "install_problem_openapi",
+    "json_body_only",
+]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 #: Problem types are URIs naming the kind of failure; they resolve to nothing, they identify.
@@ -27,10 +50,14 @@ log = logging.getLogger("sketchauth.service")
 
 
 def problem_doc(description: str) -> dict[str, Any]:
-    """An OpenAPI ``responses`` entry for a problem+json answer."""
+    """An OpenAPI ``responses`` entry for a problem+json answer.
+
+    FastAPI files a response ``model`` under ``application/json``; :func:`install_problem_openapi`
+    moves every error response's schema to ``application/problem+json``.
+    """
     from service.models import ProblemDetails
 
-    return {"model": ProblemDetails, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": description}
+    return {"model": ProblemDetails, "description": description}
 
 
 class ProblemError(Exception):
@@ -92,13 +119,109 @@ async def _on_problem(request: Request, exc: ProblemError) -> JSONResponse:
 
 
 async def _on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    raw = exc.errors()
     errors = _validation_errors(exc)
-    if any(err.get("type") == "json_invalid" for err in exc.errors()):
+    if any(err.get("type") == "json_invalid" for err in raw):
         return problem_response(
             400, "malformed-json", "the request body is not valid JSON", instance=request.url.path, errors=errors
         )
-    detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
-    return problem_response(422, "invalid-request", detail, instance=request.url.path, errors=errors)
+    kind, detail = _classify(raw, getattr(request.app.state, "request_models", None))
+    if detail is None:
+        detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
+    return problem_response(422, kind, detail, instance=request.url.path, errors=errors)
+
+
+_LENGTH_ERRORS = frozenset({"too_long", "too_short"})
+_RANGE_ERRORS = frozenset({"greater_than_equal", "less_than_equal"})
+
+
+def _classify(errors: Sequence[Any], models: Any) -> tuple[str, str | None]:
+    """The problem kind of a request-model failure, and a specific message when there is one.
+
+    ``models`` is the app's :class:`~service.requests.RequestModels`. Locations look like
+    ``("body", "<scheme>", "params", "n")`` for the enrolment union and ``("body", "sample", 3)``
+    for verification; the first error that has a specific kind decides.
+    """
+    for err in errors:
+        found = _kind_of(err, models)
+        if found is not None:
+            return found
+    return "invalid-request", None
+
+
+def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
+    loc = tuple(err.get("loc", ()))
+    if loc[:1] != ("body",) or models is None:
+        return None
+    kind = err.get("type")
+    ctx = err.get("ctx") or {}
+    if len(loc) == 1 and kind == "union_tag_invalid":
+        return _unknown_scheme(str(ctx.get("tag", "")), models)
+    tag = loc[1] if len(loc) > 1 and (loc[1] in models.schemes or loc[1] in models.pipelines) else None
+    fields = loc[2:] if tag is not None else loc[1:]
+    if fields == ("pin",) and kind == "extra_forbidden" and tag in models.pin_refusals:
+        name = models.pipelines[tag]
+        return "invalid-parameters", f"pipeline {name!r} takes no PIN: {models.pin_refusals[tag]}"
+    if fields[:1] == ("params",):
+        if tag in models.pipelines:
+            name = models.pipelines[tag]
+            return "invalid-parameters", f"pipeline {name!r} fixes its scheme and parameters; send no params"
+        where = "/".join(str(part) for part in fields[1:]) or "params"
+        return "invalid-parameters", f"invalid parameters for {tag}: {where}: {err.get('msg', '')}"
+    if kind in _RANGE_ERRORS and fields[:1] == ("samples",) and len(fields) == 3:
+        bound = "at least {ge}".format(**ctx) if "ge" in ctx else "at most {le}".format(**ctx)
+        return "invalid-sample", f"sample {fields[1]}: element {fields[2]} is outside the allowed range ({bound})"
+    if kind not in _LENGTH_ERRORS:
+        return None
+    actual = ctx.get("actual_length")
+    if fields == ("samples",):
+        return _sample_count(tag, kind, ctx, actual, models)
+    if (len(fields) == 2 and fields[0] == "samples") or fields == ("sample",):
+        return _sample_length(tag, fields[1] if len(fields) == 2 else 0, kind, ctx, actual, models)
+    return None
+
+
+def _sample_length(tag: Any, index: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str] | None:
+    limit = models.limits.max_sample_length
+    if kind == "too_long" and isinstance(actual, int) and actual > limit:
+        return "sample-too-long", f"sample {index} has more than {limit} values (the service's SKETCHAUTH_MAX_SAMPLE_LENGTH)"
+    if tag in models.pipelines:
+        want = ctx.get("min_length", ctx.get("max_length"))
+        return "invalid-sample", (
+            f"sample {index} has {actual} features; pipeline {models.pipelines[tag]!r}'s transform takes {want}"
+        )
+    if tag in models.schemes:
+        low, high = models.schemes[tag].sample_length(models.limits)
+        return "invalid-sample", f"sample {index} has {actual} values; {tag} samples have {low} to {high}"
+    return None
+
+
+def _unknown_scheme(tag: str, models: Any) -> tuple[str, str]:
+    if tag.startswith("pipeline:"):
+        offered = ", ".join(sorted(models.pipelines.values())) or "none (SKETCHAUTH_PIPELINES is not set)"
+        return "unknown-pipeline", f"unknown pipeline {tag.removeprefix('pipeline:')!r}; offered: {offered}"
+    offered = ", ".join(models.schemes) + (", or pipeline:<name>" if models.pipelines else "")
+    return "unknown-scheme", f"unknown scheme {tag!r}; offered: {offered}"
+
+
+def _sample_count(tag: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str]:
+    limit = models.limits.max_samples
+    if kind == "too_long" and isinstance(actual, int) and actual > limit:
+        return "too-many-samples", f"at most {limit} samples per request (the service's SKETCHAUTH_MAX_SAMPLES), got {actual}"
+    least, most = _count_range(tag, models)
+    got = actual if actual is not None else "another number"
+    if tag in models.pipelines:
+        name = models.pipelines[tag]
+        return "wrong-sample-count", f"pipeline {name!r} enrols from at least {least} samples (at most {most}), got {got}"
+    want = f"exactly {least} sample" if least == most == 1 else f"{least} to {most} samples"
+    return "wrong-sample-count", f"{tag} enrols from {want}, got {got}"
+
+
+def _count_range(tag: Any, models: Any) -> tuple[int, int]:
+    spec = models.schemes.get(tag)
+    if spec is not None:
+        return spec.sample_count(models.limits)
+    return models.pipeline_counts.get(tag, (1, models.limits.max_samples))
 
 
 async def _on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -116,6 +239,80 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     # Log the type and where, never the request body.
     log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
     return problem_response(500, "internal-error", "the service failed to handle this request", instance=request.url.path)
+
+
+async def _require_json(request: Request) -> None:
+    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either)."""
+    label = request.headers.get("content-type")
+    media = "" if label is None else label.split(";", 1)[0].strip().lower()
+    if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
+        return
+    sent = "without a Content-Type" if label is None else f"as {media[:100]!r}"
+    raise ProblemError(
+        415,
+        "unsupported-media-type",
+        f"the body was sent {sent}; send it as JSON with the header 'Content-Type: application/json' "
+        "(curl: -H 'Content-Type: application/json', or --json instead of -d)",
+    )
+
+
+#: Route dependency: the request body must be JSON (``415 unsupported-media-type`` otherwise).
+json_body_only = Depends(_require_json)
+
+
+def install_problem_openapi(app: FastAPI) -> None:
+    """Publish every 4xx/5xx response as ``application/problem+json`` with the ProblemDetails schema.
+
+    FastAPI files response models under ``application/json`` (and adds its own validation-error
+    schema for 422); the service sends RFC 9457 documents, so the generated document is
+    rewritten once, on first request, to say so. Integer bounds are written as integers.
+    """
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=app.description,
+                routes=app.routes,
+            )
+            _problem_media_types(document)
+            _integer_bounds(document)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+_NUMBER_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _integer_bounds(node: Any) -> None:
+    """Integer bounds as integers: FastAPI's generator writes ``le=4096`` as ``4096.0``."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            for keyword in _NUMBER_BOUNDS:
+                value = node.get(keyword)
+                if isinstance(value, float) and value.is_integer():
+                    node[keyword] = int(value)
+        for value in node.values():
+            _integer_bounds(value)
+    elif isinstance(node, list):
+        for value in node:
+            _integer_bounds(value)
+
+
+def _problem_media_types(document: dict[str, Any]) -> None:
+    problem = {"$ref": "#/components/schemas/ProblemDetails"}
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for status, response in operation.get("responses", {}).items():
+                if status[:1] in {"4", "5"}:
+                    response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": problem}}
+    schemas = document.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
 
 
 def install_problem_handlers(app: FastAPI) -> None:

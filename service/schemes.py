@@ -1,8 +1,13 @@
 """The schemes the service exposes: name → parameter model, sample kind, and how to enrol.
 
 Each :class:`SchemeSpec` says how to validate a scheme's parameters (a pydantic model with
-``extra="forbid"``, whose JSON schema ``GET /v1/schemes`` publishes), what a sample looks like,
-how many samples enrolment takes and how the secret is derived from them. Building the sketch
+``extra="forbid"``, built for the service's :class:`~service.limits.RequestLimits`, whose JSON
+schema ``GET /v1/schemes`` and the OpenAPI request schema publish), what a sample looks like,
+how many samples enrolment takes and how the secret is derived from them. Parameter bounds come
+from the library's own constants (``interval.MAX_N``, ``vault.MAX_CANDIDATE_POINTS``,
+``pinsketch.MAX_T``, ...), tightened where a parameter fixes a sample's length to the configured
+sample length, and where the service stores less than the library allows (vault slots, s2 gaps)
+to the service's caps below. Building the sketch
 goes through the library's public registry (``scheme_class(name)``), so the service never
 reaches into a scheme's internals.
 
@@ -21,19 +26,40 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
 
-from service.models import HARD_MAX_SAMPLES
+from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
 from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 
-__all__ = ["SchemeSpec", "SCHEME_SPECS", "available_schemes", "get_scheme", "build_sketch", "stored_sketch", "pin_cascade", "warm_up", "UnknownScheme"]
+__all__ = [
+    "SchemeSpec",
+    "SCHEME_SPECS",
+    "MAX_VAULT_SLOTS",
+    "MAX_VAULT_PRIME",
+    "MAX_STORED_GAPS",
+    "available_schemes",
+    "get_scheme",
+    "build_sketch",
+    "stored_sketch",
+    "pin_cascade",
+    "warm_up",
+    "UnknownScheme",
+]
 
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-#: The service's cap on a vault's field (and on a weighted vault's p*q slots): the helper lists
-#: a value for every field element or slot (4 bytes each at this size), so one stored enrolment
-#: stays near 512 KiB (measured: 524,341 bytes for p = 131071).
-MAX_VAULT_FIELD = 1 << 17
-#: The service's cap on feature-vector length (samples are also bounded by settings).
-HARD_MAX_FEATURES = 1 << 16
+#: The service's cap on the values a vault's helper lists: one per field element (fuzzy vault)
+#: or per slot (weighted vault, p*q), 4 bytes each at this size, so one stored enrolment stays
+#: near 512 KiB (measured: 524,341 bytes for p = 131071). The library allows 2^21 (8 MiB).
+MAX_VAULT_SLOTS = 1 << 17
+#: The largest prime field within that cap: 2^17 - 1 is a (Mersenne) prime.
+MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
+#: The service's cap on the gaps an s2 asymmetric sketch may list (features * (n // 2 + 1) in
+#: the worst case): the same ~512 KiB per stored enrolment as the vaults, and an encode of
+#: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
+MAX_STORED_GAPS = 1 << 20
+#: Code-offset sketches are Reed-Solomon codewords over GF(2^8): at most 2^8 - 1 bytes.
+CODE_OFFSET_MAX_N = 255
+#: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
+#: brings q candidate points); the service keeps room for samples of at least this many.
+WEIGHTED_MIN_SAMPLE_ROOM = 8
 
 
 class UnknownScheme(LookupError):
@@ -44,73 +70,154 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class IntervalParams(_Params):
-    n: Annotated[StrictInt, Field(ge=2, le=2**52, description="size of each feature's universe [0, n)")]
-    v: PositiveInt | Annotated[list[PositiveInt], Field(min_length=1, max_length=HARD_MAX_FEATURES)] = Field(
-        description="tolerance: |d'_i - b_i| < v_i; one int for all features or one per feature"
-    )
-    features: Annotated[PositiveInt, Field(le=HARD_MAX_FEATURES)] | None = Field(
-        default=None, description="vector length (from v when v is a list)"
-    )
-    step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
-        default=None, description="quantisation step for real-valued features (none: integer features)"
-    )
-    offset: Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)] | None = Field(
-        default=None,
-        description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
-        "are accepted, others refused (an integer when there is no step)",
-    )
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+Step = Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)]
+Offset = Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)]
 
 
-class FuzzyVaultParams(_Params):
-    p: Annotated[StrictInt, Field(ge=3, le=MAX_VAULT_FIELD, description="prime field size: elements are 0..p-1")]
-    m: Annotated[PositiveInt, Field(le=512, description="set size (every sample has exactly m elements)")]
-    t: Annotated[StrictInt, Field(ge=0, description="wrong elements tolerated (m >= 2t + 1)")]
+# -- parameter models --------------------------------------------------------------------------
+# One factory per scheme: the bounds come from the library's constants and, where a parameter
+# fixes a sample's length, from the configured sample length; every bound is published in the
+# JSON schema exactly as pydantic enforces it. Cross-parameter rules the JSON schema cannot say
+# (2t < n, m >= 2t + 1, v <= n, p prime) are in the descriptions and enforced by the library.
 
 
-class PinSketchParams(_Params):
-    m: Annotated[StrictInt, Field(ge=8, le=32, description="field GF(2^m): elements are 1..2^m - 1")]
-    t: Annotated[PositiveInt, Field(le=256, description="set difference tolerated: |A symmetric-difference B| <= t")]
+def _interval_params(limits: RequestLimits) -> type[BaseModel]:
+    from sketchauth.sketches.interval import MAX_FEATURES, MAX_N
+
+    max_features = min(MAX_FEATURES, limits.max_sample_length)
+    Tolerance = Annotated[StrictInt, Field(ge=1, le=MAX_N)]
+
+    class IntervalParams(_Params):
+        n: Annotated[StrictInt, Field(ge=2, le=MAX_N, description="size of each feature's universe [0, n)")]
+        v: Tolerance | Annotated[list[Tolerance], Field(min_length=1, max_length=max_features)] = Field(
+            description="tolerance: |d'_i - b_i| < v_i, 1 <= v_i <= n; one int for all features or one per feature"
+        )
+        features: Annotated[StrictInt, Field(ge=1, le=max_features)] | None = Field(
+            default=None, description="vector length (default: from v when v is a list, else 1)"
+        )
+        step: Step | None = Field(
+            default=None, description="quantisation step for real-valued features (none: integer features)"
+        )
+        offset: Offset | None = Field(
+            default=None,
+            description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+            "are accepted, others refused (an integer when there is no step)",
+        )
+
+    return IntervalParams
 
 
-class WeightedVaultParams(_Params):
-    p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_FIELD, description="element universe [0, p)")]
-    q: Annotated[StrictInt, Field(ge=3, le=64, description="slots per element; weights lie in [1, q)")]
-    g: Annotated[PositiveInt, Field(description="total weight of every enrolment (fixed per deployment)")]
-    t: Annotated[StrictInt, Field(ge=0, description="decoder slack: accepts iff c - w >= g - 2t")]
-    min_count: PositiveInt | None = Field(
-        default=None, description="enrolment option: captures an element must appear in (default: a majority)"
-    )
+def _code_offset_params(limits: RequestLimits) -> type[BaseModel]:
+    max_n = min(CODE_OFFSET_MAX_N, limits.max_sample_length)
 
-    @model_validator(mode="after")
-    def _slots_within_cap(self) -> WeightedVaultParams:
-        # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
-        # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
-        if self.p * self.q > MAX_VAULT_FIELD:
-            raise ValueError(f"p*q must be at most {MAX_VAULT_FIELD} slots (the helper lists every slot)")
-        return self
+    class CodeOffsetParams(_Params):
+        n: Annotated[StrictInt, Field(ge=3, le=max_n, description="bytes per sample")]
+        t: Annotated[StrictInt, Field(ge=1, le=(max_n - 1) // 2, description="byte errors corrected (2t < n)")]
+
+    return CodeOffsetParams
 
 
-class AsymmetricIntervalParams(_Params):
-    n: Annotated[StrictInt, Field(ge=2, le=2**52, description="size of each feature's universe [0, n)")]
-    q: Annotated[PositiveInt, Field(description="largest per-feature tolerance v (1 <= q <= n)")]
-    scheme: Literal["s1", "s2"] = Field(default="s2", description="s1: tolerance in clear; s2: hidden among random intervals")
-    features: Annotated[PositiveInt, Field(le=HARD_MAX_FEATURES, description="vector length")] = 1
-    step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
-        default=None, description="quantisation step for real-valued captures (none: integer features)"
-    )
-    offset: Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)] | None = Field(
-        default=None,
-        description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
-        "are accepted, others refused (an integer when there is no step)",
-    )
-    spread: Literal["range", "std"] = Field(default="range", description="enrolment option: spread measure for v")
-    margin: Annotated[StrictInt, Field(ge=0)] = Field(default=1, description="enrolment option: v = ceil(scale*spread) + margin")
+def _pinsketch_params(limits: RequestLimits) -> type[BaseModel]:
+    from sketchauth.sketches._gf2m import MAX_M, MIN_M
+    from sketchauth.sketches.pinsketch import MAX_T
+
+    class PinSketchParams(_Params):
+        m: Annotated[StrictInt, Field(ge=MIN_M, le=MAX_M, description="field GF(2^m): elements are 1..2^m - 1")]
+        t: Annotated[
+            StrictInt,
+            Field(ge=1, le=MAX_T, description="set difference tolerated, |A symmetric-difference B| <= t < 2^(m-1)"),
+        ]
+
+    return PinSketchParams
 
 
-class CodeOffsetParams(_Params):
-    n: Annotated[StrictInt, Field(ge=2, le=255, description="bytes per sample")]
-    t: Annotated[PositiveInt, Field(description="byte errors corrected (2t < n)")]
+def _fuzzy_vault_params(limits: RequestLimits) -> type[BaseModel]:
+    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+
+    max_m = min(MAX_CANDIDATE_POINTS, limits.max_sample_length)
+
+    class FuzzyVaultParams(_Params):
+        p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_PRIME, description="prime field size: elements are 0..p-1")]
+        m: Annotated[StrictInt, Field(ge=1, le=max_m, description="set size, m <= p (every sample has exactly m elements)")]
+        t: Annotated[StrictInt, Field(ge=0, le=(max_m - 1) // 2, description="wrong elements tolerated (m >= 2t + 1)")]
+
+    return FuzzyVaultParams
+
+
+def _weighted_vault_params(limits: RequestLimits) -> type[BaseModel]:
+    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+
+    min_q = 3
+    max_q = MAX_CANDIDATE_POINTS // WEIGHTED_MIN_SAMPLE_ROOM
+    # The template's total weight comes from the elements of one capture, each weighing < q.
+    max_g = min(MAX_CANDIDATE_POINTS, limits.max_sample_length * (max_q - 1))
+
+    class WeightedVaultParams(_Params):
+        p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_SLOTS // min_q, description="element universe [0, p)")]
+        q: Annotated[
+            StrictInt, Field(ge=min_q, le=max_q, description="slots per element; weights lie in [1, q); p*q <= 131072")
+        ]
+        g: Annotated[
+            StrictInt,
+            Field(ge=1, le=max_g, description="total weight of every enrolment, g <= p(q-1) (fixed per deployment)"),
+        ]
+        t: Annotated[
+            StrictInt, Field(ge=0, le=(max_g - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t")
+        ]
+        min_count: Annotated[StrictInt, Field(ge=1, le=limits.max_samples)] | None = Field(
+            default=None, description="enrolment option: captures an element must appear in (default: a majority)"
+        )
+
+        @model_validator(mode="after")
+        def _slots_within_cap(self) -> WeightedVaultParams:
+            # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
+            # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
+            if self.p * self.q > MAX_VAULT_SLOTS:
+                raise ValueError(f"p*q must be at most {MAX_VAULT_SLOTS} slots (the helper lists every slot)")
+            return self
+
+    return WeightedVaultParams
+
+
+def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
+    from sketchauth.sketches.asymmetric import MAX_FEATURES, MAX_N
+
+    max_features = min(MAX_FEATURES, limits.max_sample_length)
+
+    class AsymmetricIntervalParams(_Params):
+        n: Annotated[StrictInt, Field(ge=2, le=MAX_N, description="size of each feature's universe [0, n)")]
+        q: Annotated[StrictInt, Field(ge=1, le=MAX_N, description="largest per-feature tolerance v (1 <= q <= n)")]
+        scheme: Literal["s1", "s2"] = Field(
+            default="s2",
+            description="s1: tolerance in clear; s2: hidden among random intervals (features * (n // 2 + 1) <= 2^20)",
+        )
+        features: Annotated[StrictInt, Field(ge=1, le=max_features, description="vector length")] = 1
+        step: Step | None = Field(
+            default=None, description="quantisation step for real-valued captures (none: integer features)"
+        )
+        offset: Offset | None = Field(
+            default=None,
+            description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+            "are accepted, others refused (an integer when there is no step)",
+        )
+        spread: Literal["range", "std"] = Field(default="range", description="enrolment option: spread measure for v")
+        margin: Annotated[StrictInt, Field(ge=0)] = Field(
+            default=1, description="enrolment option: v = ceil(scale*spread) + margin"
+        )
+
+        @model_validator(mode="after")
+        def _gaps_within_cap(self) -> AsymmetricIntervalParams:
+            # An s2 helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
+            # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
+            if self.scheme == "s2" and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
+                raise ValueError(
+                    f"an s2 sketch lists up to features * (n // 2 + 1) gaps, at most {MAX_STORED_GAPS} here: "
+                    "lower n or features, or use scheme s1"
+                )
+            return self
+
+    return AsymmetricIntervalParams
 
 
 def _one_sample(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
@@ -118,7 +225,7 @@ def _one_sample(sketch: SecureSketch, samples: Sequence[Any], options: dict[str,
 
 
 def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
-    """``(b, v)`` from several captures by ``sketchauth.templates.enrol_interval`` (SPEC §3.1)."""
+    """``(b, v)`` from several captures by ``sketchauth.templates.enrol_interval``."""
     from sketchauth.templates import enrol_interval
 
     params = sketch.params()
@@ -129,8 +236,8 @@ def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: di
     """``(elements, weights)`` from several captured sets, fitted to the vault's total weight ``g``.
 
     ``sketchauth.templates.enrol_weighted_set(..., total=g)`` weighs each element by how
-    consistently the captures contain it and fits the weights to the fixed ``g`` (SPEC §3.2; ``g``
-    is fixed so it cannot link two enrolments) with the library's one rule, ``fit_weights``.
+    consistently the captures contain it and fits the weights to the fixed ``g`` (``g`` is fixed
+    so it cannot link two enrolments) with the library's one rule, ``fit_weights``.
     """
     from sketchauth.templates import enrol_weighted_set
 
@@ -138,24 +245,38 @@ def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: di
     return enrol_weighted_set(samples, params["q"], p=params["p"], total=params["g"], **options)
 
 
+def _vault_sample_length() -> tuple[int, int]:
+    """A fuzzy-vault sample has exactly m elements, 1 <= m <= ``MAX_CANDIDATE_POINTS``."""
+    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+
+    return 1, MAX_CANDIDATE_POINTS
+
+
 @dataclass(frozen=True, slots=True)
 class SchemeSpec:
     """How the service enrols and verifies with one scheme."""
 
     name: str
-    params_model: type[BaseModel]
+    #: limits -> the parameter model (bounds from the library's constants and the sample length).
+    params_factory: Callable[[RequestLimits], type[BaseModel]]
     sample_kind: Literal["vector", "bytes", "set"]
     description: str
     min_samples: int = 1
-    max_samples: int = 1
+    #: Most enrolment samples; ``None``: as many as the configured limit allows.
+    max_samples: int | None = 1
     #: (sketch, enrolment samples, enrolment options) → the secret to sketch.
     secret_from_samples: Callable[[SecureSketch, Sequence[Any], dict[str, Any]], Any] = _one_sample
     #: Parameters that steer enrolment only (template derivation), not the sketch itself.
     enrolment_options: tuple[str, ...] = ()
     #: Further library modules enrolment needs (e.g. template derivation).
     requires: tuple[str, ...] = ()
+    #: Smallest sample element (sets: PinSketch elements are non-zero field elements).
+    min_element: int = 0
+    #: () → the fewest and most numbers a sample of this scheme can have whatever the parameters
+    #: (a code-offset sample is n <= 255 bytes); ``None``: 1 to the configured sample length.
+    sample_length_range: Callable[[], tuple[int, int]] | None = None
     #: A small working request: (params, enrolment samples, a genuine verification sample).
-    #: Used to warm tables and compiled code at start-up, in docs and in tests.
+    #: Used to warm tables and compiled code at start-up, as the OpenAPI example and in tests.
     example: tuple[dict[str, Any], list[list[Any]], list[Any]] = ({}, [], [])
 
     @property
@@ -166,21 +287,46 @@ class SchemeSpec:
         """Whether the library has this scheme (and what its enrolment needs) in this tree."""
         return _importable(self.name, self.requires)
 
-    def validate_params(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def params_model(self, limits: RequestLimits | None = None) -> type[BaseModel]:
+        """The parameter model under ``limits`` (default: the default settings' limits)."""
+        return _params_model(self.name, limits or RequestLimits.default())
+
+    def sample_count(self, limits: RequestLimits) -> tuple[int, int]:
+        """Fewest and most enrolment samples under ``limits``."""
+        most = limits.max_samples if self.max_samples is None else min(self.max_samples, limits.max_samples)
+        return self.min_samples, most
+
+    def sample_length(self, limits: RequestLimits) -> tuple[int, int]:
+        """Fewest and most numbers per enrolment sample under ``limits``."""
+        low, high = (1, limits.max_sample_length) if self.sample_length_range is None else self.sample_length_range()
+        return low, min(high, limits.max_sample_length)
+
+    def split(self, model: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validated parameters as (constructor arguments, enrolment options)."""
+        values = model.model_dump(exclude_none=True)
+        options = {k: values.pop(k) for k in self.enrolment_options if k in values}
+        return values, options
+
+    def validate_params(
+        self, params: dict[str, Any], limits: RequestLimits | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Checked (constructor arguments, enrolment options); ``ParameterError`` naming every problem."""
         try:
-            model = self.params_model.model_validate(params)
+            model = self.params_model(limits).model_validate(params)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'/'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}" for err in exc.errors()
             )
             raise ParameterError(f"invalid parameters for {self.name}: {problems}") from None
-        values = model.model_dump(exclude_none=True)
-        options = {k: values.pop(k) for k in self.enrolment_options if k in values}
-        return values, options
+        return self.split(model)
 
-    def params_schema(self) -> dict[str, Any]:
-        return self.params_model.model_json_schema()
+    def params_schema(self, limits: RequestLimits | None = None) -> dict[str, Any]:
+        return self.params_model(limits).model_json_schema()
+
+
+@lru_cache(maxsize=64)
+def _params_model(name: str, limits: RequestLimits) -> type[BaseModel]:
+    return SCHEME_SPECS[name].params_factory(limits)
 
 
 SCHEME_SPECS: dict[str, SchemeSpec] = {
@@ -188,40 +334,45 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
     for spec in (
         SchemeSpec(
             "interval",
-            IntervalParams,
+            _interval_params,
             "vector",
-            "Euclidean interval sketch per feature (SPEC §2.1): close iff |d'_i - b_i| < v_i for every feature",
+            "interval sketch per feature, S = b mod (2v - 1): close iff |d'_i - b_i| < v_i for every feature",
             example=({"n": 256, "v": 8, "features": 4}, [[120, 33, 200, 71]], [123, 30, 205, 71]),
         ),
         SchemeSpec(
             "code-offset",
-            CodeOffsetParams,
+            _code_offset_params,
             "bytes",
-            "code-offset sketch with Reed-Solomon over GF(2^8) (SPEC §2.3): close iff at most t of n bytes differ",
+            "code-offset sketch with Reed-Solomon over GF(2^8) (Dodis-Ostrovsky-Reyzin-Smith): close iff at "
+            "most t of n bytes differ",
+            sample_length_range=lambda: (3, CODE_OFFSET_MAX_N),
             example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
         ),
         SchemeSpec(
             "fuzzy-vault",
-            FuzzyVaultParams,
+            _fuzzy_vault_params,
             "set",
-            "complete Juels-Sudan fuzzy vault over F_p (SPEC §2.2): close iff at most t of the m elements differ",
+            "complete Juels-Sudan fuzzy vault over F_p: close iff at most t of the m elements differ",
+            sample_length_range=_vault_sample_length,
             example=({"p": 257, "m": 8, "t": 2}, [[3, 17, 40, 66, 101, 150, 200, 251]], [3, 17, 40, 66, 101, 150, 9, 10]),
         ),
         SchemeSpec(
             "pinsketch",
-            PinSketchParams,
+            _pinsketch_params,
             "set",
-            "PinSketch, BCH syndromes over GF(2^m) (SPEC §2.2): close iff the sets differ in at most t elements",
+            "PinSketch, BCH syndromes over GF(2^m) (Dodis-Ostrovsky-Reyzin-Smith): close iff the sets differ "
+            "in at most t elements",
+            min_element=1,
             example=({"m": 16, "t": 4}, [[3, 70, 1000, 2024, 65535]], [3, 70, 1001, 2024, 65535, 9]),
         ),
         SchemeSpec(
             "asymmetric-interval",
-            AsymmetricIntervalParams,
+            _asymmetric_params,
             "vector",
-            "asymmetric interval sketch (SPEC §3.1): several captures give a template b and per-feature "
-            "tolerances v (sketchauth.templates.enrol_interval), both sketched; close iff |d'_i - b_i| < v_i",
+            "asymmetric interval sketch: several captures give a template b and per-feature tolerances v "
+            "(sketchauth.templates.enrol_interval), both sketched; close iff |d'_i - b_i| < v_i",
             min_samples=2,
-            max_samples=HARD_MAX_SAMPLES,
+            max_samples=None,
             secret_from_samples=_interval_template,
             enrolment_options=("spread", "margin"),
             requires=("sketchauth.templates",),
@@ -233,12 +384,12 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
         ),
         SchemeSpec(
             "weighted-vault",
-            WeightedVaultParams,
+            _weighted_vault_params,
             "set",
-            "weighted fuzzy vault (SPEC §3.2): several captured sets give elements weighted by consistency "
+            "weighted fuzzy vault: several captured sets give elements weighted by consistency "
             "(sketchauth.templates.enrol_weighted_set, fitted to total weight g); accepts iff c - w >= g - 2t",
             min_samples=2,
-            max_samples=HARD_MAX_SAMPLES,
+            max_samples=None,
             secret_from_samples=_weighted_template,
             enrolment_options=("min_count",),
             requires=("sketchauth.templates",),
@@ -298,7 +449,7 @@ def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
 
 
 def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | None = None) -> SecureSketch:
-    """The biometric's sketch under cascaded mixing with a PIN (SPEC §4, ``sketchauth.mixing``).
+    """The biometric's sketch under cascaded mixing with a PIN (``sketchauth.mixing``).
 
     ``Cascade(sketch, pin=ExactKey(profile, min_entropy=pin_min_entropy))``: the PIN, stretched
     by argon2id with ``profile`` and a per-enrolment salt, keys a format-preserving pad over the
@@ -306,7 +457,7 @@ def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | Non
     unmixes to a valid sketch. Secrets and samples are ``[biometric, pin]``. The service cannot
     know how people choose their PINs, so the min-entropy is whatever the deployment declares
     (``SKETCHAUTH_PIN_MIN_ENTROPY``): declared, the report shows how much of the biometric's
-    loss is diverted to the PIN (SPEC §4, Theorem 8); undeclared, the bounds
+    loss is diverted to the PIN (the cascade's Theorem 8 bound); undeclared, the bounds
     that need it stay open. The declaration is part of the stored parameters, so a report never
     changes after enrolment. The guideline warnings are for whoever configures a structure;
     here the structure is fixed, so they are not raised per request.

@@ -1,131 +1,202 @@
-"""Service settings: one typed, frozen object read from the environment (SPEC §5).
+"""Service settings: one typed, frozen ``pydantic-settings`` model read from ``SKETCHAUTH_*`` variables.
 
-Every knob has a ``SKETCHAUTH_*`` environment variable; ``sketchauth serve`` flags override the
-environment. Nothing is read at import time: :meth:`Settings.from_env` is called by whoever
-builds the app (the CLI, tests), so importing :mod:`service` has no side effects.
+Every field below is read from the environment variable named in its table row (the field
+name upper-cased behind ``SKETCHAUTH_`` unless an alias is given); ``sketchauth serve`` flags
+override the environment. Nothing is read at import time: whoever builds the app (the CLI,
+tests) calls :meth:`Settings.from_env` (or constructs ``Settings(...)``, which also reads the
+environment for the fields it is not given), so importing :mod:`service` has no side effects.
 
-Variables:
+Two levels of checking, each with a :class:`SettingsError` that names the variable and says
+what is expected:
 
-* ``SKETCHAUTH_DATABASE_URL``: ``sqlite:///./sketchauth.db`` (default; ``sqlite:///:memory:``
-  is not allowed because workers would not share it) or ``postgresql://user@host:port/db``;
+* at construction, each value on its own: types, ranges (``SKETCHAUTH_LOCKOUT_SECONDS=soon`` is
+  refused, as is ``SKETCHAUTH_MAX_SAMPLES=0``); an empty variable means the default;
+* :meth:`Settings.validate`, whether the service may *start*: an API key is required outside
+  local mode (``SKETCHAUTH_DEV_MODE=1``), keys of at least 6 characters, a known argon2 profile,
+  the ``test`` argon2 profile only when explicitly allowed, thresholds in order, a shareable
+  database URL, a plain PostgreSQL schema name.
+
+Variables (defaults in brackets):
+
+* ``SKETCHAUTH_DATABASE_URL`` [``sqlite:///./sketchauth.db``]: ``sqlite:///PATH`` (not
+  ``:memory:``: workers would not share it) or ``postgresql://user@host:port/db``;
 * ``SKETCHAUTH_API_KEYS``: comma-separated bearer keys; the service refuses to start without one
   unless ``SKETCHAUTH_DEV_MODE=1`` (then it warns and accepts no key at all: local use only);
 * ``SKETCHAUTH_ADMIN_KEYS``: comma-separated keys that may also reset a disabled biometric
   (``POST /v1/admin/users/{id}/reset``); admin keys are accepted wherever API keys are;
-* ``SKETCHAUTH_HASH_PROFILE``: argon2id profile, a key of ``sketchauth.enrolment.HASH_PROFILES``
-  (default ``owasp``; see README for the trade-off against ``rfc9106-low-memory``);
-* ``SKETCHAUTH_LOCKOUT_THRESHOLD`` (5), ``SKETCHAUTH_LOCKOUT_SECONDS`` (30),
-  ``SKETCHAUTH_DISABLE_THRESHOLD`` (50): NIST SP 800-63B-4 biometric throttling;
-* ``SKETCHAUTH_MAX_BODY_BYTES`` (1 MiB), ``SKETCHAUTH_MAX_SAMPLE_LENGTH`` (4096 numbers per
-  sample), ``SKETCHAUTH_MAX_SAMPLES`` (16 samples per enrolment);
-* ``SKETCHAUTH_HASH_THREADS``: argon2 hashes one process runs at once (default: one per CPU);
-* ``SKETCHAUTH_SCHEMA``: PostgreSQL schema to keep the tables in (default ``public``; tests use a
+* ``SKETCHAUTH_DEV_MODE`` [off]: ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``;
+* ``SKETCHAUTH_HASH_PROFILE`` [``owasp``, :data:`sketchauth.enrolment.DEFAULT_HASH_PROFILE`]:
+  a key of ``sketchauth.enrolment.HASH_PROFILES``;
+* ``SKETCHAUTH_ALLOW_TEST_PROFILE`` [off]: the ``test`` profile (argon2id t=1, m=8 KiB: an
+  offline guess costs microseconds) is refused unless this is on; tests and local experiments only;
+* ``SKETCHAUTH_LOCKOUT_THRESHOLD`` [5], ``SKETCHAUTH_LOCKOUT_SECONDS`` [30],
+  ``SKETCHAUTH_DISABLE_THRESHOLD`` [50]: NIST SP 800-63B-4 biometric throttling;
+* ``SKETCHAUTH_MAX_BODY_BYTES`` [1 MiB], ``SKETCHAUTH_MAX_SAMPLE_LENGTH`` [4096 numbers per
+  sample, at most 65,536], ``SKETCHAUTH_MAX_SAMPLES`` [16 samples per enrolment, at most 256]:
+  the request limits, published as they are enforced (``GET /v1/schemes`` and the OpenAPI schema);
+* ``SKETCHAUTH_HASH_THREADS`` [0: one per CPU]: argon2 hashes one process runs at once;
+* ``SKETCHAUTH_SCHEMA`` [``public``]: PostgreSQL schema to keep the tables in (tests use a
   unique one per run);
 * ``SKETCHAUTH_PIPELINES``: a directory of feature-pipeline JSON files (``sketchauth features fit
   --pipelines DIR``), offered by name as ``"scheme": "pipeline:<file stem>"``; loaded once at
   start-up (:mod:`service.pipelines`), and a bad file stops the service from starting;
 * ``SKETCHAUTH_PIN_MIN_ENTROPY``: the min-entropy in bits the deployment declares for its PINs
   (e.g. ``13.29`` for uniformly chosen 4-digit PINs); with it the entropy report of a PIN
-  enrolment shows the loss diverted to the PIN, without it those bounds stay open.
+  enrolment shows the loss diverted to the PIN, without it those bounds stay open;
+* ``SKETCHAUTH_HOST`` [127.0.0.1], ``SKETCHAUTH_PORT`` [8000], ``SKETCHAUTH_WORKERS`` [1]: where
+  ``sketchauth serve`` listens and how many processes it runs.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Annotated, Any
 
-__all__ = ["Settings", "SettingsError", "DEFAULT_DATABASE_URL"]
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sketchauth.enrolment import DEFAULT_HASH_PROFILE
+
+__all__ = [
+    "Settings",
+    "SettingsError",
+    "DEFAULT_DATABASE_URL",
+    "ENV_PREFIX",
+    "TEST_PROFILE",
+    "MAX_PIN_MIN_ENTROPY",
+    "DEFAULT_MAX_SAMPLES",
+    "DEFAULT_MAX_SAMPLE_LENGTH",
+    "MAX_SAMPLES_CAP",
+    "MAX_SAMPLE_LENGTH_CAP",
+    "MIN_SAMPLES_SETTING",
+    "MIN_SAMPLE_LENGTH_SETTING",
+]
+
+ENV_PREFIX = "SKETCHAUTH_"
 DEFAULT_DATABASE_URL = "sqlite:///./sketchauth.db"
+#: The argon2 profile that is refused unless explicitly allowed (t=1, m=8 KiB).
+TEST_PROFILE = "test"
 #: Cap on a declared PIN min-entropy: the service takes PINs of at most 256 characters.
 MAX_PIN_MIN_ENTROPY = 8 * 256
+#: Enrolment captures per request (``SKETCHAUTH_MAX_SAMPLES``): default, smallest and largest
+#: setting. The smallest is 2 because the multi-capture schemes (asymmetric interval, weighted
+#: vault) enrol from at least two.
+DEFAULT_MAX_SAMPLES = 16
+MIN_SAMPLES_SETTING = 2
+MAX_SAMPLES_CAP = 256
+#: Numbers per sample (``SKETCHAUTH_MAX_SAMPLE_LENGTH``): default, smallest and largest setting.
+#: The smallest leaves room for every scheme's smallest parameters (a code-offset sketch needs
+#: n >= 3 bytes to correct one error).
+DEFAULT_MAX_SAMPLE_LENGTH = 4096
+MIN_SAMPLE_LENGTH_SETTING = 8
+MAX_SAMPLE_LENGTH_CAP = 1 << 16
+
+#: Fields whose values are never quoted in an error message.
+_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url"})
+
+KeyList = Annotated[tuple[str, ...], NoDecode]
 
 
 class SettingsError(ValueError):
     """A setting is missing or malformed; the service must not start."""
 
 
-def _int(env: Mapping[str, str], name: str, default: int, low: int = 1) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
-    if value < low:
-        raise SettingsError(f"{name} must be at least {low}, got {value}")
-    return value
-
-
-def _bits(env: Mapping[str, str], name: str) -> float | None:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be a number of bits, got {raw!r}") from None
-
-
-def _keys(env: Mapping[str, str], name: str) -> tuple[str, ...]:
-    return tuple(k.strip() for k in env.get(name, "").split(",") if k.strip())
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(BaseSettings):
     """Everything the service can be told. Build with :meth:`from_env`, adjust with :meth:`replace`."""
 
-    database_url: str = DEFAULT_DATABASE_URL
-    api_keys: tuple[str, ...] = ()
-    admin_keys: tuple[str, ...] = ()
-    dev_mode: bool = False
-    hash_profile: str = "owasp"
-    lockout_threshold: int = 5
-    lockout_seconds: int = 30
-    disable_threshold: int = 50
-    max_body_bytes: int = 1 << 20
-    max_sample_length: int = 4096
-    max_samples: int = 16
-    postgres_schema: str = "public"
-    host: str = "127.0.0.1"
-    port: int = 8000
-    workers: int = 1
-    #: Hashes (decode + argon2) one process runs at once; 0: one per CPU.
-    hash_threads: int = 0
-    #: Directory of pipeline configurations offered by name (``None``: no pipelines).
-    pipelines_dir: str | None = None
-    #: Declared min-entropy of PINs in bits (``None``: undeclared, PIN bounds stay open).
-    pin_min_entropy: float | None = None
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        validate_default=True,
+    )
 
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL, repr=False, description="sqlite:///PATH or postgresql://user@host:port/db"
+    )
+    api_keys: KeyList = Field((), repr=False, description="comma-separated bearer keys, at least 6 characters each")
+    admin_keys: KeyList = Field((), repr=False, description="comma-separated admin keys (may also reset)")
+    dev_mode: bool = Field(False, description="local mode: no API key needed (1/0, true/false, yes/no, on/off)")
+    hash_profile: str = Field(DEFAULT_HASH_PROFILE, description="argon2id profile name (sketchauth.enrolment.HASH_PROFILES)")
+    allow_test_profile: bool = Field(
+        False, description="allow the insecure 'test' argon2 profile (1/0, true/false, yes/no, on/off)"
+    )
+    lockout_threshold: int = Field(5, ge=1, description="consecutive failures before waits are imposed, an integer >= 1")
+    lockout_seconds: int = Field(30, ge=0, description="wait after each further failure in seconds, an integer >= 0")
+    disable_threshold: int = Field(50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1")
+    max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
+    max_sample_length: int = Field(
+        DEFAULT_MAX_SAMPLE_LENGTH,
+        ge=MIN_SAMPLE_LENGTH_SETTING,
+        le=MAX_SAMPLE_LENGTH_CAP,
+        description=f"numbers per sample, an integer in [{MIN_SAMPLE_LENGTH_SETTING}, {MAX_SAMPLE_LENGTH_CAP}]",
+    )
+    max_samples: int = Field(
+        DEFAULT_MAX_SAMPLES,
+        ge=MIN_SAMPLES_SETTING,
+        le=MAX_SAMPLES_CAP,
+        description=f"enrolment captures per request, an integer in [{MIN_SAMPLES_SETTING}, {MAX_SAMPLES_CAP}]",
+    )
+    postgres_schema: str = Field(
+        "public", validation_alias="SKETCHAUTH_SCHEMA", description="PostgreSQL schema: a lower-case identifier"
+    )
+    host: str = Field("127.0.0.1", description="address sketchauth serve listens on")
+    port: int = Field(8000, ge=0, le=65535, description="port sketchauth serve listens on, an integer in [0, 65535]")
+    workers: int = Field(1, ge=1, description="worker processes of sketchauth serve, an integer >= 1")
+    #: Hashes (decode + argon2) one process runs at once; 0: one per CPU.
+    hash_threads: int = Field(0, ge=0, description="argon2 hashes one process runs at once, an integer >= 0 (0: one per CPU)")
+    #: Directory of pipeline configurations offered by name (``None``: no pipelines).
+    pipelines_dir: str | None = Field(
+        None, validation_alias="SKETCHAUTH_PIPELINES", description="directory of feature-pipeline <name>.json files"
+    )
+    #: Declared min-entropy of PINs in bits (``None``: undeclared, PIN bounds stay open).
+    pin_min_entropy: float | None = Field(
+        None,
+        description=f"declared min-entropy of PINs, a number of bits in (0, {MAX_PIN_MIN_ENTROPY}]",
+    )
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from None
+
+    # -- parsing --------------------------------------------------------------------------------
+    @field_validator("*", mode="before")
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read the ``SKETCHAUTH_*`` variables (``os.environ`` by default)."""
-        env = os.environ if env is None else env
-        return cls(
-            database_url=env.get("SKETCHAUTH_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL,
-            api_keys=_keys(env, "SKETCHAUTH_API_KEYS"),
-            admin_keys=_keys(env, "SKETCHAUTH_ADMIN_KEYS"),
-            dev_mode=_flag(env, "SKETCHAUTH_DEV_MODE"),
-            hash_profile=env.get("SKETCHAUTH_HASH_PROFILE", "").strip() or "owasp",
-            lockout_threshold=_int(env, "SKETCHAUTH_LOCKOUT_THRESHOLD", 5),
-            lockout_seconds=_int(env, "SKETCHAUTH_LOCKOUT_SECONDS", 30, low=0),
-            disable_threshold=_int(env, "SKETCHAUTH_DISABLE_THRESHOLD", 50),
-            max_body_bytes=_int(env, "SKETCHAUTH_MAX_BODY_BYTES", 1 << 20, low=1024),
-            max_sample_length=_int(env, "SKETCHAUTH_MAX_SAMPLE_LENGTH", 4096),
-            max_samples=_int(env, "SKETCHAUTH_MAX_SAMPLES", 16),
-            postgres_schema=env.get("SKETCHAUTH_SCHEMA", "").strip() or "public",
-            hash_threads=_int(env, "SKETCHAUTH_HASH_THREADS", 0, low=0),
-            pipelines_dir=env.get("SKETCHAUTH_PIPELINES", "").strip() or None,
-            pin_min_entropy=_bits(env, "SKETCHAUTH_PIN_MIN_ENTROPY"),
-        )
+    def _strip(cls, value: Any) -> Any:
+        """Surrounding blanks are ignored (an empty variable is the same as an unset one)."""
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("api_keys", "admin_keys", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(key.strip() for key in value.split(",") if key.strip())
+        return value
+
+    @field_validator("pin_min_entropy")
+    @classmethod
+    def _bits_in_range(cls, value: float | None) -> float | None:
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_PIN_MIN_ENTROPY):
+            raise ValueError("out of range")
+        return value
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_env(cls) -> Settings:
+        """The settings the ``SKETCHAUTH_*`` environment variables give (:class:`SettingsError` if malformed)."""
+        return cls()
+
+    def replace(self, **changes: object) -> Settings:
+        """A checked copy with some fields changed (``None`` values are ignored: unset CLI flags)."""
+        values = self.model_dump()
+        values.update({k: v for k, v in changes.items() if v is not None})
+        # Every field is given, so the environment cannot override any of them.
+        return type(self)(**values)
 
     def effective_hash_threads(self) -> int:
         """How many verifications one process hashes at once.
@@ -140,11 +211,13 @@ class Settings:
         # held to its share would idle a core while another queues.
         return os.cpu_count() or 1
 
-    def replace(self, **changes: object) -> Settings:
-        """A copy with some fields changed (``None`` values are ignored: unset CLI flags)."""
-        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+    @property
+    def insecure_hash_profile(self) -> bool:
+        """Whether the argon2 profile is the ``test`` one (allowed only with ``allow_test_profile``)."""
+        return self.hash_profile == TEST_PROFILE
 
-    def validate(self) -> Settings:
+    # -- start-up checks ------------------------------------------------------------------------
+    def validate(self) -> Settings:  # type: ignore[override]  # pydantic's deprecated classmethod
         """Raise :class:`SettingsError` unless the service may start with these settings."""
         from sketchauth.enrolment import HASH_PROFILES
 
@@ -156,9 +229,11 @@ class Settings:
             raise SettingsError("every API key must be at least 6 characters long")
         if self.hash_profile not in HASH_PROFILES:
             raise SettingsError(f"unknown argon2 profile {self.hash_profile!r}; known: {', '.join(HASH_PROFILES)}")
+        if self.insecure_hash_profile and not self.allow_test_profile:
+            raise SettingsError(_TEST_PROFILE_REFUSED)
         if self.disable_threshold < self.lockout_threshold:
             raise SettingsError("SKETCHAUTH_DISABLE_THRESHOLD must be at least SKETCHAUTH_LOCKOUT_THRESHOLD")
-        if not (self.database_url.startswith("sqlite:///") or self.database_url.startswith(("postgresql://", "postgres://"))):
+        if not self.database_url.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise SettingsError("SKETCHAUTH_DATABASE_URL must be sqlite:///PATH or postgresql://...")
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
@@ -169,11 +244,51 @@ class Settings:
                 "SKETCHAUTH_SCHEMA must be a lower-case identifier of at most 63 characters: a-z, 0-9 and _, "
                 "not starting with a digit"
             )
-        if self.pin_min_entropy is not None and not (
-            math.isfinite(self.pin_min_entropy) and 0 < self.pin_min_entropy <= MAX_PIN_MIN_ENTROPY
-        ):
-            raise SettingsError(
-                f"SKETCHAUTH_PIN_MIN_ENTROPY must be a number of bits in (0, {MAX_PIN_MIN_ENTROPY}], "
-                f"got {self.pin_min_entropy!r}"
-            )
         return self
+
+
+_TEST_PROFILE_REFUSED = (
+    f"argon2 profile {TEST_PROFILE!r} (t=1, m=8 KiB) makes an offline guess against a stolen database cost "
+    "microseconds: it is for tests only. Use 'owasp' or 'rfc9106-low-memory', or allow it explicitly with "
+    "SKETCHAUTH_ALLOW_TEST_PROFILE=1 (sketchauth serve --allow-insecure-test-profile)"
+)
+#: What the service logs (and ``sketchauth serve`` prints) when the test profile is allowed.
+TEST_PROFILE_WARNING = (
+    f"INSECURE: argon2 profile {TEST_PROFILE!r} (t=1, m=8 KiB) is in use because it was explicitly allowed; "
+    "stored hashes can be attacked offline almost for free. Never use it with real users."
+)
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a settings field (``postgres_schema`` → ``SKETCHAUTH_SCHEMA``)."""
+    alias = Settings.model_fields[field].validation_alias
+    return alias if isinstance(alias, str) else ENV_PREFIX + field.upper()
+
+
+def _field_of(loc: tuple[Any, ...]) -> str | None:
+    """The field an error location names (a field name or an env-var alias)."""
+    if not loc:
+        return None
+    head = str(loc[0])
+    if head in Settings.model_fields:
+        return head
+    for name, info in Settings.model_fields.items():
+        if info.validation_alias == head:
+            return name
+    return None
+
+
+def _describe(exc: ValidationError) -> str:
+    """One line per bad setting: the variable, what is wrong, what is expected (secrets never quoted)."""
+    lines = []
+    for err in exc.errors():
+        field = _field_of(tuple(err.get("loc", ())))
+        if field is None:
+            lines.append(f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err['msg']}")
+            continue
+        message = err["msg"].removeprefix("Value error, ")
+        if field not in _SECRET_FIELDS and "input" in err and err["type"] != "extra_forbidden":
+            message += f" (got {err['input']!r})"
+        description = Settings.model_fields[field].description
+        lines.append(f"{env_name(field)}: {message}" + (f"; expected {description}" if description else ""))
+    return "; ".join(lines)

@@ -2,7 +2,8 @@
 
 The library stores only *secure sketches* (public helper data from which a close sample recovers
 the enrolled secret exactly) and reports, for every scheme, how much the sketch can leak.
-See README.md for the tour and ``../shared/SPEC.md`` for the constructions.
+See README.md for the tour; each scheme's module docstring gives its construction and accounting.
+``sketchauth.__version__`` is the installed distribution's version (``sketchauth --version``).
 
 Public entry points (imported lazily, so ``import sketchauth`` is cheap):
 
@@ -30,8 +31,6 @@ from sketchauth.errors import (
     SketchFormatError,
 )
 
-__version__ = "0.1.0"
-
 # Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
 _SKETCH_NAMES = ("EntropyReport", "load_sketch", "IntervalSketch", "CodeOffsetSketch", "PinSketch",
                  "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch", "ChaffPointSketch")
@@ -42,4 +41,21 @@ __all__ = [*errors.__all__, *_SKETCH_NAMES]
 def __getattr__(name: str) -> Any:
     if name in _SKETCH_NAMES:
         return getattr(importlib.import_module("sketchauth.sketches"), name)
+    if name == "__version__":
+        return _installed_version()
     raise AttributeError(f"module 'sketchauth' has no attribute {name!r}")
+
+
+def _installed_version() -> str:
+    """The version of the installed distribution: ``pyproject.toml`` is its one source.
+
+    Read from the package metadata on first use (the lookup costs milliseconds, so plain
+    ``import sketchauth`` does not pay it); ``0+unknown`` when the source tree is used without
+    being installed.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sketchauth")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -6,6 +6,12 @@ command start fast (no field compilation, no web framework unless serving).
 * ``sketchauth demo``: enrol a synthetic user, verify a genuine and an impostor sample, show what
   is stored and the entropy report.
 * ``sketchauth serve``: run the enrolment/verification service (:mod:`service`, uvicorn).
+* ``sketchauth --version``: the installed version.
+
+Every ``--profile`` / ``--hash-profile`` defaults to the library's
+:data:`sketchauth.enrolment.DEFAULT_HASH_PROFILE` (``owasp``), as ``hasher()`` and the service do.
+The flags leave the default unset and resolve it when the command runs, so that building the
+parser does not import the library.
 """
 
 from __future__ import annotations
@@ -18,6 +24,17 @@ from collections.abc import Callable, Sequence
 __all__ = ["main", "build_parser"]
 
 Handler = Callable[[argparse.Namespace], int]
+
+#: What the help texts call the default argon2 profile; ``tests/test_cli.py`` checks that it is
+#: :data:`sketchauth.enrolment.DEFAULT_HASH_PROFILE` (importing that here would slow ``--help``).
+DEFAULT_PROFILE_NAME = "owasp"
+
+
+def _profile(args: argparse.Namespace) -> str:
+    """``--profile`` as given, or the library's default argon2 profile."""
+    from sketchauth.enrolment import DEFAULT_HASH_PROFILE
+
+    return args.profile or DEFAULT_HASH_PROFILE
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -33,7 +50,7 @@ def _demo(args: argparse.Namespace) -> int:
     template = rng.integers(args.tolerance, 256 - args.tolerance, size=args.features)
     genuine = template + rng.integers(-(args.tolerance - 1), args.tolerance, size=args.features)
     impostor = rng.integers(0, 256, size=args.features)
-    ph = hasher(args.profile)
+    ph = hasher(_profile(args))
     record = enrol(sketch, template, password_hasher=ph)
     out = {
         "scheme": sketch.scheme_name,
@@ -56,7 +73,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--features", type=int, default=16, help="feature-vector length (default 16)")
     p.add_argument("--tolerance", type=int, default=8, help="interval tolerance v (default 8)")
     p.add_argument("--seed", type=int, default=1, help="seed of the synthetic person (default 1)")
-    p.add_argument("--profile", default="owasp", help="argon2 profile (default owasp)")
+    p.add_argument("--profile", default=None, help=f"argon2 profile (default {DEFAULT_PROFILE_NAME})")
     p.set_defaults(func=_demo)
 
 
@@ -136,6 +153,9 @@ _EVALUATE_COMMANDS.append(_add_evaluate_linkage)
 def _evaluate_guessing(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.guessing import guessing_experiment
 
+    from sketchauth.sketches.base import SecureSketch
+
+    sketch: SecureSketch
     if args.family == "chaff":
         from sketchauth.sketches.chaff import ChaffPointSketch
 
@@ -164,7 +184,13 @@ def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--universe", type=int, default=16, help="chaff: points of Z_n (default 16)")
     p.add_argument("--min-distance", type=int, default=2, help="chaff: minimum distance (default 2)")
     p.add_argument("--points", type=int, default=1, help="chaff: genuine points (default 1)")
-    p.add_argument("--n", type=int, default=16, help="interval: feature universe (default 16)")
+    p.add_argument(
+        "--n",
+        type=int,
+        default=15,
+        help="interval: feature universe (default 15: a multiple of 2v - 1, so the sketch is uniform over a "
+        "uniform secret; otherwise some residues are likelier and the attacker gains)",
+    )
     p.add_argument("--v", type=int, default=3, help="interval: tolerance (default 3)")
     p.add_argument("--features", type=int, default=1, help="interval: features (default 1)")
     p.add_argument("--key-bits", type=int, default=4, help="key length L_k in bits (default 4)")
@@ -182,6 +208,8 @@ _EVALUATE_COMMANDS.append(_add_evaluate_guessing)
 def _evaluate_report(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.report import cli_report
 
+    # The report measures this profile's cost (None there would mean: do not measure).
+    args.profile = _profile(args)
     return cli_report(args)
 
 
@@ -202,7 +230,9 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
     p.add_argument("--enrol-samples", type=int, default=None, help="samples per enrolment (default: 1, or 2 for asymmetric schemes)")
     p.add_argument("--max-impostors", type=int, default=None, help="impostor probes per identity (default: all)")
-    p.add_argument("--profile", default="owasp", help="argon2 profile whose cost is measured (default owasp)")
+    p.add_argument(
+        "--profile", default=None, help=f"argon2 profile whose cost is measured (default {DEFAULT_PROFILE_NAME})"
+    )
     p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
     p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
@@ -213,12 +243,26 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
 _EVALUATE_COMMANDS.append(_add_evaluate_report)
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version (read only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        import sketchauth
+
+        print(f"sketchauth {sketchauth.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sketchauth`` command."""
     parser = argparse.ArgumentParser(
         prog="sketchauth",
         description="Biometric authentication without storing the biometric.",
     )
+    parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _COMMANDS:
         add(sub)
@@ -229,19 +273,23 @@ def _serve(args: argparse.Namespace) -> int:
     import os
 
     # The service is imported only here: the library never depends on it.
-    from service.settings import Settings, SettingsError
+    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
 
-    # Flags override the environment; workers are separate processes that read the environment.
-    overrides = {
-        "SKETCHAUTH_DATABASE_URL": args.db,
-        "SKETCHAUTH_HASH_PROFILE": args.hash_profile,
+    # Flags override the environment (settings fields; None: flag not given).
+    overrides: dict[str, object] = {
+        "database_url": args.db,
+        "hash_profile": args.hash_profile,
+        "allow_test_profile": True if args.allow_insecure_test_profile else None,
         # Absolute, so every worker reads the same directory whatever it resolves against.
-        "SKETCHAUTH_PIPELINES": None if args.pipelines is None else os.path.abspath(args.pipelines),
-        "SKETCHAUTH_PIN_MIN_ENTROPY": args.pin_min_entropy,
+        "pipelines_dir": None if args.pipelines is None else os.path.abspath(args.pipelines),
+        "pin_min_entropy": args.pin_min_entropy,
+        "host": args.host,
+        "port": args.port,
+        "workers": args.workers,
     }
-    os.environ.update({k: v for k, v in overrides.items() if v is not None})
+    given = {field: value for field, value in overrides.items() if value is not None}
     try:
-        settings = Settings.from_env().replace(host=args.host, port=args.port, workers=args.workers).validate()
+        settings = Settings.from_env().replace(**given).validate()
         # Refuse to start on a bad pipeline file here, with its name, not in every worker.
         from service.pipelines import load_configured
 
@@ -249,6 +297,10 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"sketchauth serve: {exc}", file=sys.stderr)
         return 2
+    if settings.insecure_hash_profile:
+        print(f"sketchauth serve: WARNING: {TEST_PROFILE_WARNING}", file=sys.stderr)
+    # Workers are separate processes that build their settings from the environment.
+    os.environ.update({env_name(field): "1" if value is True else str(value) for field, value in given.items()})
     from service.app import run_server
 
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
@@ -262,10 +314,18 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
         "(SKETCHAUTH_API_KEYS is required); these flags override them.",
     )
     p.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--hash-profile", help="argon2 profile (default $SKETCHAUTH_HASH_PROFILE or owasp)")
+    p.add_argument("--host", help="address to listen on (default $SKETCHAUTH_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default $SKETCHAUTH_PORT or 8000)")
+    p.add_argument("--workers", type=int, help="worker processes (default $SKETCHAUTH_WORKERS or 1)")
+    p.add_argument(
+        "--hash-profile", help=f"argon2 profile (default $SKETCHAUTH_HASH_PROFILE or {DEFAULT_PROFILE_NAME})"
+    )
+    p.add_argument(
+        "--allow-insecure-test-profile",
+        action="store_true",
+        help="allow --hash-profile test (argon2id t=1, m=8 KiB: stolen hashes cost nothing to attack); "
+        "for tests only, refused without this flag or $SKETCHAUTH_ALLOW_TEST_PROFILE=1",
+    )
     p.add_argument(
         "--pipelines",
         metavar="DIR",

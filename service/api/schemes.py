@@ -1,15 +1,17 @@
-"""``/v1/schemes``: the schemes on offer with the JSON schema of their parameters, and the
-server-side feature pipelines (``SKETCHAUTH_PIPELINES``) with their fingerprints."""
+"""``/v1/schemes``: the schemes on offer with the JSON schema of their parameters, the
+server-side feature pipelines (``SKETCHAUTH_PIPELINES``) with their fingerprints, and the
+request limits. Every figure is the one the request models enforce (same limits, same models)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from service.api.deps import ApiKey, State
-from service.models import PipelineInfo, SchemeInfo, SchemeList
+from service.limits import RequestLimits
+from service.models import LimitsInfo, PipelineInfo, SchemeInfo, SchemeList
 from service.pipelines import PIPELINE_PREFIX, min_samples
 from service.problems import problem_doc
-from service.schemes import available_schemes
+from service.schemes import SchemeSpec, available_schemes
 
 __all__ = ["router"]
 
@@ -20,18 +22,9 @@ router = APIRouter(
 
 @router.get("/schemes", response_model=SchemeList, summary="Schemes and their parameter schemas; feature pipelines")
 async def list_schemes(state: State) -> SchemeList:
+    limits = RequestLimits.of(state.settings)
     return SchemeList(
-        schemes=[
-            SchemeInfo(
-                name=spec.name,
-                sample_kind=spec.sample_kind,
-                min_samples=spec.min_samples,
-                max_samples=spec.max_samples,
-                description=spec.description,
-                params_schema=spec.params_schema(),
-            )
-            for spec in available_schemes()
-        ],
+        schemes=[_scheme_info(spec, limits) for spec in available_schemes()],
         pipelines=[
             PipelineInfo(
                 name=name,
@@ -41,10 +34,28 @@ async def list_schemes(state: State) -> SchemeList:
                 params=loaded.pipeline.sketch.params(),
                 input_dimension=loaded.pipeline.transform.features,
                 min_samples=min_samples(loaded.pipeline),
-                max_samples=state.settings.max_samples,
+                max_samples=limits.max_samples,
                 fingerprint=loaded.fingerprint,
                 transform_sha256=loaded.transform_sha256,
             )
             for name, loaded in sorted(state.pipelines.items())
         ],
+        limits=LimitsInfo(
+            max_samples=limits.max_samples,
+            max_sample_length=limits.max_sample_length,
+            max_body_bytes=limits.max_body_bytes,
+        ),
+    )
+
+
+def _scheme_info(spec: SchemeSpec, limits: RequestLimits) -> SchemeInfo:
+    """What a client needs to enrol with ``spec`` here: the same figures the request models enforce."""
+    least, most = spec.sample_count(limits)
+    return SchemeInfo(
+        name=spec.name,
+        sample_kind=spec.sample_kind,
+        min_samples=least,
+        max_samples=most,
+        description=spec.description,
+        params_schema=spec.params_schema(limits),
     )

@@ -1,9 +1,14 @@
-"""``/v1/users/{user_id}``: enrol, verify, read the entropy report, revoke (SPEC §5).
+"""``/v1/users/{user_id}``: enrol, verify, read the entropy report, revoke.
 
 Verification answers ``200 {"verified": false}`` alike for an unknown user, a far sample, a
 wrong PIN and a missing PIN, after the same argon2 work. Throttling (NIST SP 800-63B-4): while a
 wait imposed after repeated failures runs, ``429`` with ``Retry-After``; once the biometric is
 disabled, ``423`` until re-enrolment or an admin reset.
+
+The request bodies are the app's own models (:mod:`service.requests`): the enrolment body is a
+union discriminated by ``scheme`` carrying each scheme's parameter model, and every size limit
+is the configured one, so the router is built per app by :func:`build_router`. (This module
+does not use postponed annotations: the endpoints' body types are those per-app models.)
 
 Feature pipelines: ``"scheme": "pipeline:<name>"`` enrols raw embeddings through a configured
 pipeline (:mod:`service.pipelines`); an unknown name is ``422 unknown-pipeline``. Verifying an
@@ -12,33 +17,27 @@ counted): the stored helper data belongs to a configuration the service no longe
 operator must restore it or the user re-enrol.
 """
 
-from __future__ import annotations
-
 import math
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ApiKey, ServiceState, State
-from service.models import (
-    USER_ID_PATTERN,
-    EnrolmentRequest,
-    EnrolmentResponse,
-    EntropyReportOut,
-    VerificationRequest,
-    VerificationResponse,
-)
-from service.pipelines import LoadedPipeline, check_dimensions, min_samples, pipeline_name, pipeline_report
-from service.problems import ProblemError, problem_doc
-from service.schemes import UnknownScheme, get_scheme
-from service.settings import Settings
+from service.limits import USER_ID_MAX_LENGTH
+from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut, VerificationResponse
+from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
+from service.problems import ProblemError, json_body_only, problem_doc
+from service.requests import RequestModels
 from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
-__all__ = ["router", "UserId", "not_enrolled"]
+__all__ = ["build_router", "UserId", "not_enrolled"]
 
-UserId = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the relying party's opaque user id")]
+UserId = Annotated[
+    str,
+    Path(pattern=USER_ID_PATTERN, max_length=USER_ID_MAX_LENGTH, description="the relying party's opaque user id"),
+]
 
 _COMMON: dict[int | str, dict[str, Any]] = {
     400: problem_doc("malformed JSON"),
@@ -46,18 +45,9 @@ _COMMON: dict[int | str, dict[str, Any]] = {
     413: problem_doc("request body too large"),
     422: problem_doc("invalid request: types, parameters, sample shape or range"),
 }
-
-router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_COMMON)
-
-
-def _check_sizes(settings: Settings, samples: list[list[Any]]) -> None:
-    if len(samples) > settings.max_samples:
-        raise ProblemError(422, "too-many-samples", f"at most {settings.max_samples} samples per request")
-    for i, sample in enumerate(samples):
-        if len(sample) > settings.max_sample_length:
-            raise ProblemError(
-                422, "sample-too-long", f"sample {i} has more than {settings.max_sample_length} values"
-            )
+_JSON_BODY: dict[int | str, dict[str, Any]] = {
+    415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
+}
 
 
 def not_enrolled() -> ProblemError:
@@ -70,38 +60,96 @@ def _invalid(exc: Exception) -> ProblemError:
     return ProblemError(422, kind, str(exc))
 
 
-@router.post(
-    "/{user_id}/enrolment",
-    status_code=201,
-    response_model=EnrolmentResponse,
-    responses={
-        409: problem_doc("already enrolled and replace is false"),
-        422: problem_doc(
-            "invalid request: types, parameters, sample shape or range; unknown-scheme; unknown-pipeline "
-            "(no pipeline:<name> configured); a pipeline sample not of its input_dimension"
-        ),
-    },
-    summary="Enrol a user: store a secure sketch and an argon2id hash, return the entropy report",
-)
-async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> EnrolmentResponse:
-    name = pipeline_name(body.scheme)
-    if name is not None:
-        return await _enrol_pipeline(user_id, body, state, _offered_pipeline(state, name))
+def build_router(models: RequestModels) -> APIRouter:
+    """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
+    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_COMMON)
+    # Per-app types: a static checker cannot follow them (they exist once the settings are known).
+    EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]  # noqa: N806
+    VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]  # noqa: N806
+
+    @router.post(
+        "/{user_id}/enrolment",
+        status_code=201,
+        response_model=EnrolmentResponse,
+        dependencies=[json_body_only],
+        responses={
+            **_JSON_BODY,
+            409: problem_doc("already enrolled and replace is false"),
+            422: problem_doc(
+                "invalid request: types, parameters (invalid-parameters), sample shape or range (invalid-sample), "
+                "sample count (wrong-sample-count, too-many-samples), sample length (sample-too-long); "
+                "unknown-scheme; unknown-pipeline (no pipeline:<name> configured); a pipeline sample not of its "
+                "input dimension"
+            ),
+        },
+        summary="Enrol a user: store a secure sketch and an argon2id hash, return the entropy report",
+    )
+    async def enrol_user(user_id: UserId, body: EnrolmentBody, state: State) -> EnrolmentResponse:
+        pipeline = models.pipelines.get(body.scheme)
+        if pipeline is not None:
+            return await _enrol_pipeline(user_id, body, state, _offered_pipeline(state, pipeline))
+        return await _enrol_scheme(user_id, body, state, models)
+
+    @router.post(
+        "/{user_id}/verification",
+        response_model=VerificationResponse,
+        dependencies=[json_body_only],
+        responses={
+            **_JSON_BODY,
+            409: problem_doc(
+                "pipeline-changed: the feature pipeline this user enrolled through was changed or removed since "
+                "(its fingerprint differs); restore it or re-enrol the user. No attempt is counted"
+            ),
+            423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
+            429: problem_doc("too many failures: wait Retry-After seconds"),
+        },
+        summary="Verify a sample (and PIN) against the user's enrolment: yes or no",
+    )
+    async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> VerificationResponse:
+        # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
+        # stays off the event loop and the request pays for one thread hand-off, not three.
+        verified = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin)
+        return VerificationResponse(verified=verified)
+
+    @router.get(
+        "/{user_id}/report",
+        response_model=EntropyReportOut,
+        responses={404: problem_doc("not enrolled")},
+        summary="The stored entropy report (never the helper data)",
+    )
+    async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
+        record = await run_in_threadpool(state.store.get, user_id)
+        if record is None:
+            raise not_enrolled()
+        return EntropyReportOut(**record.report)
+
+    @router.delete(
+        "/{user_id}",
+        status_code=204,
+        response_class=Response,
+        responses={404: problem_doc("not enrolled")},
+        summary="Revoke: delete the enrolment",
+    )
+    async def revoke_user(user_id: UserId, state: State) -> Response:
+        try:
+            await run_in_threadpool(state.store.revoke, user_id, state.clock())
+        except UserNotFound:
+            raise not_enrolled() from None
+        return Response(status_code=204)
+
+    return router
+
+
+async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: RequestModels) -> EnrolmentResponse:
+    """Enrol on a plain scheme; ``body`` (the scheme's request model) is already checked."""
+    spec = models.schemes[body.scheme]
+    arguments, options = spec.split(body.params)
+    samples, pin = body.samples, body.pin
     try:
-        spec = get_scheme(body.scheme)
-    except UnknownScheme as exc:
-        raise ProblemError(422, "unknown-scheme", str(exc)) from None
-    _check_sizes(state.settings, body.samples)
-    if not spec.min_samples <= len(body.samples) <= spec.max_samples:
-        want = str(spec.min_samples) if spec.min_samples == spec.max_samples else f"{spec.min_samples} to {spec.max_samples}"
-        raise ProblemError(422, "wrong-sample-count", f"{spec.name} enrols from {want} samples, got {len(body.samples)}")
-    try:
-        arguments, options = spec.validate_params(body.params)
-        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, body.samples, body.pin)
+        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, samples, pin)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
     report = result.enrolment.report.to_dict()
-    params = result.sketch.params()
     record = NewEnrolment(
         user_id=user_id,
         scheme=spec.name,
@@ -109,14 +157,14 @@ async def enrol_user(user_id: UserId, body: EnrolmentRequest, state: State) -> E
         helper=result.enrolment.helper,
         secret_hash=result.enrolment.secret_hash,
         report=report,
-        has_pin=body.pin is not None,
+        has_pin=pin is not None,
     )
     replaced = await _store(state, record, body.replace)
     return EnrolmentResponse(
         user_id=user_id,
         scheme=spec.name,
-        params=params,
-        pin=body.pin is not None,
+        params=result.sketch.params(),
+        pin=pin is not None,
         replaced=replaced,
         report=EntropyReportOut(**report),
     )
@@ -131,33 +179,25 @@ async def _store(state: ServiceState, record: NewEnrolment, replace: bool) -> bo
 
 def _offered_pipeline(state: ServiceState, name: str) -> LoadedPipeline:
     loaded = state.pipelines.get(name)
-    if loaded is None:
-        offered = ", ".join(sorted(state.pipelines)) or "none (SKETCHAUTH_PIPELINES is not set)"
-        raise ProblemError(422, "unknown-pipeline", f"unknown pipeline {name!r}; offered: {offered}")
+    if loaded is None:  # the request models offer only loaded pipelines: a programming error
+        raise ProblemError(422, "unknown-pipeline", f"unknown pipeline {name!r}")
     return loaded
 
 
-async def _enrol_pipeline(
-    user_id: str, body: EnrolmentRequest, state: ServiceState, loaded: LoadedPipeline
-) -> EnrolmentResponse:
-    """Enrol raw embeddings through a configured pipeline; store its name and fingerprint."""
+async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: LoadedPipeline) -> EnrolmentResponse:
+    """Enrol raw embeddings through a configured pipeline; store its name and fingerprint.
+
+    The request model has already checked the sample count and that every sample has the
+    transform's input dimension.
+    """
     pipeline = loaded.pipeline
-    if body.params:
-        raise ProblemError(
-            422, "invalid-parameters", f"pipeline {loaded.name!r} fixes its scheme and parameters; send no params"
-        )
-    _check_sizes(state.settings, body.samples)
-    least = min_samples(pipeline)
-    if not least <= len(body.samples) <= state.settings.max_samples:
-        raise ProblemError(
-            422, "wrong-sample-count", f"pipeline {loaded.name!r} enrols from at least {least} samples, got {len(body.samples)}"
-        )
+    pin = getattr(body, "pin", None)  # absent from the model of a pipeline whose sketch takes no PIN
     try:
         check_dimensions(pipeline, body.samples)
-        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, body.pin)
+        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, pin)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
-    has_pin = body.pin is not None
+    has_pin = pin is not None
     report = pipeline_report(loaded, result.enrolment.report.to_dict(), pin=has_pin)
     record = NewEnrolment(
         user_id=user_id,
@@ -181,27 +221,6 @@ async def _enrol_pipeline(
         pipeline=loaded.name,
         pipeline_sha256=loaded.fingerprint,
     )
-
-
-@router.post(
-    "/{user_id}/verification",
-    response_model=VerificationResponse,
-    responses={
-        409: problem_doc(
-            "pipeline-changed: the feature pipeline this user enrolled through was changed or removed since "
-            "(its fingerprint differs); restore it or re-enrol the user. No attempt is counted"
-        ),
-        423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
-        429: problem_doc("too many failures: wait Retry-After seconds"),
-    },
-    summary="Verify a sample (and PIN) against the user's enrolment: yes or no",
-)
-async def verify_user(user_id: UserId, body: VerificationRequest, state: State) -> VerificationResponse:
-    _check_sizes(state.settings, [body.sample])
-    # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
-    # stays off the event loop and the request pays for one thread hand-off, not three.
-    verified = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin)
-    return VerificationResponse(verified=verified)
 
 
 def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | None) -> bool:
@@ -268,31 +287,3 @@ def _enrolled_pipeline(state: ServiceState, record: UserRecord) -> LoadedPipelin
             "or restore the pipeline file",
         )
     return loaded
-
-
-@router.get(
-    "/{user_id}/report",
-    response_model=EntropyReportOut,
-    responses={404: problem_doc("not enrolled")},
-    summary="The stored entropy report (never the helper data)",
-)
-async def get_report(user_id: UserId, state: State) -> EntropyReportOut:
-    record = await run_in_threadpool(state.store.get, user_id)
-    if record is None:
-        raise not_enrolled()
-    return EntropyReportOut(**record.report)
-
-
-@router.delete(
-    "/{user_id}",
-    status_code=204,
-    response_class=Response,
-    responses={404: problem_doc("not enrolled")},
-    summary="Revoke: delete the enrolment",
-)
-async def revoke_user(user_id: UserId, state: State) -> Response:
-    try:
-        await run_in_threadpool(state.store.revoke, user_id, state.clock())
-    except UserNotFound:
-        raise not_enrolled() from None
-    return Response(status_code=204)

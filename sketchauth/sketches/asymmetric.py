@@ -563,7 +563,10 @@ class AsymmetricIntervalSketch(SecureSketch):
         log_q = math.log2(self.q)
         bound = self.features * (1.0 + 2.0 * log_q)
         if self.scheme == "s1":
-            exact_values = sum(min(2 * v - 1, self.n) for v in range(1, self.q + 1))
+            # Σ_{v=1}^{q} min(2v − 1, n) in closed form (a loop over q = 2^40 never ends): the
+            # first k = min(q, ⌊(n + 1)/2⌋) terms are odd numbers summing to k², the rest are n.
+            k = min(self.q, (self.n + 1) // 2)
+            exact_values = k * k + (self.q - k) * self.n
             return EntropyReport.from_bits(
                 self.scheme_name,
                 sketch_bits=bound,

@@ -54,11 +54,13 @@ def unique_schema() -> str:
 
 
 def test_settings(tmp_path: Path, **changes: Any) -> Settings:
+    """Settings for a temporary database with the cheapest argon2 profile, explicitly allowed."""
     base = Settings(
         database_url=f"sqlite:///{tmp_path / 'service.db'}",
         api_keys=(API_KEY,),
         admin_keys=(ADMIN_KEY,),
         hash_profile="test",
+        allow_test_profile=True,
     )
     return base.replace(**changes)
 
@@ -93,6 +95,9 @@ class ServerProcess:
         full_env = {**os.environ, **env}
         full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")]))
         args = [sys.executable, "-m", "sketchauth.cli", "serve", "--port", str(self.port), "--workers", str(workers)]
+        if full_env.get("SKETCHAUTH_HASH_PROFILE") == "test":
+            # The servers of the test suite opt in to the cheap argon2 profile explicitly.
+            args.append("--allow-insecure-test-profile")
         if db is not None:
             args += ["--db", db]
         args += extra_args or []

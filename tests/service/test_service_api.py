@@ -164,25 +164,26 @@ def test_settings_refuse_to_start_without_keys(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="in-memory"):
         create_app(test_settings(tmp_path, database_url="sqlite:///:memory:"))
     # Explicit local mode may run without keys (and trusts every caller).
-    dev = Settings(database_url=f"sqlite:///{tmp_path / 'dev.db'}", dev_mode=True, hash_profile="test")
+    dev = Settings(database_url=f"sqlite:///{tmp_path / 'dev.db'}", dev_mode=True, hash_profile="test", allow_test_profile=True)
     with TestClient(create_app(dev)) as c:
         assert c.get("/v1/schemes").status_code == 200
 
 
-def test_settings_from_env() -> None:
-    s = Settings.from_env(
-        {
-            "SKETCHAUTH_API_KEYS": " key-one ,key-two,, ",
-            "SKETCHAUTH_LOCKOUT_THRESHOLD": "3",
-            "SKETCHAUTH_DATABASE_URL": "postgresql://u@h/db",
-            "SKETCHAUTH_HASH_PROFILE": "rfc9106-low-memory",
-        }
-    )
+def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings.from_env().database_url == "sqlite:///./sketchauth.db"
+    for name, value in {
+        "SKETCHAUTH_API_KEYS": " key-one ,key-two,, ",
+        "SKETCHAUTH_LOCKOUT_THRESHOLD": "3",
+        "SKETCHAUTH_DATABASE_URL": "postgresql://u@h/db",
+        "SKETCHAUTH_HASH_PROFILE": "rfc9106-low-memory",
+    }.items():
+        monkeypatch.setenv(name, value)
+    s = Settings.from_env()
     assert s.api_keys == ("key-one", "key-two") and s.lockout_threshold == 3
     assert s.database_url == "postgresql://u@h/db" and s.hash_profile == "rfc9106-low-memory"
-    assert Settings.from_env({}).database_url == "sqlite:///./sketchauth.db"
+    monkeypatch.setenv("SKETCHAUTH_LOCKOUT_SECONDS", "soon")
     with pytest.raises(SettingsError, match="integer"):
-        Settings.from_env({"SKETCHAUTH_LOCKOUT_SECONDS": "soon"})
+        Settings.from_env()
 
 
 def test_nothing_logs_samples_or_pins(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
@@ -336,7 +337,7 @@ def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: byt
         ({**INTERVAL, "samples": [[1, 2, 3]]}, "invalid-sample", "4 features"),
         ({**INTERVAL, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
         ({**INTERVAL, "samples": [[1.5, 2, 3, 4]]}, "invalid-sample", "not an integer"),
-        ({**INTERVAL, "samples": [[1, 2, 3, 4], [1, 2, 3, 4]]}, "wrong-sample-count", "1 samples"),
+        ({**INTERVAL, "samples": [[1, 2, 3, 4], [1, 2, 3, 4]]}, "wrong-sample-count", "exactly 1 sample"),
         ({"scheme": "code-offset", "params": {"n": 4, "t": 1}, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
         ({"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "2t < n"),
         ({"scheme": "code-offset", "params": {"n": "4", "t": 1}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "n"),
@@ -397,8 +398,11 @@ def test_oversized_bodies_are_413(tmp_path: Path) -> None:
 
 def test_sample_length_and_count_limits(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path, max_sample_length=8, max_samples=2))) as client:
-        body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 9}, "samples": [list(range(9))]}
+        body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 8}, "samples": [list(range(9))]}
         _problem(_enrol(client, body=body), 422, "sample-too-long")
+        # A vector of 9 features could never be sent: the parameter is refused too.
+        body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 9}, "samples": [list(range(8))]}
+        _problem(_enrol(client, body=body), 422, "invalid-parameters")
         _problem(_verify(client, list(range(9))), 422, "sample-too-long")
         _problem(_enrol(client, body={**INTERVAL, "samples": [[1, 2, 3, 4]] * 3}), 422, "too-many-samples")
 

@@ -130,7 +130,7 @@ def test_real_valued_enrolment_with_a_pin_verifies(client: TestClient) -> None:
     assert _verify(client, "alice", [5.25, 2.5, 3.75], PIN).json() == {"verified": False}  # 8 levels away
 
 
-def test_values_outside_the_range_are_422_not_a_failed_attempt(client: TestClient, sqlite_store: Any) -> None:
+def test_values_outside_the_range_are_422_and_a_counted_failure(client: TestClient, sqlite_store: Any) -> None:
     params = {"n": 256, "v": 8, "features": 3, "step": 0.5}
     r = _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, -0.3, 2.0]]})
     assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
@@ -139,7 +139,8 @@ def test_values_outside_the_range_are_422_not_a_failed_attempt(client: TestClien
     r = _verify(client, "bob", [1.0, -0.3, 2.0], None)
     assert r.status_code == 422 and r.json()["type"].endswith("/invalid-sample")
     assert "feature 1 lies outside [-0.25, 127.75)" in r.json()["detail"] and "-0.3" not in r.json()["detail"]
-    assert sqlite_store.get("bob").failures == 0
+    # A malformed sample is a counted failure (it must not be a free probe of the enrolment).
+    assert sqlite_store.get("bob").failures == 1
 
 
 def test_signed_features_with_an_offset(client: TestClient) -> None:

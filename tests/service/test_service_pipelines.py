@@ -120,7 +120,11 @@ def test_no_pipelines_configured_lists_none(client: TestClient) -> None:
 
 def test_openapi_documents_pipeline_enrolment_and_the_409(api: TestClient) -> None:
     schema = api.get("/openapi.json").json()
-    assert "pipeline:<name>" in schema["components"]["schemas"]["EnrolmentRequest"]["properties"]["scheme"]["description"]
+    variant = schema["components"]["schemas"]["PipelineThermometerEnrolment"]
+    assert variant["properties"]["scheme"]["const"] == "pipeline:thermometer"
+    assert "pipeline:<name>" in variant["properties"]["scheme"]["description"]
+    sample = variant["properties"]["samples"]["items"]
+    assert (sample["minItems"], sample["maxItems"]) == (14, 14)  # the transform's input dimension
     responses = schema["paths"]["/v1/users/{user_id}/verification"]["post"]["responses"]
     assert "pipeline-changed" in responses["409"]["description"]
 
@@ -357,17 +361,20 @@ def test_declared_pin_min_entropy_with_a_pipeline(tmp_path: Path, fitted: Fitted
 
 
 @pytest.mark.parametrize(("raw", "message"), [("abc", "number of bits"), ("-1", r"in \(0, 2048\]"), ("nan", r"in \(0, 2048\]")])
-def test_pin_min_entropy_setting_is_checked(raw: str, message: str) -> None:
-    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_PIN_MIN_ENTROPY": raw}
+def test_pin_min_entropy_setting_is_checked(raw: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
+    monkeypatch.setenv("SKETCHAUTH_PIN_MIN_ENTROPY", raw)
     with pytest.raises(SettingsError, match=message):
-        Settings.from_env(env).validate()
+        Settings.from_env().validate()
 
 
-def test_settings_read_pipelines_and_pin_entropy_from_the_environment() -> None:
-    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_PIPELINES": "/srv/pipelines", "SKETCHAUTH_PIN_MIN_ENTROPY": "13.5"}
-    settings = Settings.from_env(env).validate()
+def test_settings_read_pipelines_and_pin_entropy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (Settings.from_env().pipelines_dir, Settings.from_env().pin_min_entropy) == (None, None)
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
+    monkeypatch.setenv("SKETCHAUTH_PIPELINES", "/srv/pipelines")
+    monkeypatch.setenv("SKETCHAUTH_PIN_MIN_ENTROPY", "13.5")
+    settings = Settings.from_env().validate()
     assert (settings.pipelines_dir, settings.pin_min_entropy) == ("/srv/pipelines", 13.5)
-    assert (Settings.from_env({}).pipelines_dir, Settings.from_env({}).pin_min_entropy) == (None, None)
 
 
 # -- the real command ---------------------------------------------------------------------------

@@ -3,10 +3,12 @@
 Bounded and deterministic (a few derandomized examples per operation) so it stays fast; every
 response must be documented (status code, content type, body schema) and none may be a 5xx.
 
-One check is left out: "schema-valid data is accepted". OpenAPI cannot say that an interval
-sample must have exactly ``features`` numbers or that a fuzzy-vault sample must be a set of
-``m`` field elements, so schema-valid bodies are often semantically wrong and rightly get a
-documented 422 problem.
+The schema is the running service's own (a union of per-scheme request models with typed,
+bounded parameters), so generated bodies reach the schemes. One check is left out:
+"schema-valid data is accepted". JSON Schema cannot say that an interval sample must have
+exactly ``features`` numbers, that a fuzzy-vault sample must be a set of ``m`` elements below
+``p``, or that ``2t < n``, so schema-valid bodies can still be semantically wrong and rightly get
+a documented 422 problem.
 """
 
 from __future__ import annotations

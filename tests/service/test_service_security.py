@@ -310,15 +310,17 @@ def test_key_check_compares_equal_length_digests_against_every_key(monkeypatch: 
     assert seen == [(32, 32)] * 6
 
 
-def test_admin_key_is_separate_and_api_keys_are_required(tmp_path: Path) -> None:
+def test_admin_key_is_separate_and_api_keys_are_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with TestClient(create_app(test_settings(tmp_path))) as client:
         _enrol(client)
         assert client.post("/v1/admin/users/alice/reset", headers=AUTH).status_code == 403
         bad = {"Authorization": "Bearer test-api-key-but-longer"}
         assert client.get("/v1/users/alice/report", headers=bad).status_code == 401
         assert client.get("/v1/users/alice/report", headers={"Authorization": "Basic dGVzdA=="}).status_code == 401
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", " , ")
+    monkeypatch.setenv("SKETCHAUTH_DATABASE_URL", f"sqlite:///{tmp_path}/x.db")
     with pytest.raises(SettingsError, match="no API key"):
-        create_app(Settings.from_env({"SKETCHAUTH_API_KEYS": " , ", "SKETCHAUTH_DATABASE_URL": f"sqlite:///{tmp_path}/x.db"}))
+        create_app(Settings.from_env())
 
 
 # -- store --------------------------------------------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""Request models of one running service, built from its limits, schemes and pipelines.
+
+The enrolment body is a union discriminated by ``scheme``: one model per offered scheme, whose
+``params`` is that scheme's parameter model (:mod:`service.schemes`) and whose ``samples`` take
+the scheme's sample kind and count, plus one model per configured feature pipeline
+(``"scheme": "pipeline:<name>"``), whose samples are raw embeddings of exactly the pipeline's
+input dimension, whose ``params`` must stay empty, and which has a ``pin`` only when the
+pipeline's sketch can be mixed with one. The verification body takes one sample
+(the user's scheme is known only once the record is read).
+
+The same models validate the requests and generate the OpenAPI schema, so every bound a client
+reads there (samples per enrolment, numbers per sample, parameter ranges, PIN length) is the
+one enforced, from the one :class:`~service.limits.RequestLimits` value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, create_model
+
+from service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
+from service.pipelines import PIPELINE_PREFIX, min_samples
+from service.schemes import SchemeSpec
+from service.settings import SettingsError
+
+if TYPE_CHECKING:
+    from service.pipelines import LoadedPipeline
+
+__all__ = ["RequestModels", "build_request_models", "Pin", "Number"]
+
+FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
+Number = Union[StrictInt, FiniteFloat]
+Byte = Annotated[StrictInt, Field(ge=0, le=255)]
+Pin = Annotated[
+    StrictStr,
+    Field(
+        min_length=PIN_MIN_LENGTH,
+        max_length=PIN_MAX_LENGTH,
+        description="optional PIN or password mixed into the biometric's sketch",
+    ),
+]
+
+_SAMPLE_DESCRIPTIONS = {
+    "vector": "a feature vector: numbers (integers, or reals with the 'step' parameter)",
+    "bytes": "a byte string: integers 0..255, exactly n of them",
+    "set": "a set: distinct integers of the scheme's universe",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestModels:
+    """The request body types of one app: enrolment (a tagged union) and verification."""
+
+    limits: RequestLimits
+    enrolment: Any
+    verification: type[BaseModel]
+    #: Scheme value → the scheme spec it enrols with (plain schemes only).
+    schemes: dict[str, SchemeSpec]
+    #: Scheme value (``pipeline:<name>``) → pipeline name.
+    pipelines: dict[str, str]
+    #: Scheme value (``pipeline:<name>``) → fewest and most enrolment samples.
+    pipeline_counts: dict[str, tuple[int, int]]
+    #: Scheme value (``pipeline:<name>``) → why its sketch takes no PIN (mixable ones are absent).
+    pin_refusals: dict[str, str]
+
+
+def _list_of(item: Any, low: int, high: int, description: str) -> Any:
+    """A JSON array of ``low`` to ``high`` ``item`` values (both bounds enforced and published)."""
+    return Annotated[list[item], Field(min_length=low, max_length=high, description=description)]
+
+
+def _item_type(spec: SchemeSpec) -> Any:
+    if spec.sample_kind == "vector":
+        return Number
+    if spec.sample_kind == "bytes":
+        return Byte
+    # A set element is an integer; an integral JSON number (``3.0``, as numpy-backed clients write
+    # integers) is the same element, as JSON Schema's "integer" type says.
+    return Union[
+        Annotated[StrictInt, Field(ge=spec.min_element)],
+        Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)],
+    ]
+
+
+def _integral(x: float) -> int:
+    if not x.is_integer():
+        raise ValueError("a set element must be an integer")
+    return int(x)
+
+
+def _model_name(prefix: str, name: str) -> str:
+    words = [part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part]
+    return prefix + "".join(words) + "Enrolment"
+
+
+def _base(doc: str, example: dict[str, Any]) -> type[BaseModel]:
+    """A strict base whose JSON schema carries ``doc`` and a working ``example``."""
+    config = ConfigDict(extra="forbid", json_schema_extra={"examples": [example]})
+    return type("_Enrolment", (_Strict,), {"model_config": config, "__doc__": doc, "__module__": __name__})
+
+
+def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
+    """``{"scheme": "<name>", "params": <the scheme's parameters>, "samples": [...], "pin"?, "replace"?}``."""
+    least, most = spec.sample_count(limits)
+    sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
+    params, samples, _ = spec.example
+    tag: Any = Literal[spec.name]
+    return create_model(
+        _model_name("", spec.name),
+        __base__=_base(f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}),
+        scheme=(tag, Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
+        params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
+        samples=(_list_of(sample, least, most, "enrolment captures"), ...),
+        pin=(Pin | None, None),
+        replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
+    )
+
+
+class _NoParams(_Strict):
+    """A pipeline fixes its scheme's parameters: send none (or an empty object)."""
+
+
+def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[BaseModel]:
+    """``{"scheme": "pipeline:<name>", "samples": [raw embeddings], "pin"?, "replace"?}``."""
+    pipeline = loaded.pipeline
+    dimension = pipeline.transform.features
+    if dimension > limits.max_sample_length:
+        raise SettingsError(
+            f"pipeline {loaded.name!r} takes embeddings of {dimension} numbers, more than "
+            f"SKETCHAUTH_MAX_SAMPLE_LENGTH={limits.max_sample_length}: raise it or no sample could be sent"
+        )
+    sample = _list_of(
+        Number, dimension, dimension, f"a raw embedding: exactly {dimension} finite numbers (the transform's input)"
+    )
+    least = min_samples(pipeline)
+    example = {"scheme": PIPELINE_PREFIX + loaded.name, "samples": [[0.0] * dimension] * least}
+    tag: Any = Literal[PIPELINE_PREFIX + loaded.name]
+    # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
+    pin: dict[str, Any] = {} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}
+    return create_model(
+        _model_name("Pipeline", loaded.name),
+        __base__=_base(
+            f"Enrol raw embeddings through the configured feature pipeline {loaded.name!r} "
+            f"({pipeline.kind}, on {pipeline.sketch.scheme_name}): the service applies its transform and "
+            "enrols on the pipeline's scheme with the pipeline's parameters.",
+            example,
+        ),
+        scheme=(
+            tag,
+            Field(description="'pipeline:<name>' for a server-side feature pipeline (GET /v1/schemes lists them)"),
+        ),
+        params=(_NoParams, Field(default_factory=_NoParams, description="must be empty: the pipeline fixes them")),
+        samples=(_list_of(sample, least, limits.max_samples, "raw embeddings of enrolment captures"), ...),
+        replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
+        **pin,
+    )
+
+
+def _verification(limits: RequestLimits) -> type[BaseModel]:
+    sample = _list_of(
+        Number,
+        1,
+        limits.max_sample_length,
+        "the sample to verify, of the kind the user enrolled with: a feature vector, a byte string, a set, "
+        "or a raw embedding for a pipeline enrolment",
+    )
+    return create_model(
+        "VerificationRequest",
+        __base__=_Strict,
+        sample=(sample, ...),
+        pin=(Pin | None, None),
+    )
+
+
+def build_request_models(
+    limits: RequestLimits, specs: Iterable[SchemeSpec], pipelines: dict[str, LoadedPipeline]
+) -> RequestModels:
+    """The request models of an app offering ``specs`` and ``pipelines`` under ``limits``."""
+    schemes = {spec.name: spec for spec in specs}
+    variants: list[Any] = [_scheme_enrolment(spec, limits) for spec in schemes.values()]
+    variants += [_pipeline_enrolment(loaded, limits) for _, loaded in sorted(pipelines.items())]
+    enrolment = variants[0] if len(variants) == 1 else Annotated[Union[tuple(variants)], Field(discriminator="scheme")]
+    return RequestModels(
+        limits=limits,
+        enrolment=enrolment,
+        verification=_verification(limits),
+        schemes=schemes,
+        pipelines={PIPELINE_PREFIX + name: name for name in pipelines},
+        pipeline_counts={
+            PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples) for name, loaded in pipelines.items()
+        },
+        pin_refusals={
+            PIPELINE_PREFIX + name: loaded.pin_refusal
+            for name, loaded in pipelines.items()
+            if loaded.pin_refusal is not None
+        },
+    )

@@ -1,0 +1,183 @@
+"""Settings: one typed pydantic-settings model read from SKETCHAUTH_* variables, with clear errors.
+
+The hand parser wrote every default twice (the dataclass and ``from_env``); these tests pin the
+variable names and defaults the service has always had, the errors a deployer sees, and the
+refusal of the ``test`` argon2 profile unless it is explicitly allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from service_testing import API_KEY, test_settings
+
+from service.app import create_app
+from service.settings import Settings, SettingsError, env_name
+from sketchauth.enrolment import DEFAULT_HASH_PROFILE
+
+#: variable -> (field, the value to set, the value read)
+VARIABLES: dict[str, tuple[str, str, Any]] = {
+    "SKETCHAUTH_DATABASE_URL": ("database_url", "postgresql://u@db:5432/auth", "postgresql://u@db:5432/auth"),
+    "SKETCHAUTH_API_KEYS": ("api_keys", " key-one ,key-two,, ", ("key-one", "key-two")),
+    "SKETCHAUTH_ADMIN_KEYS": ("admin_keys", "admin-key", ("admin-key",)),
+    "SKETCHAUTH_DEV_MODE": ("dev_mode", "yes", True),
+    "SKETCHAUTH_HASH_PROFILE": ("hash_profile", "rfc9106-low-memory", "rfc9106-low-memory"),
+    "SKETCHAUTH_ALLOW_TEST_PROFILE": ("allow_test_profile", "1", True),
+    "SKETCHAUTH_LOCKOUT_THRESHOLD": ("lockout_threshold", "3", 3),
+    "SKETCHAUTH_LOCKOUT_SECONDS": ("lockout_seconds", "0", 0),
+    "SKETCHAUTH_DISABLE_THRESHOLD": ("disable_threshold", "9", 9),
+    "SKETCHAUTH_MAX_BODY_BYTES": ("max_body_bytes", "2048", 2048),
+    "SKETCHAUTH_MAX_SAMPLE_LENGTH": ("max_sample_length", "100", 100),
+    "SKETCHAUTH_MAX_SAMPLES": ("max_samples", "4", 4),
+    "SKETCHAUTH_SCHEMA": ("postgres_schema", "tenant_2", "tenant_2"),
+    "SKETCHAUTH_HOST": ("host", "0.0.0.0", "0.0.0.0"),
+    "SKETCHAUTH_PORT": ("port", "9000", 9000),
+    "SKETCHAUTH_WORKERS": ("workers", "4", 4),
+    "SKETCHAUTH_HASH_THREADS": ("hash_threads", "2", 2),
+    "SKETCHAUTH_PIPELINES": ("pipelines_dir", "/srv/pipelines", "/srv/pipelines"),
+    "SKETCHAUTH_PIN_MIN_ENTROPY": ("pin_min_entropy", "13.29", 13.29),
+}
+
+DEFAULTS: dict[str, Any] = {
+    "database_url": "sqlite:///./sketchauth.db",
+    "api_keys": (),
+    "admin_keys": (),
+    "dev_mode": False,
+    "hash_profile": "owasp",
+    "allow_test_profile": False,
+    "lockout_threshold": 5,
+    "lockout_seconds": 30,
+    "disable_threshold": 50,
+    "max_body_bytes": 1 << 20,
+    "max_sample_length": 4096,
+    "max_samples": 16,
+    "postgres_schema": "public",
+    "host": "127.0.0.1",
+    "port": 8000,
+    "workers": 1,
+    "hash_threads": 0,
+    "pipelines_dir": None,
+    "pin_min_entropy": None,
+}
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SKETCHAUTH_* variable from outside, and every one restored afterwards (serve exports
+    its flags for its workers)."""
+    for variable in VARIABLES:
+        monkeypatch.setenv(variable, "")
+        monkeypatch.delenv(variable)
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    assert Settings.from_env().model_dump() == DEFAULTS
+    assert DEFAULTS["hash_profile"] == DEFAULT_HASH_PROFILE
+
+
+def test_every_setting_has_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {field for field, _, _ in VARIABLES.values()} == set(Settings.model_fields)
+    for variable, (field, raw, _) in VARIABLES.items():
+        assert env_name(field) == variable
+        monkeypatch.setenv(variable, raw)
+    settings = Settings.from_env()
+    for variable, (field, _, expected) in VARIABLES.items():
+        assert getattr(settings, field) == expected, variable
+
+
+def test_empty_variables_mean_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in VARIABLES:
+        monkeypatch.setenv(variable, "")
+    assert Settings.from_env().model_dump() == DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "needles"),
+    [
+        ("SKETCHAUTH_LOCKOUT_SECONDS", "soon", ["SKETCHAUTH_LOCKOUT_SECONDS", "integer", "'soon'", ">= 0"]),
+        ("SKETCHAUTH_LOCKOUT_THRESHOLD", "0", ["SKETCHAUTH_LOCKOUT_THRESHOLD", "greater than or equal to 1"]),
+        ("SKETCHAUTH_MAX_SAMPLES", "1", ["SKETCHAUTH_MAX_SAMPLES", "[2, 256]"]),
+        ("SKETCHAUTH_MAX_SAMPLES", "257", ["SKETCHAUTH_MAX_SAMPLES", "[2, 256]"]),
+        ("SKETCHAUTH_MAX_SAMPLE_LENGTH", "65537", ["SKETCHAUTH_MAX_SAMPLE_LENGTH", "[8, 65536]"]),
+        ("SKETCHAUTH_MAX_BODY_BYTES", "100", ["SKETCHAUTH_MAX_BODY_BYTES", ">= 1024"]),
+        ("SKETCHAUTH_DEV_MODE", "banana", ["SKETCHAUTH_DEV_MODE", "boolean", "yes/no"]),
+        ("SKETCHAUTH_PORT", "70000", ["SKETCHAUTH_PORT", "65535"]),
+        ("SKETCHAUTH_PIN_MIN_ENTROPY", "lots", ["SKETCHAUTH_PIN_MIN_ENTROPY", "number of bits"]),
+    ],
+)
+def test_malformed_values_name_the_variable_and_what_is_expected(
+    monkeypatch: pytest.MonkeyPatch, variable: str, raw: str, needles: list[str]
+) -> None:
+    monkeypatch.setenv(variable, raw)
+    with pytest.raises(SettingsError) as err:
+        Settings.from_env()
+    for needle in needles:
+        assert needle in str(err.value)
+
+
+def test_errors_never_quote_keys_or_the_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", "short,s3cret-key-value")
+    monkeypatch.setenv("SKETCHAUTH_DATABASE_URL", "mysql://root:hunter2@db/x")
+    settings = Settings.from_env()
+    with pytest.raises(SettingsError) as err:
+        settings.validate()
+    assert "at least 6 characters" in str(err.value) and "short" not in str(err.value)
+    with pytest.raises(SettingsError) as err:
+        settings.replace(api_keys=("long-enough",)).validate()
+    assert "SKETCHAUTH_DATABASE_URL" in str(err.value) and "hunter2" not in str(err.value)
+    assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)
+    with pytest.raises(SettingsError) as err:
+        Settings(api_keys=[object()])
+    assert "SKETCHAUTH_API_KEYS" in str(err.value) and "object" not in str(err.value)
+
+
+def test_unknown_settings_and_bad_changes_are_refused() -> None:
+    with pytest.raises(SettingsError, match="colour"):
+        Settings(colour="blue")
+    with pytest.raises(SettingsError, match="SKETCHAUTH_WORKERS"):
+        Settings().replace(workers=0)
+    assert Settings().replace(port=None, workers=3).workers == 3  # None: an unset flag
+
+
+def test_the_test_profile_is_refused_unless_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    cheap = test_settings(tmp_path, allow_test_profile=False)
+    with pytest.raises(SettingsError, match="SKETCHAUTH_ALLOW_TEST_PROFILE=1") as err:
+        create_app(cheap)
+    assert "--allow-insecure-test-profile" in str(err.value)
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
+    monkeypatch.setenv("SKETCHAUTH_DATABASE_URL", f"sqlite:///{tmp_path / 'env.db'}")
+    monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "test")
+    with pytest.raises(SettingsError, match="tests only"):
+        Settings.from_env().validate()
+    monkeypatch.setenv("SKETCHAUTH_ALLOW_TEST_PROFILE", "1")
+    caplog.set_level(logging.WARNING, logger="sketchauth.service")
+    with TestClient(create_app(Settings.from_env())) as client:
+        assert client.get("/healthz").status_code == 200
+    assert "INSECURE" in caplog.text and "'test'" in caplog.text
+
+
+def test_serve_refuses_the_test_profile_without_the_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service import app as app_module
+    from sketchauth.cli import main
+
+    started: list[Settings] = []
+    monkeypatch.setattr(app_module, "run_server", lambda settings, **_: started.append(settings) or 0)
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
+    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    assert main(["serve", "--db", db, "--hash-profile", "test"]) == 2
+    assert "for tests only" in capsys.readouterr().err and not started
+    assert main(["serve", "--db", db, "--hash-profile", "test", "--allow-insecure-test-profile", "--port", "8123"]) == 0
+    (settings,) = started
+    assert settings.hash_profile == "test" and settings.allow_test_profile and settings.port == 8123
+    assert "WARNING: INSECURE" in capsys.readouterr().err
+    # The default profile starts without a word about it.
+    monkeypatch.delenv("SKETCHAUTH_HASH_PROFILE")
+    monkeypatch.delenv("SKETCHAUTH_ALLOW_TEST_PROFILE")
+    assert main(["serve", "--db", db]) == 0
+    assert started[-1].hash_profile == DEFAULT_HASH_PROFILE and "INSECURE" not in capsys.readouterr().err
