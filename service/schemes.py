@@ -94,7 +94,11 @@ class WeightedVaultParams(_Params):
 class AsymmetricIntervalParams(_Params):
     n: Annotated[StrictInt, Field(ge=2, le=2**52, description="size of each feature's universe [0, n)")]
     q: Annotated[PositiveInt, Field(description="largest per-feature tolerance v (1 <= q <= n)")]
-    scheme: Literal["s1", "s2"] = Field(default="s2", description="s1: tolerance in clear; s2: hidden among random intervals")
+    scheme: Literal["s1", "s2", "s3"] = Field(
+        default="s2",
+        description="s1: tolerance in clear; s2: hidden among random even intervals; "
+        "s3: s2 with odd decoy gaps, so the boundaries' parity no longer reveals b - v (needs q >= 2)",
+    )
     features: Annotated[PositiveInt, Field(le=HARD_MAX_FEATURES, description="vector length")] = 1
     step: Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)] | None = Field(
         default=None, description="quantisation step for real-valued captures (none: integer features)"
