@@ -80,7 +80,7 @@ def test_json_numbers_are_numbers(run) -> None:
     rows = data["supplementary"]["linkage_by_noise_model"]
     assert {r["noise"] for r in rows} >= {"identical", "within-tolerance"}
     assert all(isinstance(r["s2"], float) for r in rows)
-    assert sorted({r["features"] for r in data["supplementary"]["linkage_by_features"]}) == [1, 2, 4, 8]
+    assert sorted({r["features"] for r in data["supplementary"]["linkage_by_features"]}) == [1, 2, 4, 8, 16]
 
 
 def test_default_json_goes_beside_the_report(tmp_path: Path, capsys) -> None:
