@@ -33,7 +33,7 @@ For every ``k = 1..K`` the attacker holds the first ``k`` helpers and we report:
   clipped to ``[1, q]``). The target is the template ``b``.
 * *asymmetric s2* and *s3*: intersect the partitions: the candidate ``(b, v)`` of a feature are
   the even-length intervals of the first partition (centre in ``[0, n)``) that have a *similar*
-  interval (SPEC §3.1, ``τ``; ``τ = 1`` means equal) in every other partition. The target is
+  interval (Fang, ch. 6.2: ``τ``; ``τ = 1`` means equal) in every other partition. The target is
   ``(b, v)``. s3's odd decoys are never candidates, and hiding the parity does not help against
   this attacker: the secret interval recurs in every enrolment whatever the decoys are.
 * *code-offset* and *PinSketch* (SPEC §2.2–2.3): linear, so ``S_1 ⊕ S_i`` is a sketch of the
