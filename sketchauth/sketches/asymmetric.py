@@ -742,11 +742,13 @@ class AsymmetricIntervalSketch(SecureSketch):
 
     # -- symbols (for mixing) ---------------------------------------------------------------------
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
-        """0 in the worst case, for both schemes: a pad cannot be relied on to move anything.
+        """0 in the worst case, for every scheme: a pad cannot be relied on to move anything.
 
         s1 mixes only ``b mod (2v − 1)``, whose group is trivial when every ``v`` is 1 (and ``v``
         itself stays in clear); s2 mixes only the split points inside pairs of interior gaps, and a
-        partition made of gap pairs summing to 4 (or of fewer than four gaps) leaves no freedom.
+        partition made of gap pairs summing to 4 (or of fewer than four gaps) leaves no freedom;
+        s3 moves only pairs of two even gaps, so a partition whose pairs all hold its odd length
+        leaves none either.
         So the mixing accounting assumes every key may be consistent with ``(S, Q)`` (``β`` equal
         to the key's length) and claims no diverted loss for these sketches.
         """
