@@ -188,9 +188,10 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
     class AsymmetricIntervalParams(_Params):
         n: Annotated[StrictInt, Field(ge=2, le=MAX_N, description="size of each feature's universe [0, n)")]
         q: Annotated[StrictInt, Field(ge=1, le=MAX_N, description="largest per-feature tolerance v (1 <= q <= n)")]
-        scheme: Literal["s1", "s2"] = Field(
+        scheme: Literal["s1", "s2", "s3"] = Field(
             default="s2",
-            description="s1: tolerance in clear; s2: hidden among random intervals (features * (n // 2 + 1) <= 2^20)",
+            description="s1: tolerance in clear; s2: hidden among random even intervals (its boundaries keep the parity of b - v); "
+            "s3: s2 with decoy parities, q >= 2 (s2/s3: features * (n // 2 + 1) <= 2^20)",
         )
         features: Annotated[StrictInt, Field(ge=1, le=max_features, description="vector length")] = 1
         step: Step | None = Field(
@@ -210,9 +211,9 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
         def _gaps_within_cap(self) -> AsymmetricIntervalParams:
             # An s2 helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
             # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
-            if self.scheme == "s2" and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
+            if self.scheme in ("s2", "s3") and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
                 raise ValueError(
-                    f"an s2 sketch lists up to features * (n // 2 + 1) gaps, at most {MAX_STORED_GAPS} here: "
+                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, at most {MAX_STORED_GAPS} here: "
                     "lower n or features, or use scheme s1"
                 )
             return self

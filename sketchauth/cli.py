@@ -117,7 +117,7 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     with tqdm(total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr) as bar:
         result = linkage_experiment(
             args.scheme, args.n, args.q, args.tau, args.pairs, args.seed,
-            features=args.features, progress=bar.update,
+            features=args.features, progress=bar.update, adversary=args.adversary,
         )
     _emit_json(
         result.to_dict(),
@@ -133,15 +133,22 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
 
 def _add_evaluate_linkage(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "linkage", help="link two asymmetric interval sketches of one person (SPEC 3.1, s1 vs s2)"
+        "linkage", help="link two asymmetric interval sketches of one person (s1, s2, s3)"
     )
-    p.add_argument("--scheme", choices=("s1", "s2"), required=True, help="sketch scheme to attack")
+    p.add_argument("--scheme", choices=("s1", "s2", "s3"), required=True, help="sketch scheme to attack")
     p.add_argument("--n", type=int, default=1000, help="feature universe size (default 1000)")
     p.add_argument("--q", type=int, default=16, help="largest tolerance (default 16)")
     p.add_argument("--tau", type=int, default=2, help="re-enrolment noise and similarity bound (default 2)")
     p.add_argument("--pairs", type=int, default=100_000, help="mated and non-mated pairs each (default 100000)")
     p.add_argument("--seed", type=int, default=1, help="simulation seed (default 1)")
     p.add_argument("--features", type=int, default=1, help="features per person (default 1)")
+    p.add_argument(
+        "--adversary",
+        choices=("tolerances", "similar-intervals", "similar-even-intervals", "parity"),
+        default=None,
+        help="linking adversary (default: tolerances for s1, similar-intervals for s2/s3; "
+        "parity: agreement of the boundaries' majority parity per feature)",
+    )
     p.add_argument("--json", metavar="OUT", help="write the JSON result to OUT instead of stdout")
     p.add_argument("--plot", metavar="OUT.png", help="PNG of the two score histograms (extra 'plots')")
     p.set_defaults(func=_evaluate_linkage)

@@ -6,7 +6,7 @@ per-element weight (weighted vaults). That auxiliary data is *identity-dependent
 stable trait of the person (some of us have steadier features than others), so storing it in
 clear lets anyone link two enrolments of one person across databases (SPEC §3.1, the s1
 linkage test). It must therefore be treated as part of the secret — sketched together with the
-template by :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch` (scheme ``"s2"``)
+template by :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch` (scheme ``"s2"`` or ``"s3"``)
 or the weighted fuzzy vault (SPEC §3.2) — and counted in the entropy loss.
 
 The rules below are our design choice (SPEC §3 leaves it open); each is a formula with

@@ -9,7 +9,22 @@ that by simulation, with the adversaries of SPEC §3.1:
   ``|(c1 − c0) − (c1' − c0')| < 2τ`` and ``|(c0 + c1)/2 − (c0' + c1')/2| < τ`` — over every pair of
   intervals of the two partitions (summed over features).
 
-Either adversary declares "mated" when the score reaches a threshold; the result reports the
+* **s3** (s2 with odd decoy gaps, :mod:`sketchauth.sketches.asymmetric`): the same similar-interval
+  count. s3's odd intervals have half-integer centres, so its batches hold doubled centres and
+  lengths (:class:`PartitionBatch` ``doubled``) and the same test is made on twice the quantities;
+  at ``τ = 1`` an odd interval is then similar to an even one whose length differs by one and
+  whose centre by ½, exactly as the definition reads.
+
+Further adversaries for s2 and s3 (``adversary=``, :data:`ADVERSARIES`):
+
+* ``parity``: per feature, the parity shared by most lower ends of the even-length intervals
+  (:func:`parity_bits`; for s2 this is exactly the parity of ``b − v``); score = number of
+  features whose bits agree (:func:`parity_linkage_score`). Measured with identical
+  re-enrolments at 8 features, n = 1000, q = 5: s2 0.998, s3 0.514;
+* ``similar-even-intervals``: the similar-interval count restricted to even-length intervals (the
+  possible secret ones); the same as ``similar-intervals`` for s2, stronger against s3.
+
+Every adversary declares "mated" when the score reaches a threshold; the result reports the
 threshold with the best accuracy ``(#mated ≥ t + #non-mated < t) / (2·pairs)``.
 
 **Population model** (simulation only: a seeded :class:`numpy.random.Generator`, never used for
@@ -39,7 +54,8 @@ Why the model matters: every s2 gap is even, so every boundary has the parity of
 re-enrolment that keeps ``b − v`` (``identical``, or ``b`` and ``v`` moving together) keeps that
 bit in every feature, and the similar-interval adversary links one feature with accuracy ≥ 0.75
 at ``τ = 1`` (the genuine interval recurs exactly, plus the parity); a move of ``b`` alone
-breaks it (measured by ``sketchauth reproduce``).
+breaks it (measured by ``sketchauth reproduce``). s3 removes the parity; what remains is the
+exact recurrence of the secret interval, which adds up over features (``benchmarks/bench_linkage.py``).
 
 **Vectorised s2 encoder.** :func:`s2_partitions_from_draws` builds the partitions of many
 ``(b, v)`` at once from a matrix of iid draws in ``[1, q]``; each row consumes its draws left side
@@ -66,7 +82,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
-from sketchauth.sketches.asymmetric import expected_draw_columns, s2_draw_split
+from sketchauth.sketches.asymmetric import expected_draw_columns, gap_draw_split, gap_of_codes, s2_draw_split
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -82,7 +98,11 @@ __all__ = [
     "s2_similar_intervals",
     "s2_similar_interval_counts",
     "s2_partitions_from_draws",
+    "s3_partitions_from_draws",
     "simulate_s2_partitions",
+    "parity_bits",
+    "parity_linkage_score",
+    "ADVERSARIES",
     "simulate_enrolments",
     "histogram_plot",
     "GRID_CELLS",
@@ -97,7 +117,13 @@ CHUNK_CELLS = 5_000_000
 #: Upper bound on the number of pairs of one experiment.
 MAX_PAIRS = 10**8
 #: Schemes the linkage adversaries of this module attack.
-LINKAGE_SCHEMES = ("s1", "s2")
+LINKAGE_SCHEMES = ("s1", "s2", "s3")
+#: Adversaries per scheme (the first is the default): module doc.
+ADVERSARIES: dict[str, tuple[str, ...]] = {
+    "s1": ("tolerances",),
+    "s2": ("similar-intervals", "parity", "similar-even-intervals"),
+    "s3": ("similar-intervals", "parity", "similar-even-intervals"),
+}
 #: Re-enrolment noise models (:class:`ReenrolmentNoise`).
 NOISE_KINDS = ("tied", "identical", "steps", "within-tolerance", "empirical")
 #: Largest number of measured movements an empirical noise model keeps.
@@ -149,13 +175,18 @@ class PartitionBatch:
 
     ``centres[i, j]`` and ``halves[i, j]`` (half-width: ``v`` or a drawn ``r``) for
     ``j < counts[i]``: column 0 is the secret interval, column ``t + 1`` the interval of draw ``t``;
-    later columns are padding. Centres are integers (all gaps are even). The columns are not in
+    later columns are padding. Centres are integers (all s2 gaps are even). The columns are not in
     the order of the line; :meth:`points` sorts one row.
+
+    ``doubled`` (s3, whose odd gaps have half-integer centres): the two arrays hold *twice* the
+    centre, ``c0 + c1``, and *twice* the half-width, the length ``c1 − c0``; every comparison is
+    then made on the doubled values.
     """
 
     centres: np.ndarray
     halves: np.ndarray
     counts: np.ndarray
+    doubled: bool = False
 
     @property
     def rows(self) -> int:
@@ -167,6 +198,8 @@ class PartitionBatch:
         h = self.halves[row, : self.counts[row]].astype(np.int64)
         order = np.argsort(c)
         c, h = c[order], h[order]
+        if self.doubled:
+            return np.concatenate(([(c[0] - h[0]) // 2], (c + h) // 2))
         return np.concatenate(([c[0] - h[0]], c + h))
 
     def valid(self) -> np.ndarray:
@@ -179,8 +212,14 @@ class PartitionBatch:
 GRID_CELLS = 1 << 26
 
 
-def s2_similar_interval_counts(a: PartitionBatch, b: PartitionBatch, tau: int) -> np.ndarray:
+def s2_similar_interval_counts(
+    a: PartitionBatch, b: PartitionBatch, tau: int, *, even_only: bool = False
+) -> np.ndarray:
     """Similar-interval counts of row ``i`` of ``a`` against row ``i`` of ``b``, all rows at once.
+
+    Works on s2 and s3 batches alike (s3's are ``doubled``). ``even_only``: count only intervals
+    of even length in both partitions — the ones that can be the secret ``(b − v, b + v)``; the
+    same count for s2, whose intervals are all even.
 
     The intervals of ``b`` are written into an occupancy grid indexed by (row, centre) holding
     their half-widths (centres of one partition are distinct, so nothing collides); each interval
@@ -191,12 +230,22 @@ def s2_similar_interval_counts(a: PartitionBatch, b: PartitionBatch, tau: int) -
     """
     if a.rows != b.rows:
         raise ParameterError(f"batches differ in rows: {a.rows} vs {b.rows}")
+    if a.doubled != b.doubled:
+        raise ParameterError("cannot compare a doubled (s3) batch with a plain (s2) one")
     valid_a, valid_b = a.valid(), b.valid()
     if a.rows == 0:
         return np.zeros(0, dtype=np.int64)
+    if even_only:
+        # Only possible secret intervals: even length (2·half for a plain batch, always even).
+        valid_a = valid_a & ((a.halves % 2 == 0) if a.doubled else True)
+        valid_b = valid_b & ((b.halves % 2 == 0) if b.doubled else True)
+        if not (valid_a.any() and valid_b.any()):
+            return np.zeros(a.rows, dtype=np.int64)
+    # Doubled values: |2c − 2c'| < 2τ and |w − w'| < 2τ, the same test on twice the quantities.
+    tol = 2 * tau if a.doubled else tau
     low = int(min(a.centres[valid_a].min(), b.centres[valid_b].min()))
     high = int(max(a.centres[valid_a].max(), b.centres[valid_b].max()))
-    width = high - low + 2 * tau - 1
+    width = high - low + 2 * tol - 1
     block = max(1, GRID_CELLS // width)
     top = int(max(a.halves[valid_a].max(), b.halves[valid_b].max()))
     cell = np.uint8 if top < 256 else np.uint32
@@ -206,7 +255,7 @@ def s2_similar_interval_counts(a: PartitionBatch, b: PartitionBatch, tau: int) -
         counts[rows] = _grid_counts(
             a.centres[rows], a.halves[rows], valid_a[rows],
             b.centres[rows], b.halves[rows], valid_b[rows],
-            low - (tau - 1), width, tau, cell,
+            low - (tol - 1), width, tol, cell,
         )
     return counts
 
@@ -266,21 +315,59 @@ def s2_partitions_from_draws(
     return PartitionBatch(centres=centres, halves=halves, counts=(used + 1).astype(np.int64)), short
 
 
+def s3_partitions_from_draws(
+    b: np.ndarray, v: np.ndarray, n: int, q: int, draws: np.ndarray
+) -> tuple[PartitionBatch, np.ndarray]:
+    """s3 partitions of rows ``(b[i], v[i])`` from ``draws[i, :]`` (iid in ``[1, q + 1]``), doubled.
+
+    Draw ``r`` is the gap ``2r`` (``r ≤ q``) or the odd length ``o`` (``r = q + 1``), consumed in
+    the encoder's order (:func:`~sketchauth.sketches.asymmetric.gap_draw_split`). The batch holds
+    twice each centre and each interval's length (:class:`PartitionBatch` ``doubled``).
+    """
+    rows, width = draws.shape
+    b, v = b.astype(np.int64), v.astype(np.int64)
+    gaps = gap_of_codes(draws.astype(np.int64) - 1, q)
+    left, used, short, before = gap_draw_split(b, v, n, gaps)
+    t = np.arange(width)[None, :]
+    at_left = np.take_along_axis(before, left[:, None], axis=1)
+    from_right = before[:, :width] - at_left
+    centres = np.empty((rows, width + 1), dtype=np.int64)
+    centres[:, 0] = 2 * b
+    # Left gap t spans [b−v−before[t+1], b−v−before[t]]; right gap t starts at b+v+from_right[t].
+    centres[:, 1:] = np.where(
+        t < left[:, None],
+        2 * (b - v)[:, None] - 2 * before[:, :width] - gaps,
+        2 * (b + v)[:, None] + 2 * from_right + gaps,
+    )
+    halves = np.empty((rows, width + 1), dtype=np.int64)
+    halves[:, 0] = 2 * v
+    halves[:, 1:] = gaps
+    batch = PartitionBatch(centres=centres, halves=halves, counts=(used + 1).astype(np.int64), doubled=True)
+    return batch, short
+
+
 def simulate_s2_partitions(
-    rng: np.random.Generator, b: np.ndarray, v: np.ndarray, n: int, q: int
+    rng: np.random.Generator, b: np.ndarray, v: np.ndarray, n: int, q: int, scheme: str = "s2"
 ) -> PartitionBatch:
-    """Fresh s2 partitions of the rows ``(b[i], v[i])``, distributed as the real encoder's.
+    """Fresh s2 (or s3) partitions of the rows ``(b[i], v[i])``, distributed as the real encoder's.
 
     Rows that run out of draws (rare) get further draws appended to the ones they already used,
     so no row's draws are ever re-sampled (that would bias the lengths).
     """
-    draws = rng.integers(1, q + 1, size=(b.shape[0], expected_draw_columns(n, q)), dtype=np.int32)
-    batch, short = s2_partitions_from_draws(b, v, n, draws)
+    top = q + 1 if scheme == "s3" else q
+
+    def build(bb: np.ndarray, vv: np.ndarray, dd: np.ndarray) -> tuple[PartitionBatch, np.ndarray]:
+        if scheme == "s3":
+            return s3_partitions_from_draws(bb, vv, n, q, dd)
+        return s2_partitions_from_draws(bb, vv, n, dd)
+
+    draws = rng.integers(1, top + 1, size=(b.shape[0], expected_draw_columns(n, q)), dtype=np.int32)
+    batch, short = build(b, v, draws)
     while np.any(short):
         rows = np.flatnonzero(short)
-        more = rng.integers(1, q + 1, size=(rows.size, draws.shape[1]), dtype=np.int32)
+        more = rng.integers(1, top + 1, size=(rows.size, draws.shape[1]), dtype=np.int32)
         extended = np.concatenate((draws[rows], more), axis=1)
-        fixed, still_short = s2_partitions_from_draws(b[rows], v[rows], n, extended)
+        fixed, still_short = build(b[rows], v[rows], extended)
         batch = _merge_rows(batch, rows, fixed)
         draws = _pad_columns(draws, extended.shape[1])
         draws[rows] = extended
@@ -304,7 +391,35 @@ def _merge_rows(batch: PartitionBatch, rows: np.ndarray, fixed: PartitionBatch) 
     halves[rows] = _pad_columns(fixed.halves, width)
     counts = batch.counts.copy()
     counts[rows] = fixed.counts
-    return PartitionBatch(centres=centres, halves=halves, counts=counts)
+    return PartitionBatch(centres=centres, halves=halves, counts=counts, doubled=batch.doubled)
+
+
+# -- the parity adversary ----------------------------------------------------------------------------
+def parity_bits(batch: PartitionBatch) -> np.ndarray:
+    """Per row, the parity shared by most lower ends of its even-length intervals (ties: even).
+
+    The even-length intervals are the ones that can be the secret ``(b − v, b + v)``. Every s2
+    boundary has the parity of ``b − v``, so for s2 this is that bit exactly; for s3 the decoys'
+    boundaries take both parities (module doc).
+    """
+    valid = batch.valid()
+    if batch.doubled:
+        lower = (batch.centres - batch.halves) // 2
+        valid = valid & (batch.halves % 2 == 0)
+    else:
+        lower = batch.centres - batch.halves
+    odd = ((lower % 2 == 1) & valid).sum(axis=1)
+    even = ((lower % 2 == 0) & valid).sum(axis=1)
+    return (odd > even).astype(np.int64)
+
+
+def parity_linkage_score(bits_a: Any, bits_b: Any) -> np.ndarray:
+    """Parity adversary: the number of features whose parity bits (:func:`parity_bits`) agree.
+
+    ``bits_a``/``bits_b`` have shape ``(..., features)``; the score has shape ``(...)``.
+    """
+    a, b = np.asarray(bits_a, dtype=np.int64), np.asarray(bits_b, dtype=np.int64)
+    return (a == b).sum(axis=-1)
 
 
 # -- population ------------------------------------------------------------------------------------
@@ -501,6 +616,7 @@ class LinkageResult:
     chunk_rows: int = DEFAULT_CHUNK_ROWS
     notes: tuple[str, ...] = field(default=())
     noise: ReenrolmentNoise = field(default_factory=ReenrolmentNoise.tied)
+    adversary: str = ""
 
     def histograms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(scores, mated counts, non-mated counts)`` on the common integer bins ``0 … max``."""
@@ -534,6 +650,7 @@ class LinkageResult:
             "seconds": round(self.seconds, 3),
             "chunk_rows": self.chunk_rows,
             "noise": self.noise.to_dict(),
+            "adversary": self.adversary or ADVERSARIES[self.scheme][0],
             "notes": list(self.notes),
         }
 
@@ -545,7 +662,7 @@ def check_linkage_arguments(
     if scheme not in LINKAGE_SCHEMES:
         raise ParameterError(f"scheme must be one of {', '.join(LINKAGE_SCHEMES)}, got {scheme!r}")
     check_int("n", n, 2, 2**31)
-    check_int("q", q, 1, n)
+    check_int("q", q, 2 if scheme == "s3" else 1, n)
     check_int("tau", tau, 1, 2**31)
     check_int("pairs", pairs, 2, MAX_PAIRS)
     check_int("seed", seed, 0)
@@ -561,13 +678,18 @@ def _chunk_scores(
     people: int,
     features: int,
     noise: ReenrolmentNoise,
+    adversary: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mated and non-mated scores of ``people`` pairs each."""
     b, v, b2, v2 = simulate_enrolments(rng, people, n, q, tau, features, noise)
     if scheme == "s1":
         return s1_linkage_score(v, v2, tau), s1_linkage_score(v, _next_person(v2, 1), tau)
-    first = simulate_s2_partitions(rng, b.ravel(), v.ravel(), n, q)
-    second = simulate_s2_partitions(rng, b2.ravel(), v2.ravel(), n, q)
+    first = simulate_s2_partitions(rng, b.ravel(), v.ravel(), n, q, scheme)
+    second = simulate_s2_partitions(rng, b2.ravel(), v2.ravel(), n, q, scheme)
+    if adversary == "parity":
+        bits_a = parity_bits(first).reshape(people, features)
+        bits_b = parity_bits(second).reshape(people, features)
+        return parity_linkage_score(bits_a, bits_b), parity_linkage_score(bits_a, _next_person(bits_b, 1))
     # Non-mated partner of person i: the second enrolment of person i + 1 (cyclically), an
     # independently drawn person with its own encoding. Reusing encodings across pairs saves a
     # third simulation; every pair is still two independent encodings.
@@ -575,9 +697,11 @@ def _chunk_scores(
         centres=_next_person(second.centres, features),
         halves=_next_person(second.halves, features),
         counts=_next_person(second.counts, features),
+        doubled=second.doubled,
     )
-    mated = s2_similar_interval_counts(first, second, tau).reshape(people, features).sum(axis=1)
-    nonmated = s2_similar_interval_counts(first, other, tau).reshape(people, features).sum(axis=1)
+    even = adversary == "similar-even-intervals"
+    mated = s2_similar_interval_counts(first, second, tau, even_only=even).reshape(people, features).sum(axis=1)
+    nonmated = s2_similar_interval_counts(first, other, tau, even_only=even).reshape(people, features).sum(axis=1)
     return mated, nonmated
 
 
@@ -598,10 +722,12 @@ def linkage_experiment(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Callable[[int], None] | None = None,
     noise: ReenrolmentNoise | None = None,
+    adversary: str | None = None,
 ) -> LinkageResult:
     """Simulate ``pairs`` mated and ``pairs`` non-mated sketch pairs and link them (SPEC §3.1).
 
-    ``scheme`` is ``"s1"`` or ``"s2"``; ``n``, ``q`` as in
+    ``scheme`` is ``"s1"``, ``"s2"`` or ``"s3"``; ``adversary`` one of :data:`ADVERSARIES` for it
+    (default: the first, the published one); ``n``, ``q`` as in
     :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` the adversary's
     similarity parameter; ``noise`` how the second enrolment moves ``(b, v)`` (default
     :meth:`ReenrolmentNoise.tied`: bounded by ``tau`` too, the behaviour before the two were
@@ -611,6 +737,7 @@ def linkage_experiment(
     number of pairs it completed. The result is a pure function of the arguments.
     """
     check_linkage_arguments(scheme, n, q, tau, pairs, seed, features)
+    adversary = _check_adversary(scheme, adversary)
     check_int("chunk_rows", chunk_rows, 1)
     noise = noise or ReenrolmentNoise.tied()
     if not isinstance(noise, ReenrolmentNoise):
@@ -618,7 +745,7 @@ def linkage_experiment(
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     rows = chunk_rows
-    if scheme == "s2":
+    if scheme in ("s2", "s3"):
         # Keep each partition matrix near CHUNK_CELLS cells whatever n/q is (memory bound).
         rows = min(rows, max(1, CHUNK_CELLS // expected_draw_columns(n, q)))
     per_chunk = max(2, rows // features)
@@ -630,7 +757,7 @@ def linkage_experiment(
         people = min(per_chunk, pairs - done)
         if pairs - done - people == 1:
             people += 1
-        mated, nonmated = _chunk_scores(rng, scheme, n, q, tau, people, features, noise)
+        mated, nonmated = _chunk_scores(rng, scheme, n, q, tau, people, features, noise, adversary)
         mated_parts.append(mated)
         nonmated_parts.append(nonmated)
         done += people
@@ -653,14 +780,26 @@ def linkage_experiment(
         nonmated_scores=nonmated_scores,
         seconds=time.perf_counter() - started,
         chunk_rows=chunk_rows,
-        notes=(_ADVERSARY[scheme], "declare mated iff score >= threshold", f"re-enrolment noise: {noise.label}"),
+        notes=(_ADVERSARY[adversary], "declare mated iff score >= threshold", f"re-enrolment noise: {noise.label}"),
         noise=noise,
+        adversary=adversary,
     )
 
 
+def _check_adversary(scheme: str, adversary: str | None) -> str:
+    allowed = ADVERSARIES[scheme]
+    if adversary is None:
+        return allowed[0]
+    if adversary not in allowed:
+        raise ParameterError(f"adversary for {scheme} must be one of {', '.join(allowed)}, got {adversary!r}")
+    return adversary
+
+
 _ADVERSARY = {
-    "s1": "s1 adversary: score = number of features with |v - v'| < tau (v is published)",
-    "s2": "s2 adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)",
+    "tolerances": "s1 adversary: score = number of features with |v - v'| < tau (v is published)",
+    "similar-intervals": "similar-interval adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)",
+    "similar-even-intervals": "similar-interval adversary on even-length intervals only (the possible secret ones)",
+    "parity": "parity adversary: score = number of features whose majority parity of even-interval lower ends agree",
 }
 
 

@@ -31,9 +31,11 @@ For every ``k = 1..K`` the attacker holds the first ``k`` helpers and we report:
 * *asymmetric s1* (SPEC §3.1): the same CRT with the tolerances the helpers publish in clear
   (each enrolment derives its own ``v_i``: the true tolerance plus rounded Gaussian jitter,
   clipped to ``[1, q]``). The target is the template ``b``.
-* *asymmetric s2*: intersect the partitions: the candidate ``(b, v)`` of a feature are the
-  intervals of the first partition (centre in ``[0, n)``) that have a *similar* interval
-  (SPEC §3.1, ``τ``; ``τ = 1`` means equal) in every other partition. The target is ``(b, v)``.
+* *asymmetric s2* and *s3*: intersect the partitions: the candidate ``(b, v)`` of a feature are
+  the even-length intervals of the first partition (centre in ``[0, n)``) that have a *similar*
+  interval (Fang, ch. 6.2: ``τ``; ``τ = 1`` means equal) in every other partition. The target is
+  ``(b, v)``. s3's odd decoys are never candidates, and hiding the parity does not help against
+  this attacker: the secret interval recurs in every enrolment whatever the decoys are.
 * *code-offset* and *PinSketch* (SPEC §2.2–2.3): linear, so ``S_1 ⊕ S_i`` is a sketch of the
   capture difference and decodes against the zero sample (empty set) to ``w_1 ⊕ w_i``
   (``A_1 Δ A_i``) when it is within ``t`` (:func:`sketchauth.evaluate.unlinkability.difference_decoding`).
@@ -318,7 +320,8 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np
     lo, hi = first[:-1], first[1:]
     centre, length = (lo + hi) / 2, hi - lo
     rows = np.stack([(lo + hi) // 2, (hi - lo) // 2], axis=1)
-    keep = (centre >= 0) & (centre < n)
+    # A possible secret interval has the even length 2v (every s2 interval does; s3 adds odd decoys).
+    keep = (centre >= 0) & (centre < n) & (length % 2 == 0)
     yield rows[keep]
     for other in parts[1:]:
         oc, ol = (other[:-1] + other[1:]) / 2, other[1:] - other[:-1]
@@ -328,9 +331,10 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np
 
 
 def _s2_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any],
+    scheme: str = "s2",
 ) -> _Outcome:
-    sk, noise, jitter = _asymmetric_setup(sketch, "s2", opts, jitter=0.0)
+    sk, noise, jitter = _asymmetric_setup(sketch, scheme, opts, jitter=0.0)
     tau = check_int("tau", opts.pop("tau", 1), 1, sk.n)
     _no_more(opts)
     b, v, helpers = _asymmetric_truth(sk, k, trials, rng, noise, jitter)
@@ -457,6 +461,11 @@ ATTACKS: Mapping[str, _Attack] = {
     "interval": _Attack("crt", "CRT over residues b mod (2v_i - 1) of enrolments with tolerances v_i", _interval_attack),
     "asymmetric-interval/s1": _Attack("crt-clear-tolerances", "CRT over residues with the clear per-enrolment tolerances", _s1_attack),
     "asymmetric-interval/s2": _Attack("partition-intersection", "intervals (b, v) similar (tau) in all k partitions", _s2_attack),
+    "asymmetric-interval/s3": _Attack(
+        "partition-intersection",
+        "even intervals (b, v) similar (tau) in all k partitions",
+        lambda sketch, k, trials, rng, opts: _s2_attack(sketch, k, trials, rng, opts, scheme="s3"),
+    ),
     "code-offset": _Attack("difference-decoding", "decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only", _code_offset_attack),
     "pinsketch": _Attack("difference-decoding", "decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only", _pinsketch_attack),
 }
@@ -495,7 +504,7 @@ def repeated_enrolment_attack(
       Gaussian capture noise in steps, rounded), ``slack`` (0);
     * asymmetric s1 — ``n`` (64), ``q`` (8), ``features`` (16), ``noise`` (0.25),
       ``tolerance_jitter`` (1.0: Gaussian jitter of each enrolment's derived ``v``), ``slack`` (0);
-    * asymmetric s2 — the same with ``tolerance_jitter`` (0.0) and ``tau`` (1: equal intervals);
+    * asymmetric s2 and s3 — the same with ``tolerance_jitter`` (0.0) and ``tau`` (1: equal intervals);
     * code-offset — ``n`` (32), ``t`` (4), ``error_rate`` (0.05 per byte);
     * pinsketch — ``m`` (8), ``t`` (4), ``set_size`` (2t), ``error_rate`` (0.05 per element).
 

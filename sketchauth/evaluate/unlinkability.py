@@ -371,6 +371,7 @@ LINKAGE_ATTACKS: dict[str, Attack] = {
     "interval": Attack("residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"),
     "asymmetric-interval/s1": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
     "asymmetric-interval/s2": Attack("s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"),
+    "asymmetric-interval/s3": Attack("s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"),
     "code-offset": Attack("difference-decoding", False, _difference_score, "weight of decode(S xor S', 0)"),
     "pinsketch": Attack("difference-decoding", False, _difference_score, "size of decode(s(A) xor s(B), {})"),
     "fuzzy-vault": Attack("differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"),
@@ -421,7 +422,8 @@ def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, An
         hits = 0
         for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb))):  # type: ignore[attr-defined]
             ia = set(zip(pa[:-1].tolist(), pa[1:].tolist()))
-            shared = ia & set(zip(pb[:-1].tolist(), pb[1:].tolist()))
+            # Only even intervals can be (b - v, b + v) (s3's odd decoys cannot; s2 has no others).
+            shared = {(lo, hi) for lo, hi in ia & set(zip(pb[:-1].tolist(), pb[1:].tolist())) if (hi - lo) % 2 == 0}
             if len(shared) == 1:
                 lo, hi = next(iter(shared))
                 hits += int((lo + hi) // 2 == b[j] and (hi - lo) // 2 == v[j])
@@ -576,7 +578,7 @@ def evaluate_unlinkability(
         reversibility = _reversibility_interval(sketch, rev_pairs, second)
     elif key == "asymmetric-interval/s1":
         reversibility = _reversibility_s1(sketch, pairs)
-    elif key == "asymmetric-interval/s2":
+    elif key in ("asymmetric-interval/s2", "asymmetric-interval/s3"):
         reversibility = _reversibility_s2(sketch, pairs)
     elif key in ("code-offset", "pinsketch"):
         reversibility = _reversibility_difference(sketch, pairs)

@@ -3,7 +3,8 @@
 Enrolment from several samples (:mod:`sketchauth.templates`) gives, per feature, a template
 ``b ∈ [0, n)`` and a tolerance ``v ∈ [1, q]``; a later sample ``d'`` is close iff
 ``|d' − b| < v``. The tolerance is identity-dependent auxiliary data, so the secret is the pair
-``d = (b, v)`` and the loss is counted on both. Two schemes, per feature:
+``d = (b, v)`` and the loss is counted on both. Three schemes, per feature (s1 and s2 exactly as in
+Fang's thesis, ch. 6.2; s3 is this library's repair of s2's parity leak):
 
 **s1 (tolerance in clear)**: ``S = (v, b mod (2v − 1))``; decode returns the point of the lattice
 ``{c ≡ S mod (2v − 1)}`` nearest ``d'`` (SPEC §2.1) together with ``v``. Deterministic.
@@ -34,10 +35,54 @@ at most ``log(2q²) = 1 + 2·log q``. :meth:`AsymmetricIntervalSketch.report` st
 ``H∞(R)`` at the longest possible sketch, ``J_max = ⌊n/2⌋ + 1`` gaps (the shortest is
 ``J_min = ⌈n/(2q)⌉``); features add up.
 
+**s3 (s2 with the parity hidden)**. Every s2 gap is even, so every boundary of an s2 sketch has
+the parity of ``b − v``: two sketches of one ``(b, v)`` agree on that bit in every feature, two
+people's agree half the time, and a parity adversary links identical re-enrolments of 8 features
+with accuracy ≈ 0.998 (:mod:`sketchauth.evaluate.linkage`). s3 keeps s2's construction — ``G``
+starts at ``{b − v, b + v}`` and decoy gaps are inserted outwards until ``[0, n)`` is covered, the
+secret interval is still exactly ``(b − v, b + v)`` — but each decoy gap is drawn uniformly from
+the ``q + 1`` lengths ``{2, 4, …, 2q} ∪ {o}``, ``o = 2⌊q/2⌋ + 1`` the odd length in the middle of
+the even ones (:func:`s3_odd_gap`; draw ``r ∈ [1, q + 1]``, gap ``2r`` for ``r ≤ q`` and ``o`` for
+``r = q + 1``). Needs ``q ≥ 2`` (with ``q = 1`` no odd length fits in ``[2, 2q]``).
+
+*Why this distribution.* (i) Each odd decoy flips the parity of every boundary beyond it, so a
+boundary ``m`` decoys away from the secret interval agrees with ``b − v`` in parity with
+probability ``(1 + ((q − 1)/(q + 1))^m)/2``: the parity is hidden beyond a few gaps. (ii) Every
+even length, the secret ``2v`` included, has the same probability ``1/(q + 1)`` as a decoy, so
+for a uniform ``v`` the secret interval is exactly as plausible as any even decoy; odd intervals
+are known decoys (decode in one is a :class:`DecodeError`). (iii) A single odd length (rather
+than all of ``3, 5, …, 2q − 1``) keeps the lengths few, so two unrelated partitions still share
+many equal even intervals by chance — the background against which a linking adversary must spot
+the one interval that recurs in two enrolments of a person. Measured at one feature, identical
+re-enrolments, n = 1000, q = 5: 0.569 for the similar-interval adversary and 0.606 for the one
+restricted to even intervals (20000 pairs); a prototype simulation matching equal intervals (800
+pairs) gave 0.66 for the even-interval adversary when the decoys are uniform on all of ``[2, 2q]``
+and 0.61 with the single odd length — more lengths mean fewer chance coincidences.
+(iv) Uniform draws over ``q + 1`` values keep the accounting exact: ``|S| − H∞(R)`` is
+constant in the number of gaps.
+
+*Counting for s3.* A sketch with ``J`` gaps is ``g_1 ∈ (−2q, 0]`` (``1 + log q`` bits) and ``J``
+gaps of ``q + 1`` values (``J·log(q + 1)`` bits); the randomness is the ``J − 1`` decoy draws,
+``H∞(R | J) = (J − 1)·log(q + 1)``; so ``|S_J| − H∞(R | J) = 1 + log q + log(q + 1)`` for every
+``J``. Directly: ``Pr[d, S = s] = Pr[d]·(q + 1)^{−(J(s) − 1)}``, and for each ``g_1`` the gap
+sequences that stop at the first point ``≥ n`` carry total weight ``Σ (q + 1)^{−J} ≤ 1``, so
+``Σ_s max_d Pr[d, s] ≤ max_d Pr[d]·2q·(q + 1)`` and the loss is at most ``log(2q(q + 1))`` — s2's
+``1 + 2·log q`` plus ``log(1 + 1/q) ≤ log(3/2) ≈ 0.585`` bits per feature. (Exact enumeration on
+tiny instances, e.g. ``n = 5, q = 2``, uniform prior: ``P_succ = 11/15``, loss ``log2(22/3) ≈
+2.87`` bits against the bound ``log2 12 ≈ 3.58``.)
+
+*What s3 does not hide.* The secret interval recurs, unchanged, in every enrolment of the same
+``(b, v)``: an adversary who counts the intervals two helpers share still gains evidence from
+each feature (identical re-enrolments, similar-interval adversary: 0.57 at one feature, ≈ 0.70
+at 8), and ``k ≥ 2`` helpers of one person in one database pin most features' ``(b, v)`` as they
+do for s2 (n = 64, q = 8, two noise-free enrolments: ≈ 74% of features for s3, 71% for s2).
+
 *Valid s2 payloads* are exactly what the encoder can produce: every gap even in ``[2, 2q]``,
 ``g_1 ∈ (−2q, 0]``, ``g_1 ≤ 0 < g_2`` and ``g_{k−1} < n ≤ g_k`` (the gaps cover ``[0, n)`` with no
 surplus point on either side) and at least one interval centred in ``[0, n)`` (a possible secret
-interval); anything else is a :class:`SketchFormatError`.
+interval); anything else is a :class:`SketchFormatError`. *Valid s3 payloads* are the same with
+every gap in ``{2, 4, …, 2q, o}`` (gap code ``r − 1 ∈ [0, q]``, ``q`` the odd one) and the
+possible secret interval of even length.
 
 *Beyond the tolerance* s1 returns another lattice point (``DecodeError`` only when it falls
 outside ``[0, n)``); s2 returns the ``(b, v)`` of whichever interval holds ``d'`` —
@@ -51,7 +96,10 @@ modulus of the residue). s2: per feature the gap pairs ``(gap_{2m−1}, gap_{2m}
 (so every other point stays put) and its first gap ``a ∈ [max(2, σ − 2q), min(2q, σ − 2)]`` is
 the symbol ``(a − lo)/2`` modulo the number of such ``a``. Moving those interior points keeps
 ``g_1``, ``g_2``, ``g_{k−1}``, ``g_k`` and every gap in range, so every symbol vector is a valid
-sketch; ``g_1``, the end gaps and the gap sums are not mixed. (A group acting on ``g_1`` and on
+sketch; ``g_1``, the end gaps and the gap sums are not mixed. s3: the same, restricted to pairs of
+two even gaps (a pair holding the odd length has at most one split; and turning two even gaps
+into two odd ones could remove the last possible secret interval — a symbol vector that is no
+valid sketch). Which gaps are odd is public and never mixed. (A group acting on ``g_1`` and on
 every gap separately would not do: changing one gap moves every later point, so some symbol
 vectors would stop covering ``[0, n)`` or gain a surplus point — redundancy that leaks the key.)
 
@@ -83,7 +131,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,11 +152,15 @@ __all__ = [
     "S2Draws",
     "secure_uniform",
     "s2_draw_split",
+    "gap_draw_split",
+    "gap_lengths",
+    "gap_of_codes",
+    "s3_odd_gap",
     "expected_draw_columns",
 ]
 
-#: The two constructions of SPEC §3.1.
-SCHEMES_AVAILABLE = ("s1", "s2")
+#: The two constructions of Fang's thesis (s1, s2) and s3, s2 with the boundary parity hidden.
+SCHEMES_AVAILABLE = ("s1", "s2", "s3")
 #: Largest universe size (keeps feature-offset keys of the vectorised decoder inside int64).
 MAX_N = 2**40
 #: Largest number of features per sketch.
@@ -131,30 +183,67 @@ def secure_uniform(q: int, shape: tuple[int, int]) -> np.ndarray:
     return (uniform_below(q, shape[0] * shape[1]) + 1).reshape(shape)
 
 
+def s3_odd_gap(q: int) -> int:
+    """The one odd decoy length of s3: ``o = 2·⌊q/2⌋ + 1`` (``q`` or ``q + 1``, whichever is odd).
+
+    It sits at the middle of the even lengths ``2 … 2q`` (their mean is ``q + 1``), so the mean gap,
+    and with it the number of intervals, stays that of s2.
+    """
+    return 2 * (q // 2) + 1
+
+
+def gap_of_codes(codes: np.ndarray, q: int) -> np.ndarray:
+    """Gap lengths of codes ``c = r − 1``: ``2(c + 1)`` for ``c < q``, s3's odd length for ``c = q``."""
+    codes = np.asarray(codes, dtype=np.int64)
+    return np.where(codes >= q, s3_odd_gap(q), 2 * (codes + 1))
+
+
+def gap_lengths(scheme: str, q: int) -> np.ndarray:
+    """Gap length of each draw value ``r`` at index ``r − 1``: ``2r`` for ``r ≤ q``; s3 adds ``r = q + 1 → o``.
+
+    A gap's *code* in the helper is that index: ``r − 1`` (``v − 1`` for the secret gap).
+    """
+    even = 2 * np.arange(1, q + 1, dtype=np.int64)
+    if scheme == "s3":
+        return np.append(even, s3_odd_gap(q))
+    return even
+
+
+def gap_draw_split(
+    b: np.ndarray, v: np.ndarray, n: int, gaps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which of each row's decoy gaps the s2/s3 encoder uses, for many rows at once.
+
+    Row ``i`` consumes ``gaps[i]`` (lengths) in order: gap ``t`` goes left of ``b − v`` while the
+    lowest point is still ``> 0`` (``Σ_{s<t} gap_s < b − v``), the following ones right of ``b + v``
+    while the highest point is ``< n``. Returns ``(left, used, short, before)``: the number of left
+    gaps, of gaps used in all, whether the row ran out of gaps before covering ``[0, n)`` (its
+    counts are then meaningless), and the prefix sums ``before[:, t] = Σ_{s<t} gap_s``.
+    """
+    rows, width = gaps.shape
+    before = np.zeros((rows, width + 1), dtype=gaps.dtype)
+    np.cumsum(gaps, axis=1, out=before[:, 1:])
+    need_left = (b - v)[:, None]
+    need_right = (n - b - v)[:, None]
+    left = (before[:, :width] < need_left).sum(axis=1)
+    at_left = np.take_along_axis(before, left[:, None], axis=1)
+    t = np.arange(width)[None, :]
+    right = ((t >= left[:, None]) & (before[:, :width] - at_left < need_right)).sum(axis=1)
+    used = left + right
+    covered = np.take_along_axis(before, used[:, None], axis=1) - at_left
+    short = (at_left[:, 0] < need_left[:, 0]) | (covered[:, 0] < need_right[:, 0])
+    return left, used, short, before
+
+
 def s2_draw_split(
     b: np.ndarray, v: np.ndarray, n: int, draws: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Which of each row's draws the s2 encoder uses, for many rows at once.
+    """:func:`gap_draw_split` for s2 draws ``r ∈ [1, q]`` (gap ``2r``); ``before`` in units of ``r``.
 
-    Row ``i`` consumes ``draws[i]`` in order: draw ``t`` goes left of ``b − v`` while the lowest
-    point is still ``> 0`` (``2·Σ_{s<t} r_s < b − v``), the following ones right of ``b + v`` while
-    the highest point is ``< n``. Returns ``(left, used, short, before)``: the number of left draws,
-    of draws used in all, whether the row ran out of draws before covering ``[0, n)`` (its
-    counts are then meaningless), and the prefix sums ``before[:, t] = Σ_{s<t} r_s``.
+    Draw ``t`` goes left of ``b − v`` while ``2·Σ_{s<t} r_s < b − v``, then right of ``b + v``.
     """
-    rows, width = draws.shape
-    before = np.zeros((rows, width + 1), dtype=draws.dtype)
-    np.cumsum(draws, axis=1, out=before[:, 1:])
-    need_left = (b - v)[:, None]
-    need_right = (n - b - v)[:, None]
-    left = (2 * before[:, :width] < need_left).sum(axis=1)
-    at_left = np.take_along_axis(before, left[:, None], axis=1)
-    t = np.arange(width)[None, :]
-    right = ((t >= left[:, None]) & (2 * (before[:, :width] - at_left) < need_right)).sum(axis=1)
-    used = left + right
-    covered = 2 * (np.take_along_axis(before, used[:, None], axis=1) - at_left)
-    short = (2 * at_left[:, 0] < need_left[:, 0]) | (covered[:, 0] < need_right[:, 0])
-    return left, used, short, before
+    left, used, short, before = gap_draw_split(b, v, n, 2 * draws)
+    return left, used, short, before // 2
 
 
 def expected_draw_columns(n: int, q: int) -> int:
@@ -169,23 +258,24 @@ def expected_draw_columns(n: int, q: int) -> int:
     return int(math.ceil(n / (2.0 * mean) + 8.0 * sd + 4.0))
 
 
-def _stopping_sequences(need: int, q: int, limit: int) -> list[tuple[int, ...]]:
-    """Every sequence of ``r ∈ [1, q]`` that first reaches ``2·Σr ≥ need`` at its last element."""
+def _stopping_sequences(need: int, lengths: Sequence[int], limit: int) -> list[tuple[int, ...]]:
+    """Every sequence of draws ``r ∈ [1, len(lengths)]`` whose gaps ``lengths[r − 1]`` first reach
+    a total ``≥ need`` at the last draw."""
     if need <= 0:
         return [()]
     found: list[tuple[int, ...]] = []
     stack: list[tuple[tuple[int, ...], int]] = [((), need)]
     while stack:
         prefix, remaining = stack.pop()
-        for r in range(1, q + 1):
-            if 2 * r >= remaining:
+        for r, gap in enumerate(lengths, start=1):
+            if gap >= remaining:
                 found.append(prefix + (r,))
                 if len(found) > limit:
                     raise ParameterError(
                         f"more than {limit} randomness values to enumerate: use smaller n or q"
                     )
             else:
-                stack.append((prefix + (r,), remaining - 2 * r))
+                stack.append((prefix + (r,), remaining - gap))
     return found
 
 
@@ -282,7 +372,14 @@ class AsymmetricIntervalSketch(SecureSketch):
         self.q = check_int("q", q, 1, self.n)
         if scheme not in SCHEMES_AVAILABLE:
             raise ParameterError(f"scheme must be one of {SCHEMES_AVAILABLE}, got {scheme!r}")
+        if scheme == "s3" and self.q < 2:
+            raise ParameterError(
+                "s3 needs q >= 2: with q = 1 every gap is 2 and no odd gap is available to hide "
+                "the parity of b - v; raise q or use s2"
+            )
         self.scheme = scheme
+        #: s2/s3: draws are uniform in ``[1, draw_values]`` (``q`` for s2, ``q + 1`` for s3).
+        self.draw_values = self.q + 1 if scheme == "s3" else self.q
         self.features = check_int("features", features, 1, MAX_FEATURES)
         #: Real sample values → levels (validates step and offset).
         self.quantiser = Quantiser(self.n, step, offset)
@@ -297,11 +394,11 @@ class AsymmetricIntervalSketch(SecureSketch):
         self._offset_width = uint_width(min(2 * self.q - 1, self.n) - 1)
         self._count_width = uint_width(self.gaps_max)
         self._gap_width = uint_width(2 * self.q - 1)
-        if scheme == "s2":
+        if scheme in ("s2", "s3"):
             worst = self.features * (self._count_width + (1 + self.gaps_max) * self._gap_width)
             if worst > MAX_HELPER_BYTES:
                 raise ParameterError(
-                    f"an s2 sketch of {self.features} features over n={self.n} can reach {worst} "
+                    f"an {scheme} sketch of {self.features} features over n={self.n} can reach {worst} "
                     f"bytes, more than the {MAX_HELPER_BYTES} a helper record may hold"
                 )
 
@@ -388,28 +485,33 @@ class AsymmetricIntervalSketch(SecureSketch):
         return pack_uints(b, self._b_width) + pack_uints(v, self._v_width)
 
     def draw_randomness(self, secret: Any) -> S2Draws | None:
-        """s1: ``None``. s2: fresh draws from :mod:`secrets`, in matrix form (:class:`S2Draws`)."""
+        """s1: ``None``. s2/s3: fresh draws from :mod:`secrets`, in matrix form (:class:`S2Draws`)."""
         if self.scheme == "s1":
             return None
         b, v = self.check_secret(secret)
-        draws = secure_uniform(self.q, (self.features, expected_draw_columns(self.n, self.q)))
-        left, used, short, _ = s2_draw_split(b, v, self.n, draws)
+        k = self.draw_values
+        draws = secure_uniform(k, (self.features, expected_draw_columns(self.n, self.q)))
+        left, used, short, _ = gap_draw_split(b, v, self.n, gap_of_codes(draws - 1, self.q))
         while np.any(short):
             # Append fresh draws to the rows that ran out (never re-draw a row: that would bias).
-            draws = np.concatenate((draws, secure_uniform(self.q, draws.shape)), axis=1)
-            left, used, short, _ = s2_draw_split(b, v, self.n, draws)
+            draws = np.concatenate((draws, secure_uniform(k, draws.shape)), axis=1)
+            left, used, short, _ = gap_draw_split(b, v, self.n, gap_of_codes(draws - 1, self.q))
         return S2Draws(draws=draws, left=left, used=used)
 
     def randomness_space(self, secret: Any) -> Iterable[tuple[Any, float]]:
-        """Every s2 randomness value with its probability ``q^(−number of draws)``."""
+        """Every s2/s3 randomness value with its probability ``k^(−number of draws)`` (``k`` = ``q``
+        for s2, ``q + 1`` for s3)."""
         if self.scheme == "s1":
             return [(None, 1.0)]
         b, v = self.check_secret(secret)
+        if self.draw_values > MAX_ENUMERATED_RANDOMNESS:
+            raise ParameterError(f"more than {MAX_ENUMERATED_RANDOMNESS} randomness values to enumerate")
+        lengths = gap_lengths(self.scheme, self.q).tolist()
         per_feature = []
         total = 1
         for lo, hi in zip((b - v).tolist(), (self.n - b - v).tolist()):
-            lefts = _stopping_sequences(lo, self.q, MAX_ENUMERATED_RANDOMNESS)
-            rights = _stopping_sequences(hi, self.q, MAX_ENUMERATED_RANDOMNESS)
+            lefts = _stopping_sequences(lo, lengths, MAX_ENUMERATED_RANDOMNESS)
+            rights = _stopping_sequences(hi, lengths, MAX_ENUMERATED_RANDOMNESS)
             total *= len(lefts) * len(rights)
             if total > MAX_ENUMERATED_RANDOMNESS:
                 raise ParameterError(
@@ -417,7 +519,7 @@ class AsymmetricIntervalSketch(SecureSketch):
                 )
             per_feature.append(list(itertools.product(lefts, rights)))
         return (
-            (combo, float(self.q ** -sum(len(x) + len(y) for x, y in combo)))
+            (combo, float(self.draw_values ** -sum(len(x) + len(y) for x, y in combo)))
             for combo in itertools.product(*per_feature)
         )
 
@@ -438,18 +540,20 @@ class AsymmetricIntervalSketch(SecureSketch):
         if draws.ndim != 2 or draws.shape[0] != rows or draws.dtype.kind not in "iu" or shapes != ((rows,), (rows,)):
             raise ParameterError(f"s2 randomness must be integer draws for {rows} features")
         draws = draws.astype(np.int64)
-        left, used, short, before = s2_draw_split(b, v, self.n, draws)
         width = draws.shape[1]
         t = np.arange(width)[None, :]
-        real = t < used[:, None]
+        real = t < np.asarray(randomness.used, dtype=np.int64)[:, None]
+        if np.any(real & ((draws < 1) | (draws > self.draw_values))):
+            raise ParameterError(f"{self.scheme} randomness is not a sequence of draws in [1, {self.draw_values}]")
+        gaps = gap_of_codes(np.clip(draws, 1, self.draw_values) - 1, self.q)
+        left, used, short, before = gap_draw_split(b, v, self.n, gaps)
         if (
             np.any(short)
             or not np.array_equal(left, randomness.left)
             or not np.array_equal(used, randomness.used)
-            or np.any(real & ((draws < 1) | (draws > self.q)))
         ):
-            raise ParameterError("s2 randomness is not a sequence of draws the encoder would use")
-        g1 = b - v - 2 * before[np.arange(rows), left]
+            raise ParameterError(f"{self.scheme} randomness is not a sequence of draws the encoder would use")
+        g1 = b - v - before[np.arange(rows), left]
         # Row layout: −g_1, then the gap codes r − 1 left draws outermost first, v − 1, right draws.
         symbols = np.empty((rows, width + 2), dtype=np.int64)
         symbols[:, 0] = -g1
@@ -477,11 +581,11 @@ class AsymmetricIntervalSketch(SecureSketch):
     def _parse_s2(self, payload: bytes) -> _Partition:
         head = self.features * self._count_width
         if len(payload) < head:
-            raise SketchFormatError(f"s2 payload truncated: {len(payload)} bytes, header needs {head}")
+            raise SketchFormatError(f"{self.scheme} payload truncated: {len(payload)} bytes, header needs {head}")
         counts = unpack_uints(payload[:head], self._count_width, self.features).astype(np.int64)
         if np.any(counts < self.gaps_min) or np.any(counts > self.gaps_max):
             raise SketchFormatError(
-                f"s2 gap count outside [{self.gaps_min}, {self.gaps_max}] for n={self.n}, q={self.q}"
+                f"{self.scheme} gap count outside [{self.gaps_min}, {self.gaps_max}] for n={self.n}, q={self.q}"
             )
         symbols = unpack_uints(payload[head:], self._gap_width, int(counts.sum()) + self.features)
         symbols = symbols.astype(np.int64)
@@ -489,10 +593,13 @@ class AsymmetricIntervalSketch(SecureSketch):
         is_start = np.zeros(symbols.size, dtype=bool)
         is_start[starts] = True
         if np.any(symbols[starts] >= 2 * self.q):
-            raise SketchFormatError(f"s2 first point outside (-{2 * self.q}, 0]")
-        if np.any(symbols[~is_start] >= self.q):
-            raise SketchFormatError(f"s2 gap outside the even values of [2, {2 * self.q}]")
-        steps = np.where(is_start, -symbols, 2 * (symbols + 1))
+            raise SketchFormatError(f"{self.scheme} first point outside (-{2 * self.q}, 0]")
+        if np.any(symbols[~is_start] >= self.draw_values):
+            allowed = f"the even values of [2, {2 * self.q}]"
+            if self.scheme == "s3":
+                allowed += f" and {s3_odd_gap(self.q)}"
+            raise SketchFormatError(f"{self.scheme} gap outside {allowed}")
+        steps = np.where(is_start, -symbols, gap_of_codes(symbols, self.q))
         running = np.cumsum(steps)
         before = running[starts] - steps[starts]
         points = running - np.repeat(before, counts + 1)
@@ -503,16 +610,17 @@ class AsymmetricIntervalSketch(SecureSketch):
     def _check_cover(self, part: _Partition) -> None:
         points, starts, ends = part.points, part.starts, part.ends
         if np.any(points[starts + 1] <= 0):
-            raise SketchFormatError("s2 sketch has a surplus point at or below 0")
+            raise SketchFormatError(f"{self.scheme} sketch has a surplus point at or below 0")
         if np.any(points[ends - 1] >= self.n) or np.any(points[ends] < self.n):
-            raise SketchFormatError(f"s2 gaps do not cover [0, {self.n}) exactly")
+            raise SketchFormatError(f"{self.scheme} gaps do not cover [0, {self.n}) exactly")
         lower = np.delete(points, ends)
         upper = np.delete(points, starts)
-        possible = ((lower + upper) >= 0) & ((lower + upper) < 2 * self.n)
+        # A possible secret interval: even length (2v; every s2 gap is even) and centre in [0, n).
+        possible = ((lower + upper) >= 0) & ((lower + upper) < 2 * self.n) & ((upper - lower) % 2 == 0)
         # Interval i of feature f sits at flat index starts[f] − f + i once the ends are dropped.
         first = starts - np.arange(self.features)
         if np.any(np.add.reduceat(possible.astype(np.int64), first) == 0):
-            raise SketchFormatError(f"s2 sketch has no interval centred in [0, {self.n})")
+            raise SketchFormatError(f"{self.scheme} sketch has no interval centred in [0, {self.n}) of even length")
 
     def _check_payload(self, payload: bytes) -> None:
         if self.scheme == "s1":
@@ -542,6 +650,9 @@ class AsymmetricIntervalSketch(SecureSketch):
         if np.any(above <= part.starts) or np.any(above > part.ends):
             raise DecodeError("sample lies outside the partition of at least one feature")
         lower, upper = part.points[above - 1], part.points[above]
+        if np.any((upper - lower) % 2):
+            # Only s3 has odd gaps, and an odd interval is never the secret one (its length is 2v).
+            raise DecodeError("sample lies in a decoy interval of at least one feature")
         return (lower + upper) // 2, (upper - lower) // 2
 
     # -- public views of the helper (what a linking adversary sees) -------------------------------
@@ -552,9 +663,9 @@ class AsymmetricIntervalSketch(SecureSketch):
         return self._parse_s1(self.payload(helper))[0]
 
     def partition(self, helper: bytes) -> list[np.ndarray]:
-        """s2 only: per feature the points ``g_1 < … < g_k`` of the published partition."""
-        if self.scheme != "s2":
-            raise ParameterError("only s2 publishes a partition")
+        """s2/s3: per feature the points ``g_1 < … < g_k`` of the published partition."""
+        if self.scheme == "s1":
+            raise ParameterError("only s2 and s3 publish a partition")
         part = self._parse_s2(self.payload(helper))
         return np.split(part.points, part.starts[1:])
 
@@ -582,6 +693,8 @@ class AsymmetricIntervalSketch(SecureSketch):
                     "loss_bound_bits_per_feature": 1.0 + 2.0 * log_q,
                 },
             )
+        if self.scheme == "s3":
+            return self._report_s3()
         sketch_bits = self.features * (1.0 + log_q + self.gaps_max * log_q)
         randomness_bits = self.features * (self.gaps_max - 1) * log_q
         return EntropyReport.from_bits(
@@ -604,13 +717,43 @@ class AsymmetricIntervalSketch(SecureSketch):
             },
         )
 
+    def _report_s3(self) -> EntropyReport:
+        """s3: each gap is one of ``q + 1`` lengths, each decoy draw uniform over them (module doc)."""
+        log_q, log_k = math.log2(self.q), math.log2(self.q + 1)
+        per_feature = 1.0 + log_q + log_k
+        return EntropyReport.from_bits(
+            self.scheme_name,
+            sketch_bits=self.features * (1.0 + log_q + self.gaps_max * log_k),
+            randomness_bits=self.features * (self.gaps_max - 1) * log_k,
+            notes=(
+                "s3: a sketch with J gaps is g_1 in (-2q, 0] (1 + log q bits) and J gaps of q + 1 values "
+                "(J log(q+1) bits); its randomness is J - 1 uniform draws ((J - 1) log(q+1) bits)",
+                "|S_J| - H(R|J) = 1 + log2 q + log2(q+1) per feature for every J; stated at J = J_max",
+                f"decoy gaps uniform on 2, 4, ..., 2q and the odd {s3_odd_gap(self.q)}: the boundaries' "
+                "parity no longer follows b - v; v is hidden among the even intervals",
+                "loss bound exceeds s2's 1 + 2 log2 q by log2(1 + 1/q) <= log2(3/2) bits per feature",
+            ),
+            extra={
+                "scheme": "s3",
+                "odd_gap": s3_odd_gap(self.q),
+                "gaps_min": self.gaps_min,
+                "gaps_max": self.gaps_max,
+                "sketch_bits_at_gaps_min": self.features * (1.0 + log_q + self.gaps_min * log_k),
+                "randomness_bits_at_gaps_min": self.features * (self.gaps_min - 1) * log_k,
+                "loss_bound_bits_per_feature": per_feature,
+                "loss_bound_excess_over_s2_bits_per_feature": per_feature - (1.0 + 2.0 * log_q),
+            },
+        )
+
     # -- symbols (for mixing) ---------------------------------------------------------------------
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
-        """0 in the worst case, for both schemes: a pad cannot be relied on to move anything.
+        """0 in the worst case, for every scheme: a pad cannot be relied on to move anything.
 
         s1 mixes only ``b mod (2v − 1)``, whose group is trivial when every ``v`` is 1 (and ``v``
         itself stays in clear); s2 mixes only the split points inside pairs of interior gaps, and a
-        partition made of gap pairs summing to 4 (or of fewer than four gaps) leaves no freedom.
+        partition made of gap pairs summing to 4 (or of fewer than four gaps) leaves no freedom;
+        s3 moves only pairs of two even gaps, so a partition whose pairs all hold its odd length
+        leaves none either.
         So the mixing accounting assumes every key may be consistent with ``(S, Q)`` (``β`` equal
         to the key's length) and claims no diverted loss for these sketches.
         """
@@ -634,7 +777,14 @@ class AsymmetricIntervalSketch(SecureSketch):
         gap_starts = np.concatenate(([0], np.cumsum(part.counts)[:-1]))
         local = np.arange(gaps.size) - np.repeat(gap_starts, part.counts)
         count = np.repeat(part.counts, part.counts)
-        first = np.flatnonzero((local % 2 == 1) & (local + 1 <= count - 2))
+        movable = (local % 2 == 1) & (local + 1 <= count - 2)
+        if self.scheme == "s3":
+            # Only pairs of two even gaps move (as in s2): a pair holding the odd length has one
+            # split at most, and turning two even gaps into two odd ones could remove the last
+            # even interval (the possible secret one) - a symbol vector that is no valid sketch.
+            even = gaps % 2 == 0
+            movable &= even & np.concatenate((even[1:], [False]))
+        first = np.flatnonzero(movable)
         total = gaps[first] + gaps[first + 1]
         low = np.maximum(2, total - 2 * self.q)
         high = np.minimum(2 * self.q, total - 2)
@@ -651,5 +801,6 @@ class AsymmetricIntervalSketch(SecureSketch):
         gaps[first] = low + 2 * symbols.astype(np.int64)
         gaps[first + 1] = total - gaps[first]
         starts_in_gaps = part.starts - np.arange(self.features)
-        codes = np.insert(gaps // 2 - 1, starts_in_gaps, -part.points[part.starts])
+        gap_codes = np.where(gaps % 2 == 1, self.draw_values - 1, gaps // 2 - 1)  # s3's odd gap: code q
+        codes = np.insert(gap_codes, starts_in_gaps, -part.points[part.starts])
         return pack_uints(part.counts, self._count_width) + pack_uints(codes, self._gap_width)

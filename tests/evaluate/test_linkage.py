@@ -227,7 +227,8 @@ def test_result_is_independent_of_progress_and_serialises() -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ("s3", 100, 8, 2, 10, 1),
+        ("s4", 100, 8, 2, 10, 1),
+        ("s3", 100, 1, 2, 10, 1),  # s3 needs q >= 2
         ("s1", 1, 1, 2, 10, 1),
         ("s1", 100, 101, 2, 10, 1),
         ("s1", 100, 8, 0, 10, 1),

@@ -80,7 +80,10 @@ def test_json_numbers_are_numbers(run) -> None:
     rows = data["supplementary"]["linkage_by_noise_model"]
     assert {r["noise"] for r in rows} >= {"identical", "within-tolerance"}
     assert all(isinstance(r["s2"], float) for r in rows)
-    assert sorted({r["features"] for r in data["supplementary"]["linkage_by_features"]}) == [1, 2, 4, 8]
+    identical = next(r for r in rows if r["noise"] == "identical")
+    # s3 hides the parity s2 leaks: the parity adversary links s2 (0.75 at one feature) but not s3.
+    assert identical["s2 parity"] > 0.7 and identical["s3 parity"] < 0.56 and identical["s3"] < identical["s2"]
+    assert sorted({r["features"] for r in data["supplementary"]["linkage_by_features"]}) == [1, 2, 4, 8, 16]
 
 
 def test_default_json_goes_beside_the_report(tmp_path: Path, capsys) -> None:

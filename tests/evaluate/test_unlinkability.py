@@ -148,7 +148,7 @@ def test_linear_schemes_difference_decoding_on_data() -> None:
 def test_asymmetric_attacks_run_on_real_helpers() -> None:
     data = synthetic_vectors(20, 4, 6, n=128, noise=2.0, reliability_spread=0.7, seed=4)
     ad = adapter("asymmetric-interval")
-    for scheme in ("s1", "s2"):
+    for scheme in ("s1", "s2", "s3"):
         sk = ad.make_sketch({"n": 128, "q": 16, "scheme": scheme, "features": 6}, 2)
         result = evaluate_unlinkability(sk, ad.enrol, data, enrol_samples=2, setting=2, seed=0)
         assert result.higher_is_mated

@@ -161,6 +161,18 @@ def test_asymmetric_pipeline_enrols_from_several_samples(transform, people) -> N
         pipeline.enrol(person[:1], password_hasher=TEST_HASH)
 
 
+def test_asymmetric_pipeline_with_s3(transform, people) -> None:
+    pipeline = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3, scheme="s3")
+    assert pipeline.sketch.params()["scheme"] == "s3"
+    person = people.samples[people.identities == 2]
+    record = pipeline.enrol(person[:3], password_hasher=TEST_HASH)
+    # 16 features, q = 8: 1 + log2 8 + log2 9 bits each.
+    assert record.report.loss_bound_bits == pytest.approx(16 * (4 + np.log2(9)))
+    assert pipeline.verify(record, person[:3].mean(axis=0), password_hasher=TEST_HASH)
+    again = load_pipeline(pipeline.to_json())
+    assert again == pipeline and again.sketch.params()["scheme"] == "s3"
+
+
 @pytest.mark.parametrize("kind", ["interval", "thermometer", "asymmetric"])
 def test_configuration_round_trip(kind, transform, heldout, people) -> None:
     if kind == "interval":

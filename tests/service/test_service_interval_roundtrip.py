@@ -65,7 +65,7 @@ def forms(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray, np.ndarray]
         params["v"] = v
         return scheme, params, b, np.array(v)
     q = draw(st.integers(3, min(n, 12)))
-    params.update(q=q, scheme=draw(st.sampled_from(["s1", "s2"])))
+    params.update(q=q, scheme=draw(st.sampled_from(["s1", "s2", "s3"])))
     return scheme, params, b, np.zeros(features, dtype=np.int64)  # v comes from the captures
 
 
@@ -115,7 +115,7 @@ def test_every_interval_form_round_trips_over_http(client: TestClient, form: Any
     assert _verify(client, user, enrolment, pin).json() == {"verified": True}
     near = _values(params, _within(data.draw, b, v, n), _jitter(data.draw, b.size))
     assert _verify(client, user, near, pin).json() == {"verified": True}
-    s2 = params.get("scheme") == "s2"
+    s2 = params.get("scheme") in ("s2", "s3")  # both assign b − v to the interval on its right
     far = _values(params, _beyond(data.draw, b, v, n, s2), _jitter(data.draw, b.size))
     assert _verify(client, user, far, pin).json() == {"verified": False}
     if with_pin:

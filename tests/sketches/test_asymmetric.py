@@ -334,7 +334,8 @@ def test_s2_symbol_example() -> None:
         {"n": 1, "q": 1},
         {"n": 10, "q": 0},
         {"n": 10, "q": 11},
-        {"n": 10, "q": 2, "scheme": "s3"},
+        {"n": 10, "q": 2, "scheme": "s4"},
+        {"n": 10, "q": 1, "scheme": "s3"},  # s3 needs an odd gap length in [2, 2q]
         {"n": 10, "q": 2, "features": 0},
         {"n": 10, "q": 2, "step": 0.0},
         {"n": 10, "q": True},

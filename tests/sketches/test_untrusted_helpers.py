@@ -120,6 +120,7 @@ CASES = [
     Case("fuzzy-vault", FuzzyVault(p=13, m=5, t=1), [1, 4, 6, 9, 11], [1, 4, 6, 9, 12]),
     Case("asymmetric-interval", AsymmetricIntervalSketch(n=64, q=4, scheme="s1", features=3), ([5, 30, 60], [1, 4, 2]), [5, 33, 61]),
     Case("asymmetric-interval-s2", AsymmetricIntervalSketch(n=64, q=4, scheme="s2", features=3), ([5, 30, 60], [1, 4, 2]), [5, 33, 61]),
+    Case("asymmetric-interval-s3", AsymmetricIntervalSketch(n=64, q=4, scheme="s3", features=3), ([5, 30, 60], [1, 4, 2]), [5, 33, 61]),
     Case("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]),
     Case("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12], [5, 12]),
     Case("mixed-concatenate", _quiet(lambda: Concatenate(IntervalSketch(n=100, v=3, features=2), CodeOffsetSketch(n=8, t=1))), [[10, 20], bytes(8)], [[11, 20], bytes([1]) + bytes(7)]),
@@ -232,6 +233,18 @@ def _limit_payloads() -> Iterator[tuple[str, Case, bytes, bool]]:
     yield "s2 first point at 2q", a2, s2[:first] + bytes([8]) + s2[first + 1 :], False
     yield "s2 gap code at q", a2, s2[:first + 1] + bytes([4]) + s2[first + 2 :], False
     yield "s2 count off by one", a2, bytes([s2[0] + 1]) + s2[1:], False
+    a3 = by_name["asymmetric-interval-s3"]  # q = 4: gap codes < q + 1 (code 4 is the odd gap 5)
+    yield "s3 count over", a3, _words([a3.sketch.gaps_max + 1] * 3, 1), False
+    yield "s3 all 0xff", a3, b"\xff" * 64, False
+    s3 = parse_helper(a3.helper).payload
+    yield "s3 first point at 2q", a3, s3[:first] + bytes([8]) + s3[first + 1 :], False
+    yield "s3 gap code at q + 1", a3, s3[:first + 1] + bytes([5]) + s3[first + 2 :], False
+    # Every gap the odd 5 (code 4): the gaps cover [0, 64) but no interval has the even length 2v.
+    odd = bytes([13] * 3) + b"".join(bytes([0] + [4] * 13) for _ in range(3))
+    yield "s3 only odd intervals", a3, odd, False
+    # g_1 = -3, thirteen odd gaps to 62, then the even gap 4 to 66: it covers [0, 64), but the
+    # only even interval is centred at 64, outside [0, 64).
+    yield "s3 even interval outside", a3, bytes([14] * 3) + b"".join(bytes([3] + [4] * 13 + [1]) for _ in range(3)), False
     mc = by_name["mixed-concatenate"]
     yield "mixed huge prefix", mc, b"\xff\xff\xff\xff" + bytes(16), False
     yield "mixed empty", mc, b"", False
