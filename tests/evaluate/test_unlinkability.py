@@ -22,7 +22,7 @@ from sketchauth.evaluate.unlinkability import (
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from sketchauth.sketches.vault import FuzzyVault
+from sketchauth.sketches.vault import FuzzyVault, VaultRandomness
 
 
 def test_identical_distributions_are_unlinkable() -> None:
@@ -99,10 +99,19 @@ def test_difference_decoding_pinsketch() -> None:
         difference_decoding(sk, sk.encode(a), sk.encode([1, 2, 3, 4]))
 
 
-def test_vault_differential_finds_common_points() -> None:
+@pytest.mark.parametrize("seed", range(8))
+def test_vault_differential_finds_common_points(seed: int) -> None:
     vault = FuzzyVault(p=13, m=7, t=2)  # degree 2: three nodes per trial
     secret = [0, 2, 4, 6, 8, 10, 12]
-    score, mask = vault_differential_score(vault, vault.encode(secret), vault.encode(secret), trials=200, seed=1)
+    # Seeded encoder randomness: with fresh randomness the 6 chaff differences sometimes lie on
+    # another quadratic through 2 genuine points with 7 agreements too (about 1 run in 250), and
+    # the tie hides the genuine one.
+    rng = np.random.default_rng(seed)
+    a, b = (
+        vault.encode_with(secret, VaultRandomness(rng.integers(0, 13, 3), rng.integers(0, 12, 6)))
+        for _ in range(2)
+    )
+    score, mask = vault_differential_score(vault, a, b, trials=200, seed=1)
     # Every genuine point is common, so some trial interpolates F − F' and agrees on all 7.
     assert score >= 7
     assert set(secret) <= set(np.flatnonzero(mask).tolist())

@@ -1,23 +1,41 @@
-"""Feature evaluation: exact fixed-seed error counts, the goal check, the table and the DET plot."""
+"""Feature evaluation: error rates by definition and tolerance, the goal check, the table and the DET plot.
+
+The populations go through floating-point linear algebra (covariance roots, whitening, Fisher
+eigenproblems) whose results differ between CPUs and BLAS builds, so measured rates are checked
+against tolerances; trial counts, loss bounds of a chosen setting and hand-made cases are exact.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import math
 
 import numpy as np
 import pytest
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.evaluation import GOAL_RATIO, evaluate_pipelines
+from sketchauth.features.evaluation import (
+    GOAL_RATIO,
+    FeatureEvaluation,
+    MatcherResult,
+    OperatingPoint,
+    evaluate_pipelines,
+)
+from sketchauth.features.pipeline import ThermometerPipeline, tolerance_path
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.pinsketch import PinSketch
 
 POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 
 
 @pytest.fixture(scope="module")
-def result():
-    transform = FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+def transform() -> FeatureTransform:
+    return FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+
+
+@pytest.fixture(scope="module")
+def result(transform):
     return evaluate_pipelines(
         transform,
         POP.draw(60, 5, seed=2),
@@ -27,37 +45,62 @@ def result():
     )
 
 
-def _counts(row, genuine: int, impostor: int) -> list[tuple[int, int]]:
-    return [(round(p.fnmr * genuine), round(p.fmr * impostor)) for p in row.points]
-
-
-def test_exact_error_counts_on_a_fixed_population(result) -> None:
+def test_error_rates_on_a_population(result, transform) -> None:
+    # 50 identities × 3 probes after 2 enrolment samples; every other identity's probes are impostors.
     assert (result.identities, result.genuine_trials, result.impostor_trials) == (50, 150, 7350)
     names = [r.name.split(" ")[0] for r in result.results]
     assert names == ["reference", "interval", "thermometer", "asymmetric"]
-    g, i = result.genuine_trials, result.impostor_trials
-    ref, interval, thermo, asym = result.results
-    # (false non-matches, false matches) at FMR 1e-2, 1e-3, 1e-4.
-    assert _counts(ref, g, i) == [(0, 73), (0, 7), (0, 0)]
-    assert _counts(interval, g, i) == [(3, 67), (12, 7), (32, 0)]
-    assert _counts(thermo, g, i) == [(0, 68), (0, 6), (3, 0)]
-    assert _counts(asym, g, i) == [(59, 65), (71, 5), (102, 0)]
-    assert not ref.protected and ref.loss_bound_bits is None
-    assert thermo.loss_bound_bits == 1353.0
     for row in result.results:
+        fnmr = [p.fnmr for p in row.points]  # at FMR 1e-2, 1e-3, 1e-4
+        assert fnmr == sorted(fnmr)  # a stricter FMR never lowers the FNMR
         for point in row.points:
             assert point.fmr <= point.target_fmr
             assert point.fnmr_ci[0] <= point.fnmr <= point.fnmr_ci[1]
+            # Rates are counts over trials.
+            assert point.fnmr * 150 == pytest.approx(round(point.fnmr * 150), abs=1e-9)
+            assert point.fmr * 7350 == pytest.approx(round(point.fmr * 7350), abs=1e-9)
+    ref, interval, thermo, asym = result.results
+    # FNMR at FMR 1%, measured here 0, 3, 0 and 45 of 150; on ten other populations at most 0, 15, 0, 77.
+    assert ref.at(1e-2).fnmr <= 0.02 and thermo.at(1e-2).fnmr <= 0.02
+    assert interval.at(1e-2).fnmr <= 0.2 and 0.0 < asym.at(1e-2).fnmr <= 0.7
+    assert not ref.protected and ref.loss_bound_bits is None
+    # Loss bounds of the FMR 1e-2 settings, from the settings: PinSketch's syndrome bits (at most
+    # m·t); the interval box Σ log2 min(2v − 1, n); s2 (1 + 2·log2 q) per feature with q = n = 16.
+    m = ThermometerPipeline.with_resolution(transform, enrol_samples=2, resolution=0.15, t=1).sketch.params()["m"]
+    t = int(thermo.at(1e-2).setting)
+    assert thermo.loss_bound_bits == PinSketch(m=m, t=t).report().loss_bound_bits <= m * t
+    v = tolerance_path(transform, POP.draw(60, 5, seed=2), enrol_samples=2).tolerances[int(interval.at(1e-2).setting)]
+    assert interval.loss_bound_bits == pytest.approx(float(np.log2(np.minimum(2 * v[v < 16] - 1, 16)).sum()))
+    assert (asym.loss_bound_bits, asym.secret_bits) == (9.0 * transform.dimensions, 4.0 * transform.dimensions)
 
 
 def test_goal_compares_best_protected_with_reference(result) -> None:
     goal = result.goal
-    assert goal["pipeline"].startswith("thermometer")
-    assert (goal["fnmr"], goal["reference_fnmr"], goal["ratio"], goal["met"]) == (0.0, 0.0, 1.0, True)
-    assert goal["target_ratio"] == GOAL_RATIO
+    best, ref = result.best_protected, result.reference
+    assert best.protected and best.at(1e-2).fnmr == min(r.at(1e-2).fnmr for r in result.results if r.protected)
+    assert (goal["pipeline"], goal["fnmr"], goal["reference_fnmr"]) == (best.name, best.at(1e-2).fnmr, ref.at(1e-2).fnmr)
+    assert goal["target_ratio"] == GOAL_RATIO and goal["met"] is (goal["ratio"] <= GOAL_RATIO)
+    # The thermometer pipeline is the best protected one here (FNMR 0 at FMR 1% on eleven populations).
+    assert goal["pipeline"].startswith("thermometer") and goal["fnmr"] <= 0.02
     table = result.table()
-    assert table.count("\n| ") == 4 and "met" in table
+    assert table.count("\n| ") == 4 and ("met" in table or "missed" in table)
     assert result.to_dict()["goal"] == goal
+
+
+def _row(name: str, fnmr: float, *, protected: bool = True) -> MatcherResult:
+    point = OperatingPoint(1e-2, fnmr, (0.0, 1.0), 0.0, 1.0)
+    return MatcherResult(name, protected, (point,), 0.0, None, None, (np.zeros(1), np.zeros(1)))
+
+
+@pytest.mark.parametrize(
+    ("best", "reference", "ratio", "met"),
+    [(0.0, 0.0, 1.0, True), (0.01, 0.0, math.inf, False), (0.05, 0.045, 10 / 9, True), (0.06, 0.04, 1.5, False)],
+)
+def test_goal_ratio_conventions(best, reference, ratio, met) -> None:
+    evaluation = FeatureEvaluation((_row("ref", reference, protected=False), _row("worse", 0.5), _row("best", best)), 2, 2, 2, 1)
+    goal = evaluation.goal
+    assert (goal["pipeline"], goal["fnmr"], goal["reference_fnmr"], goal["met"]) == ("best", best, reference, met)
+    assert goal["ratio"] == pytest.approx(ratio)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="needs the plots extra")
