@@ -1852,7 +1852,7 @@ static uint64_t *residues_from(const Py_buffer *view, size_t n, uint64_t p)
     return out;
 }
 
-/* fp_berlekamp_welch(xs, ys, rows, n, k, p) -> (coeffs bytearray rows*k int64, ok bytes rows) */
+/* fp_berlekamp_welch(xs, ys, rows, n, k, p) -> (coeffs bytearray rows*k int64, ok bytearray rows) */
 static PyObject *fp_berlekamp_welch(PyObject *module, PyObject *args)
 {
     PyObject *xo, *yo, *coeffs = NULL, *ok = NULL;
@@ -1889,8 +1889,8 @@ static PyObject *fp_berlekamp_welch(PyObject *module, PyObject *args)
         goto done;
     }
     if (!(coeffs = new_words((size_t)(rows * k), (void **)&dst))) goto done;
-    if (!(ok = PyBytes_FromStringAndSize(NULL, rows))) goto done;
-    okp = PyBytes_AS_STRING(ok);
+    if (!(ok = PyByteArray_FromStringAndSize(NULL, rows))) goto done;
+    okp = PyByteArray_AS_STRING(ok);
     Py_BEGIN_ALLOW_THREADS
     {
         fp_t F = fp_make((uint64_t)p);
@@ -2140,7 +2140,7 @@ static PyObject *cpu_features(PyObject *module, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"cpu_features", cpu_features, METH_NOARGS, "cpu_features(): {'pclmul': bool}"},
     {"fp_berlekamp_welch", fp_berlekamp_welch, METH_VARARGS,
-     "fp_berlekamp_welch(xs, ys, rows, n, k, p): (coefficients int64 bytearray, ok bytes)"},
+     "fp_berlekamp_welch(xs, ys, rows, n, k, p): (coefficients int64 bytearray, ok bytearray)"},
     {"fp_eval_range", fp_eval_range, METH_VARARGS,
      "fp_eval_range(coeffs, rows, k, p, count): F_r(x) for x < count, int64 bytearray"},
     {"fp_agree", fp_agree, METH_VARARGS, "fp_agree(coeffs, values, p, limit): indices with F(i) == values[i]"},
