@@ -315,8 +315,10 @@ class _NumpyField(BinaryField):
             [_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)
         ]
         self._x_powers = np.array([_reduce_slow(1 << s, m, self.poly) for s in range(32)], dtype=np.uint64)
+        self._red_np = np.array(self._red, dtype=np.uint64)
         # Packed polynomials: one slot per coefficient, wide enough for an unreduced product.
         self._slot_bits = 32 if m <= 16 else 64
+        self._slot_dtype = np.dtype(f"<u{self._slot_bits // 8}")
         self._artin_schreier: list[tuple[int, int, int]] | None = None
 
     @staticmethod
@@ -396,16 +398,24 @@ class _NumpyField(BinaryField):
 
     # packed polynomials --------------------------------------------------------------------------
     def _pack(self, coefficients: Sequence[int]) -> int:
-        out, w = 0, self._slot_bits
-        for i, v in enumerate(coefficients):
-            out |= v << (w * i)
-        return out
+        """One slot per coefficient, lowest first (little-endian bytes of the slot words)."""
+        words = np.asarray(coefficients, dtype=np.uint64).astype(self._slot_dtype)
+        return int.from_bytes(words.tobytes(), "little")
 
     def _unpack(self, packed: int, count: int) -> list[int]:
+        """The reduced field elements of the lowest ``count`` slots."""
         w = self._slot_bits
-        slot = (1 << w) - 1
-        reduce = self._reduce
-        return [reduce((packed >> (w * i)) & slot) for i in range(count)]
+        packed &= (1 << (w * count)) - 1
+        if count <= 16:
+            slot, reduce = (1 << w) - 1, self._reduce
+            return [reduce((packed >> (w * i)) & slot) for i in range(count)]
+        words = np.frombuffer(packed.to_bytes(count * w // 8, "little"), dtype=self._slot_dtype)
+        r = words.astype(np.uint64)
+        h = r >> np.uint64(self.m)
+        red, ff = self._red_np, np.uint64(255)
+        out = (r & np.uint64(self.mask)) ^ red[0][h & ff] ^ red[1][(h >> np.uint64(8)) & ff]
+        out ^= red[2][(h >> np.uint64(16)) & ff] ^ red[3][h >> np.uint64(24)]
+        return out.tolist()
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
         """Schoolbook division with the remainder packed into one Python int.

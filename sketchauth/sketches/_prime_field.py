@@ -315,8 +315,10 @@ def eval_range(coeffs: np.ndarray, count: int, p: int, *, backend: str = "auto")
     if _backend.resolve(backend) == "native":
         data = _backend.native_module().fp_eval_range(np.ascontiguousarray(coeffs), rows, k, p, count)
         return np.frombuffer(data, dtype=np.int64).reshape(rows, count)
-    points = np.arange(count, dtype=np.int64)
-    out = np.empty((rows, count), dtype=np.int64)
+    points = np.arange(count, dtype=np.int64) % p
+    out = np.zeros((rows, count), dtype=np.int64)
+    if k == 0:
+        return out
     step = max(1, _EVAL_BLOCK // max(count, 1))
     for start in range(0, rows, step):
         out[start : start + step] = poly_eval(coeffs[start : start + step], points, p)
