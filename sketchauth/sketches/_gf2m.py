@@ -83,7 +83,7 @@ Decoding steps (binary BCH; see minisketch's ``doc/math.md`` for the same pipeli
 * :func:`find_roots` — the roots of ``σ(z) = z^L Λ(1/z) = Π (z − X_j)`` by Berlekamp's trace
   algorithm: first ``Z_i = z^(2^i) mod σ`` for ``i ≤ m`` — ``σ`` splits into distinct linear
   factors over GF(2^m) iff ``z^(2^m) ≡ z (mod σ)``, which is checked before any splitting. Then
-  for ``β_i = β·x^i`` with one random non-zero ``β`` (from :mod:`secrets`, so a crafted sketch
+  for ``β_i = β·x^i`` with one random non-zero ``β`` (from ``os.urandom``, so a crafted sketch
   cannot steer the splitting into its worst case) the trace polynomials
   ``Tr(β_i z) mod σ = Σ_k β_i^(2^k) Z_k`` take the value 0 or 1 at every root, and
   ``gcd(h, Tr(β_i z))`` splits every pending factor ``h`` whose roots they separate. The
@@ -99,7 +99,7 @@ Decoding steps (binary BCH; see minisketch's ``doc/math.md`` for the same pipeli
 
 from __future__ import annotations
 
-import secrets
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -125,6 +125,7 @@ __all__ = [
     "berlekamp_massey",
     "find_roots",
     "recover_set",
+    "decode_set",
     "poly_eval",
     "poly_eval_many",
     "poly_deflate",
@@ -709,7 +710,10 @@ def binary_field(m: int, method: Method = "auto", backend: str = "auto") -> Bina
 
 
 def _words(values: Any) -> np.ndarray:
-    """A contiguous uint64 array (the native kernels read 64-bit words)."""
+    """A contiguous array of 64-bit integers (what the native kernels read; they reject values
+    outside the field, negative ones included)."""
+    if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):
+        return np.ascontiguousarray(values)
     return np.ascontiguousarray(values, dtype=np.uint64)
 
 
@@ -1009,8 +1013,15 @@ _ROOT_ERRORS = {
 
 
 def random_multiplier(field: BinaryField) -> int:
-    """A uniformly random non-zero field element from :mod:`secrets` (the trace multiplier β)."""
-    return 1 + secrets.randbelow(field.order - 1)
+    """A uniformly random non-zero field element from the OS generator (the trace multiplier β).
+
+    ``os.urandom`` (what :mod:`secrets` reads; importing that module costs a cold start ~5 ms):
+    m random bits, redrawn in the rare case (2^-m) that they are all zero — exactly uniform.
+    """
+    while True:
+        value = int.from_bytes(os.urandom(4), "little") & field.mask
+        if value:
+            return value
 
 
 def find_roots(field: BinaryField, sigma: Sequence[int], *, beta: int | None = None) -> list[int]:
@@ -1018,7 +1029,7 @@ def find_roots(field: BinaryField, sigma: Sequence[int], *, beta: int | None = N
 
     Raises :class:`DecodeError` when they are not: a zero root, a repeated root, or roots
     outside GF(2^m) (``z^(2^m) ≢ z mod σ``). ``beta`` is the non-zero trace multiplier (drawn
-    from :mod:`secrets` when ``None``; fixed only in tests). The split always completes within
+    from the OS generator when ``None``; fixed only in tests). The split always completes within
     m rounds, whatever ``beta``; the randomness only keeps an adversary from knowing which.
     """
     sigma = [int(v) for v in sigma]
@@ -1084,6 +1095,19 @@ def _split(field: BinaryField, sigma: Poly, traces: Iterator[Poly]) -> list[int]
 #: Evaluate the locator at the sample's own elements first when ``|B| ≤ m·L / this`` (see
 #: :func:`recover_set`; the same rule as the compiled kernel).
 SAMPLE_EVAL_DIVISOR = 4
+
+
+def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *, beta: int | None = None) -> np.ndarray:
+    """:func:`recover_set` from the enrolled set's own power sums (the sample's are added here;
+    one call into the compiled kernels)."""
+    if isinstance(field, _NativeField):
+        if beta is None:
+            beta = random_multiplier(field)
+        result = field._core.recover(_words(syndromes), sample, beta, True)
+        if isinstance(result, int):
+            raise DecodeError("too far")
+        return np.frombuffer(result, dtype=np.int64)
+    return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
 
 
 def recover_set(

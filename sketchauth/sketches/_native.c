@@ -1714,16 +1714,19 @@ static PyObject *GF2m_find_roots(GF2mObject *self, PyObject *args)
     return out;
 }
 
-/* recover(difference_sums, sample, beta) -> bytearray of int64 (sorted sample xor D), or a
- * negative int when no set of at most t elements has these power sums (DecodeError). */
+/* recover(sums, sample, beta, add_sample=False) -> bytearray of int64 (sorted sample xor D), or a
+ * negative int when no set of at most t elements has the power sums of D (DecodeError).  sums
+ * are those of D = A xor B, or with add_sample those of A (the sample's are added here). */
 static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
 {
     PyObject *do_, *so, *bo, *out = NULL;
     Py_buffer dv, sv;
     uint32_t beta, *diff = NULL, *sample = NULL, *roots = NULL;
     size_t t, n;
-    Py_ssize_t count;
-    if (!PyArg_ParseTuple(args, "OOO", &do_, &so, &bo) || elem_from(bo, self->f, &beta) < 0) return NULL;
+    Py_ssize_t count = 0;
+    int add_sample = 0;
+    if (!PyArg_ParseTuple(args, "OOO|p", &do_, &so, &bo, &add_sample) || elem_from(bo, self->f, &beta) < 0)
+        return NULL;
     if (!beta) return PyErr_Format(PyExc_ValueError, "beta must be non-zero");
     if (get_words(do_, &dv, &t, "difference sums") < 0) return NULL;
     if (get_words(so, &sv, &n, "sample") < 0) {
@@ -1736,17 +1739,14 @@ static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "sample must be sorted and distinct");
             goto done;
         }
+    Py_BEGIN_ALLOW_THREADS
     {
         int zero = 1;
+        if (add_sample) power_sums(self->f, diff, sample, n, t); /* xors B's sums into A's */
         for (size_t i = 0; i < t; i++) zero &= diff[i] == 0;
-        if (zero) {
-            count = 0;
-        } else {
-            Py_BEGIN_ALLOW_THREADS
-            count = recover_difference(self->f, diff, t, sample, n, beta, &roots);
-            Py_END_ALLOW_THREADS
-        }
+        if (!zero) count = recover_difference(self->f, diff, t, sample, n, beta, &roots);
     }
+    Py_END_ALLOW_THREADS
     if (count == ROOTS_MEMORY) {
         PyErr_NoMemory();
         goto done;
@@ -1803,7 +1803,7 @@ static PyMethodDef GF2m_methods[] = {
     {"find_roots", (PyCFunction)GF2m_find_roots, METH_VARARGS,
      "find_roots(sigma, beta): the roots of monic sigma, or a negative error code"},
     {"recover", (PyCFunction)GF2m_recover, METH_VARARGS,
-     "recover(difference_sums, sample, beta): sorted sample xor D as int64 bytearray, or a negative code"},
+     "recover(sums, sample, beta, add_sample=False): sorted sample xor D as int64 bytearray, or a negative code"},
     {NULL, NULL, 0, NULL},
 };
 

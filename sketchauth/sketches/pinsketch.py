@@ -162,6 +162,8 @@ class PinSketch(SecureSketch):
             raise SketchFormatError(
                 f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}"
             )
+        if self._width != 3:  # a numpy big-endian integer type of that width exists
+            return np.frombuffer(payload, dtype=f">u{self._width}").astype(np.uint64)
         raw = np.zeros((self.t, 8), dtype=np.uint8)
         raw[:, 8 - self._width :] = np.frombuffer(payload, dtype=np.uint8).reshape(self.t, self._width)
         return raw.view(">u8").reshape(-1).astype(np.uint64)
@@ -174,7 +176,7 @@ class PinSketch(SecureSketch):
 
     def _check_payload(self, payload: bytes) -> None:
         syndromes = self._unpack(payload)
-        if np.any(syndromes >> np.uint64(self.m)):
+        if self.m != 8 * self._width and np.any(syndromes >> np.uint64(self.m)):
             raise SketchFormatError(f"PinSketch syndrome wider than {self.m} bits")
         self._check_relations(syndromes)
 
@@ -193,16 +195,21 @@ class PinSketch(SecureSketch):
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
         syndromes = self._unpack(payload)
         sample_set = self._as_set(sample, "sample")
-        return self._recover(syndromes, sample_set, _gf2m.odd_power_sums(self.field, sample_set, self.t))
+        try:
+            return _gf2m.decode_set(self.field, syndromes, sample_set)
+        except DecodeError:
+            raise DecodeError(self._too_far) from None
 
     def _recover(self, syndromes: np.ndarray, sample: np.ndarray, sample_sums: np.ndarray) -> np.ndarray:
         """``A = B Δ D`` where D is the unique set of ≤ t elements with the given power sums."""
         try:
             return _gf2m.recover_set(self.field, syndromes ^ sample_sums, sample)
         except DecodeError:
-            raise DecodeError(
-                f"the sample differs from the enrolled set in more than {self.t} elements"
-            ) from None
+            raise DecodeError(self._too_far) from None
+
+    @property
+    def _too_far(self) -> str:
+        return f"the sample differs from the enrolled set in more than {self.t} elements"
 
     # -- batches ------------------------------------------------------------------------------------
     def encode_many(self, secrets: Sequence[Any]) -> list[bytes]:

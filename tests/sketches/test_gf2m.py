@@ -445,7 +445,7 @@ def test_find_roots_recovers_random_root_sets(m: int, method: str, backend_name:
         roots = rng.sample(range(1, 1 << m), degree)
         poly = _poly_from_roots(m, roots)
         assert sorted(find_roots(field, poly, beta=1 + degree)) == sorted(roots)
-        assert sorted(find_roots(field, poly)) == sorted(roots)  # β from secrets
+        assert sorted(find_roots(field, poly)) == sorted(roots)  # β from the OS generator
 
 
 @pytest.mark.parametrize(("m", "method", "backend_name"), SMALL)
@@ -609,3 +609,10 @@ def test_iteration_helpers_are_consistent() -> None:
     for i, j in itertools.product(range(1, 5), repeat=2):
         if 2 * i == j:
             assert expanded[0][j - 1] == reference_mul(expanded[0][i - 1], expanded[0][i - 1], 24, PRIMITIVE_POLYNOMIALS[24])
+
+
+def test_random_multiplier_is_a_nonzero_field_element_and_varies() -> None:
+    field = binary_field(8, backend="numpy")
+    draws = [gf.random_multiplier(field) for _ in range(2000)]
+    assert all(0 < d < 256 for d in draws)
+    assert len(set(draws)) > 200  # 255 values; missing more than 55 of them has negligible probability
