@@ -268,13 +268,37 @@ static uint32_t gf_mulx(const gf_t *f, uint32_t a)
 
 /* acc[i] ^= c * x[i] (unreduced for the carry-less kernels) */
 #if SA_HAVE_X86_CLMUL
-SA_TARGET_PCLMUL static void axpy_hw(uint64_t *acc, uint32_t c, const uint32_t *x, size_t n)
+SA_TARGET_PCLMUL static void axpy_hw(int m, uint64_t *acc, uint32_t c, const uint32_t *x, size_t n)
 {
     const __m128i cc = _mm_cvtsi64_si128((long long)c);
-    for (size_t i = 0; i < n; i++) {
-        __m128i p = _mm_clmulepi64_si128(cc, _mm_cvtsi64_si128((long long)x[i]), 0);
-        acc[i] ^= (uint64_t)_mm_cvtsi128_si64(p);
+    size_t i = 0;
+    if (m <= 16) {
+        /* x[i] + x[i+1] z^32 in one 64-bit lane: c * x[i] < 2^31 cannot reach the second product,
+         * so one carry-less multiply gives two products (four per pair of instructions). */
+        for (; i + 4 <= n; i += 4) {
+            __m128i xv = _mm_loadu_si128((const __m128i *)(x + i));
+            __m128i p0 = _mm_clmulepi64_si128(cc, xv, 0x00);
+            __m128i p1 = _mm_clmulepi64_si128(cc, xv, 0x10);
+            __m128i a0 = _mm_loadu_si128((const __m128i *)(acc + i));
+            __m128i a1 = _mm_loadu_si128((const __m128i *)(acc + i + 2));
+            _mm_storeu_si128((__m128i *)(acc + i), _mm_xor_si128(a0, _mm_cvtepu32_epi64(p0)));
+            _mm_storeu_si128((__m128i *)(acc + i + 2), _mm_xor_si128(a1, _mm_cvtepu32_epi64(p1)));
+        }
+    } else {
+        for (; i + 2 <= n; i += 2) {
+            __m128i xv = _mm_cvtepu32_epi64(_mm_loadl_epi64((const __m128i *)(x + i)));
+            __m128i p0 = _mm_clmulepi64_si128(cc, xv, 0x00);
+            __m128i p1 = _mm_clmulepi64_si128(cc, xv, 0x10);
+            __m128i a = _mm_loadu_si128((const __m128i *)(acc + i));
+            _mm_storeu_si128((__m128i *)(acc + i), _mm_xor_si128(a, _mm_unpacklo_epi64(p0, p1)));
+        }
     }
+    for (; i < n; i++) acc[i] ^= clmul_hw(c, x[i]);
+}
+
+SA_TARGET_PCLMUL static void scale_hw(const gf_t *f, uint32_t *out, uint32_t c, const uint32_t *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = mul_hw(f, c, x[i]);
 }
 
 SA_TARGET_PCLMUL static uint64_t dot_rev_hw(const uint32_t *a, const uint32_t *b, size_t n)
@@ -291,7 +315,7 @@ static void axpy_lazy(const gf_t *f, uint64_t *acc, uint32_t c, const uint32_t *
     switch (f->kernel) {
 #if SA_HAVE_X86_CLMUL
     case K_PCLMUL:
-        axpy_hw(acc, c, x, n);
+        axpy_hw(f->m, acc, c, x, n);
         return;
 #endif
     case K_TABLES: {
@@ -335,7 +359,22 @@ static uint64_t dot_rev_lazy(const gf_t *f, const uint32_t *a, const uint32_t *b
 /* out[i] = c * x[i], reduced */
 static void scale_vec(const gf_t *f, uint32_t *out, uint32_t c, const uint32_t *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = gf_mul(f, c, x[i]);
+    switch (f->kernel) {
+#if SA_HAVE_X86_CLMUL
+    case K_PCLMUL:
+        scale_hw(f, out, c, x, n);
+        return;
+#endif
+    case K_TABLES:
+        for (size_t i = 0; i < n; i++) out[i] = mul_tables(f, c, x[i]);
+        return;
+    default: {
+        uint64_t tab[16];
+        win_table(tab, c);
+        for (size_t i = 0; i < n; i++) out[i] = gf_reduce(f, win_mul(tab, x[i]));
+        return;
+    }
+    }
 }
 
 /* out[i] = a[i] * b[i] */
@@ -582,17 +621,16 @@ static void make_monic(const gf_t *f, uint32_t *p, size_t len)
 }
 
 /* Monic gcd of a (non-zero) and b by Euclid.  x and y hold max(la, lb) entries each, acc as
- * many; the result is left in x or y and returned through *out. */
+ * many; the result is left in x or y (made monic once, at the end) and returned through *out. */
 static size_t poly_gcd(const gf_t *f, const uint32_t *a, size_t la, const uint32_t *b, size_t lb,
                        uint32_t *x, uint32_t *y, uint64_t *acc, uint32_t **out)
 {
     size_t lx = la, ly = lb;
     memcpy(x, a, la * sizeof(uint32_t));
     memcpy(y, b, lb * sizeof(uint32_t));
-    while (ly) {
+    while (ly) { /* remainders stay non-monic: one product per quotient step, not per coefficient */
         uint32_t *tp;
         size_t tl;
-        make_monic(f, y, ly);
         if (lx >= ly) {
             poly_divmod(f, x, lx, y, ly, NULL, x, acc);
             lx = trim(x, ly - 1);
