@@ -1496,6 +1496,11 @@ static PyObject *GF2m_power_sums_segments(GF2mObject *self, PyObject *args)
         PyBuffer_Release(&ev);
         return NULL;
     }
+    if (t && sets > (size_t)PY_SSIZE_T_MAX / 8 / (size_t)t) {
+        PyBuffer_Release(&lv);
+        PyBuffer_Release(&ev);
+        return PyErr_NoMemory();
+    }
     lengths = (const int64_t *)lv.buf;
     for (size_t i = 0; i < sets; i++) {
         if (lengths[i] < 0 || (uint64_t)lengths[i] > n - total) {
@@ -1906,6 +1911,7 @@ static PyObject *fp_berlekamp_welch(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOnnnL", &xo, &yo, &rows, &n, &k, &p)) return NULL;
     if (check_modulus(p) < 0) return NULL;
     if (rows < 0 || k < 1 || n < k) return PyErr_Format(PyExc_ValueError, "need 1 <= k <= n and rows >= 0");
+    if (rows && n > PY_SSIZE_T_MAX / 8 / rows) return PyErr_NoMemory();
     if (get_words(xo, &xv, &nx, "xs") < 0) return NULL;
     if (get_words(yo, &yv, &ny, "ys") < 0) {
         PyBuffer_Release(&xv);
@@ -1977,6 +1983,7 @@ static PyObject *fp_eval_range(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OnnLn", &co, &rows, &k, &p, &count)) return NULL;
     if (check_modulus(p) < 0) return NULL;
     if (rows < 0 || k < 0 || count < 0) return PyErr_Format(PyExc_ValueError, "sizes must be >= 0");
+    if ((rows && count > PY_SSIZE_T_MAX / 8 / rows) || (rows && k > PY_SSIZE_T_MAX / 8 / rows)) return PyErr_NoMemory();
     if (get_words(co, &cv, &nc, "coefficients") < 0) return NULL;
     if (nc != (size_t)(rows * k)) {
         PyErr_SetString(PyExc_ValueError, "coefficients must hold rows * k values");
