@@ -342,6 +342,39 @@ def m32_over_m16(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def profile_public(m: int = 16, t: int = 8) -> dict[str, Any]:
+    """Where a small public call spends its time: each step of ``decode`` / ``encode`` alone.
+
+    The steps outside the field arithmetic are the helper record (BLAKE2b digest, canonical
+    JSON parameters: :mod:`sketchauth.sketches.format`) and the validation of the caller's set
+    (:func:`sketchauth.sketches.samples.as_element_set`); the rest is this backend.
+    """
+    from sketchauth.sketches.format import pack_helper, parse_helper
+
+    enrolled, typical, _ = pinsketch_sets(m, t)
+    sketch = PinSketch(m, t, backend="native")
+    helper = sketch.encode(enrolled)
+    payload = sketch.payload(helper)
+    syndromes = sketch.sketch_of(helper)
+    checked = sketch.check_secret(typical)
+    a_checked = sketch.check_secret(enrolled)
+    sums = _gf2m.odd_power_sums(sketch.field, a_checked, t)
+    steps = {
+        "decode (public call)": lambda: sketch.decode(helper, typical),
+        "  parse_helper (digest + JSON)": lambda: parse_helper(helper),
+        "  payload checks (unpack, range)": lambda: sketch._check_payload(payload),
+        "  sample validation (as_element_set)": lambda: sketch.check_secret(typical),
+        "  unpack syndromes": lambda: sketch._unpack(payload),
+        "  field kernel (decode_set)": lambda: _gf2m.decode_set(sketch.field, syndromes, checked),
+        "encode (public call)": lambda: sketch.encode(enrolled),
+        "  secret validation (as_element_set)": lambda: sketch.check_secret(enrolled),
+        "  field kernel (odd_power_sums)": lambda: _gf2m.odd_power_sums(sketch.field, a_checked, t),
+        "  pack syndromes": lambda: sketch._pack(sums),
+        "  pack_helper (JSON + digest)": lambda: pack_helper(sketch.scheme_id, sketch.params(), payload),
+    }
+    return {"m": m, "t": t, "min_us": {name: round(min(python_times(fn)) / 1e3, 2) for name, fn in steps.items()}}
+
+
 # -- memory and cold start --------------------------------------------------------------------------
 
 _MEMORY_PROBE = textwrap.dedent(
@@ -592,6 +625,9 @@ def print_tables(results: dict[str, Any]) -> None:
                 f" {r['numpy_public']['min_ms']:>9.3f} {peer:>9.4f} {rp:>7.2f} {rk:>7.2f}"
             )
     print("\nm=32 / m=16 decode (public, min):", [(e["t"], e["decode_typical_ours_public"]["min"], e["decode_worst_ours_public"]["min"]) for e in results["m32_over_m16"]])
+    print("profile of the public calls at m=16, t=8 (µs, min):")
+    for name, value in results["profile_public_m16_t8"]["min_us"].items():
+        print(f"  {name:<40} {value:>8.2f}")
     print("memory:", results["memory"])
     print("cold:", {k: round(v["min_ms"], 1) for k, v in results["cold_start"].items()})
     for row in results["berlekamp_welch"]:
@@ -636,6 +672,7 @@ def main(argv: list[str] | None = None) -> None:
         if peer:
             results["minisketch"]["implementation_by_bits"] = impl
         results["m32_over_m16"] = m32_over_m16(results["pinsketch"])
+        results["profile_public_m16_t8"] = profile_public()
         print("memory ...", flush=True)
         results["memory"] = bench_memory(args.minisketch_lib, Path(tmp))
         print("cold start ...", flush=True)
