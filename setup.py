@@ -24,13 +24,13 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as exc:  # no compiler, missing headers, unsupported platform
+        except Exception as exc:  # noqa: BLE001 - no compiler, missing headers, any platform error
             self._skip(exc)
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the package works without its extension
             self._skip(exc)
 
     @staticmethod

@@ -32,6 +32,10 @@ Results go to ``benchmarks/results/native-<date>.json`` (date, commit, CPU from 
 load average) and a summary table is printed.
 """
 
+# The measuring lambdas below close over loop variables on purpose: each is called inside its own
+# loop iteration (by interleaved()), never later.
+# ruff: noqa: B023
+
 from __future__ import annotations
 
 import argparse
@@ -58,12 +62,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sketchauth.sketches import _gf2m, backend  # noqa: E402
-from sketchauth.sketches._prime_field import berlekamp_welch, poly_eval  # noqa: E402
-from sketchauth.sketches.code_offset import CodeOffsetSketch  # noqa: E402
-from sketchauth.sketches.format import pack_uints  # noqa: E402
-from sketchauth.sketches.pinsketch import PinSketch  # noqa: E402
-from sketchauth.sketches.vault import FuzzyVault  # noqa: E402
+from sketchauth.sketches import _gf2m, backend
+from sketchauth.sketches._prime_field import berlekamp_welch, poly_eval
+from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.format import pack_uints
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.vault import FuzzyVault
 
 M_VALUES = (16, 32)
 T_VALUES = (8, 16, 32, 64, 128, 256)
@@ -99,8 +103,16 @@ def cpu_info() -> dict[str, Any]:
 
 def commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -169,19 +181,51 @@ def build_floor(directory: Path) -> ctypes.CDLL:
     lib.naive_bw_times.argtypes = [i64p, i64p, ctypes.c_int, ctypes.c_int, ctypes.c_int64, i64p, ctypes.c_int, i64p]
     lib.naive_bw_times.restype = ctypes.c_int64
     lib.naive_vault_lock_times.argtypes = [
-        i64p, ctypes.c_int, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint8), i64p, i64p, ctypes.c_int, i64p,
+        i64p,
+        ctypes.c_int,
+        ctypes.c_int64,
+        ctypes.POINTER(ctypes.c_uint8),
+        i64p,
+        i64p,
+        ctypes.c_int,
+        i64p,
     ]
-    lib.naive_vault_read_times.argtypes = [i64p, ctypes.c_int64, i64p, ctypes.c_int, ctypes.c_int, i64p, ctypes.c_int, i64p]
+    lib.naive_vault_read_times.argtypes = [
+        i64p,
+        ctypes.c_int64,
+        i64p,
+        ctypes.c_int,
+        ctypes.c_int,
+        i64p,
+        ctypes.c_int,
+        i64p,
+    ]
     lib.naive_vault_read_times.restype = ctypes.c_int64
     u64p = ctypes.POINTER(ctypes.c_uint64)
     vpp = ctypes.POINTER(ctypes.c_void_p)
     lib.peer_encode_times.argtypes = [
-        vpp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t, u64p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
-        ctypes.c_int, i64p,
+        vpp,
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+        ctypes.c_size_t,
+        u64p,
+        ctypes.c_size_t,
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        i64p,
     ]
     lib.peer_decode_times.argtypes = [
-        vpp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_char_p, u64p, ctypes.c_size_t, u64p,
-        ctypes.c_int, i64p,
+        vpp,
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+        ctypes.c_size_t,
+        ctypes.c_char_p,
+        u64p,
+        ctypes.c_size_t,
+        u64p,
+        ctypes.c_int,
+        i64p,
     ]
     lib.peer_decode_times.restype = ctypes.c_int64
     return lib
@@ -205,11 +249,17 @@ class Minisketch:
         lib.minisketch_serialized_size.restype = ctypes.c_size_t
         lib.minisketch_destroy.argtypes = [ctypes.c_void_p]
         names = ["create", "destroy", "add_uint64", "serialize", "deserialize", "decode"]
-        self.fns = (ctypes.c_void_p * 6)(*[ctypes.cast(getattr(lib, f"minisketch_{n}"), ctypes.c_void_p).value for n in names])
+        self.fns = (ctypes.c_void_p * 6)(
+            *[ctypes.cast(getattr(lib, f"minisketch_{n}"), ctypes.c_void_p).value for n in names]
+        )
         self.impl: dict[int, int] = {}
 
     def implementations(self, bits: int) -> list[int]:
-        return [i for i in range(self.lib.minisketch_implementation_max() + 1) if self.lib.minisketch_implementation_supported(bits, i)]
+        return [
+            i
+            for i in range(self.lib.minisketch_implementation_max() + 1)
+            if self.lib.minisketch_implementation_supported(bits, i)
+        ]
 
     def serialized_size(self, bits: int, capacity: int) -> int:
         sk = self.lib.minisketch_create(bits, self.implementations(bits)[0], capacity)
@@ -221,7 +271,9 @@ class Minisketch:
         size = self.serialized_size(bits, capacity)
         out = ctypes.create_string_buffer(size)
         times = (ctypes.c_int64 * 1)()
-        self.floor.peer_encode_times(self.fns, bits, impl, capacity, ptr(elements, ctypes.c_uint64), elements.size, out, size, 1, times)
+        self.floor.peer_encode_times(
+            self.fns, bits, impl, capacity, ptr(elements, ctypes.c_uint64), elements.size, out, size, 1, times
+        )
         return out.raw
 
     def encode_times(self, bits: int, impl: int, capacity: int, elements: np.ndarray) -> list[int]:
@@ -237,7 +289,16 @@ class Minisketch:
         result = np.zeros(sample.size + capacity, dtype=np.uint64)
         times = (ctypes.c_int64 * 1)()
         count = self.floor.peer_decode_times(
-            self.fns, bits, impl, capacity, sketch, ptr(sample, ctypes.c_uint64), sample.size, ptr(result, ctypes.c_uint64), 1, times
+            self.fns,
+            bits,
+            impl,
+            capacity,
+            sketch,
+            ptr(sample, ctypes.c_uint64),
+            sample.size,
+            ptr(result, ctypes.c_uint64),
+            1,
+            times,
         )
         return result[:count].tolist() if count >= 0 else []
 
@@ -245,8 +306,16 @@ class Minisketch:
         result = np.zeros(sample.size + capacity, dtype=np.uint64)
         return c_times(
             lambda reps, times: self.floor.peer_decode_times(
-                self.fns, bits, impl, capacity, sketch, ptr(sample, ctypes.c_uint64), sample.size,
-                ptr(result, ctypes.c_uint64), reps, times,
+                self.fns,
+                bits,
+                impl,
+                capacity,
+                sketch,
+                ptr(sample, ctypes.c_uint64),
+                sample.size,
+                ptr(result, ctypes.c_uint64),
+                reps,
+                times,
             ),
         )
 
@@ -302,7 +371,9 @@ def bench_pinsketch(peer: Minisketch | None, numpy_reps: int) -> tuple[list[dict
                     peer_sketch = peer.encode(m, impl[m], t, a_words)
                     sample_words = np.array(sorted(sample), dtype=np.uint64)
                     assert peer.decode(m, impl[m], t, peer_sketch, sample_words) == expected
-                    sides["minisketch"] = lambda ps=peer_sketch, sw=sample_words: peer.decode_times(m, impl[m], t, ps, sw)
+                    sides["minisketch"] = lambda ps=peer_sketch, sw=sample_words: peer.decode_times(
+                        m, impl[m], t, ps, sw
+                    )
                 result = interleaved(sides)
                 result["numpy_public"] = summary(
                     python_times(lambda s=sample: numpy_.decode(helper, s), max_reps=numpy_reps)
@@ -502,7 +573,9 @@ def bench_berlekamp_welch(floor: ctypes.CDLL) -> list[dict[str, Any]]:
         out = np.zeros(k, dtype=np.int64)
 
         def floor_run(reps: int, times: Any) -> object:
-            return floor.naive_bw_times(ptr(xs, ctypes.c_int64), ptr(ys, ctypes.c_int64), n, k, p, ptr(out, ctypes.c_int64), reps, times)
+            return floor.naive_bw_times(
+                ptr(xs, ctypes.c_int64), ptr(ys, ctypes.c_int64), n, k, p, ptr(out, ctypes.c_int64), reps, times
+            )
 
         floor_run(1, (ctypes.c_int64 * 1)())
         assert out.tolist() == coeffs.tolist()
@@ -540,8 +613,14 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
 
         def lock_run(reps: int, times: Any) -> object:
             return floor.naive_vault_lock_times(
-                ptr(coeffs, ctypes.c_int64), k, p, ptr(genuine, ctypes.c_uint8), ptr(offsets, ctypes.c_int64),
-                ptr(values, ctypes.c_int64), reps, times,
+                ptr(coeffs, ctypes.c_int64),
+                k,
+                p,
+                ptr(genuine, ctypes.c_uint8),
+                ptr(offsets, ctypes.c_int64),
+                ptr(values, ctypes.c_int64),
+                reps,
+                times,
             )
 
         lock_run(1, (ctypes.c_int64 * 1)())
@@ -551,7 +630,14 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
 
         def read_run(reps: int, times: Any) -> object:
             return floor.naive_vault_read_times(
-                ptr(values, ctypes.c_int64), p, ptr(sample_words, ctypes.c_int64), m, k, ptr(found, ctypes.c_int64), reps, times
+                ptr(values, ctypes.c_int64),
+                p,
+                ptr(sample_words, ctypes.c_int64),
+                m,
+                k,
+                ptr(found, ctypes.c_int64),
+                reps,
+                times,
             )
 
         assert read_run(1, (ctypes.c_int64 * 1)()) == m and found[:m].tolist() == enrolled
@@ -563,7 +649,9 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
             }
         )
         encode["numpy_with_randomness"] = summary(python_times(lambda: numpy_.encode(enrolled), max_reps=200))
-        encode["numpy_fixed_randomness"] = summary(python_times(lambda: numpy_.encode_with(enrolled, randomness), max_reps=200))
+        encode["numpy_fixed_randomness"] = summary(
+            python_times(lambda: numpy_.encode_with(enrolled, randomness), max_reps=200)
+        )
         encode["draw_randomness"] = summary(python_times(lambda: native.draw_randomness(enrolled), max_reps=200))
         encode["ratio_native_to_naive_c"] = ratio(encode["ours_native_fixed_randomness"], encode["naive_c"])
         encode["ratio_native_to_numpy"] = ratio(encode["ours_native_with_randomness"], encode["numpy_with_randomness"])
@@ -613,7 +701,9 @@ def bench_code_offset() -> list[dict[str, Any]]:
 
 def print_tables(results: dict[str, Any]) -> None:
     print("\nPinSketch decode/encode, ms (min over runs); ratio = ours / minisketch")
-    print(f"{'m':>3} {'t':>4} {'op':<15} {'public':>9} {'kernel':>9} {'numpy':>9} {'minisk.':>9} {'pub/ms':>7} {'ker/ms':>7}")
+    print(
+        f"{'m':>3} {'t':>4} {'op':<15} {'public':>9} {'kernel':>9} {'numpy':>9} {'minisk.':>9} {'pub/ms':>7} {'ker/ms':>7}"
+    )
     for row in results["pinsketch"]:
         for op in ("decode_typical", "decode_worst", "encode"):
             r = row[op]
@@ -624,19 +714,31 @@ def print_tables(results: dict[str, Any]) -> None:
                 f"{row['m']:>3} {row['t']:>4} {op:<15} {r['ours_public']['min_ms']:>9.4f} {r['ours_kernel']['min_ms']:>9.4f}"
                 f" {r['numpy_public']['min_ms']:>9.3f} {peer:>9.4f} {rp:>7.2f} {rk:>7.2f}"
             )
-    print("\nm=32 / m=16 decode (public, min):", [(e["t"], e["decode_typical_ours_public"]["min"], e["decode_worst_ours_public"]["min"]) for e in results["m32_over_m16"]])
+    print(
+        "\nm=32 / m=16 decode (public, min):",
+        [
+            (e["t"], e["decode_typical_ours_public"]["min"], e["decode_worst_ours_public"]["min"])
+            for e in results["m32_over_m16"]
+        ],
+    )
     print("profile of the public calls at m=16, t=8 (µs, min):")
     for name, value in results["profile_public_m16_t8"]["min_us"].items():
         print(f"  {name:<40} {value:>8.2f}")
     print("memory:", results["memory"])
     print("cold:", {k: round(v["min_ms"], 1) for k, v in results["cold_start"].items()})
     for row in results["berlekamp_welch"]:
-        print(f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['min_ms']:.4f} ms, naive C {row['naive_c']['min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['min']}, numpy {row['numpy']['min_ms']:.3f} ms")
+        print(
+            f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['min_ms']:.4f} ms, naive C {row['naive_c']['min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['min']}, numpy {row['numpy']['min_ms']:.3f} ms"
+        )
     for row in results["vaults"]:
         e, d = row["encode"], row["decode"]
-        print(f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['min_ms']:.3f} (fixed randomness {e['ours_native_fixed_randomness']['min_ms']:.3f}) naive C {e['naive_c']['min_ms']:.3f} numpy {e['numpy_with_randomness']['min_ms']:.3f}; decode native {d['ours_native']['min_ms']:.3f} naive C {d['naive_c']['min_ms']:.3f} numpy {d['numpy']['min_ms']:.3f}")
+        print(
+            f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['min_ms']:.3f} (fixed randomness {e['ours_native_fixed_randomness']['min_ms']:.3f}) naive C {e['naive_c']['min_ms']:.3f} numpy {e['numpy_with_randomness']['min_ms']:.3f}; decode native {d['ours_native']['min_ms']:.3f} naive C {d['naive_c']['min_ms']:.3f} numpy {d['numpy']['min_ms']:.3f}"
+        )
     for row in results["code_offset"]:
-        print(f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['min_ms']:.3f} ms, reedsolo {row['reedsolo_decode']['min_ms']:.3f} ms, ratio {row['ratio']['min']}")
+        print(
+            f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['min_ms']:.3f} ms, reedsolo {row['reedsolo_decode']['min_ms']:.3f} ms, ratio {row['ratio']['min']}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -650,7 +752,7 @@ def main(argv: list[str] | None = None) -> None:
     BUDGET = args.budget
     if backend() != "native":
         sys.exit("the compiled extension is not built: reinstall with a C compiler to benchmark it")
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     results: dict[str, Any] = {
         "benchmark": "bench_native.py",
         "date": started.isoformat(timespec="seconds"),

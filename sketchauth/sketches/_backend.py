@@ -19,7 +19,7 @@ from typing import Literal
 
 from sketchauth.errors import ParameterError
 
-__all__ = ["backend", "resolve", "native_module", "BACKENDS"]
+__all__ = ["BACKENDS", "backend", "native_module", "resolve"]
 
 Backend = Literal["native", "numpy"]
 BACKENDS: tuple[str, ...] = ("auto", "native", "numpy")

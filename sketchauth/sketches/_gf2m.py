@@ -102,8 +102,8 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
-from typing import Any, Literal
+from functools import cache
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -111,26 +111,26 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.sketches import _backend
 
 __all__ = [
-    "PRIMITIVE_POLYNOMIALS",
-    "MIN_M",
     "MAX_M",
+    "MIN_M",
+    "PRIMITIVE_POLYNOMIALS",
     "BinaryField",
+    "berlekamp_massey",
     "binary_field",
-    "reference_mul",
-    "reference_pow",
-    "reference_inv",
+    "decode_set",
+    "expand_syndromes",
+    "find_roots",
     "odd_power_sums",
     "odd_power_sums_segments",
-    "expand_syndromes",
-    "berlekamp_massey",
-    "find_roots",
-    "recover_set",
-    "decode_set",
+    "poly_deflate",
     "poly_eval",
     "poly_eval_many",
-    "poly_deflate",
-    "poly_mod",
     "poly_gcd",
+    "poly_mod",
+    "recover_set",
+    "reference_inv",
+    "reference_mul",
+    "reference_pow",
 ]
 
 MIN_M = 8
@@ -307,14 +307,10 @@ class _NumpyField(BinaryField):
         super().__init__(m)
         # Squaring is GF(2)-linear: the square of each byte of an element, reduced, by table.
         sq = [_reduce_slow(_clmul(1 << j, 1 << j), m, self.poly) for j in range(m)]
-        self._sqr_tables = [
-            [self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(4)
-        ]
+        self._sqr_tables = [[self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(4)]
         self._sqr_np = np.array(self._sqr_tables, dtype=np.uint64)
         # (byte << (m + 8k)) mod poly, for the four bytes of the high half of a product.
-        self._red = [
-            [_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)
-        ]
+        self._red = [[_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)]
         self._x_powers = np.array([_reduce_slow(1 << s, m, self.poly) for s in range(32)], dtype=np.uint64)
         self._red_np = np.array(self._red, dtype=np.uint64)
         # Packed polynomials: one slot per coefficient, wide enough for an unreduced product.
@@ -659,10 +655,7 @@ class _NativeField(BinaryField):
         return self._core.scale(c, values)
 
     def solve_artin_schreier(self, k: int) -> int:
-        y = self._core.solve_artin_schreier(k)
-        if y is None:
-            raise DecodeError("quadratic factor has no root in the field")
-        return y
+        return self._core.solve_artin_schreier(k)
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
         return self._core.poly_divmod(a, b)
@@ -674,7 +667,7 @@ class _NativeField(BinaryField):
         return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field(m: int, method: str, backend: str) -> BinaryField:
     if backend == "native":
         return _NativeField(m, method)
@@ -752,11 +745,12 @@ def odd_power_sums(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarr
     """``[Σ_a a^1, Σ_a a^3, …, Σ_a a^(2t−1)]`` for non-zero ``elements`` (uint64, shape (t,))."""
     if isinstance(field, _NativeField):
         return _native_words(field._core.power_sums(_words(elements), t))
+    numpy_field = cast(_NumpyField, field)  # the other backend
     elements = np.asarray(elements, dtype=np.uint64)
     out = np.zeros(t, dtype=np.uint64)
     step = max(1, POWER_CHUNK_ENTRIES // max(t, 1))
     for start in _chunks(elements.size, t):
-        out ^= np.bitwise_xor.reduce(_odd_power_matrix(field, elements[start : start + step], t), axis=0)
+        out ^= np.bitwise_xor.reduce(_odd_power_matrix(numpy_field, elements[start : start + step], t), axis=0)
     return out
 
 
@@ -769,13 +763,14 @@ def odd_power_sums_segments(field: BinaryField, elements: np.ndarray, lengths: n
     if isinstance(field, _NativeField):
         data = field._core.power_sums_segments(_words(elements), lengths, t)
         return _native_words(data).reshape(lengths.size, t)
+    numpy_field = cast(_NumpyField, field)  # the other backend
     elements = np.asarray(elements, dtype=np.uint64)
     out = np.zeros((lengths.size, t), dtype=np.uint64)
     owner = np.repeat(np.arange(lengths.size), lengths)
     step = max(1, POWER_CHUNK_ENTRIES // max(t, 1))
     for start in _chunks(elements.size, t):
         rows = owner[start : start + step]
-        matrix = _odd_power_matrix(field, elements[start : start + step], t)
+        matrix = _odd_power_matrix(numpy_field, elements[start : start + step], t)
         # rows are sorted: reduce each run of equal owners, then XOR into its set's sums
         firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         out[rows[firsts]] ^= np.bitwise_xor.reduceat(matrix, firsts, axis=0)
@@ -954,7 +949,7 @@ def _frobenius_powers(field: _NumpyField, sigma: Poly) -> np.ndarray:
     for j in range(field.m):  # rows[k, j] = x^(2j)·(z^(2k) mod σ)
         rows[:, j, :] = value
         value = field.vmul_xpow(value, np.full(value.shape, 2))
-    rows = rows.reshape(L * width, L)  # row k·width + j
+    flat = rows.reshape(L * width, L)  # row k·width + j
     word = np.dtype(f"<u{width // 8}")
     powers = np.zeros((field.m + 1, L), dtype=np.uint64)
     powers[0, 1] = 1  # z (L >= 2)
@@ -962,7 +957,7 @@ def _frobenius_powers(field: _NumpyField, sigma: Poly) -> np.ndarray:
         bits = np.flatnonzero(np.unpackbits(powers[i - 1].astype(word).view(np.uint8), bitorder="little"))
         acc = np.zeros(L, dtype=np.uint64)
         for s in range(0, bits.size, FROBENIUS_ROWS):
-            acc ^= np.bitwise_xor.reduce(rows[bits[s : s + FROBENIUS_ROWS]], axis=0)
+            acc ^= np.bitwise_xor.reduce(flat[bits[s : s + FROBENIUS_ROWS]], axis=0)
         powers[i] = acc
     return powers
 
@@ -1006,9 +1001,8 @@ def _quadratic_roots(field: BinaryField, b: int, c: int) -> list[int]:
 
 
 _ROOT_ERRORS = {
-    -1: "locator has a zero root",
-    -2: "locator does not split into distinct linear factors over the field",
-    -3: "quadratic factor has a repeated or zero root, or no root in the field",
+    "zero": "locator has a zero root",
+    "split": "locator does not split into distinct linear factors over the field",
 }
 
 
@@ -1040,26 +1034,23 @@ def find_roots(field: BinaryField, sigma: Sequence[int], *, beta: int | None = N
     if not 0 < beta < field.order:
         raise ParameterError("beta must be a non-zero field element")
     if isinstance(field, _NativeField):
-        found = field._core.find_roots(sigma, beta)
-        if isinstance(found, int):
-            raise DecodeError(_ROOT_ERRORS.get(found, "locator roots are not distinct non-zero field elements"))
-        return found
+        return field._core.find_roots(sigma, beta)
     degree = len(sigma) - 1
     if degree == 0:
         return []
     if sigma[0] == 0:
-        raise DecodeError(_ROOT_ERRORS[-1])
+        raise DecodeError(_ROOT_ERRORS["zero"])
     if degree == 1:
         return [sigma[0]]
     if degree == 2:
         return _quadratic_roots(field, sigma[1], sigma[0])
-    assert isinstance(field, _NumpyField)
-    frob = _frobenius_powers(field, sigma)
+    numpy_field = cast(_NumpyField, field)  # the other backend
+    frob = _frobenius_powers(numpy_field, sigma)
     z = np.zeros(degree, dtype=np.uint64)
     z[1] = 1
     if not np.array_equal(frob[field.m], z):
-        raise DecodeError(_ROOT_ERRORS[-2])
-    return _split(field, sigma, _trace_polynomials(field, frob, beta))
+        raise DecodeError(_ROOT_ERRORS["split"])
+    return _split(field, sigma, _trace_polynomials(numpy_field, frob, beta))
 
 
 def _split(field: BinaryField, sigma: Poly, traces: Iterator[Poly]) -> list[int]:
@@ -1070,7 +1061,11 @@ def _split(field: BinaryField, sigma: Poly, traces: Iterator[Poly]) -> list[int]
     for trace_poly in traces:
         still: list[Poly] = []
         for h in pending:
-            part = poly_gcd(field, h, poly_mod(field, trace_poly, h) if len(h) - 1 < degree else trace_poly) if trace_poly else h
+            part = (
+                poly_gcd(field, h, poly_mod(field, trace_poly, h) if len(h) - 1 < degree else trace_poly)
+                if trace_poly
+                else h
+            )
             if len(part) in (1, len(h)):
                 still.append(h)
                 continue
@@ -1103,10 +1098,7 @@ def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *,
     if isinstance(field, _NativeField):
         if beta is None:
             beta = random_multiplier(field)
-        result = field._core.recover(_words(syndromes), sample, beta, True)
-        if isinstance(result, int):
-            raise DecodeError("too far")
-        return np.frombuffer(result, dtype=np.int64)
+        return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=np.int64)
     return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
 
 
@@ -1130,10 +1122,7 @@ def recover_set(
     if beta is None:
         beta = random_multiplier(field)
     if isinstance(field, _NativeField):
-        result = field._core.recover(_words(difference_sums), _words(sample), beta)
-        if isinstance(result, int):
-            raise DecodeError("too far")
-        return np.frombuffer(result, dtype=np.int64)
+        return np.frombuffer(field._core.recover(_words(difference_sums), _words(sample), beta), dtype=np.int64)
     locator, length = berlekamp_massey(field, expand_syndromes(field, difference_sums.tolist()))
     if length > t or len(locator) - 1 != length:
         raise DecodeError("too far")

@@ -1242,6 +1242,24 @@ typedef struct {
     const gf_t *f;
 } GF2mObject;
 
+/* sketchauth.errors.DecodeError, looked up when the module is initialised: decoding failures
+ * are raised as the library's own exception, never returned as sentinels. */
+static PyObject *DecodeErrorType = NULL;
+
+static const char *roots_message(Py_ssize_t code)
+{
+    switch (code) {
+    case ROOTS_ZERO:
+        return "locator has a zero root";
+    case ROOTS_NOT_SPLIT:
+        return "locator does not split into distinct linear factors over the field";
+    case ROOTS_QUADRATIC:
+        return "quadratic factor has a repeated or zero root, or no root in the field";
+    default:
+        return "locator roots are not distinct non-zero field elements";
+    }
+}
+
 static int elem_from(PyObject *o, const gf_t *f, uint32_t *out)
 {
     unsigned long long v;
@@ -1396,7 +1414,10 @@ static PyObject *GF2m_solve_artin_schreier(GF2mObject *self, PyObject *a)
 {
     uint32_t k, y;
     if (elem_from(a, self->f, &k) < 0) return NULL;
-    if (solve_artin_schreier(self->f, k, &y)) Py_RETURN_NONE;
+    if (solve_artin_schreier(self->f, k, &y)) {
+        PyErr_SetString(DecodeErrorType, "quadratic factor has no root in the field");
+        return NULL;
+    }
     return PyLong_FromUnsignedLong(y);
 }
 
@@ -1729,7 +1750,8 @@ static PyObject *GF2m_poly_deflate(GF2mObject *self, PyObject *args)
     return out;
 }
 
-/* find_roots(sigma, beta) -> list of deg sigma roots, or a negative int (ROOTS_*) */
+/* find_roots(sigma, beta) -> list of the deg sigma roots; DecodeError when they are not distinct
+ * non-zero field elements */
 static PyObject *GF2m_find_roots(GF2mObject *self, PyObject *args)
 {
     PyObject *so, *bo, *out;
@@ -1751,15 +1773,22 @@ static PyObject *GF2m_find_roots(GF2mObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = find_roots(self->f, sigma, ls - 1, beta, roots);
     Py_END_ALLOW_THREADS
-    out = status >= 0 ? list_from(roots, (size_t)status) : PyLong_FromSsize_t(status);
+    if (status >= 0)
+        out = list_from(roots, (size_t)status);
+    else if (status == ROOTS_MEMORY)
+        out = PyErr_NoMemory();
+    else {
+        PyErr_SetString(DecodeErrorType, roots_message(status));
+        out = NULL;
+    }
     PyMem_RawFree(sigma);
     PyMem_RawFree(roots);
     return out;
 }
 
-/* recover(sums, sample, beta, add_sample=False) -> bytearray of int64 (sorted sample xor D), or a
- * negative int when no set of at most t elements has the power sums of D (DecodeError).  sums
- * are those of D = A xor B, or with add_sample those of A (the sample's are added here). */
+/* recover(sums, sample, beta, add_sample=False) -> bytearray of int64 (sorted sample xor D);
+ * DecodeError when no set of at most t elements has the power sums of D.  sums are those of
+ * D = A xor B, or with add_sample those of A (the sample's are added here). */
 static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
 {
     PyObject *do_, *so, *bo, *out = NULL;
@@ -1795,7 +1824,7 @@ static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
         goto done;
     }
     if (count < 0) {
-        out = PyLong_FromSsize_t(count);
+        PyErr_SetString(DecodeErrorType, "no set of at most t elements has these power sums");
         goto done;
     }
     {
@@ -1827,7 +1856,7 @@ static PyMethodDef GF2m_methods[] = {
     {"sqr", (PyCFunction)GF2m_sqr, METH_O, "sqr(a): a^2"},
     {"inv", (PyCFunction)GF2m_inv, METH_O, "inv(a): 1/a (ZeroDivisionError for 0)"},
     {"solve_artin_schreier", (PyCFunction)GF2m_solve_artin_schreier, METH_O,
-     "solve_artin_schreier(k): some y with y^2 + y = k, or None when Tr(k) = 1"},
+     "solve_artin_schreier(k): some y with y^2 + y = k (DecodeError when Tr(k) = 1)"},
     {"scale", (PyCFunction)GF2m_scale, METH_VARARGS, "scale(c, values): [c*v for v in values]"},
     {"vmul", (PyCFunction)GF2m_vmul, METH_VARARGS, "vmul(a, b, out): out[i] = a[i]*b[i] (64-bit word arrays)"},
     {"power_sums", (PyCFunction)GF2m_power_sums, METH_VARARGS,
@@ -1844,9 +1873,9 @@ static PyMethodDef GF2m_methods[] = {
      "poly_eval_many(p, xs): bytearray of p(x) for x in xs (64-bit words)"},
     {"poly_deflate", (PyCFunction)GF2m_poly_deflate, METH_VARARGS, "poly_deflate(p, root): p / (z - root)"},
     {"find_roots", (PyCFunction)GF2m_find_roots, METH_VARARGS,
-     "find_roots(sigma, beta): the roots of monic sigma, or a negative error code"},
+     "find_roots(sigma, beta): the roots of monic sigma (DecodeError unless distinct, non-zero, in the field)"},
     {"recover", (PyCFunction)GF2m_recover, METH_VARARGS,
-     "recover(sums, sample, beta, add_sample=False): sorted sample xor D as int64 bytearray, or a negative code"},
+     "recover(sums, sample, beta, add_sample=False): sorted sample xor D as int64 bytearray (or DecodeError)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2207,7 +2236,13 @@ static struct PyModuleDef native_module = {
 
 PyMODINIT_FUNC PyInit__native(void)
 {
-    PyObject *m;
+    PyObject *m, *errors;
+    if (!DecodeErrorType) {
+        if (!(errors = PyImport_ImportModule("sketchauth.errors"))) return NULL;
+        DecodeErrorType = PyObject_GetAttrString(errors, "DecodeError");
+        Py_DECREF(errors);
+        if (!DecodeErrorType) return NULL;
+    }
     if (PyType_Ready(&GF2mType) < 0) return NULL;
     m = PyModule_Create(&native_module);
     if (!m) return NULL;

@@ -325,9 +325,7 @@ def eval_range(coeffs: np.ndarray, count: int, p: int, *, backend: str = "auto")
     return out
 
 
-def agreeing_points(
-    coeffs: np.ndarray, values: np.ndarray, p: int, limit: int, *, backend: str = "auto"
-) -> np.ndarray:
+def agreeing_points(coeffs: np.ndarray, values: np.ndarray, p: int, limit: int, *, backend: str = "auto") -> np.ndarray:
     """The ``x`` (ascending, int64) with ``F(x) = values[x]``; at most ``limit + 1`` of them.
 
     The vault read-back: a caller that needs exactly ``limit`` agreeing points learns whether
@@ -336,9 +334,7 @@ def agreeing_points(
     coeffs = np.asarray(coeffs, dtype=np.int64)
     values = np.asarray(values, dtype=np.int64)
     if _backend.resolve(backend) == "native":
-        data = _backend.native_module().fp_agree(
-            np.ascontiguousarray(coeffs), np.ascontiguousarray(values), p, limit
-        )
+        data = _backend.native_module().fp_agree(np.ascontiguousarray(coeffs), np.ascontiguousarray(values), p, limit)
         return np.frombuffer(data, dtype=np.int64)
     found = np.flatnonzero(eval_range(coeffs[None, :], values.shape[0], p, backend="numpy")[0] == values)
     return found[: limit + 1].astype(np.int64)

@@ -691,9 +691,8 @@ class WeightedFuzzyVault(SecureSketch):
     def _encode_payload(self, secret: WeightedSecret, randomness: Any) -> bytes:
         r = self._check_randomness(secret, randomness)
         genuine = self._genuine(secret, r.genuine_slots)
-        values = _lock_rows(
-            r.coefficients[None, :], self.slots, self.field_size, genuine[None, :], r.chaff_offsets[None, :], self.backend
-        )
+        coefficients, offsets = r.coefficients[None, :], r.chaff_offsets[None, :]
+        values = _lock_rows(coefficients, self.slots, self.field_size, genuine[None, :], offsets, self.backend)
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:

@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_untrusted_helpers import memory_limit, time_limit
 
-import sketchauth.sketches as sketches
+from sketchauth import sketches
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches.format import pack_helper
 from sketchauth.sketches.pinsketch import PinSketch
 from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
-from test_untrusted_helpers import memory_limit, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 KAT = json.loads((Path(__file__).parent / "vectors" / "pinsketch_kat.json").read_text())
@@ -130,13 +130,21 @@ def test_pinsketch_batches_agree(seed: int, count: int) -> None:
     helpers = native.encode_many(sets)
     assert numpy_.encode_many(sets) == helpers
     samples = [s[rng.randint(0, 8) :] for s in sets]
-    got = [r.tolist() if isinstance(r, np.ndarray) else "E" for r in native.decode_many(helpers, samples, errors="return")]
-    assert got == [r.tolist() if isinstance(r, np.ndarray) else "E" for r in numpy_.decode_many(helpers, samples, errors="return")]
+    got = [
+        r.tolist() if isinstance(r, np.ndarray) else "E" for r in native.decode_many(helpers, samples, errors="return")
+    ]
+    assert got == [
+        r.tolist() if isinstance(r, np.ndarray) else "E" for r in numpy_.decode_many(helpers, samples, errors="return")
+    ]
 
 
 @BOTH
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from([(13, 5, 1), (101, 12, 3), (10007, 22, 2), (65521, 40, 8)]), st.integers(0, 2**32), st.integers(0, 12))
+@given(
+    st.sampled_from([(13, 5, 1), (101, 12, 3), (10007, 22, 2), (65521, 40, 8)]),
+    st.integers(0, 2**32),
+    st.integers(0, 12),
+)
 def test_vault_backends_agree(params: tuple[int, int, int], seed: int, wrong: int) -> None:
     p, m, t = params
     rng = random.Random(seed)
@@ -164,7 +172,10 @@ def test_vault_backends_agree(params: tuple[int, int, int], seed: int, wrong: in
 @given(st.integers(0, 2**32), st.integers(-3, 3))
 def test_weighted_vault_backends_agree(seed: int, shift: int) -> None:
     rng = random.Random(seed)
-    native, numpy_ = WeightedFuzzyVault(200, 4, 30, 6, backend="native"), WeightedFuzzyVault(200, 4, 30, 6, backend="numpy")
+    native, numpy_ = (
+        WeightedFuzzyVault(200, 4, 30, 6, backend="native"),
+        WeightedFuzzyVault(200, 4, 30, 6, backend="numpy"),
+    )
     template = {x: 3 for x in rng.sample(range(200), 10)}
     randomness = native.draw_randomness(native.check_secret(template))
     helper = native.encode_with(template, randomness)
@@ -218,9 +229,8 @@ def test_hostile_vault_helpers_are_bounded(backend: str) -> None:
     values = [rng.randrange(65521) for _ in range(65521)]
     payload = b"".join(v.to_bytes(2, "big") for v in values)
     helper = pack_helper(vault.scheme_id, vault.params(), payload)
-    with time_limit(1.0 if backend == "native" else 8.0), memory_limit(48 * 2**20):
-        with pytest.raises(DecodeError):
-            vault.decode(helper, rng.sample(range(65521), 200))
+    with time_limit(1.0 if backend == "native" else 8.0), memory_limit(48 * 2**20), pytest.raises(DecodeError):
+        vault.decode(helper, rng.sample(range(65521), 200))
 
 
 # -- transient memory at the largest parameters -------------------------------------------------------
@@ -257,6 +267,11 @@ def test_decode_at_the_largest_parameters_stays_below_48_mib(backend: str) -> No
     """A 4,096-element sample at PinSketch(32, 256): the process's peak resident memory grows by
     less than 48 MiB during the decode (the numpy path once allocated ~440 MB here)."""
     out = subprocess.run(
-        [sys.executable, "-c", _MEMORY_PROBE, backend], check=True, cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _MEMORY_PROBE, backend],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert float(out.stdout.strip()) < 48.0

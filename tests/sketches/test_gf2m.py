@@ -66,10 +66,7 @@ def galois_module():
 
 @pytest.fixture(scope="session")
 def oracle_fields(galois_module) -> dict[int, type]:
-    return {
-        m: galois_module.GF(2**m, irreducible_poly=PRIMITIVE_POLYNOMIALS[m], verify=False)
-        for m in ORACLE_MS
-    }
+    return {m: galois_module.GF(2**m, irreducible_poly=PRIMITIVE_POLYNOMIALS[m], verify=False) for m in ORACLE_MS}
 
 
 def _reference_poly_mul(a: list[int], b: list[int], m: int) -> list[int]:
@@ -565,7 +562,9 @@ def test_small_field_pipeline_exhaustively_against_brute_force(t: int) -> None:
 
 
 def test_recovery_beyond_t_never_returns_a_set_with_other_power_sums() -> None:
-    fields = [binary_field(16, backend="numpy")] + ([binary_field(16, backend="native")] if backend() == "native" else [])
+    fields = [binary_field(16, backend="numpy")] + (
+        [binary_field(16, backend="native")] if backend() == "native" else []
+    )
     rng = random.Random(99)
     for _ in range(40):
         t = rng.randint(2, 6)
@@ -602,13 +601,17 @@ def test_pinsketch_accepts_galois_arrays(m: int, oracle_fields) -> None:
 
 def test_iteration_helpers_are_consistent() -> None:
     # expand_syndromes agrees on both backends and with plain squaring
-    fields = [binary_field(24, backend="numpy")] + ([binary_field(24, backend="native")] if backend() == "native" else [])
+    fields = [binary_field(24, backend="numpy")] + (
+        [binary_field(24, backend="native")] if backend() == "native" else []
+    )
     odd = [5, 77, 1 << 23, 0]
     expanded = [expand_syndromes(f, odd) for f in fields]
     assert all(e == expanded[0] for e in expanded)
     for i, j in itertools.product(range(1, 5), repeat=2):
         if 2 * i == j:
-            assert expanded[0][j - 1] == reference_mul(expanded[0][i - 1], expanded[0][i - 1], 24, PRIMITIVE_POLYNOMIALS[24])
+            assert expanded[0][j - 1] == reference_mul(
+                expanded[0][i - 1], expanded[0][i - 1], 24, PRIMITIVE_POLYNOMIALS[24]
+            )
 
 
 def test_random_multiplier_is_a_nonzero_field_element_and_varies() -> None:
