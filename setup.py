@@ -31,6 +31,11 @@ class OptionalBuildExt(build_ext):
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001 - the package works without its extension
+            # A module left in the build directory by an earlier build must not be shipped as if
+            # this build had made it.
+            stale = self.get_ext_fullpath(ext.name)
+            if os.path.exists(stale):
+                os.remove(stale)
             self._skip(exc)
 
     @staticmethod

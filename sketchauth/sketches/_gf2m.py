@@ -127,6 +127,7 @@ __all__ = [
     "poly_eval_many",
     "poly_gcd",
     "poly_mod",
+    "poly_mul",
     "recover_set",
     "reference_inv",
     "reference_mul",
@@ -902,6 +903,21 @@ def poly_deflate(field: BinaryField, p: Sequence[int], root: int) -> Poly:
         carry = p[i] ^ field.mul(root, carry)
         quotient[i - 1] = carry
     return quotient
+
+
+def poly_mul(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
+    """The product polynomial ``a·b`` (schoolbook; native: unreduced products, one reduction per
+    coefficient)."""
+    if isinstance(field, _NativeField):
+        return field._core.poly_mul([int(v) for v in a], [int(v) for v in b])
+    a, b = _trim([int(v) for v in a]), _trim([int(v) for v in b])
+    if not a or not b:
+        return []
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(field.scale(x, b)):
+            out[i + j] ^= y
+    return _trim(out)
 
 
 def poly_mod(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:

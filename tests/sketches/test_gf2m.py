@@ -503,6 +503,17 @@ def test_polynomial_helpers(m: int, method: str, backend_name: str) -> None:
 
 
 @pytest.mark.parametrize(("m", "method", "backend_name"), ALL)
+def test_polynomial_products_equal_reference(m: int, method: str, backend_name: str) -> None:
+    field = binary_field(m, method, backend_name)
+    rng = random.Random(31 + m)
+    for la, lb in ((0, 3), (1, 1), (4, 9), (17, 33), (64, 5)):
+        a = [rng.randrange(1 << m) for _ in range(la)]
+        b = [rng.randrange(1 << m) for _ in range(lb)]
+        assert gf.poly_mul(field, a, b) == _reference_poly_mul(a, b, m)
+    assert gf.poly_mul(field, [3, 0, 0], [0, 0]) == []
+
+
+@pytest.mark.parametrize(("m", "method", "backend_name"), ALL)
 def test_multipoint_evaluation_and_deflation(m: int, method: str, backend_name: str) -> None:
     field = binary_field(m, method, backend_name)
     rng = random.Random(77 + m)
