@@ -29,7 +29,8 @@ machine — and ``median`` the typical; ratios are ours / theirs from the same r
 * CodeOffsetSketch.decode against ``reedsolo.RSCodec.decode`` alone.
 
 Results go to ``benchmarks/results/native-<date>.json`` (date, commit, CPU from /proc/cpuinfo,
-load average) and a summary table is printed.
+load average) and a summary table is printed; ``--markdown FILE`` renders a results file as the
+Markdown tables the docs show.
 """
 
 # The measuring lambdas below close over loop variables on purpose: each is called inside its own
@@ -741,6 +742,77 @@ def print_tables(results: dict[str, Any]) -> None:
         )
 
 
+def markdown(results: dict[str, Any]) -> str:
+    """The results as Markdown tables (what the docs show)."""
+    cpu = results["cpu"]
+    lines = [
+        f"Measured {results['date']} at commit `{results['commit'][:12]}` on {cpu.get('model', '?')} "
+        f"({cpu.get('logical_cpus')} logical CPUs, flags {', '.join(cpu.get('flags', []))}), Python {results['python']}, "
+        f"numpy {results['numpy']}; load average {results['load_average_start'][0]:.1f} → {results['load_average_end'][0]:.1f}. "
+        "Times are the best of many runs (ms); ratios ours / minisketch from the same run.",
+        "",
+        "| m | t | operation | public | kernel | numpy | minisketch | public / ms | kernel / ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["pinsketch"]:
+        for op in ("decode_typical", "decode_worst", "encode"):
+            r = row[op]
+            peer = r.get("minisketch", {}).get("min_ms")
+            rp = r.get("ratio_public", {}).get("min")
+            rk = r.get("ratio_kernel", {}).get("min")
+            lines.append(
+                f"| {row['m']} | {row['t']} | {op.replace('_', ' ')} | {r['ours_public']['min_ms']:.4f} | "
+                f"{r['ours_kernel']['min_ms']:.4f} | {r['numpy_public']['min_ms']:.3f} | "
+                f"{'' if peer is None else f'{peer:.4f}'} | {'' if rp is None else f'{rp:.2f}'} | "
+                f"{'' if rk is None else f'{rk:.2f}'} |"
+            )
+    lines += ["", "| t | m=32 / m=16 decode typical (public) | decode worst (public) |", "|---|---|---|"]
+    for e in results["m32_over_m16"]:
+        lines.append(
+            f"| {e['t']} | {e['decode_typical_ours_public']['min']:.2f} | {e['decode_worst_ours_public']['min']:.2f} |"
+        )
+    mem = results["memory"]
+    lines += ["", f"Transient memory, {mem.get('parameters')} ({mem.get('unit')}):", ""]
+    lines += [f"- {k}: {v}" for k, v in mem.items() if k not in ("parameters", "unit")]
+    lines += ["", "| cold start (fresh process, best of 7) | ms |", "|---|---|"]
+    lines += [f"| {k} | {v['min_ms']:.1f} |" for k, v in results["cold_start"].items()]
+    lines += [
+        "",
+        "| Berlekamp–Welch p, n, k | native | naive C | numpy | native / naive C |",
+        "|---|---|---|---|---|",
+    ]
+    for r in results["berlekamp_welch"]:
+        lines.append(
+            f"| {r['p']}, {r['n']}, {r['k']} | {r['ours_native']['min_ms']:.4f} | {r['naive_c']['min_ms']:.4f} | "
+            f"{r['numpy']['min_ms']:.3f} | {r['ratio_native_to_naive_c']['min']:.2f} |"
+        )
+    lines += [
+        "",
+        "| vault p, m, t | encode native (with randomness / fixed) | naive C | numpy | "
+        "decode native | naive C | numpy |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results["vaults"]:
+        e, d = r["encode"], r["decode"]
+        lines.append(
+            f"| {r['p']}, {r['m']}, {r['t']} | {e['ours_native_with_randomness']['min_ms']:.3f} / "
+            f"{e['ours_native_fixed_randomness']['min_ms']:.3f} | {e['naive_c']['min_ms']:.3f} | "
+            f"{e['numpy_with_randomness']['min_ms']:.3f} | {d['ours_native']['min_ms']:.3f} | "
+            f"{d['naive_c']['min_ms']:.3f} | {d['numpy']['min_ms']:.3f} |"
+        )
+    lines += ["", "| CodeOffset n, t | decode | reedsolo decode | ratio |", "|---|---|---|---|"]
+    for r in results["code_offset"]:
+        lines.append(
+            f"| {r['n']}, {r['t']} | {r['ours_decode']['min_ms']:.3f} | {r['reedsolo_decode']['min_ms']:.3f} | "
+            f"{r['ratio']['min']:.2f} |"
+        )
+    prof = results.get("profile_public_m16_t8")
+    if prof:
+        lines += ["", f"Profile of the public calls at m={prof['m']}, t={prof['t']} (µs):", ""]
+        lines += [f"- {k.strip()}: {v}" for k, v in prof["min_us"].items()]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     global BUDGET
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -748,7 +820,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", help="JSON output file (default benchmarks/results/native-<date>.json)")
     parser.add_argument("--numpy-reps", type=int, default=40, help="most runs per numpy PinSketch measurement")
     parser.add_argument("--budget", type=float, default=BUDGET, help="seconds per measured operation and side")
+    parser.add_argument("--markdown", metavar="JSON", help="print the tables of an earlier results file and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(Path(args.markdown).read_text())), end="")
+        return
     BUDGET = args.budget
     if backend() != "native":
         sys.exit("the compiled extension is not built: reinstall with a C compiler to benchmark it")
