@@ -746,10 +746,13 @@ def markdown(results: dict[str, Any]) -> str:
     """The results as Markdown tables (what the docs show)."""
     cpu = results["cpu"]
     lines = [
-        f"Measured {results['date']} at commit `{results['commit'][:12]}` on {cpu.get('model', '?')} "
-        f"({cpu.get('logical_cpus')} logical CPUs, flags {', '.join(cpu.get('flags', []))}), Python {results['python']}, "
-        f"numpy {results['numpy']}; load average {results['load_average_start'][0]:.1f} → {results['load_average_end'][0]:.1f}. "
-        "Times are the best of many runs (ms); ratios ours / minisketch from the same run.",
+        (
+            f"Measured {results['date']} at commit `{results['commit'][:12]}` on {cpu.get('model', '?')} "
+            f"({cpu.get('logical_cpus')} logical CPUs, flags {', '.join(cpu.get('flags', []))}), "
+            f"Python {results['python']}, numpy {results['numpy']}; load average "
+            f"{results['load_average_start'][0]:.1f} → {results['load_average_end'][0]:.1f}. "
+            "Times are the best of many runs (ms); ratios ours / minisketch from the same run."
+        ),
         "",
         "| m | t | operation | public | kernel | numpy | minisketch | public / ms | kernel / ms |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -788,8 +791,7 @@ def markdown(results: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| vault p, m, t | encode native (with randomness / fixed) | naive C | numpy | "
-        "decode native | naive C | numpy |",
+        "| vault p, m, t | encode native (with randomness / fixed) | naive C | numpy | decode native | naive C | numpy |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in results["vaults"]:
