@@ -11,8 +11,9 @@ a shared library and pass its path; without ``--minisketch-lib`` the peer column
 that runs the peer's whole pipeline in C, so no Python or ctypes overhead is charged to it) is
 compiled into a temporary directory with the machine's ``cc``.
 
-What is measured (times are per call; ``min`` is the best of many runs — robust on a shared
-machine — and ``median`` the typical; ratios are ours / theirs from the same run, interleaved):
+What is measured (per call, both wall time and the thread's CPU time — on a busy machine wall
+time mostly measures waiting for a core, so the tables use the best CPU time of many runs;
+the JSON has both, with medians; ratios are ours / theirs from the same run, interleaved):
 
 * PinSketch, m ∈ {16, 32}, t ∈ {8, …, 256}, |A| = t + 40: **decode typical** (half of the
   difference missing from the sample, half extra elements), **decode worst** (all of it missing:
@@ -123,39 +124,64 @@ def commit() -> str:
 # -- timing -------------------------------------------------------------------------------------------
 
 
-def python_times(fn: Callable[[], object], budget: float | None = None, max_reps: int = MAX_REPS) -> list[int]:
-    """Per-call nanoseconds of ``fn()`` (after one warm-up call) within ``budget`` seconds."""
+Timing = tuple[int, int]  # (wall ns, thread CPU ns) of one call
+
+
+#: Calls shorter than this are timed in batches (the clock reads, ~0.1-0.5 µs, must not count).
+BATCH_NS = 50_000
+
+
+def python_times(fn: Callable[[], object], budget: float | None = None, max_reps: int = MAX_REPS) -> list[Timing]:
+    """Per-call wall and thread-CPU nanoseconds of ``fn()`` (after one warm-up call) within
+    ``budget`` seconds of wall time; short calls are timed in batches."""
     budget = BUDGET if budget is None else budget
+    start = time.perf_counter_ns()
     fn()
-    times: list[int] = []
+    inner = max(1, min(1000, BATCH_NS // max(1, time.perf_counter_ns() - start)))
+    times: list[Timing] = []
     spent = 0
     while len(times) < max_reps and (len(times) < MIN_REPS or spent < budget * 1e9):
-        start = time.perf_counter_ns()
-        fn()
+        start, cpu = time.perf_counter_ns(), time.thread_time_ns()
+        for _ in range(inner):
+            fn()
         elapsed = time.perf_counter_ns() - start
-        times.append(elapsed)
+        times.append((elapsed // inner, (time.thread_time_ns() - cpu) // inner))
         spent += elapsed
     return times
 
 
-def c_times(run: Callable[[int, Any], object], budget: float | None = None) -> list[int]:
-    """Per-call nanoseconds from a C function timing ``reps`` runs itself (``run(reps, times)``)."""
-    probe = (ctypes.c_int64 * 3)()
+def c_times(run: Callable[[int, Any], object], budget: float | None = None) -> list[Timing]:
+    """Per-call timings from a C function timing ``reps`` runs itself (``run(reps, times)``, two
+    values per run: wall and thread CPU); short calls are batched (``set_inner_calls``)."""
+    floor = FLOOR[0]
+    floor.set_inner_calls(1)
+    probe = (ctypes.c_int64 * 6)()
     run(3, probe)
-    each = max(1, min(probe))
-    reps = int(max(MIN_REPS, min(MAX_REPS, (BUDGET if budget is None else budget) * 1e9 // each)))
-    times = (ctypes.c_int64 * reps)()
+    each = max(1, min(probe[0], probe[2], probe[4]))
+    inner = max(1, min(1000, BATCH_NS // each))
+    floor.set_inner_calls(inner)
+    reps = int(max(MIN_REPS, min(MAX_REPS, (BUDGET if budget is None else budget) * 1e9 // (each * inner))))
+    times = (ctypes.c_int64 * (2 * reps))()
     run(reps, times)
-    return list(times)
+    floor.set_inner_calls(1)
+    return [(times[2 * i], times[2 * i + 1]) for i in range(reps)]
 
 
-def summary(times: list[int]) -> dict[str, float]:
-    return {"min_ms": min(times) / 1e6, "median_ms": statistics.median(times) / 1e6, "runs": len(times)}
+def summary(times: list[Timing]) -> dict[str, float]:
+    wall = [w for w, _ in times]
+    cpu = [c for _, c in times]
+    return {
+        "min_ms": min(wall) / 1e6,
+        "median_ms": statistics.median(wall) / 1e6,
+        "cpu_min_ms": min(cpu) / 1e6,
+        "cpu_median_ms": statistics.median(cpu) / 1e6,
+        "runs": len(times),
+    }
 
 
-def interleaved(sides: dict[str, Callable[[], list[int]]]) -> dict[str, dict[str, float]]:
+def interleaved(sides: dict[str, Callable[[], list[Timing]]]) -> dict[str, dict[str, float]]:
     """Run every side ``ROUNDS`` times in turn; pool each side's runs."""
-    pooled: dict[str, list[int]] = {name: [] for name in sides}
+    pooled: dict[str, list[Timing]] = {name: [] for name in sides}
     for _ in range(ROUNDS):
         for name, measure in sides.items():
             pooled[name] += measure()
@@ -163,13 +189,19 @@ def interleaved(sides: dict[str, Callable[[], list[int]]]) -> dict[str, dict[str
 
 
 def ratio(ours: dict[str, float], theirs: dict[str, float]) -> dict[str, float]:
+    """ours / theirs: of the best wall times, the median wall times, and the best CPU times."""
     return {
         "min": round(ours["min_ms"] / theirs["min_ms"], 3),
         "median": round(ours["median_ms"] / theirs["median_ms"], 3),
+        "cpu_min": round(ours["cpu_min_ms"] / theirs["cpu_min_ms"], 3),
     }
 
 
 # -- C helpers -----------------------------------------------------------------------------------------
+
+
+#: The loaded c_floor library (c_times sets its batch size).
+FLOOR: list[ctypes.CDLL] = []
 
 
 def build_floor(directory: Path) -> ctypes.CDLL:
@@ -179,6 +211,8 @@ def build_floor(directory: Path) -> ctypes.CDLL:
         [compiler, "-O3", "-shared", "-fPIC", "-o", str(target), str(ROOT / "benchmarks" / "c_floor.c")], check=True
     )
     lib = ctypes.CDLL(str(target))
+    lib.set_inner_calls.argtypes = [ctypes.c_int]
+    FLOOR[:] = [lib]
     i64p = ctypes.POINTER(ctypes.c_int64)
     lib.naive_bw_times.argtypes = [i64p, i64p, ctypes.c_int, ctypes.c_int, ctypes.c_int64, i64p, ctypes.c_int, i64p]
     lib.naive_bw_times.restype = ctypes.c_int64
@@ -272,13 +306,13 @@ class Minisketch:
     def encode(self, bits: int, impl: int, capacity: int, elements: np.ndarray) -> bytes:
         size = self.serialized_size(bits, capacity)
         out = ctypes.create_string_buffer(size)
-        times = (ctypes.c_int64 * 1)()
+        times = (ctypes.c_int64 * 2)()
         self.floor.peer_encode_times(
             self.fns, bits, impl, capacity, ptr(elements, ctypes.c_uint64), elements.size, out, size, 1, times
         )
         return out.raw
 
-    def encode_times(self, bits: int, impl: int, capacity: int, elements: np.ndarray) -> list[int]:
+    def encode_times(self, bits: int, impl: int, capacity: int, elements: np.ndarray) -> list[Timing]:
         size = self.serialized_size(bits, capacity)
         out = ctypes.create_string_buffer(size)
         return c_times(
@@ -289,7 +323,7 @@ class Minisketch:
 
     def decode(self, bits: int, impl: int, capacity: int, sketch: bytes, sample: np.ndarray) -> list[int]:
         result = np.zeros(sample.size + capacity, dtype=np.uint64)
-        times = (ctypes.c_int64 * 1)()
+        times = (ctypes.c_int64 * 2)()
         count = self.floor.peer_decode_times(
             self.fns,
             bits,
@@ -304,7 +338,7 @@ class Minisketch:
         )
         return result[:count].tolist() if count >= 0 else []
 
-    def decode_times(self, bits: int, impl: int, capacity: int, sketch: bytes, sample: np.ndarray) -> list[int]:
+    def decode_times(self, bits: int, impl: int, capacity: int, sketch: bytes, sample: np.ndarray) -> list[Timing]:
         result = np.zeros(sample.size + capacity, dtype=np.uint64)
         return c_times(
             lambda reps, times: self.floor.peer_decode_times(
@@ -327,7 +361,7 @@ class Minisketch:
         best: tuple[float, int] | None = None
         for impl in self.implementations(bits):
             sketch = self.encode(bits, impl, 32, elements)
-            cost = min(self.decode_times(bits, impl, 32, sketch, elements[32:]))
+            cost = min(cpu for _, cpu in self.decode_times(bits, impl, 32, sketch, elements[32:]))
             if best is None or cost < best[0]:
                 best = (cost, impl)
         assert best is not None
@@ -365,7 +399,7 @@ def bench_pinsketch(peer: Minisketch | None, numpy_reps: int) -> tuple[list[dict
             for label, sample in (("decode_typical", typical), ("decode_worst", worst)):
                 checked = native.check_secret(sample)
                 assert native.decode(helper, sample).tolist() == expected
-                sides: dict[str, Callable[[], list[int]]] = {
+                sides: dict[str, Callable[[], list[Timing]]] = {
                     "ours_public": lambda s=sample: python_times(lambda: native.decode(helper, s)),
                     "ours_kernel": lambda c=checked: python_times(lambda: _gf2m.decode_set(field, syndromes, c)),
                 }
@@ -445,7 +479,11 @@ def profile_public(m: int = 16, t: int = 8) -> dict[str, Any]:
         "  pack syndromes": lambda: sketch._pack(sums),
         "  pack_helper (JSON + digest)": lambda: pack_helper(sketch.scheme_id, sketch.params(), payload),
     }
-    return {"m": m, "t": t, "min_us": {name: round(min(python_times(fn)) / 1e3, 2) for name, fn in steps.items()}}
+    return {
+        "m": m,
+        "t": t,
+        "min_us": {name: round(min(w for w, _ in python_times(fn)) / 1e3, 2) for name, fn in steps.items()},
+    }
 
 
 # -- memory and cold start --------------------------------------------------------------------------
@@ -587,7 +625,7 @@ def bench_berlekamp_welch(floor: ctypes.CDLL) -> list[dict[str, Any]]:
                 ptr(xs, ctypes.c_int64), ptr(ys, ctypes.c_int64), n, k, p, ptr(out, ctypes.c_int64), reps, times
             )
 
-        floor_run(1, (ctypes.c_int64 * 1)())
+        floor_run(1, (ctypes.c_int64 * 2)())
         assert out.tolist() == coeffs.tolist()
         result = interleaved(
             {
@@ -633,7 +671,7 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
                 times,
             )
 
-        lock_run(1, (ctypes.c_int64 * 1)())
+        lock_run(1, (ctypes.c_int64 * 2)())
         assert pack_uints(values, native._width) == native.payload(helper)  # the floor locks the same vault
         sample_words = np.array(sample, dtype=np.int64)
         found = np.zeros(m + 2, dtype=np.int64)
@@ -650,7 +688,7 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
                 times,
             )
 
-        assert read_run(1, (ctypes.c_int64 * 1)()) == m and found[:m].tolist() == enrolled
+        assert read_run(1, (ctypes.c_int64 * 2)()) == m and found[:m].tolist() == enrolled
         encode = interleaved(
             {
                 "ours_native_with_randomness": lambda: python_times(lambda: native.encode(enrolled)),
@@ -710,24 +748,24 @@ def bench_code_offset() -> list[dict[str, Any]]:
 
 
 def print_tables(results: dict[str, Any]) -> None:
-    print("\nPinSketch decode/encode, ms (min over runs); ratio = ours / minisketch")
+    print("\nPinSketch decode/encode, CPU ms (best of many runs); ratio = ours / minisketch")
     print(
         f"{'m':>3} {'t':>4} {'op':<15} {'public':>9} {'kernel':>9} {'numpy':>9} {'minisk.':>9} {'pub/ms':>7} {'ker/ms':>7}"
     )
     for row in results["pinsketch"]:
         for op in ("decode_typical", "decode_worst", "encode"):
             r = row[op]
-            peer = r.get("minisketch", {}).get("min_ms", float("nan"))
-            rp = r.get("ratio_public", {}).get("min", float("nan"))
-            rk = r.get("ratio_kernel", {}).get("min", float("nan"))
+            peer = r.get("minisketch", {}).get("cpu_min_ms", float("nan"))
+            rp = r.get("ratio_public", {}).get("cpu_min", float("nan"))
+            rk = r.get("ratio_kernel", {}).get("cpu_min", float("nan"))
             print(
-                f"{row['m']:>3} {row['t']:>4} {op:<15} {r['ours_public']['min_ms']:>9.4f} {r['ours_kernel']['min_ms']:>9.4f}"
-                f" {r['numpy_public']['min_ms']:>9.3f} {peer:>9.4f} {rp:>7.2f} {rk:>7.2f}"
+                f"{row['m']:>3} {row['t']:>4} {op:<15} {r['ours_public']['cpu_min_ms']:>9.4f} {r['ours_kernel']['cpu_min_ms']:>9.4f}"
+                f" {r['numpy_public']['cpu_min_ms']:>9.3f} {peer:>9.4f} {rp:>7.2f} {rk:>7.2f}"
             )
     print(
         "\nm=32 / m=16 decode (public, min):",
         [
-            (e["t"], e["decode_typical_ours_public"]["min"], e["decode_worst_ours_public"]["min"])
+            (e["t"], e["decode_typical_ours_public"]["cpu_min"], e["decode_worst_ours_public"]["cpu_min"])
             for e in results["m32_over_m16"]
         ],
     )
@@ -741,16 +779,16 @@ def print_tables(results: dict[str, Any]) -> None:
     )
     for row in results["berlekamp_welch"]:
         print(
-            f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['min_ms']:.4f} ms, naive C {row['naive_c']['min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['min']}, numpy {row['numpy']['min_ms']:.3f} ms"
+            f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['cpu_min_ms']:.4f} ms, naive C {row['naive_c']['cpu_min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['cpu_min']}, numpy {row['numpy']['cpu_min_ms']:.3f} ms"
         )
     for row in results["vaults"]:
         e, d = row["encode"], row["decode"]
         print(
-            f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['min_ms']:.3f} (fixed randomness {e['ours_native_fixed_randomness']['min_ms']:.3f}) naive C {e['naive_c']['min_ms']:.3f} numpy {e['numpy_with_randomness']['min_ms']:.3f}; decode native {d['ours_native']['min_ms']:.3f} naive C {d['naive_c']['min_ms']:.3f} numpy {d['numpy']['min_ms']:.3f}"
+            f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['cpu_min_ms']:.3f} (fixed randomness {e['ours_native_fixed_randomness']['cpu_min_ms']:.3f}) naive C {e['naive_c']['cpu_min_ms']:.3f} numpy {e['numpy_with_randomness']['cpu_min_ms']:.3f}; decode native {d['ours_native']['cpu_min_ms']:.3f} naive C {d['naive_c']['cpu_min_ms']:.3f} numpy {d['numpy']['cpu_min_ms']:.3f}"
         )
     for row in results["code_offset"]:
         print(
-            f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['min_ms']:.3f} ms, reedsolo {row['reedsolo_decode']['min_ms']:.3f} ms, ratio {row['ratio']['min']}"
+            f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['cpu_min_ms']:.3f} ms, reedsolo {row['reedsolo_decode']['cpu_min_ms']:.3f} ms, ratio {row['ratio']['cpu_min']}"
         )
 
 
@@ -763,7 +801,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"({cpu.get('logical_cpus')} logical CPUs, flags {', '.join(cpu.get('flags', []))}), "
             f"Python {results['python']}, numpy {results['numpy']}; load average "
             f"{results['load_average_start'][0]:.1f} → {results['load_average_end'][0]:.1f}. "
-            "Times are the best of many runs (ms); ratios ours / minisketch from the same run."
+            "Times are the best CPU time of many runs (ms); ratios ours / theirs from the same run."
         ),
         "",
         "| m | t | operation | public | kernel | numpy | minisketch | public / ms | kernel / ms |",
@@ -772,19 +810,19 @@ def markdown(results: dict[str, Any]) -> str:
     for row in results["pinsketch"]:
         for op in ("decode_typical", "decode_worst", "encode"):
             r = row[op]
-            peer = r.get("minisketch", {}).get("min_ms")
-            rp = r.get("ratio_public", {}).get("min")
-            rk = r.get("ratio_kernel", {}).get("min")
+            peer = r.get("minisketch", {}).get("cpu_min_ms")
+            rp = r.get("ratio_public", {}).get("cpu_min")
+            rk = r.get("ratio_kernel", {}).get("cpu_min")
             lines.append(
-                f"| {row['m']} | {row['t']} | {op.replace('_', ' ')} | {r['ours_public']['min_ms']:.4f} | "
-                f"{r['ours_kernel']['min_ms']:.4f} | {r['numpy_public']['min_ms']:.3f} | "
+                f"| {row['m']} | {row['t']} | {op.replace('_', ' ')} | {r['ours_public']['cpu_min_ms']:.4f} | "
+                f"{r['ours_kernel']['cpu_min_ms']:.4f} | {r['numpy_public']['cpu_min_ms']:.3f} | "
                 f"{'' if peer is None else f'{peer:.4f}'} | {'' if rp is None else f'{rp:.2f}'} | "
                 f"{'' if rk is None else f'{rk:.2f}'} |"
             )
     lines += ["", "| t | m=32 / m=16 decode typical (public) | decode worst (public) |", "|---|---|---|"]
     for e in results["m32_over_m16"]:
         lines.append(
-            f"| {e['t']} | {e['decode_typical_ours_public']['min']:.2f} | {e['decode_worst_ours_public']['min']:.2f} |"
+            f"| {e['t']} | {e['decode_typical_ours_public']['cpu_min']:.2f} | {e['decode_worst_ours_public']['cpu_min']:.2f} |"
         )
     mem = results["memory"]
     lines += ["", f"Transient memory, {mem.get('parameters')} ({mem.get('unit')}):", ""]
@@ -801,8 +839,8 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for r in results["berlekamp_welch"]:
         lines.append(
-            f"| {r['p']}, {r['n']}, {r['k']} | {r['ours_native']['min_ms']:.4f} | {r['naive_c']['min_ms']:.4f} | "
-            f"{r['numpy']['min_ms']:.3f} | {r['ratio_native_to_naive_c']['min']:.2f} |"
+            f"| {r['p']}, {r['n']}, {r['k']} | {r['ours_native']['cpu_min_ms']:.4f} | {r['naive_c']['cpu_min_ms']:.4f} | "
+            f"{r['numpy']['cpu_min_ms']:.3f} | {r['ratio_native_to_naive_c']['cpu_min']:.2f} |"
         )
     lines += [
         "",
@@ -812,16 +850,16 @@ def markdown(results: dict[str, Any]) -> str:
     for r in results["vaults"]:
         e, d = r["encode"], r["decode"]
         lines.append(
-            f"| {r['p']}, {r['m']}, {r['t']} | {e['ours_native_with_randomness']['min_ms']:.3f} / "
-            f"{e['ours_native_fixed_randomness']['min_ms']:.3f} | {e['naive_c']['min_ms']:.3f} | "
-            f"{e['numpy_with_randomness']['min_ms']:.3f} | {d['ours_native']['min_ms']:.3f} | "
-            f"{d['naive_c']['min_ms']:.3f} | {d['numpy']['min_ms']:.3f} |"
+            f"| {r['p']}, {r['m']}, {r['t']} | {e['ours_native_with_randomness']['cpu_min_ms']:.3f} / "
+            f"{e['ours_native_fixed_randomness']['cpu_min_ms']:.3f} | {e['naive_c']['cpu_min_ms']:.3f} | "
+            f"{e['numpy_with_randomness']['cpu_min_ms']:.3f} | {d['ours_native']['cpu_min_ms']:.3f} | "
+            f"{d['naive_c']['cpu_min_ms']:.3f} | {d['numpy']['cpu_min_ms']:.3f} |"
         )
     lines += ["", "| CodeOffset n, t | decode | reedsolo decode | ratio |", "|---|---|---|---|"]
     for r in results["code_offset"]:
         lines.append(
-            f"| {r['n']}, {r['t']} | {r['ours_decode']['min_ms']:.3f} | {r['reedsolo_decode']['min_ms']:.3f} | "
-            f"{r['ratio']['min']:.2f} |"
+            f"| {r['n']}, {r['t']} | {r['ours_decode']['cpu_min_ms']:.3f} | {r['reedsolo_decode']['cpu_min_ms']:.3f} | "
+            f"{r['ratio']['cpu_min']:.2f} |"
         )
     prof = results.get("profile_public_m16_t8")
     if prof:

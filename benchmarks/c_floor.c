@@ -14,7 +14,9 @@
  *    encode or decode pipeline runs `reps` times in C and each run is timed here, so no Python
  *    or ctypes overhead is charged to the peer (nor its one-off object construction).
  *
- * Every *_times function writes one duration in nanoseconds per repetition into `times`.
+ * Every *_times function writes two durations in nanoseconds per repetition into `times`: wall
+ * time (times[2r]) and the thread's CPU time (times[2r + 1]; not counting time spent descheduled,
+ * which dominates wall time on a busy machine), each per call of a batch of set_inner_calls().
  */
 
 #include <stdint.h>
@@ -22,12 +24,25 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t now_ns(void)
+static int64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+/* Calls per timed sample (short calls are timed in batches so the clock reads do not count). */
+static int inner_calls = 1;
+
+void set_inner_calls(int n) { inner_calls = n > 0 ? n : 1; }
+
+#define TIMED_BEGIN                                                                                              \
+    int64_t wall0_ = clock_ns(CLOCK_MONOTONIC), cpu0_ = clock_ns(CLOCK_THREAD_CPUTIME_ID);                       \
+    for (int inner_ = 0; inner_ < inner_calls; inner_++) {
+#define TIMED_END(r)                                                                                             \
+    }                                                                                                             \
+    times[2 * (r)] = (clock_ns(CLOCK_MONOTONIC) - wall0_) / inner_calls;                                          \
+    times[2 * (r) + 1] = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0_) / inner_calls
 
 /* ---- naive prime-field floors --------------------------------------------------------------- */
 
@@ -112,9 +127,9 @@ int64_t naive_bw_times(const int64_t *xs, const int64_t *ys, int n, int k, int64
     int64_t *scratch = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n * (n + 1) + n + 1));
     int ok = 0;
     for (int r = 0; r < reps; r++) {
-        int64_t start = now_ns();
+        TIMED_BEGIN;
         ok = naive_bw(xs, ys, n, k, p, coeffs, scratch);
-        times[r] = now_ns() - start;
+        TIMED_END(r);
     }
     free(scratch);
     return ok;
@@ -125,7 +140,8 @@ int64_t naive_vault_lock_times(const int64_t *coeffs, int k, int64_t p, const ui
                                const int64_t *offsets, int64_t *values, int reps, int64_t *times)
 {
     for (int r = 0; r < reps; r++) {
-        int64_t start = now_ns(), o = 0;
+        TIMED_BEGIN;
+        int64_t o = 0;
         for (int64_t x = 0; x < p; x++) {
             int64_t f = horner(coeffs, k, x, p);
             if (genuine[x]) {
@@ -135,7 +151,7 @@ int64_t naive_vault_lock_times(const int64_t *coeffs, int k, int64_t p, const ui
                 values[x] = u + (u >= f);
             }
         }
-        times[r] = now_ns() - start;
+        TIMED_END(r);
     }
     return 0;
 }
@@ -149,7 +165,7 @@ int64_t naive_vault_read_times(const int64_t *values, int64_t p, const int64_t *
     int64_t *scratch = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n * (n + 1) + n + 1));
     int64_t count = 0;
     for (int r = 0; r < reps; r++) {
-        int64_t start = now_ns();
+        TIMED_BEGIN;
         for (int i = 0; i < n; i++) {
             xs[i] = sample[i];
             ys[i] = values[sample[i]];
@@ -160,7 +176,7 @@ int64_t naive_vault_read_times(const int64_t *values, int64_t p, const int64_t *
             for (int64_t x = 0; x < p; x++)
                 if (horner(coeffs, k, x, p) == values[x] && count < n + 1) found[count++] = x;
         }
-        times[r] = now_ns() - start;
+        TIMED_END(r);
     }
     free(xs);
     free(ys);
@@ -187,11 +203,11 @@ int64_t peer_encode_times(void **fns, uint32_t bits, uint32_t impl, size_t capac
     void *sketch = ((create_fn)fns[0])(bits, impl, capacity);
     unsigned char *zero = (unsigned char *)calloc(out_size, 1);
     for (int r = 0; r < reps; r++) {
-        int64_t start = now_ns();
+        TIMED_BEGIN;
         ((deserialize_fn)fns[4])(sketch, zero);
         for (size_t i = 0; i < n; i++) ((add_fn)fns[2])(sketch, elements[i]);
         ((serialize_fn)fns[3])(sketch, out);
-        times[r] = now_ns() - start;
+        TIMED_END(r);
     }
     ((destroy_fn)fns[1])(sketch);
     free(zero);
@@ -213,7 +229,7 @@ int64_t peer_decode_times(void **fns, uint32_t bits, uint32_t impl, size_t capac
     void *sketch = ((create_fn)fns[0])(bits, impl, capacity);
     int64_t count = -1;
     for (int r = 0; r < reps; r++) {
-        int64_t start = now_ns();
+        TIMED_BEGIN;
         ((deserialize_fn)fns[4])(sketch, serialized);
         for (size_t i = 0; i < n; i++) ((add_fn)fns[2])(sketch, sample[i]);
         long found = ((decode_fn)fns[5])(sketch, capacity, diff);
@@ -231,7 +247,7 @@ int64_t peer_decode_times(void **fns, uint32_t bits, uint32_t impl, size_t capac
             }
             count = (int64_t)k;
         }
-        times[r] = now_ns() - start;
+        TIMED_END(r);
     }
     ((destroy_fn)fns[1])(sketch);
     free(diff);
