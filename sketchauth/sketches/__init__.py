@@ -22,6 +22,7 @@ __all__ = [
     "WeightedFuzzyVault",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
+    "backend",
 ]
 
 _WHERE = {
@@ -37,6 +38,7 @@ _WHERE = {
     "WeightedFuzzyVault": "vault",
     "AsymmetricIntervalSketch": "asymmetric",
     "ChaffPointSketch": "chaff",
+    "backend": "_backend",
 }
 
 

@@ -1,8 +1,9 @@
 """Hazmat: GF(2^m) arithmetic (8 ≤ m ≤ 32) and the binary-BCH decoding steps PinSketch uses.
 
 **This is a low-level module.** It validates nothing it is not told to, trusts its callers to
-pass field elements in range, and is private to :mod:`sketchauth.sketches.pinsketch` (SPEC §2.2)
-and its tests. Use :class:`~sketchauth.sketches.pinsketch.PinSketch` instead.
+pass field elements in range, and is private to :mod:`sketchauth.sketches.pinsketch`
+(Dodis–Ostrovsky–Reyzin–Smith, "Fuzzy extractors", §6.3) and its tests. Use
+:class:`~sketchauth.sketches.pinsketch.PinSketch` instead.
 
 Field representation
 --------------------
@@ -30,96 +31,112 @@ primitive polynomial with the fewest terms (a trinomial where one exists, else a
 Addition is XOR. PinSketch treats elements only as labels of set members, so the polynomial
 choice is part of the helper format (it fixes which power sums a set has) and never changes.
 
-Two implementations, chosen by explicit argument (:func:`binary_field`, ``method=``):
+Backends and methods
+--------------------
+:func:`binary_field` ``(m, method, backend)`` builds a field; both choices are explicit
+arguments, never a global switch, and every combination computes the same values.
 
-* ``"tables"`` (default for m ≤ 16): log/antilog tables of the generator ``x`` (primitive
-  polynomial), built lazily per m in one Python loop (≈7 ms at m = 16, 2·2^m entries as
-  Python lists for scalar work and as numpy arrays for vector work). A product is two lookups
-  and an add; zero is handled without branches in the vector path by a log of zero that points
-  into a zero-filled tail of the antilog table.
-* ``"clmul"`` (default for m > 16, available for every m): 2^m-entry tables are out of the
-  question at m = 32, so products are carry-less multiplications reduced by table. Scalars use
-  Python ints: the 16 multiples of ``a`` by 4-bit polynomials, eight nibble lookups of ``b``
-  (≈1.3 µs per product at m = 32, measured faster than 8×8-bit product tables or bit-spreading
-  tricks with big-int multiplication), then reduction of the high half with four 256-entry
-  tables (reduction is linear, so each byte of the high half reduces independently). Vectors
-  use numpy: an 8×8-bit carry-less product table (64 Ki entries) gathers the byte products of
-  whole arrays at once, followed by the same table reduction. Polynomial division (Euclid in
-  the root finder) and the powers ``z^(2i) mod σ`` pack a whole polynomial into one Python
-  int, one 64-bit slot per coefficient, left unreduced: XOR never carries between slots and a
-  carry-less product of two 32-bit values fits in 63 bits, so a whole "scalar times
-  polynomial" step is eight big-int lookups and shifts (measured 15–30 % faster decodes at
-  m = 32 than coefficient-by-coefficient products).
+* ``backend="native"``: the compiled extension :mod:`sketchauth.sketches._native` (built by
+  ``pip install`` when a C compiler is available). Its methods: ``"clmul"`` uses the CPU's
+  carry-less multiply instruction (PCLMULQDQ, detected at run time) and reduces with two
+  carry-less folds; ``"tables"`` (m ≤ 16) log/antilog tables; ``"clmul-portable"`` a
+  4-bit-window carry-less product in plain C. ``"auto"`` picks ``"clmul"`` where the CPU has the
+  instruction, else ``"tables"`` for m ≤ 16 and ``"clmul-portable"`` above. A whole PinSketch
+  recovery (Berlekamp–Massey, root finding, verification, the symmetric difference with the
+  sample) is one call into C: :func:`recover_set`.
+* ``backend="numpy"`` (the fallback when the extension is absent): ``"tables"`` (default for
+  m ≤ 16) log/antilog tables built in one Python loop (≈7 ms at m = 16), products by table
+  lookups, vectors by numpy gathers; ``"clmul"`` (default above 16) carry-less products.
+  Vectors multiply with the masked-integer trick (each operand split into four bit classes
+  ``x & 0x1111…<<i``; the 16 integer products of the classes hold every column count below 16,
+  so bit ``c`` of ``Σ_{i+j≡c mod 4} x_i·y_j`` is the carry-less column parity): sixteen 64-bit
+  multiplications, no table gathers, no per-product index arrays, in chunks of
+  :data:`VMUL_CHUNK` values so temporaries stay a few MiB at any size. Reduction folds the high
+  half twice with the low part of the polynomial (shifts and XORs). Scalars are Python ints: the
+  16 multiples of ``a`` by 4-bit polynomials and eight nibble lookups of ``b``, reduced by four
+  byte tables. Polynomial division (Euclid in the root finder) and the powers ``z^(2i) mod σ``
+  pack a whole polynomial into one Python int, one slot per coefficient (64 bits, or 32 for
+  m ≤ 16), left unreduced: XOR never carries between slots, so a whole "scalar times
+  polynomial" step is a few big-int lookups and shifts, for both methods.
 
-A plain shift-and-add reference (:func:`reference_mul`, :func:`reference_pow`,
-:func:`reference_inv`) is kept beside both, slow and obviously correct; the tests check both
-fast paths against it exhaustively on GF(2^8) and against galois on random inputs for every m.
+:func:`sketchauth.sketches.backend` reports the default (``"native"`` when the extension is
+built). A plain shift-and-add reference (:func:`reference_mul`, :func:`reference_pow`,
+:func:`reference_inv`) is kept beside them, slow and obviously correct; the tests check every
+backend and method against it exhaustively on GF(2^8), against galois on random inputs for
+every m, and against each other.
 
 Why not galois at run time: galois JIT-compiles its ufuncs with numba in every fresh process
 (measured here: import 1–2 s, ``GF(2**16)`` ≈2 s, the first polynomial operations several
 seconds more) and caches nothing to disk. A command-line call or a freshly started worker must
-decode within 2 s of starting, and PinSketch decoding is dominated by many tiny operations
-(polynomials of degree ≤ t) where per-call overhead matters more than throughput. The tables
-here cost milliseconds to build, and the tests use galois as an independent oracle.
+decode within 0.2 s of starting, and PinSketch decoding is dominated by many small operations
+(polynomials of degree ≤ t) where per-call overhead matters more than throughput.
 
 Decoding steps (binary BCH; see minisketch's ``doc/math.md`` for the same pipeline)
 ----------------------------------------------------------------------------------
-* :func:`odd_power_sums` — ``s_i = Σ_{a∈A} a^i`` for ``i = 1, 3, …, 2t−1`` (vectorised).
+* :func:`odd_power_sums` — ``s_i = Σ_{a∈A} a^i`` for ``i = 1, 3, …, 2t−1``.
 * :func:`berlekamp_massey` — the shortest LFSR (connection polynomial ``Λ``) generating
   ``s_1 … s_2t`` (even terms by squaring, ``s_2i = s_i²``; their discrepancies vanish, so only
   the odd steps are computed).
-* :func:`poly_eval_many` — a polynomial at many points at once (powers by discrete logs or by
-  doubling, then one product and XOR-reduction): PinSketch uses it to pick out the locator's
-  roots that are elements of the sample itself (the sample's spurious elements) before
-  splitting.
+* :func:`poly_eval_many` — a polynomial at many points at once: used to pick out the locator's
+  roots that are elements of the sample itself before splitting (when the sample is small
+  against ``m·deg σ``, where evaluating is cheaper than splitting).
 * :func:`find_roots` — the roots of ``σ(z) = z^L Λ(1/z) = Π (z − X_j)`` by Berlekamp's trace
-  algorithm: first ``z^(2^i) mod σ`` for ``i ≤ m`` (a GF(2)-linear squaring map applied m
-  times) — ``σ`` splits into distinct linear factors over GF(2^m) iff ``z^(2^m) ≡ z (mod σ)``,
-  which is checked before any splitting. Then for a random ``β`` (from :mod:`secrets`, so a
-  crafted sketch cannot steer the splitting into its worst case) the trace polynomial
-  ``Tr(βz) mod σ = Σ_i β^(2^i) z^(2^i)`` takes the value 0 or 1 at every root, and
-  ``gcd(h, Tr(βz))`` splits every pending factor ``h`` whose roots it separates. Factors of
-  degree 2 are solved in closed form (``z = b·y`` with ``y² + y = c/b²``, a GF(2)-linear
-  system solved by a precomputed echelon basis), degree 1 directly. No field element is
-  scanned exhaustively.
+  algorithm: first ``Z_i = z^(2^i) mod σ`` for ``i ≤ m`` — ``σ`` splits into distinct linear
+  factors over GF(2^m) iff ``z^(2^m) ≡ z (mod σ)``, which is checked before any splitting. Then
+  for ``β_i = β·x^i`` with one random non-zero ``β`` (from ``os.urandom``, so a crafted sketch
+  cannot steer the splitting into its worst case) the trace polynomials
+  ``Tr(β_i z) mod σ = Σ_k β_i^(2^k) Z_k`` take the value 0 or 1 at every root, and
+  ``gcd(h, Tr(β_i z))`` splits every pending factor ``h`` whose roots they separate. The
+  ``β_i``, ``i < m``, are a GF(2)-basis of the field, so any two distinct roots ``r, s`` are
+  separated within m rounds (``Tr(β_i (r + s))`` is a non-zero linear functional of ``β_i``):
+  splitting *always* ends within m rounds, a hard bound on the work for any input. Factors of
+  degree 2 are solved in closed form (``z = b·y`` with ``y² + y = c/b²``, a GF(2)-linear system
+  solved by a precomputed echelon basis), degree 1 directly. No field element is scanned
+  exhaustively.
+* :func:`recover_set` — all of the above for PinSketch: from the power sums of ``D = A Δ B``
+  and the sample ``B``, the set ``A = B Δ D`` or :class:`DecodeError`.
 """
 
 from __future__ import annotations
 
-import secrets
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
-from typing import Literal
+from collections.abc import Iterator, Sequence
+from functools import cache
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.sketches import _backend
 
 __all__ = [
-    "PRIMITIVE_POLYNOMIALS",
-    "MIN_M",
     "MAX_M",
+    "MIN_M",
+    "PRIMITIVE_POLYNOMIALS",
     "BinaryField",
+    "berlekamp_massey",
     "binary_field",
-    "reference_mul",
-    "reference_pow",
-    "reference_inv",
+    "decode_set",
+    "expand_syndromes",
+    "find_roots",
     "odd_power_sums",
     "odd_power_sums_segments",
-    "expand_syndromes",
-    "berlekamp_massey",
-    "find_roots",
+    "poly_deflate",
     "poly_eval",
     "poly_eval_many",
-    "poly_deflate",
-    "poly_mod",
     "poly_gcd",
+    "poly_mod",
+    "poly_mul",
+    "recover_set",
+    "reference_inv",
+    "reference_mul",
+    "reference_pow",
 ]
 
 MIN_M = 8
 MAX_M = 32
-#: Largest m for which "tables" (log/antilog) is the default implementation.
+#: Largest m for which "tables" (log/antilog) is available (and the numpy default).
 LOG_TABLE_MAX_M = 16
 
 PRIMITIVE_POLYNOMIALS: dict[int, int] = {
@@ -132,6 +149,12 @@ PRIMITIVE_POLYNOMIALS: dict[int, int] = {
 
 Poly = list[int]
 """A polynomial over GF(2^m): coefficients low degree first, no trailing zeros (zero is ``[]``)."""
+
+Method = Literal["auto", "tables", "clmul", "clmul-portable"]
+
+#: Values per chunk in the numpy carry-less vector product (≈10 live uint64 temporaries of this
+#: size: about 1.3 MiB, whatever the array size).
+VMUL_CHUNK = 1 << 14
 
 
 # -- reference implementation (slow, obviously correct) -----------------------------------------
@@ -191,11 +214,12 @@ def _reduce_slow(value: int, m: int, poly: int) -> int:
 class BinaryField(ABC):
     """GF(2^m) modulo ``PRIMITIVE_POLYNOMIALS[m]``: scalar (int) and vector (uint64) arithmetic.
 
-    Subclasses provide ``mul``, ``scale``, ``vmul``; everything else is built on them and on the
-    GF(2)-linearity of squaring. Get instances from :func:`binary_field` (cached per m, method).
+    Get instances from :func:`binary_field` (cached per m, method and backend). ``backend`` is
+    ``"native"`` or ``"numpy"``, ``method`` the multiplication scheme.
     """
 
     method: str
+    backend: str
 
     def __init__(self, m: int) -> None:
         if m not in PRIMITIVE_POLYNOMIALS:
@@ -204,25 +228,9 @@ class BinaryField(ABC):
         self.poly = PRIMITIVE_POLYNOMIALS[m]
         self.order = 1 << m
         self.mask = self.order - 1
-        # Squaring is GF(2)-linear: the square of each byte of an element, reduced, by table.
-        sq = [_reduce_slow(_clmul(1 << j, 1 << j), m, self.poly) for j in range(m)]
-        self._sqr_tables = [
-            [self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(4)
-        ]
-        self._sqr_np = np.array(self._sqr_tables, dtype=np.uint64)
-        self._x_powers = np.array([_reduce_slow(1 << s, m, self.poly) for s in range(32)], dtype=np.uint64)
-        self._artin_schreier: list[tuple[int, int, int]] | None = None
-
-    @staticmethod
-    def _combine(basis: Sequence[int], bits: int) -> int:
-        out = 0
-        for j, value in enumerate(basis):
-            if bits >> j & 1:
-                out ^= value
-        return out
 
     def __repr__(self) -> str:
-        return f"BinaryField(m={self.m}, poly={self.poly:#x}, method={self.method!r})"
+        return f"BinaryField(m={self.m}, poly={self.poly:#x}, method={self.method!r}, backend={self.backend!r})"
 
     # scalar ------------------------------------------------------------------------------------
     @abstractmethod
@@ -230,16 +238,24 @@ class BinaryField(ABC):
         """``a·b``."""
 
     @abstractmethod
+    def sqr(self, a: int) -> int:
+        """``a²``."""
+
+    @abstractmethod
+    def inv(self, a: int) -> int:
+        """``1/a`` (``ParameterError`` for zero)."""
+
+    @abstractmethod
     def scale(self, c: int, values: Sequence[int]) -> list[int]:
         """``[c·v for v in values]``."""
 
-    def scale_lazy(self, c: int, values: Sequence[int]) -> list[int]:
-        """Like :meth:`scale` but possibly unreduced (XOR-able; finish with :meth:`reduce`)."""
-        return self.scale(c, values)
+    @abstractmethod
+    def solve_artin_schreier(self, k: int) -> int:
+        """A ``y`` with ``y² + y = k``, or ``DecodeError`` if none exists (``Tr(k) = 1``)."""
 
-    def reduce(self, value: int) -> int:
-        """The field element represented by an XOR of :meth:`scale_lazy` outputs."""
-        return value
+    @abstractmethod
+    def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
+        """``(quotient, remainder)`` of polynomials ``a`` by a non-zero ``b``."""
 
     def dot(self, xs: Sequence[int], ys: Sequence[int]) -> int:
         """``Σ x_i·y_i``."""
@@ -247,59 +263,6 @@ class BinaryField(ABC):
         for x, y in zip(xs, ys):
             acc ^= self.mul(x, y)
         return acc
-
-    def even_powers_mod(self, sigma: Sequence[int]) -> list[list[int]]:
-        """``z^(2i) mod σ`` for ``i < L = deg σ`` (σ monic, L ≥ 2), each as L coefficients."""
-        L = len(sigma) - 1
-        low = list(sigma[:L])
-        current = [1] + [0] * (L - 1)
-        rows = [current]
-        for k in range(1, 2 * L - 1):
-            top = current[-1]
-            current = [0] + current[:-1]
-            if top:
-                current = [x ^ y for x, y in zip(current, self.scale(top, low))]
-            if k % 2 == 0:
-                rows.append(current)
-        return rows
-
-    def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
-        """``(quotient, remainder)`` of polynomials ``a`` by a non-zero ``b`` (schoolbook)."""
-        r = list(a)
-        db = len(b) - 1
-        if len(r) <= db:
-            return [], _trim(r)
-        low = b[:db]
-        lead_inv = 1 if b[-1] == 1 else self.inv(b[-1])
-        reduce, scale_lazy, mul = self.reduce, self.scale_lazy, self.mul
-        quotient = [0] * (len(r) - db)
-        for k in range(len(r) - 1, db - 1, -1):
-            q = reduce(r[k])
-            if q:
-                if lead_inv != 1:
-                    q = mul(q, lead_inv)
-                quotient[k - db] = q
-                base = k - db
-                for i, v in enumerate(scale_lazy(q, low)):
-                    r[base + i] ^= v
-        return _trim(quotient), _trim([reduce(v) for v in r[:db]])
-
-    def sqr(self, a: int) -> int:
-        t = self._sqr_tables
-        return t[0][a & 255] ^ t[1][a >> 8 & 255] ^ t[2][a >> 16 & 255] ^ t[3][a >> 24 & 255]
-
-    def inv(self, a: int) -> int:
-        """Inverse of a non-zero ``a`` (binary extended Euclid on GF(2)[x])."""
-        if a == 0:
-            raise ParameterError("zero has no inverse")
-        u, v, g1, g2 = a, self.poly, 1, 0
-        while u != 1:
-            j = u.bit_length() - v.bit_length()
-            if j < 0:
-                u, v, g1, g2, j = v, u, g2, g1, -j
-            u ^= v << j
-            g1 ^= g2 << j
-        return g1
 
     def pow(self, a: int, e: int) -> int:
         result = 1
@@ -318,12 +281,99 @@ class BinaryField(ABC):
             total ^= power
         return total
 
-    def solve_artin_schreier(self, k: int) -> int:
-        """A ``y`` with ``y² + y = k``, or ``DecodeError`` if none exists (``Tr(k) = 1``).
+    def mulx(self, a: int) -> int:
+        """``a·x`` (a shift and at most one reduction)."""
+        a <<= 1
+        return a ^ self.poly if a >> self.m else a
 
-        ``y ↦ y² + y`` is GF(2)-linear with kernel {0, 1}; an echelon basis of its image (each
-        row remembering which inputs it combines) is built once per field.
-        """
+    # vector ------------------------------------------------------------------------------------
+    @abstractmethod
+    def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Element-wise product of two ``uint64`` arrays (broadcasting)."""
+
+    def vsqr(self, a: np.ndarray) -> np.ndarray:
+        a = np.asarray(a, dtype=np.uint64)
+        return self.vmul(a, a)
+
+
+# -- numpy backend -----------------------------------------------------------------------------------
+
+
+class _NumpyField(BinaryField):
+    """Machinery shared by the numpy fields: byte tables, packed (big-int) polynomial steps."""
+
+    backend = "numpy"
+
+    def __init__(self, m: int) -> None:
+        super().__init__(m)
+        # Squaring is GF(2)-linear: the square of each byte of an element, reduced, by table.
+        sq = [_reduce_slow(_clmul(1 << j, 1 << j), m, self.poly) for j in range(m)]
+        self._sqr_tables = [[self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(4)]
+        self._sqr_np = np.array(self._sqr_tables, dtype=np.uint64)
+        # (byte << (m + 8k)) mod poly, for the four bytes of the high half of a product.
+        self._red = [[_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)]
+        self._x_powers = np.array([_reduce_slow(1 << s, m, self.poly) for s in range(32)], dtype=np.uint64)
+        self._red_np = np.array(self._red, dtype=np.uint64)
+        # Packed polynomials: one slot per coefficient, wide enough for an unreduced product.
+        self._slot_bits = 32 if m <= 16 else 64
+        self._slot_dtype = np.dtype(f"<u{self._slot_bits // 8}")
+        self._artin_schreier: list[tuple[int, int, int]] | None = None
+
+    @staticmethod
+    def _combine(basis: Sequence[int], bits: int) -> int:
+        out = 0
+        for j, value in enumerate(basis):
+            if bits >> j & 1:
+                out ^= value
+        return out
+
+    # scalar ------------------------------------------------------------------------------------
+    def sqr(self, a: int) -> int:
+        t = self._sqr_tables
+        return t[0][a & 255] ^ t[1][a >> 8 & 255] ^ t[2][a >> 16 & 255] ^ t[3][a >> 24 & 255]
+
+    def inv(self, a: int) -> int:
+        """Inverse of a non-zero ``a`` (binary extended Euclid on GF(2)[x])."""
+        if a == 0:
+            raise ParameterError("zero has no inverse")
+        u, v, g1, g2 = a, self.poly, 1, 0
+        while u != 1:
+            j = u.bit_length() - v.bit_length()
+            if j < 0:
+                u, v, g1, g2, j = v, u, g2, g1, -j
+            u ^= v << j
+            g1 ^= g2 << j
+        return g1
+
+    def _reduce(self, r: int) -> int:
+        """The field element of an unreduced carry-less product (or XOR of them)."""
+        h = r >> self.m
+        red = self._red
+        return (r & self.mask) ^ red[0][h & 255] ^ red[1][h >> 8 & 255] ^ red[2][h >> 16 & 255] ^ red[3][h >> 24]
+
+    @staticmethod
+    def _multiples(a: int) -> tuple[int, ...]:
+        """``a`` times every polynomial of degree < 4 (``a`` may be a packed polynomial)."""
+        a2 = a << 1
+        a4 = a << 2
+        a8 = a << 3
+        a3, a5, a6 = a2 ^ a, a4 ^ a, a4 ^ a2
+        a7 = a6 ^ a
+        return (0, a, a2, a3, a4, a5, a6, a7, a8, a8 ^ a, a8 ^ a2, a8 ^ a3, a8 ^ a4, a8 ^ a5, a8 ^ a6, a8 ^ a7)
+
+    def _clmul_with(self, mult: tuple[int, ...], b: int) -> int:
+        """Carry-less product of ``b`` (< 2^m) with the value whose :meth:`_multiples` are given."""
+        if self.m <= 16:
+            return mult[b & 15] ^ mult[b >> 4 & 15] << 4 ^ mult[b >> 8 & 15] << 8 ^ mult[b >> 12] << 12
+        return (
+            mult[b & 15] ^ mult[b >> 4 & 15] << 4 ^ mult[b >> 8 & 15] << 8 ^ mult[b >> 12 & 15] << 12
+            ^ mult[b >> 16 & 15] << 16 ^ mult[b >> 20 & 15] << 20 ^ mult[b >> 24 & 15] << 24
+            ^ mult[b >> 28] << 28
+        )  # fmt: skip
+
+    def solve_artin_schreier(self, k: int) -> int:
+        """``y ↦ y² + y`` is GF(2)-linear with kernel {0, 1}; an echelon basis of its image (each
+        row remembering which inputs it combines) is built once per field."""
         if self._artin_schreier is None:
             rows: list[tuple[int, int, int]] = []
             for j in range(self.m):
@@ -344,15 +394,76 @@ class BinaryField(ABC):
             raise DecodeError("quadratic factor has no root in the field")
         return y
 
+    # packed polynomials --------------------------------------------------------------------------
+    def _pack(self, coefficients: Sequence[int]) -> int:
+        """One slot per coefficient, lowest first (little-endian bytes of the slot words)."""
+        words = np.asarray(coefficients, dtype=np.uint64).astype(self._slot_dtype)
+        return int.from_bytes(words.tobytes(), "little")
+
+    def _unpack(self, packed: int, count: int) -> list[int]:
+        """The reduced field elements of the lowest ``count`` slots."""
+        w = self._slot_bits
+        packed &= (1 << (w * count)) - 1
+        if count <= 16:
+            slot, reduce = (1 << w) - 1, self._reduce
+            return [reduce((packed >> (w * i)) & slot) for i in range(count)]
+        words = np.frombuffer(packed.to_bytes(count * w // 8, "little"), dtype=self._slot_dtype)
+        r = words.astype(np.uint64)
+        h = r >> np.uint64(self.m)
+        red, ff = self._red_np, np.uint64(255)
+        out = (r & np.uint64(self.mask)) ^ red[0][h & ff] ^ red[1][(h >> np.uint64(8)) & ff]
+        out ^= red[2][(h >> np.uint64(16)) & ff] ^ red[3][h >> np.uint64(24)]
+        return out.tolist()
+
+    def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
+        """Schoolbook division with the remainder packed into one Python int.
+
+        Coefficient i lives in slot ``[w·i, w·i + w)`` unreduced (a carry-less product of two
+        m-bit values has 2m − 1 < w bits, and XOR never carries into the next slot). The
+        divisor's low part is packed once with its 16 multiples by 4-bit polynomials, so
+        ``q · low`` for a whole quotient step is a few big-int lookups and shifts instead of
+        ``deg b`` products.
+        """
+        db = len(b) - 1
+        if len(a) <= db:
+            return [], _trim([int(v) for v in a])
+        mult = self._multiples(self._pack(b[:db]))
+        r = self._pack(a)
+        lead_inv = 1 if b[-1] == 1 else self.inv(b[-1])
+        w, slot, reduce, mul = self._slot_bits, (1 << self._slot_bits) - 1, self._reduce, self.mul
+        quotient = [0] * (len(a) - db)
+        for k in range(len(a) - 1, db - 1, -1):
+            q = reduce((r >> (w * k)) & slot)
+            if q:
+                if lead_inv != 1:
+                    q = mul(q, lead_inv)
+                quotient[k - db] = q
+                r ^= self._clmul_with(mult, q) << (w * (k - db))
+        return _trim(quotient), _trim(self._unpack(r, db))
+
+    def even_powers_mod(self, sigma: Sequence[int]) -> list[list[int]]:
+        """``z^(2i) mod σ`` for ``i < L = deg σ`` (σ monic, L ≥ 2), each as L coefficients.
+
+        Packed as in :meth:`divide`: multiplying by z is a one-slot shift, the overflowing slot
+        is reduced and folded back with one whole-vector carry-less product.
+        """
+        L = len(sigma) - 1
+        mult = self._multiples(self._pack(sigma[:L]))
+        w = self._slot_bits
+        top_shift, mask = w * L, (1 << (w * L)) - 1
+        current = 1
+        packed = [1]
+        for k in range(1, 2 * L - 1):
+            current <<= w
+            top = self._reduce(current >> top_shift)
+            current &= mask
+            if top:
+                current ^= self._clmul_with(mult, top)
+            if k % 2 == 0:
+                packed.append(current)
+        return [self._unpack(p, L) for p in packed]
+
     # vector ------------------------------------------------------------------------------------
-    @abstractmethod
-    def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Element-wise product of two ``uint64`` arrays (broadcasting)."""
-
-    def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
-        """``a · x^s`` element-wise for shifts ``0 ≤ s < 32`` (broadcasting)."""
-        return self.vmul(a, self._x_powers[np.asarray(shifts, dtype=np.int64)])
-
     def vsqr(self, a: np.ndarray) -> np.ndarray:
         a = np.asarray(a, dtype=np.uint64)
         t = self._sqr_np
@@ -361,8 +472,12 @@ class BinaryField(ABC):
             out ^= t[2][(a >> np.uint64(16)) & np.uint64(255)] ^ t[3][a >> np.uint64(24)]
         return out
 
+    def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+        """``a · x^s`` element-wise for shifts ``0 ≤ s < 32`` (broadcasting)."""
+        return self.vmul(a, self._x_powers[np.asarray(shifts, dtype=np.int64)])
 
-class _LogTableField(BinaryField):
+
+class _LogTableField(_NumpyField):
     """GF(2^m), m ≤ 16, by log/antilog tables of the primitive element ``x``."""
 
     method = "tables"
@@ -419,50 +534,44 @@ class _LogTableField(BinaryField):
         return self._exp_np[np.mod(e, self._n)]
 
 
-class _ClmulField(BinaryField):
-    """GF(2^m), any m ≤ 32, by carry-less multiplication and table reduction."""
+_CLASS_MASKS = tuple(np.uint64((0x1111111111111111 << i) & (2**64 - 1)) for i in range(4))
+
+
+def _vclmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Carry-less products of 1-D uint64 arrays of values below 2^32 (results below 2^63).
+
+    Each operand is split into its four bit classes ``x_i = x & (0x1111… << i)``. An integer
+    product ``x_i·y_j`` has its column sums at positions ``≡ i + j (mod 4)``; every column sums at
+    most 8 bit products (32 / 4), and all lower columns of the class together stay below the
+    column's own weight, so bit ``c`` of the product is the parity of column ``c``: XOR the four
+    products of each class and mask. (The same trick as constant-time GHASH without a carry-less
+    multiply instruction.) The 32-bit inputs keep every integer product below 2^64.
+    """
+    m0, m1, m2, m3 = _CLASS_MASKS
+    x0, x1, x2, x3 = a & m0, a & m1, a & m2, a & m3
+    y0, y1, y2, y3 = b & m0, b & m1, b & m2, b & m3
+    z = (x0 * y0) ^ (x1 * y3) ^ (x2 * y2) ^ (x3 * y1)
+    out = z & m0
+    z = (x0 * y1) ^ (x1 * y0) ^ (x2 * y3) ^ (x3 * y2)
+    out |= z & m1
+    z = (x0 * y2) ^ (x1 * y1) ^ (x2 * y0) ^ (x3 * y3)
+    out |= z & m2
+    z = (x0 * y3) ^ (x1 * y2) ^ (x2 * y1) ^ (x3 * y0)
+    out |= z & m3
+    return out
+
+
+class _ClmulField(_NumpyField):
+    """GF(2^m), any m ≤ 32, by carry-less multiplication and reduction (numpy and Python ints)."""
 
     method = "clmul"
 
     def __init__(self, m: int) -> None:
         super().__init__(m)
-        # (byte << (m + 8k)) mod poly, for the four bytes of the high half of a product.
-        self._red = [
-            [_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)
-        ]
-        self._red_np = np.array(self._red, dtype=np.uint64)
-        # 8x8-bit carry-less products, indexed (x << 8) | y.
-        x = np.arange(256, dtype=np.uint64)
-        cl8 = np.zeros((256, 256), dtype=np.uint64)
-        a_bits = ((x[:, None] >> np.arange(8, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
-        for bit in range(8):
-            cl8 ^= np.where(a_bits[:, bit][:, None], x[None, :] << np.uint64(bit), np.uint64(0))
-        self._cl8_np = cl8.reshape(-1)
-        self._nbytes = (m + 7) // 8
-        shifts = np.arange(self._nbytes, dtype=np.uint64) * np.uint64(8)
-        self._byte_shifts = shifts
-        self._pair_shifts = (shifts[:, None] + shifts[None, :]).reshape(-1)
-
-    def _reduce(self, r: int) -> int:
-        h = r >> self.m
-        red = self._red
-        return (r & self.mask) ^ red[0][h & 255] ^ red[1][h >> 8 & 255] ^ red[2][h >> 16 & 255] ^ red[3][h >> 24]
-
-    @staticmethod
-    def _multiples(a: int) -> tuple[int, ...]:
-        a2 = a << 1
-        a4 = a << 2
-        a8 = a << 3
-        a3, a5, a6 = a2 ^ a, a4 ^ a, a4 ^ a2
-        a7 = a6 ^ a
-        return (0, a, a2, a3, a4, a5, a6, a7, a8, a8 ^ a, a8 ^ a2, a8 ^ a3, a8 ^ a4, a8 ^ a5, a8 ^ a6, a8 ^ a7)
-
-    def _clmul_with(self, mult: tuple[int, ...], b: int) -> int:
-        return (
-            mult[b & 15] ^ mult[b >> 4 & 15] << 4 ^ mult[b >> 8 & 15] << 8 ^ mult[b >> 12 & 15] << 12
-            ^ mult[b >> 16 & 15] << 16 ^ mult[b >> 20 & 15] << 20 ^ mult[b >> 24 & 15] << 24
-            ^ mult[b >> 28] << 28
-        )  # fmt: skip
+        low = self.poly ^ (1 << m)
+        # The low part has degree ≤ (m + 1)/2 for every polynomial of the table, so two folds of
+        # the high half by it reach below x^m.
+        self._low_bits = tuple(np.uint64(j) for j in range(low.bit_length()) if low >> j & 1)
 
     def mul(self, a: int, b: int) -> int:
         return self._reduce(self._clmul_with(self._multiples(a), b))
@@ -471,14 +580,6 @@ class _ClmulField(BinaryField):
         mult = self._multiples(c)
         return [self._reduce(self._clmul_with(mult, v)) for v in values]
 
-    # Reduction is linear, so sums of carry-less products are reduced once, at the end.
-    def scale_lazy(self, c: int, values: Sequence[int]) -> list[int]:
-        mult = self._multiples(c)
-        return [self._clmul_with(mult, v) for v in values]
-
-    def reduce(self, value: int) -> int:
-        return self._reduce(value)
-
     def dot(self, xs: Sequence[int], ys: Sequence[int]) -> int:
         acc = 0
         for x, y in zip(xs, ys):
@@ -486,110 +587,138 @@ class _ClmulField(BinaryField):
                 acc ^= self._clmul_with(self._multiples(x), y)
         return self._reduce(acc)
 
-    def _vreduce(self, r: np.ndarray) -> np.ndarray:
-        """Reduce products of up to 2m − 1 (< 64) bits, four table lookups on the high half."""
-        ff = np.uint64(255)
+    def _fold(self, r: np.ndarray) -> np.ndarray:
+        """``(r mod x^m) + (r div x^m)·low``: one reduction step (shifts and XORs)."""
         h = r >> np.uint64(self.m)
-        red = self._red_np
-        out = (r & np.uint64(self.mask)) ^ red[0][h & ff] ^ red[1][(h >> np.uint64(8)) & ff]
-        out ^= red[2][(h >> np.uint64(16)) & ff] ^ red[3][h >> np.uint64(24)]
+        out = r & np.uint64(self.mask)
+        for j in self._low_bits:
+            out ^= h << j
         return out
+
+    def _vreduce(self, r: np.ndarray, bits: int | None = None) -> np.ndarray:
+        """Reduce values of at most ``bits`` bits (default 2m − 1, a product).
+
+        A fold turns an excess of ``e`` bits over m into at most ``e + deg(low) − m``, so
+        ``⌈e / (m − deg low)⌉`` folds finish (two for a product: deg low ≤ (m + 1)/2).
+        """
+        excess = (2 * self.m - 1 if bits is None else bits) - self.m
+        shrink = self.m - (len(bin(self.poly ^ (1 << self.m))) - 3)
+        while excess > 0:
+            r = self._fold(r)
+            excess -= shrink
+        return r
+
+    def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
+        flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+        out = np.empty(flat_a.shape, dtype=np.uint64)
+        for start in range(0, out.size, VMUL_CHUNK):
+            stop = start + VMUL_CHUNK
+            out[start:stop] = self._vreduce(_vclmul(flat_a[start:stop], flat_b[start:stop]))
+        return out.reshape(a.shape)
 
     def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
         # A monomial product is a shift: a < 2^32 and s < 32 keep it below 2^63.
-        return self._vreduce(np.asarray(a, dtype=np.uint64) << np.asarray(shifts, dtype=np.uint64))
+        return self._vreduce(np.asarray(a, dtype=np.uint64) << np.asarray(shifts, dtype=np.uint64), self.m + 31)
 
-    def even_powers_mod(self, sigma: Sequence[int]) -> list[list[int]]:
-        # Packed as in divide(): multiplying by z is a 64-bit shift, the overflowing slot is
-        # reduced and folded back with one whole-vector carry-less product.
-        L = len(sigma) - 1
-        low = 0
-        for i, v in enumerate(sigma[:L]):
-            low |= v << (64 * i)
-        mult = self._multiples(low)
-        slot, top_shift, mask = (1 << 64) - 1, 64 * L, (1 << (64 * L)) - 1
-        current = 1
-        packed = [1]
-        for k in range(1, 2 * L - 1):
-            current <<= 64
-            top = self._reduce(current >> top_shift)
-            current &= mask
-            if top:
-                current ^= self._clmul_with(mult, top)
-            if k % 2 == 0:
-                packed.append(current)
-        return [[self._reduce((p >> (64 * i)) & slot) for i in range(L)] for p in packed]
+
+# -- native backend ------------------------------------------------------------------------------------
+
+_NATIVE_KERNELS = {"clmul": "pclmul", "tables": "tables", "clmul-portable": "portable"}
+
+
+class _NativeField(BinaryField):
+    """GF(2^m) on the compiled kernels of :mod:`sketchauth.sketches._native`."""
+
+    backend = "native"
+
+    def __init__(self, m: int, method: str) -> None:
+        super().__init__(m)
+        self.method = method
+        kernel = _NATIVE_KERNELS[method]
+        if method == "clmul" and not _backend.native_module().cpu_features()["pclmul"]:
+            kernel = "portable"  # no instruction on this CPU: the same products in plain C
+        self.kernel = kernel
+        self._core = _backend.native_module().GF2m(m, kernel)
+
+    def mul(self, a: int, b: int) -> int:
+        return self._core.mul(a, b)
+
+    def sqr(self, a: int) -> int:
+        return self._core.sqr(a)
+
+    def inv(self, a: int) -> int:
+        if a == 0:
+            raise ParameterError("zero has no inverse")
+        return self._core.inv(a)
+
+    def scale(self, c: int, values: Sequence[int]) -> list[int]:
+        return self._core.scale(c, values)
+
+    def solve_artin_schreier(self, k: int) -> int:
+        return self._core.solve_artin_schreier(k)
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
-        """Schoolbook division with the remainder packed into one Python int.
-
-        Coefficient i lives in bits ``[64i, 64i + 64)``, unreduced (carry-less products of two
-        32-bit values fit in 63 bits, and XOR never carries into the next slot). The divisor's
-        low part is packed once with its 16 multiples by 4-bit polynomials, so ``q · low`` for a
-        whole quotient step is eight big-int lookups and shifts instead of ``deg b`` products.
-        """
-        db = len(b) - 1
-        if len(a) <= db or db == 0:
-            return super().divide(a, b)
-        low = 0
-        for i, v in enumerate(b[:db]):
-            low |= v << (64 * i)
-        mult = self._multiples(low)
-        r = 0
-        for i, v in enumerate(a):
-            r |= v << (64 * i)
-        lead_inv = 1 if b[-1] == 1 else self.inv(b[-1])
-        reduce, slot = self._reduce, (1 << 64) - 1
-        quotient = [0] * (len(a) - db)
-        for k in range(len(a) - 1, db - 1, -1):
-            q = reduce((r >> (64 * k)) & slot)
-            if q:
-                if lead_inv != 1:
-                    q = self.mul(q, lead_inv)
-                quotient[k - db] = q
-                r ^= self._clmul_with(mult, q) << (64 * (k - db))
-        remainder = [reduce((r >> (64 * i)) & slot) for i in range(db)]
-        return _trim(quotient), _trim(remainder)
+        return self._core.poly_divmod(a, b)
 
     def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        a = np.asarray(a, dtype=np.uint64)
-        b = np.asarray(b, dtype=np.uint64)
-        ff = np.uint64(255)
-        a_bytes = (a[..., None] >> self._byte_shifts) & ff
-        b_bytes = (b[..., None] >> self._byte_shifts) & ff
-        index = (a_bytes[..., :, None] << np.uint64(8)) | b_bytes[..., None, :]
-        shape = index.shape[:-2] + (self._nbytes * self._nbytes,)
-        products = self._cl8_np[index.reshape(shape)] << self._pair_shifts
-        r = np.bitwise_xor.reduce(products, axis=-1)
-        h = r >> np.uint64(self.m)
-        red = self._red_np
-        out = (r & np.uint64(self.mask)) ^ red[0][h & ff] ^ red[1][(h >> np.uint64(8)) & ff]
-        if self.m > 17:
-            out ^= red[2][(h >> np.uint64(16)) & ff]
-        if self.m > 25:
-            out ^= red[3][h >> np.uint64(24)]
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
+        out = np.empty(a.shape, dtype=np.uint64)
+        self._core.vmul(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
         return out
 
 
-@lru_cache(maxsize=None)
-def binary_field(m: int, method: Literal["auto", "tables", "clmul"] = "auto") -> BinaryField:
-    """The (cached) field GF(2^m) with the given implementation.
-
-    ``"auto"`` uses log tables for m ≤ 16 and carry-less multiplication above.
-    """
-    if method == "auto":
-        method = "tables" if m <= LOG_TABLE_MAX_M else "clmul"
+@cache
+def _field(m: int, method: str, backend: str) -> BinaryField:
+    if backend == "native":
+        return _NativeField(m, method)
     if method == "tables":
         return _LogTableField(m)
-    if method == "clmul":
-        return _ClmulField(m)
-    raise ParameterError(f"unknown field method {method!r}")
+    return _ClmulField(m)
+
+
+def binary_field(m: int, method: Method = "auto", backend: str = "auto") -> BinaryField:
+    """The (cached) field GF(2^m) with the given implementation.
+
+    ``backend``: ``"auto"`` (the compiled kernels when installed, see
+    :func:`sketchauth.sketches.backend`), ``"native"`` or ``"numpy"``. ``method``: ``"auto"``,
+    ``"tables"`` (m ≤ 16), ``"clmul"``, or ``"clmul-portable"`` (native only: the plain-C
+    carry-less product even where the CPU has the instruction).
+    """
+    if m not in PRIMITIVE_POLYNOMIALS:
+        raise ParameterError(f"m must be in [{MIN_M}, {MAX_M}], got {m}")
+    chosen = _backend.resolve(backend)
+    if method not in ("auto", "tables", "clmul", "clmul-portable"):
+        raise ParameterError(f"unknown field method {method!r}")
+    if method == "tables" and m > LOG_TABLE_MAX_M:
+        raise ParameterError(f"log tables are only built for m <= {LOG_TABLE_MAX_M}")
+    if method == "clmul-portable" and chosen != "native":
+        raise ParameterError('method "clmul-portable" exists only with backend="native"')
+    if method == "auto":
+        if chosen == "native":
+            has_instruction = _backend.native_module().cpu_features()["pclmul"]
+            method = "clmul" if has_instruction else ("tables" if m <= LOG_TABLE_MAX_M else "clmul-portable")
+        else:
+            method = "tables" if m <= LOG_TABLE_MAX_M else "clmul"
+    return _field(m, method, chosen)
+
+
+def _words(values: Any) -> np.ndarray:
+    """A contiguous array of 64-bit integers (what the native kernels read; they reject values
+    outside the field, negative ones included)."""
+    if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):
+        return np.ascontiguousarray(values)
+    return np.ascontiguousarray(values, dtype=np.uint64)
+
+
+def _native_words(data: bytearray) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.uint64)
 
 
 # -- power sums -----------------------------------------------------------------------------------
 
 
-def _odd_power_matrix(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarray:
+def _odd_power_matrix(field: _NumpyField, elements: np.ndarray, t: int) -> np.ndarray:
     """``P[j, k] = elements[j] ** (2k + 1)`` for ``k < t`` (uint64, shape (n, t))."""
     elements = np.asarray(elements, dtype=np.uint64)
     if isinstance(field, _LogTableField):
@@ -604,8 +733,9 @@ def _odd_power_matrix(field: BinaryField, elements: np.ndarray, t: int) -> np.nd
     return powers[:, :t]
 
 
-#: Rows of the power matrix computed at once: bounds memory to ~8 MiB whatever the set size.
-POWER_CHUNK_ENTRIES = 1 << 20
+#: Entries of the numpy power matrix computed at once: bounds its memory (2 MiB, with the
+#: doubling's copies under 8 MiB) whatever the set size.
+POWER_CHUNK_ENTRIES = 1 << 18
 
 
 def _chunks(n: int, t: int) -> range:
@@ -614,11 +744,14 @@ def _chunks(n: int, t: int) -> range:
 
 def odd_power_sums(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarray:
     """``[Σ_a a^1, Σ_a a^3, …, Σ_a a^(2t−1)]`` for non-zero ``elements`` (uint64, shape (t,))."""
+    if isinstance(field, _NativeField):
+        return _native_words(field._core.power_sums(_words(elements), t))
+    numpy_field = cast(_NumpyField, field)  # the other backend
     elements = np.asarray(elements, dtype=np.uint64)
     out = np.zeros(t, dtype=np.uint64)
-    step = max(1, POWER_CHUNK_ENTRIES // t)
+    step = max(1, POWER_CHUNK_ENTRIES // max(t, 1))
     for start in _chunks(elements.size, t):
-        out ^= np.bitwise_xor.reduce(_odd_power_matrix(field, elements[start : start + step], t), axis=0)
+        out ^= np.bitwise_xor.reduce(_odd_power_matrix(numpy_field, elements[start : start + step], t), axis=0)
     return out
 
 
@@ -627,14 +760,18 @@ def odd_power_sums_segments(field: BinaryField, elements: np.ndarray, lengths: n
 
     Returns shape ``(len(lengths), t)``; empty sets give zero rows.
     """
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if isinstance(field, _NativeField):
+        data = field._core.power_sums_segments(_words(elements), lengths, t)
+        return _native_words(data).reshape(lengths.size, t)
+    numpy_field = cast(_NumpyField, field)  # the other backend
     elements = np.asarray(elements, dtype=np.uint64)
-    lengths = np.asarray(lengths, dtype=np.int64)
     out = np.zeros((lengths.size, t), dtype=np.uint64)
     owner = np.repeat(np.arange(lengths.size), lengths)
-    step = max(1, POWER_CHUNK_ENTRIES // t)
+    step = max(1, POWER_CHUNK_ENTRIES // max(t, 1))
     for start in _chunks(elements.size, t):
         rows = owner[start : start + step]
-        matrix = _odd_power_matrix(field, elements[start : start + step], t)
+        matrix = _odd_power_matrix(numpy_field, elements[start : start + step], t)
         # rows are sorted: reduce each run of equal owners, then XOR into its set's sums
         firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         out[rows[firsts]] ^= np.bitwise_xor.reduceat(matrix, firsts, axis=0)
@@ -662,6 +799,9 @@ def berlekamp_massey(field: BinaryField, syndromes: Sequence[int]) -> tuple[Poly
     register length ``L`` (``len(Λ) − 1 ≤ L``; the caller compares them).
     """
     s = [int(v) for v in syndromes]
+    if isinstance(field, _NativeField):
+        locator, length = field._core.berlekamp_massey(s)
+        return locator, length
     c: Poly = [1]
     b: Poly = [1]
     length, gap, b_inv = 0, 1, 1
@@ -680,7 +820,7 @@ def berlekamp_massey(field: BinaryField, syndromes: Sequence[int]) -> tuple[Poly
             b, b_inv, gap, length = c, field.inv(d), 1, n + 1 - length
         else:
             gap += 1
-        c = updated
+        c = _trim(updated) or [1]
     return _trim(c) or [1], length
 
 
@@ -702,43 +842,61 @@ def _trim(p: Poly) -> Poly:
 
 def poly_eval(field: BinaryField, p: Sequence[int], x: int) -> int:
     """``p(x)`` by Horner's rule."""
+    if isinstance(field, _NativeField):
+        return field._core.poly_eval([int(v) for v in p], x)
     acc = 0
     for coef in reversed(p):
         acc = field.mul(acc, x) ^ coef
     return acc
 
 
-def _divide(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
-    """``(quotient, remainder)`` of ``a`` by a non-zero ``b``."""
-    return field.divide(a, b)
+#: Points evaluated at once by the numpy :func:`poly_eval_many` (bounds its power matrix).
+EVAL_CHUNK_ENTRIES = 1 << 18
 
 
 def poly_eval_many(field: BinaryField, p: Sequence[int], xs: np.ndarray) -> np.ndarray:
-    """``p(x)`` for every ``x`` in ``xs`` at once: a matrix of powers times the coefficients.
+    """``p(x)`` for every ``x`` in ``xs`` at once.
 
-    Powers come from discrete logs (tables) or by doubling (``x^k … x^(2k−1) = x^0 … x^(k−1)
-    times x^k``), so the cost is O(log deg p) vector operations, not deg p of them.
+    numpy: a matrix of powers times the coefficients, powers from discrete logs (tables) or by
+    doubling (``x^k … x^(2k−1) = x^0 … x^(k−1)`` times ``x^k``), so the cost is O(log deg p)
+    vector operations; in chunks of points so the matrix stays below 2 MiB.
     """
     xs = np.asarray(xs, dtype=np.uint64)
+    if isinstance(field, _NativeField):
+        return _native_words(field._core.poly_eval_many([int(v) for v in p], _words(xs)))
     count = len(p)
     if count == 0 or xs.size == 0:
         return np.zeros(xs.shape, dtype=np.uint64)
+    coefficients = np.array(p, dtype=np.uint64)[None, :]
+    step = max(1, EVAL_CHUNK_ENTRIES // count)
+    out = np.empty(xs.size, dtype=np.uint64)
+    flat = xs.reshape(-1)
+    for start in range(0, flat.size, step):
+        chunk = flat[start : start + step]
+        powers = _power_matrix(field, chunk, count)
+        out[start : start + step] = np.bitwise_xor.reduce(field.vmul(powers, coefficients), axis=1)
+    return out.reshape(xs.shape)
+
+
+def _power_matrix(field: BinaryField, xs: np.ndarray, count: int) -> np.ndarray:
+    """``P[j, k] = xs[j]^k`` for ``k < count`` (``0^0 = 1``)."""
     if isinstance(field, _LogTableField):
         powers = field.vexp(field.vlog(xs)[:, None] * np.arange(count, dtype=np.int64)[None, :])
         powers[xs == 0, 1:] = 0
         powers[xs == 0, 0] = 1
-    else:
-        powers = np.stack([np.ones_like(xs), xs], axis=1)
-        step = field.vsqr(xs)[:, None]  # x^2
-        while powers.shape[1] < count:
-            powers = np.concatenate([powers, field.vmul(powers, step)], axis=1)
-            step = field.vsqr(step)
-        powers = powers[:, :count]
-    return np.bitwise_xor.reduce(field.vmul(powers, np.array(p, dtype=np.uint64)[None, :]), axis=1)
+        return powers
+    powers = np.stack([np.ones_like(xs), xs], axis=1)
+    step = field.vsqr(xs)[:, None]  # x^2
+    while powers.shape[1] < count:
+        powers = np.concatenate([powers, field.vmul(powers, step)], axis=1)
+        step = field.vsqr(step)
+    return powers[:, :count]
 
 
 def poly_deflate(field: BinaryField, p: Sequence[int], root: int) -> Poly:
     """``p(z) / (z − root)`` for a root of the monic ``p`` (synthetic division)."""
+    if isinstance(field, _NativeField):
+        return field._core.poly_deflate([int(v) for v in p], root)
     quotient = [0] * (len(p) - 1)
     carry = 0
     for i in range(len(p) - 1, 0, -1):
@@ -747,9 +905,24 @@ def poly_deflate(field: BinaryField, p: Sequence[int], root: int) -> Poly:
     return quotient
 
 
+def poly_mul(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
+    """The product polynomial ``a·b`` (schoolbook; native: unreduced products, one reduction per
+    coefficient)."""
+    if isinstance(field, _NativeField):
+        return field._core.poly_mul([int(v) for v in a], [int(v) for v in b])
+    a, b = _trim([int(v) for v in a]), _trim([int(v) for v in b])
+    if not a or not b:
+        return []
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(field.scale(x, b)):
+            out[i + j] ^= y
+    return _trim(out)
+
+
 def poly_mod(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
     """``a mod b`` for a non-zero ``b``."""
-    return _divide(field, a, b)[1]
+    return field.divide(a, b)[1]
 
 
 def _monic(field: BinaryField, p: Poly) -> Poly:
@@ -758,7 +931,9 @@ def _monic(field: BinaryField, p: Poly) -> Poly:
 
 
 def poly_gcd(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
-    """Monic ``gcd(a, b)`` (Euclid; only the result is normalised); ``a`` non-zero."""
+    """Monic ``gcd(a, b)`` (Euclid); ``a`` non-zero."""
+    if isinstance(field, _NativeField):
+        return field._core.poly_gcd([int(v) for v in a], [int(v) for v in b])
     a = _trim(list(a))
     b = _trim(list(b))
     while b:
@@ -768,64 +943,65 @@ def poly_gcd(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
 
 def poly_divexact(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
     """Quotient ``a / b`` for a ``b`` dividing ``a``."""
-    return _divide(field, a, b)[0]
+    return field.divide(a, b)[0]
 
 
 # -- root finding -------------------------------------------------------------------------------------
 
 
-def _frobenius_powers(field: BinaryField, sigma: Poly) -> np.ndarray:
+def _frobenius_powers(field: _NumpyField, sigma: Poly) -> np.ndarray:
     """``Z[i] = z^(2^i) mod σ`` for ``i = 0 … m`` as a uint64 array of shape (m+1, L).
 
     Squaring modulo σ is GF(2)-linear on the ``m·L`` coefficient bits, so its matrix is built
     once (row for bit j of coefficient k: ``x^(2j) · (z^(2k) mod σ)``) and each of the m
-    squarings is an XOR of the rows selected by the bits of the current value.
+    squarings is an XOR of the rows selected by the bits of the current value. The matrix
+    (``L·w·L`` words, w = 16 or 32) is built and applied in blocks so that no temporary is more
+    than ``L²`` words beside it (the matrix: 16 MiB at m = 32, L = 256).
     """
     L = len(sigma) - 1
-    q = np.array(field.even_powers_mod(sigma), dtype=np.uint64)  # (L, L): z^(2k) mod σ
-    # x^(2j)·Q for j < m as shifts: exponents below 32 directly, the rest via x^31·x^(2j−31).
-    exponents = 2 * np.arange(field.m, dtype=np.int64)
-    low_e, high_e = exponents[exponents < 32], exponents[exponents >= 32]
-    parts = [field.vmul_xpow(q[:, None, :], low_e[None, :, None])]
-    if high_e.size:
-        q31 = field.vmul_xpow(q, np.full(q.shape, 31))
-        parts.append(field.vmul_xpow(q31[:, None, :], (high_e - 31)[None, :, None]))
-    # Rows padded to 16 or 32 bits per coefficient so np.unpackbits yields the selector directly.
-    width = 16 if field.m <= 16 else 32
+    value = np.array(field.even_powers_mod(sigma), dtype=np.uint64)  # (L, L): z^(2k) mod σ
+    width = 16 if field.m <= 16 else 32  # bits per coefficient, so np.unpackbits selects rows
     rows = np.zeros((L, width, L), dtype=np.uint64)
-    rows[:, : field.m, :] = np.concatenate(parts, axis=1)
-    rows = rows.reshape(L * width, L)  # row k·width + j
+    for j in range(field.m):  # rows[k, j] = x^(2j)·(z^(2k) mod σ)
+        rows[:, j, :] = value
+        value = field.vmul_xpow(value, np.full(value.shape, 2))
+    flat = rows.reshape(L * width, L)  # row k·width + j
     word = np.dtype(f"<u{width // 8}")
     powers = np.zeros((field.m + 1, L), dtype=np.uint64)
     powers[0, 1] = 1  # z (L >= 2)
     for i in range(1, field.m + 1):
-        bits = np.unpackbits(powers[i - 1].astype(word).view(np.uint8), bitorder="little").view(bool)
-        powers[i] = np.bitwise_xor.reduce(rows[bits], axis=0)
+        bits = np.flatnonzero(np.unpackbits(powers[i - 1].astype(word).view(np.uint8), bitorder="little"))
+        acc = np.zeros(L, dtype=np.uint64)
+        for s in range(0, bits.size, FROBENIUS_ROWS):
+            acc ^= np.bitwise_xor.reduce(flat[bits[s : s + FROBENIUS_ROWS]], axis=0)
+        powers[i] = acc
     return powers
 
 
-#: Random multipliers whose traces are computed in one vectorised product (one per round).
+#: Rows of the squaring matrix XORed at once in :func:`_frobenius_powers`.
+FROBENIUS_ROWS = 512
+
+#: Multipliers ``β_i`` whose traces are computed in one vectorised product (numpy path).
 TRACE_BATCH = 4
 
 
-def _trace_polynomials(
-    field: BinaryField, frob: np.ndarray, randbelow: Callable[[int], int]
-) -> Iterator[Poly]:
-    """Endless ``Tr(βz) mod σ = Σ_i β^(2^i) z^(2^i) mod σ`` for independent random ``β``.
+def _trace_polynomials(field: _NumpyField, frob: np.ndarray, beta: int) -> Iterator[Poly]:
+    """``Tr(β_i z) mod σ = Σ_k β_i^(2^k) z^(2^k) mod σ`` for ``β_i = β·x^i``, ``i < m``.
 
-    ``TRACE_BATCH`` of them come from one vectorised product: at m = 32 a product's fixed
-    numpy overhead dominates a round, and about log2(deg σ) + 2 rounds are needed. (XOR
-    combinations of a batch would be traces too, but useless: the roots they separate are
-    exactly those the batch's own traces already separate.)
+    ``TRACE_BATCH`` of them come from one vectorised product: a product's fixed numpy overhead
+    dominates a round, and about log2(deg σ) + 2 rounds are needed.
     """
     m = field.m
-    while True:
-        conj = np.empty((TRACE_BATCH, m), dtype=np.uint64)
-        for row in range(TRACE_BATCH):
-            beta = 1 + randbelow(field.order - 1)
-            for i in range(m):
-                conj[row, i] = beta
-                beta = field.sqr(beta)
+    betas = [beta]
+    for _ in range(m - 1):
+        betas.append(field.mulx(betas[-1]))
+    for start in range(0, m, TRACE_BATCH):
+        batch = betas[start : start + TRACE_BATCH]
+        conj = np.empty((len(batch), m), dtype=np.uint64)
+        for row, b in enumerate(batch):
+            for k in range(m):
+                conj[row, k] = b
+                b = field.sqr(b)
         traces = np.bitwise_xor.reduce(field.vmul(conj[:, :, None], frob[None, :m, :]), axis=1)
         for row in traces:
             yield _trim([int(v) for v in row])
@@ -840,48 +1016,72 @@ def _quadratic_roots(field: BinaryField, b: int, c: int) -> list[int]:
     return [root, root ^ b]
 
 
-#: Splitting rounds before giving up. Each round separates any two remaining roots with
-#: probability 1/2, so reaching this bound on a polynomial that splits has probability < 2^-100.
-MAX_SPLIT_ROUNDS = 128
+_ROOT_ERRORS = {
+    "zero": "locator has a zero root",
+    "split": "locator does not split into distinct linear factors over the field",
+}
 
 
-def find_roots(
-    field: BinaryField,
-    sigma: Sequence[int],
-    *,
-    randbelow: Callable[[int], int] = secrets.randbelow,
-) -> list[int]:
+def random_multiplier(field: BinaryField) -> int:
+    """A uniformly random non-zero field element from the OS generator (the trace multiplier β).
+
+    ``os.urandom`` (what :mod:`secrets` reads; importing that module costs a cold start ~5 ms):
+    m random bits, redrawn in the rare case (2^-m) that they are all zero — exactly uniform.
+    """
+    while True:
+        value = int.from_bytes(os.urandom(4), "little") & field.mask
+        if value:
+            return value
+
+
+def find_roots(field: BinaryField, sigma: Sequence[int], *, beta: int | None = None) -> list[int]:
     """The roots of the monic ``σ``, which must be ``deg σ`` distinct non-zero field elements.
 
     Raises :class:`DecodeError` when they are not: a zero root, a repeated root, or roots
-    outside GF(2^m) (``z^(2^m) ≢ z mod σ``). ``randbelow`` draws the trace multipliers
-    (:func:`secrets.randbelow` by default; a seeded generator only in tests).
+    outside GF(2^m) (``z^(2^m) ≢ z mod σ``). ``beta`` is the non-zero trace multiplier (drawn
+    from the OS generator when ``None``; fixed only in tests). The split always completes within
+    m rounds, whatever ``beta``; the randomness only keeps an adversary from knowing which.
     """
     sigma = [int(v) for v in sigma]
     if not sigma or sigma[-1] != 1:
         raise ParameterError("find_roots needs a monic polynomial")
+    if beta is None:
+        beta = random_multiplier(field)
+    if not 0 < beta < field.order:
+        raise ParameterError("beta must be a non-zero field element")
+    if isinstance(field, _NativeField):
+        return field._core.find_roots(sigma, beta)
     degree = len(sigma) - 1
     if degree == 0:
         return []
     if sigma[0] == 0:
-        raise DecodeError("locator has a zero root")
+        raise DecodeError(_ROOT_ERRORS["zero"])
     if degree == 1:
         return [sigma[0]]
     if degree == 2:
         return _quadratic_roots(field, sigma[1], sigma[0])
-    frob = _frobenius_powers(field, sigma)
+    numpy_field = cast(_NumpyField, field)  # the other backend
+    frob = _frobenius_powers(numpy_field, sigma)
     z = np.zeros(degree, dtype=np.uint64)
     z[1] = 1
     if not np.array_equal(frob[field.m], z):
-        raise DecodeError("locator does not split into distinct linear factors over the field")
+        raise DecodeError(_ROOT_ERRORS["split"])
+    return _split(field, sigma, _trace_polynomials(numpy_field, frob, beta))
+
+
+def _split(field: BinaryField, sigma: Poly, traces: Iterator[Poly]) -> list[int]:
+    """Split the pending factors of ``σ`` by successive trace polynomials (numpy path)."""
+    degree = len(sigma) - 1
     roots: list[int] = []
     pending: list[Poly] = [sigma]
-    traces = _trace_polynomials(field, frob, randbelow)
-    for _ in range(MAX_SPLIT_ROUNDS):
-        trace_poly = next(traces)
+    for trace_poly in traces:
         still: list[Poly] = []
         for h in pending:
-            part = poly_gcd(field, h, poly_mod(field, trace_poly, h) if len(h) - 1 < degree else trace_poly)
+            part = (
+                poly_gcd(field, h, poly_mod(field, trace_poly, h) if len(h) - 1 < degree else trace_poly)
+                if trace_poly
+                else h
+            )
             if len(part) in (1, len(h)):
                 still.append(h)
                 continue
@@ -899,3 +1099,63 @@ def find_roots(
     if pending or len(roots) != degree or len(set(roots)) != degree or 0 in roots:
         raise DecodeError("locator roots are not distinct non-zero field elements")
     return roots
+
+
+# -- PinSketch recovery ---------------------------------------------------------------------------------
+
+#: Evaluate the locator at the sample's own elements first when ``|B| ≤ m·L / this`` (see
+#: :func:`recover_set`; the same rule as the compiled kernel).
+SAMPLE_EVAL_DIVISOR = 4
+
+
+def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *, beta: int | None = None) -> np.ndarray:
+    """:func:`recover_set` from the enrolled set's own power sums (the sample's are added here;
+    one call into the compiled kernels)."""
+    if isinstance(field, _NativeField):
+        if beta is None:
+            beta = random_multiplier(field)
+        return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=np.int64)
+    return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
+
+
+def recover_set(
+    field: BinaryField, difference_sums: np.ndarray, sample: np.ndarray, *, beta: int | None = None
+) -> np.ndarray:
+    """``A = B Δ D`` where D is the unique set of ≤ t elements with the given odd power sums.
+
+    ``difference_sums`` are the t odd power sums of ``D = A Δ B`` (the helper's syndromes XOR the
+    sample's), ``sample`` is B as a sorted int64 array of distinct non-zero elements. Raises
+    :class:`DecodeError` (message: ``"too far"``) when no set of at most t elements has these
+    power sums. Steps: Berlekamp–Massey gives the locator (length ≤ t, no trailing zero);
+    ``σ(z) = z^L Λ(1/z)`` is evaluated at B's elements when B is small (its roots there are
+    ``B \\ A``) and deflated; the trace algorithm finds the rest; the roots' own power sums must
+    equal ``difference_sums``. Returns a sorted int64 array.
+    """
+    difference_sums = np.asarray(difference_sums, dtype=np.uint64)
+    t = difference_sums.size
+    if not difference_sums.any():
+        return np.array(sample, dtype=np.int64, copy=True)
+    if beta is None:
+        beta = random_multiplier(field)
+    if isinstance(field, _NativeField):
+        return np.frombuffer(field._core.recover(_words(difference_sums), _words(sample), beta), dtype=np.int64)
+    locator, length = berlekamp_massey(field, expand_syndromes(field, difference_sums.tolist()))
+    if length > t or len(locator) - 1 != length:
+        raise DecodeError("too far")
+    # σ(z) = z^L Λ(1/z) = Π (z − X_j): monic, its roots are the elements of A Δ B.
+    sigma = locator[::-1]
+    in_sample: list[int] = []
+    if length >= 3 and sample.size and sample.size <= field.m * length // SAMPLE_EVAL_DIVISOR:
+        in_sample = [int(x) for x in sample[poly_eval_many(field, sigma, sample.astype(np.uint64)) == 0]]
+        for root in in_sample:
+            sigma = poly_deflate(field, sigma, root)
+    try:
+        roots = in_sample + find_roots(field, sigma, beta=beta)
+    except DecodeError:
+        raise DecodeError("too far") from None
+    if len(set(roots)) != length:
+        raise DecodeError("too far")
+    difference = np.array(sorted(roots), dtype=np.uint64)
+    if not np.array_equal(odd_power_sums(field, difference, t), difference_sums):
+        raise DecodeError("too far")
+    return np.setxor1d(sample, difference.astype(np.int64), assume_unique=True)

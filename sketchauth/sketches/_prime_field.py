@@ -3,6 +3,15 @@
 This is the engine under the fuzzy vaults of SPEC §2.2 and §3.2 (:mod:`sketchauth.sketches.vault`);
 nothing here validates caller input beyond what the algebra needs — the vault modules do that.
 
+Backends
+    The same operations run on the compiled kernels of :mod:`sketchauth.sketches._native` when
+    the package was built with a C compiler (``backend="auto"`` or ``"native"``), else on numpy
+    (``backend="numpy"``, also the choice of the tests that check the two against each other):
+    Berlekamp–Welch in C is Gaussian elimination with Barrett reduction (``μ = ⌊2^64/p⌋``, one
+    correction), and evaluating a polynomial of degree D at every point ``0 … N−1`` (the vault's
+    lock and read-back) uses forward differences — after D + 1 Horner evaluations each further
+    value costs D modular additions and no multiplication.
+
 Why plain numpy and not galois
     galois compiles its ufuncs with numba on first use in every fresh process (about 20 s here
     for a field, ``lagrange_poly`` and an RS decode) and caches nothing to disk. A command-line
@@ -21,6 +30,9 @@ What is here
       possibly singular system, or reporting it inconsistent;
     * :func:`berlekamp_welch`: batched Reed–Solomon decoding at arbitrary distinct evaluation
       points; :func:`rs_decode` is the single-word front that raises :class:`DecodeError`;
+    * :func:`eval_range`, :func:`agreeing_points`, :func:`lock_values`: a polynomial at every
+      point ``0 … N−1``, the points where it matches a vault, a vault's values (F on the genuine
+      points, chaff elsewhere);
     * :func:`reference_berlekamp_welch`: the same algorithm on plain Python integers, short and
       readable, that the tests check the fast path against.
 
@@ -51,6 +63,7 @@ import secrets as _secrets
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.sketches import _backend
 
 __all__ = [
     "MAX_MODULUS",
@@ -63,6 +76,9 @@ __all__ = [
     "poly_divmod_monic",
     "berlekamp_welch",
     "rs_decode",
+    "eval_range",
+    "agreeing_points",
+    "lock_values",
     "reference_berlekamp_welch",
 ]
 
@@ -239,7 +255,7 @@ def poly_divmod_monic(num: np.ndarray, den: np.ndarray, p: int) -> tuple[np.ndar
 
 
 def berlekamp_welch(
-    xs: np.ndarray, ys: np.ndarray, k: int, p: int
+    xs: np.ndarray, ys: np.ndarray, k: int, p: int, *, backend: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Batched Reed–Solomon decoding: the polynomial of degree ``< k`` within ``⌊(n−k)/2⌋`` errors.
 
@@ -253,6 +269,11 @@ def berlekamp_welch(
     B, n = xs.shape
     if not 1 <= k <= n:
         raise ParameterError(f"need 1 <= k <= n, got k={k}, n={n}")
+    if _backend.resolve(backend) == "native":
+        data, ok = _backend.native_module().fp_berlekamp_welch(
+            np.ascontiguousarray(xs), np.ascontiguousarray(ys), B, n, k, p
+        )
+        return np.frombuffer(data, dtype=np.int64).reshape(B, k), np.frombuffer(ok, dtype=np.bool_)
     e = (n - k) // 2
     powers = np.ones((B, n, e + k + 1), dtype=np.int64)
     for j in range(1, e + k + 1):
@@ -271,12 +292,77 @@ def berlekamp_welch(
     return coeffs, ok
 
 
-def rs_decode(xs: np.ndarray, ys: np.ndarray, k: int, p: int) -> np.ndarray:
+def rs_decode(xs: np.ndarray, ys: np.ndarray, k: int, p: int, *, backend: str = "auto") -> np.ndarray:
     """Single-word :func:`berlekamp_welch`; raises :class:`DecodeError` when it does not decode."""
-    coeffs, ok = berlekamp_welch(np.asarray(xs)[None, :], np.asarray(ys)[None, :], k, p)
+    coeffs, ok = berlekamp_welch(np.asarray(xs)[None, :], np.asarray(ys)[None, :], k, p, backend=backend)
     if not ok[0]:
         raise DecodeError("too many disagreeing points: no polynomial of the vault's degree fits")
     return coeffs[0]
+
+
+#: Values per block when the numpy path evaluates a batch at every point (2^16 int64 = 512 KiB).
+_EVAL_BLOCK = 1 << 16
+
+
+def eval_range(coeffs: np.ndarray, count: int, p: int, *, backend: str = "auto") -> np.ndarray:
+    """``F_b(x)`` for every row ``F_b`` of ``coeffs`` ``(B, k)`` and every ``x < count``: ``(B, count)``.
+
+    Native: forward differences per row. numpy: :func:`poly_eval` on blocks of at most
+    ``_EVAL_BLOCK`` values (a Horner pass streams the whole block, which then stays in cache).
+    """
+    coeffs = np.asarray(coeffs, dtype=np.int64)
+    rows, k = coeffs.shape
+    if _backend.resolve(backend) == "native":
+        data = _backend.native_module().fp_eval_range(np.ascontiguousarray(coeffs), rows, k, p, count)
+        return np.frombuffer(data, dtype=np.int64).reshape(rows, count)
+    points = np.arange(count, dtype=np.int64) % p
+    out = np.zeros((rows, count), dtype=np.int64)
+    if k == 0:
+        return out
+    step = max(1, _EVAL_BLOCK // max(count, 1))
+    for start in range(0, rows, step):
+        out[start : start + step] = poly_eval(coeffs[start : start + step], points, p)
+    return out
+
+
+def agreeing_points(coeffs: np.ndarray, values: np.ndarray, p: int, limit: int, *, backend: str = "auto") -> np.ndarray:
+    """The ``x`` (ascending, int64) with ``F(x) = values[x]``; at most ``limit + 1`` of them.
+
+    The vault read-back: a caller that needs exactly ``limit`` agreeing points learns whether
+    there are more without collecting (possibly millions of) them.
+    """
+    coeffs = np.asarray(coeffs, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    if _backend.resolve(backend) == "native":
+        data = _backend.native_module().fp_agree(np.ascontiguousarray(coeffs), np.ascontiguousarray(values), p, limit)
+        return np.frombuffer(data, dtype=np.int64)
+    found = np.flatnonzero(eval_range(coeffs[None, :], values.shape[0], p, backend="numpy")[0] == values)
+    return found[: limit + 1].astype(np.int64)
+
+
+def lock_values(
+    coeffs: np.ndarray, p: int, count: int, genuine: np.ndarray, offsets: np.ndarray, *, backend: str = "auto"
+) -> np.ndarray:
+    r"""Vault values for ``x < count``: ``F(x)`` at the ``genuine`` points (strictly increasing),
+    chaff ``u + [u ≥ F(x)]`` for the offsets ``u ∈ [0, p−1)`` everywhere else, in order.
+
+    ``u ↦ u + [u ≥ F(x)]`` is a bijection ``[0, p−1) → F_p \ {F(x)}``, so a uniform offset gives a
+    uniform chaff value different from ``F(x)``.
+    """
+    coeffs = np.asarray(coeffs, dtype=np.int64)
+    genuine = np.asarray(genuine, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if _backend.resolve(backend) == "native":
+        data = _backend.native_module().fp_lock(
+            np.ascontiguousarray(coeffs), p, count, np.ascontiguousarray(genuine), np.ascontiguousarray(offsets)
+        )
+        return np.frombuffer(data, dtype=np.int64)
+    values = eval_range(coeffs[None, :], count, p, backend="numpy")[0]
+    chaff = np.ones(count, dtype=bool)
+    chaff[genuine] = False
+    f_chaff = values[chaff]
+    values[chaff] = offsets + (offsets >= f_chaff)
+    return values
 
 
 # -- plain-integer reference (tests check the fast path against it) ------------------------------

@@ -122,12 +122,13 @@ class CodeOffsetSketch(SecureSketch):
     def _decode_payload(self, payload: bytes, sample: Any) -> bytes:
         noisy = _xor(_as_bytes(sample, self.n, "sample"), payload)
         try:
-            message, _, errata = self._codec.decode(bytearray(noisy))
+            # The decoder returns the corrected codeword C(x) itself: no re-encoding needed.
+            _, codeword, errata = self._codec.decode(bytearray(noisy))
         except reedsolo.ReedSolomonError:
             raise DecodeError(f"more than {self.t} byte errors") from None
-        if len(errata) > self.t:
+        if len(errata) > self.t or len(codeword) != self.n:
             raise DecodeError(f"more than {self.t} byte errors")
-        return _xor(payload, self._codeword(bytes(message)))
+        return _xor(payload, bytes(codeword))
 
     # -- accounting -----------------------------------------------------------------------------------
     def report(self) -> EntropyReport:

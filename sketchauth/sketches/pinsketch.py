@@ -63,6 +63,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches import _gf2m
+from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES
 from sketchauth.sketches.params import ParameterSpec, check_int
@@ -109,23 +110,30 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
 
 
 class PinSketch(SecureSketch):
-    """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements."""
+    """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements.
+
+    ``backend`` selects the field arithmetic for this object: ``"auto"`` (the compiled kernels
+    when the package was installed with a C compiler, see :func:`sketchauth.sketches.backend`),
+    ``"native"`` or ``"numpy"``. It never changes results or the helper format, so it is not a
+    parameter of the helper data.
+    """
 
     scheme_name = "pinsketch"
     parameters = ParameterSpec(required=("m", "t"))
 
-    def __init__(self, m: int, t: int) -> None:
+    def __init__(self, m: int, t: int, *, backend: str = "auto") -> None:
         self.m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
         self.t = check_int("t", t, 1, min(MAX_T, (1 << (self.m - 1)) - 1))
+        self.backend = resolve_backend(backend)
         self._width = (self.m + 7) // 8
         self._dependent, self._subfield, self._bits = _cyclotomic_relations(self.m, self.t)
         self._field: _gf2m.BinaryField | None = None
 
     @property
     def field(self) -> _gf2m.BinaryField:
-        """The GF(2^m) arithmetic (built on first use: tables cost a few ms)."""
+        """The GF(2^m) arithmetic (built on first use: numpy tables cost a few ms)."""
         if self._field is None:
-            self._field = _gf2m.binary_field(self.m)
+            self._field = _gf2m.binary_field(self.m, backend=self.backend)
         return self._field
 
     def params(self) -> dict[str, Any]:
@@ -158,6 +166,8 @@ class PinSketch(SecureSketch):
             raise SketchFormatError(
                 f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}"
             )
+        if self._width != 3:  # a numpy big-endian integer type of that width exists
+            return np.frombuffer(payload, dtype=f">u{self._width}").astype(np.uint64)
         raw = np.zeros((self.t, 8), dtype=np.uint8)
         raw[:, 8 - self._width :] = np.frombuffer(payload, dtype=np.uint8).reshape(self.t, self._width)
         return raw.view(">u8").reshape(-1).astype(np.uint64)
@@ -170,7 +180,7 @@ class PinSketch(SecureSketch):
 
     def _check_payload(self, payload: bytes) -> None:
         syndromes = self._unpack(payload)
-        if np.any(syndromes >> np.uint64(self.m)):
+        if self.m != 8 * self._width and np.any(syndromes >> np.uint64(self.m)):
             raise SketchFormatError(f"PinSketch syndrome wider than {self.m} bits")
         self._check_relations(syndromes)
 
@@ -189,35 +199,21 @@ class PinSketch(SecureSketch):
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
         syndromes = self._unpack(payload)
         sample_set = self._as_set(sample, "sample")
-        return self._recover(syndromes, sample_set, _gf2m.odd_power_sums(self.field, sample_set, self.t))
+        try:
+            return _gf2m.decode_set(self.field, syndromes, sample_set)
+        except DecodeError:
+            raise DecodeError(self._too_far) from None
 
     def _recover(self, syndromes: np.ndarray, sample: np.ndarray, sample_sums: np.ndarray) -> np.ndarray:
         """``A = B Δ D`` where D is the unique set of ≤ t elements with the given power sums."""
-        difference_sums = syndromes ^ sample_sums
-        if not difference_sums.any():
-            return sample.copy()
-        field = self.field
-        locator, length = _gf2m.berlekamp_massey(field, _gf2m.expand_syndromes(field, difference_sums.tolist()))
-        too_far = f"the sample differs from the enrolled set in more than {self.t} elements"
-        if length > self.t or len(locator) - 1 != length:
-            raise DecodeError(too_far)
-        # σ(z) = z^L Λ(1/z) = Π (z − X_j): monic, its roots are the elements of A Δ B.
-        sigma = locator[::-1]
-        # Elements of B \ A are roots among the sample's own elements: one vectorised evaluation
-        # finds them; only the rest (A \\ B, unknown) go to the trace-splitting root finder.
-        in_sample = [int(x) for x in sample[_gf2m.poly_eval_many(field, sigma, sample.astype(np.uint64)) == 0]]
-        for root in in_sample:
-            sigma = _gf2m.poly_deflate(field, sigma, root)
         try:
-            roots = in_sample + _gf2m.find_roots(field, sigma)
+            return _gf2m.recover_set(self.field, syndromes ^ sample_sums, sample)
         except DecodeError:
-            raise DecodeError(too_far) from None
-        if len(set(roots)) != length:
-            raise DecodeError(too_far)
-        difference = np.array(sorted(roots), dtype=np.uint64)
-        if not np.array_equal(_gf2m.odd_power_sums(field, difference, self.t), difference_sums):
-            raise DecodeError(too_far)
-        return np.setxor1d(sample, difference.astype(np.int64), assume_unique=True)
+            raise DecodeError(self._too_far) from None
+
+    @property
+    def _too_far(self) -> str:
+        return f"the sample differs from the enrolled set in more than {self.t} elements"
 
     # -- batches ------------------------------------------------------------------------------------
     def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:

@@ -52,11 +52,14 @@ from typing import Any, Literal
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
+from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches._prime_field import (
+    agreeing_points,
     berlekamp_welch,
+    eval_range,
     is_prime,
+    lock_values,
     next_prime,
-    poly_eval,
     uniform_below,
 )
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
@@ -91,8 +94,6 @@ MAX_ENUMERATED_RANDOMNESS = 1 << 20
 REPORT_MU = 1e-4
 #: Rows evaluated at once in the batch paths (bounds the ``rows × slots`` int64 scratch arrays).
 _BATCH_ROWS = 64
-#: Values per block when evaluating a batch of polynomials at every slot (2^16 int64 = 512 KiB).
-_EVAL_BLOCK = 1 << 16
 
 ErrorPolicy = Literal["raise", "return"]
 
@@ -252,36 +253,39 @@ def _chunks(count: int) -> Iterator[slice]:
         yield slice(start, min(count, start + _BATCH_ROWS))
 
 
-def _eval_rows(coeffs: np.ndarray, points: np.ndarray, modulus: int) -> np.ndarray:
-    """``poly_eval`` of a batch ``(B, k)`` at every listed point, a few rows at a time.
-
-    Each Horner pass streams the whole block through memory; blocks of at most
-    :data:`_EVAL_BLOCK` values stay in cache, which is what makes a batch faster per row than
-    one decode instead of slower.
-    """
-    out = np.empty((coeffs.shape[0], points.shape[0]), dtype=np.int64)
-    step = max(1, _EVAL_BLOCK // points.shape[0])
-    for start in range(0, coeffs.shape[0], step):
-        out[start : start + step] = poly_eval(coeffs[start : start + step], points, modulus)
-    return out
-
-
 def _lock_rows(
-    coeffs: np.ndarray, points: np.ndarray, modulus: int, genuine: np.ndarray, offsets: np.ndarray
+    coeffs: np.ndarray, count: int, modulus: int, genuine: np.ndarray, offsets: np.ndarray, backend: str
 ) -> np.ndarray:
     """Vault value rows for a batch: ``F`` at every genuine point, chaff everywhere else.
 
-    ``coeffs`` ``(B, k)`` are the polynomials ``F`` over ``F_modulus``, ``points`` the ``N``
-    listed points, ``genuine`` ``(B, g)`` the distinct indices of the genuine points per row and
-    ``offsets`` ``(B, N − g)`` the chaff randomness, mapped by :func:`_chaff` onto a value
-    different from ``F`` at each remaining point (in index order).
+    ``coeffs`` ``(B, k)`` are the polynomials ``F`` over ``F_modulus``, ``count`` the number of
+    listed points ``0 … count−1``, ``genuine`` ``(B, g)`` the increasing indices of the genuine
+    points per row and ``offsets`` ``(B, count − g)`` the chaff randomness, mapped by
+    :func:`_chaff` onto a value different from ``F`` at each remaining point (in index order).
     """
-    values = _eval_rows(coeffs, points, modulus)
+    if backend == "native":
+        return np.stack(
+            [lock_values(c, modulus, count, g, o, backend=backend) for c, g, o in zip(coeffs, genuine, offsets)]
+        )
+    values = eval_range(coeffs, count, modulus, backend=backend)
     is_genuine = np.zeros(values.shape, dtype=bool)
     np.put_along_axis(is_genuine, genuine, True, axis=1)
-    chaff_f = values[~is_genuine].reshape(values.shape[0], points.shape[0] - genuine.shape[1])
+    chaff_f = values[~is_genuine].reshape(values.shape[0], count - genuine.shape[1])
     values[~is_genuine] = _chaff(chaff_f, offsets).ravel()
     return values
+
+
+def _agreeing_rows(
+    coeffs: np.ndarray, ys: np.ndarray, modulus: int, limit: int, ok: np.ndarray, backend: str
+) -> list[np.ndarray | None]:
+    """Per decoded row, the points where the vault agrees with its ``F`` (at most ``limit + 1``)."""
+    if backend == "native":
+        return [
+            agreeing_points(c, y, modulus, limit, backend=backend) if good else None
+            for c, y, good in zip(coeffs, ys, ok)
+        ]
+    agree = eval_range(coeffs, ys.shape[1], modulus, backend=backend) == ys
+    return [np.flatnonzero(row)[: limit + 1] if good else None for row, good in zip(agree, ok)]
 
 
 def _enumerate(limit_name: str, total: int) -> None:
@@ -334,12 +338,16 @@ class FuzzyVault(SecureSketch):
 
     Limits: ``p`` prime, ``p ≤ 2^21`` listed values (:data:`MAX_LISTED_SLOTS`),
     ``m ≤ 512`` (:data:`MAX_CANDIDATE_POINTS`), ``m ≥ 2t + 1``.
+
+    ``backend`` (``"auto"``, ``"native"``, ``"numpy"``) selects the arithmetic for this object
+    (see :func:`sketchauth.sketches.backend`); it never changes results or the helper format.
     """
 
     scheme_name = "fuzzy-vault"
     parameters = ParameterSpec(required=("p", "m", "t"))
 
-    def __init__(self, p: int, m: int, t: int) -> None:
+    def __init__(self, p: int, m: int, t: int, *, backend: str = "auto") -> None:
+        self.backend = resolve_backend(backend)
         self.p = _check_prime_modulus("p", check_int("p", p, 2, MAX_LISTED_SLOTS))
         self.m = check_int("m", m, 1, min(self.p, MAX_CANDIDATE_POINTS))
         self.t = check_int("t", t, 0)
@@ -347,12 +355,6 @@ class FuzzyVault(SecureSketch):
         if self.k < 1:
             raise ParameterError(f"t={self.t} is too large for m={self.m}: need m >= 2t + 1")
         self._width = uint_width(self.p - 1)
-
-    @property
-    def _points(self) -> np.ndarray:
-        # Built per use (a few ms at most), not per instance: loading untrusted parameters (up to
-        # 64 vaults in one mixed helper) must not cost 16 MiB each before any payload is seen.
-        return np.arange(self.p, dtype=np.int64)
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -401,7 +403,9 @@ class FuzzyVault(SecureSketch):
     # -- encode / decode --------------------------------------------------------------------------
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
         r = self._check_randomness(randomness)
-        values = _lock_rows(r.coefficients[None, :], self._points, self.p, secret[None, :], r.chaff_offsets[None, :])
+        values = _lock_rows(
+            r.coefficients[None, :], self.p, self.p, secret[None, :], r.chaff_offsets[None, :], self.backend
+        )
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
@@ -424,10 +428,10 @@ class FuzzyVault(SecureSketch):
         for rows in _chunks(len(values)):
             ys = np.stack(values[rows])
             xs = np.stack(samples[rows])
-            coeffs, ok = berlekamp_welch(xs, np.take_along_axis(ys, xs, axis=1), self.k, self.p)
-            agree = _eval_rows(coeffs, self._points, self.p) == ys
+            coeffs, ok = berlekamp_welch(xs, np.take_along_axis(ys, xs, axis=1), self.k, self.p, backend=self.backend)
+            agreeing = _agreeing_rows(coeffs, ys, self.p, self.m, ok, self.backend)
             for i, row in enumerate(range(rows.start, rows.stop)):
-                found = np.flatnonzero(agree[i]) if ok[i] else None
+                found = agreeing[i]
                 if found is not None and found.shape[0] == self.m:
                     results[row] = found.astype(np.int64)
                     continue
@@ -452,7 +456,7 @@ class FuzzyVault(SecureSketch):
             batch = np.stack(checked[rows])
             coeffs = uniform_below(self.p, batch.shape[0] * self.k).reshape(batch.shape[0], self.k)
             offsets = uniform_below(self.p - 1, batch.shape[0] * (self.p - self.m))
-            values = _lock_rows(coeffs, self._points, self.p, batch, offsets.reshape(batch.shape[0], -1))
+            values = _lock_rows(coeffs, self.p, self.p, batch, offsets.reshape(batch.shape[0], -1), self.backend)
             helpers.extend(self._wrap(pack_uints(row, self._width)) for row in values)
         return helpers
 
@@ -648,6 +652,7 @@ class WeightedFuzzyVault(SecureSketch):
     is at most ``|S| − H∞(F, chaff)`` with ``H∞(F, chaff) = (g−2t)·log2 P + (p·q − g)·log2(P−1)``.
 
     Limits: ``q ≥ 3``, ``p·q ≤ 2^21`` slots, ``g ≤ min(p·(q−1), 512)``, ``g ≥ 2t + 1``.
+    ``backend`` as for :class:`FuzzyVault`.
 
     Example::
 
@@ -661,7 +666,8 @@ class WeightedFuzzyVault(SecureSketch):
     scheme_name = "weighted-vault"
     parameters = ParameterSpec(required=("p", "q", "g", "t"))
 
-    def __init__(self, p: int, q: int, g: int, t: int) -> None:
+    def __init__(self, p: int, q: int, g: int, t: int, *, backend: str = "auto") -> None:
+        self.backend = resolve_backend(backend)
         self.p = check_int("p", p, 2, MAX_LISTED_SLOTS)
         self.q = check_int("q", q, 3, 1 << 16)
         if self.p * self.q > MAX_LISTED_SLOTS:
@@ -681,11 +687,6 @@ class WeightedFuzzyVault(SecureSketch):
         self._element_width = uint_width(self.p - 1)
         self._weight_width = uint_width(self.q - 1)
         self._max_sample = MAX_CANDIDATE_POINTS // self.q
-
-    @property
-    def _slot_points(self) -> np.ndarray:
-        # Per use, not per instance (see FuzzyVault._points).
-        return np.arange(self.slots, dtype=np.int64)
 
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -774,9 +775,8 @@ class WeightedFuzzyVault(SecureSketch):
     def _encode_payload(self, secret: WeightedSecret, randomness: Any) -> bytes:
         r = self._check_randomness(secret, randomness)
         genuine = self._genuine(secret, r.genuine_slots)
-        values = _lock_rows(
-            r.coefficients[None, :], self._slot_points, self.field_size, genuine[None, :], r.chaff_offsets[None, :]
-        )
+        coefficients, offsets = r.coefficients[None, :], r.chaff_offsets[None, :]
+        values = _lock_rows(coefficients, self.slots, self.field_size, genuine[None, :], offsets, self.backend)
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
@@ -801,12 +801,13 @@ class WeightedFuzzyVault(SecureSketch):
         if n < self.k:
             return [None] * ys.shape[0]
         xs = (samples[:, :, None] * self.q + np.arange(self.q)).reshape(samples.shape[0], n)
-        coeffs, ok = berlekamp_welch(xs, np.take_along_axis(ys, xs, axis=1), self.k, self.field_size)
-        agree = _eval_rows(coeffs, self._slot_points, self.field_size) == ys
+        coeffs, ok = berlekamp_welch(
+            xs, np.take_along_axis(ys, xs, axis=1), self.k, self.field_size, backend=self.backend
+        )
+        agreeing = _agreeing_rows(coeffs, ys, self.field_size, self.g, ok, self.backend)
         out: list[WeightedSecret | None] = []
-        for i in range(ys.shape[0]):
-            slots = np.flatnonzero(agree[i])
-            if not ok[i] or slots.shape[0] != self.g:
+        for slots in agreeing:
+            if slots is None or slots.shape[0] != self.g:
                 out.append(None)
                 continue
             elements, weights = np.unique(slots // self.q, return_counts=True)
@@ -845,7 +846,9 @@ class WeightedFuzzyVault(SecureSketch):
             genuine = np.stack([self._genuine(s, self._draw_genuine_slots(s[1])) for s in batch])
             coeffs = uniform_below(self.field_size, len(batch) * self.k).reshape(len(batch), self.k)
             offsets = uniform_below(self.field_size - 1, len(batch) * (self.slots - self.g))
-            values = _lock_rows(coeffs, self._slot_points, self.field_size, genuine, offsets.reshape(len(batch), -1))
+            values = _lock_rows(
+                coeffs, self.slots, self.field_size, genuine, offsets.reshape(len(batch), -1), self.backend
+            )
             helpers.extend(self._wrap(pack_uints(row, self._width)) for row in values)
         return helpers
 

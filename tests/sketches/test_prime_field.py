@@ -1,7 +1,8 @@
-"""The private prime-field engine: arithmetic, Gauss–Jordan, Berlekamp–Welch (SPEC §2.2 decoder).
+"""The private prime-field engine: arithmetic, Gauss–Jordan, Berlekamp–Welch, vault evaluation.
 
-The fast numpy path is checked against the plain-integer reference, against a brute-force search
-over every polynomial of a tiny field, against hand-computed vectors, and against galois.
+Both backends (numpy, and the compiled kernels when built) are checked against the plain-integer
+reference, against a brute-force search over every polynomial of a tiny field, against
+hand-computed vectors, against galois, and against each other.
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.sketches._backend import backend as default_backend
 from sketchauth.sketches._prime_field import (
+    agreeing_points,
     berlekamp_welch,
+    eval_range,
     inv_mod,
     is_prime,
+    lock_values,
     next_prime,
     poly_divmod_monic,
     poly_eval,
@@ -28,6 +33,12 @@ from sketchauth.sketches._prime_field import (
 )
 
 SMALL_PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 101, 257]
+BACKENDS = [
+    "numpy",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(default_backend() != "native", reason="the compiled extension is not built")
+    ),
+]
 
 
 def _sieve(limit: int) -> set[int]:
@@ -170,17 +181,19 @@ def test_poly_divmod_monic() -> None:
 # -- Berlekamp–Welch ------------------------------------------------------------------------
 
 
-def test_rs_decode_hand_vector_one_error() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rs_decode_hand_vector_one_error(backend: str) -> None:
     xs = np.array([1, 2, 3, 4, 5])
     ys = np.array([9, 5, 6, 7, 8])  # F = 3 + x, error at x = 1 (4 -> 9)
-    assert rs_decode(xs, ys, 2, 13).tolist() == [3, 1]
+    assert rs_decode(xs, ys, 2, 13, backend=backend).tolist() == [3, 1]
 
 
-def test_rs_decode_hand_vector_two_errors() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rs_decode_hand_vector_two_errors(backend: str) -> None:
     # F = 2 + 5x + x^2 over F_13 at x = 0..6 is 2, 8, 3, 0, 12, 0, 3; errors at x = 3 and x = 6.
     xs = np.arange(7)
     ys = np.array([2, 8, 3, 5, 12, 0, 1])
-    assert rs_decode(xs, ys, 3, 13).tolist() == [2, 5, 1]
+    assert rs_decode(xs, ys, 3, 13, backend=backend).tolist() == [2, 5, 1]
     assert reference_berlekamp_welch(xs.tolist(), ys.tolist(), 3, 13) == [2, 5, 1]
 
 
@@ -195,20 +208,22 @@ def _brute_force(xs: list[int], ys: list[int], k: int, p: int) -> list[list[int]
     return found
 
 
-def test_rs_decode_three_errors_is_detected() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rs_decode_three_errors_is_detected(backend: str) -> None:
     xs = list(range(7))
     ys = [2, 8, 3, 5, 12, 0, 1]
     ys[0] = 9  # third error: beyond radius 2
     assert _brute_force(xs, ys, 3, 13) == []
     with pytest.raises(DecodeError):
-        rs_decode(np.array(xs), np.array(ys), 3, 13)
+        rs_decode(np.array(xs), np.array(ys), 3, 13, backend=backend)
     with pytest.raises(DecodeError):
         reference_berlekamp_welch(xs, ys, 3, 13)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from([5, 7, 11]), st.data())
-def test_berlekamp_welch_equals_brute_force(p: int, data) -> None:
+def test_berlekamp_welch_equals_brute_force(backend: str, p: int, data) -> None:
     n = data.draw(st.integers(1, p))
     k = data.draw(st.integers(1, min(n, 3)))
     xs = data.draw(st.lists(st.integers(0, p - 1), min_size=n, max_size=n, unique=True))
@@ -219,15 +234,16 @@ def test_berlekamp_welch_equals_brute_force(p: int, data) -> None:
         ys[i] = (ys[i] + data.draw(st.integers(1, p - 1))) % p
     expected = _brute_force(xs, ys, k, p)
     assert len(expected) <= 1  # unique decoding radius
-    got, ok = berlekamp_welch(np.array([xs]), np.array([ys]), k, p)
+    got, ok = berlekamp_welch(np.array([xs]), np.array([ys]), k, p, backend=backend)
     assert bool(ok[0]) == bool(expected)
     if expected:
         assert got[0].tolist() == expected[0]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from([101, 257, 65521]), st.data())
-def test_fast_path_matches_reference(p: int, data) -> None:
+def test_fast_path_matches_reference(backend: str, p: int, data) -> None:
     n = data.draw(st.integers(1, 24))
     k = data.draw(st.integers(1, n))
     batch = data.draw(st.integers(1, 4))
@@ -244,16 +260,17 @@ def test_fast_path_matches_reference(p: int, data) -> None:
             refs.append(reference_berlekamp_welch(x, y, k, p))
         except DecodeError:
             refs.append(None)
-    got, ok = berlekamp_welch(np.array(xs), np.array(ys), k, p)
+    got, ok = berlekamp_welch(np.array(xs), np.array(ys), k, p, backend=backend)
     for row, ref in enumerate(refs):
         assert bool(ok[row]) == (ref is not None)
         if ref is not None:
             assert got[row].tolist() == ref
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([13, 10007, 65521, 2**31 - 1]), st.data())
-def test_decodes_within_radius(p: int, data) -> None:
+def test_decodes_within_radius(backend: str, p: int, data) -> None:
     n = data.draw(st.integers(1, min(p, 40)))
     k = data.draw(st.integers(1, n))
     xs = np.array(data.draw(st.lists(st.integers(0, min(p, 10**6) - 1), min_size=n, max_size=n, unique=True)))
@@ -261,10 +278,11 @@ def test_decodes_within_radius(p: int, data) -> None:
     ys = poly_eval(coeffs, xs, p)
     wrong = data.draw(st.lists(st.integers(0, n - 1), max_size=(n - k) // 2, unique=True))
     ys[wrong] = (ys[wrong] + 1 + np.array(wrong) % (p - 1)) % p
-    assert rs_decode(xs, ys, k, p).tolist() == coeffs.tolist()
+    assert rs_decode(xs, ys, k, p, backend=backend).tolist() == coeffs.tolist()
 
 
-def test_rs_decode_agrees_with_galois_interpolation() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rs_decode_agrees_with_galois_interpolation(backend: str) -> None:
     # galois solves the Vandermonde system of the error-free points; rs_decode sees one error too.
     galois = pytest.importorskip("galois")
     GF = galois.GF(101)
@@ -274,11 +292,114 @@ def test_rs_decode_agrees_with_galois_interpolation() -> None:
     vandermonde = GF(np.vander(xs[:5], 5, increasing=True) % 101)
     oracle = np.linalg.solve(vandermonde, GF(ys[:5]))
     ys[6] = (ys[6] + 1) % 101
-    assert rs_decode(xs, ys, 5, 101).tolist() == np.asarray(oracle).tolist() == coeffs.tolist()
+    assert rs_decode(xs, ys, 5, 101, backend=backend).tolist() == np.asarray(oracle).tolist() == coeffs.tolist()
 
 
-def test_parameter_errors() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameter_errors(backend: str) -> None:
     with pytest.raises(ParameterError):
-        berlekamp_welch(np.array([[1, 2]]), np.array([[1, 2]]), 3, 13)
+        berlekamp_welch(np.array([[1, 2]]), np.array([[1, 2]]), 3, 13, backend=backend)
     with pytest.raises(ParameterError):
-        berlekamp_welch(np.array([[1, 2]]), np.array([[1, 2]]), 0, 13)
+        berlekamp_welch(np.array([[1, 2]]), np.array([[1, 2]]), 0, 13, backend=backend)
+    with pytest.raises(ParameterError):
+        berlekamp_welch(np.array([[1, 2]]), np.array([[1, 2]]), 1, 13, backend="fortran")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeated_points_never_decode_on_the_native_path_and_agree_otherwise(backend: str) -> None:
+    # Distinct points are the decoder's precondition; the native kernel checks it (a repeat fails
+    # the row) rather than trusting it, so no input can make the elimination misbehave.
+    xs = np.array([[1, 1, 2, 3, 4], [1, 2, 3, 4, 5]])
+    ys = np.array([[4, 4, 5, 6, 7], [4, 5, 6, 7, 8]])  # F = 3 + x
+    coeffs, ok = berlekamp_welch(xs, ys, 2, 13, backend=backend)
+    assert bool(ok[1]) and coeffs[1].tolist() == [3, 1]
+    if backend == "native":
+        assert not ok[0]
+
+
+# -- evaluation at every point, vault lock and read-back -----------------------------------------
+
+
+def _horner(coeffs: list[int], x: int, p: int) -> int:
+    acc = 0
+    for c in reversed(coeffs):
+        acc = (acc * x + c) % p
+    return acc
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([2, 3, 13, 10007, 65521, 2**31 - 1]), st.data())
+def test_eval_range_equals_horner(backend: str, p: int, data) -> None:
+    rows = data.draw(st.integers(1, 3))
+    k = data.draw(st.integers(0, 12))
+    count = data.draw(st.integers(0, 300))
+    coeffs = [data.draw(st.lists(st.integers(0, p - 1), min_size=k, max_size=k)) for _ in range(rows)]
+    got = eval_range(np.array(coeffs, dtype=np.int64).reshape(rows, k), count, p, backend=backend)
+    assert got.shape == (rows, count)
+    assert got.tolist() == [[_horner(c, x, p) for x in range(count)] for c in coeffs]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_eval_range_across_blocks_and_high_degree(backend: str) -> None:
+    p = 65521
+    rng = np.random.default_rng(5)
+    coeffs = rng.integers(0, p, (2, 40))
+    got = eval_range(coeffs, 9000, p, backend=backend)  # more than one 4096-value block
+    xs = np.array([0, 1, 4095, 4096, 4097, 8191, 8999])
+    assert got[:, xs].tolist() == poly_eval(coeffs, xs, p).tolist()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_agreeing_points_and_limit(backend: str) -> None:
+    p = 10007
+    coeffs = np.array([5, 3, 1])
+    values = poly_eval(coeffs, np.arange(p), p)
+    values[[0, 7, 100]] = (values[[0, 7, 100]] + 1) % p
+    found = agreeing_points(coeffs, values, p, limit=p)
+    assert found.tolist() == [x for x in range(p) if x not in (0, 7, 100)]
+    assert agreeing_points(coeffs, values, p, limit=3, backend=backend).tolist() == [1, 2, 3, 4]
+    assert agreeing_points(coeffs, values, p, limit=0, backend=backend).tolist() == [1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lock_values_put_f_on_genuine_points_and_chaff_elsewhere(backend: str) -> None:
+    p = 101
+    coeffs = np.array([7, 0, 2])
+    genuine = np.array([3, 50, 99])
+    offsets = np.arange(p - 3) % (p - 1)
+    values = lock_values(coeffs, p, p, genuine, offsets, backend=backend)
+    f = [_horner([7, 0, 2], x, p) for x in range(p)]
+    chaff_points = [x for x in range(p) if x not in (3, 50, 99)]
+    assert [int(values[x]) for x in genuine] == [f[x] for x in genuine]
+    for x, u in zip(chaff_points, offsets.tolist()):
+        assert int(values[x]) == u + (u >= f[x]) != f[x]
+
+
+def test_lock_values_refuse_bad_genuine_indices() -> None:
+    if default_backend() != "native":
+        pytest.skip("the compiled extension is not built")
+    with pytest.raises(ValueError):
+        lock_values(np.array([1]), 13, 13, np.array([5, 5]), np.zeros(11, dtype=np.int64), backend="native")
+    with pytest.raises(ValueError):
+        lock_values(np.array([1]), 13, 13, np.array([20]), np.zeros(12, dtype=np.int64), backend="native")
+    with pytest.raises(ValueError):
+        lock_values(np.array([1]), 13, 13, np.array([2]), np.full(12, 12, dtype=np.int64), backend="native")
+
+
+@pytest.mark.skipif(default_backend() != "native", reason="the compiled extension is not built")
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([257, 65521, 2**31 - 1]), st.data())
+def test_native_berlekamp_welch_equals_numpy_on_larger_words(p: int, data) -> None:
+    n = data.draw(st.integers(1, 90))
+    k = data.draw(st.integers(1, n))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32)))
+    xs = np.stack([rng.choice(min(p, 10**6), n, replace=False) for _ in range(3)])
+    coeffs = rng.integers(0, p, (3, k))
+    ys = poly_eval(coeffs, xs, p)
+    errors = data.draw(st.integers(0, n))
+    ys[:, :errors] = rng.integers(0, p, (3, errors))
+    native, ok_native = berlekamp_welch(xs, ys, k, p, backend="native")
+    numpy_, ok_numpy = berlekamp_welch(xs, ys, k, p, backend="numpy")
+    assert ok_native.tolist() == ok_numpy.tolist()
+    assert native[ok_native].tolist() == numpy_[ok_numpy].tolist()
