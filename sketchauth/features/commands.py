@@ -103,12 +103,19 @@ def _fit(args: argparse.Namespace) -> int:
         )
         bar.update()
         m = args.enrol_samples
-        path = tolerance_path(transform, calibration, enrol_samples=m)
-        pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
+        # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
+        try:
+            path = tolerance_path(transform, calibration, enrol_samples=m)
+            pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
+        except SketchAuthError as exc:
+            summary["interval"] = {"unavailable": str(exc)}
         bar.update()
-        pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
-            transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
-        )
+        try:
+            pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
+                transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
+            )
+        except SketchAuthError as exc:
+            summary["thermometer"] = {"unavailable": str(exc)}
         bar.update()
         try:
             pipelines["code-offset"] = CodeOffsetPipeline.for_target_fnmr(

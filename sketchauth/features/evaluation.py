@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import ParameterError
+from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
@@ -124,6 +124,8 @@ class FeatureEvaluation:
     genuine_trials: int
     impostor_trials: int
     enrol_samples: int
+    #: Pipeline kinds that could not be built on this data, with the reason (what to change).
+    unavailable: tuple[tuple[str, str], ...] = ()
 
     @property
     def reference(self) -> MatcherResult:
@@ -139,6 +141,9 @@ class FeatureEvaluation:
     @property
     def goal(self) -> dict[str, Any]:
         """Best protected FNMR at FMR 1% over the reference's (``ratio``), and whether ≤ 1.25."""
+        if not any(r.protected for r in self.results):
+            ref = self.reference.at(1e-2).fnmr
+            return {"pipeline": None, "fnmr": None, "reference_fnmr": ref, "ratio": None, "target_ratio": GOAL_RATIO, "met": False}
         best, ref = self.best_protected.at(1e-2).fnmr, self.reference.at(1e-2).fnmr
         ratio = math.inf if ref == 0 and best > 0 else (1.0 if ref == 0 else best / ref)
         return {
@@ -157,6 +162,7 @@ class FeatureEvaluation:
             "genuine_trials": self.genuine_trials,
             "impostor_trials": self.impostor_trials,
             "matchers": [r.to_dict() for r in self.results],
+            "unavailable": [{"pipeline": kind, "reason": reason} for kind, reason in self.unavailable],
             "goal": self.goal,
         }
 
@@ -169,14 +175,21 @@ class FeatureEvaluation:
             cells = [f"{p.fnmr:.4f} [{p.fnmr_ci[0]:.4f}, {p.fnmr_ci[1]:.4f}]" for p in r.points]
             bits = "—" if r.loss_bound_bits is None else f"{r.loss_bound_bits:.0f} / {r.secret_bits:.0f}"
             rows.append(f"| {r.name} | " + " | ".join(cells) + f" | {r.eer:.4f} | {bits} |")
+        for kind, reason in self.unavailable:
+            rows.append(f"| {kind}: unavailable — {reason} |" + " — |" * (len(FMR_TARGETS) + 2))
         g = self.goal
-        verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
         foot = (
             f"\n{self.identities} identities, {self.enrol_samples} enrolment sample(s) each; "
             f"{self.genuine_trials} genuine and {self.impostor_trials} impostor trials.\n"
-            f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
-            f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
         )
+        if g["pipeline"] is None:
+            foot += "Goal: no protected pipeline could be built on this data (see the unavailable rows).\n"
+        else:
+            verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
+            foot += (
+                f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
+                f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
+            )
         return head + "\n".join(rows) + "\n" + foot
 
     def plot(self, path: str | Path) -> Path:
@@ -267,10 +280,16 @@ def evaluate_pipelines(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
     )
     results = [_result("reference (whitened Euclidean, unprotected)", genuine, impostor, protected=False)]
+    unavailable: list[tuple[str, str]] = []
     for kind in kinds:
-        results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+        # One configuration the data cannot support (too few dimensions for a code, no tolerance
+        # reaching the target) is reported with its reason; the other pipelines are still evaluated.
+        try:
+            results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+        except SketchAuthError as exc:
+            unavailable.append((kind, str(exc)))
     return FeatureEvaluation(
-        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples
+        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples, tuple(unavailable)
     )
 
 
@@ -292,6 +311,11 @@ def _code_offset(
     dims = _code_dims(transform, bits, None)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
     n = dims.size * bits // 8
+    if (n - 1) // 2 < 1:
+        raise ParameterError(
+            f"code-offset with {bits} Gray bit(s) on {dims.size} dimensions gives {n} bytes, and a Reed-Solomon "
+            "code-offset sketch needs at least 3 bytes to correct one error; use more code bits or keep more dimensions"
+        )
     # Beyond t_max = ⌊(n−1)/2⌋ no code-offset sketch of n bytes accepts: score those trials as n + 1.
     t_max = (n - 1) // 2
     genuine, impostor = (np.where(s > t_max, n + 1, s) for s in (genuine, impostor))
