@@ -275,6 +275,8 @@ def evaluate_pipelines(
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
         raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
+    if "asymmetric-interval" in kinds and enrol_samples < 2:
+        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
     trials = enrolment_trials(transform.project, data, enrol_samples)
     genuine, impostor = pair_scores(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
