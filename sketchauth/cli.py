@@ -202,6 +202,10 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
     p.add_argument("--enrol-samples", type=int, default=None, help="samples per enrolment (default: 1, or 2 for asymmetric schemes)")
     p.add_argument("--max-impostors", type=int, default=None, help="impostor probes per identity (default: all)")
+    p.add_argument(
+        "--closed-set", action="store_true",
+        help="declare that the pipeline's transform was fitted on data of these people (stated in the report)",
+    )
     p.add_argument("--profile", default="owasp", help="argon2 profile whose cost is measured (default owasp)")
     p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
     p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")

@@ -66,6 +66,7 @@ from sketchauth.evaluate.error_rates import (
     fit_quantiser_params,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
 from sketchauth.sketches.base import SecureSketch, scheme_class
@@ -296,8 +297,13 @@ def run_report(
     nonmated_per_identity: int = 10,
     omega: float = 1.0,
     tau: int = 2,
+    set_kind: str = "open",
 ) -> Report:
-    """Evaluate ``target`` on ``data`` (steps in the module docstring)."""
+    """Evaluate ``target`` on ``data`` (steps in the module docstring).
+
+    ``set_kind`` declares whether the evaluated people were in the data a transform or quantiser
+    was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
+    """
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
         raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
@@ -358,7 +364,15 @@ def run_report(
     except (ParameterError, SampleError) as exc:
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
         notes.append(f"unlinkability not evaluated: {exc}")
-    return Report(target, describe_data(data, source), seed, rates, op, leak, link, notes)
+    protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
+    plan = protocol.plan(data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    description = describe_data(data, source)
+    description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
+    if max_impostors_per_identity is not None:
+        description["protocol"]["statement"] += (
+            f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
+        )
+    return Report(target, description, seed, rates, op, leak, link, notes)
 
 
 # -- writing ---------------------------------------------------------------------------------------------
@@ -426,6 +440,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"Data: {data['source']} — {data['identities']} identities, {data['samples']} samples; "
         f"enrolment from the first {er['enrol_samples']} sample(s); {er['genuine_trials']} genuine and "
         f"{er['impostor_trials']} impostor comparisons per setting.",
+        "",
+        data.get("protocol", {}).get("statement", ""),
         "",
         "## Error rates (protected, through encode → decode → secret check)",
         "",
@@ -747,6 +763,7 @@ def cli_report(args: Any) -> int:
         profile=args.profile,
         source_min_entropy=args.source_entropy,
         operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
+        set_kind="closed" if getattr(args, "closed_set", False) else "open",
     )
     payload = write_report(report, args.out, plots=args.plots)
     print(summary(payload, args.out))

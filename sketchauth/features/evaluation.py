@@ -40,6 +40,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
 from sketchauth.features.pipeline import (
@@ -124,6 +125,8 @@ class FeatureEvaluation:
     genuine_trials: int
     impostor_trials: int
     enrol_samples: int
+    #: The protocol statement (who enrols, who probes, impostors, open or closed set, counts).
+    protocol: str = ""
     #: Pipeline kinds that could not be built on this data, with the reason (what to change).
     unavailable: tuple[tuple[str, str], ...] = ()
 
@@ -159,6 +162,7 @@ class FeatureEvaluation:
         return {
             "identities": self.identities,
             "enrol_samples": self.enrol_samples,
+            "protocol": self.protocol,
             "genuine_trials": self.genuine_trials,
             "impostor_trials": self.impostor_trials,
             "matchers": [r.to_dict() for r in self.results],
@@ -182,6 +186,8 @@ class FeatureEvaluation:
             f"\n{self.identities} identities, {self.enrol_samples} enrolment sample(s) each; "
             f"{self.genuine_trials} genuine and {self.impostor_trials} impostor trials.\n"
         )
+        if self.protocol:
+            foot += f"{self.protocol}\n"
         if g["pipeline"] is None:
             foot += "Goal: no protected pipeline could be built on this data (see the unavailable rows).\n"
         else:
@@ -264,20 +270,24 @@ def evaluate_pipelines(
     kinds: Sequence[str] = ("interval", "code-offset", "thermometer"),
     code_bits: int = 1,
     thermometer_resolution: float = 0.15,
+    set_kind: str = "open",
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
     ``heldout`` (background identities the transform was not fitted on) builds the interval
     tolerance path; ``data`` (people outside the background) gives the rates. ``kinds`` picks
     pipelines from ``interval``, ``asymmetric-interval`` (needs ``enrol_samples ≥ 2``),
-    ``code-offset`` (``code_bits`` per dimension) and ``thermometer``.
+    ``code-offset`` (``code_bits`` per dimension) and ``thermometer``. ``set_kind`` (``"open"`` or
+    ``"closed"``) says whether the transform has seen the evaluated people; the protocol
+    (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
     """
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
         raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
     if "asymmetric-interval" in kinds and enrol_samples < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
-    trials = enrolment_trials(transform.project, data, enrol_samples)
+    protocol = Protocol(enrol_samples, set_kind, data.split_column)
+    trials = enrolment_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
     )
@@ -291,7 +301,8 @@ def evaluate_pipelines(
         except SketchAuthError as exc:
             unavailable.append((kind, str(exc)))
     return FeatureEvaluation(
-        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples, tuple(unavailable)
+        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples,
+        protocol.describe(protocol.plan(data.identities, data.split)), tuple(unavailable),
     )
 
 

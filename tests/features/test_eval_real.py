@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sketchauth.cli import main
+from sketchauth.evaluate.data import LabelledVectors, load_vectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features.evaluation import evaluate_pipelines
 from sketchauth.features.transform import FeatureTransform
@@ -16,10 +17,10 @@ from sketchauth.features.transform import FeatureTransform
 POP = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.4, seed=7)
 
 
-def _write_csv(path, data, split=None) -> None:
+def _write_csv(path, data, split=None, prefix="p") -> None:
     lines = ["identity," + ("split," if split is not None else "") + ",".join(f"f{j}" for j in range(data.features))]
     for i, (label, row) in enumerate(zip(data.identities.tolist(), data.samples)):
-        cells = [f"p{label}"] + ([split[i]] if split is not None else []) + [f"{v:.6g}" for v in row]
+        cells = [f"{prefix}{label}"] + ([split[i]] if split is not None else []) + [f"{v:.6g}" for v in row]
         lines.append(",".join(cells))
     path.write_text("\n".join(lines) + "\n")
 
@@ -60,3 +61,118 @@ def test_cli_features_evaluate_reports_unavailable_code_offset(tmp_path, capsys)
     assert "code-offset: unavailable" in printed and "thermometer" in printed
     report = json.loads((out / "features.json").read_text())
     assert report["unavailable"][0]["pipeline"] == "code-offset"
+
+
+# -- small real data sets ------------------------------------------------------------------------------
+def test_cli_small_population_names_the_file_and_split_then_closed_set_split_works(tmp_path, capsys) -> None:
+    background, people = tmp_path / "nine.csv", tmp_path / "nine_later.csv"
+    nine = POP.draw(9, 17, seed=1)
+    first = np.tile(np.arange(17) < 12, 9)  # rows are identity by identity
+    _write_csv(background, LabelledVectors(nine.identities[first], nine.samples[first]))
+    transform = tmp_path / "t.json"
+    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "8"]) == 2
+    err = capsys.readouterr().err
+    # "got 6" used to be all it said for a file of 9 identities.
+    assert "nine.csv" in err and "6 for fit, 1 for calibration, 2 for check" in err
+    assert "at least 2 identities" in err and "at least 12 identities" in err and "--calibration-split samples" in err
+
+    args = ["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "8",
+            "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["background"]["identities"] == 9
+    assert "closed set" in summary["protocol"]
+    assert "9 identities (fewer than 10)" in summary["warnings"][0] and "nine.csv, fit part" in summary["warnings"][0]
+    assert "warning: " in captured.err
+    assert "interval" in summary["pipelines"] and "thermometer" in summary["pipelines"]
+
+    # The same nine people, later samples: features evaluate says it is a closed set.
+    _write_csv(people, LabelledVectors(nine.identities[~first], nine.samples[~first]))
+    out = tmp_path / "ev"
+    assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
+                 "--data", str(people), "--out", str(out), "--no-plot"]) == 0
+    assert "CLOSED SET" in capsys.readouterr().out
+    assert "CLOSED SET" in json.loads((out / "features.json").read_text())["protocol"]
+
+
+def test_cli_too_few_samples_per_identity_for_a_sample_split_names_identity_and_part(tmp_path, capsys) -> None:
+    background = tmp_path / "short.csv"
+    _write_csv(background, POP.draw(9, 4, seed=1))
+    assert main(["features", "fit", "--data", str(background), "--out", str(tmp_path / "t.json"), "--levels", "8",
+                 "--calibration-split", "samples"]) == 2
+    err = capsys.readouterr().err
+    assert "short.csv: identity" in err and "has 4 samples" in err and "at least 2" in err
+    assert "at least 12 samples" in err
+
+
+# -- one explicit protocol -----------------------------------------------------------------------------
+def test_protocol_plan_counts_and_split_column_roles() -> None:
+    from sketchauth.errors import ParameterError
+    from sketchauth.evaluate.protocol import Protocol
+
+    ids = np.array(["a"] * 3 + ["b"] * 3 + ["c"] * 2)
+    plan = Protocol(enrol_samples=1).plan(ids)
+    # Probes: a 2, b 2, c 1 = 5; impostors: each identity against the others' probes: 3 + 3 + 4.
+    assert plan.genuine.shape[1] == 5 and plan.impostor.shape[1] == 10
+    assert [r.tolist() for r in plan.enrol_rows] == [[0], [3], [6]]
+    # An explicit split: the LAST row of each identity enrols.
+    split = np.array(["probe", "probe", "enrol", "probe", "probe", "enrol", "probe", "enrol"])
+    plan = Protocol(enrol_samples=1, split_column="session").plan(ids, split)
+    assert [r.tolist() for r in plan.enrol_rows] == [[2], [5], [7]]
+    assert plan.genuine.shape[1] == 5 and plan.impostor.shape[1] == 10
+    with pytest.raises(ParameterError, match="'train'.*neither enrol"):
+        Protocol(split_column="split").plan(ids, np.array(["train"] * 8))
+    with pytest.raises(ParameterError, match="fewer than 2 samples"):
+        Protocol(enrol_samples=2).plan(np.array(["a", "a", "a", "b"]))
+    closed = Protocol(set_kind="closed").describe(plan)
+    assert "CLOSED SET" in closed and "5 genuine and 10 impostor trials" in closed
+
+
+def test_evaluate_report_and_features_evaluate_count_the_same_trials() -> None:
+    # Same data, same protocol: both evaluations count the same genuine and impostor trials
+    # (they used to differ: 5,120 vs 2,960 impostor trials on one file).
+    from sketchauth.evaluate.report import run_report
+    from sketchauth.features.pipeline import IntervalPipeline
+    from sketchauth.features.report_target import pipeline_target
+
+    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
+    heldout, data = POP.draw(30, 4, seed=2), POP.draw(15, 4, seed=3)
+    features = evaluate_pipelines(transform, heldout, data, kinds=("interval",))
+    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
+    report = run_report(pipeline_target(pipeline), data, [0], profile=None, crosscheck_trials=0)
+    point = report.error_rates.points[0]
+    assert (features.genuine_trials, features.impostor_trials) == (point.genuine_trials, point.impostor_trials) == (45, 630)
+    statement = report.as_dict()["data"]["protocol"]["statement"]
+    assert statement.split(" 15 identities")[0] == features.protocol.split(" 15 identities")[0]
+    assert "open set" in statement and "every probe of every other identity" in statement
+
+
+def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) -> None:
+    background = tmp_path / "bg.csv"
+    _write_csv(background, POP.draw(60, 4, seed=1))
+    transform = tmp_path / "t.json"
+    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16"]) == 0
+    people = POP.draw(12, 4, seed=5)
+    # Session column: the 3rd sample of each person enrols; the others probe.
+    roles = ["probe", "probe", "enrol", "probe"] * 12
+    with_split = tmp_path / "sessions.csv"
+    _write_csv(with_split, people, split=roles, prefix="q")
+    loaded = load_vectors(with_split)
+    assert loaded.split_column == "split" and loaded.features == people.features
+    enrol_rows = np.array(roles) == "enrol"
+    enrol_file, probe_file = tmp_path / "enrol.csv", tmp_path / "probe.csv"
+    _write_csv(enrol_file, LabelledVectors(people.identities[enrol_rows], people.samples[enrol_rows]), prefix="q")
+    _write_csv(probe_file, LabelledVectors(people.identities[~enrol_rows], people.samples[~enrol_rows]), prefix="q")
+    capsys.readouterr()
+    results = []
+    for extra in (["--data", str(with_split)], ["--data", str(enrol_file), "--probe-data", str(probe_file)]):
+        out = tmp_path / f"ev{len(results)}"
+        assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
+                     "--out", str(out), "--no-plot", *extra]) == 0
+        results.append(json.loads((out / "features.json").read_text()))
+    assert results[0]["genuine_trials"] == results[1]["genuine_trials"] == 36
+    assert results[0]["impostor_trials"] == results[1]["impostor_trials"] == 12 * 11 * 3
+    assert [m["points"] for m in results[0]["matchers"]] == [m["points"] for m in results[1]["matchers"]]
+    assert "'split' column" in results[0]["protocol"] and "enrol.csv enrols, probe.csv probes" in results[1]["protocol"]
+    assert "open set" in results[0]["protocol"]
