@@ -287,6 +287,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         result = evaluate_pipelines(
             transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
             code_bits=args.code_bits, thermometer_resolution=args.resolution, set_kind=set_kind,
+            attack_people=args.attack_people, attack_tries=args.attack_tries,
         )
         bar.update()
         out = Path(args.out)
@@ -371,5 +372,10 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
     e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
     e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
+    e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
+    e.add_argument(
+        "--attack-tries", type=int, default=100,
+        help="background samples tried per person in the offline attack (default 100; 0 skips the attack)",
+    )
     e.add_argument("--no-plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
     e.set_defaults(func=_evaluate)

@@ -31,7 +31,7 @@ reference's, at most 1.25.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,15 @@ from sketchauth.features.pipeline import (
     _code_dims,
     byte_error_scores,
     tolerance_path,
+)
+from sketchauth.features.security import (
+    GUARANTEE_BITS,
+    PIN_DIGITS,
+    SecurityFigures,
+    offline_attack,
+    recommend,
+    security_figures,
+    tuning_view,
 )
 from sketchauth.features.transform import FeatureTransform
 
@@ -97,6 +106,10 @@ class MatcherResult:
     secret_bits: float | None
     det: tuple[np.ndarray, np.ndarray] = field(repr=False)
     note: str = ""
+    #: Genuine and impostor scores (a trial is accepted at setting ``s`` iff its score ≤ ``s``).
+    scores: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    #: The pipeline at a setting (protected matchers only).
+    build: Callable[[float], Pipeline] | None = field(default=None, repr=False)
 
     def at(self, target_fmr: float) -> OperatingPoint:
         for point in self.points:
@@ -129,6 +142,11 @@ class FeatureEvaluation:
     protocol: str = ""
     #: Pipeline kinds that could not be built on this data, with the reason (what to change).
     unavailable: tuple[tuple[str, str], ...] = ()
+    #: The four security figures of each protected pipeline at its FMR 1% setting.
+    security: tuple[SecurityFigures, ...] = ()
+    #: FNMR/FMR against guaranteed bits along each pipeline's setting.
+    tuning: tuple[dict[str, Any], ...] = ()
+    recommendation: dict[str, Any] | None = None
 
     @property
     def reference(self) -> MatcherResult:
@@ -167,6 +185,9 @@ class FeatureEvaluation:
             "impostor_trials": self.impostor_trials,
             "matchers": [r.to_dict() for r in self.results],
             "unavailable": [{"pipeline": kind, "reason": reason} for kind, reason in self.unavailable],
+            "security": [f.to_dict() for f in self.security],
+            "tuning": [dict(row) for row in self.tuning],
+            "recommendation": self.recommendation,
             "goal": self.goal,
         }
 
@@ -196,7 +217,33 @@ class FeatureEvaluation:
                 f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
                 f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
             )
-        return head + "\n".join(rows) + "\n" + foot
+        return head + "\n".join(rows) + "\n" + foot + self._security_table()
+
+    def _security_table(self) -> str:
+        if not self.security and not self.tuning:
+            return ""
+        lines = [
+            "",
+            "Security at FMR 1e-2 (a: provable residual min-entropy, secret bits under the background minus the loss "
+            "bound; b: zero-effort false-accept cost log2(1/FMR); c: offline attack with the database — background "
+            f"samples through helper data and hash, argon2 evaluations until first success; d: with a "
+            f"{PIN_DIGITS}-digit PIN cascade, Theorem 7):",
+            "",
+            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits | (c) offline attack | (d) with PIN: bits |",
+            "|---|---|---|---|---|---|",
+            *[f.row() for f in self.security],
+        ]
+        if self.recommendation is not None:
+            lines += ["", f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}."]
+        if self.tuning:
+            lines += ["", "Tuning view (FNMR against guaranteed bits):", "",
+                      "| pipeline | setting | FNMR | FMR | guaranteed bits | with PIN |", "|---|---|---|---|---|---|"]
+            for row in self.tuning:
+                lines.append(
+                    f"| {row['pipeline']} | {row['setting']:g} | {row['fnmr']:.4f} | {row['fmr']:.4f} | "
+                    f"{row['guaranteed_bits']:.1f} | {row['guaranteed_bits_with_pin']:.1f} |"
+                )
+        return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> Path:
         """One DET plot (normal-deviate axes) of every matcher, written as PNG (extra ``plots``)."""
@@ -245,10 +292,10 @@ def _result(
     impostor: np.ndarray,
     *,
     protected: bool,
-    bound: Any = None,
+    build: Callable[[float], Pipeline] | None = None,
     note: str = "",
 ) -> MatcherResult:
-    """Operating points, EER and DET from scores; ``bound(setting) -> (loss, secret bits)``."""
+    """Operating points, EER and DET from scores; ``build(setting)`` is the pipeline at a setting."""
     fmr_curve, fnmr_curve, thresholds = det_from_scores(genuine, impostor)
     points = []
     for target in FMR_TARGETS:
@@ -256,9 +303,13 @@ def _result(
         fmr = float(np.count_nonzero(impostor <= threshold)) / impostor.size
         points.append(OperatingPoint(target, fnmr, ci, fmr, float(threshold)))
     loss = secret = None
-    if bound is not None and math.isfinite(points[0].setting):
-        loss, secret = bound(points[0].setting)
-    return MatcherResult(name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note)
+    if build is not None and math.isfinite(points[0].setting):
+        pipeline = build(points[0].setting)
+        loss, secret = pipeline.report().loss_bound_bits, pipeline.secret_bits
+    return MatcherResult(
+        name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note,
+        (genuine, impostor), build,
+    )
 
 
 def evaluate_pipelines(
@@ -271,6 +322,10 @@ def evaluate_pipelines(
     code_bits: int = 1,
     thermometer_resolution: float = 0.15,
     set_kind: str = "open",
+    security: bool = True,
+    attack_people: int = 10,
+    attack_tries: int = 100,
+    seed: int = 0,
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
@@ -280,6 +335,11 @@ def evaluate_pipelines(
     ``code-offset`` (``code_bits`` per dimension) and ``thermometer``. ``set_kind`` (``"open"`` or
     ``"closed"``) says whether the transform has seen the evaluated people; the protocol
     (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
+
+    ``security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
+    :mod:`sketchauth.features.security` — the offline attack enrols ``attack_people`` evaluation
+    people for real and tries up to ``attack_tries`` samples of ``heldout`` (background people)
+    against each — and the tuning view with a recommended configuration.
     """
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
@@ -300,10 +360,57 @@ def evaluate_pipelines(
             results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
         except SketchAuthError as exc:
             unavailable.append((kind, str(exc)))
+    plan = protocol.plan(data.identities, data.split)
+    figures, tuning, recommendation = (), (), None
+    if security:
+        victims = [data.samples[rows] for rows in plan.enrol_rows[:attack_people]]
+        attackers = (heldout.samples, heldout.identities, plan.labels[:attack_people])
+        figures, tuning, recommendation = _security(results, victims, attackers, attack_tries, seed)
     return FeatureEvaluation(
         tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples,
-        protocol.describe(protocol.plan(data.identities, data.split)), tuple(unavailable),
+        protocol.describe(plan), tuple(unavailable), figures, tuning, recommendation,
     )
+
+
+def _security(
+    results: Sequence[MatcherResult], victims: list[np.ndarray], attackers: tuple[Any, Any, Any], tries: int, seed: int
+) -> tuple[tuple[SecurityFigures, ...], tuple[dict[str, Any], ...], dict[str, Any]]:
+    """Security figures at each protected matcher's FMR 1% setting, the tuning view and a recommendation."""
+    figures, tuning = [], []
+    for r in results:
+        if not r.protected or r.build is None or r.scores is None:
+            continue
+        genuine, impostor = r.scores
+        point = r.at(1e-2)
+        if math.isfinite(point.setting):
+            pipeline = r.build(point.setting)
+            background, background_labels, labels = attackers
+            attack = (
+                offline_attack(
+                    pipeline, victims, background, attempts=tries, seed=seed,
+                    background_labels=background_labels, labels=labels,
+                )
+                if tries > 0
+                else None
+            )
+            figures.append(
+                security_figures(
+                    r.name, pipeline, setting=point.setting, fnmr=point.fnmr,
+                    false_matches=int(np.count_nonzero(impostor <= point.setting)), impostor_trials=impostor.size,
+                    attack=attack,
+                )
+            )
+        tuning += tuning_view(r.name, genuine, impostor, _tuning_settings(genuine, impostor), r.build)
+    return tuple(figures), tuple(tuning), recommend(tuning)
+
+
+def _tuning_settings(genuine: np.ndarray, impostor: np.ndarray, points: int = 40) -> list[float]:
+    """At most ``points`` settings spread over the score range (each a score some trial has)."""
+    scores = np.unique(np.concatenate([genuine, impostor]))
+    scores = scores[np.isfinite(scores) & (scores < 1e9)]
+    if scores.size <= points:
+        return scores.tolist()
+    return scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))].tolist()
 
 
 def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
@@ -311,11 +418,10 @@ def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Tri
     t_levels, p_levels = transform.quantise(trials.templates), transform.quantise(trials.probes)
     genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(_abs_delta(a, b)))
 
-    def bound(step: float) -> tuple[float, float]:
-        pipeline = IntervalPipeline.from_path(transform, path, int(step))
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(step: float) -> Pipeline:
+        return IntervalPipeline.from_path(transform, path, int(min(step, len(path.tolerances) - 1)))
 
-    return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, bound=bound)
+    return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, build=build)
 
 
 def _code_offset(
@@ -333,13 +439,12 @@ def _code_offset(
     t_max = (n - 1) // 2
     genuine, impostor = (np.where(s > t_max, n + 1, s) for s in (genuine, impostor))
 
-    def bound(t: float) -> tuple[float, float]:
+    def build(t: float) -> Pipeline:
         # t = 0 (exact match) is not a code-offset sketch; the smallest one corrects 1 error.
         budget = min(max(1, int(t)), (n - 1) // 2)
-        pipeline = CodeOffsetPipeline(transform, dims, bits=bits, t=budget)
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+        return CodeOffsetPipeline(transform, dims, bits=bits, t=budget)
 
-    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, bound=bound)
+    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, build=build)
 
 
 def _thermometer(
@@ -348,11 +453,10 @@ def _thermometer(
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
     genuine, impostor = draft.trial_distances(trials)
 
-    def bound(t: float) -> tuple[float, float]:
-        pipeline = ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(t: float) -> Pipeline:
+        return ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
 
-    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, bound=bound)
+    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, build=build)
 
 
 def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
@@ -380,11 +484,10 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
     genuine, impostor = pair_scores(packed, probes, trials.owner, score)
     dims = np.arange(transform.dimensions)
 
-    def bound(scale: float) -> tuple[float, float]:
-        pipeline = AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0), margin=margin)
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(scale: float) -> Pipeline:
+        return AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0), margin=margin)
 
-    return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, bound=bound)
+    return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, build=build)
 
 
 _EVALUATORS = {

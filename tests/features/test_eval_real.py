@@ -176,3 +176,76 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
     assert [m["points"] for m in results[0]["matchers"]] == [m["points"] for m in results[1]["matchers"]]
     assert "'split' column" in results[0]["protocol"] and "enrol.csv enrols, probe.csv probes" in results[1]["protocol"]
     assert "open set" in results[0]["protocol"]
+
+
+# -- security told four ways ------------------------------------------------------------------------------
+def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
+    from sketchauth.features.pipeline import IntervalPipeline
+    from sketchauth.features.security import offline_attack
+
+    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
+    pipeline = IntervalPipeline.for_target_fmr(transform, POP.draw(30, 4, seed=2), target_fmr=0.01)
+    person = POP.draw(1, 1, seed=9).samples
+    others = POP.draw(20, 1, seed=10).samples
+    # The database attacker tries the victim's own enrolment sample among strangers' samples:
+    # a stranger's sample is tried until it decodes; the victim's own sample breaks it.
+    background = np.vstack([others, person])
+    attack = offline_attack(pipeline, [person], background, attempts=21, seed=0)
+    assert attack.evaluations[0] is not None and 1 <= attack.evaluations[0] <= attack.spent[0] <= 21
+    assert attack.median == attack.evaluations[0] and attack.successes == 1
+    # Excluding the victim's own samples (closed-set background): strangers only.
+    labels = np.array(["x"] * 20 + ["victim"])
+    alone = offline_attack(pipeline, [person], background, attempts=21, background_labels=labels, labels=["victim"])
+    assert alone.attempts == 20
+    if alone.evaluations[0] is None:
+        assert alone.median is None and alone.describe().startswith("> 20 tries")
+
+
+def test_pin_cascade_diverts_at_most_the_pin_and_recommendation_rules() -> None:
+    import math
+
+    from sketchauth.features.pipeline import IntervalPipeline
+    from sketchauth.features.security import pin_cascade, recommend
+
+    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
+    pipeline = IntervalPipeline(transform, np.arange(4), [2, 2, 3, 1])
+    report = pipeline.sketch.report()
+    pin = pin_cascade(pipeline, 6)
+    assert pin["pin_bits"] == 6 * math.log2(10)
+    without = max(0.0, pipeline.secret_bits - report.loss_bound_bits)
+    assert 0.0 <= pin["diverted_bits"] <= pin["pin_bits"]
+    assert pin["residual_bits"] == pytest.approx(min(16.0, without + pin["pin_bits"] - pin["beta"]))
+    rows = [
+        {"pipeline": "a", "setting": 1.0, "fnmr": 0.30, "fmr": 0.001, "guaranteed_bits": 25.0, "guaranteed_bits_with_pin": 40.0},
+        {"pipeline": "a", "setting": 2.0, "fnmr": 0.10, "fmr": 0.005, "guaranteed_bits": 12.0, "guaranteed_bits_with_pin": 30.0},
+        {"pipeline": "b", "setting": 9.0, "fnmr": 0.01, "fmr": 0.050, "guaranteed_bits": 30.0, "guaranteed_bits_with_pin": 50.0},
+    ]
+    assert recommend(rows)["setting"] == 1.0 and recommend(rows)["how"] == "biometric alone"
+    assert recommend(rows, bits=26)["setting"] == 2.0 and "PIN" in recommend(rows, bits=26)["how"]
+    assert "does not allow 45 guaranteed bits" in recommend(rows, bits=45)["text"]
+
+
+def test_cli_features_evaluate_states_the_four_security_figures_and_a_recommendation(tmp_path, capsys) -> None:
+    background, people = tmp_path / "bg.csv", tmp_path / "people.csv"
+    _write_csv(background, POP.draw(60, 4, seed=1))
+    _write_csv(people, POP.draw(12, 4, seed=5), prefix="q")
+    transform = tmp_path / "t.json"
+    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16"]) == 0
+    out = tmp_path / "ev"
+    assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
+                 "--data", str(people), "--out", str(out), "--no-plot", "--attack-people", "3", "--attack-tries", "30"]) == 0
+    printed = capsys.readouterr().out
+    assert "(a) guaranteed bits" in printed and "(c) offline attack" in printed and "Recommended" in printed
+    assert "Tuning view" in printed
+    report = json.loads((out / "features.json").read_text())
+    rows = {row["pipeline"].split(" ")[0]: row for row in report["security"]}
+    assert set(rows) == {"interval", "thermometer"}
+    for row in rows.values():
+        assert row["a_provable_residual_bits"] == max(0.0, row["secret_bits"] - row["loss_bound_bits"])
+        assert row["c_offline_attack"]["people"] == 3 and row["c_offline_attack"]["tries_per_person"] == 30
+        assert row["d_pin_cascade"]["pin_bits"] > 19.9
+        if row["fmr"] > 0:
+            assert row["b_false_accept_bits"] == pytest.approx(-np.log2(row["fmr"]))
+    assert report["recommendation"]["text"]
+    kinds = {row["pipeline"].split(" ")[0] for row in report["tuning"]}
+    assert kinds == {"interval", "thermometer"}
