@@ -11,11 +11,14 @@ of every coefficient over its frames** — 24 features. Frames vary in number, s
 concatenation is not fixed-length; mean + std is the classical speaker-verification statistic
 (the first two moments of the cepstral distribution) and keeps the recording's order out of it.
 
-Output CSV: ``identity,split,f0..f23`` with ``split`` = ``train``/``test`` from the original file
-(an explicit-split column, usable by ``--split-column split``). The data is NOT part of the
-repository; pass the directory that holds the two ``.ts`` files::
+Output: two CSVs ``identity,mean0..mean11,std0..std11`` — ``<prefix>_train.csv`` (the original
+training file: 30 utterances per speaker, used as the background the transform is fitted on) and
+``<prefix>_test.csv`` (the original test file: 24–88 utterances per speaker, used for evaluation;
+the same speakers, so every evaluation on it is a *closed set*). The data is NOT part of the
+repository; pass the directory that holds the two ``.ts`` files (sktime ships them in its wheel,
+``sktime/datasets/data/JapaneseVowels``)::
 
-    python benchmarks/real_data.py /path/to/JapaneseVowels --out /tmp/vowels.csv
+    python benchmarks/real_data.py /path/to/JapaneseVowels --out /tmp/vowels
 """
 
 from __future__ import annotations
@@ -60,28 +63,30 @@ def embed(frames: np.ndarray) -> np.ndarray:
     return np.concatenate([frames.mean(axis=0), frames.std(axis=0)])
 
 
-def convert(directory: Path, out: Path) -> dict[str, int]:
-    """Write the CSV; returns counts (speakers, utterances per split)."""
-    rows = []
+def convert(directory: Path, prefix: Path) -> dict[str, int]:
+    """Write ``<prefix>_train.csv`` and ``<prefix>_test.csv``; returns counts."""
     counts: dict[str, int] = {}
+    header = "identity," + ",".join(f"{s}{j}" for s in ("mean", "std") for j in range(DIMENSIONS)) + "\n"
+    speakers: set[str] = set()
     for split in ("TRAIN", "TEST"):
         labels, series = parse_ts(directory / f"JapaneseVowels_{split}.ts")
         counts[split.lower()] = len(labels)
-        rows += [(f"speaker{label}", split.lower(), embed(s)) for label, s in zip(labels, series)]
-    with out.open("w", encoding="utf-8") as handle:
-        handle.write("identity,split," + ",".join(f"{s}{j}" for s in ("mean", "std") for j in range(DIMENSIONS)) + "\n")
-        for label, split, x in rows:
-            handle.write(f"{label},{split}," + ",".join(f"{v:.9g}" for v in x) + "\n")
-    counts["speakers"] = len({r[0] for r in rows})
+        out = prefix.parent / f"{prefix.name}_{split.lower()}.csv"
+        with out.open("w", encoding="utf-8") as handle:
+            handle.write(header)
+            for label, frames in zip(labels, series):
+                speakers.add(label)
+                handle.write(f"speaker{label}," + ",".join(f"{v:.9g}" for v in embed(frames)) + "\n")
+    counts["speakers"] = len(speakers)
     return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="directory holding JapaneseVowels_TRAIN.ts and _TEST.ts")
-    parser.add_argument("--out", type=Path, required=True, help="CSV to write (identity,split,f...)")
-    counts = convert(parser.parse_args().directory, parser.parse_args().out)
-    print(counts)
+    parser.add_argument("--out", type=Path, required=True, help="prefix of the two CSVs (<out>_train.csv, <out>_test.csv)")
+    args = parser.parse_args()
+    print(convert(args.directory, args.out))
 
 
 if __name__ == "__main__":

@@ -544,6 +544,44 @@ def _pyplot() -> Any:
     return plt
 
 
+#: Colours of every figure: same person (genuine trials, mated pairs) and different people
+#: (impostor trials, non-mated pairs) — the score histograms and the linkage plot agree.
+SAME_PERSON_COLOUR = "#1b7837"
+OTHER_PERSON_COLOUR = "#c51b7d"
+
+
+def det_floor(*trials: int) -> float:
+    """Where DET plots draw a rate of 0 (or 1): half a count from the edge of the largest trial set."""
+    return 0.5 / max(*trials, 2)
+
+
+def draw_nist_targets(ax: Any, floor: float) -> None:
+    """The NIST SP 800-63B-4 targets as labelled lines (FMR ≤ 1/10,000; FNMR < 5%)."""
+    x, y = probit([TARGET_FMR], floor)[0], probit([TARGET_FNMR], floor)[0]
+    ax.axvline(x, color="grey", ls=":", lw=1)
+    ax.axhline(y, color="grey", ls=":", lw=1)
+    ax.annotate("NIST FMR ≤ 0.01%", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                textcoords="offset points", fontsize=7, color="dimgrey")
+    ax.annotate("NIST FNMR < 5%", (1.0, y), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                textcoords="offset points", fontsize=7, color="dimgrey", ha="right")
+
+
+def det_axes(ax: Any, floor: float) -> None:
+    """Normal-deviate axes labelled in percent; rates of 0 (1) sit at ``floor`` (``1 − floor``), labelled 0 and 100%."""
+    _det_axes(ax, floor)
+    edge, top = probit([floor, 1 - floor], floor)
+    for axis in (ax.xaxis, ax.yaxis):
+        positions = [edge, *axis.get_ticklocs(), top]
+        labels = ["0", *[t.get_text() for t in axis.get_ticklabels()], "100%"]
+        axis.set_ticks(positions, labels)
+    ax.set_xlim(edge - 0.25, top + 0.25)
+    ax.set_ylim(edge - 0.25, top + 0.25)
+    ax.axvline(edge, color="lightgrey", lw=0.8, zorder=0)
+    ax.axhline(edge, color="lightgrey", lw=0.8, zorder=0)
+    ax.axvline(top, color="lightgrey", lw=0.8, zorder=0)
+    ax.axhline(top, color="lightgrey", lw=0.8, zorder=0)
+
+
 def _det_axes(ax: Any, floor: float) -> None:
     ticks: list[float] = []
     for t in _DET_TICKS:
@@ -564,7 +602,7 @@ def _draw_det(report: Report, path: Path) -> None:
     er = report.error_rates
     first = er.points[0]
     # Rates of 0 or 1 have no normal deviate; draw them at half a count from the edge.
-    floor = 0.5 / max(first.impostor_trials, first.genuine_trials, 2)
+    floor = det_floor(first.impostor_trials, first.genuine_trials)
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     for b in er.baselines:
         keep = np.unique(np.linspace(0, b.fmr.size - 1, min(b.fmr.size, _DET_POINTS)).astype(int))
@@ -577,9 +615,8 @@ def _draw_det(report: Report, path: Path) -> None:
     ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI")
     for p, xi, yi in zip(er.points, x, y):
         ax.annotate(f"{er.parameter}={p.setting}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.axvline(probit([TARGET_FMR], floor)[0], color="grey", ls=":", lw=1)
-    ax.axhline(probit([TARGET_FNMR], floor)[0], color="grey", ls=":", lw=1)
-    _det_axes(ax, floor)
+    draw_nist_targets(ax, floor)
+    det_axes(ax, floor)
     ax.set_title("DET: protected operating points vs unprotected matching")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
@@ -594,8 +631,10 @@ def _draw_scores(report: Report, path: Path) -> None:
     for ax, b in zip(axes[0], baselines):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, label=f"impostor ({b.impostor_scores.size})")
-        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, label=f"genuine ({b.genuine_scores.size})")
+        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, color=OTHER_PERSON_COLOUR,
+                label=f"impostor ({b.impostor_scores.size})")
+        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, color=SAME_PERSON_COLOUR,
+                label=f"genuine ({b.genuine_scores.size})")
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
@@ -614,9 +653,9 @@ def _draw_linkage(report: Report, path: Path) -> None:
     m = ul.measures
     centres = (m.edges[:-1] + m.edges[1:]) / 2
     width = float(np.diff(m.edges).min())
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, label=f"non-mated ({m.nonmated_pairs})")
-    ax.bar(centres, m.p_mated, width=width, alpha=0.55, label=f"mated ({m.mated_pairs})")
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, color=OTHER_PERSON_COLOUR, label=f"non-mated ({m.nonmated_pairs})")
+    ax.bar(centres, m.p_mated, width=width, alpha=0.55, color=SAME_PERSON_COLOUR, label=f"mated ({m.mated_pairs})")
     ax.set_xlabel(f"linkage score: {ul.attack} ({'higher' if ul.higher_is_mated else 'lower'} = more likely mated)")
     ax.set_ylabel("share of pairs per bin")
     twin = ax.twinx()
@@ -628,7 +667,8 @@ def _draw_linkage(report: Report, path: Path) -> None:
     ax.set_title(f"{ul.scheme}: D<->sys = {m.d_sys:.3f}")
     lines = ax.get_legend_handles_labels()
     tl = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center")
+    # Below the axes: inside, the legend covered the D↔ points it explains.
+    ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -246,7 +246,12 @@ class FeatureEvaluation:
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> Path:
-        """One DET plot (normal-deviate axes) of every matcher, written as PNG (extra ``plots``)."""
+        """One DET plot of every matcher, written as PNG (extra ``plots``).
+
+        The axes are those of the evaluation report's DET plot (:func:`sketchauth.evaluate.report.det_axes`):
+        normal deviates labelled in percent, rates of 0 drawn half a count from the edge, the NIST
+        targets labelled; every legend entry has a curve (markers when it has few points).
+        """
         try:
             import matplotlib
 
@@ -254,26 +259,25 @@ class FeatureEvaluation:
             import matplotlib.pyplot as plt
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
-        from statistics import NormalDist
+        from sketchauth.evaluate.report import det_axes, det_floor, draw_nist_targets, probit
 
-        probit = np.vectorize(NormalDist().inv_cdf, otypes=[float])
-        fig, ax = plt.subplots(figsize=(6, 5))
+        floor = det_floor(self.genuine_trials, self.impostor_trials)
+        fig, ax = plt.subplots(figsize=(6.8, 5.8))
         for r in self.results:
             fmr, fnmr = _thin(*r.det)
-            keep = (fmr > 0) & (fnmr > 0) & (fmr < 1) & (fnmr < 1)
-            ax.plot(probit(fmr[keep]), probit(fnmr[keep]), label=r.name, linestyle="-" if r.protected else "--")
-        ticks = [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5]
-        ax.set_xticks(probit(ticks), [f"{t:g}" for t in ticks])
-        ax.set_yticks(probit(ticks + [0.9, 0.99]), [f"{t:g}" for t in ticks + [0.9, 0.99]])
-        ax.set_xlim(probit([1e-5, 0.7]).tolist())
-        ax.set_ylim(probit([5e-4, 0.995]).tolist())
-        ax.set_xlabel("FMR")
-        ax.set_ylabel("FNMR")
+            x, y = probit(fmr, floor), probit(fnmr, floor)
+            few = np.unique(np.stack([x, y]), axis=1).shape[1] < 8
+            # A matcher with only a few settings (e.g. code-offset with t_max = 1) gets markers, not a
+            # line that would invent operating points between them.
+            style = "none" if few else ("-" if r.protected else "--")
+            ax.plot(x, y, label=r.name, linestyle=style, marker="o" if few else None, ms=5, lw=1.4)
+        draw_nist_targets(ax, floor)
+        det_axes(ax, floor)
         ax.set_title("DET: feature pipelines vs unprotected reference")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7, loc="upper right")
         out = Path(path)
-        fig.savefig(out, dpi=110, bbox_inches="tight")
+        fig.tight_layout()
+        fig.savefig(out, dpi=110)
         plt.close(fig)
         return out
 
