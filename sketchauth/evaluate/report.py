@@ -599,6 +599,14 @@ def _det_axes(ax: Any, floor: float) -> None:
 
 def _draw_det(report: Report, path: Path) -> None:
     plt = _pyplot()
+    fig = det_figure(report)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def det_figure(report: Report) -> Any:
+    """The DET figure of a report (matplotlib ``Figure``; :func:`draw_figures` saves it)."""
+    plt = _pyplot()
     er = report.error_rates
     first = er.points[0]
     # Rates of 0 or 1 have no normal deviate; draw them at half a count from the edge.
@@ -620,8 +628,7 @@ def _draw_det(report: Report, path: Path) -> None:
     ax.set_title("DET: protected operating points vs unprotected matching")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def _draw_scores(report: Report, path: Path) -> None:
@@ -648,6 +655,14 @@ def _draw_scores(report: Report, path: Path) -> None:
 
 def _draw_linkage(report: Report, path: Path) -> None:
     plt = _pyplot()
+    fig = linkage_figure(report)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def linkage_figure(report: Report) -> Any:
+    """The linkage histograms and local D↔ of a report (matplotlib ``Figure``)."""
+    plt = _pyplot()
     ul = report.unlinkability
     assert ul is not None  # noqa: S101 - caller checks; internal invariant, not validation
     m = ul.measures
@@ -670,8 +685,7 @@ def _draw_linkage(report: Report, path: Path) -> None:
     # Below the axes: inside, the legend covered the D↔ points it explains.
     ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def draw_figures(report: Report, out: Path) -> list[str]:

@@ -252,6 +252,16 @@ class FeatureEvaluation:
         normal deviates labelled in percent, rates of 0 drawn half a count from the edge, the NIST
         targets labelled; every legend entry has a curve (markers when it has few points).
         """
+        fig = self.det_figure()  # ParameterError naming the extra when matplotlib is missing
+        import matplotlib.pyplot as plt
+
+        out = Path(path)
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        return out
+
+    def det_figure(self) -> Any:
+        """The DET figure of :meth:`plot` (a matplotlib ``Figure``)."""
         try:
             import matplotlib
 
@@ -275,11 +285,8 @@ class FeatureEvaluation:
         det_axes(ax, floor)
         ax.set_title("DET: feature pipelines vs unprotected reference")
         ax.legend(fontsize=7, loc="upper right")
-        out = Path(path)
         fig.tight_layout()
-        fig.savefig(out, dpi=110)
-        plt.close(fig)
-        return out
+        return fig
 
 
 def _thin(fmr: np.ndarray, fnmr: np.ndarray, points: int = 400) -> tuple[np.ndarray, np.ndarray]:

@@ -249,3 +249,59 @@ def test_cli_features_evaluate_states_the_four_security_figures_and_a_recommenda
     assert report["recommendation"]["text"]
     kinds = {row["pipeline"].split(" ")[0] for row in report["tuning"]}
     assert kinds == {"interval", "thermometer"}
+
+
+# -- plots people can read --------------------------------------------------------------------------------
+def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from sketchauth.evaluate import report as report_module
+    from sketchauth.evaluate.report import (
+        OTHER_PERSON_COLOUR,
+        SAME_PERSON_COLOUR,
+        det_figure,
+        linkage_figure,
+        run_report,
+    )
+    from sketchauth.features.pipeline import IntervalPipeline
+    from sketchauth.features.report_target import pipeline_target
+
+    wide = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.4, seed=7)  # 24 dims: code-offset fits
+    transform = FeatureTransform.fit(wide.draw(80, 4, seed=1), levels=16)
+    heldout, data = wide.draw(30, 4, seed=2), wide.draw(15, 4, seed=3)
+    features = evaluate_pipelines(transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False)
+    assert not features.unavailable
+    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
+    rep = run_report(pipeline_target(pipeline), data, [-1, 0, 1], profile=None, crosscheck_trials=0)
+
+    f_fig, r_fig = features.det_figure(), det_figure(rep)
+    f_ax, r_ax = f_fig.axes[0], r_fig.axes[0]
+    for ax in (f_ax, r_ax):
+        xlabels = [t.get_text() for t in ax.get_xticklabels()]
+        assert xlabels[0] == "0" and xlabels[-1] == "100%"
+        assert all(label.endswith("%") for label in xlabels[1:])  # percent, not fractions
+        texts = [t.get_text() for t in ax.texts]
+        assert "NIST FMR ≤ 0.01%" in texts and "NIST FNMR < 5%" in texts
+    # Every legend entry of the feature DET has drawn points (code-offset used to be legend-only).
+    lines = {line.get_label(): line for line in f_ax.get_lines() if not line.get_label().startswith("_")}
+    assert len(lines) == len(features.results) == 4
+    for line in lines.values():
+        assert np.all(np.isfinite(line.get_xydata())) and len(line.get_xydata()) >= 1
+    plt.close(f_fig)
+    plt.close(r_fig)
+
+    assert rep.unlinkability is not None
+    l_fig = linkage_figure(rep)
+    ax = l_fig.axes[0]
+    colours = {c.get_label(): c.patches[0].get_facecolor()[:3] for c in ax.containers}
+    from matplotlib.colors import to_rgb
+
+    assert colours[f"mated ({rep.unlinkability.measures.mated_pairs})"] == pytest.approx(to_rgb(SAME_PERSON_COLOUR))
+    assert colours[f"non-mated ({rep.unlinkability.measures.nonmated_pairs})"] == pytest.approx(to_rgb(OTHER_PERSON_COLOUR))
+    legend = ax.get_legend()
+    # The legend sits below the axes, not over the D↔ points.
+    l_fig.canvas.draw()
+    assert legend.get_window_extent().y1 <= ax.get_window_extent().y0
+    plt.close(l_fig)
+    assert report_module.SAME_PERSON_COLOUR != report_module.OTHER_PERSON_COLOUR
