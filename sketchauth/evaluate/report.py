@@ -224,6 +224,8 @@ class Report:
     unlinkability: UnlinkabilityResult | None
     notes: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
+    security: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         op = self.operating_point
@@ -242,7 +244,7 @@ class Report:
                     "target_fmr": TARGET_FMR,
                     "target_fnmr": TARGET_FNMR,
                 },
-                "leakage": self.leakage.to_dict(),
+                "leakage": {**self.leakage.to_dict(), **self.security},
                 "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
                 "figures": list(self.figures),
                 "notes": list(self.notes),
@@ -298,11 +300,15 @@ def run_report(
     omega: float = 1.0,
     tau: int = 2,
     set_kind: str = "open",
+    attack_people: int = 10,
+    attack_tries: int = 100,
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
 
     ``set_kind`` declares whether the evaluated people were in the data a transform or quantiser
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
+    ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
+    up to that many enrolled people, each attacked with that many samples of the other people.
     """
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
@@ -372,7 +378,49 @@ def run_report(
         description["protocol"]["statement"] += (
             f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
         )
-    return Report(target, description, seed, rates, op, leak, link, notes)
+    security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
+    return Report(target, description, seed, rates, op, leak, link, notes, security=security)
+
+
+def _security(
+    target: EvaluationTarget, data: Any, k: int, setting: Any, leak: LeakageReport, people: int, tries: int, seed: int, plan: Any
+) -> dict[str, Any]:
+    """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
+
+    The attacker holds every stored record (helper data and argon2id hash, the cheap ``test``
+    profile here: evaluations are counted, not timed) and tries the samples of the *other* people
+    in the data (a zero-effort background) through the helper data and the hash.
+    """
+    from sketchauth.enrolment import enrol, hasher
+    from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
+
+    out: dict[str, Any] = {}
+    sketch = target.factory(setting)
+    if leak.source_min_entropy_bits is not None:
+        out["pin_cascade"] = pin_cascade_bits(leak.source_min_entropy_bits, leak.sketch_bits, leak.loss_bound_bits)
+    if tries <= 0 or people <= 0:
+        return out
+    raw = data.samples if isinstance(data, LabelledVectors) else data.sets
+    owner = np.full(len(raw), -1)
+    for i, rows in enumerate(plan.probe_rows):
+        owner[rows] = i
+    for i, rows in enumerate(plan.enrol_rows):
+        owner[rows] = i
+    order = np.random.default_rng(seed).permutation(len(raw))
+    ph = hasher("test")
+    found, spent = [], []
+    tried = 0
+    for i, rows in enumerate(plan.enrol_rows[:people]):
+        enrol_samples = raw[rows] if isinstance(data, LabelledVectors) else [raw[r] for r in rows]
+        record = enrol(sketch, target.enrol(sketch, enrol_samples, setting), password_hasher=ph)
+        others = order[owner[order] != i][:tries]
+        tried = max(tried, int(others.size))
+        probes = (raw[r] if target.probe is None else target.probe(raw[r]) for r in others.tolist())
+        hit, used = attack_record(sketch, record, probes, ph)
+        found.append(hit)
+        spent.append(used)
+    out["offline_attack"] = OfflineAttack(tuple(found), tuple(spent), tried, len(raw), "test").to_dict()
+    return out
 
 
 # -- writing ---------------------------------------------------------------------------------------------
@@ -496,6 +544,19 @@ def markdown(r: dict[str, Any]) -> str:
     if fa is not None:
         bits = "∞ (no false match observed)" if fa["bits"] is None else f"{fa['bits']:.1f}"
         lines.append(f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)")
+    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+    if oa is not None:
+        med = oa["median_argon2_evaluations"]
+        lines.append(
+            "- offline attack with the database (other people's samples through helper data and hash): "
+            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations to the first success")
+            + f"; {oa['broken']}/{oa['people']} people broken within {oa['tries_per_person']} tries"
+        )
+    if pc is not None:
+        lines.append(
+            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): remaining ≥ {pc['residual_bits']:.1f} bits "
+            f"({pc['diverted_bits']:+.1f} diverted to the PIN)"
+        )
     ex = lk["exact_small_instance"]
     if ex is not None:
         lines.append(
@@ -855,6 +916,17 @@ def summary(r: dict[str, Any], out: Any) -> str:
             "false-accept attack: "
             + (f"{fa['bits']:.1f} bits" if fa["bits"] is not None else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)")
         )
+    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+    if oa is not None:
+        med = oa["median_argon2_evaluations"]
+        lines.append(
+            "offline attack with the database: "
+            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations")
+            + f" ({oa['broken']}/{oa['people']} broken)"
+        )
+    if pc is not None:
+        lines.append(f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)")
+    lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:
         lines.append(
             f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "

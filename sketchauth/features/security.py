@@ -28,7 +28,7 @@ guarantees nothing. For one configuration this module reports:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ import argon2
 import numpy as np
 
 from sketchauth.enrolment import hasher, secret_message
-from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.leakage import false_accept_cost
 from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing_bounds import key_recoverability_bits, theorem7
@@ -49,6 +49,8 @@ __all__ = [
     "SecurityFigures",
     "security_figures",
     "pin_cascade",
+    "pin_cascade_bits",
+    "attack_record",
     "tuning_view",
     "recommend",
 ]
@@ -138,40 +140,53 @@ def offline_attack(
         mine = mine[:attempts]
         tried = max(tried, int(mine.size))
         record = pipeline.enrol(samples, password_hasher=ph)
-        evaluations, hit = 0, None
-        for row in mine.tolist():
-            if row not in transformed:
-                transformed[row] = pipeline.sample_transform(background[row])
-            probe = transformed[row]
-            try:
-                candidate = sketch.decode(record.helper, probe)
-            except DecodeError:
-                continue  # nothing to hash: the attacker moves on for free
-            evaluations += 1
-            try:
-                if ph.verify(record.secret_hash, secret_message(sketch, candidate)):
-                    hit = evaluations
-                    break
-            except argon2.exceptions.VerificationError:
-                pass
+
+        def probes(rows: np.ndarray = mine) -> Iterable[Any]:
+            for row in rows.tolist():
+                if row not in transformed:
+                    transformed[row] = pipeline.sample_transform(background[row])
+                yield transformed[row]
+
+        hit, evaluations = attack_record(sketch, record, probes(), ph)
         found.append(hit)
         spent.append(evaluations)
     return OfflineAttack(tuple(found), tuple(spent), tried, int(background.shape[0]), profile)
 
 
-def pin_cascade(pipeline: Pipeline, pin_digits: int = PIN_DIGITS) -> dict[str, float]:
-    """Theorem 7 of Fang's thesis ch. 7 for the pipeline's sketch mixed with a uniform PIN.
+def pin_cascade_bits(source_bits: float, sketch_bits: float, loss_bound_bits: float, pin_digits: int = PIN_DIGITS) -> dict[str, float]:
+    """Theorem 7 of Fang's thesis ch. 7: a sketch of ``|S|`` bits mixed with a uniform ``pin_digits``-digit PIN.
 
-    Returns the PIN's bits ``H∞(k)``, ``β`` and the bound on the biometric with the PIN
-    (floored at 0 and capped at the secret's bits), and the bits diverted compared with (a).
+    ``H̃∞(d|Q) ≥ H∞(d) + H∞(k) − |S| − β`` (randomness recoverable and uniform), floored at 0 and
+    capped at ``H∞(d)``; ``diverted_bits`` is its difference to the bound without the PIN.
     """
-    report = pipeline.sketch.report()
     pin_bits = pin_digits * math.log2(10)
-    beta = key_recoverability_bits(pin_bits, report.sketch_bits)
-    without = max(0.0, pipeline.secret_bits - report.loss_bound_bits)
-    raw = theorem7(pipeline.secret_bits, pin_bits, report.sketch_bits, beta)
-    with_pin = min(pipeline.secret_bits, max(0.0, raw))
+    beta = key_recoverability_bits(pin_bits, sketch_bits)
+    without = max(0.0, source_bits - loss_bound_bits)
+    with_pin = min(source_bits, max(0.0, theorem7(source_bits, pin_bits, sketch_bits, beta)))
     return {"pin_bits": pin_bits, "beta": beta, "residual_bits": with_pin, "diverted_bits": with_pin - without}
+
+
+def pin_cascade(pipeline: Pipeline, pin_digits: int = PIN_DIGITS) -> dict[str, float]:
+    """:func:`pin_cascade_bits` for a pipeline (its secret's bits under the background as ``H∞(d)``)."""
+    report = pipeline.sketch.report()
+    return pin_cascade_bits(pipeline.secret_bits, report.sketch_bits, report.loss_bound_bits, pin_digits)
+
+
+def attack_record(sketch: Any, record: Any, probes: Iterable[Any], ph: argon2.PasswordHasher) -> tuple[int | None, int]:
+    """(argon2 evaluations until the first success or ``None``, evaluations spent) for one stored record."""
+    evaluations = 0
+    for probe in probes:
+        try:
+            candidate = sketch.decode(record.helper, probe)
+        except (DecodeError, SampleError):
+            continue  # nothing to hash: the attacker moves on for free
+        evaluations += 1
+        try:
+            if ph.verify(record.secret_hash, secret_message(sketch, candidate)):
+                return evaluations, evaluations
+        except argon2.exceptions.VerificationError:
+            pass
+    return None, evaluations
 
 
 @dataclass(frozen=True)

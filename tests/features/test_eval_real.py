@@ -305,3 +305,30 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     assert legend.get_window_extent().y1 <= ax.get_window_extent().y0
     plt.close(l_fig)
     assert report_module.SAME_PERSON_COLOUR != report_module.OTHER_PERSON_COLOUR
+
+
+def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path, capsys) -> None:
+    from sketchauth.evaluate.data import synthetic_vectors
+
+    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    path = tmp_path / "people.csv"
+    path.write_text("identity,a,b,c,d\n" + "\n".join(
+        f"{label}," + ",".join(str(int(v)) for v in row) for label, row in zip(data.identities.tolist(), data.samples)
+    ) + "\n")
+    out = tmp_path / "rep"
+    code = main(["evaluate", "report", "--scheme", "interval", "--params", '{"n": 64, "features": 4}', "--sweep", "2,4,6",
+                 "--data", str(path), "--out", str(out), "--no-plots", "--profile", "test", "--quiet", "--closed-set"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "CLOSED SET" in printed and "offline attack with the database" in printed and "PIN cascade" in printed
+    report = json.loads((out / "report.json").read_text())
+    lk = report["leakage"]
+    assert {"remaining_bits", "false_accept_attack", "offline_attack", "pin_cascade"} <= set(lk)
+    attack = lk["offline_attack"]
+    assert attack["people"] == 10 and attack["hash_profile"] == "test"
+    assert all(e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"]))
+    assert report["data"]["protocol"]["set"] == "closed"
+    assert report["error_rates"]["impostor_trials"] == 12 * 11 * 2
+    md = (out / "report.md").read_text()
+    assert "impostor trials (zero effort): each identity against every probe of every other identity" in md
+    assert "offline attack with the database" in md and "PIN cascade" in md
