@@ -206,6 +206,11 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
         "--closed-set", action="store_true",
         help="declare that the pipeline's transform was fitted on data of these people (stated in the report)",
     )
+    p.add_argument("--attack-people", type=int, default=10, help="people attacked offline with the database (default 10)")
+    p.add_argument(
+        "--attack-tries", type=int, default=50,
+        help="other people's samples tried per attacked person (default 50; 0 skips the offline attack)",
+    )
     p.add_argument("--profile", default="owasp", help="argon2 profile whose cost is measured (default owasp)")
     p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
     p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")

@@ -26,7 +26,7 @@ Example::
     >>> import numpy as np
     >>> plan = Protocol(enrol_samples=1).plan(np.array(["a", "a", "b", "b", "b"]))
     >>> [len(r) for r in plan.enrol_rows], plan.genuine.shape[1], plan.impostor.shape[1]
-    ([1, 1], 3, 5)
+    ([1, 1], 3, 3)
 """
 
 from __future__ import annotations
@@ -203,6 +203,10 @@ class Protocol:
         return {
             "enrol_samples": self.enrol_samples,
             "set": self.set_kind,
-            "assignment": "row order" if self.split_column is None else f"column {self.split_column}",
+            "assignment": (
+                "row order"
+                if self.split_column is None
+                else self.split_column if self.split_column.startswith("files:") else f"column {self.split_column}"
+            ),
             "impostors": "every probe of every other identity",
         }

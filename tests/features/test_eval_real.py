@@ -317,7 +317,8 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
     ) + "\n")
     out = tmp_path / "rep"
     code = main(["evaluate", "report", "--scheme", "interval", "--params", '{"n": 64, "features": 4}', "--sweep", "2,4,6",
-                 "--data", str(path), "--out", str(out), "--no-plots", "--profile", "test", "--quiet", "--closed-set"])
+                 "--data", str(path), "--out", str(out), "--no-plots", "--profile", "test", "--quiet", "--closed-set",
+                 "--attack-tries", "30"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "CLOSED SET" in printed and "offline attack with the database" in printed and "PIN cascade" in printed
@@ -325,7 +326,7 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
     lk = report["leakage"]
     assert {"remaining_bits", "false_accept_attack", "offline_attack", "pin_cascade"} <= set(lk)
     attack = lk["offline_attack"]
-    assert attack["people"] == 10 and attack["hash_profile"] == "test"
+    assert attack["people"] == 10 and attack["hash_profile"] == "test" and attack["tries_per_person"] == 30
     assert all(e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"]))
     assert report["data"]["protocol"]["set"] == "closed"
     assert report["error_rates"]["impostor_trials"] == 12 * 11 * 2
