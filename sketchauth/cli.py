@@ -238,6 +238,15 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--enrol-samples", type=int, default=None, help="samples per enrolment (default: 1, or 2 for asymmetric schemes)")
     p.add_argument("--max-impostors", type=int, default=None, help="impostor probes per identity (default: all)")
     p.add_argument(
+        "--closed-set", action="store_true",
+        help="declare that the pipeline's transform was fitted on data of these people (stated in the report)",
+    )
+    p.add_argument("--attack-people", type=int, default=10, help="people attacked offline with the database (default 10)")
+    p.add_argument(
+        "--attack-tries", type=int, default=50,
+        help="other people's samples tried per attacked person (default 50; 0 skips the offline attack)",
+    )
+    p.add_argument(
         "--profile", default=None, help=f"argon2 profile whose cost is measured (default {DEFAULT_PROFILE_NAME})"
     )
     p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")

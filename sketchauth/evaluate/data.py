@@ -101,9 +101,18 @@ class LabelledVectors:
 
     identities: np.ndarray
     samples: np.ndarray
+    #: Optional per-row role from a ``split``/``session`` column (``enrol``/``probe``, …), read by
+    #: :class:`sketchauth.evaluate.protocol.Protocol`; ``None``: roles follow row order.
+    split: np.ndarray | None = None
+    split_column: str | None = None
 
     def __post_init__(self) -> None:
         ids = _check_labels(self.identities)
+        if self.split is not None:
+            roles = np.asarray(self.split).astype(str)
+            if roles.shape != ids.shape:
+                raise SampleError(f"{ids.shape[0]} labels but {roles.size} split values")
+            object.__setattr__(self, "split", roles)
         x = np.asarray(self.samples)
         if x.ndim != 2:
             raise SampleError(f"samples must be an N × d array, got shape {x.shape}")
@@ -223,18 +232,51 @@ def _open_npz(path: Path, required: Sequence[str]) -> dict[str, np.ndarray]:
     return found
 
 
-def load_vectors(path: str | Path) -> LabelledVectors:
-    """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``, ``features``)."""
+#: Header names of a column that assigns each row a role (enrolment or probe), found automatically.
+SPLIT_COLUMNS = ("split", "session", "role")
+
+
+def _split_position(path: Path, header: list[str], split_column: str | None) -> int | None:
+    """Index (in the row) of the split column named in ``header``, or ``None``."""
+    names = [c.strip().lower() for c in header]
+    if split_column is not None:
+        if split_column.lower() not in names[1:]:
+            raise SampleError(f"{path}: no column named {split_column!r} in the header ({', '.join(header[:6])}, …)")
+        return names.index(split_column.lower())
+    found = [i for i, name in enumerate(names) if i > 0 and name in SPLIT_COLUMNS]
+    return found[0] if found else None
+
+
+def load_vectors(path: str | Path, *, split_column: str | None = None) -> LabelledVectors:
+    """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``, ``features``).
+
+    A CSV header with a column named ``split``, ``session`` or ``role`` (or ``split_column``) gives
+    every row a role — enrolment or probe (:class:`sketchauth.evaluate.protocol.Protocol`) — instead
+    of row order; NPZ files take it from an optional array ``split``.
+    """
     path = Path(path)
     if path.suffix.lower() == ".npz":
         arrays = _open_npz(path, ("identity", "features"))
-        return LabelledVectors(arrays["identity"], arrays["features"])
+        split = None
+        if split_column is not None or "split" in _npz_names(path):
+            split = _open_npz(path, ("split",))["split"]
+        return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
     labels: list[str] = []
     rows: list[list[float]] = []
+    roles: list[str] = []
     width: int | None = None
+    position: int | None = None
+    column: str | None = None
     for line, cells in _csv_rows(path):
-        if not rows and not all(_is_number(c) for c in cells[1:]):
-            continue  # header line
+        if not rows and position is None and not all(_is_number(c) for c in cells[1:]):
+            position = _split_position(path, cells, split_column)  # header line
+            column = None if position is None else cells[position].strip()
+            continue
+        if position is not None:
+            if len(cells) <= position:
+                raise SampleError(f"{path}:{line}: the row has no {column!r} value")
+            roles.append(cells[position])
+            cells = cells[:position] + cells[position + 1 :]
         if len(cells) < 2:
             raise SampleError(f"{path}:{line}: a row needs an identity and at least one feature")
         if not cells[0]:
@@ -250,7 +292,14 @@ def load_vectors(path: str | Path) -> LabelledVectors:
     x = np.array(rows, dtype=float)
     if np.all(x == np.round(x)) and np.all(np.abs(x) < 2**53):
         x = x.astype(np.int64)
-    return LabelledVectors(_labels(labels), x)
+    if split_column is not None and position is None:
+        raise SampleError(f"{path}: split column {split_column!r} requested but the file has no header")
+    return LabelledVectors(_labels(labels), x, np.array(roles) if position is not None else None, column)
+
+
+def _npz_names(path: Path) -> list[str]:
+    with np.load(path, allow_pickle=False) as archive:
+        return list(archive.files)
 
 
 def load_sets(path: str | Path) -> LabelledSets:

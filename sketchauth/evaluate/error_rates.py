@@ -8,8 +8,9 @@ Protocol (ISO/IEC 19795-1 vocabulary):
    ``helper = sketch.encode(secret)`` — the real encoder, with fresh randomness from
    :mod:`secrets`. Identities with only ``k`` samples are enrolled but have no genuine trials.
 2. **Genuine trials**: every other sample of the same identity. **Impostor trials** (zero
-   effort): every sample of every other identity, or ``max_impostors_per_identity`` of them
-   drawn with the seeded generator.
+   effort): every probe sample of every other identity, or ``max_impostors_per_identity`` of them
+   drawn with the seeded generator. The plan is :class:`sketchauth.evaluate.protocol.Protocol`'s,
+   shared with the feature evaluation (an explicit ``split`` column assigns roles instead of order).
 3. **Decision** = the real verification path: ``candidate = sketch.decode(helper, probe)`` then
    compare the canonical encoding ``sketch.secret_bytes(candidate)`` with that of the enrolled
    secret. :func:`sketchauth.enrolment.verify` hashes exactly those bytes (behind a fixed
@@ -68,6 +69,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors, rows_by_identity
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int, check_positive_float
@@ -132,37 +134,17 @@ def plan_trials(
     enrol_samples: int = 1,
     max_impostors_per_identity: int | None = None,
     seed: int = 0,
+    protocol: Protocol | None = None,
 ) -> Trials:
-    """The comparison plan of the protocol in the module docstring (seeded impostor subsampling)."""
-    enrol_samples = check_int("enrol_samples", enrol_samples)
-    groups = rows_by_identity(data.identities)
-    labels, rows = [label for label, _ in groups], [r for _, r in groups]
-    if len(labels) < 2:
-        raise ParameterError("need at least two identities for impostor trials")
-    short = [str(lab) for lab, r in zip(labels, rows) if r.size < enrol_samples]
-    if short:
-        raise ParameterError(f"{len(short)} identities have fewer than {enrol_samples} samples (first: {short[0]})")
-    rng = np.random.default_rng(seed)
-    total = len(data.identities)
-    owner = np.empty(total, dtype=np.int64)
-    for i, r in enumerate(rows):
-        owner[r] = i
-    gen_e, gen_q, imp_e, imp_q = [], [], [], []
-    everyone = np.arange(total)
-    for i, r in enumerate(rows):
-        probes = r[enrol_samples:]
-        gen_e.append(np.full(probes.size, i))
-        gen_q.append(probes)
-        others = everyone[owner != i]
-        if max_impostors_per_identity is not None and others.size > max_impostors_per_identity:
-            others = np.sort(rng.choice(others, size=max_impostors_per_identity, replace=False))
-        imp_e.append(np.full(others.size, i))
-        imp_q.append(others)
-    genuine = np.vstack([np.concatenate(gen_e), np.concatenate(gen_q)]).astype(np.int64)
-    if genuine.shape[1] == 0:
-        raise ParameterError(f"no genuine trials: every identity has only {enrol_samples} sample(s)")
-    impostor = np.vstack([np.concatenate(imp_e), np.concatenate(imp_q)]).astype(np.int64)
-    return Trials(tuple(labels), tuple(rows[i][:enrol_samples] for i in range(len(rows))), genuine, impostor, total)
+    """The comparison plan of :class:`~sketchauth.evaluate.protocol.Protocol` (seeded impostor subsampling).
+
+    ``protocol`` defaults to ``Protocol(enrol_samples)``; a ``split`` column of the data assigns roles.
+    """
+    protocol = protocol or Protocol(enrol_samples=check_int("enrol_samples", enrol_samples))
+    plan = protocol.plan(
+        data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
+    )
+    return Trials(plan.labels, plan.enrol_rows, plan.genuine, plan.impostor, plan.samples)
 
 
 def _samples_of(data: Data) -> Sequence[Any]:

@@ -66,6 +66,7 @@ from sketchauth.evaluate.error_rates import (
     fit_quantiser_params,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
 from sketchauth.sketches.base import SecureSketch, scheme_class
@@ -223,6 +224,8 @@ class Report:
     unlinkability: UnlinkabilityResult | None
     notes: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
+    security: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         op = self.operating_point
@@ -241,7 +244,7 @@ class Report:
                     "target_fmr": TARGET_FMR,
                     "target_fnmr": TARGET_FNMR,
                 },
-                "leakage": self.leakage.to_dict(),
+                "leakage": {**self.leakage.to_dict(), **self.security},
                 "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
                 "figures": list(self.figures),
                 "notes": list(self.notes),
@@ -296,8 +299,17 @@ def run_report(
     nonmated_per_identity: int = 10,
     omega: float = 1.0,
     tau: int = 2,
+    set_kind: str = "open",
+    attack_people: int = 10,
+    attack_tries: int = 100,
 ) -> Report:
-    """Evaluate ``target`` on ``data`` (steps in the module docstring)."""
+    """Evaluate ``target`` on ``data`` (steps in the module docstring).
+
+    ``set_kind`` declares whether the evaluated people were in the data a transform or quantiser
+    was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
+    ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
+    up to that many enrolled people, each attacked with that many samples of the other people.
+    """
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
         raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
@@ -358,7 +370,57 @@ def run_report(
     except (ParameterError, SampleError) as exc:
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
         notes.append(f"unlinkability not evaluated: {exc}")
-    return Report(target, describe_data(data, source), seed, rates, op, leak, link, notes)
+    protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
+    plan = protocol.plan(data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    description = describe_data(data, source)
+    description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
+    if max_impostors_per_identity is not None:
+        description["protocol"]["statement"] += (
+            f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
+        )
+    security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
+    return Report(target, description, seed, rates, op, leak, link, notes, security=security)
+
+
+def _security(
+    target: EvaluationTarget, data: Any, k: int, setting: Any, leak: LeakageReport, people: int, tries: int, seed: int, plan: Any
+) -> dict[str, Any]:
+    """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
+
+    The attacker holds every stored record (helper data and argon2id hash, the cheap ``test``
+    profile here: evaluations are counted, not timed) and tries the samples of the *other* people
+    in the data (a zero-effort background) through the helper data and the hash.
+    """
+    from sketchauth.enrolment import enrol, hasher
+    from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
+
+    out: dict[str, Any] = {}
+    sketch = target.factory(setting)
+    if leak.source_min_entropy_bits is not None:
+        out["pin_cascade"] = pin_cascade_bits(leak.source_min_entropy_bits, leak.sketch_bits, leak.loss_bound_bits)
+    if tries <= 0 or people <= 0:
+        return out
+    raw = data.samples if isinstance(data, LabelledVectors) else data.sets
+    owner = np.full(len(raw), -1)
+    for i, rows in enumerate(plan.probe_rows):
+        owner[rows] = i
+    for i, rows in enumerate(plan.enrol_rows):
+        owner[rows] = i
+    order = np.random.default_rng(seed).permutation(len(raw))
+    ph = hasher("test")
+    found, spent = [], []
+    tried = 0
+    for i, rows in enumerate(plan.enrol_rows[:people]):
+        enrol_samples = raw[rows] if isinstance(data, LabelledVectors) else [raw[r] for r in rows]
+        record = enrol(sketch, target.enrol(sketch, enrol_samples, setting), password_hasher=ph)
+        others = order[owner[order] != i][:tries]
+        tried = max(tried, int(others.size))
+        probes = (raw[r] if target.probe is None else target.probe(raw[r]) for r in others.tolist())
+        hit, used = attack_record(sketch, record, probes, ph)
+        found.append(hit)
+        spent.append(used)
+    out["offline_attack"] = OfflineAttack(tuple(found), tuple(spent), tried, len(raw), "test").to_dict()
+    return out
 
 
 # -- writing ---------------------------------------------------------------------------------------------
@@ -427,6 +489,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"enrolment from the first {er['enrol_samples']} sample(s); {er['genuine_trials']} genuine and "
         f"{er['impostor_trials']} impostor comparisons per setting.",
         "",
+        data.get("protocol", {}).get("statement", ""),
+        "",
         "## Error rates (protected, through encode → decode → secret check)",
         "",
         f"| {r['sweep']} | FNMR | 95% CI | FMR | 95% CI |",
@@ -480,6 +544,19 @@ def markdown(r: dict[str, Any]) -> str:
     if fa is not None:
         bits = "∞ (no false match observed)" if fa["bits"] is None else f"{fa['bits']:.1f}"
         lines.append(f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)")
+    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+    if oa is not None:
+        med = oa["median_argon2_evaluations"]
+        lines.append(
+            "- offline attack with the database (other people's samples through helper data and hash): "
+            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations to the first success")
+            + f"; {oa['broken']}/{oa['people']} people broken within {oa['tries_per_person']} tries"
+        )
+    if pc is not None:
+        lines.append(
+            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): remaining ≥ {pc['residual_bits']:.1f} bits "
+            f"({pc['diverted_bits']:+.1f} diverted to the PIN)"
+        )
     ex = lk["exact_small_instance"]
     if ex is not None:
         lines.append(
@@ -528,6 +605,44 @@ def _pyplot() -> Any:
     return plt
 
 
+#: Colours of every figure: same person (genuine trials, mated pairs) and different people
+#: (impostor trials, non-mated pairs) — the score histograms and the linkage plot agree.
+SAME_PERSON_COLOUR = "#1b7837"
+OTHER_PERSON_COLOUR = "#c51b7d"
+
+
+def det_floor(*trials: int) -> float:
+    """Where DET plots draw a rate of 0 (or 1): half a count from the edge of the largest trial set."""
+    return 0.5 / max(*trials, 2)
+
+
+def draw_nist_targets(ax: Any, floor: float) -> None:
+    """The NIST SP 800-63B-4 targets as labelled lines (FMR ≤ 1/10,000; FNMR < 5%)."""
+    x, y = probit([TARGET_FMR], floor)[0], probit([TARGET_FNMR], floor)[0]
+    ax.axvline(x, color="grey", ls=":", lw=1)
+    ax.axhline(y, color="grey", ls=":", lw=1)
+    ax.annotate("NIST FMR ≤ 0.01%", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                textcoords="offset points", fontsize=7, color="dimgrey")
+    ax.annotate("NIST FNMR < 5%", (1.0, y), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                textcoords="offset points", fontsize=7, color="dimgrey", ha="right")
+
+
+def det_axes(ax: Any, floor: float) -> None:
+    """Normal-deviate axes labelled in percent; rates of 0 (1) sit at ``floor`` (``1 − floor``), labelled 0 and 100%."""
+    _det_axes(ax, floor)
+    edge, top = probit([floor, 1 - floor], floor)
+    for axis in (ax.xaxis, ax.yaxis):
+        positions = [edge, *axis.get_ticklocs(), top]
+        labels = ["0", *[t.get_text() for t in axis.get_ticklabels()], "100%"]
+        axis.set_ticks(positions, labels)
+    ax.set_xlim(edge - 0.25, top + 0.25)
+    ax.set_ylim(edge - 0.25, top + 0.25)
+    ax.axvline(edge, color="lightgrey", lw=0.8, zorder=0)
+    ax.axhline(edge, color="lightgrey", lw=0.8, zorder=0)
+    ax.axvline(top, color="lightgrey", lw=0.8, zorder=0)
+    ax.axhline(top, color="lightgrey", lw=0.8, zorder=0)
+
+
 def _det_axes(ax: Any, floor: float) -> None:
     ticks: list[float] = []
     for t in _DET_TICKS:
@@ -545,10 +660,18 @@ def _det_axes(ax: Any, floor: float) -> None:
 
 def _draw_det(report: Report, path: Path) -> None:
     plt = _pyplot()
+    fig = det_figure(report)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def det_figure(report: Report) -> Any:
+    """The DET figure of a report (matplotlib ``Figure``; :func:`draw_figures` saves it)."""
+    plt = _pyplot()
     er = report.error_rates
     first = er.points[0]
     # Rates of 0 or 1 have no normal deviate; draw them at half a count from the edge.
-    floor = 0.5 / max(first.impostor_trials, first.genuine_trials, 2)
+    floor = det_floor(first.impostor_trials, first.genuine_trials)
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     for b in er.baselines:
         keep = np.unique(np.linspace(0, b.fmr.size - 1, min(b.fmr.size, _DET_POINTS)).astype(int))
@@ -561,14 +684,12 @@ def _draw_det(report: Report, path: Path) -> None:
     ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI")
     for p, xi, yi in zip(er.points, x, y):
         ax.annotate(f"{er.parameter}={p.setting}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.axvline(probit([TARGET_FMR], floor)[0], color="grey", ls=":", lw=1)
-    ax.axhline(probit([TARGET_FNMR], floor)[0], color="grey", ls=":", lw=1)
-    _det_axes(ax, floor)
+    draw_nist_targets(ax, floor)
+    det_axes(ax, floor)
     ax.set_title("DET: protected operating points vs unprotected matching")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def _draw_scores(report: Report, path: Path) -> None:
@@ -578,8 +699,10 @@ def _draw_scores(report: Report, path: Path) -> None:
     for ax, b in zip(axes[0], baselines):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, label=f"impostor ({b.impostor_scores.size})")
-        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, label=f"genuine ({b.genuine_scores.size})")
+        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, color=OTHER_PERSON_COLOUR,
+                label=f"impostor ({b.impostor_scores.size})")
+        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, color=SAME_PERSON_COLOUR,
+                label=f"genuine ({b.genuine_scores.size})")
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
@@ -593,14 +716,22 @@ def _draw_scores(report: Report, path: Path) -> None:
 
 def _draw_linkage(report: Report, path: Path) -> None:
     plt = _pyplot()
+    fig = linkage_figure(report)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def linkage_figure(report: Report) -> Any:
+    """The linkage histograms and local D↔ of a report (matplotlib ``Figure``)."""
+    plt = _pyplot()
     ul = report.unlinkability
     assert ul is not None  # noqa: S101 - caller checks; internal invariant, not validation
     m = ul.measures
     centres = (m.edges[:-1] + m.edges[1:]) / 2
     width = float(np.diff(m.edges).min())
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, label=f"non-mated ({m.nonmated_pairs})")
-    ax.bar(centres, m.p_mated, width=width, alpha=0.55, label=f"mated ({m.mated_pairs})")
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, color=OTHER_PERSON_COLOUR, label=f"non-mated ({m.nonmated_pairs})")
+    ax.bar(centres, m.p_mated, width=width, alpha=0.55, color=SAME_PERSON_COLOUR, label=f"mated ({m.mated_pairs})")
     ax.set_xlabel(f"linkage score: {ul.attack} ({'higher' if ul.higher_is_mated else 'lower'} = more likely mated)")
     ax.set_ylabel("share of pairs per bin")
     twin = ax.twinx()
@@ -612,10 +743,10 @@ def _draw_linkage(report: Report, path: Path) -> None:
     ax.set_title(f"{ul.scheme}: D<->sys = {m.d_sys:.3f}")
     lines = ax.get_legend_handles_labels()
     tl = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center")
+    # Below the axes: inside, the legend covered the D↔ points it explains.
+    ax.legend(lines[0] + tl[0], lines[1] + tl[1], fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def draw_figures(report: Report, out: Path) -> list[str]:
@@ -747,6 +878,9 @@ def cli_report(args: Any) -> int:
         profile=args.profile,
         source_min_entropy=args.source_entropy,
         operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
+        set_kind="closed" if getattr(args, "closed_set", False) else "open",
+        attack_people=getattr(args, "attack_people", 10),
+        attack_tries=getattr(args, "attack_tries", 50),
     )
     payload = write_report(report, args.out, plots=args.plots)
     print(summary(payload, args.out))
@@ -784,6 +918,17 @@ def summary(r: dict[str, Any], out: Any) -> str:
             "false-accept attack: "
             + (f"{fa['bits']:.1f} bits" if fa["bits"] is not None else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)")
         )
+    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+    if oa is not None:
+        med = oa["median_argon2_evaluations"]
+        lines.append(
+            "offline attack with the database: "
+            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations")
+            + f" ({oa['broken']}/{oa['people']} broken)"
+        )
+    if pc is not None:
+        lines.append(f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)")
+    lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:
         lines.append(
             f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "

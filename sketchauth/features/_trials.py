@@ -1,8 +1,9 @@
 """Genuine and impostor comparisons on labelled data, vectorised and chunked (internal).
 
-Every identity with at least ``enrol_samples + 1`` samples is enrolled from its first
-``enrol_samples`` samples (in data order); its remaining samples are its genuine probes and every
-other identity's probes are its zero-effort impostor probes. A *scorer* turns prepared template
+The protocol is :class:`sketchauth.evaluate.protocol.Protocol`, the same as the evaluation
+report's: every identity is enrolled from its first ``enrol_samples`` samples (in data order, or
+its enrolment rows when the data has a ``split`` column); its probes are its genuine probes and
+every other identity's probes are its zero-effort impostor probes. A *scorer* turns prepared template
 features and prepared probe features into a score per pair (lower means more similar) by
 broadcasting over leading axes, so the same function scores the ``P`` genuine pairs and the
 ``J × P`` impostor pairs (in chunks of templates, to bound memory).
@@ -16,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.sketches.params import check_int
 
 __all__ = ["Trials", "enrolment_trials", "pair_scores"]
@@ -50,22 +51,15 @@ class Trials:
         return int(self.identities * self.probes.shape[0] - self.probes.shape[0])
 
 
-def enrolment_trials(project: Callable[[np.ndarray], np.ndarray], data: LabelledVectors, enrol_samples: int) -> Trials:
-    """Split ``data`` into enrolments and probes (see the module docstring) after ``project``."""
-    enrol_samples = check_int("enrol_samples", enrol_samples)
-    enrolment, probes, owner = [], [], []
-    for label, samples in data.by_identity():
-        if samples.shape[0] <= enrol_samples:
-            continue
-        y = project(samples)
-        enrolment.append(y[:enrol_samples])
-        probes.append(y[enrol_samples:])
-        owner.append(np.full(samples.shape[0] - enrol_samples, len(enrolment) - 1))
-    if len(enrolment) < 2:
-        raise ParameterError(
-            f"need at least 2 identities with more than {enrol_samples} samples to measure error rates, got {len(enrolment)}"
-        )
-    return Trials(np.stack(enrolment), np.concatenate(probes), np.concatenate(owner))
+def enrolment_trials(
+    project: Callable[[np.ndarray], np.ndarray], data: LabelledVectors, enrol_samples: int | Protocol
+) -> Trials:
+    """Split ``data`` into enrolments and probes by the protocol (see the module docstring) after ``project``."""
+    protocol = enrol_samples if isinstance(enrol_samples, Protocol) else Protocol(check_int("enrol_samples", enrol_samples))
+    plan = protocol.plan(data.identities, data.split)
+    y = project(np.asarray(data.samples))
+    enrolment = np.stack([y[rows] for rows in plan.enrol_rows])
+    return Trials(enrolment, y[plan.probe_index], plan.probe_owner)
 
 
 def pair_scores(

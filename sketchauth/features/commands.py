@@ -19,32 +19,91 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Any
 
 __all__ = ["add_features", "split_background"]
 
 
-def split_background(data: Any, holdout: float, seed: int) -> tuple[Any, Any, Any]:
-    """(fit, calibration, check) subsets of a background population, split by identity."""
+SPLITS = ("identities", "samples")
+
+
+def _min_identities(holdout: float) -> int:
+    """Smallest population whose identity split leaves 2 identities to fit, calibrate and check."""
+    j = 6
+    while True:
+        cut = int(round(j * (1.0 - holdout)))
+        middle = cut + (j - cut) // 2
+        if cut >= 2 and middle - cut >= 2 and j - middle >= 2:
+            return j
+        j += 1
+
+
+def split_background(
+    data: Any, holdout: float, seed: int, *, by: str = "identities", source: str = "the background data", enrol_samples: int = 1
+) -> tuple[Any, Any, Any]:
+    """(fit, calibration, check) subsets of a background population.
+
+    ``by="identities"`` (open set): a seeded permutation of the labels; ``1 − holdout`` of the
+    identities fit the transform, the rest are halved into calibration and check, so calibration
+    and check measure people the transform never saw. ``by="samples"`` (closed set, for small
+    populations): every identity's samples, in file order, are split ``1 − holdout`` / half / half,
+    so all three parts hold the same people — the expected rates are then optimistic.
+    Errors name ``source``, the part that is too small and what would be enough.
+    """
     import numpy as np
 
     from sketchauth.errors import ParameterError
-    from sketchauth.evaluate.data import LabelledVectors
+    from sketchauth.evaluate.data import LabelledVectors, rows_by_identity
 
     if not 0.0 < holdout < 1.0:
         raise ParameterError(f"holdout must be in (0, 1), got {holdout!r}")
-    labels = np.unique(data.identities)
-    order = np.random.default_rng(seed).permutation(labels.size)
-    cut = int(round(labels.size * (1.0 - holdout)))
-    middle = cut + (labels.size - cut) // 2
-    parts = (labels[order[:cut]], labels[order[cut:middle]], labels[order[middle:]])
-    out = []
-    for part in parts:
-        rows = np.isin(data.identities, part)
-        if not rows.any():
-            raise ParameterError("the background population is too small to split into fit, calibration and check parts")
-        out.append(LabelledVectors(data.identities[rows], data.samples[rows]))
-    return out[0], out[1], out[2]
+    if by not in SPLITS:
+        raise ParameterError(f"the calibration split must be one of {', '.join(SPLITS)}, got {by!r}")
+    names = ("fit", "calibration", "check")
+    if by == "identities":
+        labels = np.unique(data.identities)
+        order = np.random.default_rng(seed).permutation(labels.size)
+        cut = int(round(labels.size * (1.0 - holdout)))
+        middle = cut + (labels.size - cut) // 2
+        parts = (labels[order[:cut]], labels[order[cut:middle]], labels[order[middle:]])
+        sizes = [p.size for p in parts]
+        if min(sizes) < 2:
+            raise ParameterError(
+                f"{source}: {labels.size} identities split by identity (holdout {holdout:g}) leave "
+                + ", ".join(f"{n} for {name}" for n, name in zip(sizes, names))
+                + f"; each part needs at least 2 identities. Use at least {_min_identities(holdout)} identities, "
+                "or --calibration-split samples (closed set: the parts share people; the summary says so)"
+            )
+        masks = [np.isin(data.identities, part) for part in parts]
+    else:
+        masks = [np.zeros(len(data.identities), dtype=bool) for _ in names]
+        need = max(2, enrol_samples + 1)
+        for label, rows in rows_by_identity(data.identities):
+            cut = int(round(rows.size * (1.0 - holdout)))
+            middle = cut + (rows.size - cut) // 2
+            pieces = (rows[:cut], rows[cut:middle], rows[middle:])
+            short = [name for name, piece in zip(names, pieces) if piece.size < need]
+            if short:
+                raise ParameterError(
+                    f"{source}: identity {label} has {rows.size} samples; split by samples (holdout {holdout:g}) its "
+                    f"{short[0]} part gets {pieces[names.index(short[0])].size}, and every part needs at least {need} "
+                    f"({enrol_samples} to enrol + 1 probe). Give each identity at least "
+                    f"{_min_samples(holdout, need)} samples, lower --enrol-samples, or drop that identity"
+                )
+            for mask, piece in zip(masks, pieces):
+                mask[piece] = True
+    return tuple(LabelledVectors(data.identities[m], data.samples[m]) for m in masks)  # type: ignore[return-value]
+
+
+def _min_samples(holdout: float, need: int) -> int:
+    n = need
+    while True:
+        cut = int(round(n * (1.0 - holdout)))
+        middle = cut + (n - cut) // 2
+        if min(cut, middle - cut, n - middle) >= need:
+            return n
+        n += 1
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -84,31 +143,45 @@ def _fit(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.features._trials import enrolment_trials
     from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline, tolerance_path
-    from sketchauth.features.transform import FeatureTransform
+    from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
 
     steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
     summary: dict[str, Any] = {}
     pipelines: dict[str, Any] = {}
     with tqdm(total=len(steps), desc="features fit", unit="step", file=sys.stderr) as bar:
         data = load_vectors(args.data)
-        fit, calibration, check = split_background(data, args.holdout, args.seed)
-        bar.update()
-        transform = FeatureTransform.fit(
-            fit, levels=args.levels, dimensions=args.dimensions, min_fisher_ratio=args.min_fisher_ratio
+        m = args.enrol_samples
+        fit, calibration, check = split_background(
+            data, args.holdout, args.seed, by=args.calibration_split, source=str(args.data), enrol_samples=m
         )
+        bar.update()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SmallPopulationWarning)
+            transform = FeatureTransform.fit(
+                fit, levels=args.levels, dimensions=args.dimensions, min_fisher_ratio=args.min_fisher_ratio
+            )
+        for warning in caught:
+            summary.setdefault("warnings", []).append(f"{args.data}, fit part: {warning.message}")
+            print(f"warning: {args.data}, fit part: {warning.message}", file=sys.stderr)
         training = dict(transform.training)
-        training.update({"holdout": args.holdout, "split_seed": args.seed})
+        training.update({"holdout": args.holdout, "split_seed": args.seed, "calibration_split": args.calibration_split})
         transform = FeatureTransform(
             transform.mean, transform.scale, transform.projection, transform.fisher_ratios, transform.edges, training
         )
         bar.update()
-        m = args.enrol_samples
-        path = tolerance_path(transform, calibration, enrol_samples=m)
-        pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
+        # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
+        try:
+            path = tolerance_path(transform, calibration, enrol_samples=m)
+            pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
+        except SketchAuthError as exc:
+            summary["interval"] = {"unavailable": str(exc)}
         bar.update()
-        pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
-            transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
-        )
+        try:
+            pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
+                transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
+            )
+        except SketchAuthError as exc:
+            summary["thermometer"] = {"unavailable": str(exc)}
         bar.update()
         try:
             pipelines["code-offset"] = CodeOffsetPipeline.for_target_fnmr(
@@ -132,6 +205,12 @@ def _fit(args: argparse.Namespace) -> int:
         {
             "transform": str(args.out),
             "background": {k: training[k] for k in ("identities", "samples", "features")},
+            "protocol": (
+                "closed set: the calibration and check parts are later samples of the people the transform was fitted on "
+                "(split by samples); expected rates are optimistic"
+                if args.calibration_split == "samples"
+                else "open set: calibration and check identities are disjoint from the fit identities"
+            ),
             "calibration_identities": int(np.unique(calibration.identities).size),
             "check_identities": int(np.unique(check.identities).size),
             "kept_dimensions": transform.dimensions,
@@ -189,20 +268,26 @@ def _evaluate(args: argparse.Namespace) -> int:
     with tqdm(total=3, desc="features evaluate", unit="step", file=sys.stderr) as bar:
         transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
         training = transform.training
-        _, calibration, check = split_background(
-            load_vectors(args.background), float(training.get("holdout", 0.3)), int(training.get("split_seed", 0))
+        fit, calibration, check = split_background(
+            load_vectors(args.background), float(training.get("holdout", 0.3)), int(training.get("split_seed", 0)),
+            by=str(training.get("calibration_split", "identities")), source=str(args.background),
+            enrol_samples=args.enrol_samples,
         )
         # Both held-out parts build the interval path here: nothing is being checked on them.
         calibration = LabelledVectors(
             np.concatenate([calibration.identities, check.identities]),
             np.concatenate([calibration.samples, check.samples]),
         )
-        data = load_vectors(args.data)
+        data = _evaluation_data(args)
+        # Closed set when the transform was fitted on any of the people evaluated here.
+        seen = np.intersect1d(np.unique(data.identities).astype(str), np.unique(fit.identities).astype(str))
+        set_kind = "closed" if seen.size else "open"
         bar.update()
         kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
         result = evaluate_pipelines(
             transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
-            code_bits=args.code_bits, thermometer_resolution=args.resolution,
+            code_bits=args.code_bits, thermometer_resolution=args.resolution, set_kind=set_kind,
+            attack_people=args.attack_people, attack_tries=args.attack_tries,
         )
         bar.update()
         out = Path(args.out)
@@ -214,6 +299,30 @@ def _evaluate(args: argparse.Namespace) -> int:
         bar.update()
     print(result.table())
     return 0
+
+
+def _evaluation_data(args: argparse.Namespace) -> Any:
+    """``--data`` (roles by row order or its split column), or ``--data`` enrols and ``--probe-data`` probes."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from sketchauth.errors import ParameterError
+    from sketchauth.evaluate.data import LabelledVectors, load_vectors
+
+    data = load_vectors(args.data)
+    if args.probe_data is None:
+        return data
+    probes = load_vectors(args.probe_data)
+    if probes.features != data.features:
+        raise ParameterError(f"{args.probe_data} has {probes.features} features but {args.data} has {data.features}")
+    if data.identities.dtype.kind != probes.identities.dtype.kind:
+        raise ParameterError(f"{args.data} and {args.probe_data} label identities differently (numbers vs text)")
+    split = np.array(["enrol"] * len(data.identities) + ["probe"] * len(probes.identities))
+    return LabelledVectors(
+        np.concatenate([data.identities, probes.identities]), np.vstack([data.samples, probes.samples]), split,
+        f"files: {Path(args.data).name} enrols, {Path(args.probe_data).name} probes",
+    )
 
 
 def add_features(sub: argparse._SubParsersAction) -> None:
@@ -239,6 +348,11 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--min-fisher-ratio", type=float, default=0.05, help="smallest Fisher ratio kept (default 0.05)")
     f.add_argument("--holdout", type=float, default=0.3, help="share of identities held out (default 0.3)")
     f.add_argument("--seed", type=int, default=0, help="seed of the identity split (default 0)")
+    f.add_argument(
+        "--calibration-split", choices=SPLITS, default="identities",
+        help="hold out whole identities (open set, default) or later samples of every identity (closed set, "
+        "for populations too small to spare identities)",
+    )
     f.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
     f.add_argument("--target-fmr", type=float, default=1e-2, help="FMR the interval/thermometer pipelines aim at (default 0.01)")
     f.add_argument("--target-fnmr", type=float, default=0.05, help="FNMR the code-offset pipeline aims at (default 0.05)")
@@ -251,8 +365,17 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--background", required=True, help="the background data the transform was fitted on")
     e.add_argument("--data", required=True, help="evaluation people (not in the background): CSV or NPZ")
     e.add_argument("--out", required=True, help="directory for features.json, features.md, features_det.png")
+    e.add_argument(
+        "--probe-data", help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
+        "of each identity); default: roles from --data's split/session/role column, else row order"
+    )
     e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
     e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
     e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
+    e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
+    e.add_argument(
+        "--attack-tries", type=int, default=100,
+        help="background samples tried per person in the offline attack (default 100; 0 skips the attack)",
+    )
     e.add_argument("--no-plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
     e.set_defaults(func=_evaluate)

@@ -31,15 +31,16 @@ reference's, at most 1.25.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import ParameterError
+from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
 from sketchauth.features.pipeline import (
@@ -51,6 +52,15 @@ from sketchauth.features.pipeline import (
     _code_dims,
     byte_error_scores,
     tolerance_path,
+)
+from sketchauth.features.security import (
+    GUARANTEE_BITS,
+    PIN_DIGITS,
+    SecurityFigures,
+    offline_attack,
+    recommend,
+    security_figures,
+    tuning_view,
 )
 from sketchauth.features.transform import FeatureTransform
 
@@ -96,6 +106,10 @@ class MatcherResult:
     secret_bits: float | None
     det: tuple[np.ndarray, np.ndarray] = field(repr=False)
     note: str = ""
+    #: Genuine and impostor scores (a trial is accepted at setting ``s`` iff its score ≤ ``s``).
+    scores: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    #: The pipeline at a setting (protected matchers only).
+    build: Callable[[float], Pipeline] | None = field(default=None, repr=False)
 
     def at(self, target_fmr: float) -> OperatingPoint:
         for point in self.points:
@@ -124,6 +138,15 @@ class FeatureEvaluation:
     genuine_trials: int
     impostor_trials: int
     enrol_samples: int
+    #: The protocol statement (who enrols, who probes, impostors, open or closed set, counts).
+    protocol: str = ""
+    #: Pipeline kinds that could not be built on this data, with the reason (what to change).
+    unavailable: tuple[tuple[str, str], ...] = ()
+    #: The four security figures of each protected pipeline at its FMR 1% setting.
+    security: tuple[SecurityFigures, ...] = ()
+    #: FNMR/FMR against guaranteed bits along each pipeline's setting.
+    tuning: tuple[dict[str, Any], ...] = ()
+    recommendation: dict[str, Any] | None = None
 
     @property
     def reference(self) -> MatcherResult:
@@ -139,6 +162,9 @@ class FeatureEvaluation:
     @property
     def goal(self) -> dict[str, Any]:
         """Best protected FNMR at FMR 1% over the reference's (``ratio``), and whether ≤ 1.25."""
+        if not any(r.protected for r in self.results):
+            ref = self.reference.at(1e-2).fnmr
+            return {"pipeline": None, "fnmr": None, "reference_fnmr": ref, "ratio": None, "target_ratio": GOAL_RATIO, "met": False}
         best, ref = self.best_protected.at(1e-2).fnmr, self.reference.at(1e-2).fnmr
         ratio = math.inf if ref == 0 and best > 0 else (1.0 if ref == 0 else best / ref)
         return {
@@ -154,9 +180,14 @@ class FeatureEvaluation:
         return {
             "identities": self.identities,
             "enrol_samples": self.enrol_samples,
+            "protocol": self.protocol,
             "genuine_trials": self.genuine_trials,
             "impostor_trials": self.impostor_trials,
             "matchers": [r.to_dict() for r in self.results],
+            "unavailable": [{"pipeline": kind, "reason": reason} for kind, reason in self.unavailable],
+            "security": [f.to_dict() for f in self.security],
+            "tuning": [dict(row) for row in self.tuning],
+            "recommendation": self.recommendation,
             "goal": self.goal,
         }
 
@@ -169,18 +200,68 @@ class FeatureEvaluation:
             cells = [f"{p.fnmr:.4f} [{p.fnmr_ci[0]:.4f}, {p.fnmr_ci[1]:.4f}]" for p in r.points]
             bits = "—" if r.loss_bound_bits is None else f"{r.loss_bound_bits:.0f} / {r.secret_bits:.0f}"
             rows.append(f"| {r.name} | " + " | ".join(cells) + f" | {r.eer:.4f} | {bits} |")
+        for kind, reason in self.unavailable:
+            rows.append(f"| {kind}: unavailable — {reason} |" + " — |" * (len(FMR_TARGETS) + 2))
         g = self.goal
-        verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
         foot = (
             f"\n{self.identities} identities, {self.enrol_samples} enrolment sample(s) each; "
             f"{self.genuine_trials} genuine and {self.impostor_trials} impostor trials.\n"
-            f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
-            f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
         )
-        return head + "\n".join(rows) + "\n" + foot
+        if self.protocol:
+            foot += f"{self.protocol}\n"
+        if g["pipeline"] is None:
+            foot += "Goal: no protected pipeline could be built on this data (see the unavailable rows).\n"
+        else:
+            verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
+            foot += (
+                f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
+                f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
+            )
+        return head + "\n".join(rows) + "\n" + foot + self._security_table()
+
+    def _security_table(self) -> str:
+        if not self.security and not self.tuning:
+            return ""
+        lines = [
+            "",
+            "Security at FMR 1e-2 (a: provable residual min-entropy, secret bits under the background minus the loss "
+            "bound; b: zero-effort false-accept cost log2(1/FMR); c: offline attack with the database — background "
+            f"samples through helper data and hash, argon2 evaluations until first success; d: with a "
+            f"{PIN_DIGITS}-digit PIN cascade, Theorem 7):",
+            "",
+            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits | (c) offline attack | (d) with PIN: bits |",
+            "|---|---|---|---|---|---|",
+            *[f.row() for f in self.security],
+        ]
+        if self.recommendation is not None:
+            lines += ["", f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}."]
+        if self.tuning:
+            lines += ["", "Tuning view (FNMR against guaranteed bits):", "",
+                      "| pipeline | setting | FNMR | FMR | guaranteed bits | with PIN |", "|---|---|---|---|---|---|"]
+            for row in self.tuning:
+                lines.append(
+                    f"| {row['pipeline']} | {row['setting']:g} | {row['fnmr']:.4f} | {row['fmr']:.4f} | "
+                    f"{row['guaranteed_bits']:.1f} | {row['guaranteed_bits_with_pin']:.1f} |"
+                )
+        return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> Path:
-        """One DET plot (normal-deviate axes) of every matcher, written as PNG (extra ``plots``)."""
+        """One DET plot of every matcher, written as PNG (extra ``plots``).
+
+        The axes are those of the evaluation report's DET plot (:func:`sketchauth.evaluate.report.det_axes`):
+        normal deviates labelled in percent, rates of 0 drawn half a count from the edge, the NIST
+        targets labelled; every legend entry has a curve (markers when it has few points).
+        """
+        fig = self.det_figure()  # ParameterError naming the extra when matplotlib is missing
+        import matplotlib.pyplot as plt
+
+        out = Path(path)
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        return out
+
+    def det_figure(self) -> Any:
+        """The DET figure of :meth:`plot` (a matplotlib ``Figure``)."""
         try:
             import matplotlib
 
@@ -188,28 +269,24 @@ class FeatureEvaluation:
             import matplotlib.pyplot as plt
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
-        from statistics import NormalDist
+        from sketchauth.evaluate.report import det_axes, det_floor, draw_nist_targets, probit
 
-        probit = np.vectorize(NormalDist().inv_cdf, otypes=[float])
-        fig, ax = plt.subplots(figsize=(6, 5))
+        floor = det_floor(self.genuine_trials, self.impostor_trials)
+        fig, ax = plt.subplots(figsize=(6.8, 5.8))
         for r in self.results:
             fmr, fnmr = _thin(*r.det)
-            keep = (fmr > 0) & (fnmr > 0) & (fmr < 1) & (fnmr < 1)
-            ax.plot(probit(fmr[keep]), probit(fnmr[keep]), label=r.name, linestyle="-" if r.protected else "--")
-        ticks = [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5]
-        ax.set_xticks(probit(ticks), [f"{t:g}" for t in ticks])
-        ax.set_yticks(probit(ticks + [0.9, 0.99]), [f"{t:g}" for t in ticks + [0.9, 0.99]])
-        ax.set_xlim(probit([1e-5, 0.7]).tolist())
-        ax.set_ylim(probit([5e-4, 0.995]).tolist())
-        ax.set_xlabel("FMR")
-        ax.set_ylabel("FNMR")
+            x, y = probit(fmr, floor), probit(fnmr, floor)
+            few = np.unique(np.stack([x, y]), axis=1).shape[1] < 8
+            # A matcher with only a few settings (e.g. code-offset with t_max = 1) gets markers, not a
+            # line that would invent operating points between them.
+            style = "none" if few else ("-" if r.protected else "--")
+            ax.plot(x, y, label=r.name, linestyle=style, marker="o" if few else None, ms=5, lw=1.4)
+        draw_nist_targets(ax, floor)
+        det_axes(ax, floor)
         ax.set_title("DET: feature pipelines vs unprotected reference")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-        out = Path(path)
-        fig.savefig(out, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        return out
+        ax.legend(fontsize=7, loc="upper right")
+        fig.tight_layout()
+        return fig
 
 
 def _thin(fmr: np.ndarray, fnmr: np.ndarray, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -226,10 +303,10 @@ def _result(
     impostor: np.ndarray,
     *,
     protected: bool,
-    bound: Any = None,
+    build: Callable[[float], Pipeline] | None = None,
     note: str = "",
 ) -> MatcherResult:
-    """Operating points, EER and DET from scores; ``bound(setting) -> (loss, secret bits)``."""
+    """Operating points, EER and DET from scores; ``build(setting)`` is the pipeline at a setting."""
     fmr_curve, fnmr_curve, thresholds = det_from_scores(genuine, impostor)
     points = []
     for target in FMR_TARGETS:
@@ -237,9 +314,13 @@ def _result(
         fmr = float(np.count_nonzero(impostor <= threshold)) / impostor.size
         points.append(OperatingPoint(target, fnmr, ci, fmr, float(threshold)))
     loss = secret = None
-    if bound is not None and math.isfinite(points[0].setting):
-        loss, secret = bound(points[0].setting)
-    return MatcherResult(name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note)
+    if build is not None and math.isfinite(points[0].setting):
+        pipeline = build(points[0].setting)
+        loss, secret = pipeline.report().loss_bound_bits, pipeline.secret_bits
+    return MatcherResult(
+        name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note,
+        (genuine, impostor), build,
+    )
 
 
 def evaluate_pipelines(
@@ -251,27 +332,96 @@ def evaluate_pipelines(
     kinds: Sequence[str] = ("interval", "code-offset", "thermometer"),
     code_bits: int = 1,
     thermometer_resolution: float = 0.15,
+    set_kind: str = "open",
+    security: bool = True,
+    attack_people: int = 10,
+    attack_tries: int = 100,
+    seed: int = 0,
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
     ``heldout`` (background identities the transform was not fitted on) builds the interval
     tolerance path; ``data`` (people outside the background) gives the rates. ``kinds`` picks
     pipelines from ``interval``, ``asymmetric-interval`` (needs ``enrol_samples ≥ 2``),
-    ``code-offset`` (``code_bits`` per dimension) and ``thermometer``.
+    ``code-offset`` (``code_bits`` per dimension) and ``thermometer``. ``set_kind`` (``"open"`` or
+    ``"closed"``) says whether the transform has seen the evaluated people; the protocol
+    (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
+
+    ``security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
+    :mod:`sketchauth.features.security` — the offline attack enrols ``attack_people`` evaluation
+    people for real and tries up to ``attack_tries`` samples of ``heldout`` (background people)
+    against each — and the tuning view with a recommended configuration.
     """
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
         raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
-    trials = enrolment_trials(transform.project, data, enrol_samples)
+    if "asymmetric-interval" in kinds and enrol_samples < 2:
+        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
+    protocol = Protocol(enrol_samples, set_kind, data.split_column)
+    trials = enrolment_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
     )
     results = [_result("reference (whitened Euclidean, unprotected)", genuine, impostor, protected=False)]
+    unavailable: list[tuple[str, str]] = []
     for kind in kinds:
-        results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+        # One configuration the data cannot support (too few dimensions for a code, no tolerance
+        # reaching the target) is reported with its reason; the other pipelines are still evaluated.
+        try:
+            results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+        except SketchAuthError as exc:
+            unavailable.append((kind, str(exc)))
+    plan = protocol.plan(data.identities, data.split)
+    figures, tuning, recommendation = (), (), None
+    if security:
+        victims = [data.samples[rows] for rows in plan.enrol_rows[:attack_people]]
+        attackers = (heldout.samples, heldout.identities, plan.labels[:attack_people])
+        figures, tuning, recommendation = _security(results, victims, attackers, attack_tries, seed)
     return FeatureEvaluation(
-        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples
+        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples,
+        protocol.describe(plan), tuple(unavailable), figures, tuning, recommendation,
     )
+
+
+def _security(
+    results: Sequence[MatcherResult], victims: list[np.ndarray], attackers: tuple[Any, Any, Any], tries: int, seed: int
+) -> tuple[tuple[SecurityFigures, ...], tuple[dict[str, Any], ...], dict[str, Any]]:
+    """Security figures at each protected matcher's FMR 1% setting, the tuning view and a recommendation."""
+    figures, tuning = [], []
+    for r in results:
+        if not r.protected or r.build is None or r.scores is None:
+            continue
+        genuine, impostor = r.scores
+        point = r.at(1e-2)
+        if math.isfinite(point.setting):
+            pipeline = r.build(point.setting)
+            background, background_labels, labels = attackers
+            attack = (
+                offline_attack(
+                    pipeline, victims, background, attempts=tries, seed=seed,
+                    background_labels=background_labels, labels=labels,
+                )
+                if tries > 0
+                else None
+            )
+            figures.append(
+                security_figures(
+                    r.name, pipeline, setting=point.setting, fnmr=point.fnmr,
+                    false_matches=int(np.count_nonzero(impostor <= point.setting)), impostor_trials=impostor.size,
+                    attack=attack,
+                )
+            )
+        tuning += tuning_view(r.name, genuine, impostor, _tuning_settings(genuine, impostor), r.build)
+    return tuple(figures), tuple(tuning), recommend(tuning)
+
+
+def _tuning_settings(genuine: np.ndarray, impostor: np.ndarray, points: int = 40) -> list[float]:
+    """At most ``points`` settings spread over the score range (each a score some trial has)."""
+    scores = np.unique(np.concatenate([genuine, impostor]))
+    scores = scores[np.isfinite(scores) & (scores < 1e9)]
+    if scores.size <= points:
+        return scores.tolist()
+    return scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))].tolist()
 
 
 def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
@@ -279,11 +429,10 @@ def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Tri
     t_levels, p_levels = transform.quantise(trials.templates), transform.quantise(trials.probes)
     genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(_abs_delta(a, b)))
 
-    def bound(step: float) -> tuple[float, float]:
-        pipeline = IntervalPipeline.from_path(transform, path, int(step))
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(step: float) -> Pipeline:
+        return IntervalPipeline.from_path(transform, path, int(min(step, len(path.tolerances) - 1)))
 
-    return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, bound=bound)
+    return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, build=build)
 
 
 def _code_offset(
@@ -292,17 +441,21 @@ def _code_offset(
     dims = _code_dims(transform, bits, None)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
     n = dims.size * bits // 8
+    if (n - 1) // 2 < 1:
+        raise ParameterError(
+            f"code-offset with {bits} Gray bit(s) on {dims.size} dimensions gives {n} bytes, and a Reed-Solomon "
+            "code-offset sketch needs at least 3 bytes to correct one error; use more code bits or keep more dimensions"
+        )
     # Beyond t_max = ⌊(n−1)/2⌋ no code-offset sketch of n bytes accepts: score those trials as n + 1.
     t_max = (n - 1) // 2
     genuine, impostor = (np.where(s > t_max, n + 1, s) for s in (genuine, impostor))
 
-    def bound(t: float) -> tuple[float, float]:
+    def build(t: float) -> Pipeline:
         # t = 0 (exact match) is not a code-offset sketch; the smallest one corrects 1 error.
         budget = min(max(1, int(t)), (n - 1) // 2)
-        pipeline = CodeOffsetPipeline(transform, dims, bits=bits, t=budget)
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+        return CodeOffsetPipeline(transform, dims, bits=bits, t=budget)
 
-    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, bound=bound)
+    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, build=build)
 
 
 def _thermometer(
@@ -311,11 +464,10 @@ def _thermometer(
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
     genuine, impostor = draft.trial_distances(trials)
 
-    def bound(t: float) -> tuple[float, float]:
-        pipeline = ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(t: float) -> Pipeline:
+        return ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
 
-    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, bound=bound)
+    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, build=build)
 
 
 def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
@@ -343,11 +495,10 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
     genuine, impostor = pair_scores(packed, probes, trials.owner, score)
     dims = np.arange(transform.dimensions)
 
-    def bound(scale: float) -> tuple[float, float]:
-        pipeline = AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0), margin=margin)
-        return pipeline.report().loss_bound_bits, pipeline.secret_bits
+    def build(scale: float) -> Pipeline:
+        return AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0), margin=margin)
 
-    return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, bound=bound)
+    return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, build=build)
 
 
 _EVALUATORS = {

@@ -656,6 +656,11 @@ def choose_error_tolerance(
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
     n = dims.size * bits // 8
     t_max = (n - 1) // 2
+    if t_max < 1:
+        raise ParameterError(
+            f"{dims.size} dimensions × {bits} bits give {n} bytes; a code-offset sketch needs at least 3 bytes "
+            "to correct one byte error: use more bits per dimension or keep more dimensions"
+        )
     fnmr = 1.0 - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right") / genuine.size
     ok = np.flatnonzero(fnmr[1:] <= target_fnmr)
     if ok.size == 0:

@@ -130,6 +130,9 @@ def cli_pipeline_report(args: Any) -> int:
         profile=args.profile,
         source_min_entropy=entropy,
         operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
+        set_kind="closed" if getattr(args, "closed_set", False) else "open",
+        attack_people=getattr(args, "attack_people", 10),
+        attack_tries=getattr(args, "attack_tries", 50),
     )
     payload = write_report(report, args.out, plots=args.plots)
     print(summary(payload, args.out))

@@ -30,8 +30,14 @@ stored once beside the scheme configuration, not per user. Steps, in order:
    ``2^B``), written as its Gray code ``g ⊕ (g >> 1)`` most significant bit first, so that
    neighbouring levels differ in one bit. Bits of consecutive dimensions are packed into bytes.
 
-Errors: :class:`ParameterError` for bad settings, too few identities (fewer than
-:data:`MIN_IDENTITIES`) or a quantiser asked for more levels than the data can place;
+Small populations: fewer than :data:`MIN_IDENTITIES` identities (but at least 2) are accepted with
+a :class:`SmallPopulationWarning` saying what such an estimate is worth (at most ``J − 1``
+directions; rough Fisher ratios and quantiles; optimistic closed-set rates), and the transform's
+``training`` block records ``small_population``. Real research sets are often this small (a
+9-speaker voice set, a 10-subject gesture set).
+
+Errors: :class:`ParameterError` for bad settings, a single identity or a quantiser asked for more
+levels than the data can place;
 :class:`SampleError` for malformed data, an identity with a single sample (it says nothing about
 within-identity noise; drop it or add samples), NaN/inf or a constant feature.
 
@@ -48,6 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +68,7 @@ from sketchauth.sketches.params import check_int, check_positive_float
 __all__ = [
     "FeatureTransform",
     "MIN_IDENTITIES",
+    "SmallPopulationWarning",
     "TRANSFORM_FORMAT",
     "gray_code",
     "ledoit_wolf_shrinkage",
@@ -168,6 +176,7 @@ class FeatureTransform:
             "features": int(x.shape[1]),
             "shrinkage": alpha,
             "min_fisher_ratio": float(min_fisher_ratio),
+            "small_population": bool(counts.size < MIN_IDENTITIES),
         }
         return cls(mean, scale, projection, ratios[keep], edges, training)
 
@@ -337,9 +346,26 @@ def _check_bits(bits: Any, level_bits: int) -> int:
     return check_int("bits", bits, 1, level_bits)
 
 
+class SmallPopulationWarning(UserWarning):
+    """The background population is small: the transform works, but its estimates are rough."""
+
+
 def _check_population(x: np.ndarray, counts: np.ndarray) -> None:
+    if counts.size < 2:
+        raise ParameterError(
+            f"a background population needs at least 2 identities (between-identity structure), got {counts.size}"
+        )
     if counts.size < MIN_IDENTITIES:
-        raise ParameterError(f"a background population needs at least {MIN_IDENTITIES} identities, got {counts.size}")
+        warnings.warn(
+            f"background population of {counts.size} identities (fewer than {MIN_IDENTITIES}): at most "
+            f"{counts.size - 1} discriminant directions can be found, and their Fisher ratios and the quantiser "
+            f"edges are estimated from {x.shape[0]} samples of only {counts.size} people — rough estimates that "
+            "describe these people more than the population. Error rates measured on the same people (closed set) "
+            "are optimistic; for population-level figures fit on 10+ identities (ideally hundreds) and evaluate "
+            "on people outside them",
+            SmallPopulationWarning,
+            stacklevel=3,
+        )
     single = int(np.sum(counts < 2))
     if single:
         raise SampleError(

@@ -30,7 +30,8 @@ def test_plan_counts_and_seeded_subsampling() -> None:
     data = small_population()
     trials = plan_trials(data, enrol_samples=1)
     assert trials.genuine.shape == (2, 12 * 2)
-    assert trials.impostor.shape == (2, 12 * 11 * 3)
+    # Impostor probes are the other identities' probes (not their enrolment samples).
+    assert trials.impostor.shape == (2, 12 * 11 * 2)
     owner = data.identities
     assert np.all(owner[trials.genuine[1]] == np.array(trials.labels)[trials.genuine[0]])
     assert not np.any(owner[trials.impostor[1]] == np.array(trials.labels)[trials.impostor[0]])
@@ -46,9 +47,9 @@ def test_plan_counts_and_seeded_subsampling() -> None:
 def test_interval_exact_counts() -> None:
     result = evaluate_adapter("interval", {"n": 64, "features": 4}, small_population(), [2, 3, 4, 6, 8], seed=0)
     counts = [(p.setting, p.false_non_matches, p.genuine_trials, p.false_matches, p.impostor_trials) for p in result.points]
-    assert counts == [(2, 20, 24, 1, 396), (3, 11, 24, 8, 396), (4, 4, 24, 37, 396), (6, 0, 24, 127, 396), (8, 0, 24, 225, 396)]
-    # The sweep crosses between v=3 (FNMR 11/24 > FMR 8/396) and v=4 (4/24 < 37/396).
-    assert result.eer == pytest.approx(0.1356837606837607)
+    assert counts == [(2, 20, 24, 1, 264), (3, 11, 24, 4, 264), (4, 4, 24, 19, 264), (6, 0, 24, 83, 264), (8, 0, 24, 149, 264)]
+    # The sweep crosses between v=4 (FNMR 4/24 > FMR 19/264) and v=6 (0/24 < 83/264).
+    assert result.eer == pytest.approx(0.12808641975308643)
     assert {b.metric for b in result.baselines} == {"euclidean", "chebyshev"}
 
 
@@ -135,7 +136,7 @@ def test_code_offset_exact_counts_and_parallel_equal() -> None:
     one = evaluate_adapter("code-offset", {"n": 8}, strings, [1, 2, 3], seed=0)
     counts = [(p.setting, p.false_non_matches, p.false_matches) for p in one.points]
     assert counts == [(1, 9, 0), (2, 2, 0), (3, 0, 0)]
-    assert one.points[0].genuine_trials == 20 and one.points[0].impostor_trials == 270
+    assert one.points[0].genuine_trials == 20 and one.points[0].impostor_trials == 180
     assert one.eer == 0.0
     two = evaluate_adapter("code-offset", {"n": 8}, strings, [1, 2, 3], seed=0, jobs=2, chunk=50)
     assert [p.to_dict() for p in two.points] == [p.to_dict() for p in one.points]

@@ -38,7 +38,7 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     code = main(
         ["features", "evaluate", "--transform", str(transform_path), "--background", str(background),
-         "--data", str(people), "--out", str(out), "--no-plot"]
+         "--data", str(people), "--out", str(out), "--no-plot", "--attack-tries", "10"]
     )
     assert code == 0
     assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out

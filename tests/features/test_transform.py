@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.transform import FeatureTransform, gray_code, ledoit_wolf_shrinkage
+from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning, gray_code, ledoit_wolf_shrinkage
 
 POP = EmbeddingPopulation(informative=12, useless=3, seed=4)
 
@@ -116,9 +116,14 @@ def test_from_json_rejects_garbage() -> None:
         FeatureTransform.from_json("{nope")
 
 
-def test_too_few_identities_is_refused() -> None:
-    with pytest.raises(ParameterError, match="at least 10 identities"):
-        FeatureTransform.fit(POP.draw(9, 4, seed=1))
+def test_small_population_is_accepted_with_a_warning_saying_what_it_is_worth() -> None:
+    # A 9-identity set (a real voice set has 9 speakers) used to be refused outright.
+    with pytest.warns(SmallPopulationWarning, match=r"9 identities .* at most 8 discriminant directions"):
+        transform = FeatureTransform.fit(POP.draw(9, 4, seed=1), levels=8)
+    assert 1 <= transform.dimensions <= 8
+    assert transform.training["small_population"] is True
+    with pytest.raises(ParameterError, match="at least 2 identities"):
+        FeatureTransform.fit(LabelledVectors(np.zeros(4, dtype=int), POP.draw(1, 4, seed=1).samples))
 
 
 def test_single_sample_identity_is_refused(background: LabelledVectors) -> None:
