@@ -273,11 +273,6 @@ def _range_hint(sketch: SecureSketch) -> str:
     )
 
 
-def _interval_probes(sketch: SecureSketch, probes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Levels of every probe row and which rows ``decode`` refuses, by the sketch's own quantiser."""
-    return sketch.quantiser.levels_many(probes, sketch.features)  # type: ignore[attr-defined]
-
-
 def decide_interval(
     sketch: SecureSketch,
     enrolled: Enrolled,
@@ -285,51 +280,21 @@ def decide_interval(
     enrolled_index: np.ndarray,
     probe_index: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The interval decoder of SPEC §2.1 on many pairs at once (same result as ``decode``).
+    """The interval decoder's exact rule on many pairs at once (same result as ``decode``).
 
-    The sketch values ``S`` are read back from each helper through the scheme's own strict
-    parser (``payload``/``symbols``), so what is decoded is exactly what was stored. A pair is
-    accepted iff the nearest lattice point equals the enrolled vector in every feature — which
-    is what comparing ``secret_bytes`` does (the packing is injective), and which also covers the
-    out-of-range ``DecodeError`` case (the enrolled vector is in range).
-
-    Only the helpers this batch compares are parsed: pairs come grouped by enrolled identity, so a
-    chunk of :func:`evaluate_scheme` touches a few identities, and parsing every helper per chunk
-    used to dominate the run.
-
+    Accept ⇔ ``|d'_j − b_j| < v_j`` for every feature, with the helper's ``S ≡ b (mod 2v − 1)``
+    checked once per identity (:func:`sketchauth.evaluate.deciders.decide_interval_exact`).
     Probes are quantised by the sketch's :class:`~sketchauth.sketches.samples.Quantiser`; a probe
     ``decode`` would refuse (not finite, not an integer without a step, outside a quantising
     sketch's range) is a rejection counted as malformed, exactly as :func:`decide_by_decoding`
-    counts it. Probes that are not one matrix of the right width (ragged rows from a probe
-    transform) go through :func:`decide_by_decoding`.
+    counts it. Probes that are not one matrix of the right width go through real decodes.
     """
-    if len(enrolled_index) == 0:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-    try:
-        q_all, refused = _interval_probes(sketch, probes)
-    except SampleError:
-        return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
-    used, enrolled_index = np.unique(enrolled_index, return_inverse=True)
-    s_all = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used.tolist()])
-    b_all = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used.tolist()])
-    moduli = np.asarray(sketch.moduli, dtype=np.int64)  # type: ignore[attr-defined]
-    half = np.asarray(sketch.v, dtype=np.int64) - 1  # type: ignore[attr-defined]
-    # Narrow integers cut memory traffic (the decoder is memory-bound); probes may lie anywhere
-    # in the int range, so the width must hold them as well as n and d' − S + M.
-    span = max(int(sketch.n), int(np.abs(q_all).max(initial=0))) * 3  # type: ignore[attr-defined]
-    dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
-    q_all, s_all, b_all = q_all.astype(dtype), s_all.astype(dtype), b_all.astype(dtype)
-    moduli, half = moduli.astype(dtype), half.astype(dtype)
-    accepted = np.empty(len(enrolled_index), dtype=bool)
-    for start in range(0, len(enrolled_index), INTERVAL_CHUNK):
-        e = enrolled_index[start : start + INTERVAL_CHUNK]
-        d = q_all[probe_index[start : start + INTERVAL_CHUNK]]
-        r = (d - s_all[e]) % moduli
-        nearest = d - r
-        nearest += np.where(r > half, moduli, 0).astype(dtype)
-        accepted[start : start + len(e)] = np.all(nearest == b_all[e], axis=1)
-    malformed = refused[probe_index]
-    return accepted & ~malformed, malformed
+    from sketchauth.evaluate.deciders import decide_interval_exact
+
+    return decide_interval_exact(sketch, enrolled, probes, enrolled_index, probe_index)
+
+
+decide_interval.vectorised = True  # type: ignore[attr-defined]
 
 
 def _decide_chunked(
@@ -353,7 +318,7 @@ def _decide_chunked(
     else:
         # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
         # (reedsolo, field arithmetic) needs processes.
-        pool_type = ThreadPoolExecutor if decide is decide_interval else ProcessPoolExecutor
+        pool_type = ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
         with pool_type(max_workers=jobs) as pool:
             futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
             for c, fut in zip(chunks, futures):
@@ -454,6 +419,8 @@ class ErrorRateResult:
     malformed_probes: tuple[int, ...]
     baselines: tuple[BaselineResult, ...] = ()
     crosscheck: dict[str, int] = field(default_factory=dict)
+    #: Real ``decode`` against the fast decider on a sample of trials (see :func:`evaluate_scheme`).
+    decode_check: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form with stable keys."""
@@ -470,6 +437,7 @@ class ErrorRateResult:
             "eer": self.eer,
             "baselines": [b.to_dict() for b in self.baselines],
             "crosscheck": dict(self.crosscheck),
+            "decode_check": dict(self.decode_check),
         }
 
 
@@ -521,6 +489,7 @@ def evaluate_scheme(
     chunk: int | None = None,
     progress: bool = False,
     crosscheck_trials: int = 0,
+    decode_check: int | None = None,
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
@@ -529,17 +498,27 @@ def evaluate_scheme(
     ``probe_fn`` (default: none) maps each raw sample to what ``decode`` takes; ``decide`` is
     the batch decider. ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
     through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
+
+    ``decode_check`` (default :data:`~sketchauth.evaluate.deciders.CROSSCHECK_MIN`; 0 turns it
+    off) is how many comparisons of the run are re-decided by real ``decode`` and compared with
+    ``decide`` (:func:`~sketchauth.evaluate.deciders.crosscheck_by_decoding`): every comparison
+    when the sweep has fewer, else that many spread evenly over the settings, a third of them
+    boundary trials (accepted at one setting, rejected at another). The result's
+    ``decode_check`` states how many were checked and how many disagreed (must be 0).
     """
+    from sketchauth.evaluate.deciders import CROSSCHECK_MIN, crosscheck_by_decoding, crosscheck_sample
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
     jobs = check_int("jobs", jobs)
     trials = plan_trials(data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed)
     raw = _samples_of(data)
     probes = raw if probe_fn is None else [probe_fn(x) for x in raw]
-    step = chunk or (INTERVAL_CHUNK if decide is decide_interval else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
+    fast = getattr(decide, "vectorised", False)
+    step = chunk or (4 * INTERVAL_CHUNK if fast else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
     pairs = np.hstack([trials.genuine, trials.impostor])
     n_gen = trials.genuine.shape[1]
     points, malformed_counts = [], []
+    runs: list[tuple[SecureSketch, Enrolled, np.ndarray, np.ndarray]] = []
     agreed = checked = 0
     scheme_name = ""
     for setting in settings:
@@ -551,19 +530,47 @@ def evaluate_scheme(
         bar.close()
         if n_gen and malformed[:n_gen].all():
             raise SampleError(f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: the data does not fit the scheme")
+        false_non_matches = int(n_gen - np.count_nonzero(accepted[:n_gen]))
         points.append(
             RatePoint.from_counts(
-                setting,
-                int(n_gen - accepted[:n_gen].sum()),
-                n_gen,
-                int(accepted[n_gen:].sum()),
-                pairs.shape[1] - n_gen,
+                setting, false_non_matches, n_gen, int(np.count_nonzero(accepted[n_gen:])), pairs.shape[1] - n_gen
             )
         )
         malformed_counts.append(int(malformed.sum()))
+        runs.append((sketch, enrolled, accepted, malformed))
         if crosscheck_trials:
             a, c = crosscheck_with_verify(sketch, enrolled, probes, pairs, accepted, crosscheck_trials, seed=seed)
             agreed, checked = agreed + a, checked + c
+    budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
+    check: dict[str, Any] = {}
+    if budget:
+        # Boundary trials: decided differently by two settings of the sweep.
+        stacked = np.stack([r[2] for r in runs])
+        boundary = stacked.any(axis=0) & ~stacked.all(axis=0)
+        per_setting = -(-budget // len(runs))
+        rng = np.random.default_rng([seed, 0x5EED])
+        total = checked_decodes = disagreements = boundary_checked = 0
+        examples: list[dict[str, Any]] = []
+        bar = _progress(min(per_setting, pairs.shape[1]) * len(runs), f"{scheme_name}: real decodes (cross-check)", progress)
+        for setting, (sketch, enrolled, accepted, malformed) in zip(settings, runs):
+            chosen = crosscheck_sample(accepted, count=per_setting, rng=rng, boundary=boundary)
+            c, d, ex = crosscheck_by_decoding(sketch, enrolled, probes, pairs, accepted, malformed, chosen, jobs=jobs)
+            total += pairs.shape[1]
+            checked_decodes += c
+            disagreements += d
+            boundary_checked += int(boundary[chosen].sum())
+            examples += [{parameter: setting, **x} for x in ex]
+            bar.update(c)
+        bar.close()
+        check = {
+            "method": "real encode -> decode -> compare on a seeded sample of trials",
+            "checked": checked_decodes,
+            "disagreements": disagreements,
+            "boundary_trials": boundary_checked,
+            "total_trials": total,
+            "all_trials": checked_decodes == total,
+            "examples": examples[:5],
+        }
     baselines = tuple(
         BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen])) for m in baseline_metrics
     )
@@ -578,6 +585,7 @@ def evaluate_scheme(
         malformed_probes=tuple(malformed_counts),
         baselines=baselines,
         crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
+        decode_check=check,
     )
 
 
@@ -706,6 +714,18 @@ def _weighted_vault_probe(params: dict[str, Any]) -> ProbeFn:
     return lambda x: np.asarray(x, dtype=np.int64)[:most]
 
 
+def _decide_exact(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any], enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each scheme's exact acceptance rule on arrays (:func:`sketchauth.evaluate.deciders.decide_exact`)."""
+    from sketchauth.evaluate.deciders import decide_exact
+
+    return decide_exact(sketch, enrolled, probes, enrolled_index, probe_index)
+
+
+_decide_exact.vectorised = True  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class SchemeAdapter:
     """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
@@ -739,9 +759,9 @@ class SchemeAdapter:
 ADAPTERS: dict[str, SchemeAdapter] = {
     "interval": SchemeAdapter("interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")),
     "code-offset": SchemeAdapter(
-        "code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe_for=lambda params: _row_to_bytes
+        "code-offset", "strings", "t", enrol_byte_mode, _decide_exact, ("hamming",), probe_for=lambda params: _row_to_bytes
     ),
-    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_batch, ("set-difference",)),
+    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, _decide_exact, ("set-difference",)),
     "fuzzy-vault": SchemeAdapter(
         "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
     ),
@@ -760,7 +780,7 @@ ADAPTERS: dict[str, SchemeAdapter] = {
         "vectors",
         "margin",
         _enrol_asymmetric,
-        decide_by_decoding,
+        _decide_exact,
         ("euclidean", "chebyshev"),
         min_enrol_samples=2,
         sweep_at_enrolment=True,
