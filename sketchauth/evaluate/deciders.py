@@ -244,10 +244,20 @@ def _bitmaps(sets: Sequence[Any], universe: int) -> np.ndarray | None:
         if np.unique(arr).size != arr.size:
             return None
         rows[i, arr.astype(np.int64)] = True
-    return np.packbits(rows, axis=1)
+    packed = np.packbits(rows, axis=1)
+    pad = -packed.shape[1] % 8
+    # Whole 64-bit words: one XOR and one population count per word.
+    return np.ascontiguousarray(np.pad(packed, ((0, 0), (0, pad)))).view(np.uint64)
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint16)
+
+
+def _popcount_rows(words: np.ndarray) -> np.ndarray:
+    """Set bits per row of a uint64 matrix (``np.bitwise_count`` on numpy ≥ 2, a byte table before)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return _POPCOUNT[words.view(np.uint8)].sum(axis=1, dtype=np.int64)
 
 
 def decide_pinsketch(
@@ -267,10 +277,10 @@ def decide_pinsketch(
         return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
     t = int(sketch.t)  # type: ignore[attr-defined]
     accepted = np.empty(enrolled_index.size, dtype=bool)
-    step = max(1, CHUNK * 64 // max(1, p.shape[1]))
+    step = max(1, CHUNK * 32 // max(1, p.shape[1]))
     for start in range(0, accepted.size, step):
         ee, qq = local_e[start : start + step], local_q[start : start + step]
-        accepted[start : start + ee.size] = _POPCOUNT[p[qq] ^ s[ee]].sum(axis=1) <= t
+        accepted[start : start + ee.size] = _popcount_rows(p[qq] ^ s[ee]) <= t
     return accepted, np.zeros(accepted.size, dtype=bool)
 
 

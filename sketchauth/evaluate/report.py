@@ -415,6 +415,29 @@ def _num(x: Any, digits: int = 1) -> str:
     return f"{x:.{digits}f}"
 
 
+def decode_check_line(check: dict[str, Any]) -> str:
+    """One sentence on the same-run check of the fast decisions against real decodes."""
+    if not check:
+        return "Fast decisions were not cross-checked against real decodes in this run."
+    scope = "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    return (
+        f"{check['disagreements']} disagreements between the fast exact decider and real encode → decode on {scope} "
+        f"({check['boundary_trials']:,} of them boundary trials, decided differently by two settings)"
+    )
+
+
+def _decode_check_lines(check: dict[str, Any]) -> list[str]:
+    line = decode_check_line(check)
+    if check and check["disagreements"]:
+        examples = "; ".join(json.dumps(x, sort_keys=True) for x in check.get("examples", []))
+        return [
+            "",
+            f"> **WARNING: {line}. The rates above do NOT equal the real scheme** — report this as a bug "
+            f"of the evaluation. First disagreements: {examples}",
+        ]
+    return [f"Cross-check: {line}."]
+
+
 def markdown(r: dict[str, Any]) -> str:
     """The human-readable summary of a report dictionary."""
     er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
@@ -444,6 +467,7 @@ def markdown(r: dict[str, Any]) -> str:
         lines.append(
             f"**{malformed} comparisons used a probe the scheme refuses** (counted as rejections; see the notes)."
         )
+    lines += _decode_check_lines(er.get("decode_check") or {})
     if er["crosscheck"]:
         lines.append(
             f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
@@ -789,6 +813,9 @@ def summary(r: dict[str, Any], out: Any) -> str:
             f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "
             f"reversibility {_pct(ul['reversibility']['recovered_fraction'])} of the template"
         )
+    if er.get("decode_check"):
+        flag = "WARNING: " if er["decode_check"]["disagreements"] else ""
+        lines.append(f"{flag}decode cross-check: {decode_check_line(er['decode_check'])}")
     if er["crosscheck"]:
         cc = er["crosscheck"]
         lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")

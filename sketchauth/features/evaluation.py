@@ -331,10 +331,13 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
     margin = ASYMMETRIC_MARGIN
 
     def score(template: np.ndarray, probe: np.ndarray) -> np.ndarray:
-        # Accepted at scale c iff for all j: min(q, max(1, ⌈c·s_j⌉ + margin)) > |Δ_j|,
-        # i.e. |Δ_j| < q and (c·s_j > |Δ_j| − margin, or |Δ_j| < max(1, margin) when s_j = 0).
+        # The s2 decoder accepts −v ≤ Δ < v (Δ = d' − b: the left end b − v belongs to the secret
+        # interval), i.e. v > w with w = Δ for Δ ≥ 0 and w = −Δ − 1 for Δ < 0.
+        # Accepted at scale c iff for all j: min(q, max(1, ⌈c·s_j⌉ + margin)) > w_j,
+        # i.e. w_j < q and (c·s_j > w_j − margin, or w_j < max(1, margin) when s_j = 0).
         bj, sj = template[..., 0, :], template[..., 1, :]
-        delta = np.abs(probe - bj)
+        signed = probe - bj
+        delta = np.where(signed < 0, -signed - 1, signed)
         need = np.where(sj > 0, (delta - margin) / np.where(sj > 0, sj, 1.0), np.where(delta < max(1, margin), -np.inf, np.inf))
         need = np.where(delta >= q, np.inf, need)
         return np.max(need, axis=-1).clip(0.0, 1e9)
@@ -385,5 +388,8 @@ def _rule_accepts(pipeline: Pipeline, enrol_x: np.ndarray, sample: np.ndarray) -
         return int(np.count_nonzero(np.frombuffer(probe, np.uint8) != np.frombuffer(secret, np.uint8))) <= pipeline.sketch.t
     if isinstance(pipeline, ThermometerPipeline):
         return int(np.setxor1d(probe, secret).size) <= pipeline.sketch.t
+    from sketchauth.evaluate.deciders import ASYMMETRIC_RULES
+
     b, v = secret
-    return bool(np.all(np.abs(probe - b) < v))
+    rule = ASYMMETRIC_RULES[pipeline.sketch.params()["scheme"]]
+    return bool(np.all(rule(np.asarray(probe, dtype=np.int64) - b, v)))

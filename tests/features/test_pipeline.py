@@ -230,3 +230,20 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
     assert b.tolist() == b_ref.tolist() and v.tolist() == v_ref.tolist()
     interval = IntervalPipeline(transform, dims, [2, 2, 2])
     assert interval.sample_transform(person[0]).tolist() == expected[0].tolist()
+
+
+def test_asymmetric_rule_counts_the_left_end_b_minus_v_like_the_s2_decoder(transform, people) -> None:
+    # The evaluation's s2 rows assumed |Δ| < v, but the s2 decoder also accepts d' = b − v.
+    from sketchauth.features.evaluation import _rule_accepts
+
+    asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=6, scale=1.0, margin=1)
+    groups = [x for _, x in people.by_identity()]
+    left_end = mismatches = 0
+    for i, x in enumerate(groups[:25]):
+        b, v = asym.secret_from_samples(x[:3])
+        for probe in [*x[3:], groups[(i + 1) % len(groups)][3]]:
+            delta = asym.sample_transform(probe) - b
+            left_end += int(np.any(delta == -v) and np.all((delta >= -v) & (delta < v)))
+            mismatches += int(_rule_accepts(asym, x[:3], probe) != asym.accepts(x[:3], probe))
+    assert mismatches == 0
+    assert left_end > 0  # the boundary case was exercised
