@@ -323,27 +323,11 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2")
     from sketchauth.features.pipeline import AsymmetricIntervalPipeline
 
+    from sketchauth.features.pipeline import asymmetric_scale_scores
+
     q = transform.levels
-    levels = transform.quantise(trials.enrolment)
-    b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
-    spread = levels.astype(np.float64).std(axis=1, ddof=1)
-    probes = transform.quantise(trials.probes)
     margin = ASYMMETRIC_MARGIN
-
-    def score(template: np.ndarray, probe: np.ndarray) -> np.ndarray:
-        # The s2 decoder accepts −v ≤ Δ < v (Δ = d' − b: the left end b − v belongs to the secret
-        # interval), i.e. v > w with w = Δ for Δ ≥ 0 and w = −Δ − 1 for Δ < 0.
-        # Accepted at scale c iff for all j: min(q, max(1, ⌈c·s_j⌉ + margin)) > w_j,
-        # i.e. w_j < q and (c·s_j > w_j − margin, or w_j < max(1, margin) when s_j = 0).
-        bj, sj = template[..., 0, :], template[..., 1, :]
-        signed = probe - bj
-        delta = np.where(signed < 0, -signed - 1, signed)
-        need = np.where(sj > 0, (delta - margin) / np.where(sj > 0, sj, 1.0), np.where(delta < max(1, margin), -np.inf, np.inf))
-        need = np.where(delta >= q, np.inf, need)
-        return np.max(need, axis=-1).clip(0.0, 1e9)
-
-    packed = np.stack([b, spread], axis=1).astype(np.float64)
-    genuine, impostor = pair_scores(packed, probes, trials.owner, score)
+    genuine, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
     dims = np.arange(transform.dimensions)
 
     def bound(scale: float) -> tuple[float, float]:

@@ -41,7 +41,8 @@ def test_exact_error_counts_on_a_fixed_population(result) -> None:
     assert _counts(ref, g, i) == [(0, 73), (0, 7), (0, 0)]
     assert _counts(interval, g, i) == [(3, 67), (12, 7), (32, 0)]
     assert _counts(thermo, g, i) == [(0, 68), (0, 6), (3, 0)]
-    assert _counts(asym, g, i) == [(59, 65), (71, 5), (102, 0)]
+    # s2 accepts −v ≤ Δ < v (the left end b − v too); the |Δ| < v rule gave (59, 65), (71, 5), (102, 0).
+    assert _counts(asym, g, i) == [(45, 57), (60, 5), (84, 0)]
     assert not ref.protected and ref.loss_bound_bits is None
     assert thermo.loss_bound_bits == 1353.0
     for row in result.results:
