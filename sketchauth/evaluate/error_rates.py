@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -68,7 +69,15 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors, rows_by_identity
-from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
+from sketchauth.evaluate.rates import (
+    RatePoint,
+    det_from_scores,
+    eer,
+    eer_interval,
+    fmr_at_fnmr,
+    fnmr_at_fmr_on_det,
+    identity_bootstrap,
+)
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int, check_positive_float
 
@@ -108,6 +117,10 @@ DecideFn = Callable[[SecureSketch, "Enrolled", Sequence[Any], np.ndarray, np.nda
 INTERVAL_CHUNK = 16_384
 #: Target FMR of NIST SP 800-63B-4 (1 in 10,000), reported for the unprotected comparator.
 TARGET_FMR = 1e-4
+#: Target FNMR of NIST SP 800-63B-4 (5%): the FMR reachable at it is reported too.
+TARGET_FNMR = 0.05
+#: Bootstrap resamples of the identity-level intervals (ISO/IEC 19795-1).
+BOOTSTRAP_RESAMPLES = 2000
 
 
 # -- the comparison plan ------------------------------------------------------------------------------
@@ -386,12 +399,23 @@ class BaselineResult:
     fnmr_at_target: float
     fnmr_at_target_ci: tuple[float, float]
     target_fmr: float = TARGET_FMR
+    #: FVC low/high around the crossing, beside the interpolated ``eer``.
+    eer_range: tuple[float, float] = (math.nan, math.nan)
+    #: FMR at the strictest threshold with FNMR ≤ ``target_fnmr`` (integer counts), with its Wilson interval.
+    fmr_at_target_fnmr: float = math.nan
+    fmr_at_target_fnmr_ci: tuple[float, float] = (math.nan, math.nan)
+    target_fnmr: float = TARGET_FNMR
 
     @classmethod
     def from_scores(cls, metric: str, genuine: np.ndarray, impostor: np.ndarray) -> BaselineResult:
         fmr, fnmr, thr = det_from_scores(genuine, impostor)
         at, _, ci = fnmr_at_fmr_on_det(fmr, fnmr, thr, TARGET_FMR, genuine_trials=genuine.size)
-        return cls(metric, genuine, impostor, fmr, fnmr, thr, eer(fmr, fnmr), at, ci)
+        span = eer_interval(fmr, fnmr)
+        f_at, _, f_ci = fmr_at_fnmr(genuine, impostor, TARGET_FNMR)
+        return cls(
+            metric, genuine, impostor, fmr, fnmr, thr, span.interpolated, at, ci,
+            eer_range=(span.low, span.high), fmr_at_target_fnmr=f_at, fmr_at_target_fnmr_ci=f_ci,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -400,6 +424,10 @@ class BaselineResult:
             "target_fmr": self.target_fmr,
             "fnmr_at_target_fmr": self.fnmr_at_target,
             "fnmr_at_target_fmr_ci": list(self.fnmr_at_target_ci),
+            "eer_fvc_low_high": list(self.eer_range),
+            "target_fnmr": self.target_fnmr,
+            "fmr_at_target_fnmr": self.fmr_at_target_fnmr,
+            "fmr_at_target_fnmr_ci": list(self.fmr_at_target_fnmr_ci),
             "genuine_mean": float(self.genuine_scores.mean()),
             "impostor_mean": float(self.impostor_scores.mean()),
         }
@@ -421,6 +449,12 @@ class ErrorRateResult:
     crosscheck: dict[str, int] = field(default_factory=dict)
     #: Real ``decode`` against the fast decider on a sample of trials (see :func:`evaluate_scheme`).
     decode_check: dict[str, Any] = field(default_factory=dict)
+    #: Per point: FNMR and FMR intervals from a seeded bootstrap over enrolled identities.
+    identity_intervals: tuple[dict[str, Any], ...] = ()
+    #: FVC low/high of the sweep's EER (``None`` without a crossing).
+    eer_range: tuple[float, float] | None = None
+    #: Trial identities for score files: enrolled identity label per pair, probe row's label, probe row.
+    trial_labels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form with stable keys."""
@@ -433,8 +467,12 @@ class ErrorRateResult:
             "enrol_samples": self.enrol_samples,
             "genuine_trials": first.genuine_trials,
             "impostor_trials": first.impostor_trials,
-            "points": [p.to_dict() | {"malformed_probes": m} for p, m in zip(self.points, self.malformed_probes)],
+            "points": [
+                p.to_dict() | {"malformed_probes": m} | (self.identity_intervals[k] if k < len(self.identity_intervals) else {})
+                for k, (p, m) in enumerate(zip(self.points, self.malformed_probes))
+            ],
             "eer": self.eer,
+            "eer_fvc_low_high": None if self.eer_range is None else list(self.eer_range),
             "baselines": [b.to_dict() for b in self.baselines],
             "crosscheck": dict(self.crosscheck),
             "decode_check": dict(self.decode_check),
@@ -454,6 +492,33 @@ def _sweep_eer(points: Sequence[RatePoint]) -> float | None:
     if not (np.any(fnmr >= fmr) and np.any(fnmr <= fmr)):
         return None
     return eer(fmr, fnmr)
+
+
+def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
+    """FVC low/high of :func:`_sweep_eer` (same ordering), or ``None`` without a crossing."""
+    if _sweep_eer(points) is None:
+        return None
+    order = sorted(range(len(points)), key=lambda i: (points[i].fmr, -points[i].fnmr))
+    fmr = np.array([points[i].fmr for i in order])
+    fnmr = np.minimum.accumulate(np.array([points[i].fnmr for i in order]))
+    span = eer_interval(fmr, fnmr)
+    return span.low, span.high
+
+
+def _identity_intervals(
+    accepted: np.ndarray, pairs: np.ndarray, n_gen: int, identities: int, *, seed: int
+) -> dict[str, Any]:
+    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded."""
+    owner = pairs[0]
+    gen_trials = np.bincount(owner[:n_gen], minlength=identities)
+    gen_errors = np.bincount(owner[:n_gen][~accepted[:n_gen]], minlength=identities)
+    imp_trials = np.bincount(owner[n_gen:], minlength=identities)
+    imp_errors = np.bincount(owner[n_gen:][accepted[n_gen:]], minlength=identities)
+    return {
+        "fnmr_ci_identity": list(identity_bootstrap(gen_errors, gen_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "fmr_ci_identity": list(identity_bootstrap(imp_errors, imp_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
+    }
 
 
 class _NoProgress:
@@ -519,6 +584,7 @@ def evaluate_scheme(
     n_gen = trials.genuine.shape[1]
     points, malformed_counts = [], []
     runs: list[tuple[SecureSketch, Enrolled, np.ndarray, np.ndarray]] = []
+    intervals: list[dict[str, Any]] = []
     agreed = checked = 0
     scheme_name = ""
     for setting in settings:
@@ -538,6 +604,7 @@ def evaluate_scheme(
         )
         malformed_counts.append(int(malformed.sum()))
         runs.append((sketch, enrolled, accepted, malformed))
+        intervals.append(_identity_intervals(accepted, pairs, n_gen, len(trials.labels), seed=seed))
         if crosscheck_trials:
             a, c = crosscheck_with_verify(sketch, enrolled, probes, pairs, accepted, crosscheck_trials, seed=seed)
             agreed, checked = agreed + a, checked + c
@@ -586,6 +653,9 @@ def evaluate_scheme(
         baselines=baselines,
         crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
         decode_check=check,
+        identity_intervals=tuple(intervals),
+        eer_range=_sweep_eer_range(points),
+        trial_labels=(np.asarray(trials.labels, dtype=object)[pairs[0]], np.asarray(data.identities)[pairs[1]], pairs[1]),
     )
 
 
