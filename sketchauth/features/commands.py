@@ -254,5 +254,7 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
     e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
     e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
-    e.add_argument("--no-plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
+    e.add_argument("--no-plots", dest="no_plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
+    e.add_argument("--no-plot", dest="no_plot", action="store_true", help=argparse.SUPPRESS)  # old spelling
+    e.add_argument("--quiet", action="store_true", help="no progress output (none is shown off a terminal anyway)")
     e.set_defaults(func=_evaluate)

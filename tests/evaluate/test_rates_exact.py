@@ -139,3 +139,33 @@ def test_cli_report_writes_identity_intervals_eer_range_and_score_files(tmp_path
     pos, neg = _read_bob4(out / "scores" / "unprotected_euclidean.4col")
     assert (pos.size, neg.size) == (er["genuine_trials"], er["impostor_trials"])
     assert "over people" in (out / "report.md").read_text()
+
+
+def test_flag_names_agree_and_old_spellings_still_parse() -> None:
+    from sketchauth.cli import build_parser
+
+    parser = build_parser()
+    base = ["evaluate", "report", "--scheme", "interval", "--synthetic", "identities=3", "--out", "x"]
+    assert parser.parse_args(base + ["--no-plots"]).plots is False
+    assert parser.parse_args(base + ["--no-plot"]).plots is False
+    assert parser.parse_args(base + ["--quiet"]).quiet is True
+    feats = ["features", "evaluate", "--transform", "t", "--background", "b", "--data", "d", "--out", "o"]
+    assert parser.parse_args(feats + ["--no-plots"]).no_plot is True
+    assert parser.parse_args(feats + ["--no-plot"]).no_plot is True
+    assert parser.parse_args(feats + ["--quiet"]).quiet is True
+    link = ["evaluate", "linkage", "--scheme", "s1"]
+    assert parser.parse_args(link + ["--plots", "a.png"]).plot == "a.png"
+    assert parser.parse_args(link + ["--plot", "a.png"]).plot == "a.png"
+    assert parser.parse_args(link + ["--quiet"]).quiet is True
+    assert parser.parse_args(["evaluate", "guessing", "--quiet"]).quiet is True
+    assert parser.parse_args(["reproduce", "--quiet"]).quiet is True
+
+
+def test_no_progress_output_off_a_terminal(tmp_path: Path, capsys) -> None:
+    code = main(
+        [
+            "evaluate", "linkage", "--scheme", "s1", "--pairs", "200", "--json", str(tmp_path / "l.json"),
+        ]
+    )
+    assert code == 0
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here: no bar
