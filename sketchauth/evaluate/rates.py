@@ -164,7 +164,8 @@ def _positive(name: str, n: int) -> int:
 
 
 def _scores(name: str, values: Any) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).ravel()
+    # A copy: callers sort it in place, and the caller's array (trial order) must not move.
+    arr = np.array(values, dtype=float).ravel()
     if arr.size == 0:
         raise ParameterError(f"{name} is empty")
     if not np.all(np.isfinite(arr)):

@@ -202,7 +202,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
         result = evaluate_pipelines(
             transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
-            code_bits=args.code_bits, thermometer_resolution=args.resolution,
+            code_bits=args.code_bits, thermometer_resolution=args.resolution, decode_checks=args.decode_checks,
         )
         bar.update()
         out = Path(args.out)
@@ -257,4 +257,8 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--no-plots", dest="no_plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
     e.add_argument("--no-plot", dest="no_plot", action="store_true", help=argparse.SUPPRESS)  # old spelling
     e.add_argument("--quiet", action="store_true", help="no progress output (none is shown off a terminal anyway)")
+    e.add_argument(
+        "--decode-checks", type=int, default=10_000, metavar="N",
+        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting (default 10000; 0: none)",
+    )
     e.set_defaults(func=_evaluate)

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import ParameterError
+from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
@@ -96,6 +96,12 @@ class MatcherResult:
     secret_bits: float | None
     det: tuple[np.ndarray, np.ndarray] = field(repr=False)
     note: str = ""
+    #: Real encode → decode against the score rule on a sample of trials (see :func:`decode_check`).
+    decode_check: dict[str, Any] = field(default_factory=dict)
+    #: ``setting -> Pipeline`` realising the score rule at that setting (not serialised).
+    pipeline_at: Any = field(default=None, repr=False, compare=False)
+    #: The per-trial scores (genuine, impostor), in :func:`pair_scores` order (not serialised).
+    scores: Any = field(default=None, repr=False, compare=False)
 
     def at(self, target_fmr: float) -> OperatingPoint:
         for point in self.points:
@@ -112,6 +118,7 @@ class MatcherResult:
             "loss_bound_bits": self.loss_bound_bits,
             "secret_bits": self.secret_bits,
             "note": self.note,
+            "decode_check": dict(self.decode_check),
         }
 
 
@@ -169,6 +176,17 @@ class FeatureEvaluation:
             cells = [f"{p.fnmr:.4f} [{p.fnmr_ci[0]:.4f}, {p.fnmr_ci[1]:.4f}]" for p in r.points]
             bits = "—" if r.loss_bound_bits is None else f"{r.loss_bound_bits:.0f} / {r.secret_bits:.0f}"
             rows.append(f"| {r.name} | " + " | ".join(cells) + f" | {r.eer:.4f} | {bits} |")
+        checks = [
+            f"{r.name.split(' (')[0]}: {r.decode_check['disagreements']} of {r.decode_check['checked']}"
+            for r in self.results
+            if r.decode_check
+        ]
+        if checks:
+            wrong = any(r.decode_check.get("disagreements") for r in self.results)
+            rows.append(
+                "\n" + ("**WARNING — the rows do NOT equal the real schemes.** " if wrong else "")
+                + "Disagreements with real encode → decode at the FMR 1e-2 setting: " + "; ".join(checks) + "."
+            )
         g = self.goal
         verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
         foot = (
@@ -228,6 +246,7 @@ def _result(
     protected: bool,
     bound: Any = None,
     note: str = "",
+    pipeline_at: Any = None,
 ) -> MatcherResult:
     """Operating points, EER and DET from scores; ``bound(setting) -> (loss, secret bits)``."""
     fmr_curve, fnmr_curve, thresholds = det_from_scores(genuine, impostor)
@@ -239,7 +258,10 @@ def _result(
     loss = secret = None
     if bound is not None and math.isfinite(points[0].setting):
         loss, secret = bound(points[0].setting)
-    return MatcherResult(name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note)
+    return MatcherResult(
+        name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note,
+        pipeline_at=pipeline_at, scores=(genuine, impostor),
+    )
 
 
 def evaluate_pipelines(
@@ -251,6 +273,8 @@ def evaluate_pipelines(
     kinds: Sequence[str] = ("interval", "code-offset", "thermometer"),
     code_bits: int = 1,
     thermometer_resolution: float = 0.15,
+    decode_checks: int = 10_000,
+    seed: int = 0,
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
@@ -258,6 +282,10 @@ def evaluate_pipelines(
     tolerance path; ``data`` (people outside the background) gives the rates. ``kinds`` picks
     pipelines from ``interval``, ``asymmetric-interval`` (needs ``enrol_samples ≥ 2``),
     ``code-offset`` (``code_bits`` per dimension) and ``thermometer``.
+
+    Every protected row is cross-checked in the same run: at its FMR 1e-2 setting the pipeline
+    is built and ``decode_checks`` trials (all when fewer; a third of them at the score boundary)
+    go through real encode → decode (:func:`decode_check`); ``decode_checks=0`` skips it.
     """
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
@@ -269,6 +297,9 @@ def evaluate_pipelines(
     results = [_result("reference (whitened Euclidean, unprotected)", genuine, impostor, protected=False)]
     for kind in kinds:
         results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+    if decode_checks:
+        raw = _raw_trials(data, enrol_samples)
+        results = [decode_check(r, raw, trials.owner, count=decode_checks, seed=seed) if r.pipeline_at else r for r in results]
     return FeatureEvaluation(
         tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples
     )
@@ -283,7 +314,10 @@ def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Tri
         pipeline = IntervalPipeline.from_path(transform, path, int(step))
         return pipeline.report().loss_bound_bits, pipeline.secret_bits
 
-    return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, bound=bound)
+    return _result(
+        "interval (equal-probability levels, box)", genuine, impostor, protected=True, bound=bound,
+        pipeline_at=lambda step: IntervalPipeline.from_path(transform, path, int(step)),
+    )
 
 
 def _code_offset(
@@ -302,7 +336,10 @@ def _code_offset(
         pipeline = CodeOffsetPipeline(transform, dims, bits=bits, t=budget)
         return pipeline.report().loss_bound_bits, pipeline.secret_bits
 
-    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, bound=bound)
+    def at(t: float) -> Pipeline | None:
+        return None if not 1 <= t <= t_max else CodeOffsetPipeline(transform, dims, bits=bits, t=int(t))
+
+    return _result(f"code-offset (Gray {bits}-bit, {n} bytes)", genuine, impostor, protected=True, bound=bound, pipeline_at=at)
 
 
 def _thermometer(
@@ -315,7 +352,10 @@ def _thermometer(
         pipeline = ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
         return pipeline.report().loss_bound_bits, pipeline.secret_bits
 
-    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, bound=bound)
+    def at(t: float) -> Pipeline | None:
+        return None if t < 1 else ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=int(t))
+
+    return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, bound=bound, pipeline_at=at)
 
 
 def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
@@ -334,7 +374,90 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
         pipeline = AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0), margin=margin)
         return pipeline.report().loss_bound_bits, pipeline.secret_bits
 
-    return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, bound=bound)
+    def at(scale: float) -> Pipeline:
+        # The score is the scale at which ⌈c·s⌉ first exceeds w − margin (strictly): a scale a hair
+        # above it realises "accept iff score ≤ setting".
+        return AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0) * (1 + 1e-9) + 1e-6, margin=margin)
+
+    return _result(
+        "asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, bound=bound, pipeline_at=at
+    )
+
+
+def _raw_trials(data: LabelledVectors, enrol_samples: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Raw enrolment samples per identity and raw probes, in :func:`enrolment_trials` order."""
+    enrol, probes = [], []
+    for _, samples in data.by_identity():
+        if samples.shape[0] <= enrol_samples:
+            continue
+        enrol.append(samples[:enrol_samples])
+        probes.append(samples[enrol_samples:])
+    return enrol, np.concatenate(probes)
+
+
+def _impostor_pairs(owner: np.ndarray, identities: int) -> tuple[np.ndarray, np.ndarray]:
+    """(template, probe) of every impostor trial in :func:`pair_scores` order."""
+    rows = [np.flatnonzero(owner != j) for j in range(identities)]
+    return np.repeat(np.arange(identities), [r.size for r in rows]), np.concatenate(rows)
+
+
+def decode_check(
+    result: MatcherResult, raw: tuple[list[np.ndarray], np.ndarray], owner: np.ndarray, *, count: int, seed: int
+) -> MatcherResult:
+    """Re-decide ``count`` trials of a protected row by real encode → decode at its FMR 1e-2 setting.
+
+    The row's rule is "accept iff score ≤ setting"; the pipeline ``result.pipeline_at(setting)``
+    enrols each sampled identity once (real ``encode``) and decodes each sampled probe (real
+    ``decode`` and comparison of the recovered secret). Every trial is checked when there are at
+    most ``count``; otherwise a third are boundary trials (the scores nearest the setting on either
+    side), a third accepted, the rest random (seeded). Disagreements must be 0.
+    """
+    from sketchauth.evaluate.deciders import crosscheck_sample
+
+    setting = result.points[0].setting
+    pipeline = result.pipeline_at(setting) if math.isfinite(setting) else None
+    if pipeline is None:
+        return replace(result, decode_check={"checked": 0, "disagreements": 0, "note": "no pipeline at this setting"})
+    enrol_raw, probes_raw = raw
+    genuine, impostor = result.scores
+    imp_t, imp_p = _impostor_pairs(owner, len(enrol_raw))
+    templates = np.concatenate([owner, imp_t])
+    probe_rows = np.concatenate([np.arange(owner.size), imp_p])
+    scores = np.concatenate([genuine, impostor]).astype(np.float64)
+    accepted = scores <= setting
+    distinct = np.unique(scores)
+    above = distinct[distinct > setting][:1]
+    below = distinct[distinct <= setting][-1:]
+    boundary = np.isin(scores, np.concatenate([above, below]))
+    chosen = crosscheck_sample(accepted, count=count, rng=np.random.default_rng([seed, 0xC0DE]), boundary=boundary)
+    sketch = pipeline.sketch
+    helpers: dict[int, tuple[bytes, bytes]] = {}
+    disagreements, examples = 0, []
+    for k in chosen.tolist():
+        j = int(templates[k])
+        if j not in helpers:
+            secret = sketch.check_secret(pipeline.secret_from_samples(enrol_raw[j]))
+            helpers[j] = (sketch.encode(secret), sketch.secret_bytes(secret))
+        helper, canonical = helpers[j]
+        try:
+            real = sketch.secret_bytes(sketch.decode(helper, pipeline.sample_transform(probes_raw[probe_rows[k]]))) == canonical
+        except DecodeError:
+            real = False
+        if real != bool(accepted[k]):
+            disagreements += 1
+            if len(examples) < 5:
+                examples.append({"template": j, "probe": int(probe_rows[k]), "score": float(scores[k]), "rule_accepts": bool(accepted[k])})
+    return replace(
+        result,
+        decode_check={
+            "setting": float(setting),
+            "checked": int(chosen.size),
+            "total_trials": int(scores.size),
+            "boundary_trials": int(boundary[chosen].sum()),
+            "disagreements": disagreements,
+            "examples": examples,
+        },
+    )
 
 
 _EVALUATORS = {

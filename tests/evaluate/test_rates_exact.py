@@ -169,3 +169,11 @@ def test_no_progress_output_off_a_terminal(tmp_path: Path, capsys) -> None:
     )
     assert code == 0
     assert capsys.readouterr().err == ""  # stderr is not a terminal here: no bar
+
+
+def test_det_from_scores_leaves_the_callers_trial_order_alone() -> None:
+    genuine = np.array([3.0, 1.0, 2.0])
+    impostor = np.array([9.0, 4.0])
+    det_from_scores(genuine, impostor)
+    fmr_at_fnmr(genuine, impostor, 0.5)
+    assert genuine.tolist() == [3.0, 1.0, 2.0] and impostor.tolist() == [9.0, 4.0]
