@@ -129,10 +129,15 @@ def walkthrough(workdir: Path) -> dict:
         ["features", "fit", "--data", "background.csv", "--out", "transform.json", "--pipelines", "pipelines"],
         ["evaluate", "report", "--pipeline", "pipelines/thermometer.json", "--data", "people.csv", "--out", "report"],
     ]
+    import resource
+
     start = time.perf_counter()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for step in steps:
         subprocess.run(exe + step, cwd=workdir, check=True, capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     report = json.loads((workdir / "report" / "report.json").read_text())
     er = report["error_rates"]
     comparisons = (er["genuine_trials"] + er["impostor_trials"]) * len(er["points"])
@@ -159,6 +164,7 @@ def walkthrough(workdir: Path) -> dict:
         "comparisons": comparisons,
         "decode_check": er["decode_check"],
         "seconds_after": round(seconds, 1),
+        "cpu_seconds_after": round(cpu_seconds, 1),
         "before_decodes_per_second": round(1.0 / per_decode, 1),
         "seconds_before_extrapolated": round(comparisons * per_decode, 0),
         "goal_seconds": 180,
