@@ -46,14 +46,12 @@ rejected at another, where an off-by-one rule would show), a third accepted, a t
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, SampleError
+from sketchauth.errors import SampleError
 from sketchauth.sketches.base import SecureSketch
 
 if TYPE_CHECKING:
@@ -63,7 +61,6 @@ __all__ = [
     "ASYMMETRIC_RULES",
     "CROSSCHECK_MIN",
     "AcceptanceRule",
-    "CrossCheck",
     "register_asymmetric_rule",
     "decide_exact",
     "decide_interval_exact",
@@ -307,28 +304,6 @@ decide_exact.vectorised = True  # type: ignore[attr-defined]
 
 
 # -- the cross-check ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CrossCheck:
-    """Real decodes against the fast decisions: how many trials were re-decided and disagreed."""
-
-    checked: int
-    disagreements: int
-    boundary: int
-    total_trials: int
-    examples: tuple[dict[str, Any], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": "real encode -> decode -> compare on a seeded sample of trials",
-            "checked": self.checked,
-            "disagreements": self.disagreements,
-            "boundary_trials": self.boundary,
-            "total_trials": self.total_trials,
-            "all_trials": self.checked == self.total_trials,
-            "examples": list(self.examples),
-        }
-
-
 def crosscheck_sample(
     accepted: np.ndarray, *, count: int, rng: np.random.Generator, boundary: np.ndarray | None = None
 ) -> np.ndarray:
@@ -398,11 +373,3 @@ def crosscheck_by_decoding(
         for k in np.flatnonzero(differ)[:5].tolist()
     ]
     return int(chosen.size), int(differ.sum()), examples
-
-
-def decode_matches(sketch: SecureSketch, helper: bytes, probe: Any, canonical: bytes) -> bool:
-    """One real decision (used by tests and small checks): decode, then compare canonical bytes."""
-    try:
-        return hmac.compare_digest(sketch.secret_bytes(sketch.decode(helper, probe)), canonical)
-    except (DecodeError, SampleError):
-        return False

@@ -34,11 +34,12 @@ outside it is a malformed probe (a rejection, counted). With a ``step`` but neit
 (:func:`fit_quantiser_params`: their smallest and largest value plus the widest tolerance as
 margin).
 
-Speed: the interval family decodes elementwise, so :func:`decide_interval` runs the lattice
-decoder of SPEC §2.1 (``r = (d' − S) mod (2v−1)``, nearest point ``d' − r`` or
-``d' − r + 2v − 1``) on whole chunks of (enrolment, probe) pairs as numpy array operations, and
-compares the recovered vectors with the enrolled ones. Other schemes use
-:func:`decide_by_decoding`, one real ``decode`` per trial, spread over processes (``jobs``).
+Speed and exactness: every registered scheme is decided by its exact acceptance rule on arrays
+(:mod:`sketchauth.evaluate.deciders`: the interval box, the s1/s2 rules, at most ``t`` byte errors,
+``|A Δ B| ≤ t``; the vaults by their batch decoders), and the same run re-decides a seeded sample
+of at least 10^4 comparisons (all of them in smaller runs) by real ``decode``; the result's
+``decode_check`` states how many disagreed (0 — anything else is a bug the report shows loudly).
+Custom deciders without the ``vectorised`` mark run in processes (``jobs``).
 
 Extension point (a feature pipeline, ``--pipeline``): :func:`evaluate_scheme` takes callables —
 ``scheme_factory(setting) -> SecureSketch``, ``enrol_fn(sketch, samples, setting) -> secret``,

@@ -474,7 +474,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"enrolment from the first {er['enrol_samples']} sample(s); {er['genuine_trials']} genuine and "
         f"{er['impostor_trials']} impostor comparisons per setting.",
         "",
-        "## Error rates (protected, through encode → decode → secret check)",
+        "## Error rates (protected: each scheme's exact acceptance rule, cross-checked by real encode → decode)",
         "",
         f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people | FMR (errors/trials) | 95% Wilson | 95% over people |",
         "| --- | --- | --- | --- | --- | --- | --- |",
