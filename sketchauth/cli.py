@@ -114,7 +114,8 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     check_linkage_arguments(args.scheme, args.n, args.q, args.tau, args.pairs, args.seed, args.features)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise ParameterError("--plot needs matplotlib: pip install 'sketchauth[plots]'")
-    with tqdm(total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr) as bar:
+    bar_off = args.quiet or not sys.stderr.isatty()
+    with tqdm(total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr, disable=bar_off) as bar:
         result = linkage_experiment(
             args.scheme, args.n, args.q, args.tau, args.pairs, args.seed,
             features=args.features, progress=bar.update, adversary=args.adversary,
@@ -150,7 +151,9 @@ def _add_evaluate_linkage(sub: argparse._SubParsersAction) -> None:
         "parity: agreement of the boundaries' majority parity per feature)",
     )
     p.add_argument("--json", metavar="OUT", help="write the JSON result to OUT instead of stdout")
-    p.add_argument("--plot", metavar="OUT.png", help="PNG of the two score histograms (extra 'plots')")
+    p.add_argument("--plots", dest="plot", metavar="OUT.png", help="PNG of the two score histograms (extra 'plots')")
+    p.add_argument("--plot", dest="plot", metavar="OUT.png", help=argparse.SUPPRESS)  # old spelling
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     p.set_defaults(func=_evaluate_linkage)
 
 
@@ -173,7 +176,7 @@ def _evaluate_guessing(args: argparse.Namespace) -> int:
         sketch = IntervalSketch(n=args.n, v=args.v, features=args.features)
     result = guessing_experiment(
         sketch, args.key_bits, args.trials, args.seed,
-        estimate_encodings=args.estimate, mixing=args.mixing, progress=True,
+        estimate_encodings=args.estimate, mixing=args.mixing, progress=not args.quiet and sys.stderr.isatty(),
     )
     _emit_json(
         result.to_dict(),
@@ -206,6 +209,7 @@ def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mixing", choices=("pad", "shake", "shift"), default="pad", help="mixing function (default pad)")
     p.add_argument("--seed", type=int, default=1, help="simulation seed (default 1)")
     p.add_argument("--json", metavar="OUT", help="write the JSON result to OUT instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     p.set_defaults(func=_evaluate_guessing)
 
 
@@ -252,7 +256,8 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
     p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--no-plot", dest="plots", action="store_false", help=argparse.SUPPRESS)  # spelling of other commands
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they are shown on a terminal only)")
     p.set_defaults(func=_evaluate_report)
 
 

@@ -35,11 +35,12 @@ outside it is a malformed probe (a rejection, counted). With a ``step`` but neit
 (:func:`fit_quantiser_params`: their smallest and largest value plus the widest tolerance as
 margin).
 
-Speed: the interval family decodes elementwise, so :func:`decide_interval` runs the lattice
-decoder of SPEC §2.1 (``r = (d' − S) mod (2v−1)``, nearest point ``d' − r`` or
-``d' − r + 2v − 1``) on whole chunks of (enrolment, probe) pairs as numpy array operations, and
-compares the recovered vectors with the enrolled ones. Other schemes use
-:func:`decide_by_decoding`, one real ``decode`` per trial, spread over processes (``jobs``).
+Speed and exactness: every registered scheme is decided by its exact acceptance rule on arrays
+(:mod:`sketchauth.evaluate.deciders`: the interval box, the s1/s2 rules, at most ``t`` byte errors,
+``|A Δ B| ≤ t``; the vaults by their batch decoders), and the same run re-decides a seeded sample
+of at least 10^4 comparisons (all of them in smaller runs) by real ``decode``; the result's
+``decode_check`` states how many disagreed (0 — anything else is a bug the report shows loudly).
+Custom deciders without the ``vectorised`` mark run in processes (``jobs``).
 
 Extension point (a feature pipeline, ``--pipeline``): :func:`evaluate_scheme` takes callables —
 ``scheme_factory(setting) -> SecureSketch``, ``enrol_fn(sketch, samples, setting) -> secret``,
@@ -60,6 +61,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -70,7 +72,15 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors, rows_by_identity
 from sketchauth.evaluate.protocol import Protocol
-from sketchauth.evaluate.rates import RatePoint, det_from_scores, eer, fnmr_at_fmr_on_det
+from sketchauth.evaluate.rates import (
+    RatePoint,
+    det_from_scores,
+    eer,
+    eer_interval,
+    fmr_at_fnmr,
+    fnmr_at_fmr_on_det,
+    identity_bootstrap,
+)
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int, check_positive_float
 
@@ -110,6 +120,10 @@ DecideFn = Callable[[SecureSketch, "Enrolled", Sequence[Any], np.ndarray, np.nda
 INTERVAL_CHUNK = 16_384
 #: Target FMR of NIST SP 800-63B-4 (1 in 10,000), reported for the unprotected comparator.
 TARGET_FMR = 1e-4
+#: Target FNMR of NIST SP 800-63B-4 (5%): the FMR reachable at it is reported too.
+TARGET_FNMR = 0.05
+#: Bootstrap resamples of the identity-level intervals (ISO/IEC 19795-1).
+BOOTSTRAP_RESAMPLES = 2000
 
 
 # -- the comparison plan ------------------------------------------------------------------------------
@@ -255,11 +269,6 @@ def _range_hint(sketch: SecureSketch) -> str:
     )
 
 
-def _interval_probes(sketch: SecureSketch, probes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Levels of every probe row and which rows ``decode`` refuses, by the sketch's own quantiser."""
-    return sketch.quantiser.levels_many(probes, sketch.features)  # type: ignore[attr-defined]
-
-
 def decide_interval(
     sketch: SecureSketch,
     enrolled: Enrolled,
@@ -267,51 +276,21 @@ def decide_interval(
     enrolled_index: np.ndarray,
     probe_index: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The interval decoder of SPEC §2.1 on many pairs at once (same result as ``decode``).
+    """The interval decoder's exact rule on many pairs at once (same result as ``decode``).
 
-    The sketch values ``S`` are read back from each helper through the scheme's own strict
-    parser (``payload``/``symbols``), so what is decoded is exactly what was stored. A pair is
-    accepted iff the nearest lattice point equals the enrolled vector in every feature — which
-    is what comparing ``secret_bytes`` does (the packing is injective), and which also covers the
-    out-of-range ``DecodeError`` case (the enrolled vector is in range).
-
-    Only the helpers this batch compares are parsed: pairs come grouped by enrolled identity, so a
-    chunk of :func:`evaluate_scheme` touches a few identities, and parsing every helper per chunk
-    used to dominate the run.
-
+    Accept ⇔ ``|d'_j − b_j| < v_j`` for every feature, with the helper's ``S ≡ b (mod 2v − 1)``
+    checked once per identity (:func:`sketchauth.evaluate.deciders.decide_interval_exact`).
     Probes are quantised by the sketch's :class:`~sketchauth.sketches.samples.Quantiser`; a probe
     ``decode`` would refuse (not finite, not an integer without a step, outside a quantising
     sketch's range) is a rejection counted as malformed, exactly as :func:`decide_by_decoding`
-    counts it. Probes that are not one matrix of the right width (ragged rows from a probe
-    transform) go through :func:`decide_by_decoding`.
+    counts it. Probes that are not one matrix of the right width go through real decodes.
     """
-    if len(enrolled_index) == 0:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-    try:
-        q_all, refused = _interval_probes(sketch, probes)
-    except SampleError:
-        return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
-    used, enrolled_index = np.unique(enrolled_index, return_inverse=True)
-    s_all = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used.tolist()])
-    b_all = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used.tolist()])
-    moduli = np.asarray(sketch.moduli, dtype=np.int64)  # type: ignore[attr-defined]
-    half = np.asarray(sketch.v, dtype=np.int64) - 1  # type: ignore[attr-defined]
-    # Narrow integers cut memory traffic (the decoder is memory-bound); probes may lie anywhere
-    # in the int range, so the width must hold them as well as n and d' − S + M.
-    span = max(int(sketch.n), int(np.abs(q_all).max(initial=0))) * 3  # type: ignore[attr-defined]
-    dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
-    q_all, s_all, b_all = q_all.astype(dtype), s_all.astype(dtype), b_all.astype(dtype)
-    moduli, half = moduli.astype(dtype), half.astype(dtype)
-    accepted = np.empty(len(enrolled_index), dtype=bool)
-    for start in range(0, len(enrolled_index), INTERVAL_CHUNK):
-        e = enrolled_index[start : start + INTERVAL_CHUNK]
-        d = q_all[probe_index[start : start + INTERVAL_CHUNK]]
-        r = (d - s_all[e]) % moduli
-        nearest = d - r
-        nearest += np.where(r > half, moduli, 0).astype(dtype)
-        accepted[start : start + len(e)] = np.all(nearest == b_all[e], axis=1)
-    malformed = refused[probe_index]
-    return accepted & ~malformed, malformed
+    from sketchauth.evaluate.deciders import decide_interval_exact
+
+    return decide_interval_exact(sketch, enrolled, probes, enrolled_index, probe_index)
+
+
+decide_interval.vectorised = True  # type: ignore[attr-defined]
 
 
 def _decide_chunked(
@@ -335,7 +314,7 @@ def _decide_chunked(
     else:
         # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
         # (reedsolo, field arithmetic) needs processes.
-        pool_type = ThreadPoolExecutor if decide is decide_interval else ProcessPoolExecutor
+        pool_type = ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
         with pool_type(max_workers=jobs) as pool:
             futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
             for c, fut in zip(chunks, futures):
@@ -403,12 +382,23 @@ class BaselineResult:
     fnmr_at_target: float
     fnmr_at_target_ci: tuple[float, float]
     target_fmr: float = TARGET_FMR
+    #: FVC low/high around the crossing, beside the interpolated ``eer``.
+    eer_range: tuple[float, float] = (math.nan, math.nan)
+    #: FMR at the strictest threshold with FNMR ≤ ``target_fnmr`` (integer counts), with its Wilson interval.
+    fmr_at_target_fnmr: float = math.nan
+    fmr_at_target_fnmr_ci: tuple[float, float] = (math.nan, math.nan)
+    target_fnmr: float = TARGET_FNMR
 
     @classmethod
     def from_scores(cls, metric: str, genuine: np.ndarray, impostor: np.ndarray) -> BaselineResult:
         fmr, fnmr, thr = det_from_scores(genuine, impostor)
         at, _, ci = fnmr_at_fmr_on_det(fmr, fnmr, thr, TARGET_FMR, genuine_trials=genuine.size)
-        return cls(metric, genuine, impostor, fmr, fnmr, thr, eer(fmr, fnmr), at, ci)
+        span = eer_interval(fmr, fnmr)
+        f_at, _, f_ci = fmr_at_fnmr(genuine, impostor, TARGET_FNMR)
+        return cls(
+            metric, genuine, impostor, fmr, fnmr, thr, span.interpolated, at, ci,
+            eer_range=(span.low, span.high), fmr_at_target_fnmr=f_at, fmr_at_target_fnmr_ci=f_ci,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -417,6 +407,10 @@ class BaselineResult:
             "target_fmr": self.target_fmr,
             "fnmr_at_target_fmr": self.fnmr_at_target,
             "fnmr_at_target_fmr_ci": list(self.fnmr_at_target_ci),
+            "eer_fvc_low_high": list(self.eer_range),
+            "target_fnmr": self.target_fnmr,
+            "fmr_at_target_fnmr": self.fmr_at_target_fnmr,
+            "fmr_at_target_fnmr_ci": list(self.fmr_at_target_fnmr_ci),
             "genuine_mean": float(self.genuine_scores.mean()),
             "impostor_mean": float(self.impostor_scores.mean()),
         }
@@ -436,6 +430,14 @@ class ErrorRateResult:
     malformed_probes: tuple[int, ...]
     baselines: tuple[BaselineResult, ...] = ()
     crosscheck: dict[str, int] = field(default_factory=dict)
+    #: Real ``decode`` against the fast decider on a sample of trials (see :func:`evaluate_scheme`).
+    decode_check: dict[str, Any] = field(default_factory=dict)
+    #: Per point: FNMR and FMR intervals from a seeded bootstrap over enrolled identities.
+    identity_intervals: tuple[dict[str, Any], ...] = ()
+    #: FVC low/high of the sweep's EER (``None`` without a crossing).
+    eer_range: tuple[float, float] | None = None
+    #: Trial identities for score files: enrolled identity label per pair, probe row's label, probe row.
+    trial_labels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form with stable keys."""
@@ -448,10 +450,15 @@ class ErrorRateResult:
             "enrol_samples": self.enrol_samples,
             "genuine_trials": first.genuine_trials,
             "impostor_trials": first.impostor_trials,
-            "points": [p.to_dict() | {"malformed_probes": m} for p, m in zip(self.points, self.malformed_probes)],
+            "points": [
+                p.to_dict() | {"malformed_probes": m} | (self.identity_intervals[k] if k < len(self.identity_intervals) else {})
+                for k, (p, m) in enumerate(zip(self.points, self.malformed_probes))
+            ],
             "eer": self.eer,
+            "eer_fvc_low_high": None if self.eer_range is None else list(self.eer_range),
             "baselines": [b.to_dict() for b in self.baselines],
             "crosscheck": dict(self.crosscheck),
+            "decode_check": dict(self.decode_check),
         }
 
 
@@ -468,6 +475,33 @@ def _sweep_eer(points: Sequence[RatePoint]) -> float | None:
     if not (np.any(fnmr >= fmr) and np.any(fnmr <= fmr)):
         return None
     return eer(fmr, fnmr)
+
+
+def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
+    """FVC low/high of :func:`_sweep_eer` (same ordering), or ``None`` without a crossing."""
+    if _sweep_eer(points) is None:
+        return None
+    order = sorted(range(len(points)), key=lambda i: (points[i].fmr, -points[i].fnmr))
+    fmr = np.array([points[i].fmr for i in order])
+    fnmr = np.minimum.accumulate(np.array([points[i].fnmr for i in order]))
+    span = eer_interval(fmr, fnmr)
+    return span.low, span.high
+
+
+def _identity_intervals(
+    accepted: np.ndarray, pairs: np.ndarray, n_gen: int, identities: int, *, seed: int
+) -> dict[str, Any]:
+    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded."""
+    owner = pairs[0]
+    gen_trials = np.bincount(owner[:n_gen], minlength=identities)
+    gen_errors = np.bincount(owner[:n_gen][~accepted[:n_gen]], minlength=identities)
+    imp_trials = np.bincount(owner[n_gen:], minlength=identities)
+    imp_errors = np.bincount(owner[n_gen:][accepted[n_gen:]], minlength=identities)
+    return {
+        "fnmr_ci_identity": list(identity_bootstrap(gen_errors, gen_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "fmr_ci_identity": list(identity_bootstrap(imp_errors, imp_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
+    }
 
 
 class _NoProgress:
@@ -503,6 +537,7 @@ def evaluate_scheme(
     chunk: int | None = None,
     progress: bool = False,
     crosscheck_trials: int = 0,
+    decode_check: int | None = None,
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
@@ -511,17 +546,28 @@ def evaluate_scheme(
     ``probe_fn`` (default: none) maps each raw sample to what ``decode`` takes; ``decide`` is
     the batch decider. ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
     through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
+
+    ``decode_check`` (default :data:`~sketchauth.evaluate.deciders.CROSSCHECK_MIN`; 0 turns it
+    off) is how many comparisons of the run are re-decided by real ``decode`` and compared with
+    ``decide`` (:func:`~sketchauth.evaluate.deciders.crosscheck_by_decoding`): every comparison
+    when the sweep has fewer, else that many spread evenly over the settings, a third of them
+    boundary trials (accepted at one setting, rejected at another). The result's
+    ``decode_check`` states how many were checked and how many disagreed (must be 0).
     """
+    from sketchauth.evaluate.deciders import CROSSCHECK_MIN, crosscheck_by_decoding, crosscheck_sample
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
     jobs = check_int("jobs", jobs)
     trials = plan_trials(data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed)
     raw = _samples_of(data)
     probes = raw if probe_fn is None else [probe_fn(x) for x in raw]
-    step = chunk or (INTERVAL_CHUNK if decide is decide_interval else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
+    fast = getattr(decide, "vectorised", False)
+    step = chunk or (4 * INTERVAL_CHUNK if fast else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
     pairs = np.hstack([trials.genuine, trials.impostor])
     n_gen = trials.genuine.shape[1]
     points, malformed_counts = [], []
+    runs: list[tuple[SecureSketch, Enrolled, np.ndarray, np.ndarray]] = []
+    intervals: list[dict[str, Any]] = []
     agreed = checked = 0
     scheme_name = ""
     for setting in settings:
@@ -533,19 +579,48 @@ def evaluate_scheme(
         bar.close()
         if n_gen and malformed[:n_gen].all():
             raise SampleError(f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: the data does not fit the scheme")
+        false_non_matches = int(n_gen - np.count_nonzero(accepted[:n_gen]))
         points.append(
             RatePoint.from_counts(
-                setting,
-                int(n_gen - accepted[:n_gen].sum()),
-                n_gen,
-                int(accepted[n_gen:].sum()),
-                pairs.shape[1] - n_gen,
+                setting, false_non_matches, n_gen, int(np.count_nonzero(accepted[n_gen:])), pairs.shape[1] - n_gen
             )
         )
         malformed_counts.append(int(malformed.sum()))
+        runs.append((sketch, enrolled, accepted, malformed))
+        intervals.append(_identity_intervals(accepted, pairs, n_gen, len(trials.labels), seed=seed))
         if crosscheck_trials:
             a, c = crosscheck_with_verify(sketch, enrolled, probes, pairs, accepted, crosscheck_trials, seed=seed)
             agreed, checked = agreed + a, checked + c
+    budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
+    check: dict[str, Any] = {}
+    if budget:
+        # Boundary trials: decided differently by two settings of the sweep.
+        stacked = np.stack([r[2] for r in runs])
+        boundary = stacked.any(axis=0) & ~stacked.all(axis=0)
+        per_setting = -(-budget // len(runs))
+        rng = np.random.default_rng([seed, 0x5EED])
+        total = checked_decodes = disagreements = boundary_checked = 0
+        examples: list[dict[str, Any]] = []
+        bar = _progress(min(per_setting, pairs.shape[1]) * len(runs), f"{scheme_name}: real decodes (cross-check)", progress)
+        for setting, (sketch, enrolled, accepted, malformed) in zip(settings, runs):
+            chosen = crosscheck_sample(accepted, count=per_setting, rng=rng, boundary=boundary)
+            c, d, ex = crosscheck_by_decoding(sketch, enrolled, probes, pairs, accepted, malformed, chosen, jobs=jobs)
+            total += pairs.shape[1]
+            checked_decodes += c
+            disagreements += d
+            boundary_checked += int(boundary[chosen].sum())
+            examples += [{parameter: setting, **x} for x in ex]
+            bar.update(c)
+        bar.close()
+        check = {
+            "method": "real encode -> decode -> compare on a seeded sample of trials",
+            "checked": checked_decodes,
+            "disagreements": disagreements,
+            "boundary_trials": boundary_checked,
+            "total_trials": total,
+            "all_trials": checked_decodes == total,
+            "examples": examples[:5],
+        }
     baselines = tuple(
         BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen])) for m in baseline_metrics
     )
@@ -560,6 +635,10 @@ def evaluate_scheme(
         malformed_probes=tuple(malformed_counts),
         baselines=baselines,
         crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
+        decode_check=check,
+        identity_intervals=tuple(intervals),
+        eer_range=_sweep_eer_range(points),
+        trial_labels=(np.asarray(trials.labels, dtype=object)[pairs[0]], np.asarray(data.identities)[pairs[1]], pairs[1]),
     )
 
 
@@ -688,6 +767,18 @@ def _weighted_vault_probe(params: dict[str, Any]) -> ProbeFn:
     return lambda x: np.asarray(x, dtype=np.int64)[:most]
 
 
+def _decide_exact(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any], enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each scheme's exact acceptance rule on arrays (:func:`sketchauth.evaluate.deciders.decide_exact`)."""
+    from sketchauth.evaluate.deciders import decide_exact
+
+    return decide_exact(sketch, enrolled, probes, enrolled_index, probe_index)
+
+
+_decide_exact.vectorised = True  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class SchemeAdapter:
     """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
@@ -721,9 +812,9 @@ class SchemeAdapter:
 ADAPTERS: dict[str, SchemeAdapter] = {
     "interval": SchemeAdapter("interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")),
     "code-offset": SchemeAdapter(
-        "code-offset", "strings", "t", enrol_byte_mode, decide_by_decoding, ("hamming",), probe_for=lambda params: _row_to_bytes
+        "code-offset", "strings", "t", enrol_byte_mode, _decide_exact, ("hamming",), probe_for=lambda params: _row_to_bytes
     ),
-    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_batch, ("set-difference",)),
+    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, _decide_exact, ("set-difference",)),
     "fuzzy-vault": SchemeAdapter(
         "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
     ),
@@ -742,7 +833,7 @@ ADAPTERS: dict[str, SchemeAdapter] = {
         "vectors",
         "margin",
         _enrol_asymmetric,
-        decide_by_decoding,
+        _decide_exact,
         ("euclidean", "chebyshev"),
         min_enrol_samples=2,
         sweep_at_enrolment=True,

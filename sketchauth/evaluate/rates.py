@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,13 @@ __all__ = [
     "eer",
     "fnmr_at_fmr",
     "fnmr_at_fmr_on_det",
+    "fmr_at_fnmr",
+    "rate_at_most",
+    "rate_below",
+    "EERInterval",
+    "eer_interval",
+    "identity_bootstrap",
+    "write_score_files",
 ]
 
 
@@ -96,6 +104,9 @@ class RatePoint:
     fmr_ci: tuple[float, float]
     genuine_trials: int
     impostor_trials: int
+    #: The integer counts the rates come from (rates are ``count / trials``; compare counts, see :func:`rate_at_most`).
+    false_non_matches: int
+    false_matches: int
 
     @classmethod
     def from_counts(
@@ -117,15 +128,18 @@ class RatePoint:
             fmr_ci=wilson_interval(false_matches, impostor_trials, z),
             genuine_trials=int(genuine_trials),
             impostor_trials=int(impostor_trials),
+            false_non_matches=int(false_non_matches),
+            false_matches=int(false_matches),
         )
 
-    @property
-    def false_non_matches(self) -> int:
-        return int(round(self.fnmr * self.genuine_trials))
-
-    @property
-    def false_matches(self) -> int:
-        return int(round(self.fmr * self.impostor_trials))
+    def meets(self, target_fmr: float, target_fnmr: float, *, strict_fnmr: bool = True) -> bool:
+        """``FMR ≤ target_fmr`` and ``FNMR < target_fnmr`` (``≤`` unless ``strict_fnmr``), on the integer counts."""
+        fnmr_ok = (
+            rate_below(self.false_non_matches, self.genuine_trials, target_fnmr)
+            if strict_fnmr
+            else rate_at_most(self.false_non_matches, self.genuine_trials, target_fnmr)
+        )
+        return rate_at_most(self.false_matches, self.impostor_trials, target_fmr) and fnmr_ok
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form with stable keys."""
@@ -150,7 +164,8 @@ def _positive(name: str, n: int) -> int:
 
 
 def _scores(name: str, values: Any) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).ravel()
+    # A copy: callers sort it in place, and the caller's array (trial order) must not move.
+    arr = np.array(values, dtype=float).ravel()
     if arr.size == 0:
         raise ParameterError(f"{name} is empty")
     if not np.all(np.isfinite(arr)):
@@ -177,7 +192,8 @@ def det_from_scores(
     accepted_impostors = np.searchsorted(imp, distinct, side="right")
     accepted_genuine = np.searchsorted(gen, distinct, side="right")
     fmr = np.concatenate([[0.0], accepted_impostors / imp.size])
-    fnmr = np.concatenate([[1.0], 1.0 - accepted_genuine / gen.size])
+    # From the integer count of rejections: 1 − accepted/n would give 0.43500000000000005.
+    fnmr = np.concatenate([[1.0], (gen.size - accepted_genuine) / gen.size])
     thresholds = np.concatenate([[-np.inf], distinct])
     if higher_is_genuine:
         thresholds = -thresholds
@@ -249,3 +265,192 @@ def _target_fmr(target: float) -> float:
     if not (0.0 <= target <= 1.0):
         raise ParameterError(f"target FMR must be in [0, 1], got {target!r}")
     return target
+
+
+# -- exact comparisons of rates ------------------------------------------------------------------------
+def _exact(target: float) -> Fraction:
+    """A target rate as the decimal it was written as (``1e-4`` is exactly 1/10000, not its binary float)."""
+    if isinstance(target, Fraction):
+        return target
+    return Fraction(repr(float(target)))
+
+
+def rate_at_most(count: int, trials: int, target: float) -> bool:
+    """``count / trials ≤ target`` by integer cross-multiplication (no float rounding).
+
+    >>> rate_at_most(5, 100, 0.05), 1 - 95 / 100 <= 0.05
+    (True, False)
+    """
+    t = _exact(target)
+    return int(count) * t.denominator <= t.numerator * int(_positive("trials", trials))
+
+
+def rate_below(count: int, trials: int, target: float) -> bool:
+    """``count / trials < target`` by integer cross-multiplication."""
+    t = _exact(target)
+    return int(count) * t.denominator < t.numerator * int(_positive("trials", trials))
+
+
+def _sorted_counts(genuine_scores: Any, impostor_scores: Any, higher_is_genuine: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Thresholds (−inf, then distinct scores) and the integer counts (rejected genuine, accepted impostor)."""
+    gen = _scores("genuine_scores", genuine_scores)
+    imp = _scores("impostor_scores", impostor_scores)
+    if higher_is_genuine:
+        gen, imp = -gen, -imp
+    gen.sort()
+    imp.sort()
+    distinct = np.unique(np.concatenate([gen, imp]))
+    rejected = np.concatenate([[gen.size], gen.size - np.searchsorted(gen, distinct, side="right")])
+    accepted = np.concatenate([[0], np.searchsorted(imp, distinct, side="right")])
+    thresholds = np.concatenate([[-np.inf], distinct])
+    if higher_is_genuine:
+        thresholds = -thresholds
+    return thresholds, rejected.astype(np.int64), accepted.astype(np.int64), gen.size, imp.size
+
+
+def fmr_at_fnmr(
+    genuine_scores: Any, impostor_scores: Any, target: float, *, higher_is_genuine: bool = False
+) -> tuple[float, float, tuple[float, float]]:
+    """``(fmr, threshold, fmr_ci)`` at the strictest threshold with ``FNMR ≤ target`` (integer counts).
+
+    The mirror of :func:`fnmr_at_fmr`: e.g. the FMR a system reaches when at most 5% of genuine
+    users may be rejected. The interval is the 95% Wilson interval of the FMR.
+
+    >>> fmr_at_fnmr([1, 2, 3, 4], [2.5, 5, 6, 7], 0.25)[:2]
+    (0.25, 3.0)
+    """
+    target = _target_rate("FNMR", target)
+    thresholds, rejected, accepted, g, i = _sorted_counts(genuine_scores, impostor_scores, higher_is_genuine)
+    # Rejections fall along the arrays: the first index meeting the target is the strictest.
+    t = _exact(target)
+    ok = np.flatnonzero(rejected * t.denominator <= t.numerator * g)
+    k = int(ok[0])
+    return int(accepted[k]) / i, float(thresholds[k]), wilson_interval(int(accepted[k]), i)
+
+
+def _target_rate(name: str, target: float) -> float:
+    target = float(target)
+    if not (0.0 <= target <= 1.0):
+        raise ParameterError(f"target {name} must be in [0, 1], got {target!r}")
+    return target
+
+
+@dataclass(frozen=True, slots=True)
+class EERInterval:
+    """The EER as FVC reports it: ``[low, high]`` around the crossing, with the interpolated value.
+
+    Maio, Maltoni, Cappelli, Wayman, Jain, "FVC2000: Fingerprint Verification Competition"
+    (IEEE PAMI 24(3), 2002): with ``t1`` the strictest threshold where ``FNMR ≤ FMR`` and ``t2`` the
+    most lenient where ``FNMR ≥ FMR``, ``[low, high] = [FNMR(t1), FMR(t1)]`` if
+    ``FNMR(t1) + FMR(t1) ≤ FMR(t2) + FNMR(t2)``, else ``[FMR(t2), FNMR(t2)]``; FVC's EER is the
+    midpoint. ``interpolated`` is :func:`eer` (linear between the bracketing points).
+    """
+
+    low: float
+    high: float
+    interpolated: float
+
+    @property
+    def midpoint(self) -> float:
+        return (self.low + self.high) / 2.0
+
+    def to_dict(self) -> dict[str, float]:
+        return {"low": self.low, "high": self.high, "midpoint": self.midpoint, "interpolated": self.interpolated}
+
+
+def eer_interval(fmr: Any, fnmr: Any) -> EERInterval:
+    """:class:`EERInterval` of a DET curve ordered as :func:`det_from_scores` returns it.
+
+    >>> fmr, fnmr, _ = det_from_scores([0.1, 0.2, 0.6], [0.5, 0.7, 0.9])
+    >>> e = eer_interval(fmr, fnmr); (round(e.low, 3), round(e.high, 3))
+    (0.333, 0.333)
+    """
+    a = np.asarray(fmr, dtype=float).ravel()
+    b = np.asarray(fnmr, dtype=float).ravel()
+    value = eer(a, b)
+    i1 = int(np.flatnonzero(b <= a)[0]) if np.any(b <= a) else a.size - 1
+    i2 = int(np.flatnonzero(b >= a)[-1]) if np.any(b >= a) else 0
+    if b[i1] + a[i1] <= a[i2] + b[i2]:
+        low, high = b[i1], a[i1]
+    else:
+        low, high = a[i2], b[i2]
+    return EERInterval(float(min(low, high)), float(max(low, high)), value)
+
+
+def identity_bootstrap(
+    errors: Any, trials: Any, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of a rate over *people*, not comparisons (ISO/IEC 19795-1).
+
+    ``errors[j]`` and ``trials[j]`` are identity j's error and trial counts. Comparisons of one
+    person are correlated, so Wilson intervals (independent trials) are too narrow; here whole
+    identities are drawn with replacement (seeded) and the pooled rate ``Σ w_j e_j / Σ w_j n_j``
+    recomputed for each of ``resamples`` draws. Identities without trials are ignored.
+
+    >>> identity_bootstrap([0, 0, 5, 0], [10, 10, 10, 10], seed=1)[0] >= 0.0
+    True
+    """
+    e = np.asarray(errors, dtype=np.int64).ravel()
+    n = np.asarray(trials, dtype=np.int64).ravel()
+    if e.shape != n.shape:
+        raise ParameterError("errors and trials must have one count per identity")
+    keep = n > 0
+    e, n = e[keep], n[keep]
+    if n.size == 0:
+        raise ParameterError("no identity has trials")
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(n.size, np.full(n.size, 1.0 / n.size), size=int(resamples))
+    rates = (weights @ e) / np.maximum(weights @ n, 1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(rates, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+# -- score files other tools read ------------------------------------------------------------------------
+def write_score_files(
+    directory: Any,
+    name: str,
+    genuine: Any,
+    impostor: Any,
+    *,
+    genuine_labels: Any,
+    impostor_labels: Any,
+    higher_is_genuine: bool = False,
+) -> list[str]:
+    """Scores as bob.measure and pyeer read them; returns the file names written.
+
+    * ``<name>.4col`` — bob.measure 4-column: ``claimed_id real_id test_label score`` per trial
+      (a trial is genuine iff ``claimed_id == real_id``);
+    * ``<name>.5col`` — bob.measure 5-column: ``claimed_id model_label real_id test_label score``;
+    * ``<name>_genuine.txt``, ``<name>_impostor.txt`` — pyeer: one score per line.
+
+    Both tools take *higher* scores as more genuine, so distances are negated
+    (``higher_is_genuine=False``, the default here). Labels are ``(claimed_id, real_id,
+    test_label)`` triples per trial, whitespace-free strings (spaces become ``_``).
+    """
+    from pathlib import Path
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    sign = 1.0 if higher_is_genuine else -1.0
+    gen = sign * _scores("genuine", genuine)
+    imp = sign * _scores("impostor", impostor)
+
+    def clean(x: Any) -> str:
+        return "_".join(str(x).split()) or "_"
+
+    rows4, rows5 = [], []
+    for scores, labels in ((gen, genuine_labels), (imp, impostor_labels)):
+        labels = list(labels)
+        if len(labels) != scores.size:
+            raise ParameterError(f"{len(labels)} labels for {scores.size} scores")
+        for score, (claimed, real, test) in zip(scores.tolist(), labels):
+            c, r, t = clean(claimed), clean(real), clean(test)
+            rows4.append(f"{c} {r} {t} {score!r}\n")
+            rows5.append(f"{c} {c} {r} {t} {score!r}\n")
+    names = [f"{name}.4col", f"{name}.5col", f"{name}_genuine.txt", f"{name}_impostor.txt"]
+    (out / names[0]).write_text("".join(rows4))
+    (out / names[1]).write_text("".join(rows5))
+    (out / names[2]).write_text("".join(f"{x!r}\n" for x in gen.tolist()))
+    (out / names[3]).write_text("".join(f"{x!r}\n" for x in imp.tolist()))
+    return names

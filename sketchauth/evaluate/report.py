@@ -192,7 +192,7 @@ def choose_operating_point(points: Sequence[RatePoint], override: Any = None) ->
                 return p
         raise ParameterError(f"operating setting {override!r} is not in the sweep")
     for p in points:
-        if p.fmr <= TARGET_FMR and p.fnmr < TARGET_FNMR:
+        if p.meets(TARGET_FMR, TARGET_FNMR):  # integer counts, no float rounding at the boundary
             return p
     return min(points, key=lambda p: max(p.fnmr, p.fmr))
 
@@ -226,6 +226,7 @@ class Report:
     figures: list[str] = field(default_factory=list)
     #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
     security: dict[str, Any] = field(default_factory=dict)
+    score_files: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         op = self.operating_point
@@ -240,13 +241,14 @@ class Report:
                 "error_rates": self.error_rates.to_dict(),
                 "operating_point": {
                     **op.to_dict(),
-                    "meets_targets": bool(op.fmr <= TARGET_FMR and op.fnmr < TARGET_FNMR),
+                    "meets_targets": op.meets(TARGET_FMR, TARGET_FNMR),
                     "target_fmr": TARGET_FMR,
                     "target_fnmr": TARGET_FNMR,
                 },
                 "leakage": {**self.leakage.to_dict(), **self.security},
                 "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
                 "figures": list(self.figures),
+                "score_files": list(self.score_files),
                 "notes": list(self.notes),
             }
         )
@@ -449,10 +451,32 @@ def write_report(report: Report, out: str | Path, *, plots: bool = True) -> dict
     if plots:
         require_plots()
         report.figures = draw_figures(report, out)
+    report.score_files = write_scores(report, out / "scores")
     payload = report.as_dict()
     (out / "report.json").write_text(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
     (out / "report.md").write_text(markdown(payload))
     return payload
+
+
+def write_scores(report: Report, directory: Path) -> list[str]:
+    """Each unprotected baseline's scores as bob.measure 4/5-column and pyeer files (see
+    :func:`sketchauth.evaluate.rates.write_score_files`), so the rates can be re-checked there."""
+    from sketchauth.evaluate.rates import write_score_files
+
+    er = report.error_rates
+    if not er.baselines or er.trial_labels is None:
+        return []
+    claimed, real, rows = er.trial_labels
+    labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist())]
+    n_gen = er.points[0].genuine_trials
+    names: list[str] = []
+    for b in er.baselines:
+        written = write_score_files(
+            directory, f"unprotected_{b.metric}", b.genuine_scores, b.impostor_scores,
+            genuine_labels=labels[:n_gen], impostor_labels=labels[n_gen:],
+        )
+        names += [f"scores/{n}" for n in written]
+    return names
 
 
 def _eer_advice(malformed: int) -> str:
@@ -477,6 +501,29 @@ def _num(x: Any, digits: int = 1) -> str:
     return f"{x:.{digits}f}"
 
 
+def decode_check_line(check: dict[str, Any]) -> str:
+    """One sentence on the same-run check of the fast decisions against real decodes."""
+    if not check:
+        return "Fast decisions were not cross-checked against real decodes in this run."
+    scope = "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    return (
+        f"{check['disagreements']} disagreements between the fast exact decider and real encode → decode on {scope} "
+        f"({check['boundary_trials']:,} of them boundary trials, decided differently by two settings)"
+    )
+
+
+def _decode_check_lines(check: dict[str, Any]) -> list[str]:
+    line = decode_check_line(check)
+    if check and check["disagreements"]:
+        examples = "; ".join(json.dumps(x, sort_keys=True) for x in check.get("examples", []))
+        return [
+            "",
+            f"> **WARNING: {line}. The rates above do NOT equal the real scheme** — report this as a bug "
+            f"of the evaluation. First disagreements: {examples}",
+        ]
+    return [f"Cross-check: {line}."]
+
+
 def markdown(r: dict[str, Any]) -> str:
     """The human-readable summary of a report dictionary."""
     er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
@@ -491,23 +538,35 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         data.get("protocol", {}).get("statement", ""),
         "",
-        "## Error rates (protected, through encode → decode → secret check)",
+        "## Error rates (protected: each scheme's exact acceptance rule, cross-checked by real encode → decode)",
         "",
-        f"| {r['sweep']} | FNMR | 95% CI | FMR | 95% CI |",
-        "| --- | --- | --- | --- | --- |",
+        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people | FMR (errors/trials) | 95% Wilson | 95% over people |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for p in er["points"]:
-        lines.append(f"| {p['setting']} | {_pct(p['fnmr'])} | {_ci(p['fnmr_ci'])} | {_pct(p['fmr'])} | {_ci(p['fmr_ci'])} |")
+        lines.append(
+            f"| {p['setting']} | {_pct(p['fnmr'])} ({p['false_non_matches']}/{p['genuine_trials']}) | {_ci(p['fnmr_ci'])} | "
+            f"{_ci(p['fnmr_ci_identity']) if 'fnmr_ci_identity' in p else '—'} | "
+            f"{_pct(p['fmr'])} ({p['false_matches']}/{p['impostor_trials']}) | {_ci(p['fmr_ci'])} | "
+            f"{_ci(p['fmr_ci_identity']) if 'fmr_ci_identity' in p else '—'} |"
+        )
+    lines += [
+        "",
+        "Wilson intervals treat comparisons as independent; the intervals over people resample whole enrolled "
+        "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons are correlated.",
+    ]
     eer = er["eer"]
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
     lines += [
         "",
-        f"EER over the sweep: {'not reached' + _eer_advice(malformed) if eer is None else _pct(eer)}.",
+        f"EER over the sweep: {'not reached' + _eer_advice(malformed) if eer is None else _pct(eer)}"
+        + (f" (interpolated; FVC low/high {_ci(er['eer_fvc_low_high'])})." if er.get("eer_fvc_low_high") else "."),
     ]
     if malformed:
         lines.append(
             f"**{malformed} comparisons used a probe the scheme refuses** (counted as rejections; see the notes)."
         )
+    lines += _decode_check_lines(er.get("decode_check") or {})
     if er["crosscheck"]:
         lines.append(
             f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
@@ -516,8 +575,9 @@ def markdown(r: dict[str, Any]) -> str:
         lines += ["", "Unprotected matching of the same templates and probes:", ""]
         for b in er["baselines"]:
             lines.append(
-                f"- {b['metric']} distance: EER {_pct(b['eer'])}; FNMR at FMR ≤ {b['target_fmr']:g}: "
-                f"{_pct(b['fnmr_at_target_fmr'])} {_ci(b['fnmr_at_target_fmr_ci'])}"
+                f"- {b['metric']} distance: EER {_pct(b['eer'])} (FVC low/high {_ci(b['eer_fvc_low_high'])}); "
+                f"FNMR at FMR ≤ {b['target_fmr']:g}: {_pct(b['fnmr_at_target_fmr'])} {_ci(b['fnmr_at_target_fmr_ci'])}; "
+                f"FMR at FNMR ≤ {b['target_fnmr']:g}: {_pct(b['fmr_at_target_fnmr'])} {_ci(b['fmr_at_target_fnmr_ci'])}"
             )
     lines += [
         "",
@@ -934,6 +994,9 @@ def summary(r: dict[str, Any], out: Any) -> str:
             f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "
             f"reversibility {_pct(ul['reversibility']['recovered_fraction'])} of the template"
         )
+    if er.get("decode_check"):
+        flag = "WARNING: " if er["decode_check"]["disagreements"] else ""
+        lines.append(f"{flag}decode cross-check: {decode_check_line(er['decode_check'])}")
     if er["crosscheck"]:
         cc = er["crosscheck"]
         lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")

@@ -287,7 +287,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         result = evaluate_pipelines(
             transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
             code_bits=args.code_bits, thermometer_resolution=args.resolution, set_kind=set_kind,
-            attack_people=args.attack_people, attack_tries=args.attack_tries,
+            attack_people=args.attack_people, attack_tries=args.attack_tries, decode_checks=args.decode_checks,
         )
         bar.update()
         out = Path(args.out)
@@ -377,5 +377,11 @@ def add_features(sub: argparse._SubParsersAction) -> None:
         "--attack-tries", type=int, default=100,
         help="background samples tried per person in the offline attack (default 100; 0 skips the attack)",
     )
-    e.add_argument("--no-plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
+    e.add_argument("--no-plots", dest="no_plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
+    e.add_argument("--no-plot", dest="no_plot", action="store_true", help=argparse.SUPPRESS)  # old spelling
+    e.add_argument("--quiet", action="store_true", help="no progress output (none is shown off a terminal anyway)")
+    e.add_argument(
+        "--decode-checks", type=int, default=10_000, metavar="N",
+        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting (default 10000; 0: none)",
+    )
     e.set_defaults(func=_evaluate)

@@ -487,6 +487,34 @@ class AsymmetricIntervalPipeline(Pipeline):
         self.margin = check_int("margin", margin, 0, q)
         self.spread = spread
 
+    @classmethod
+    def for_target_fmr(
+        cls,
+        transform: FeatureTransform,
+        heldout: LabelledVectors,
+        *,
+        target_fmr: float = 1e-2,
+        enrol_samples: int = 3,
+        q: int | None = None,
+        margin: int = 1,
+    ) -> AsymmetricIntervalPipeline:
+        """The largest ``scale`` whose FMR on held-out identities is at most ``target_fmr`` (s2, spread ``std``).
+
+        Each held-out comparison has the smallest scale accepting it
+        (:func:`asymmetric_scale_scores`); with ``k = ⌊target·I⌋`` of the ``I`` impostor trials
+        allowed, the scale is the ``(k+1)``-th smallest impostor score, which accepts only trials
+        scoring strictly below it: at most ``k`` (counted in integers).
+        """
+        if enrol_samples < 2:
+            raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")
+        allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
+        q = transform.levels if q is None else q
+        trials = enrolment_trials(transform.project, heldout, enrol_samples)
+        _, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
+        ordered = np.sort(impostor)
+        scale = float(ordered[allowed]) if allowed < ordered.size else float(ordered[-1]) + 1.0
+        return cls(transform, np.arange(transform.dimensions), q=q, scale=max(0.0, scale), margin=margin, spread="std")
+
     @property
     def sketch(self) -> SecureSketch:
         return self._sketch
@@ -541,6 +569,46 @@ class AsymmetricIntervalPipeline(Pipeline):
         return pipeline
 
 
+def _allowed_false_matches(target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int) -> int:
+    """``⌊target · I⌋`` for the ``I`` impostor trials of ``heldout``, in exact arithmetic."""
+    from fractions import Fraction
+
+    if isinstance(target_fmr, bool) or not isinstance(target_fmr, (int, float, Fraction)) or not 0 < target_fmr < 1:
+        raise ParameterError(f"target_fmr must be in (0, 1), got {target_fmr!r}")
+    trials = enrolment_trials(transform.project, heldout, enrol_samples)
+    return int(Fraction(target_fmr) * trials.impostor_trials)
+
+
+def asymmetric_scale_scores(
+    transform: FeatureTransform, trials: Trials, *, q: int, margin: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per trial the smallest ``scale`` at which the s2 pipeline (spread ``std``) accepts it.
+
+    Template ``b`` = rounded mean of the enrolment levels, ``s`` = their standard deviation
+    (``ddof = 1``), ``v_j(c) = min(q, max(1, ⌈c·s_j⌉ + margin))``. The s2 decoder accepts
+    ``−v ≤ Δ < v`` (``Δ = d' − b``; the left end ``b − v`` belongs to the secret interval), i.e.
+    ``v > w`` with ``w = Δ`` for ``Δ ≥ 0`` and ``w = −Δ − 1`` for ``Δ < 0``; so a trial is accepted
+    at scale ``c`` iff every ``w_j < q`` and ``c·s_j > w_j − margin`` (or ``w_j < max(1, margin)``
+    when ``s_j = 0``). Scores are clipped to ``[0, 10^9]``.
+    """
+    m = trials.enrolment.shape[1]
+    levels = transform.quantise(trials.enrolment)
+    b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
+    spread = levels.astype(np.float64).std(axis=1, ddof=1)
+    probes = transform.quantise(trials.probes)
+
+    def score(template: np.ndarray, probe: np.ndarray) -> np.ndarray:
+        bj, sj = template[..., 0, :], template[..., 1, :]
+        signed = probe - bj
+        w = np.where(signed < 0, -signed - 1, signed)
+        need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
+        need = np.where(w >= q, np.inf, need)
+        return np.max(need, axis=-1).clip(0.0, 1e9)
+
+    packed = np.stack([b, spread], axis=1).astype(np.float64)
+    return pair_scores(packed, probes, trials.owner, score)
+
+
 # -- code-offset ---------------------------------------------------------------------------------
 def _code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -> np.ndarray:
     per_byte = 8 // math.gcd(8, bits)  # dimensions needed for a whole number of bytes
@@ -582,6 +650,37 @@ class CodeOffsetPipeline(Pipeline):
             transform, heldout, bits=bits, target_fnmr=target_fnmr, enrol_samples=enrol_samples, dimensions=dimensions
         )
         return cls(transform, choice.dims, bits=bits, t=choice.t)
+
+    @classmethod
+    def for_target_fmr(
+        cls,
+        transform: FeatureTransform,
+        heldout: LabelledVectors,
+        *,
+        target_fmr: float = 1e-2,
+        bits: int = 2,
+        enrol_samples: int = 1,
+        dimensions: int | None = None,
+    ) -> CodeOffsetPipeline:
+        """The largest ``t`` (``1 ≤ t``, ``2t < n``) whose held-out FMR is at most ``target_fmr``.
+
+        A comparison is accepted iff at most ``t`` bytes differ (Reed–Solomon corrects exactly
+        that many). Counts are compared as integers: ``#{impostor errors ≤ t} ≤ ⌊target·I⌋``.
+        ``ParameterError`` if even ``t = 1`` exceeds the target.
+        """
+        allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
+        dims = _code_dims(transform, bits, dimensions)
+        trials = enrolment_trials(transform.project, heldout, enrol_samples)
+        _, impostor = byte_error_scores(transform, trials, bits, dims)
+        n = dims.size * bits // 8
+        t_max = (n - 1) // 2
+        accepted = np.searchsorted(np.sort(impostor), np.arange(t_max + 1), side="right")
+        ok = np.flatnonzero(accepted[1:] <= allowed)
+        if t_max < 1 or ok.size == 0:
+            raise ParameterError(
+                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; use more bits or dimensions"
+            )
+        return cls(transform, dims, bits=bits, t=int(ok[-1]) + 1)
 
     @property
     def sketch(self) -> CodeOffsetSketch:
@@ -661,8 +760,13 @@ def choose_error_tolerance(
             f"{dims.size} dimensions × {bits} bits give {n} bytes; a code-offset sketch needs at least 3 bytes "
             "to correct one byte error: use more bits per dimension or keep more dimensions"
         )
-    fnmr = 1.0 - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right") / genuine.size
-    ok = np.flatnonzero(fnmr[1:] <= target_fnmr)
+    # Integer counts, compared exactly: rejected/G ≤ target ⇔ rejected ≤ ⌊target·G⌋ (as a Fraction,
+    # so 5 of 100 rejected meets target 0.05 — a float 1 − accepted/G would give 0.05000000000000004).
+    from fractions import Fraction
+
+    rejected = genuine.size - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right")
+    fnmr = rejected / genuine.size
+    ok = np.flatnonzero(rejected[1:] <= int(Fraction(str(target_fnmr)) * genuine.size))
     if ok.size == 0:
         raise ParameterError(
             f"no t <= {t_max} reaches FNMR {target_fnmr} with {dims.size} dimensions × {bits} bits "

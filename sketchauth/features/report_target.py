@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate.error_rates import decide_by_decoding
+from sketchauth.evaluate.deciders import decide_exact
 from sketchauth.evaluate.report import EvaluationTarget
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
@@ -89,7 +89,7 @@ def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:
         sweep=sweep,
         factory=lambda setting: at(setting).sketch,
         enrol=enrol,
-        decide=decide_by_decoding,
+        decide=decide_exact,
         probe=pipeline.sample_transform,
         baseline_metrics=(),
         data_kind="vectors",
@@ -100,6 +100,7 @@ def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:
 def cli_pipeline_report(args: Any) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
     import json
+    import sys
 
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report import require_plots, run_report, summary, write_report
@@ -125,8 +126,8 @@ def cli_pipeline_report(args: Any) -> int:
         enrol_samples=args.enrol_samples,
         max_impostors_per_identity=args.max_impostors,
         seed=args.seed,
-        jobs=1,
-        progress=not args.quiet,
+        jobs=args.jobs,
+        progress=not args.quiet and sys.stderr.isatty(),
         profile=args.profile,
         source_min_entropy=entropy,
         operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),

@@ -108,14 +108,21 @@ def test_default_secrets_and_argument_checks():
         guessing_experiment(CodeOffsetSketch(8, 1), key_bits=2, trials=10, seed=1, secrets=[bytes(8)])
 
 
-def test_cli_prints_json_and_progress(capsys):
+def test_cli_prints_json_and_progress(capsys, monkeypatch):
+    import sys
+
     args = ["evaluate", "guessing", "--universe", "12", "--min-distance", "2", "--key-bits", "3",
             "--trials", "20000", "--estimate", "100000", "--seed", "7"]
     assert main(args) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert out["successes"] == 4150 and out["baseline"] == 0.125 and out["scheme"] == "chaff-point"
-    assert "guessing" in captured.err  # tqdm bar on stderr
+    assert captured.err == ""  # not a terminal: no progress bar
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(args) == 0
+    assert "guessing" in capsys.readouterr().err  # on a terminal: the tqdm bar
+    assert main([*args, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_interval_to_file(tmp_path: Path, capsys):

@@ -26,6 +26,7 @@ TOP_KEYS = {
     "data",
     "error_rates",
     "figures",
+    "score_files",
     "leakage",
     "notes",
     "operating_point",
@@ -76,7 +77,7 @@ def test_write_report_files(tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_size > 0
     assert json.loads((tmp_path / "report.json").read_text()) == payload
     md = (tmp_path / "report.md").read_text()
-    assert "## Error rates" in md and "| 4 | 16.7% |" in md and "## Unlinkability" in md
+    assert "## Error rates" in md and "| 4 | 16.7% (" in md and "## Unlinkability" in md
 
 
 def test_missing_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,6 +43,7 @@ def result(transform):
         enrol_samples=2,
         kinds=("interval", "thermometer", "asymmetric-interval"),
         security=False,
+        decode_checks=600,
     )
 
 
@@ -128,3 +129,12 @@ def test_code_offset_row_scores_beyond_t_max_as_never_accepted() -> None:
     assert row.points[0].setting <= 1  # t_max of 3 bytes
     assert row.loss_bound_bits == 16.0 and row.secret_bits == 24.0
     assert np.isfinite(row.eer)
+
+
+def test_every_protected_row_is_cross_checked_by_real_decodes_in_the_same_run(result) -> None:
+    for row in result.results[1:]:
+        check = row.decode_check
+        assert check["checked"] == 600 and check["disagreements"] == 0, row.name
+        assert check["boundary_trials"] > 0
+        assert row.to_dict()["decode_check"] == check
+    assert "Disagreements with real encode → decode" in result.table()

@@ -38,11 +38,14 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     code = main(
         ["features", "evaluate", "--transform", str(transform_path), "--background", str(background),
-         "--data", str(people), "--out", str(out), "--no-plot", "--attack-tries", "10"]
+         "--data", str(people), "--out", str(out), "--no-plots", "--attack-tries", "10", "--decode-checks", "400"]
     )
     assert code == 0
     assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out
     report = json.loads((out / "features.json").read_text())
+    for row in report["matchers"][1:]:
+        assert row["decode_check"]["disagreements"] == 0
+        assert row["decode_check"]["checked"] in (0, 400, row["decode_check"].get("total_trials"))
     assert report["identities"] == 40 and report["genuine_trials"] == 120
     assert (out / "features.md").read_text().startswith("| matcher |")
 
@@ -60,6 +63,9 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     assert code == 0
     full = json.loads((tmp_path / "full" / "report.json").read_text())
     assert full["scheme"] == "pipeline:thermometer" and full["operating_point"]["setting"] == t
+    # Few comparisons: every one is re-decided by real PinSketch decodes, none disagrees.
+    check = full["error_rates"]["decode_check"]
+    assert check["all_trials"] and check["disagreements"] == 0 and check["checked"] == check["total_trials"]
     assert full["leakage"]["loss_bound_bits"] == thermometer.report().loss_bound_bits
 
 

@@ -376,3 +376,54 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
     assert b.tolist() == b_ref.tolist() and v.tolist() == v_ref.tolist()
     interval = IntervalPipeline(transform, dims, [2, 2, 2])
     assert interval.sample_transform(person[0]).tolist() == expected[0].tolist()
+
+
+def test_asymmetric_rule_counts_the_left_end_b_minus_v_like_the_s2_decoder(transform, people) -> None:
+    # The evaluation's s2 rows assumed |Δ| < v, but the s2 decoder also accepts d' = b − v.
+    from sketchauth.features.evaluation import _rule_accepts
+
+    asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=6, scale=1.0, margin=1)
+    groups = [x for _, x in people.by_identity()]
+    left_end = mismatches = 0
+    for i, x in enumerate(groups[:25]):
+        b, v = asym.secret_from_samples(x[:3])
+        for probe in [*x[3:], groups[(i + 1) % len(groups)][3]]:
+            delta = asym.sample_transform(probe) - b
+            left_end += int(np.any(delta == -v) and np.all((delta >= -v) & (delta < v)))
+            mismatches += int(_rule_accepts(asym, x[:3], probe) != asym.accepts(x[:3], probe))
+    assert mismatches == 0
+    assert left_end > 0  # the boundary case was exercised
+
+
+def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -> None:
+    from sketchauth.features._trials import enrolment_trials
+    from sketchauth.features.evaluation import check_through_scheme
+
+    asym = AsymmetricIntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.02, enrol_samples=3)
+    assert asym.kind == "asymmetric-interval" and asym.scale >= 0
+    assert check_through_scheme(asym, people, enrol_samples=3, probes=10) == 0
+    # The held-out FMR of the chosen scale is within the target, counted through the real rule.
+    from sketchauth.features.pipeline import asymmetric_scale_scores
+
+    trials = enrolment_trials(transform.project, heldout, 3)
+    _, impostor = asymmetric_scale_scores(transform, trials, q=asym.sketch.q, margin=asym.margin)
+    assert np.count_nonzero(impostor < asym.scale) <= int(0.02 * impostor.size)
+    easy = FeatureTransform.fit(EASY.draw(120, 4, seed=1), levels=16)
+    code = CodeOffsetPipeline.for_target_fmr(easy, EASY.draw(40, 4, seed=2), target_fmr=0.01, bits=1)
+    assert code.kind == "code-offset" and code.sketch.t >= 1
+    for kind in (IntervalPipeline, ThermometerPipeline, AsymmetricIntervalPipeline, CodeOffsetPipeline):
+        assert "target_fmr" in kind.for_target_fmr.__doc__ or kind.for_target_fmr.__func__.__code__.co_varnames
+
+
+def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:
+    # 5 of 100 genuine trials rejected is FNMR 0.05 exactly: it meets target 0.05.
+    import sketchauth.features.pipeline as pl
+
+    genuine = np.array([0] * 60 + [1] * 35 + [2] * 5)
+    monkeypatch.setattr(pl, "byte_error_scores", lambda *a, **k: (genuine, np.array([3, 4, 5])))
+    monkeypatch.setattr(pl, "_code_dims", lambda *a, **k: np.arange(48))  # 6 bytes at 1 bit: t ≤ 2
+    monkeypatch.setattr(pl, "enrolment_trials", lambda *a, **k: None)
+    from types import SimpleNamespace
+
+    choice = pl.choose_error_tolerance(SimpleNamespace(project=None), None, bits=1, target_fnmr=0.05)  # type: ignore[arg-type]
+    assert choice.t == 1 and choice.fnmr == 0.05

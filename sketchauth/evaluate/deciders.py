@@ -1,0 +1,375 @@
+"""Exact vectorised deciders: each scheme's acceptance rule on many trials at once, and the
+cross-check that proves, in the same run, that the rule equals real encode → decode.
+
+A *decider* has the signature ``decide(sketch, enrolled, probes, enrolled_index, probe_index) ->
+(accepted, malformed)`` (see :mod:`sketchauth.evaluate.error_rates`). The real path decodes one
+trial at a time (:func:`~sketchauth.evaluate.error_rates.decide_by_decoding`): at PinSketch
+``t = 154`` that is ~60 comparisons a second, hours for a 450,000-comparison evaluation. Every
+scheme below has an *exact* acceptance rule — a statement about the enrolled secret and the probe
+that holds if and only if ``decode`` returns the enrolled secret — and the deciders evaluate that
+rule with numpy:
+
+* **interval** (Dodis–Ostrovsky–Reyzin–Smith, the lattice ``{c ≡ b mod (2v − 1)}``): the nearest
+  lattice point to ``d'`` is ``b`` iff ``|d' − b| < v`` (``2v − 1`` is odd, so no ties), and any
+  other nearest point is another secret or out of range (``DecodeError``). Accept ⇔ every feature
+  has ``|d'_j − b_j| < v_j``. The helper's residue ``S ≡ b (mod 2v − 1)`` is checked once per
+  identity (not per pair); an identity whose helper does not match goes through real decodes.
+* **asymmetric interval** (Fang's thesis ch. 6): a rule per construction, registered in
+  :data:`ASYMMETRIC_RULES` (a new construction plugs in with :func:`register_asymmetric_rule`;
+  one without a rule is decided by real decodes). ``s1`` stores ``v`` and ``b mod (2v − 1)``:
+  accept ⇔ ``|Δ| < v`` with ``Δ = d' − b``. ``s2`` decodes to the interval whose *first point
+  above* ``d'`` closes it, so the secret interval ``(b − v, b + v)`` also takes its left end:
+  accept ⇔ ``−v ≤ Δ < v`` (``2v`` values, one more than ``|Δ| < v``).
+* **code-offset** (Juels–Wattenberg fuzzy commitment over Reed–Solomon ``[n, n − 2t]``): the
+  decoder corrects every pattern of at most ``t`` byte errors; with more it fails or lands on
+  another codeword, i.e. another secret, which the comparison rejects. Accept ⇔ at most ``t``
+  bytes of the probe differ from the secret.
+* **PinSketch** (BCH syndromes, Dodis–Ostrovsky–Reyzin–Smith §6.3): with ``|A Δ B| ≤ t``
+  Berlekamp–Massey finds the unique locator of ``A Δ B`` and decoding always returns ``A``.
+  With ``|A Δ B| > t`` it either fails or returns the unique set ``A'`` within ``t`` of ``B``
+  with the same syndromes — the *spurious set*, ``A' ≠ A`` because ``|A Δ B| > t ≥ |A' Δ B|`` —
+  which the comparison rejects. Accept ⇔ ``|A Δ B| ≤ t``, exactly. This also holds when some
+  odd syndromes depend on others (``t > 2^(⌈m/2⌉−1)``, e.g. the thermometer pipeline's
+  ``m = 11, t = 154``): the dependence only means the code's true minimum distance may exceed
+  the designed ``2t + 1`` (fewer spurious sets) and that the sketch carries fewer than ``t·m``
+  bits; the decoder still uses all ``2t`` power sums and corrects exactly up to ``t``. The
+  symmetric difference is counted on bitmaps of the universe (``2^m − 1 ≤ 2^16`` elements);
+  larger fields are decided by the real batch decoder.
+* the **fuzzy vaults** are decided by their real batch decoders
+  (:func:`~sketchauth.evaluate.error_rates.decide_batch`), which are already the scheme.
+
+:func:`crosscheck_by_decoding` re-decides a seeded sample of trials by real ``decode`` and
+compares: every trial when a run has at most :data:`CROSSCHECK_MIN` comparisons, otherwise at
+least that many over the sweep, a third of them *boundary* trials (accepted at some setting and
+rejected at another, where an off-by-one rule would show), a third accepted, a third at random.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sketchauth.errors import SampleError
+from sketchauth.sketches.base import SecureSketch
+
+if TYPE_CHECKING:
+    from sketchauth.evaluate.error_rates import Enrolled
+
+__all__ = [
+    "ASYMMETRIC_RULES",
+    "CROSSCHECK_MIN",
+    "AcceptanceRule",
+    "register_asymmetric_rule",
+    "decide_exact",
+    "decide_interval_exact",
+    "decide_asymmetric",
+    "decide_code_offset",
+    "decide_pinsketch",
+    "crosscheck_by_decoding",
+    "crosscheck_sample",
+]
+
+#: Comparisons re-decided by real ``decode`` per run (all of them when a run has fewer).
+CROSSCHECK_MIN = 10_000
+#: Pairs per chunk of the array deciders (bounded memory).
+CHUNK = 65_536
+#: Largest PinSketch universe decided on bitmaps (bits per set).
+MAX_BITMAP_UNIVERSE = 1 << 16
+
+#: ``rule(delta, v) -> accepted`` per feature, ``delta = d' − b`` (int arrays, broadcasting).
+AcceptanceRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _s1_rule(delta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.abs(delta) < v
+
+
+def _s2_rule(delta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    # The decoder takes "the first g_i > d'": d' = b − v belongs to the interval (b − v, b + v).
+    return (delta >= -v) & (delta < v)
+
+
+#: Acceptance rule of each asymmetric-interval construction, by its ``scheme`` parameter.
+ASYMMETRIC_RULES: dict[str, AcceptanceRule] = {"s1": _s1_rule, "s2": _s2_rule}
+
+
+def register_asymmetric_rule(scheme: str, rule: AcceptanceRule) -> None:
+    """Declare the exact per-feature acceptance rule of an asymmetric construction.
+
+    Evaluations then decide it with arrays; the same run's cross-check against real decodes
+    reports any disagreement, so a wrong rule cannot go unnoticed.
+    """
+    ASYMMETRIC_RULES[str(scheme)] = rule
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _empty() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+
+
+def _fallback(sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from sketchauth.evaluate.error_rates import decide_batch, decide_by_decoding
+
+    if hasattr(sketch, "decode_many"):
+        return decide_batch(sketch, enrolled, probes, e, q)
+    return decide_by_decoding(sketch, enrolled, probes, e, q)
+
+
+def _levels(sketch: SecureSketch, probes: Any, used: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Levels of the probes ``used`` by the sketch's own quantiser, or ``None`` if not a matrix."""
+    rows = probes[used] if isinstance(probes, np.ndarray) else [probes[i] for i in used.tolist()]
+    try:
+        return sketch.quantiser.levels_many(rows, sketch.features)  # type: ignore[attr-defined]
+    except (SampleError, ValueError):
+        return None
+
+
+def _box(
+    diff_of: Callable[[np.ndarray, np.ndarray], np.ndarray], rule: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    e: np.ndarray, q: np.ndarray,
+) -> np.ndarray:
+    accepted = np.empty(e.size, dtype=bool)
+    for start in range(0, e.size, CHUNK):
+        ee, qq = e[start : start + CHUNK], q[start : start + CHUNK]
+        accepted[start : start + ee.size] = rule(diff_of(ee, qq), ee).all(axis=1)
+    return accepted
+
+
+# -- interval ---------------------------------------------------------------------------------------
+def decide_interval_exact(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` for every feature (module docstring).
+
+    Costs one subtraction, one absolute value and one comparison per feature and pair: about a
+    plain L∞ comparison of the same arrays (``benchmarks/bench_deciders.py``).
+    """
+    if len(enrolled_index) == 0:
+        return _empty()
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    got = _levels(sketch, probes, used_q)
+    if got is None:
+        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    levels, refused = got
+    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
+    b = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used_e.tolist()])
+    v = np.asarray(sketch.v, dtype=np.int64)  # type: ignore[attr-defined]
+    moduli = 2 * v - 1
+    stored = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used_e.tolist()])
+    consistent = np.all(stored == b % moduli, axis=1)  # S ≡ b (mod 2v − 1), once per identity
+    span = max(int(sketch.n), int(np.abs(levels).max(initial=0))) * 2 + 1  # type: ignore[attr-defined]
+    dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
+    levels, b, v = levels.astype(dtype), b.astype(dtype), v.astype(dtype)
+    accepted = _box(
+        lambda ee, qq: np.abs(levels[qq] - b[ee]),
+        lambda diff, ee: diff < v,
+        local_e, local_q,
+    )
+    malformed = refused[local_q]
+    accepted &= ~malformed
+    odd = ~consistent[local_e]
+    if odd.any():
+        redo = decide_by_real(sketch, enrolled, probes, enrolled_index[odd], probe_index[odd])
+        accepted[odd], malformed[odd] = redo
+    return accepted, malformed
+
+
+def decide_by_real(sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from sketchauth.evaluate.error_rates import decide_by_decoding
+
+    return decide_by_decoding(sketch, enrolled, probes, e, q)
+
+
+# -- asymmetric interval -----------------------------------------------------------------------------
+def decide_asymmetric(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``."""
+    if len(enrolled_index) == 0:
+        return _empty()
+    rule = ASYMMETRIC_RULES.get(getattr(sketch, "scheme", ""))
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    got = None if rule is None else _levels(sketch, probes, used_q)
+    if got is None:
+        return decide_by_real(sketch, enrolled, probes, enrolled_index, probe_index)
+    levels, refused = got
+    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
+    b = np.stack([np.asarray(enrolled.secrets[i][0], dtype=np.int64) for i in used_e.tolist()])
+    v = np.stack([np.asarray(enrolled.secrets[i][1], dtype=np.int64) for i in used_e.tolist()])
+    accepted = _box(lambda ee, qq: levels[qq] - b[ee], lambda delta, ee: rule(delta, v[ee]), local_e, local_q)
+    malformed = refused[local_q]
+    return accepted & ~malformed, malformed
+
+
+# -- code-offset --------------------------------------------------------------------------------------
+def _byte_rows(rows: Sequence[Any], n: int) -> np.ndarray | None:
+    if not all(isinstance(r, (bytes, bytearray)) and len(r) == n for r in rows):
+        return None
+    return np.frombuffer(b"".join(bytes(r) for r in rows), dtype=np.uint8).reshape(len(rows), n)
+
+
+def decide_code_offset(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret."""
+    if len(enrolled_index) == 0:
+        return _empty()
+    n, t = int(sketch.n), int(sketch.t)  # type: ignore[attr-defined]
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    p = _byte_rows([probes[i] for i in used_q.tolist()], n)
+    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
+    s = _byte_rows([enrolled.secrets[i] for i in used_e.tolist()], n)
+    if p is None or s is None:
+        return decide_by_real(sketch, enrolled, probes, enrolled_index, probe_index)
+    accepted = np.empty(enrolled_index.size, dtype=bool)
+    for start in range(0, accepted.size, CHUNK):
+        ee, qq = local_e[start : start + CHUNK], local_q[start : start + CHUNK]
+        accepted[start : start + ee.size] = np.count_nonzero(p[qq] != s[ee], axis=1) <= t
+    return accepted, np.zeros(accepted.size, dtype=bool)
+
+
+# -- PinSketch ---------------------------------------------------------------------------------------
+def _bitmaps(sets: Sequence[Any], universe: int) -> np.ndarray | None:
+    """Packed membership bitmaps (one row per set) of integer sets in ``[1, universe)``."""
+    rows = np.zeros((len(sets), universe), dtype=bool)
+    for i, s in enumerate(sets):
+        arr = np.asarray(s)
+        if arr.ndim != 1 or (arr.size and (arr.dtype.kind not in "iu" or arr.min() < 1 or arr.max() >= universe)):
+            return None
+        if np.unique(arr).size != arr.size:
+            return None
+        rows[i, arr.astype(np.int64)] = True
+    packed = np.packbits(rows, axis=1)
+    pad = -packed.shape[1] % 8
+    # Whole 64-bit words: one XOR and one population count per word.
+    return np.ascontiguousarray(np.pad(packed, ((0, 0), (0, pad)))).view(np.uint64)
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint16)
+
+
+def _popcount_rows(words: np.ndarray) -> np.ndarray:
+    """Set bits per row of a uint64 matrix (``np.bitwise_count`` on numpy ≥ 2, a byte table before)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return _POPCOUNT[words.view(np.uint8)].sum(axis=1, dtype=np.int64)
+
+
+def decide_pinsketch(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included)."""
+    if len(enrolled_index) == 0:
+        return _empty()
+    universe = 1 << int(sketch.m)  # type: ignore[attr-defined]
+    if universe > MAX_BITMAP_UNIVERSE:
+        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    p = _bitmaps([probes[i] for i in used_q.tolist()], universe)
+    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
+    s = _bitmaps([enrolled.secrets[i] for i in used_e.tolist()], universe)
+    if p is None or s is None:
+        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    t = int(sketch.t)  # type: ignore[attr-defined]
+    accepted = np.empty(enrolled_index.size, dtype=bool)
+    step = max(1, CHUNK * 32 // max(1, p.shape[1]))
+    for start in range(0, accepted.size, step):
+        ee, qq = local_e[start : start + step], local_q[start : start + step]
+        accepted[start : start + ee.size] = _popcount_rows(p[qq] ^ s[ee]) <= t
+    return accepted, np.zeros(accepted.size, dtype=bool)
+
+
+#: Exact decider of each scheme (by ``scheme_name``); others decode for real.
+EXACT_DECIDERS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
+    "interval": decide_interval_exact,
+    "asymmetric-interval": decide_asymmetric,
+    "code-offset": decide_code_offset,
+    "pinsketch": decide_pinsketch,
+}
+
+
+def decide_exact(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The scheme's exact array decider, or its real (batch) decoder when it has none."""
+    decider = EXACT_DECIDERS.get(sketch.scheme_name)
+    if decider is None:
+        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    return decider(sketch, enrolled, probes, enrolled_index, probe_index)
+
+
+decide_exact.vectorised = True  # type: ignore[attr-defined]
+
+
+# -- the cross-check ---------------------------------------------------------------------------------
+def crosscheck_sample(
+    accepted: np.ndarray, *, count: int, rng: np.random.Generator, boundary: np.ndarray | None = None
+) -> np.ndarray:
+    """Indices of ``count`` trials: a third boundary, a third accepted, the rest at random (seeded)."""
+    total = accepted.size
+    if count >= total:
+        return np.arange(total)
+    chosen: list[np.ndarray] = []
+    taken = np.zeros(total, dtype=bool)
+    for pool, want in (
+        (np.flatnonzero(boundary) if boundary is not None else np.zeros(0, dtype=np.int64), count // 3),
+        (np.flatnonzero(accepted), count // 3),
+    ):
+        pool = pool[~taken[pool]]
+        pick = rng.choice(pool, size=min(want, pool.size), replace=False) if pool.size else pool
+        taken[pick] = True
+        chosen.append(pick)
+    rest = np.flatnonzero(~taken)
+    need = count - sum(c.size for c in chosen)
+    chosen.append(rng.choice(rest, size=min(need, rest.size), replace=False))
+    return np.sort(np.concatenate(chosen)).astype(np.int64)
+
+
+def _real_decide(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
+    from sketchauth.evaluate.error_rates import decide_by_decoding
+
+    return decide_by_decoding(*args)
+
+
+def crosscheck_by_decoding(
+    sketch: SecureSketch,
+    enrolled: Enrolled,
+    probes: Any,
+    pairs: np.ndarray,
+    accepted: np.ndarray,
+    malformed: np.ndarray,
+    chosen: np.ndarray,
+    *,
+    jobs: int = 1,
+) -> tuple[int, int, list[dict[str, Any]]]:
+    """Re-decide the trials ``chosen`` (indices into ``pairs``) by real ``decode``.
+
+    Returns ``(checked, disagreements, examples)``; an example names the trial (enrolled
+    identity index, probe row) and both decisions — never a sample or a secret.
+    """
+    if chosen.size == 0:
+        return 0, 0, []
+    e, q = pairs[0, chosen], pairs[1, chosen]
+    if jobs > 1 and chosen.size >= 64:
+        from concurrent.futures import ProcessPoolExecutor
+
+        parts = np.array_split(np.arange(chosen.size), jobs * 4)
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_real_decide, [(sketch, enrolled, probes, e[p], q[p]) for p in parts]))
+        real_acc = np.concatenate([r[0] for r in results])
+        real_bad = np.concatenate([r[1] for r in results])
+    else:
+        real_acc, real_bad = _real_decide((sketch, enrolled, probes, e, q))
+    differ = (real_acc != accepted[chosen]) | (real_bad != malformed[chosen])
+    examples = [
+        {
+            "enrolled_identity": int(e[k]),
+            "probe_row": int(q[k]),
+            "fast_accepts": bool(accepted[chosen[k]]),
+            "decode_accepts": bool(real_acc[k]),
+        }
+        for k in np.flatnonzero(differ)[:5].tolist()
+    ]
+    return int(chosen.size), int(differ.sum()), examples
