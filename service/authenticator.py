@@ -34,7 +34,7 @@ from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
 from sketchauth.errors import DecodeError
-from sketchauth.mixing import MixedSketch
+from sketchauth.mixing import ExactKey, MixedSketch
 from sketchauth.sketches.base import SecureSketch
 
 if TYPE_CHECKING:
@@ -188,12 +188,14 @@ class Authenticator:
         return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
 
     def _rekeyed(self, record: UserRecord, sketch: SecureSketch, candidate: Any, pin: str | None, new_pin: str) -> Verification:
-        """The verified PIN cascade re-mixed under ``new_pin``, and the hash of the new secret."""
-        if not isinstance(sketch, MixedSketch) or pin is None:  # has_pin records rebuild a cascade
+        """The verified mixed sketch re-mixed under ``new_pin`` (its one exact key), and the new secret's hash."""
+        exact = [i for i, c in enumerate(getattr(sketch, "components", ())) if isinstance(c, ExactKey)]
+        if not isinstance(sketch, MixedSketch) or pin is None or len(exact) != 1:  # has_pin records hold one PIN
             return Verification(False)
-        helper = sketch.rekey(record.helper, 1, pin, new_pin)
-        new_hash = self.hasher.hash(secret_message(sketch, [candidate[0], new_pin]))
-        return Verification(True, new_hash, new_helper=helper)
+        helper = sketch.rekey(record.helper, exact[0], pin, new_pin)
+        secret = list(candidate)
+        secret[exact[0]] = new_pin
+        return Verification(True, self.hasher.hash(secret_message(sketch, secret)), new_helper=helper)
 
     def key_params(self) -> str:
         """Fresh key-release parameters with this service's argon2 profile (costs and a new salt)."""

@@ -260,6 +260,9 @@ def _attempt(
     key_params = record.key_params
     if key_context is not None and key_params is None:  # enrolled before key release: public salt, set once
         key_params = state.store.ensure_key_params(user_id, state.authenticator.key_params())
+        if key_params is None:  # revoked since the claim
+            state.store.settle_failure(user_id, claim, state.clock())
+            return _unknown_user(state, pin)
     try:
         outcome = state.authenticator.verify(
             record, sample, pin, pipeline=pipeline, key_context=key_context, key_params=key_params, new_pin=new_pin

@@ -237,3 +237,46 @@ def test_key_request_is_validated(body: dict[str, Any], tmp_path: Path, servers:
     with TestClient(create_app(test_settings(tmp_path))) as c:
         response = c.post("/v1/users/zed/key", json=body, headers=AUTH)
     assert response.status_code == 422 and response.headers["content-type"].startswith("application/problem+json")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "sqlite":
+        handle = open_store(f"sqlite:///{tmp_path / 'store.db'}", pool_size=1)
+    else:
+        url, schema = request.getfixturevalue("postgres_available"), request.getfixturevalue("postgres_schema")
+        handle = open_store(url, postgres_schema=schema, pool_size=1)
+    handle.migrate()
+    yield handle
+    handle.close()
+
+
+def _record(user: str, secret_hash: str, key_params: str | None) -> Any:
+    from service.store import NewEnrolment
+
+    return NewEnrolment(user, "interval", {"n": 8}, b"helper-" + user.encode(), secret_hash, {}, True, key_params=key_params)
+
+
+def test_store_key_params_first_writer_wins_and_unknown_is_none(store: Any) -> None:
+    store.enrol(_record("old", "$h1", None), replace=False, now=1.0)
+    store.enrol(_record("new", "$h2", "$argon2id$v=19$m=8,t=1,p=1$AAAAAAAAAAAAAAAAAAAAAA"), replace=False, now=1.0)
+    first = "$argon2id$v=19$m=8,t=1,p=1$BBBBBBBBBBBBBBBBBBBBBB"
+    assert store.ensure_key_params("old", first) == first
+    assert store.ensure_key_params("old", "$argon2id$v=19$m=8,t=1,p=1$CCCCCCCCCCCCCCCCCCCCCC") == first
+    assert store.ensure_key_params("new", first) == "$argon2id$v=19$m=8,t=1,p=1$AAAAAAAAAAAAAAAAAAAAAA"
+    assert store.ensure_key_params("nobody", first) is None
+    assert store.get("old").key_params == first
+
+
+def test_store_change_pin_only_over_the_verified_hash(store: Any) -> None:
+    from service.store import LockoutPolicy
+
+    store.enrol(_record("u", "$old", None), replace=False, now=1.0)
+    store.claim_attempt("u", LockoutPolicy(), 2.0)
+    assert not store.change_pin("u", 3.0, old_hash="$other", helper=b"new-helper", secret_hash="$new")
+    assert store.get("u").helper == b"helper-u"
+    assert store.change_pin("u", 4.0, old_hash="$old", helper=b"new-helper", secret_hash="$new")
+    record = store.get("u")
+    assert (record.helper, record.secret_hash, record.failures) == (b"new-helper", "$new", 0)
+    assert not store.change_pin("gone", 5.0, old_hash="$old", helper=b"x", secret_hash="$y")
+    assert [e.event for e in store.audit_events("u")] == ["enrol", "attempt", "verify-ok", "pin-change"]
