@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import sketchauth
-from service.api import admin, health, schemes, users
+from service.api import admin, factors, health, schemes, users
 from service.api.deps import ServiceState
 from service.authenticator import Authenticator
 from service.limits import RequestLimits
@@ -191,7 +191,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     app.state.request_models = models
     install_problem_handlers(app)
     install_problem_openapi(app)
-    for router in (users.build_router(models), admin.router, schemes.router, health.router):
+    for router in (users.build_router(models), factors.build_router(models), admin.router, schemes.router, health.router):
         app.include_router(router)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error

@@ -9,6 +9,12 @@ report. Verify: sample (+ PIN) → decode → hash → constant-time compare (ar
 Through a feature pipeline (:mod:`service.pipelines`) the raw embeddings are turned into the
 pipeline sketch's secret (enrolment) or sample (verification) first; the rest is the same.
 
+Key release and PIN change run the same verification and, only on success, derive the key
+(``sketchauth.enrolment.key_from_message``: argon2id of the recovered secret's message with the
+enrolment's key salt and the context as associated data) or re-mix the stored cascade under the
+new PIN (``MixedSketch.rekey``) and hash the new secret. The recovered message never leaves
+this module.
+
 Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
 Unknown users cost the same argon2 work: :meth:`Authenticator.dummy_verify` verifies against a
 hash made at start-up with the current profile, so timing does not reveal who is enrolled.
@@ -26,8 +32,9 @@ import argon2
 
 from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
-from sketchauth.enrolment import Enrolment, enrol, hasher, secret_message
+from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
 from sketchauth.errors import DecodeError
+from sketchauth.mixing import ExactKey, MixedSketch
 from sketchauth.sketches.base import SecureSketch
 
 if TYPE_CHECKING:
@@ -45,8 +52,13 @@ _NO_CANDIDATE = b"\x00sketchauth/no-candidate"
 @dataclass(frozen=True, slots=True)
 class Verification:
     verified: bool
-    #: A fresh hash with the current profile when the stored one needs re-hashing.
+    #: A fresh hash with the current profile when the stored one needs re-hashing; after a PIN
+    #: change, the hash of the secret under the new PIN.
     new_hash: str | None = None
+    #: Key release: the derived key (only when ``verified``). Returned to the caller, never stored.
+    key: bytes | None = None
+    #: PIN change: the stored cascade's helper data re-mixed under the new PIN.
+    new_helper: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +118,34 @@ class Authenticator:
 
     # -- verification ------------------------------------------------------------------------------
     def verify(
-        self, record: UserRecord, sample: Any, pin: str | None, *, pipeline: Pipeline | None = None
+        self,
+        record: UserRecord,
+        sample: Any,
+        pin: str | None,
+        *,
+        pipeline: Pipeline | None = None,
+        key_context: bytes | None = None,
+        key_params: str | None = None,
+        new_pin: str | None = None,
     ) -> Verification:
-        """One verification; see :meth:`_verify`. Waits for a hashing slot first."""
-        with self._slots:
-            return self._verify(record, sample, pin, pipeline)
+        """One verification; see :meth:`_verify`. Waits for a hashing slot first.
 
-    def _verify(self, record: UserRecord, sample: Any, pin: str | None, pipeline: Pipeline | None = None) -> Verification:
+        With ``key_context`` (and the record's ``key_params``) a success also carries the
+        released key; with ``new_pin`` it carries the helper data and hash under the new PIN.
+        """
+        with self._slots:
+            return self._verify(record, sample, pin, pipeline, key_context, key_params, new_pin)
+
+    def _verify(
+        self,
+        record: UserRecord,
+        sample: Any,
+        pin: str | None,
+        pipeline: Pipeline | None = None,
+        key_context: bytes | None = None,
+        key_params: str | None = None,
+        new_pin: str | None = None,
+    ) -> Verification:
         """One verification; every failure cause is the same ``verified=False``.
 
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
@@ -143,8 +176,30 @@ class Authenticator:
             self.hasher.verify(record.secret_hash, message)
         except argon2.exceptions.VerificationError:
             return Verification(False)
-        new_hash = self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
-        return Verification(True, new_hash)
+        if key_context is not None:
+            if key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
+                raise ValueError("key release needs the record's key parameters")
+            return Verification(True, self._rehash(record, message), key=key_from_message(message, key_params, key_context))
+        if new_pin is not None:
+            return self._rekeyed(record, sketch, candidate, pin, new_pin)
+        return Verification(True, self._rehash(record, message))
+
+    def _rehash(self, record: UserRecord, message: bytes) -> str | None:
+        return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
+
+    def _rekeyed(self, record: UserRecord, sketch: SecureSketch, candidate: Any, pin: str | None, new_pin: str) -> Verification:
+        """The verified mixed sketch re-mixed under ``new_pin`` (its one exact key), and the new secret's hash."""
+        exact = [i for i, c in enumerate(getattr(sketch, "components", ())) if isinstance(c, ExactKey)]
+        if not isinstance(sketch, MixedSketch) or pin is None or len(exact) != 1:  # has_pin records hold one PIN
+            return Verification(False)
+        helper = sketch.rekey(record.helper, exact[0], pin, new_pin)
+        secret = list(candidate)
+        secret[exact[0]] = new_pin
+        return Verification(True, self.hasher.hash(secret_message(sketch, secret)), new_helper=helper)
+
+    def key_params(self) -> str:
+        """Fresh key-release parameters with this service's argon2 profile (costs and a new salt)."""
+        return new_key_params(self.hasher)
 
     def dummy_verify(self, *, with_pin: bool = False) -> bool:
         """The argon2 work of one failed verification, for users who are not enrolled.

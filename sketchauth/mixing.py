@@ -569,6 +569,38 @@ class MixedSketch(SecureSketch):
                 keys[index] = self._key(index, recovered[index], randomness)
         return recovered
 
+    def rekey(self, helper: bytes, index: int, old_secret: Any, new_secret: Any) -> bytes:
+        """The helper with exact key ``index`` (a PIN or password) changed, no biometric needed.
+
+        Mixing is invertible with the key (``g(f(S, K, R_f), K) = S``): every sketch the old key
+        mixed is unmixed with ``K_old = argon2id(old, salt)`` and mixed again with
+        ``K_new = argon2id(new, salt')`` under a fresh salt and fresh nonces (from
+        :mod:`secrets`), so nothing of the old key's pads survives. The other components and the
+        sketches' own randomness are unchanged. A wrong ``old_secret`` cannot be detected here
+        (every key unmixes to a valid sketch): the caller must have verified it first, e.g. by
+        a successful verification with it; otherwise the result is a sketch no sample decodes.
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.components):
+            raise ParameterError(f"index must be a component index 0..{len(self.components) - 1}")
+        component = self.components[index]
+        if not isinstance(component, ExactKey):
+            raise ParameterError(f"component {index} is not an exact key (PIN or password): it cannot be changed alone")
+        old, new = component.check_secret(old_secret), component.check_secret(new_secret)
+        stored, r = self._unpack(self.payload(helper))
+        salt = _secrets.token_bytes(SALT_BYTES)
+        old_key = component.derive_key(old, r.salts[index])  # type: ignore[arg-type]
+        new_key = component.derive_key(new, salt)
+        nonces, salts = list(r.nonces), list(r.salts)
+        salts[index] = salt
+        for child, parent in self.parent.items():
+            if parent != index:
+                continue
+            sketch = self.components[child].sketch  # type: ignore[union-attr]
+            clear = unmix_helper(sketch, stored[child], old_key, r.nonces[child], domain=child)  # type: ignore[arg-type]
+            nonces[child] = _secrets.token_bytes(NONCE_BYTES)
+            stored[child] = mix_helper(sketch, clear, new_key, nonces[child], domain=child)  # type: ignore[arg-type]
+        return self._wrap(self._pack(stored, MixRandomness(r.inner, tuple(nonces), tuple(salts), r.seeds)))
+
     # -- payload format ------------------------------------------------------------------------------
     def _pack(self, stored: list[bytes | None], r: MixRandomness) -> bytes:
         out = []

@@ -24,6 +24,7 @@ from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ApiKey, ServiceState, State
+from service.authenticator import Verification
 from service.limits import USER_ID_MAX_LENGTH
 from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut, VerificationResponse
 from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
@@ -108,8 +109,8 @@ def build_router(models: RequestModels) -> APIRouter:
     async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> VerificationResponse:
         # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
         # stays off the event loop and the request pays for one thread hand-off, not three.
-        verified = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin)
-        return VerificationResponse(verified=verified)
+        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin)
+        return VerificationResponse(verified=outcome.verified)
 
     @router.get(
         "/{user_id}/report",
@@ -156,6 +157,7 @@ async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: Re
         params=result.stored.params(),
         helper=result.enrolment.helper,
         secret_hash=result.enrolment.secret_hash,
+        key_params=result.enrolment.key_params,
         report=report,
         has_pin=pin is not None,
     )
@@ -205,6 +207,7 @@ async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: 
         params=result.stored.params(),
         helper=result.enrolment.helper,
         secret_hash=result.enrolment.secret_hash,
+        key_params=result.enrolment.key_params,
         report=report,
         has_pin=has_pin,
         pipeline=loaded.name,
@@ -223,8 +226,20 @@ async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: 
     )
 
 
-def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | None) -> bool:
+def _attempt(
+    state: ServiceState,
+    user_id: str,
+    sample: list[Any],
+    pin: str | None,
+    *,
+    key_context: bytes | None = None,
+    new_pin: str | None = None,
+) -> Verification:
     """One verification attempt, throttled and counted (runs in a worker thread).
+
+    Key release (``key_context``) and PIN change (``new_pin``) are verifications too: the same
+    claim, the same work and the same answer for every failure; only a success differs (the key
+    is returned, or the helper data and hash under the new PIN replace the old ones).
 
     The attempt is counted as a failure (atomically, in the store) before any decode or hash
     work: concurrent attempts cannot all slip past the lockout check, and a client that hangs up
@@ -242,22 +257,36 @@ def _attempt(state: ServiceState, user_id: str, sample: list[Any], pin: str | No
         return _unknown_user(state, pin)
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
+    key_params = record.key_params
+    if key_context is not None and key_params is None:  # enrolled before key release: public salt, set once
+        key_params = state.store.ensure_key_params(user_id, state.authenticator.key_params())
+        if key_params is None:  # revoked since the claim
+            state.store.settle_failure(user_id, claim, state.clock())
+            return _unknown_user(state, pin)
     try:
-        outcome = state.authenticator.verify(record, sample, pin, pipeline=pipeline)
+        outcome = state.authenticator.verify(
+            record, sample, pin, pipeline=pipeline, key_context=key_context, key_params=key_params, new_pin=new_pin
+        )
     except SampleError as exc:
         state.store.settle_failure(user_id, claim, state.clock())
         raise _invalid(exc) from None
-    if outcome.verified:
-        state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
-    else:
+    if not outcome.verified:
         state.store.settle_failure(user_id, claim, state.clock())
-    return outcome.verified
+    elif outcome.new_helper is not None:
+        changed = state.store.change_pin(
+            user_id, state.clock(), old_hash=record.secret_hash, helper=outcome.new_helper, secret_hash=outcome.new_hash or ""
+        )
+        if not changed:
+            raise ProblemError(409, "enrolment-changed", "the enrolment was replaced or revoked during the PIN change; nothing was changed")
+    else:
+        state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
+    return outcome
 
 
-def _unknown_user(state: ServiceState, pin: str | None) -> bool:
-    """``False`` after the argon2 work a failed attempt of an enrolled user costs."""
+def _unknown_user(state: ServiceState, pin: str | None) -> Verification:
+    """A failure after the argon2 work a failed attempt of an enrolled user costs."""
     state.authenticator.dummy_verify(with_pin=pin is not None)
-    return False
+    return Verification(False)
 
 
 def _refusal(refused: AttemptRefused, now: float) -> ProblemError:

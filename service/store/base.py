@@ -38,7 +38,10 @@ __all__ = [
 
 #: Every event the audit table can hold.
 AUDIT_EVENTS = frozenset(
-    {"enrol", "re-enrol", "attempt", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset"}
+    {
+        "enrol", "re-enrol", "attempt", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset",
+        "pin-change",
+    }
 )
 
 
@@ -91,6 +94,8 @@ class NewEnrolment:
     #: The server-side feature pipeline enrolled through (name and ``Pipeline.fingerprint``).
     pipeline: str | None = None
     pipeline_sha256: str | None = None
+    #: Public key-release parameters (``sketchauth.enrolment.new_key_params``): argon2id costs, salt.
+    key_params: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +115,8 @@ class UserRecord:
     enrolled_at: float
     pipeline: str | None = None
     pipeline_sha256: str | None = None
+    #: ``None`` for an enrolment made before key release: :meth:`Store.ensure_key_params` sets it.
+    key_params: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +193,19 @@ class Store(ABC):
         """Reset the failure count, wait and disabled flag if the hash is still ``old_hash`` (the
         enrolment the attempt verified against); with ``new_hash``, also replace the hash and
         erase the old one's remnants."""
+
+    @abstractmethod
+    def change_pin(self, user_id: str, now: float, *, old_hash: str, helper: bytes, secret_hash: str) -> bool:
+        """After a successful verification: clear the throttling state (``verify-ok``) and replace
+        the helper data and hash with those of the new PIN (``pin-change``), in one transaction,
+        if the hash is still ``old_hash``; then erase the old record's remnants. False (nothing
+        written) if the enrolment was revoked or replaced meanwhile."""
+
+    @abstractmethod
+    def ensure_key_params(self, user_id: str, key_params: str) -> str | None:
+        """The user's key-release parameters, setting them to ``key_params`` if there are none
+        yet (an enrolment made before key release); ``None`` if the user is not enrolled. Of
+        concurrent first uses, the first to commit wins and every caller gets its value."""
 
     @abstractmethod
     def revoke(self, user_id: str, now: float) -> None:

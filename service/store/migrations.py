@@ -68,6 +68,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE users ADD COLUMN pipeline_sha256 TEXT",
         ),
     ),
+    Migration(
+        3,
+        "users.key_params: public argon2id costs and salt of key release (NULL for older enrolments: set at first use)",
+        ("ALTER TABLE users ADD COLUMN key_params TEXT",),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

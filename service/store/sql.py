@@ -22,7 +22,9 @@ them, each with its own row. Replaying a user's rows therefore reproduces the st
 * ``lock``: a wait of ``lockout_seconds`` from the row's time (only when that is positive);
 * ``disable``: the biometric is disabled (at exactly ``disable_threshold`` failures);
 * ``verify-ok``, ``reset``, ``enrol``, ``re-enrol``: failures, wait and disabled flag cleared;
-* ``verify-fail`` (the outcome of a claimed attempt), ``rehash``, ``revoke``: no throttling change.
+* ``verify-fail`` (the outcome of a claimed attempt), ``rehash``, ``revoke``: no throttling change;
+* ``pin-change``: right after the ``verify-ok`` of the attempt that authorised it, the helper data
+  and hash were replaced by those under the new PIN (no throttling change).
 
 Remnants: after a change that removes or overwrites helper data or a hash (revocation, a
 replacing enrolment, a re-hash) :meth:`SqlStore._erase_remnants` runs; SQLite uses it to
@@ -56,7 +58,7 @@ __all__ = ["SqlStore"]
 
 _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
-    "pipeline, pipeline_sha256"
+    "pipeline, pipeline_sha256, key_params"
 )
 
 _COUNT_FAILURE = """
@@ -75,14 +77,15 @@ _CLAIM_ATTEMPT = _COUNT_FAILURE.replace(
 
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?, ?)
 ON CONFLICT (user_id) DO NOTHING
 RETURNING user_id"""
 
 # A replacing enrolment: new public data and hash, throttling state cleared (same value order).
 _REPLACE_USER = """
 UPDATE users SET scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?,
-    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = ?, pipeline = ?, pipeline_sha256 = ?
+    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = ?, pipeline = ?, pipeline_sha256 = ?,
+    key_params = ?
 WHERE user_id = ?
 RETURNING user_id"""
 
@@ -189,7 +192,7 @@ class SqlStore(Store):
     def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
         params, report = json.dumps(record.params, sort_keys=True), json.dumps(record.report, sort_keys=True)
         columns = (record.scheme, params, record.helper, record.secret_hash, report, record.has_pin)
-        pipeline = (record.pipeline, record.pipeline_sha256)
+        pipeline = (record.pipeline, record.pipeline_sha256, record.key_params)
         insert = (record.user_id, *columns, now, *pipeline)
         with self._transaction() as cur:
             if replace:
@@ -278,6 +281,26 @@ class SqlStore(Store):
         if new_hash is not None:
             self._erase_remnants()
 
+    def change_pin(self, user_id: str, now: float, *, old_hash: str, helper: bytes, secret_hash: str) -> bool:
+        with self._transaction() as cur:
+            row = self._run(
+                cur,
+                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, helper = ?, secret_hash = ? "
+                "WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
+                (helper, secret_hash, user_id, old_hash),
+            ).fetchone()
+            if row is None:
+                return False
+            self._audit(cur, user_id, ["verify-ok", "pin-change"], now)
+        self._erase_remnants()
+        return True
+
+    def ensure_key_params(self, user_id: str, key_params: str) -> str | None:
+        with self._transaction() as cur:
+            self._run(cur, "UPDATE users SET key_params = ? WHERE user_id = ? AND key_params IS NULL", (key_params, user_id))
+            row = self._run(cur, "SELECT key_params FROM users WHERE user_id = ?", (user_id,)).fetchone()
+        return None if row is None else row[0]
+
     def revoke(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
             self._lock_user(cur, user_id)
@@ -334,4 +357,5 @@ def _user(row: tuple[Any, ...]) -> UserRecord:
         enrolled_at=float(row[10]),
         pipeline=row[11],
         pipeline_sha256=row[12],
+        key_params=row[13],
     )

@@ -337,6 +337,22 @@ def test_pin_with_a_pipeline(api: TestClient, fitted: Fitted) -> None:
     assert _verify(api, fitted.impostor, pin=PIN).json() == {"verified": False}
 
 
+def test_key_release_and_pin_change_through_a_pipeline(api: TestClient, fitted: Fitted) -> None:
+    assert _enrol(api, "interval", fitted.person[:1], pin=PIN).status_code == 201
+
+    def post(route: str, sample: Any, **extra: Any) -> Any:
+        body = {"sample": np.asarray(sample).tolist(), **extra}
+        return api.post(f"/v1/users/alice/{route}", headers=AUTH, json=body).json()
+
+    key = post("key", fitted.person[1], pin=PIN, context="app")["key"]
+    assert post("key", fitted.person[2], pin=PIN, context="app")["key"] == key
+    assert post("key", fitted.impostor, pin=PIN, context="app") == {"verified": False}
+    assert post("pin", fitted.person[1], pin=PIN, new_pin="4711-0816") == {"verified": True}
+    assert _verify(api, fitted.person[1], pin=PIN).json() == {"verified": False}
+    assert _verify(api, fitted.person[2], pin="4711-0816").json() == {"verified": True}
+    assert post("key", fitted.person[1], pin="4711-0816", context="app")["key"] not in (None, key)
+
+
 def test_pin_on_an_unmixable_pipeline_sketch_is_a_clear_422(api: TestClient, fitted: Fitted) -> None:
     # PinSketch with t = 57 over GF(2^10): its syndromes are not independent, so the library
     # refuses format-preserving mixing; the service passes the reason on, stores nothing.

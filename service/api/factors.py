@@ -1,0 +1,129 @@
+"""``/v1/users/{user_id}/key`` and ``/v1/users/{user_id}/pin``: key release and PIN change.
+
+Both are verifications (:func:`service.api.users._attempt`): the attempt is claimed and counted
+toward throttling before any work, every failure — unknown user, far sample, wrong or missing
+PIN, malformed sample — gets the answer a failed verification gets, and ``429``/``423`` refuse
+them exactly as they refuse verifications.
+
+Key release (Fang's thesis §7.1: the recovered secret "can be used in standard cryptographic
+applications"): ``{"sample", "pin"?, "context"}`` → ``{"verified": true, "key": "<base64url>"}``,
+32 bytes ``argon2id(recovered secret, per-enrolment key salt, associated data = context)``
+(``sketchauth.enrolment.key_from_message``). The same for every genuine sample and across
+restarts and replicas, independent per context; never stored or logged; sent with
+``Cache-Control: no-store``. Its strength is that of the secret it comes from: at most the
+residual min-entropy the stored entropy report gives (``GET /v1/users/{id}/report``), however
+long the key; argon2id only slows each offline guess. Enrolments made before key release get
+their public key salt at their first key request.
+
+PIN change: ``{"sample", "pin", "new_pin"}`` → ``{"verified": true}`` once the stored cascade
+is re-mixed under the new PIN (``MixedSketch.rekey``: unmixed with the old PIN's key, re-mixed
+with the new one's under a fresh salt) and the new secret hashed, in one transaction audited
+``verify-ok`` + ``pin-change``; the old helper data and hash are then erased as after a
+replacing enrolment. Keys released before the change are not released after it (the PIN is
+part of the secret they come from).
+"""
+
+import base64
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Response
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
+from starlette.concurrency import run_in_threadpool
+
+from service.api.deps import ApiKey, State
+from service.api.users import UserId, _attempt
+from service.problems import json_body_only, problem_doc
+from service.requests import Number, Pin, RequestModels
+
+__all__ = ["build_router", "KeyResponse", "PinChangeResponse", "CONTEXT_PATTERN"]
+
+#: A context names the key's use (an application and version), not data: printable, no spaces.
+CONTEXT_PATTERN = r"^[A-Za-z0-9._:/@+\-]{1,128}$"
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: problem_doc("malformed JSON"),
+    401: problem_doc("missing or invalid API key"),
+    409: problem_doc(
+        "pipeline-changed: the feature pipeline of the enrolment changed since (nothing counted); "
+        "enrolment-changed: the enrolment was replaced or revoked during a PIN change"
+    ),
+    413: problem_doc("request body too large"),
+    415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
+    422: problem_doc("invalid request: types, context, sample shape or range (a counted failed attempt)"),
+    423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
+    429: problem_doc("too many failures: wait Retry-After seconds"),
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KeyResponse(BaseModel):
+    verified: bool
+    key: str | None = Field(None, description="32 bytes, unpadded base64url; present only when verified")
+
+
+class PinChangeResponse(BaseModel):
+    verified: bool = Field(description="true: the PIN was changed; false: nothing changed (a counted failure)")
+
+
+def _sample(models: RequestModels) -> Any:
+    return Annotated[
+        list[Number],
+        Field(
+            min_length=1,
+            max_length=models.limits.max_sample_length,
+            description="the sample, of the kind the user enrolled with (as for verification)",
+        ),
+    ]
+
+
+def build_router(models: RequestModels) -> APIRouter:
+    """The key-release and PIN-change routes with ``models``' sample limits."""
+    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_RESPONSES)
+    sample = (_sample(models), ...)
+    KeyRequest = create_model(  # noqa: N806 - a per-app model class
+        "KeyRequest",
+        __base__=_Strict,
+        sample=sample,
+        pin=(Pin | None, None),
+        context=(
+            Annotated[StrictStr, Field(pattern=CONTEXT_PATTERN)],
+            Field(description="what the key is for, e.g. 'com.example.backup/v1': one independent key per context"),
+        ),
+    )
+    PinChangeRequest = create_model(  # noqa: N806 - a per-app model class
+        "PinChangeRequest", __base__=_Strict, sample=sample, pin=(Pin, ...), new_pin=(Pin, ...)
+    )
+
+    @router.post(
+        "/{user_id}/key",
+        response_model=KeyResponse,
+        response_model_exclude_none=True,
+        dependencies=[json_body_only],
+        summary="Release the user's key for a context after a genuine verification",
+    )
+    async def release_key(
+        user_id: UserId, body: Annotated[KeyRequest, Body()], state: State, response: Response  # type: ignore[valid-type]
+    ) -> KeyResponse:
+        context = body.context.encode("ascii")
+        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, key_context=context)
+        response.headers["Cache-Control"] = "no-store"
+        if not outcome.verified or outcome.key is None:
+            return KeyResponse(verified=False)
+        return KeyResponse(verified=True, key=base64.urlsafe_b64encode(outcome.key).rstrip(b"=").decode())
+
+    @router.post(
+        "/{user_id}/pin",
+        response_model=PinChangeResponse,
+        dependencies=[json_body_only],
+        summary="Change the PIN after a genuine verification, without a new capture",
+    )
+    async def change_pin(
+        user_id: UserId, body: Annotated[PinChangeRequest, Body()], state: State  # type: ignore[valid-type]
+    ) -> PinChangeResponse:
+        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, new_pin=body.new_pin)
+        return PinChangeResponse(verified=outcome.verified)
+
+    return router
