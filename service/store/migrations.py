@@ -68,6 +68,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE users ADD COLUMN pipeline_sha256 TEXT",
         ),
     ),
+    Migration(
+        3,
+        "probes: throttling state of verification attempts against user ids with no enrolment",
+        (
+            """CREATE TABLE probes (
+                user_id TEXT PRIMARY KEY,
+                failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0),
+                locked_until {float} NOT NULL DEFAULT 0,
+                disabled {bool} NOT NULL DEFAULT FALSE
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
