@@ -4,8 +4,10 @@ Building the app loads the feature pipelines of ``settings.pipelines_dir`` once 
 :class:`~service.settings.SettingsError`: the service does not start). The lifespan opens the
 store named by ``settings.database_url``, applies migrations, makes the argon2 dummy hash and
 warms every offered scheme and pipeline (imports, field tables, compiled code) so the first
-request is not slow. A pure-ASGI guard rejects bodies over ``max_body_bytes`` with 413
-before they are parsed, whether or not the client sent ``Content-Length``.
+request is not slow. A pure-ASGI guard (:mod:`service.bodies`) reads every body before it is
+parsed, whether or not the client sent ``Content-Length``: over ``max_body_bytes`` is 413, not
+received within ``body_timeout_seconds`` 408, a JSON body not in UTF-8 400, one repeating a
+member name 422.
 
 Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:app_from_env``.
 """
@@ -28,6 +30,7 @@ import sketchauth
 from service.api import admin, factors, health, schemes, users
 from service.api.deps import ServiceState
 from service.authenticator import Authenticator
+from service.bodies import BodySizeLimit, ProblemHTTPProtocol
 from service.limits import RequestLimits
 from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, install_problem_openapi, problem_response
@@ -39,58 +42,6 @@ from service.store import LockoutPolicy, Store, open_store
 __all__ = ["create_app", "app_from_env", "run_server", "BodySizeLimit", "ContainErrors"]
 
 log = logging.getLogger("sketchauth.service")
-
-
-class BodySizeLimit:
-    """ASGI middleware: 413 problem+json for request bodies larger than ``limit`` bytes.
-
-    The body is read (at most ``limit + 1`` bytes of it) before the app runs and then replayed,
-    so the check holds for chunked bodies without ``Content-Length`` too, and the app never sees
-    a partial body.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
-                await self._reject(scope, receive, send)
-                return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away mid-body: nothing to answer
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.limit:
-                await self._reject(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(
-            413, "body-too-large", f"request body exceeds {self.limit} bytes", instance=scope.get("path")
-        )
-        await response(scope, receive, send)
 
 
 class ContainErrors:
@@ -193,7 +144,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     install_problem_openapi(app)
     for router in (users.build_router(models), factors.build_router(models), admin.router, schemes.router, health.router):
         app.include_router(router)
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
     return app
 
@@ -234,6 +185,7 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         workers=settings.workers,
         log_level=log_level,
         access_log=access_log,
+        http=ProblemHTTPProtocol,  # the parser's own 400s (bad framing) as problem+json
     )
     server = uvicorn.Server(config)
     if settings.workers == 1:

@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     lockout_seconds: int = Field(30, ge=0, description="wait after each further failure in seconds, an integer >= 0")
     disable_threshold: int = Field(50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1")
     max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
+    body_timeout_seconds: float = Field(
+        5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
+    )
     max_sample_length: int = Field(
         DEFAULT_MAX_SAMPLE_LENGTH,
         ge=MIN_SAMPLE_LENGTH_SETTING,

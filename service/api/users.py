@@ -1,9 +1,13 @@
 """``/v1/users/{user_id}``: enrol, verify, read the entropy report, revoke.
 
 Verification answers ``200 {"verified": false}`` alike for an unknown user, a far sample, a
-wrong PIN and a missing PIN, after the same argon2 work. Throttling (NIST SP 800-63B-4): while a
-wait imposed after repeated failures runs, ``429`` with ``Retry-After``; once the biometric is
-disabled, ``423`` until re-enrolment or an admin reset.
+sample that does not fit the enrolment (wrong dimension or range), a wrong PIN and a missing PIN,
+after the same argon2 work and the same store round trips, each a counted failure. Throttling
+(NIST SP 800-63B-4): while a wait imposed after repeated failures runs, ``429`` with
+``Retry-After``; once the biometric is disabled, ``423`` until re-enrolment or an admin reset.
+User ids with no enrolment are counted and throttled the same way, so no answer (status, body,
+headers) tells whether an id is enrolled. Only request errors that do not depend on the user
+(malformed JSON, wrong types, over the published limits) are ``4xx`` before any counting.
 
 The request bodies are the app's own models (:mod:`service.requests`): the enrolment body is a
 union discriminated by ``scheme`` carrying each scheme's parameter model, and every size limit
@@ -243,36 +247,54 @@ def _attempt(
 
     The attempt is counted as a failure (atomically, in the store) before any decode or hash
     work: concurrent attempts cannot all slip past the lockout check, and a client that hangs up
-    mid-request has still spent its attempt. A success resets the count; anything else, a
-    malformed sample (422) included, stays a counted failure: giving an attempt back could undo
-    a wait or a disable that concurrent attempts had imposed (and audited) meanwhile.
+    mid-request has still spent its attempt. A success resets the count; anything else stays a
+    counted failure: giving an attempt back could undo a wait or a disable that concurrent
+    attempts had imposed (and audited) meanwhile.
+
+    No answer tells whether ``user_id`` is enrolled: an id with no enrolment is claimed and
+    counted in the store like an enrolled one (:meth:`~service.store.Store.claim_probe`: the same
+    ``429`` and ``423`` at the same counts, the same store round trips), and a sample that does
+    not fit the enrolment (wrong dimension, a value out of range: the enrolment's parameters
+    decide, so the answer would reveal them and the enrolment) is a failed attempt,
+    ``{"verified": false}`` after the same argon2 work as any other failure.
     """
     record = state.store.get(user_id)
-    if record is None:
-        return _unknown_user(state, pin)
-    pipeline = None if record.pipeline is None else _enrolled_pipeline(state, record).pipeline
+    pipeline = None if record is None or record.pipeline is None else _enrolled_pipeline(state, record).pipeline
     try:
-        claim = state.store.claim_attempt(user_id, state.policy, state.clock())
-    except UserNotFound:  # revoked since the read
-        return _unknown_user(state, pin)
+        if record is not None:
+            try:
+                claim = state.store.claim_attempt(user_id, state.policy, state.clock())
+            except UserNotFound:  # revoked since the read: from here on an unknown id
+                record = None
+        if record is None:
+            claim = state.store.claim_probe(user_id, state.policy, state.clock())
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
+    if record is None:
+        _decoy_attempt(state, sample, pin)
+        state.store.settle_failure(user_id, claim, state.clock())
+        return Verification(False)
+    state.authenticator.remember(record)
     key_params = record.key_params
     if key_context is not None and key_params is None:  # enrolled before key release: public salt, set once
         key_params = state.store.ensure_key_params(user_id, state.authenticator.key_params())
         if key_params is None:  # revoked since the claim
+            state.authenticator.dummy_verify(with_pin=pin is not None)
             state.store.settle_failure(user_id, claim, state.clock())
-            return _unknown_user(state, pin)
+            return Verification(False)
     try:
-        outcome = state.authenticator.verify(
+        outcome: Verification | None = state.authenticator.verify(
             record, sample, pin, pipeline=pipeline, key_context=key_context, key_params=key_params, new_pin=new_pin
         )
-    except SampleError as exc:
+    except SampleError:
+        # A sample of the wrong shape or range for this enrolment: a failed attempt like any
+        # other, after the argon2 work of one (that of an unknown id with the same request).
+        state.authenticator.dummy_verify(with_pin=pin is not None)
+        outcome = None
+    if outcome is None or not outcome.verified:
         state.store.settle_failure(user_id, claim, state.clock())
-        raise _invalid(exc) from None
-    if not outcome.verified:
-        state.store.settle_failure(user_id, claim, state.clock())
-    elif outcome.new_helper is not None:
+        return Verification(False)
+    if outcome.new_helper is not None:
         changed = state.store.change_pin(
             user_id, state.clock(), old_hash=record.secret_hash, helper=outcome.new_helper, secret_hash=outcome.new_hash or ""
         )
@@ -283,10 +305,24 @@ def _attempt(
     return outcome
 
 
-def _unknown_user(state: ServiceState, pin: str | None) -> Verification:
-    """A failure after the argon2 work a failed attempt of an enrolled user costs."""
-    state.authenticator.dummy_verify(with_pin=pin is not None)
-    return Verification(False)
+def _decoy_attempt(state: ServiceState, sample: list[Any], pin: str | None) -> None:
+    """The work of a failed attempt, for a user id with no enrolment: decode and hash ``sample``
+    against the authenticator's decoy enrolment (another user's, its outcome ignored), else
+    (no decoy yet, or the sample does not fit it) the argon2 work of a failure."""
+    decoy = state.authenticator.decoy
+    pipeline = None
+    if decoy is not None and decoy.pipeline is not None:
+        try:
+            pipeline = _enrolled_pipeline(state, decoy).pipeline
+        except ProblemError:
+            decoy = None
+    if decoy is None:
+        state.authenticator.dummy_verify(with_pin=pin is not None)
+        return
+    try:
+        state.authenticator.verify(decoy, sample, pin, pipeline=pipeline)
+    except SampleError:
+        state.authenticator.dummy_verify(with_pin=pin is not None)
 
 
 def _refusal(refused: AttemptRefused, now: float) -> ProblemError:

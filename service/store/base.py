@@ -185,6 +185,16 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def claim_probe(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        """:meth:`claim_attempt` for a user id with no enrolment: the same count, policy, refusals
+        and audit rows, kept on the id's own throttling row (created at its first attempt).
+
+        An unknown id must be indistinguishable from an enrolled one whose sample is wrong:
+        the same answers (``429`` and ``423`` included, at the same counts) after the same store
+        round trips. The row is deleted when the id is enrolled or revoked.
+        """
+
+    @abstractmethod
     def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
         """Audit that a claimed attempt failed (``verify-fail``); its count was taken by the claim."""
 

@@ -73,6 +73,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "users.key_params: public argon2id costs and salt of key release (NULL for older enrolments: set at first use)",
         ("ALTER TABLE users ADD COLUMN key_params TEXT",),
     ),
+    Migration(
+        4,
+        "probes: throttling state of verification attempts against user ids with no enrolment",
+        (
+            """CREATE TABLE probes (
+                user_id TEXT PRIMARY KEY,
+                failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0),
+                locked_until {float} NOT NULL DEFAULT 0,
+                disabled {bool} NOT NULL DEFAULT FALSE
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

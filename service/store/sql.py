@@ -22,9 +22,16 @@ them, each with its own row. Replaying a user's rows therefore reproduces the st
 * ``lock``: a wait of ``lockout_seconds`` from the row's time (only when that is positive);
 * ``disable``: the biometric is disabled (at exactly ``disable_threshold`` failures);
 * ``verify-ok``, ``reset``, ``enrol``, ``re-enrol``: failures, wait and disabled flag cleared;
-* ``verify-fail`` (the outcome of a claimed attempt), ``rehash``, ``revoke``: no throttling change;
+* ``verify-fail`` (the outcome of a claimed attempt), ``rehash``: no throttling change;
+* ``revoke``: the enrolment and every throttling state of the id are gone;
 * ``pin-change``: right after the ``verify-ok`` of the attempt that authorised it, the helper data
   and hash were replaced by those under the new PIN (no throttling change).
+
+User ids with no enrolment: a verification against one is claimed and counted like any other
+(:meth:`SqlStore.claim_probe`), on the id's row of ``probes`` instead of ``users``, with the same
+audit rows (``attempt``, ``lock``, ``disable``, ``verify-fail``): an unknown id is throttled and
+answered exactly like an enrolled one, after the same store round trips. Enrolling the id
+deletes its ``probes`` row (the ``enrol`` row clears the state, as the grammar says).
 
 Remnants: after a change that removes or overwrites helper data or a hash (revocation, a
 replacing enrolment, a re-hash) :meth:`SqlStore._erase_remnants` runs; SQLite uses it to
@@ -74,6 +81,19 @@ RETURNING failures, locked_until, disabled"""
 _CLAIM_ATTEMPT = _COUNT_FAILURE.replace(
     "WHERE user_id = ?", "WHERE user_id = ? AND disabled = FALSE AND locked_until <= ?"
 )
+
+# The claim of an attempt against a user id with no enrolment: the same counting and the same
+# policy on the id's row of ``probes`` (created at its first attempt), so that such an id is
+# throttled exactly like an enrolled one and the request makes the same store round trips.
+_CLAIM_PROBE = """
+INSERT INTO probes (user_id, failures, locked_until, disabled)
+VALUES (?, 1, CASE WHEN ? AND 1 >= ? THEN ? ELSE 0 END, 1 >= ?)
+ON CONFLICT (user_id) DO UPDATE SET
+    failures = probes.failures + 1,
+    locked_until = CASE WHEN ? AND probes.failures + 1 >= ? THEN ? ELSE probes.locked_until END,
+    disabled = CASE WHEN probes.failures + 1 >= ? THEN TRUE ELSE probes.disabled END
+WHERE probes.disabled = FALSE AND probes.locked_until <= ?
+RETURNING failures, locked_until, disabled"""
 
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
@@ -198,6 +218,7 @@ class SqlStore(Store):
             if replace:
                 self._lock_user(cur, record.user_id)
             replaced = self._write_enrolment(cur, insert, (*columns, now, *pipeline, record.user_id), replace)
+            self._run(cur, "DELETE FROM probes WHERE user_id = ?", (record.user_id,))
             self._audit(cur, record.user_id, ["re-enrol" if replaced else "enrol"], now)
         if replaced:
             self._erase_remnants()
@@ -258,6 +279,26 @@ class SqlStore(Store):
             self._audit(cur, user_id, state.events, now)
         return state
 
+    def claim_probe(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        with self._transaction() as cur:
+            parameters = _count_parameters(policy, now)
+            for _ in range(_ENROL_ROUNDS):
+                row = self._run(cur, _CLAIM_PROBE, (user_id, *parameters, *parameters, now)).fetchone()
+                if row is not None:
+                    break
+                # The id's row exists and refuses (a running wait, disabled): report its state,
+                # read locked so that it is current. Gone meanwhile (enrolled or revoked): again.
+                current = self._run(
+                    cur, f"SELECT locked_until, disabled FROM probes WHERE user_id = ?{self._row_lock}", (user_id,)
+                ).fetchone()
+                if current is not None:
+                    raise AttemptRefused(user_id, locked_until=float(current[0]), disabled=bool(current[1]))
+            else:
+                raise StoreError("concurrent enrolments and revocations of this user kept conflicting; retry")
+            state = _failure_state(row, policy)
+            self._audit(cur, user_id, state.events, now)
+        return state
+
     def _claim(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> Any:
         return self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
 
@@ -306,6 +347,7 @@ class SqlStore(Store):
             self._lock_user(cur, user_id)
             if self._run(cur, "DELETE FROM users WHERE user_id = ? RETURNING user_id", (user_id,)).fetchone() is None:
                 raise UserNotFound(user_id)
+            self._run(cur, "DELETE FROM probes WHERE user_id = ?", (user_id,))
             self._audit(cur, user_id, ["revoke"], now)
         self._erase_remnants()
 
