@@ -68,6 +68,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE users ADD COLUMN pipeline_sha256 TEXT",
         ),
     ),
+    Migration(
+        3,
+        "audit.client: the name of the API key on whose behalf the change was made",
+        ("ALTER TABLE audit ADD COLUMN client TEXT",),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
