@@ -13,7 +13,6 @@ thread pool, a hand-off per dependency per request for work that takes microseco
 
 from __future__ import annotations
 
-import hmac
 import math
 import time
 from collections.abc import Callable
@@ -24,7 +23,8 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.authenticator import Authenticator
-from service.credentials import ADMIN, ENROL, VERIFY, ApiKey as ConfiguredKey, FailureThrottle, KeySource, client_bucket, digest
+from service.credentials import ADMIN, ENROL, VERIFY, FailureThrottle, KeySource, client_bucket
+from service.credentials import ApiKey as ConfiguredKey
 from service.problems import ProblemError
 from service.settings import Settings
 from service.store import AUDIT_CLIENT, LockoutPolicy, Store
@@ -32,7 +32,7 @@ from service.store import AUDIT_CLIENT, LockoutPolicy, Store
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["ServiceState", "State", "ApiKey", "UserKey", "AdminKey", "key_matches"]
+__all__ = ["ServiceState", "State", "ApiKey", "UserKey", "AdminKey"]
 
 
 @dataclass(slots=True)
@@ -73,19 +73,6 @@ DEV_CLIENT = "dev-mode"
 _VERIFY_ROUTES = frozenset({"verification", "key"})
 
 
-def key_matches(presented: str, keys: tuple[str, ...]) -> bool:
-    """Constant-time membership: compares against every key whatever the outcome.
-
-    SHA-256 digests are compared, not the keys: ``compare_digest`` is constant-time only for
-    equal lengths, so comparing raw keys would let response times tell a key's length.
-    """
-    given = digest(presented)
-    matched = False
-    for key in keys:
-        matched |= hmac.compare_digest(given, digest(key))
-    return matched
-
-
 def _unauthorized(detail: str) -> ProblemError:
     return ProblemError(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
 
@@ -100,6 +87,7 @@ def _authenticate(request: Request, state: ServiceState, credentials: HTTPAuthor
     ring = state.keys.current()
     if not ring.keys and state.settings.dev_mode:
         AUDIT_CLIENT.set(DEV_CLIENT)
+        request.state.api_key = DEV_CLIENT
         return None
     address = client_bucket(request.client.host if request.client else None)
     now = time.monotonic()
