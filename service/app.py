@@ -14,6 +14,7 @@ Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:a
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import partial
 import socket
@@ -31,7 +32,9 @@ from service.api import admin, factors, health, schemes, users
 from service.api.deps import ServiceState
 from service.authenticator import Authenticator
 from service.bodies import BodySizeLimit, ProblemHTTPProtocol
+from service.credentials import FailureThrottle
 from service.limits import RequestLimits
+from service.observability import RequestLog, UserHasher, access_logger
 from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, install_problem_openapi, problem_response
 from service.requests import build_request_models
@@ -98,8 +101,12 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     # One set of request models per app: the limits, schemes and pipelines it enforces are the
     # ones its OpenAPI document and GET /v1/schemes publish.
     models = build_request_models(RequestLimits.of(settings), available_schemes(), pipelines)
-    if settings.dev_mode and not settings.api_keys:
+    keys = settings.key_source()
+    if settings.dev_mode and not keys.ring.keys:
         log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
+    weak = [key.name for key in keys.ring.keys if key.weak]
+    if weak:  # validate() lets them through in local mode only
+        log.warning("SKETCHAUTH_DEV_MODE: API keys shorter than 128 bits accepted (%s); local use only", ", ".join(weak))
     if settings.insecure_hash_profile:
         log.warning(TEST_PROFILE_WARNING)
 
@@ -120,6 +127,8 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
                 await run_in_threadpool(warm_up, spec)
             for loaded in pipelines.values():
                 await run_in_threadpool(warm_up_pipeline, loaded.pipeline)
+            if settings.access_log:
+                access_logger().info(json.dumps({"event": "settings", **settings.public_view()}, default=str))
             app.state.service = ServiceState(
                 settings=settings,
                 store=opened,
@@ -127,6 +136,8 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
                 policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
                 clock=clock,
                 pipelines=pipelines,
+                keys=keys,
+                throttle=FailureThrottle(settings.auth_failure_rate, settings.auth_failure_burst),
             )
             yield
         finally:
@@ -146,6 +157,8 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         app.include_router(router)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
+    # Outermost: logs and counts every answer, the 413s and contained 500s included.
+    app.add_middleware(RequestLog, hasher=UserHasher(settings.log_key), enabled=settings.access_log)
     return app
 
 
@@ -171,8 +184,14 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
 
     Workers are separate processes, so they read ``SKETCHAUTH_*`` again (the CLI exports its
     flags there first); ``settings`` gives the address and the number of workers.
+    ``access_log=False`` turns the JSON request log off in every worker (``SKETCHAUTH_ACCESS_LOG=0``);
+    uvicorn's own access log stays off either way, as it prints paths and so raw user ids.
     """
     import inspect
+    import os
+
+    if not access_log:
+        os.environ["SKETCHAUTH_ACCESS_LOG"] = "0"
 
     import uvicorn
     from uvicorn.supervisors import Multiprocess
@@ -184,7 +203,9 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         port=settings.port,
         workers=settings.workers,
         log_level=log_level,
-        access_log=access_log,
+        # uvicorn's access log prints paths, which hold raw user ids: the app writes its own
+        # JSON request log instead (SKETCHAUTH_ACCESS_LOG, service.observability).
+        access_log=False,
         http=ProblemHTTPProtocol,  # the parser's own 400s (bad framing) as problem+json
     )
     server = uvicorn.Server(config)

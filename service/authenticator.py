@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import argon2
 
+from service.observability import timed
 from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
@@ -170,12 +171,14 @@ class Authenticator:
         if record.has_pin:
             sample = [sample, pin]
         try:
-            candidate = sketch.decode(record.helper, sample)
+            with timed("sketchauth_decode_seconds", scheme=record.scheme):
+                candidate = sketch.decode(record.helper, sample)
         except DecodeError:
             candidate = None
         message = _NO_CANDIDATE if candidate is None else secret_message(sketch, candidate)
         try:
-            self.hasher.verify(record.secret_hash, message)
+            with timed("sketchauth_argon2_seconds"):
+                self.hasher.verify(record.secret_hash, message)
         except argon2.exceptions.VerificationError:
             return Verification(False)
         if key_context is not None:

@@ -25,6 +25,8 @@ __all__ = [
     "LimitsInfo",
     "SchemeList",
     "HealthResponse",
+    "AuditEntry",
+    "AuditTrail",
     "ProblemDetails",
 ]
 
@@ -96,6 +98,17 @@ class SchemeList(BaseModel):
     schemes: list[SchemeInfo]
     pipelines: list[PipelineInfo] = Field(default_factory=list, description="server-side feature pipelines")
     limits: LimitsInfo
+
+
+class AuditEntry(BaseModel):
+    at: float = Field(description="Unix time in seconds")
+    event: str = Field(description="enrol, re-enrol, attempt, lock, disable, verify-ok, verify-fail, rehash, reset, revoke")
+    client: str | None = Field(description="name of the API key that acted (null for rows older than key names)")
+
+
+class AuditTrail(BaseModel):
+    user_id: str
+    events: list[AuditEntry]
 
 
 class HealthResponse(BaseModel):

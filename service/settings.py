@@ -12,7 +12,8 @@ what is expected:
 * at construction, each value on its own: types, ranges (``SKETCHAUTH_LOCKOUT_SECONDS=soon`` is
   refused, as is ``SKETCHAUTH_MAX_SAMPLES=0``); an empty variable means the default;
 * :meth:`Settings.validate`, whether the service may *start*: an API key is required outside
-  local mode (``SKETCHAUTH_DEV_MODE=1``), keys of at least 6 characters, a known argon2 profile,
+  local mode (``SKETCHAUTH_DEV_MODE=1``), keys of at least 128 bits (22 base64url characters or
+  32 hexadecimal digits; shorter ones only in local mode), a readable key file, a known argon2 profile,
   the ``test`` argon2 profile only when explicitly allowed, thresholds in order, a shareable
   database URL, a plain PostgreSQL schema name.
 
@@ -22,8 +23,17 @@ Variables (defaults in brackets):
   ``:memory:``: workers would not share it) or ``postgresql://user@host:port/db``;
 * ``SKETCHAUTH_API_KEYS``: comma-separated bearer keys; the service refuses to start without one
   unless ``SKETCHAUTH_DEV_MODE=1`` (then it warns and accepts no key at all: local use only);
-* ``SKETCHAUTH_ADMIN_KEYS``: comma-separated keys that may also reset a disabled biometric
-  (``POST /v1/admin/users/{id}/reset``); admin keys are accepted wherever API keys are;
+* ``SKETCHAUTH_ADMIN_KEYS``: comma-separated keys that may also use ``/v1/admin`` (reset a
+  disabled biometric, read a user's audit trail); admin keys are accepted wherever API keys are;
+* ``SKETCHAUTH_API_KEY_FILE``: named, scoped keys, one ``name:scope1,scope2:key`` line each
+  (scopes ``enrol``, ``verify``, ``admin``), re-read when the file changes
+  (:mod:`service.credentials`); environment keys are named ``api-key-N`` / ``admin-key-N``;
+* ``SKETCHAUTH_LOG_KEY``: secret key of the keyed hash (HMAC-SHA256) that stands for user ids in
+  the request log; unset, each process draws a random one (lines correlate within a process only);
+* ``SKETCHAUTH_ACCESS_LOG`` [on]: one JSON line per request on standard error
+  (:mod:`service.observability`; ``sketchauth serve --no-access-log`` turns it off);
+* ``SKETCHAUTH_AUTH_FAILURE_RATE`` [1 per second], ``SKETCHAUTH_AUTH_FAILURE_BURST`` [10]: the
+  token bucket of failed authentications per client address (``429`` when it is empty);
 * ``SKETCHAUTH_DEV_MODE`` [off]: ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``;
 * ``SKETCHAUTH_HASH_PROFILE`` [``owasp``, :data:`sketchauth.enrolment.DEFAULT_HASH_PROFILE`]:
   a key of ``sketchauth.enrolment.HASH_PROFILES``;
@@ -51,11 +61,13 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
 
 __all__ = [
@@ -93,7 +105,7 @@ MIN_SAMPLE_LENGTH_SETTING = 8
 MAX_SAMPLE_LENGTH_CAP = 1 << 16
 
 #: Fields whose values are never quoted in an error message.
-_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url"})
+_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url", "log_key"})
 
 KeyList = Annotated[tuple[str, ...], NoDecode]
 
@@ -117,8 +129,21 @@ class Settings(BaseSettings):
     database_url: str = Field(
         DEFAULT_DATABASE_URL, repr=False, description="sqlite:///PATH or postgresql://user@host:port/db"
     )
-    api_keys: KeyList = Field((), repr=False, description="comma-separated bearer keys, at least 6 characters each")
+    api_keys: KeyList = Field((), repr=False, description="comma-separated bearer keys of at least 128 bits each")
     admin_keys: KeyList = Field((), repr=False, description="comma-separated admin keys (may also reset)")
+    api_key_file: str | None = Field(
+        None, description="file of name:scope1,scope2:key lines, re-read when it changes"
+    )
+    auth_failure_rate: float = Field(
+        1.0, gt=0, le=1000, description="failed authentications per second a client address gets back, in (0, 1000]"
+    )
+    auth_failure_burst: int = Field(
+        10, ge=1, le=10_000, description="failed authentications a client address may make at once, in [1, 10000]"
+    )
+    log_key: str | None = Field(
+        None, repr=False, description="secret key of the keyed hash of user ids in the request log"
+    )
+    access_log: bool = Field(True, description="one JSON line per request on standard error (1/0, true/false, yes/no, on/off)")
     dev_mode: bool = Field(False, description="local mode: no API key needed (1/0, true/false, yes/no, on/off)")
     hash_profile: str = Field(DEFAULT_HASH_PROFILE, description="argon2id profile name (sketchauth.enrolment.HASH_PROFILES)")
     allow_test_profile: bool = Field(
@@ -214,6 +239,23 @@ class Settings(BaseSettings):
         # held to its share would idle a core while another queues.
         return os.cpu_count() or 1
 
+    def key_source(self) -> KeySource:
+        """The API keys of the environment and the key file (:class:`SettingsError` if the file is bad)."""
+        try:
+            return KeySource(self.api_keys, self.admin_keys, self.api_key_file)
+        except KeyFileError as exc:
+            raise SettingsError(f"SKETCHAUTH_API_KEY_FILE: {exc}") from None
+
+    def public_view(self) -> dict[str, Any]:
+        """The effective settings without secrets: keys by name and scopes, the database URL without a password."""
+        values = self.model_dump(exclude={"api_keys", "admin_keys", "log_key"})
+        values["database_url"] = re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", self.database_url)
+        values["log_key"] = "set" if self.log_key else "random per process"
+        values["api_keys"] = [
+            {"name": key.name, "scopes": sorted(key.scopes)} for key in self.key_source().ring.keys
+        ]
+        return values
+
     @property
     def insecure_hash_profile(self) -> bool:
         """Whether the argon2 profile is the ``test`` one (allowed only with ``allow_test_profile``)."""
@@ -224,12 +266,20 @@ class Settings(BaseSettings):
         """Raise :class:`SettingsError` unless the service may start with these settings."""
         from sketchauth.enrolment import HASH_PROFILES
 
-        if not self.api_keys and not self.dev_mode:
+        keys = self.key_source()  # reads and checks the key file
+        if not keys.ring.keys and not self.dev_mode:
             raise SettingsError(
-                "no API key: set SKETCHAUTH_API_KEYS=key1,key2 (or SKETCHAUTH_DEV_MODE=1 for local use only)"
+                "no API key: set SKETCHAUTH_API_KEYS=key1,key2 or SKETCHAUTH_API_KEY_FILE=PATH "
+                "(or SKETCHAUTH_DEV_MODE=1 for local use only)"
             )
-        if any(len(k) < 6 for k in self.api_keys + self.admin_keys):
-            raise SettingsError("every API key must be at least 6 characters long")
+        weak = [key.name for key in keys.ring.keys if key.weak]
+        if weak and not self.dev_mode:
+            raise SettingsError(
+                f"API keys {', '.join(weak)} carry fewer than 128 bits: a key needs at least {MIN_KEY_LENGTH} "
+                f"base64url characters or {MIN_HEX_KEY_LENGTH} hexadecimal digits; generate one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))' "
+                "(weaker keys are accepted only with SKETCHAUTH_DEV_MODE=1, for local use)"
+            )
         if self.hash_profile not in HASH_PROFILES:
             raise SettingsError(f"unknown argon2 profile {self.hash_profile!r}; known: {', '.join(HASH_PROFILES)}")
         if self.insecure_hash_profile and not self.allow_test_profile:

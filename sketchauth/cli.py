@@ -307,6 +307,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": args.host,
         "port": args.port,
         "workers": args.workers,
+        "access_log": False if args.no_access_log else None,
     }
     given = {field: value for field, value in overrides.items() if value is not None}
     try:
@@ -332,7 +333,8 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
         "serve",
         help="run the enrolment/verification service (needs the 'service' extra)",
         description="Run the HTTP service. Settings come from SKETCHAUTH_* environment variables "
-        "(SKETCHAUTH_API_KEYS is required); these flags override them.",
+        "(an API key of at least 128 bits in SKETCHAUTH_API_KEYS or SKETCHAUTH_API_KEY_FILE is required); "
+        "these flags override them.",
     )
     p.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
     p.add_argument("--host", help="address to listen on (default $SKETCHAUTH_HOST or 127.0.0.1)")
@@ -359,7 +361,7 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
         help="declared min-entropy of PINs, for the entropy report (default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
-    p.add_argument("--no-access-log", action="store_true", help="do not log one line per request")
+    p.add_argument("--no-access-log", action="store_true", help="do not write the JSON request log (one line per request; $SKETCHAUTH_ACCESS_LOG=0)")
     p.set_defaults(func=_serve)
 
 

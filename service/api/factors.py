@@ -30,7 +30,7 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import ApiKey, State
+from service.api.deps import State, UserKey
 from service.api.users import UserId, _attempt
 from service.problems import json_body_only, problem_doc
 from service.requests import Number, Pin, RequestModels
@@ -81,7 +81,7 @@ def _sample(models: RequestModels) -> Any:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_RESPONSES)
+    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_RESPONSES)
     sample = (_sample(models), ...)
     KeyRequest = create_model(  # noqa: N806 - a per-app model class
         "KeyRequest",

@@ -1,12 +1,19 @@
-"""``/healthz`` (the process answers) and ``/readyz`` (the database answers); no API key."""
+"""Liveness ``/livez`` (alias ``/healthz``: the process answers, no database call), readiness
+``/readyz`` (the database answers a query: take the instance out of the load balancer, do not
+restart it) and ``/metrics`` (Prometheus text format, :mod:`service.observability`); no API key.
+
+``/metrics`` holds counts and timings by route template, never a user id; expose it to the
+monitoring network only."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
+from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import State
 from service.models import HealthResponse
+from service.observability import METRICS
 from service.problems import ProblemError, problem_doc
 
 __all__ = ["router"]
@@ -14,9 +21,20 @@ __all__ = ["router"]
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", response_model=HealthResponse)
+@router.get("/healthz", response_model=HealthResponse, summary="Liveness: the process answers (no database call)")
+@router.get("/livez", response_model=HealthResponse, summary="Liveness: the process answers (no database call)")
 async def healthz() -> HealthResponse:
     return HealthResponse(status="ok")
+
+
+@router.get(
+    "/metrics",
+    response_class=PlainTextResponse,
+    summary="Prometheus metrics of this worker process (text exposition format 0.0.4)",
+    responses={200: {"content": {"text/plain": {}}}},
+)
+async def metrics() -> PlainTextResponse:
+    return PlainTextResponse(METRICS.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 @router.get(

@@ -16,7 +16,13 @@ from service.schemes import SchemeSpec, available_schemes
 __all__ = ["router"]
 
 router = APIRouter(
-    prefix="/v1", tags=["schemes"], dependencies=[ApiKey], responses={401: problem_doc("missing or invalid API key")}
+    prefix="/v1",
+    tags=["schemes"],
+    dependencies=[ApiKey],
+    responses={
+        401: problem_doc("missing or invalid API key"),
+        429: problem_doc("too many wrong API keys from this address: wait Retry-After seconds"),
+    },
 )
 
 

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import ApiKey, ServiceState, State
+from service.api.deps import ServiceState, State, UserKey
 from service.authenticator import Verification
 from service.limits import USER_ID_MAX_LENGTH
 from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut, VerificationResponse
@@ -47,8 +47,10 @@ UserId = Annotated[
 _COMMON: dict[int | str, dict[str, Any]] = {
     400: problem_doc("malformed JSON"),
     401: problem_doc("missing or invalid API key"),
+    403: problem_doc("the key lacks the scope: 'verify' for verification, 'enrol' for the rest"),
     413: problem_doc("request body too large"),
     422: problem_doc("invalid request: types, parameters, sample shape or range"),
+    429: problem_doc("too many wrong API keys from this address: wait Retry-After seconds"),
 }
 _JSON_BODY: dict[int | str, dict[str, Any]] = {
     415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
@@ -67,7 +69,7 @@ def _invalid(exc: Exception) -> ProblemError:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[ApiKey], responses=_COMMON)
+    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_COMMON)
     # Per-app types: a static checker cannot follow them (they exist once the settings are known).
     EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]  # noqa: N806
     VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]  # noqa: N806

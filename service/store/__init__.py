@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from service.store.base import (
+    AUDIT_CLIENT,
     AlreadyEnrolled,
     AttemptRefused,
     AuditEvent,
@@ -20,6 +21,7 @@ from service.store.base import (
 )
 
 __all__ = [
+    "AUDIT_CLIENT",
     "AlreadyEnrolled",
     "AttemptRefused",
     "AuditEvent",

@@ -4,7 +4,7 @@ A store keeps, per user, exactly what SPEC §5 allows: the scheme name and param
 helper data, the argon2id hash of the recovered secret, the entropy report, whether a PIN is
 mixed in, the feature pipeline's name and configuration hash when one was used (never the
 embedding), and the throttling state (consecutive failures, wait-until time, disabled flag). The
-audit table holds (time, user id, event) and nothing else. No method takes a sample or a PIN.
+audit table holds (time, user id, event, acting client's key name) and nothing else. No method takes a sample or a PIN.
 
 Every method is one transaction. Failure counting is a single atomic
 ``UPDATE ... SET failures = failures + 1 ... RETURNING`` so that concurrent verifications in
@@ -19,6 +19,7 @@ state (the event grammar is in :mod:`.sql`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,14 @@ __all__ = [
     "AuditEvent",
     "AUDIT_EVENTS",
     "Store",
+    "AUDIT_CLIENT",
 ]
+
+#: The name of the API key on whose behalf the current request acts (``None`` outside a
+#: request): the service sets it when it authenticates a request, and every audit row the
+#: request writes records it in ``audit.client``. A context variable, so it follows the
+#: request into the worker thread that runs the store call.
+AUDIT_CLIENT: ContextVar[str | None] = ContextVar("sketchauth_audit_client", default=None)
 
 #: Every event the audit table can hold.
 AUDIT_EVENTS = frozenset(
@@ -134,6 +142,8 @@ class AuditEvent:
     at: float
     user_id: str
     event: str
+    #: The name of the API key that acted (``None`` for rows written before keys were named).
+    client: str | None = None
 
 
 class Store(ABC):

@@ -85,6 +85,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        5,
+        "audit.client: the name of the API key on whose behalf the change was made",
+        ("ALTER TABLE audit ADD COLUMN client TEXT",),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -48,6 +48,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from service.store.base import (
+    AUDIT_CLIENT,
     AlreadyEnrolled,
     AttemptRefused,
     AuditEvent,
@@ -59,6 +60,7 @@ from service.store.base import (
     UserNotFound,
     UserRecord,
 )
+from service.observability import METRICS
 from service.store.migrations import MIGRATIONS, statements, tracking_table
 
 __all__ = ["SqlStore"]
@@ -151,9 +153,11 @@ class SqlStore(Store):
         """Append ``events`` in order, in one statement (one round trip however many)."""
         if not events:
             return
-        rows = ", ".join(["(?, ?, ?)"] * len(events))
-        values = tuple(value for event in events for value in (now, user_id, event))
-        self._run(cur, f"INSERT INTO audit (at, user_id, event) VALUES {rows}", values)
+        client = AUDIT_CLIENT.get()
+        rows = ", ".join(["(?, ?, ?, ?)"] * len(events))
+        values = tuple(value for event in events for value in (now, user_id, event, client))
+        self._run(cur, f"INSERT INTO audit (at, user_id, event, client) VALUES {rows}", values)
+        METRICS.audit_written(events)
 
     def _erase_remnants(self) -> None:
         """Called after a committed change removed or overwrote helper data or a hash.
@@ -204,9 +208,9 @@ class SqlStore(Store):
         where, params = ("WHERE user_id = ?", (user_id,)) if user_id is not None else ("", ())
         with self._read() as cur:
             rows = self._run(
-                cur, f"SELECT at, user_id, event FROM audit {where} ORDER BY id DESC LIMIT ?", (*params, limit)
+                cur, f"SELECT at, user_id, event, client FROM audit {where} ORDER BY id DESC LIMIT ?", (*params, limit)
             ).fetchall()
-        return [AuditEvent(float(at), uid, event) for at, uid, event in reversed(rows)]
+        return [AuditEvent(float(at), uid, event, client) for at, uid, event, client in reversed(rows)]
 
     # -- writes --------------------------------------------------------------------------------------
     def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:

@@ -15,7 +15,7 @@ from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline  
 from sketchauth.features.transform import FeatureTransform  # noqa: E402
 
 POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
-AUTH = {"Authorization": "Bearer features-test-key"}
+AUTH = {"Authorization": "Bearer features-test-key-0123456789"}
 
 
 @pytest.mark.parametrize("kind", [IntervalPipeline, ThermometerPipeline])
@@ -23,7 +23,7 @@ def test_enrol_and_verify_through_the_service(kind, tmp_path) -> None:
     transform = FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
     pipeline = kind.for_target_fmr(transform, POP.draw(60, 5, seed=2), target_fmr=1e-2)
     people = POP.draw(3, 3, seed=3).samples.reshape(3, 3, -1)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 's.db'}", api_keys=("features-test-key",), hash_profile="test", allow_test_profile=True)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 's.db'}", api_keys=("features-test-key-0123456789",), hash_profile="test", allow_test_profile=True)
     with TestClient(create_app(settings)) as client:
         body = pipeline.service_enrolment(people[0, :1])
         enrolled = client.post("/v1/users/alice/enrolment", json=body, headers=AUTH)

@@ -20,8 +20,8 @@ import httpx
 from service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
-API_KEY = "test-api-key"
-ADMIN_KEY = "test-admin-key"
+API_KEY = "test-api-key-0123456789abcdef"
+ADMIN_KEY = "test-admin-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"

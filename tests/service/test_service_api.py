@@ -290,9 +290,10 @@ def test_audit_table_columns(client: TestClient, settings: Settings) -> None:
     path = settings.database_url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
-        rows = conn.execute("SELECT user_id, event FROM audit ORDER BY id").fetchall()
-    assert columns == ["id", "at", "user_id", "event"]
-    assert rows == [("alice", "enrol"), ("alice", "attempt"), ("alice", "verify-fail")]
+        rows = conn.execute("SELECT user_id, event, client FROM audit ORDER BY id").fetchall()
+    assert columns == ["id", "at", "user_id", "event", "client"]
+    # The client is the name of the key that acted (SKETCHAUTH_API_KEYS' first key: api-key-1).
+    assert rows == [("alice", "enrol", "api-key-1"), ("alice", "attempt", "api-key-1"), ("alice", "verify-fail", "api-key-1")]
 
 
 # -- bad input ------------------------------------------------------------------------------------------
@@ -506,7 +507,7 @@ def test_serve_refuses_to_start_without_an_api_key(
     monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "test")
     assert main(["serve", "--port", "1"]) == 2
     assert "no API key" in capsys.readouterr().err
-    monkeypatch.setenv("SKETCHAUTH_API_KEYS", "dev-key")
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", "dev-key-long-enough-0123456789")
     assert main(["serve", "--hash-profile", "bogus"]) == 2
     assert "argon2 profile" in capsys.readouterr().err
     assert not (tmp_path / "cli.db").exists()  # refused before touching the database

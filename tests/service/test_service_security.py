@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
 
-from service.api import deps
+from service import credentials
 from service.app import create_app
 from service.settings import Settings, SettingsError
 from service.store.sqlite import SQLiteStore
@@ -295,18 +295,18 @@ def test_weighted_vault_slots_are_capped_at_enrolment(client: TestClient) -> Non
 
 def test_key_check_compares_equal_length_digests_against_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[int, int]] = []
-    real = deps.hmac.compare_digest
+    real = credentials.hmac.compare_digest
 
     def recording(a: bytes, b: bytes) -> bool:
         seen.append((len(a), len(b)))
         return real(a, b)
 
-    monkeypatch.setattr(deps.hmac, "compare_digest", recording)
-    keys = ("first-key", "a-much-longer-second-key", "third")
-    assert deps.key_matches("first-key", keys)  # matched on the first: still compares all three
+    monkeypatch.setattr(credentials.hmac, "compare_digest", recording)
+    ring = credentials.KeySource(("first-key", "a-much-longer-second-key", "third")).ring
+    assert ring.match("first-key").name == "api-key-1"  # type: ignore[union-attr]  # matched first: still compares all
     assert seen == [(32, 32)] * 3
     seen.clear()
-    assert not deps.key_matches("first-ke", keys) and not deps.key_matches("", keys)
+    assert ring.match("first-ke") is None and ring.match("") is None
     assert seen == [(32, 32)] * 6
 
 

@@ -24,6 +24,11 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_DATABASE_URL": ("database_url", "postgresql://u@db:5432/auth", "postgresql://u@db:5432/auth"),
     "SKETCHAUTH_API_KEYS": ("api_keys", " key-one ,key-two,, ", ("key-one", "key-two")),
     "SKETCHAUTH_ADMIN_KEYS": ("admin_keys", "admin-key", ("admin-key",)),
+    "SKETCHAUTH_API_KEY_FILE": ("api_key_file", "/etc/sketchauth/keys", "/etc/sketchauth/keys"),
+    "SKETCHAUTH_AUTH_FAILURE_RATE": ("auth_failure_rate", "0.5", 0.5),
+    "SKETCHAUTH_LOG_KEY": ("log_key", "a-secret-log-key", "a-secret-log-key"),
+    "SKETCHAUTH_ACCESS_LOG": ("access_log", "off", False),
+    "SKETCHAUTH_AUTH_FAILURE_BURST": ("auth_failure_burst", "3", 3),
     "SKETCHAUTH_DEV_MODE": ("dev_mode", "yes", True),
     "SKETCHAUTH_HASH_PROFILE": ("hash_profile", "rfc9106-low-memory", "rfc9106-low-memory"),
     "SKETCHAUTH_ALLOW_TEST_PROFILE": ("allow_test_profile", "1", True),
@@ -47,6 +52,11 @@ DEFAULTS: dict[str, Any] = {
     "database_url": "sqlite:///./sketchauth.db",
     "api_keys": (),
     "admin_keys": (),
+    "api_key_file": None,
+    "auth_failure_rate": 1.0,
+    "auth_failure_burst": 10,
+    "log_key": None,
+    "access_log": True,
     "dev_mode": False,
     "hash_profile": "owasp",
     "allow_test_profile": False,
@@ -128,9 +138,9 @@ def test_errors_never_quote_keys_or_the_database_url(monkeypatch: pytest.MonkeyP
     settings = Settings.from_env()
     with pytest.raises(SettingsError) as err:
         settings.validate()
-    assert "at least 6 characters" in str(err.value) and "short" not in str(err.value)
+    assert "128 bits" in str(err.value) and "api-key-1" in str(err.value) and "short" not in str(err.value)
     with pytest.raises(SettingsError) as err:
-        settings.replace(api_keys=("long-enough",)).validate()
+        settings.replace(api_keys=("long-enough-0123456789-abcdef",)).validate()
     assert "SKETCHAUTH_DATABASE_URL" in str(err.value) and "hunter2" not in str(err.value)
     assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)
     with pytest.raises(SettingsError) as err:
