@@ -37,9 +37,10 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mkdocs.structure.files import File, Files
+if TYPE_CHECKING:  # mkdocs is imported only when it runs the hooks: the renderers are testable without it
+    from mkdocs.structure.files import Files
 
 log = logging.getLogger("mkdocs.plugins.sketchauth")
 
@@ -593,6 +594,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 def on_files(files: Files, config: Any) -> Files:
     """Publish the OpenAPI document beside the API page."""
+    from mkdocs.structure.files import File
+
     try:
         content = json.dumps(openapi_document(), indent=2) + "\n"
     except Exception as exc:  # noqa: BLE001 - reported, and fatal under --strict

@@ -11,6 +11,7 @@ directory, so nothing they write lands in the repository.
 from __future__ import annotations
 
 import doctest
+import json
 import re
 from pathlib import Path
 
@@ -31,16 +32,22 @@ def test_fence_parser_sees_languages_and_bodies() -> None:
     assert blocks(text) == [("pycon", ">>> 1 + 1\n2\n"), ("python", "x = 1\n")]
 
 
+def _has_examples(page: Path) -> bool:
+    return any(lang in ("pycon", "python") for lang, _ in blocks(page.read_text(encoding="utf-8")))
+
+
+EXAMPLE_PAGES = [page for page in PAGES if _has_examples(page)]
+
+
 def test_pages_exist_and_readme_is_short() -> None:
-    assert len(PAGES) > 20
+    assert len(PAGES) > 20 and len(EXAMPLE_PAGES) > 15
+    assert ROOT / "README.md" in EXAMPLE_PAGES
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     found = blocks(page.read_text(encoding="utf-8"))
-    if not any(lang in ("pycon", "python") for lang, _ in found):
-        pytest.skip("no Python examples")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -57,3 +64,114 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             if body.lstrip().startswith("# needs:"):
                 continue
             exec(compiled, namespace)  # noqa: S102 - the documentation's own examples
+
+
+# -- the generators of the documentation site (docs/hooks.py, docs/griffe_rest.py) -----------------
+
+
+def _load(name: str) -> object:
+    """A module of docs/ by file name (docs/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_docs_{name}", ROOT / "docs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def hooks() -> object:
+    return _load("hooks")
+
+
+def _bench_tree(root: Path) -> Path:
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "bench_alpha.py").write_text('"""Speed of alpha.\n\nDetails."""\n')
+    (root / "benchmarks" / "bench_beta.py").write_text('"""Speed of beta."""\n')
+    results = root / "benchmarks" / "results"
+    results.mkdir()
+    return results
+
+
+def test_benchmarks_without_results_say_so(hooks: object, tmp_path: Path) -> None:
+    _bench_tree(tmp_path)
+    page = hooks.render_benchmarks(tmp_path)  # type: ignore[attr-defined]
+    assert page.count("No results recorded.") == 2
+    assert "## `bench_alpha.py`" in page and "Speed of alpha." in page and "Details" not in page
+
+
+def test_benchmark_results_render_provenance_and_tables(hooks: object, tmp_path: Path) -> None:
+    results = _bench_tree(tmp_path)
+    run = {
+        "date": "2026-11-24T10:00:00Z", "commit": "abc1234", "cpu": "Test CPU @ 2 GHz",
+        "cases": [{"case": "PinSketch(16, 8)", "decode_ms": 0.5812}, {"case": "PinSketch(32, 8)", "decode_ms": 1.6}],
+        "cold_start": {"ms": 203.0},
+    }
+    (results / "bench_alpha-2026-11-24.json").write_text(json.dumps(run))
+    (results / "other.json").write_text(json.dumps({"benchmark": "bench_beta.py", "value": 3}))
+    page = hooks.render_benchmarks(tmp_path)  # type: ignore[attr-defined]
+    assert page.count("No results recorded.") == 0
+    assert "| commit | abc1234 |" in page and "| cpu | Test CPU @ 2 GHz |" in page
+    assert "| case | decode_ms |" in page and "| PinSketch(16, 8) | 0.5812 |" in page
+    assert "| ms | 203 |" in page
+    # bench_beta's result names its script but records no provenance: flagged, not hidden
+    assert "does not record: date, commit, cpu" in page
+
+
+def test_unreadable_benchmark_result_is_reported(hooks: object, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    results = _bench_tree(tmp_path)
+    (results / "bench_alpha-broken.json").write_text("{not json")
+    page = hooks.render_benchmarks(tmp_path)  # type: ignore[attr-defined]
+    assert page.count("No results recorded.") == 2
+    assert "bench_alpha-broken.json is not readable JSON" in caplog.text
+
+
+def test_settings_table_lists_every_setting_with_its_variable(hooks: object) -> None:
+    import dataclasses
+
+    from service.settings import Settings
+
+    table = hooks.render_settings()  # type: ignore[attr-defined]
+    rows = [line for line in table.splitlines()[2:] if line.startswith("| `")]
+    names = [f.name for f in dataclasses.fields(Settings)] if dataclasses.is_dataclass(Settings) else list(Settings.model_fields)
+    assert [row.split("`")[1] for row in rows] == names
+    assert "| `database_url` | `SKETCHAUTH_DATABASE_URL` |" in table
+    assert "| `postgres_schema` | `SKETCHAUTH_SCHEMA` |" in table
+    assert "`--pin-min-entropy`" in table
+
+
+def test_openapi_page_covers_every_operation_and_schema(hooks: object) -> None:
+    document = hooks.openapi_document()  # type: ignore[attr-defined]
+    page = hooks.render_openapi(document)  # type: ignore[attr-defined]
+    for path, methods in document["paths"].items():
+        for method in methods:
+            assert f"#### `{method.upper()} {path}`" in page
+    for name in document["components"]["schemas"]:
+        assert f"#### {name}\n" in page
+    assert "pipeline:&lt;name&gt;" in page  # descriptions are text, not HTML
+
+
+def test_cli_page_covers_every_command(hooks: object) -> None:
+    page = hooks.render_cli()  # type: ignore[attr-defined]
+    for command in ("sketchauth demo", "sketchauth serve", "sketchauth evaluate report", "sketchauth features fit"):
+        assert f"`{command}`" in page
+    assert "`--pin-min-entropy BITS`" in page
+
+
+def test_reference_check_flags_internal_citations_only(hooks: object) -> None:
+    forbidden = hooks.FORBIDDEN  # type: ignore[attr-defined]
+    for text in ("(SPEC §2.1)", "as the SPEC states", "see issue 12", "Issue #3", "../shared/SPEC.md"):
+        assert forbidden.search(text), text
+    for text in ("the OpenAPI specification", "a spec of the API", "Dodis et al. §6.3", "issued 12 keys"):
+        assert not forbidden.search(text), text
+
+
+def test_docstring_rest_becomes_markdown() -> None:
+    pytest.importorskip("griffe")
+    rest = _load("griffe_rest")
+    text = "See :class:`~sketchauth.mixing.Cascade` and :func:`sketchauth.entropy.min_entropy`.\n\nExample::\n\n    >>> 1 + 1\n    2\n"
+    assert rest.to_markdown(text) == (  # type: ignore[attr-defined]
+        "See `Cascade` and `sketchauth.entropy.min_entropy`.\n\nExample:\n\n```pycon\n>>> 1 + 1\n2\n```\n"
+    )
+    assert rest.to_markdown("Intro.\n\n>>> f()\n[0.0, 0.037]\n") == "Intro.\n\n```pycon\n>>> f()\n[0.0, 0.037]\n```"  # type: ignore[attr-defined]
