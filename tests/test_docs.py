@@ -175,3 +175,10 @@ def test_docstring_rest_becomes_markdown() -> None:
         "See `Cascade` and `sketchauth.entropy.min_entropy`.\n\nExample:\n\n```pycon\n>>> 1 + 1\n2\n```\n"
     )
     assert rest.to_markdown("Intro.\n\n>>> f()\n[0.0, 0.037]\n") == "Intro.\n\n```pycon\n>>> f()\n[0.0, 0.037]\n```"  # type: ignore[attr-defined]
+
+
+def test_readme_links_point_at_existing_files() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if "://" not in t]
+    assert len(targets) > 15
+    assert [t for t in targets if not (ROOT / t).exists()] == []
