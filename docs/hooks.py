@@ -269,7 +269,7 @@ def render_schemes() -> str:
 
     logging.getLogger("sketchauth.service").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
-        settings = _dev_settings(database_url=f"sqlite:///{tmp}/docs.db", hash_profile="test")
+        settings = _dev_settings(database_url=f"sqlite:///{tmp}/docs.db")
         with TestClient(create_app(settings)) as client:
             response = client.get("/v1/schemes")
             response.raise_for_status()

@@ -182,3 +182,19 @@ def test_readme_links_point_at_existing_files() -> None:
     targets = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if "://" not in t]
     assert len(targets) > 15
     assert [t for t in targets if not (ROOT / t).exists()] == []
+
+
+def test_settings_table_understands_a_pydantic_settings_model(hooks: object) -> None:
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Model(BaseModel):
+        model_config = ConfigDict(env_prefix="SKETCHAUTH_")  # type: ignore[typeddict-unknown-key]
+
+        database_url: str = Field("sqlite:///./x.db", description="where the data lives")
+        postgres_schema: str = Field("public", validation_alias="SKETCHAUTH_SCHEMA", description="schema name")
+        port: int = Field(8000)
+
+    rows = hooks._settings_rows_pydantic(Model)  # type: ignore[attr-defined]
+    assert rows[0] == ("`database_url`", "`SKETCHAUTH_DATABASE_URL`", "`'sqlite:///./x.db'`", "`--db`", "where the data lives")
+    assert rows[1][:2] == ("`postgres_schema`", "`SKETCHAUTH_SCHEMA`")
+    assert rows[2] == ("`port`", "`SKETCHAUTH_PORT`", "`8000`", "`--port`", "port (default 8000)")
