@@ -20,8 +20,8 @@ warning, which ``mkdocs build --strict`` turns into a failed build: a broken gen
 published silently.
 
 The reference check: documentation must be readable on its own, so hand-written pages may cite
-papers and sections but never internal planning documents or tracker numbers (``SPEC §…``,
-``issue 12``); a page that does fails the strict build. Text generated from the code (docstrings,
+papers, standards and sections, never an internal planning document or a tracker number
+(:data:`FORBIDDEN` is the pattern); a page that does fails the strict build. Text generated from the code (docstrings,
 service descriptions, command help) is checked too once :data:`CHECK_GENERATED` is true.
 """
 
@@ -53,6 +53,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CHECK_GENERATED = False
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+#: References a reader cannot follow: the internal specification, tracker numbers, paths outside the repository.
 FORBIDDEN = re.compile(r"\bSPEC\b|(?i:\bissues?\s*#?\d+)|\.\./shared/")
 
 
