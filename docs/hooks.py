@@ -73,7 +73,9 @@ def prose(value: object) -> str:
     Descriptions such as ``'pipeline:<name>'`` would otherwise be read as HTML tags and vanish.
     """
     parts = re.split(r"(`+[^`]*`+)", "" if value is None else str(value))
-    return "".join(p if p.startswith("`") else p.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for p in parts)
+    return "".join(
+        p if p.startswith("`") else p.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for p in parts
+    )
 
 
 def table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
@@ -217,8 +219,13 @@ def _parameters(operation: Mapping[str, Any]) -> str:
     if not params:
         return ""
     rows = [
-        (code(p["name"]), p.get("in", ""), schema_type(p.get("schema", {})), constraints(p.get("schema", {})),
-         prose(p.get("description", "")))
+        (
+            code(p["name"]),
+            p.get("in", ""),
+            schema_type(p.get("schema", {})),
+            constraints(p.get("schema", {})),
+            prose(p.get("description", "")),
+        )
         for p in params
     ]
     return table(["parameter", "in", "type", "limits", "meaning"], rows)
@@ -252,8 +259,13 @@ def render_openapi(document: Mapping[str, Any]) -> str:
         required = set(schema.get("required", ()))
         if props:
             rows = [
-                (code(prop), schema_type(spec), "yes" if prop in required else "no", constraints(spec),
-                 prose(spec.get("description", "")))
+                (
+                    code(prop),
+                    schema_type(spec),
+                    "yes" if prop in required else "no",
+                    constraints(spec),
+                    prose(spec.get("description", "")),
+                )
                 for prop, spec in props.items()
             ]
             out.append(table(["field", "type", "required", "limits", "meaning"], rows))
@@ -291,8 +303,13 @@ def render_schemes() -> str:
         params = scheme.get("params_schema", {})
         required = set(params.get("required", ()))
         rows = [
-            (code(name), schema_type(spec), "yes" if name in required else "no", constraints(spec),
-             prose(spec.get("description", "")))
+            (
+                code(name),
+                schema_type(spec),
+                "yes" if name in required else "no",
+                constraints(spec),
+                prose(spec.get("description", "")),
+            )
             for name, spec in params.get("properties", {}).items()
         ]
         out.append(table(["parameter", "type", "required", "limits", "meaning"], rows))
@@ -311,8 +328,10 @@ def _env_names_from_source(settings_cls: Any) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg:
             for const in ast.walk(node.value):
-                if isinstance(const, ast.Constant) and isinstance(const.value, str) and const.value.startswith(
-                    "SKETCHAUTH_"
+                if (
+                    isinstance(const, ast.Constant)
+                    and isinstance(const.value, str)
+                    and const.value.startswith("SKETCHAUTH_")
                 ):
                     names.setdefault(node.arg, const.value)
     return names
@@ -335,7 +354,7 @@ def _docstring_descriptions(module_doc: str, env_names: Iterable[str]) -> dict[s
         own = re.search(rf"``{name}``\s*(\(([^()]*)\))?", bullet)
         detail = own.group(2) if own and own.group(2) else ""
         head = re.match(r"(?:``SKETCHAUTH_\w+``(?:\s*\([^()]*\))?[,\s]*)+:?\s*", bullet)
-        rest = bullet[head.end():] if head else bullet
+        rest = bullet[head.end() :] if head else bullet
         if re.fullmatch(r"[\d.\s]*(MiB|s)?", detail):
             detail = ""
         found[name] = "; ".join(part for part in (detail, rest.rstrip(";.").strip()) if part)
@@ -396,7 +415,15 @@ def _settings_rows_dataclass(settings_cls: Any) -> list[tuple[str, ...]]:
         flag = flags.get(field.name) or (flags.get(env) if env else None)
         text = comments.get(field.name) or (described.get(env, "") if env else "") or (flag[1] if flag else "")
         text = text or field.name.replace("_", " ").capitalize()
-        rows.append((code(field.name), code(env) if env else "—", code(repr(default)), code(flag[0]) if flag else "—", prose(text)))
+        rows.append(
+            (
+                code(field.name),
+                code(env) if env else "—",
+                code(repr(default)),
+                code(flag[0]) if flag else "—",
+                prose(text),
+            )
+        )
     return rows
 
 
@@ -458,7 +485,15 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
         elif action.choices and action.option_strings:
             names += " {" + ",".join(map(str, action.choices)) + "}"
         required = " (required)" if action.required else ""
-        rows.append((code(names), prose(action.help or "") + required, code(action.default) if action.default not in (None, False) and action.default is not argparse.SUPPRESS else ""))
+        rows.append(
+            (
+                code(names),
+                prose(action.help or "") + required,
+                code(action.default)
+                if action.default not in (None, False) and action.default is not argparse.SUPPRESS
+                else "",
+            )
+        )
     return rows
 
 
@@ -472,7 +507,13 @@ def _render_command(parser: argparse.ArgumentParser, words: list[str], help_text
     if rows:
         out.append(table(["option", "meaning", "default"], rows))
     if children:
-        out += ["", table(["command", "what it does"], [(code(" ".join([*words, c])), prose(_help_of(parser, c))) for c in children])]
+        out += [
+            "",
+            table(
+                ["command", "what it does"],
+                [(code(" ".join([*words, c])), prose(_help_of(parser, c))) for c in children],
+            ),
+        ]
     for name, child in children.items():
         out += _render_command(child, [*words, name], _help_of(parser, name), min(level + 1, 6))
     return out
@@ -489,7 +530,24 @@ def render_cli() -> str:
 # --------------------------------------------------------------------------------------------
 # Benchmarks
 
-_META_KEYS = ("date", "commit", "cpu", "machine", "python", "platform", "command", "load_average", "notes")
+#: Top-level keys that say where and how a result was measured (shown first, as provenance).
+_META_KEYS = (
+    "date",
+    "commit",
+    "cpu",
+    "machine",
+    "python",
+    "numpy",
+    "platform",
+    "command",
+    "method",
+    "load_average",
+    "load_average_start",
+    "load_average_end",
+    "notes",
+)
+#: A list of records is one table when flattening its nested values gives at most this many columns.
+_MAX_COLUMNS = 10
 
 
 def _script_of(path: Path, data: Mapping[str, Any], scripts: Iterable[str]) -> str | None:
@@ -514,36 +572,90 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def _render_value(name: str, value: Any, level: int) -> list[str]:
-    """Tables for lists of records, key/value tables for flat mappings, recursion otherwise."""
-    heading = "#" * min(level, 6) + " " + name.replace("_", " ")
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-        columns = list(dict.fromkeys(k for row in value for k in row))
-        rows = [[_number(row.get(c, "")) if _scalar(row.get(c, "")) else json.dumps(row.get(c)) for c in columns] for row in value]
-        return ["", heading, "", table([cell(c) for c in columns], rows)]
+def _describe(value: Any) -> str:
+    """A short one-line reading of any JSON value (provenance cells)."""
+    if _scalar(value):
+        return _number(value)
     if isinstance(value, Mapping):
-        flat = {k: v for k, v in value.items() if _scalar(v)}
-        nested = {k: v for k, v in value.items() if not _scalar(v)}
-        out = ["", heading]
+        return "; ".join(f"{k}: {_describe(v)}" for k, v in value.items())
+    return ", ".join(_describe(v) for v in value)
+
+
+def _flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` → ``{"a.b": 1}``; lists of scalars stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _cells(row: Mapping[str, Any], columns: Iterable[str]) -> list[str]:
+    return [_describe(row[c]) if c in row else "" for c in columns]
+
+
+def _heading(level: int, text: str) -> str:
+    return "#" * level + " " + text if level <= 5 else f"**{text}**"
+
+
+def _is_matrix(value: Any) -> bool:
+    """A mapping whose values are all mappings of plain values: one 2-D table."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and all(isinstance(v, Mapping) and v and all(_scalar(x) for x in v.values()) for v in value.values())
+    )
+
+
+def _matrix_table(value: Mapping[str, Mapping[str, Any]]) -> str:
+    columns = list(dict.fromkeys(k for row in value.values() for k in row))
+    return table(["", *map(cell, columns)], [[cell(name), *_cells(row, columns)] for name, row in value.items()])
+
+
+def _render_records(name: str, records: list[Mapping[str, Any]], level: int) -> list[str]:
+    """A list of records: one table if it stays narrow, else one section per record."""
+    flat = [_flatten(r) for r in records]
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    out = ["", _heading(level, name.replace("_", " "))]
+    if len(columns) <= _MAX_COLUMNS:
+        return [*out, "", table(list(map(cell, columns)), [_cells(row, columns) for row in flat])]
+    for record in records:
+        label = ", ".join(f"{k} = {_describe(v)}" for k, v in record.items() if _scalar(v)) or "record"
+        nested = {k: v for k, v in record.items() if not _scalar(v)}
+        out += _render_value(label, nested, level + 1)
+    return out
+
+
+def _render_value(name: str, value: Any, level: int) -> list[str]:
+    """Tables for records and matrices, key/value tables for flat mappings, recursion otherwise."""
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        return _render_records(name, value, level)
+    out = ["", _heading(level, name.replace("_", " "))]
+    if _is_matrix(value):
+        return [*out, "", _matrix_table(value)]
+    if isinstance(value, Mapping):
+        flat = {k: v for k, v in value.items() if _scalar(v) or (isinstance(v, list) and all(map(_scalar, v)))}
+        nested = {k: v for k, v in value.items() if k not in flat}
         if flat:
-            out += ["", table(["measure", "value"], [(k, _number(v)) for k, v in flat.items()])]
+            out += ["", table(["measure", "value"], [(cell(k), _describe(v)) for k, v in flat.items()])]
         for key, sub in nested.items():
             out += _render_value(str(key), sub, level + 1)
         return out
-    if isinstance(value, list):
-        return ["", heading, "", ", ".join(_number(v) if _scalar(v) else json.dumps(v) for v in value)]
-    return ["", heading, "", _number(value)]
+    return [*out, "", _describe(value)]
 
 
 def render_result(path: Path, data: Mapping[str, Any], level: int) -> list[str]:
     """One recorded run: its provenance, then its measurements."""
-    meta = [(k, data[k]) for k in _META_KEYS if k in data and _scalar(data[k])]
+    meta = [(k, _describe(data[k])) for k in _META_KEYS if k in data]
     missing = [k for k in ("date", "commit", "cpu") if k not in data]
     out = ["", "#" * level + f" {path.name}", ""]
     if meta:
         out.append(table(["recorded", ""], [(k, v) for k, v in meta]))
     if missing:
-        out += ["", "!!! warning \"Incomplete provenance\"", f"    This result does not record: {', '.join(missing)}."]
+        out += ["", '!!! warning "Incomplete provenance"', f"    This result does not record: {', '.join(missing)}."]
     for key, value in data.items():
         if key in _META_KEYS or key in ("benchmark", "script"):
             continue
@@ -572,7 +684,8 @@ def render_benchmarks(root: Path = ROOT) -> str:
         out += ["", f"## `{script.name}`", "", prose(" ".join(doc.split())), ""]
         runs = sorted(results.get(stem, []), key=lambda r: str(r[1].get("date", "")), reverse=True)
         if not runs:
-            out.append(f"No results recorded. Run `python3 benchmarks/{script.name}` and keep its JSON in `benchmarks/results/`.")
+            run = f"python3 benchmarks/{script.name}"
+            out.append(f"No results recorded. Run `{run}` and keep its JSON in `benchmarks/results/`.")
         for path, data in runs:
             out += render_result(path.relative_to(results_dir), data, 3)
     for path, data in results.get(None, []):
@@ -599,7 +712,7 @@ def on_files(files: Files, config: Any) -> Files:
 
     try:
         content = json.dumps(openapi_document(), indent=2) + "\n"
-    except Exception as exc:  # noqa: BLE001 - reported, and fatal under --strict
+    except Exception as exc:
         log.warning("generated openapi.json: %s: %s", type(exc).__name__, exc)
         return files
     files.append(File.generated(config, "service/openapi.json", content=content))
@@ -610,7 +723,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     """Check the hand-written text, then fill in the generated parts."""
     for number, line in enumerate(markdown.splitlines(), 1):
         if FORBIDDEN.search(line):
-            log.warning("%s:%d cites an internal document or tracker number: %s", page.file.src_uri, number, line.strip())
+            log.warning(
+                "%s:%d cites an internal document or tracker number: %s", page.file.src_uri, number, line.strip()
+            )
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -620,13 +735,15 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
             return match.group(0)
         try:
             text = generator()
-        except Exception as exc:  # noqa: BLE001 - reported, and fatal under --strict
+        except Exception as exc:
             log.warning("%s: generating %r failed: %s: %s", page.file.src_uri, name, type(exc).__name__, exc)
-            return f"!!! failure \"Not generated\"\n    The {name} section could not be generated: {exc}"
+            return f'!!! failure "Not generated"\n    The {name} section could not be generated: {exc}'
         if CHECK_GENERATED:
             for line in text.splitlines():
                 if FORBIDDEN.search(line):
-                    log.warning("%s: generated %r cites an internal reference: %s", page.file.src_uri, name, line.strip())
+                    log.warning(
+                        "%s: generated %r cites an internal reference: %s", page.file.src_uri, name, line.strip()
+                    )
         return text
 
     return MARKER.sub(fill, markdown)
@@ -637,6 +754,6 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     if CHECK_GENERATED and page.file.src_uri.startswith("reference/"):
         text = re.sub(r"<[^>]+>", " ", html)
         for match in FORBIDDEN.finditer(text):
-            context = " ".join(text[max(0, match.start() - 60): match.end() + 60].split())
+            context = " ".join(text[max(0, match.start() - 60) : match.end() + 60].split())
             log.warning("%s: a docstring cites an internal reference: …%s…", page.file.src_uri, context)
     return html

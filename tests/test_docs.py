@@ -63,7 +63,7 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             compiled = compile(body, name, "exec")
             if body.lstrip().startswith("# needs:"):
                 continue
-            exec(compiled, namespace)  # noqa: S102 - the documentation's own examples
+            exec(compiled, namespace)
 
 
 # -- the generators of the documentation site (docs/hooks.py, docs/griffe_rest.py) -----------------
@@ -104,7 +104,9 @@ def test_benchmarks_without_results_say_so(hooks: object, tmp_path: Path) -> Non
 def test_benchmark_results_render_provenance_and_tables(hooks: object, tmp_path: Path) -> None:
     results = _bench_tree(tmp_path)
     run = {
-        "date": "2026-11-24T10:00:00Z", "commit": "abc1234", "cpu": "Test CPU @ 2 GHz",
+        "date": "2026-11-24T10:00:00Z",
+        "commit": "abc1234",
+        "cpu": "Test CPU @ 2 GHz",
         "cases": [{"case": "PinSketch(16, 8)", "decode_ms": 0.5812}, {"case": "PinSketch(32, 8)", "decode_ms": 1.6}],
         "cold_start": {"ms": 203.0},
     }
@@ -119,7 +121,9 @@ def test_benchmark_results_render_provenance_and_tables(hooks: object, tmp_path:
     assert "does not record: date, commit, cpu" in page
 
 
-def test_unreadable_benchmark_result_is_reported(hooks: object, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_unreadable_benchmark_result_is_reported(
+    hooks: object, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     results = _bench_tree(tmp_path)
     (results / "bench_alpha-broken.json").write_text("{not json")
     page = hooks.render_benchmarks(tmp_path)  # type: ignore[attr-defined]
@@ -134,7 +138,11 @@ def test_settings_table_lists_every_setting_with_its_variable(hooks: object) -> 
 
     table = hooks.render_settings()  # type: ignore[attr-defined]
     rows = [line for line in table.splitlines()[2:] if line.startswith("| `")]
-    names = [f.name for f in dataclasses.fields(Settings)] if dataclasses.is_dataclass(Settings) else list(Settings.model_fields)
+    names = (
+        [f.name for f in dataclasses.fields(Settings)]
+        if dataclasses.is_dataclass(Settings)
+        else list(Settings.model_fields)
+    )
     assert [row.split("`")[1] for row in rows] == names
     assert "| `database_url` | `SKETCHAUTH_DATABASE_URL` |" in table
     assert "| `postgres_schema` | `SKETCHAUTH_SCHEMA` |" in table
@@ -170,7 +178,10 @@ def test_reference_check_flags_internal_citations_only(hooks: object) -> None:
 def test_docstring_rest_becomes_markdown() -> None:
     pytest.importorskip("griffe")
     rest = _load("griffe_rest")
-    text = "See :class:`~sketchauth.mixing.Cascade` and :func:`sketchauth.entropy.min_entropy`.\n\nExample::\n\n    >>> 1 + 1\n    2\n"
+    text = (
+        "See :class:`~sketchauth.mixing.Cascade` and :func:`sketchauth.entropy.min_entropy`.\n\n"
+        "Example::\n\n    >>> 1 + 1\n    2\n"
+    )
     assert rest.to_markdown(text) == (  # type: ignore[attr-defined]
         "See `Cascade` and `sketchauth.entropy.min_entropy`.\n\nExample:\n\n```pycon\n>>> 1 + 1\n2\n```\n"
     )
@@ -195,7 +206,42 @@ def test_settings_table_understands_a_pydantic_settings_model(hooks: object) -> 
         port: int = Field(8000)
 
     rows = hooks._settings_rows_pydantic(Model)  # type: ignore[attr-defined]
-    assert rows[0] == ("`database_url`", "`SKETCHAUTH_DATABASE_URL`", "`'sqlite:///./x.db'`", "`--db`", "where the data lives")
+    assert rows[0] == (
+        "`database_url`",
+        "`SKETCHAUTH_DATABASE_URL`",
+        "`'sqlite:///./x.db'`",
+        "`--db`",
+        "where the data lives",
+    )
     assert rows[1][:2] == ("`postgres_schema`", "`SKETCHAUTH_SCHEMA`")
     assert rows[2][:4] == ("`port`", "`SKETCHAUTH_PORT`", "`8000`", "`--port`")
     assert rows[2][4].startswith("port")  # no description: the flag's help text stands in
+
+
+def test_nested_benchmark_results_become_readable_tables(hooks: object, tmp_path: Path) -> None:
+    results = _bench_tree(tmp_path)
+    timing = {"min_ms": 0.03, "median_ms": 0.032, "runs": 6000}
+    run = {
+        "benchmark": "bench_alpha.py",
+        "date": "2026-11-24",
+        "commit": "f3faf82",
+        "cpu": {"model": "AMD EPYC", "logical_cpus": 2, "flags": ["avx2", "pclmulqdq"]},
+        # narrow once flattened (t + 2 x 2 columns): one table
+        "ratios": [{"t": 8, "typical": {"min": 1.04, "median": 1.03}, "worst": {"min": 1.1, "median": 1.2}}],
+        # wide: one section per record, each mapping of timings a 2-D table
+        "cases": [
+            {
+                "m": 16,
+                "t": 8,
+                "decode": {"ours": timing, "peer": timing, "ratio": {"min": 4.8, "median": 4.9}},
+                "encode": {"ours": timing, "peer": timing},
+            }
+        ],
+    }
+    (results / "alpha.json").write_text(json.dumps(run))
+    page = hooks.render_benchmarks(tmp_path)  # type: ignore[attr-defined]
+    assert "| cpu | model: AMD EPYC; logical_cpus: 2; flags: avx2, pclmulqdq |" in page
+    assert "| t | typical.min | typical.median | worst.min | worst.median |" in page
+    assert "##### m = 16, t = 8" in page
+    assert "|  | min_ms | median_ms | runs | min | median |" in page
+    assert "| ours | 0.03 | 0.032 | 6000 |  |  |" in page and "| ratio |  |  |  | 4.8 | 4.9 |" in page
