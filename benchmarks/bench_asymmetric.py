@@ -1,4 +1,4 @@
-"""Speed of the asymmetric interval sketches and of the linkage experiment (issue 4).
+"""Speed of the asymmetric interval sketches and of the linkage experiment.
 
 Run ``python3 benchmarks/bench_asymmetric.py`` (about a minute on a 2-core machine, most of it
 the 10^6-pair s2 linkage run; ``--pairs`` makes that smaller). Prints a Markdown table:

@@ -1,9 +1,9 @@
-"""Speed of the offline evaluation (issue 7, item 6; README table).
+"""Speed of the offline evaluation (README table).
 
 Target: 10^6 genuine + impostor comparisons of a 128-feature interval scheme in under a minute.
 Each comparison goes through the real scheme: every identity is enrolled with ``encode`` (helper
 data in the common format), the helper values are read back through the scheme's strict parser,
-and the lattice decoder of SPEC §2.1 runs on whole chunks of (enrolment, probe) pairs
+and the lattice decoder of Fang's thesis, ch. 6 runs on whole chunks of (enrolment, probe) pairs
 (:func:`sketchauth.evaluate.error_rates.decide_interval`).
 
 Run ``python3 benchmarks/bench_evaluate.py`` (about half a minute on a 2-core box);

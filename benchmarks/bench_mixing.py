@@ -1,4 +1,4 @@
-"""Speed of cascaded mixing and of the key-guessing simulation (issue 5, README table).
+"""Speed of cascaded mixing and of the key-guessing simulation (README table).
 
 Run ``python3 benchmarks/bench_mixing.py`` (about a minute on a 2-core box). Prints, in ms, the
 median encode and decode of PIN cascades with the ``owasp`` argon2 profile (one argon2id per

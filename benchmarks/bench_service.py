@@ -16,7 +16,7 @@ Ceiling and load alternate in ``--slice``-second slices for ``--duration`` secon
 all, so that whatever else runs on the machine weighs on both alike.
 
 The load generator runs on the same cores, so it is a minimal keep-alive HTTP/1.1 client on
-asyncio streams (a small fraction of a millisecond of CPU per request). Targets (issue 6): throughput ≥ 80% of the
+asyncio streams (a small fraction of a millisecond of CPU per request). Targets: throughput ≥ 80% of the
 ceiling, overhead < 5 ms at p50.
 
     python3 benchmarks/bench_service.py --duration 30 --slice 5 --profile owasp

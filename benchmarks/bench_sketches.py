@@ -1,4 +1,4 @@
-"""Speed of the sketches: median encode/decode times and cold start (issue 3, README table).
+"""Speed of the sketches: median encode/decode times and cold start (README table).
 
 Run ``python3 benchmarks/bench_sketches.py`` (whole run well under a minute on a 2-core box);
 ``--only pinsketch`` runs the cases whose name starts with that prefix.
@@ -71,7 +71,7 @@ def cold_ms(source: str, runs: int = 3) -> float:
     return 1000.0 * best
 
 
-# -- PinSketch (SPEC §2.2) ---------------------------------------------------------------------
+# -- PinSketch (Dodis–Ostrovsky–Reyzin–Smith §6.3) ---------------------------------------------
 
 PINSKETCH_SET_SIZE = 40
 
@@ -161,7 +161,7 @@ cold_case(
 cold_case("python3 -c pass (interpreter baseline)", "pass")
 
 
-# -- fuzzy vaults (SPEC §2.2, §3.2) ------------------------------------------------------------
+# -- fuzzy vaults (Juels–Sudan; Fang's thesis §6.3) --------------------------------------
 
 VAULT_BATCH = 64
 

@@ -50,7 +50,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 #: Check generated text (API reference, OpenAPI, settings, CLI help) for internal references too.
 #: Off while the code's docstrings and help strings still carry them; the hand-written pages are
 #: always checked.
-CHECK_GENERATED = False
+CHECK_GENERATED = True
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 #: References a reader cannot follow: the internal specification, tracker numbers, paths outside the repository.

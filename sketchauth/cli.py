@@ -188,7 +188,7 @@ def _evaluate_guessing(args: argparse.Namespace) -> int:
 
 def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "guessing", help="key-guessing attack on a format-preserving mixed sketch (SPEC 4)"
+        "guessing", help="key-guessing attack on a format-preserving mixed sketch (Fang's thesis, ch. 7)"
     )
     p.add_argument("--family", choices=("chaff", "interval"), default="chaff", help="sketch family (default chaff)")
     p.add_argument("--universe", type=int, default=16, help="chaff: points of Z_n (default 16)")
@@ -235,7 +235,7 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", help="comma-separated values of the tolerance parameter (default: per scheme)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", metavar="FILE", help="labelled samples: CSV or NPZ (see sketchauth.evaluate.data)")
-    source.add_argument("--synthetic", metavar="SPEC", help="synthetic population, e.g. identities=200,samples=4,noise=2")
+    source.add_argument("--synthetic", metavar="OPTIONS", help="synthetic population, e.g. identities=200,samples=4,noise=2")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.json, report.md and PNG figures")
     p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")

@@ -1,4 +1,4 @@
-"""Enrol and verify with any sketch: helper data plus an argon2id hash of the secret (SPEC §5).
+"""Enrol and verify with any sketch: helper data plus an argon2id hash of the secret (the service model).
 
 ``enrol(sketch, secret)`` returns an :class:`Enrolment` holding only public helper data, the
 argon2id hash of the canonically encoded secret and the entropy report. ``verify(sketch,

@@ -1,4 +1,4 @@
-"""Min-entropy, leakage and the sketch bound, computed exactly (SPEC §1).
+"""Min-entropy, leakage and the sketch bound, computed exactly (Boreale–Paolini; Dodis–Ostrovsky–Reyzin–Smith §3.1).
 
 Everything is in bits. Inputs are numpy arrays (anything ``np.asarray`` accepts); outputs are
 Python floats. Nothing here samples: small mechanisms are evaluated by building the joint

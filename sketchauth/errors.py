@@ -42,4 +42,4 @@ class SketchAuthWarning(UserWarning):
 
 
 class MixingWarning(SketchAuthWarning):
-    """A cascade is configured against the guidelines of SPEC §4 (the message says why)."""
+    """A cascade is configured against the guidelines of Fang's thesis, ch. 7 (the message says why)."""

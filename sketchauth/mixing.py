@@ -1,6 +1,6 @@
 """Cascaded mixing of several secrets: a PIN, password or second biometric over a biometric's sketch.
 
-SPEC §4. A biometric cannot be replaced; a PIN can. A *cascade* encrypts the biometric's sketch
+Fang's thesis, ch. 7. A biometric cannot be replaced; a PIN can. A *cascade* encrypts the biometric's sketch
 ``S_1`` with a key ``K`` from the less important secret, ``Q = f(S_1, K, R_f)``, so the entropy
 loss of ``S_1`` is diverted to that secret. This module holds
 
@@ -46,7 +46,7 @@ different secret or raises :class:`DecodeError` — never a format error.
 
 Accounting (:meth:`MixedSketch.mixing_report`, also in ``report().extra``): per secret, the
 concatenation bound next to Lemma 6, Theorem 7, Theorem 8 and the two-fuzzy-secret bounds
-(:mod:`sketchauth.mixing_bounds`). The guidelines of SPEC §4 are enforced as
+(:mod:`sketchauth.mixing_bounds`). The guidelines of Fang's thesis, ch. 7 are enforced as
 :class:`MixingWarning` at construction.
 
 Helper payload, per component in order: ``u32 length ‖ inner helper`` (fuzzy, the mixed ``Q``
@@ -683,7 +683,7 @@ class MixedSketch(SecureSketch):
         )
 
     def guideline_violations(self) -> list[str]:
-        """The SPEC §4 guidelines this configuration breaks, each with its reason and numbers."""
+        """The Fang's thesis, ch. 7 guidelines this configuration breaks, each with its reason and numbers."""
         facts = self._facts()
         mixing = account(facts, self.mixes)
         out = []
@@ -844,7 +844,7 @@ class Concatenate(MixedSketch):
 
 
 class Cascade(MixedSketch):
-    """The SPEC's cascade: ``Q = f(S_1, K_2, R_f)`` with ``K_2`` from the second secret.
+    """The cascade of Fang's thesis, ch. 7: ``Q = f(S_1, K_2, R_f)`` with ``K_2`` from the second secret.
 
     ``Cascade(sketch, key)`` or ``Cascade(sketch, pin=ExactKey(...))``. Secrets and samples are
     ``[biometric, second]``; a fuzzy second secret (``FuzzySecret``) keeps its own sketch in clear.

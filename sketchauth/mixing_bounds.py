@@ -1,4 +1,4 @@
-"""Entropy accounting for cascaded mixing of several secrets (SPEC §4), and exact toy checks.
+"""Entropy accounting for cascaded mixing of several secrets (Fang's thesis, ch. 7), and exact toy checks.
 
 Notation (all in bits; ``b``: a fuzzy secret with sketch ``S = Enc(b; R)``, ``k``: the secret
 whose key mixes it, ``Q = f(S, K, R_f)`` the mixed sketch; ``L_X`` the length of the compact
@@ -8,7 +8,7 @@ description of ``X``):
 * **Lemma 6** (the whole): ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, the same as
   concatenation.
 * **Theorem 7** (key ``β``-recoverable from ``(S, Q)``): ``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β``.
-  The SPEC states it for ``β = L_{R_f}``; our pad (:mod:`sketchauth.mixing`) stores its nonce
+  Fang's thesis (ch. 7) states it for ``β = L_{R_f}``; our pad (:mod:`sketchauth.mixing`) stores its nonce
   ``R_f`` in clear, so per nonce the mix is deterministic and the only slack is ``β``, the
   log of the number of keys consistent with one ``(S, Q)``. For randomness that is not uniform
   the derivation costs ``L_R − H∞(R)`` more (``L_R`` the log of its support), which we subtract
@@ -81,7 +81,7 @@ __all__ = [
 KEY_RECOVERY_FAILURE_LOG2 = -40.0
 
 
-# -- the bounds, as the SPEC states them ---------------------------------------------------------
+# -- the bounds, as Fang's thesis (ch. 7) states them ---------------------------------------------------------
 def concatenation_bound(h_b: float, h_r: float, sketch_bits: float) -> float:
     """``H̃∞(b|S) ≥ H∞(b) + H∞(R) − L_S`` (a sketch stored in clear)."""
     return h_b + h_r - sketch_bits
@@ -113,7 +113,7 @@ def two_fuzzy_bounds(
     sketch2_bits: float,
     delta: float,
 ) -> tuple[float, float]:
-    """The SPEC's bounds on ``(H̃∞(b_1|S), H̃∞(b_2|S))`` when ``Ext(b_2)`` mixes ``S_1``."""
+    """The bounds of Fang's thesis, ch. 7, on ``(H̃∞(b_1|S), H̃∞(b_2|S))`` when ``Ext(b_2)`` mixes ``S_1``."""
     b1 = h_b1 + h_b2 + h_r2 - sketch2_bits - delta - sketch1_bits
     b2 = h_b2 + h_r2 + h_r1 - sketch1_bits - sketch2_bits - delta
     return b1, b2
@@ -419,9 +419,9 @@ def _secret_account(
 
 
 def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool, beta: float | None) -> float | None:
-    """The SPEC two-fuzzy-secret bound on ``b_1`` (``first``) or on ``b_2`` (the key's owner).
+    """The two-fuzzy-secret bound of Fang's thesis, ch. 7, on ``b_1`` (``first``) or on ``b_2`` (the key's owner).
 
-    The SPEC states them for a key recoverable from ``(S_1, Q)``; with ``β > 0`` (more extracted
+    Fang's thesis (ch. 7) states them for a key recoverable from ``(S_1, Q)``; with ``β > 0`` (more extracted
     keys than pads) the bound on ``b_1`` pays ``β`` as Theorem 7 does — without it the formula
     could exceed ``H∞(b_1)`` itself.
     """
@@ -461,7 +461,7 @@ class ExactMixing:
     h_bk_given_q: float
 
     def bounds(self) -> dict[str, float]:
-        """The SPEC's lower bounds evaluated with these exact inputs."""
+        """The lower bounds of Fang's thesis, ch. 7, evaluated with these exact inputs."""
         return {
             "concatenation": concatenation_bound(self.h_b, self.h_r, self.sketch_bits),
             "lemma6": lemma6([self.h_b, self.h_k], [self.h_r], self.sketch_bits),

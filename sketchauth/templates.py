@@ -1,15 +1,15 @@
-"""Enrolment from several samples: a template plus identity-dependent auxiliary data (SPEC §3).
+"""Enrolment from several samples: a template plus identity-dependent auxiliary data (Fang's thesis, ch. 6).
 
 Real systems capture a person several times at enrolment and keep, besides the template, how
 consistent each feature or element was: a per-feature tolerance ``v`` (interval sketches) or a
 per-element weight (weighted vaults). That auxiliary data is *identity-dependent*: it is a
 stable trait of the person (some of us have steadier features than others), so storing it in
-clear lets anyone link two enrolments of one person across databases (SPEC §3.1, the s1
+clear lets anyone link two enrolments of one person across databases (Fang's thesis §6.2, the s1
 linkage test). It must therefore be treated as part of the secret — sketched together with the
 template by :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch` (scheme ``"s2"`` or ``"s3"``)
-or the weighted fuzzy vault (SPEC §3.2) — and counted in the entropy loss.
+or the weighted fuzzy vault (Fang's thesis §6.3) — and counted in the entropy loss.
 
-The rules below are our design choice (SPEC §3 leaves it open); each is a formula with
+The rules below are our design choice (Fang's thesis, ch. 6 leaves it open); each is a formula with
 explicit parameters:
 
 * :func:`enrol_interval` — ``b_j = round(mean_i x_ij)`` (halves up) and
@@ -17,7 +17,7 @@ explicit parameters:
   deviation of the quantised samples;
 * :func:`enrol_weighted_set` — ``w(x) = round((q − 1)·c(x)/k)`` (halves up) for the elements that
   appear in ``c(x) ≥ min_count`` of the ``k`` sets, so weights lie in ``[0, q)`` as the weighted
-  vault expects (SPEC §3.2).
+  vault expects (Fang's thesis §6.3).
 
 Nothing here keeps or logs the samples; errors name positions, never values.
 
@@ -151,7 +151,7 @@ def enrol_weighted_set(
     min_count: int | None = None,
     total: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Template elements and weights from ``k ≥ 2`` captured sets (for SPEC §3.2).
+    """Template elements and weights from ``k ≥ 2`` captured sets (for Fang's thesis §6.3).
 
     Each set holds distinct integers of ``[0, p)`` (``p`` the element universe; without it any
     non-negative integer below 2^53). With ``c(x)`` the number of sets containing ``x``:

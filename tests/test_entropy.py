@@ -1,4 +1,4 @@
-"""Exact values of the min-entropy toolkit on hand-computable distributions (SPEC §1)."""
+"""Exact values of the min-entropy toolkit on hand-computable distributions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mixing functions and cascade structures (sketchauth.mixing, SPEC §4)."""
+"""Mixing functions and cascade structures (sketchauth.mixing, Fang's thesis, ch. 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Accounting of mixed sketches and exact checks on toy cascades (sketchauth.mixing_bounds, SPEC §4)."""
+"""Accounting of mixed sketches and exact checks on toy cascades (sketchauth.mixing_bounds, Fang's thesis, ch. 7)."""
 
 from __future__ import annotations
 

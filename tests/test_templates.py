@@ -1,4 +1,4 @@
-"""Enrolment from several samples: enrol_interval and enrol_weighted_set (SPEC §3)."""
+"""Enrolment from several samples: enrol_interval and enrol_weighted_set (Fang's thesis, ch. 6)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The repository interface every store implements, and the records it trades in (SPEC §5).
+"""The repository interface every store implements, and the records it trades in (the service model).
 
-A store keeps, per user, exactly what SPEC §5 allows: the scheme name and parameters, the public
+A store keeps, per user, exactly what the service model allows: the scheme name and parameters, the public
 helper data, the argon2id hash of the recovered secret, the entropy report, whether a PIN is
 mixed in, the feature pipeline's name and configuration hash when one was used (never the
 embedding), and the throttling state (consecutive failures, wait-until time, disabled flag). The

@@ -1,12 +1,12 @@
 """Labelled evaluation data: loaders for feature vectors and element sets, synthetic populations.
 
-Two shapes of data, one per closeness notion of SPEC §2:
+Two shapes of data, one per closeness notion of Dodis–Ostrovsky–Reyzin–Smith §3.1:
 
 * :class:`LabelledVectors` — ``identities`` (one label per sample) and ``samples`` (an
-  ``N × d`` array of numbers). Used by the interval family (Euclidean, SPEC §2.1/§3.1) and, with
-  integer values in ``[0, 256)``, as byte strings by code-offset (Hamming, SPEC §2.3).
+  ``N × d`` array of numbers). Used by the interval family (Euclidean; Fang's thesis, ch. 6) and, with
+  integer values in ``[0, 256)``, as byte strings by code-offset (Hamming, Dodis–Ostrovsky–Reyzin–Smith §5).
 * :class:`LabelledSets` — ``identities`` and one sorted array of distinct integers per sample
-  (PinSketch and the vaults, SPEC §2.2/§3.2).
+  (PinSketch and the vaults, Dodis–Ostrovsky–Reyzin–Smith §6.3; Juels–Sudan; Fang's thesis §6.3).
 
 File formats (the identity label always comes first, so nothing is ever unlabelled silently):
 
@@ -27,7 +27,7 @@ right tool; nothing cryptographic is drawn here):
   within-person noise ``σ_ij = noise · ρ_j · λ_ij`` has a per-feature reliability factor
   ``ρ_j`` (``reliability``: a scalar or one value per feature; larger is noisier) and a
   per-person spread ``λ_ij = exp(reliability_spread · N(0,1))`` — the identity-dependent
-  consistency that asymmetric schemes (SPEC §3) exploit.
+  consistency that asymmetric schemes (Fang's thesis, ch. 6) exploit.
 * :func:`synthetic_strings` — byte strings: each person has a uniform random string; each sample
   replaces each byte, independently with probability ``error_rate`` (scalar or per position), by
   a different uniform byte.

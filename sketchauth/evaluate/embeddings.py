@@ -1,4 +1,4 @@
-"""A realistic synthetic population of real-valued embeddings (feature preparation, issue 8).
+"""A realistic synthetic population of real-valued embeddings (feature preparation).
 
 Real feature vectors — face or voice embeddings, hand-crafted features — are correlated,
 unequally informative and noisy in a way that differs per feature. :class:`EmbeddingPopulation`

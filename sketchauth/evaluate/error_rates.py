@@ -1,4 +1,4 @@
-"""Error rates of a protected scheme on labelled data, next to unprotected matching (SPEC §6).
+"""Error rates of a protected scheme on labelled data, next to unprotected matching (ISO/IEC 19795-1).
 
 Protocol (ISO/IEC 19795-1 vocabulary):
 

@@ -1,4 +1,4 @@
-"""Key-guessing simulation against format-preserving mixing (SPEC §4, "redundancy leaks the key").
+"""Key-guessing simulation against format-preserving mixing (Fang's thesis, ch. 7, "redundancy leaks the key").
 
 A mixed sketch ``Q = S + pad(K)`` hides the key only if no key's inverse stands out. The
 attacker here sees ``Q``, inverts it under every candidate key of ``L`` bits and picks the key

@@ -1,13 +1,13 @@
-"""How much a configured scheme leaks, and what an attacker pays (SPEC §1, §6).
+"""How much a configured scheme leaks, and what an attacker pays (Dodis–Ostrovsky–Reyzin–Smith §3.1; NIST SP 800-63B-4).
 
 :func:`leakage_report` puts together, for one sketch:
 
-* the **loss bound** ``|S| − H∞(R)`` from the scheme's own :meth:`report` (SPEC §1);
+* the **loss bound** ``|S| − H∞(R)`` from the scheme's own :meth:`report` (Dodis–Ostrovsky–Reyzin–Smith §3.1);
 * the **remaining entropy** ``H̃∞(d|S) ≥ H∞(d) − loss`` for a *declared* source min-entropy, or
   one *estimated* from data (:func:`estimate_min_entropy`);
 * the **offline guessing cost** against the stored argon2id hash: ``2^remaining`` evaluations,
   times the measured cost of one hash at the configured profile (:func:`measure_hash`), in CPU
-  seconds and CPU years (SPEC §6);
+  seconds and CPU years (ISO/IEC 19795-1; Gomez-Barrero et al. 2018);
 * the **false-accept attack cost** ``log2(1/FMR)`` bits (:func:`false_accept_cost`): a
   zero-effort impostor succeeds with probability FMR per attempt, so about ``1/FMR`` online
   attempts are needed. With no observed false match the point estimate is infinite and only the
@@ -16,7 +16,7 @@
   every value of the encoder's randomness (:func:`exact_leakage`, via
   :func:`sketchauth.entropy.exact_joint`), checked against that instance's bound, and the
   **repeated-enrolment rate**: the Chernoff information ``C = min_{x≠x'} C(p_x, p_x')`` of the
-  channel ``p(helper | secret)`` (SPEC §1): after ``k`` independent enrolments of one secret the
+  channel ``p(helper | secret)`` (Boreale–Paolini): after ``k`` independent enrolments of one secret the
   best guess between the two hardest secrets errs with probability about ``2^(−k·C)``.
   ``C = 0`` means some two secrets give identically distributed helpers, so no number of
   re-enrolments tells them apart; ``inf`` means one helper already separates every pair.

@@ -1,8 +1,8 @@
-"""Linkage of asymmetric interval sketches: are two sketches from one person? (SPEC §3.1)
+"""Linkage of asymmetric interval sketches: are two sketches from one person? (Fang's thesis §6.2)
 
 A person's tolerances ``v`` are stable across enrolments, so the s1 sketch, which stores ``v`` in
 clear, links two enrolments of one person; s2 hides ``v`` among random gaps. This module measures
-that by simulation, with the adversaries of SPEC §3.1:
+that by simulation, with the adversaries of Fang's thesis §6.2:
 
 * **s1**: compare the published tolerances. Score = number of features with ``|v − v'| < τ``.
 * **s2**: count *similar intervals* — ``(c0, c1)`` and ``(c0', c1')`` are similar iff
@@ -724,7 +724,7 @@ def linkage_experiment(
     noise: ReenrolmentNoise | None = None,
     adversary: str | None = None,
 ) -> LinkageResult:
-    """Simulate ``pairs`` mated and ``pairs`` non-mated sketch pairs and link them (SPEC §3.1).
+    """Simulate ``pairs`` mated and ``pairs`` non-mated sketch pairs and link them (Fang's thesis §6.2).
 
     ``scheme`` is ``"s1"``, ``"s2"`` or ``"s3"``; ``adversary`` one of :data:`ADVERSARIES` for it
     (default: the first, the published one); ``n``, ``q`` as in

@@ -1,4 +1,4 @@
-"""Error rates from comparison outcomes and scores: Wilson intervals, DET curves, EER (SPEC §6).
+"""Error rates from comparison outcomes and scores: Wilson intervals, DET curves, EER (ISO/IEC 19795-1).
 
 Vocabulary follows ISO/IEC 19795-1: a *genuine* trial compares a sample with its own person's
 enrolment, an *impostor* trial with somebody else's (zero effort). FNMR is the share of genuine

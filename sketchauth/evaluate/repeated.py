@@ -1,6 +1,6 @@
-"""Repeated enrolments of one biometric: the attacker who combines k sketches (SPEC §6, §1).
+"""Repeated enrolments of one biometric: the attacker who combines k sketches (Boreale–Paolini).
 
-SPEC §6 asks, for several sketches of one secret, for the Chernoff rate of §1 on small
+For several sketches of one secret this module gives the Chernoff rate (Boreale–Paolini) on small
 instances (:func:`sketchauth.evaluate.leakage.exact_leakage`) and, for real schemes, a
 *simulation* of the attacker who combines ``k`` sketches. This module is that simulation.
 
@@ -22,13 +22,13 @@ For every ``k = 1..K`` the attacker holds the first ``k`` helpers and we report:
 
 **The attacks**, by family:
 
-* *interval* (SPEC §2.1) with per-enrolment tolerances ``v_i`` (a deployment that re-tunes ``v``):
+* *interval* (Fang's thesis, ch. 6) with per-enrolment tolerances ``v_i`` (a deployment that re-tunes ``v``):
   helper ``i`` says ``b ≡ r_i (mod M_i = 2v_i − 1)``. The candidates are the ``c ∈ [0, n)`` whose
   circular residue distance to every ``r_i`` is at most ``slack`` (0: the exact Chinese remainder
   theorem; a positive slack tolerates capture noise). With exact residues, ``|C|`` is the number
   of ``c < n`` in one class modulo ``lcm(M_1..M_k)``: ``⌈n/L⌉`` or ``⌊n/L⌋``. With *identical*
   tolerances the helpers of noise-free captures are identical and nothing is gained.
-* *asymmetric s1* (SPEC §3.1): the same CRT with the tolerances the helpers publish in clear
+* *asymmetric s1* (Fang's thesis §6.2): the same CRT with the tolerances the helpers publish in clear
   (each enrolment derives its own ``v_i``: the true tolerance plus rounded Gaussian jitter,
   clipped to ``[1, q]``). The target is the template ``b``.
 * *asymmetric s2* and *s3*: intersect the partitions: the candidate ``(b, v)`` of a feature are
@@ -36,7 +36,7 @@ For every ``k = 1..K`` the attacker holds the first ``k`` helpers and we report:
   interval (Fang, ch. 6.2: ``τ``; ``τ = 1`` means equal) in every other partition. The target is
   ``(b, v)``. s3's odd decoys are never candidates, and hiding the parity does not help against
   this attacker: the secret interval recurs in every enrolment whatever the decoys are.
-* *code-offset* and *PinSketch* (SPEC §2.2–2.3): linear, so ``S_1 ⊕ S_i`` is a sketch of the
+* *code-offset* and *PinSketch* (Dodis–Ostrovsky–Reyzin–Smith §5 and §6.3): linear, so ``S_1 ⊕ S_i`` is a sketch of the
   capture difference and decodes against the zero sample (empty set) to ``w_1 ⊕ w_i``
   (``A_1 Δ A_i``) when it is within ``t`` (:func:`sketchauth.evaluate.unlinkability.difference_decoding`).
   That reveals *where the captures differ*, which is independent of the template: no template
@@ -314,7 +314,7 @@ def _s1_attack(
 # -- asymmetric s2: intersecting partitions -----------------------------------------------------------
 def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np.ndarray]:
     """Candidate ``(b, v)`` rows of one feature for ``k = 1..len(parts)``: intervals of the first
-    partition, centre in ``[0, n)``, with a similar interval (SPEC §3.1) in each of partitions
+    partition, centre in ``[0, n)``, with a similar interval (Fang's thesis §6.2) in each of partitions
     ``2..k``. The mask is narrowed by one partition per ``k``, so each pair is compared once."""
     first = parts[0]
     lo, hi = first[:-1], first[1:]

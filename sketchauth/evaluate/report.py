@@ -1,4 +1,4 @@
-"""The evaluation report: error rates, leakage and unlinkability as JSON, Markdown and PNG (SPEC §6).
+"""The evaluation report: error rates, leakage and unlinkability as JSON, Markdown and PNG (ISO/IEC 19795-1).
 
 :func:`run_report` evaluates one :class:`EvaluationTarget` on labelled data:
 

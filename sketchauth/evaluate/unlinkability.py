@@ -1,4 +1,4 @@
-"""Unlinkability (ISO/IEC 30136 style) and reversibility of stored sketches (SPEC §6, §3.1).
+"""Unlinkability (ISO/IEC 30136 style) and reversibility of stored sketches (Gomez-Barrero et al. 2018).
 
 **The measures** (Gomez-Barrero et al., "General framework to evaluate unlinkability in
 biometric template protection systems", IEEE TIFS 2018). An attacker holds two sketches and
@@ -17,10 +17,10 @@ integer (counts are exact); otherwise :data:`DEFAULT_BINS` equal-width bins.
 
 **The attacks** — each scheme's natural linkage score, computed from real helper data:
 
-* interval (SPEC §2.1): the helper is ``b mod (2v−1)``; close templates give close residues, so
+* interval (Fang's thesis, ch. 6): the helper is ``b mod (2v−1)``; close templates give close residues, so
   the score is the circular residue distance ``Σ_j min(δ_j, M_j − δ_j)``,
   ``δ_j = (S_j − S'_j) mod M_j`` (low ⇒ mated);
-* asymmetric s1/s2 (SPEC §3.1): the adversaries of :mod:`sketchauth.evaluate.linkage` —
+* asymmetric s1/s2 (Fang's thesis §6.2): the adversaries of :mod:`sketchauth.evaluate.linkage` —
   :func:`~sketchauth.evaluate.linkage.s1_linkage_score` on the published tolerances and
   :func:`~sketchauth.evaluate.linkage.s2_similar_intervals` on the published partitions
   (high ⇒ mated), with closeness ``τ`` (``tau``);

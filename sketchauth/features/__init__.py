@@ -1,4 +1,4 @@
-"""Feature preparation: from real feature vectors (embeddings) to secure sketches (issue 8).
+"""Feature preparation: from real feature vectors (embeddings) to secure sketches.
 
 * :mod:`.transform` — :class:`FeatureTransform`, fitted once on a background population and
   frozen: standardisation, within-class whitening, Fisher-ratio selection, equal-probability

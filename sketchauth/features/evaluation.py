@@ -1,4 +1,4 @@
-"""Error rates of feature pipelines next to the unprotected reference (issue 8, item 4).
+"""Error rates of feature pipelines next to the unprotected reference (item 4).
 
 For labelled evaluation data (people who were *not* in the background population), every
 identity is enrolled from its first ``enrol_samples`` samples and compared with its remaining
@@ -69,7 +69,7 @@ from sketchauth.features.transform import FeatureTransform
 __all__ = ["FMR_TARGETS", "GOAL_RATIO", "OperatingPoint", "MatcherResult", "FeatureEvaluation", "evaluate_pipelines", "check_through_scheme"]
 
 FMR_TARGETS = (1e-2, 1e-3, 1e-4)
-#: Issue 8's goal: best protected FNMR at FMR 1% within this factor of the reference's.
+#: the goal: best protected FNMR at FMR 1% within this factor of the reference's.
 GOAL_RATIO = 1.25
 #: enrol_interval margin for the asymmetric pipeline in evaluations (a fixed floor on every tolerance).
 ASYMMETRIC_MARGIN = 3

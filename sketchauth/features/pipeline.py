@@ -1,4 +1,4 @@
-"""Pipelines: a fitted :class:`FeatureTransform` chained with a secure sketch (issue 8).
+"""Pipelines: a fitted :class:`FeatureTransform` chained with a secure sketch.
 
 A pipeline is what the CLI and the service enrol and verify with. It is *configuration*: the
 frozen transform (population statistics only) plus a scheme and its parameters, stored once,
@@ -456,7 +456,7 @@ def _one_sample(sample: Any, features: int) -> np.ndarray:
 
 # -- asymmetric interval -------------------------------------------------------------------------
 class AsymmetricIntervalPipeline(Pipeline):
-    """Several enrolment samples → template and hidden per-dimension tolerances (SPEC §3.1, s2).
+    """Several enrolment samples → template and hidden per-dimension tolerances (Fang's thesis §6.2, s2).
 
     ``scale``/``margin``/``spread`` are those of :func:`sketchauth.templates.enrol_interval`,
     applied to the levels of the enrolment samples; ``q`` caps the tolerance.

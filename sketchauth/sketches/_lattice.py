@@ -1,4 +1,4 @@
-"""Private lattice arithmetic of the interval sketches (SPEC §2.1, §3.1 s1).
+"""Private lattice arithmetic of the interval sketches (Fang's thesis, ch. 6; Fang's thesis §6.2 s1).
 
 A feature ``b`` with tolerance ``v`` is sketched as its residue modulo ``M = 2v − 1``; the values
 congruent to it form a lattice whose cells of length ``M`` are centred on lattice points. The

@@ -1,6 +1,6 @@
 """Arithmetic over a prime field F_p in numpy int64, and a Reed–Solomon decoder (private).
 
-This is the engine under the fuzzy vaults of SPEC §2.2 and §3.2 (:mod:`sketchauth.sketches.vault`);
+This is the engine under the fuzzy vaults of Juels–Sudan; Fang's thesis §6.3 (:mod:`sketchauth.sketches.vault`);
 nothing here validates caller input beyond what the algebra needs — the vault modules do that.
 
 Backends

@@ -1,4 +1,4 @@
-"""Asymmetric interval sketches: the template *and* its tolerance are secret (SPEC §3.1).
+"""Asymmetric interval sketches: the template *and* its tolerance are secret (Fang's thesis §6.2).
 
 Enrolment from several samples (:mod:`sketchauth.templates`) gives, per feature, a template
 ``b ∈ [0, n)`` and a tolerance ``v ∈ [1, q]``; a later sample ``d'`` is close iff
@@ -7,7 +7,7 @@ Enrolment from several samples (:mod:`sketchauth.templates`) gives, per feature,
 Fang's thesis, ch. 6.2; s3 is this library's repair of s2's parity leak):
 
 **s1 (tolerance in clear)**: ``S = (v, b mod (2v − 1))``; decode returns the point of the lattice
-``{c ≡ S mod (2v − 1)}`` nearest ``d'`` (SPEC §2.1) together with ``v``. Deterministic.
+``{c ≡ S mod (2v − 1)}`` nearest ``d'`` (Fang's thesis, ch. 6) together with ``v``. Deterministic.
 *Counting*: ``v`` takes ``q`` values (``log q`` bits) and the residue lies in ``[0, 2q − 1) ⊂
 [0, 2q)`` (``1 + log q`` bits), so ``|S| = 1 + 2·log q`` and ``H∞(R) = 0``. (The exact number of
 distinct ``(v, residue)`` pairs, ``Σ_{v=1}^{q} min(2v − 1, n) ≤ q²``, is in ``report().extra``.)
@@ -18,7 +18,7 @@ which is exactly ``(b − v, b + v)``: start from ``G = {b − v, b + v}``, inse
 ``min(G) > 0`` and ``max(G) + 2r`` while ``max(G) < n`` (each ``r`` uniform in ``[1, q]``, drawn
 from :mod:`secrets`), sort ``G = g_1 < … < g_k`` and store ``S = (g_1, g_2 − g_1, …,
 g_k − g_{k−1})``. Decode(``d'``): the interval ``(g_{i−1}, g_i)`` containing ``d'`` gives
-``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``; as the SPEC takes "the first ``g_i > d'``",
+``b = (g_{i−1} + g_i)/2`` and ``v = (g_i − g_{i−1})/2``; as Fang's thesis §6.2 takes "the first ``g_i > d'``",
 every point belongs to the interval on its right, so ``d' = b − v`` also decodes (the accepted set
 is ``[b − v, b + v)``, one value more than the tolerance). The true gap ``2v`` is drawn from the
 same range ``{2, 4, …, 2q}`` as the random ones, so ``v`` hides among them.
@@ -89,7 +89,7 @@ outside ``[0, n)``); s2 returns the ``(b, v)`` of whichever interval holds ``d'`
 ``DecodeError`` when ``d'`` lies outside ``[g_1, g_k)`` or that interval's centre is outside
 ``[0, n)``. The caller's hash check rejects a wrong ``(b, v)``.
 
-*Symbols for mixing* (SPEC §4: every symbol vector must be a valid sketch). s1: the residues
+*Symbols for mixing* (Fang's thesis, ch. 7: every symbol vector must be a valid sketch). s1: the residues
 ``b mod (2v − 1)`` in ``Z_{min(2v−1, n)}``; ``v`` is not a symbol (changing it would change the
 modulus of the residue). s2: per feature the gap pairs ``(gap_{2m−1}, gap_{2m})`` (0-based,
 ``2m ≤ J − 2``) that touch neither the first nor the last gap; the pair keeps its sum ``σ``
@@ -343,7 +343,7 @@ class _Partition:
 
 
 class AsymmetricIntervalSketch(SecureSketch):
-    """Sketch of ``(b, v)`` feature vectors, ``b ∈ [0, n)``, ``v ∈ [1, q]`` (SPEC §3.1).
+    """Sketch of ``(b, v)`` feature vectors, ``b ∈ [0, n)``, ``v ∈ [1, q]`` (Fang's thesis §6.2).
 
     Parameters: ``n`` each feature's universe size; ``q`` the largest tolerance (``1 ≤ q ≤ n``);
     ``scheme`` ``"s1"`` (tolerance in clear) or ``"s2"`` (non-uniform intervals); ``features``

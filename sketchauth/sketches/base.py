@@ -1,6 +1,6 @@
 """The shape every secure sketch shares: parameters, helper-data format, entropy report.
 
-A secure sketch (Dodis–Reyzin–Smith; SPEC §1) is a pair ``Enc``/``Dec``: ``encode(secret)``
+A secure sketch (Dodis–Reyzin–Smith; Dodis–Ostrovsky–Reyzin–Smith §3.1) is a pair ``Enc``/``Dec``: ``encode(secret)``
 returns public helper data ``S`` and ``decode(S, sample)`` returns the secret exactly whenever
 the sample is close to it. Each scheme here
 
@@ -14,7 +14,7 @@ the sample is close to it. Each scheme here
 * reports ``|S|`` (log of the number of values the helper can take, not its byte length), the
   min-entropy of its recoverable randomness, and the loss bound ``|S| − H∞(R)``;
 * exposes its payload as a vector of symbols in a group (:class:`SymbolSpace`), so that a
-  format-preserving mixing function can act on any family (SPEC §4).
+  format-preserving mixing function can act on any family (Fang's thesis, ch. 7).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class EntropyReport:
-    """What a sketch can leak about its secret, in bits (SPEC §1).
+    """What a sketch can leak about its secret, in bits (Dodis–Ostrovsky–Reyzin–Smith §3.1).
 
     ``sketch_bits`` is ``|S|``, the length of the compact description of the helper data;
     ``randomness_bits`` is ``H∞(R)`` of the encoder's recoverable randomness;
@@ -308,7 +308,7 @@ class SecureSketch(ABC):
     # -- accounting ---------------------------------------------------------------------------------
     @abstractmethod
     def report(self) -> EntropyReport:
-        """Sketch size, recoverable randomness and loss bound (SPEC §1)."""
+        """Sketch size, recoverable randomness and loss bound (Dodis–Ostrovsky–Reyzin–Smith §3.1)."""
 
     # -- symbols, for format-preserving mixing ----------------------------------------------------
     @abstractmethod
@@ -323,7 +323,7 @@ class SecureSketch(ABC):
         """log2 of the smallest symbol group over every helper this scheme can produce.
 
         This is how many bits a format-preserving pad can move in the worst case, which is what
-        bounds the key recoverability ``β`` of a mixing function (SPEC §4). For most families the
+        bounds the key recoverability ``β`` of a mixing function (Fang's thesis, ch. 7). For most families the
         symbols are the whole sketch, so it equals ``report().sketch_bits``; a family whose
         symbols cover only part of its helper (or a part that depends on the secret) overrides it.
         ``report`` is this sketch's report when the caller already has it (it can be costly).

@@ -1,4 +1,4 @@
-"""Chaff-based 1-D point sketch: the reference family for key-guessing experiments (SPEC §4).
+"""Chaff-based 1-D point sketch: the reference family for key-guessing experiments (Fang's thesis, ch. 7).
 
 The secret is a set of ``points`` genuine points of ``Z_n = {0, …, n−1}`` pairwise more than
 ``min_distance = d`` apart (distance ``|x − y|`` on the line). Enc adds chaff: while some

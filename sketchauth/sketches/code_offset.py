@@ -1,4 +1,4 @@
-"""Code-offset sketch (fuzzy commitment) for the Hamming metric over bytes (SPEC §2.3).
+"""Code-offset sketch (fuzzy commitment) for the Hamming metric over bytes (Dodis–Ostrovsky–Reyzin–Smith §5).
 
 The secret ``w`` is a string of ``n`` bytes; ``C`` is the ``[n, k = n − 2t]`` Reed–Solomon code
 over GF(2^8) (``reedsolo``, primitive polynomial 0x11d, shortened from length 255), which

@@ -1,4 +1,4 @@
-"""Euclidean interval sketch: per-feature quantisation lattice (SPEC §2.1).
+"""Euclidean interval sketch: per-feature quantisation lattice (Fang's thesis, ch. 6).
 
 Each feature ``b_i ∈ [0, n)`` with public tolerance ``v_i ≥ 1`` is sketched as
 ``S_i = b_i mod (2v_i − 1)``. The values congruent to ``S_i`` form a lattice whose cells

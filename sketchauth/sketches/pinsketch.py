@@ -1,4 +1,4 @@
-"""PinSketch: the BCH-syndrome secure sketch for set difference (SPEC §2.2).
+"""PinSketch: the BCH-syndrome secure sketch for set difference (Dodis–Ostrovsky–Reyzin–Smith §6.3).
 
 Dodis–Ostrovsky–Reyzin–Smith, "Fuzzy extractors", §6.3 (the construction minisketch also
 implements). The universe is the non-zero elements of GF(2^m) (``8 ≤ m ≤ 32``, fixed primitive

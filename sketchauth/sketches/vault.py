@@ -1,4 +1,4 @@
-"""Fuzzy vaults: the complete Juels–Sudan vault (SPEC §2.2) and the weighted vault (SPEC §3.2).
+"""Fuzzy vaults: the complete Juels–Sudan vault (Juels–Sudan) and the weighted vault (Fang's thesis §6.3).
 
 Both vaults hide a secret polynomial ``F`` among chaff: the values ``F(slot)`` sit at the slots
 the secret selects, uniformly random values *different from* ``F(slot)`` everywhere else. A
@@ -23,7 +23,7 @@ whole batch (vectorised Gauss–Jordan) and block-wise evaluation of the recover
 All arithmetic is numpy int64 (no galois at run time: see :mod:`._prime_field` for why), so a
 fresh process decodes its first vault in a fraction of a second.
 
-Module functions (the estimates the SPEC asks every vault report to carry):
+Module functions (the estimates of Juels–Sudan and Fang's thesis §6.3 that every vault report carries):
 :func:`spurious_polynomials` / :func:`log2_spurious_polynomials`,
 :func:`weighted_spurious_polynomials` / :func:`log2_weighted_spurious_polynomials`, and
 :func:`candidate_fraction`.
@@ -120,7 +120,7 @@ def _from_log2(log2_value: float, name: str) -> float:
 
 
 def log2_spurious_polynomials(mu: float, p: int, r: int, m: int, t: int) -> float:
-    """``log2`` of the Juels–Sudan estimate ``(μ/3)·p^((m−2t−1)−m)·(r/m)^m`` (SPEC §2.2).
+    """``log2`` of the Juels–Sudan estimate ``(μ/3)·p^((m−2t−1)−m)·(r/m)^m`` (Juels–Sudan).
 
     With probability at least ``1 − μ`` a vault listing ``r`` points of ``F_p`` holds at least
     this many polynomials of degree ``m − 2t − 1`` other than ``F`` that also pass through ``m``
@@ -149,7 +149,7 @@ def spurious_polynomials(mu: float, p: int, r: int, m: int, t: int) -> float:
 
 
 def log2_weighted_spurious_polynomials(mu: float, p: int, q: int, r: int, g: int, D: int) -> float:
-    """``log2`` of ``(μ/3)·p^(D−g)·(q·r/D)^D`` (SPEC §3.2; ``D = g − 2t' − 1``).
+    """``log2`` of ``(μ/3)·p^(D−g)·(q·r/D)^D`` (Fang's thesis §6.3; ``D = g − 2t' − 1``).
 
     ``p`` is the element universe, ``q`` the slots per element, ``r`` the number of listed
     elements, ``g`` the total weight. For ``D = 0`` the factor ``(q·r/D)^D`` is taken as its limit
@@ -182,13 +182,13 @@ def candidate_fraction(r: int, g: int, a: int, *, q: int = 2) -> float:
 
     An attacker who interpolates a degree-``(g−1)`` polynomial through ``g`` listed slots and
     keeps only *candidates* — those whose slots are spread over at most ``a`` distinct elements,
-    as a heavily weighted template's are — keeps this fraction of all subsets (SPEC §3.2).
+    as a heavily weighted template's are — keeps this fraction of all subsets (Fang's thesis §6.3).
 
-    For ``q = 2`` (the SPEC's case): a subset with ``x`` elements holding both slots covers
+    For ``q = 2`` (the thesis' case): a subset with ``x`` elements holding both slots covers
     ``g − x`` elements, of which ``g − 2x`` hold one slot (2 choices each), so the count is
     ``C(r, g−x)·C(g−x, x)·2^(g−2x)``, summed over ``x = max(0, g−a) … ⌊g/2⌋``, over ``C(2r, g)``.
 
-    Note: the SPEC prints ``2^(g−x)``; that overcounts (it treats a doubly used element as having
+    Note: Fang's thesis §6.3.2 prints ``2^(g−x)``; that overcounts (it treats a doubly used element as having
     two choices) and makes the "fraction" over all ``x`` exceed 1 — e.g. ``r = g = 2`` gives 8/6.
     With ``2^(g−2x)`` the terms over all ``x`` sum to exactly ``C(2r, g)``, which the tests check.
     Other ``q`` count by inclusion–exclusion over the covered elements. Exact integer
@@ -330,7 +330,7 @@ class FuzzyVault(SecureSketch):
     ``m`` points interpolate, so a wrong sample is caught only by that size check (the
     ``p − m`` chaff values each match the interpolant with probability ``1/(p−1)``).
 
-    Accounting (SPEC §1, §2.2): the helper is any vector of ``F_p^p``, ``|S| = p·log2 p``.
+    Accounting (Juels–Sudan): the helper is any vector of ``F_p^p``, ``|S| = p·log2 p``.
     Given ``(d, S)``, ``F`` is the interpolant of the ``m ≥ k`` points on ``d`` and each offset is
     ``y_i − [y_i > F(i)]``, so the randomness is recoverable, uniform over
     ``p^(m−2t)·(p−1)^(p−m)`` values: ``H∞(R) = (m−2t)·log2 p + (p−m)·log2(p−1)``, and the loss is at
@@ -600,7 +600,7 @@ def _weighted_entry(entry: Any, index: int, limit: int | None) -> list[Any] | np
 
 
 class WeightedFuzzyVault(SecureSketch):
-    """Weighted fuzzy vault (SPEC §3.2): elements of ``[0, p)`` with weights, total weight ``g``.
+    """Weighted fuzzy vault (Fang's thesis §6.3): elements of ``[0, p)`` with weights, total weight ``g``.
 
     Secret: distinct elements of ``[0, p)`` with weights in ``[0, q)``, as a mapping
     ``{element: weight}``, ``(element, weight)`` pairs (a list of tuples, ``dict.items()``,
@@ -623,7 +623,7 @@ class WeightedFuzzyVault(SecureSketch):
     Why ``g`` is a fixed parameter: the decoder must know ``deg F``. If ``g`` were each person's
     own ``Σ v_i``, it would be stored in (or derivable from) the helper, and a sum of
     identity-dependent weights is exactly the clear auxiliary data that links two enrolments of
-    one person (SPEC §3.1, s1). With ``g`` fixed for a deployment every helper has the same
+    one person (Fang's thesis §6.2, s1). With ``g`` fixed for a deployment every helper has the same
     parameters; enrolment must produce weights summing to ``g``.
 
     Dec(``d'``) — a set of elements, ``1 ≤ |d'|``, ``q·|d'| ≤ 512``: the candidate points are all

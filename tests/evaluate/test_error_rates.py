@@ -251,7 +251,7 @@ def test_asymmetric_counts_equal_tolerance_rule(scheme: str) -> None:
         def close(e: int, s: int) -> bool:
             b, v = bv[e]  # noqa: B023 - evaluated inside this iteration
             d = data.samples[s] - b
-            # s1 accepts |d' − b| < v; s2's decoder (SPEC §3.1: the first g_i > d') takes the
+            # s1 accepts |d' − b| < v; s2's decoder (Fang's thesis §6.2: the first g_i > d') takes the
             # interval [b − v, b + v), so it also accepts d' = b − v.
             low = -v if scheme == "s2" else -v + 1
             return bool(np.all((d >= low) & (d < v)))

@@ -1,4 +1,4 @@
-"""Key-guessing simulation and chaff-sketch counting (sketchauth.evaluate.guessing, SPEC §4)."""
+"""Key-guessing simulation and chaff-sketch counting (sketchauth.evaluate.guessing, Fang's thesis, ch. 7)."""
 
 from __future__ import annotations
 

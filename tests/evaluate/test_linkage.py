@@ -1,4 +1,4 @@
-"""Linkage evaluation of s1/s2 sketches (SPEC §3.1): simulation, scores, accuracy."""
+"""Linkage evaluation of s1/s2 sketches (Fang's thesis §6.2): simulation, scores, accuracy."""
 
 from __future__ import annotations
 

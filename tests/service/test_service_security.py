@@ -1,4 +1,4 @@
-"""Security review regressions for the service (SPEC §5, issue 6): throttling under concurrency,
+"""Security review regressions for the service (the service model): throttling under concurrency,
 no value echo or traceback leak on errors, the SQLite file's permissions, API-key checks.
 """
 

@@ -1,4 +1,4 @@
-"""AsymmetricIntervalSketch (SPEC §3.1): recovery, strict parsing, exact loss, symbols."""
+"""AsymmetricIntervalSketch (Fang's thesis §6.2): recovery, strict parsing, exact loss, symbols."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_beyond_tolerance_never_returns_the_secret(case) -> None:
     except DecodeError:
         return
     if sketch.scheme == "s2" and any(x == bf - vf for x, bf, vf in zip(d, b, v)):
-        # s2 assigns each point g_i to the interval on its right (SPEC: the first g_i > d'), so
+        # s2 assigns each point g_i to the interval on its right (Fang's thesis §6.2: the first g_i > d'), so
         # d' = b − v exactly also lands in (b − v, b + v) — documented in the module.
         return
     assert (got_b.tolist(), got_v.tolist()) != (b, v)
@@ -418,7 +418,7 @@ def test_matrix_randomness_round_trips_and_is_checked() -> None:
 
 
 def _spec_partition(b: int, v: int, n: int, left: tuple[int, ...], right: tuple[int, ...]) -> list[int]:
-    """SPEC §3.1 steps 1–4, literally, consuming the given draws (the readable reference)."""
+    """Fang's thesis §6.2 steps 1–4, literally, consuming the given draws (the readable reference)."""
     points = {b - v, b + v}
     draws = iter(left)
     while min(points) > 0:

@@ -1,4 +1,4 @@
-"""CodeOffsetSketch (SPEC §2.3): recovers within t byte errors, fails cleanly beyond."""
+"""CodeOffsetSketch (Dodis–Ostrovsky–Reyzin–Smith §5): recovers within t byte errors, fails cleanly beyond."""
 
 from __future__ import annotations
 

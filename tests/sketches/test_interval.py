@@ -1,4 +1,4 @@
-"""IntervalSketch (SPEC §2.1): exact recovery within tolerance, documented behaviour beyond."""
+"""IntervalSketch (Fang's thesis, ch. 6): exact recovery within tolerance, documented behaviour beyond."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PinSketch (SPEC §2.2): known answers, recovery within t, clean failure beyond, format, batches."""
+"""PinSketch (Dodis–Ostrovsky–Reyzin–Smith §6.3): known answers, recovery within t, clean failure beyond, format, batches."""
 
 from __future__ import annotations
 

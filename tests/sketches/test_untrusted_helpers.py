@@ -1,4 +1,4 @@
-"""Untrusted helper data and samples against every registered scheme (SPEC §1; STYLE: parse strictly).
+"""Untrusted helper data and samples against every registered scheme (parse strictly).
 
 Helper data is public and its BLAKE2b digest is unkeyed, so an attacker can hand the library any
 parameters and any payload with a valid digest (:func:`pack_helper`). These tests craft such

@@ -1,4 +1,4 @@
-"""FuzzyVault (SPEC §2.2) and the vault estimates: exact recovery iff |d' \\ d| <= t, accounting."""
+"""FuzzyVault (Juels–Sudan) and the vault estimates: exact recovery iff |d' \\ d| <= t, accounting."""
 
 from __future__ import annotations
 

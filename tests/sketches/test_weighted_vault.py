@@ -1,4 +1,4 @@
-"""WeightedFuzzyVault (SPEC §3.2): decodes exactly when c − w ≥ g − 2t, never otherwise."""
+"""WeightedFuzzyVault (Fang's thesis §6.3): decodes exactly when c − w ≥ g − 2t, never otherwise."""
 
 from __future__ import annotations
 
