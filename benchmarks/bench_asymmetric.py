@@ -39,9 +39,7 @@ MAX_REPEATS = 500
 
 def median_ms(fn: Callable[[], object]) -> float:
     """Median wall time of ``fn()`` in milliseconds within this script's budget (see timing.py)."""
-    return timing.median_ms(
-        fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS
-    )
+    return timing.median_ms(fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS)
 
 
 def sketch_rows() -> list[str]:
@@ -57,9 +55,7 @@ def sketch_rows() -> list[str]:
             assert sketch.decode(helper, sample)[0].tolist() == b.tolist()
             enc = median_ms(lambda: sketch.encode((b, v)))
             dec = median_ms(lambda: sketch.decode(helper, sample))
-            rows.append(
-                f"| {scheme} | {features} | {enc:.3f} | {dec:.3f} | {len(helper)} |"
-            )
+            rows.append(f"| {scheme} | {features} | {enc:.3f} | {dec:.3f} | {len(helper)} |")
     return rows
 
 

@@ -730,7 +730,7 @@ def bench_code_offset() -> list[dict[str, Any]]:
             noisy[i] ^= 0x5A
         noisy = bytes(noisy)
         payload = sketch.payload(helper)
-        word = bytes(a ^ b for a, b in zip(noisy, payload))
+        word = bytes(a ^ b for a, b in zip(noisy, payload, strict=False))
         codec = reedsolo.RSCodec(2 * t, nsize=255)
         assert sketch.decode(helper, noisy) == secret
         result = interleaved(

@@ -20,7 +20,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    create_model,
+)
 
 from service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
 from service.pipelines import PIPELINE_PREFIX, min_samples
@@ -30,7 +40,7 @@ from service.settings import SettingsError
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["RequestModels", "build_request_models", "Pin", "Number"]
+__all__ = ["Number", "Pin", "RequestModels", "build_request_models"]
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Number = Union[StrictInt, FiniteFloat]
@@ -115,7 +125,9 @@ def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel
     tag: Any = Literal[spec.name]
     return create_model(
         _model_name("", spec.name),
-        __base__=_base(f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}),
+        __base__=_base(
+            f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}
+        ),
         scheme=(tag, Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
         params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
         samples=(_list_of(sample, least, most, "enrolment captures"), ...),
@@ -187,7 +199,7 @@ def build_request_models(
     schemes = {spec.name: spec for spec in specs}
     variants: list[Any] = [_scheme_enrolment(spec, limits) for spec in schemes.values()]
     variants += [_pipeline_enrolment(loaded, limits) for _, loaded in sorted(pipelines.items())]
-    enrolment = variants[0] if len(variants) == 1 else Annotated[Union[tuple(variants)], Field(discriminator="scheme")]
+    enrolment = variants[0] if len(variants) == 1 else Annotated[tuple(variants), Field(discriminator="scheme")]
     return RequestModels(
         limits=limits,
         enrolment=enrolment,
@@ -195,7 +207,8 @@ def build_request_models(
         schemes=schemes,
         pipelines={PIPELINE_PREFIX + name: name for name in pipelines},
         pipeline_counts={
-            PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples) for name, loaded in pipelines.items()
+            PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples)
+            for name, loaded in pipelines.items()
         },
         pin_refusals={
             PIPELINE_PREFIX + name: loaded.pin_refusal

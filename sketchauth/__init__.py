@@ -32,8 +32,17 @@ from sketchauth.errors import (
 )
 
 # Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
-_SKETCH_NAMES = ("EntropyReport", "load_sketch", "IntervalSketch", "CodeOffsetSketch", "PinSketch",
-                 "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch", "ChaffPointSketch")
+_SKETCH_NAMES = (
+    "EntropyReport",
+    "load_sketch",
+    "IntervalSketch",
+    "CodeOffsetSketch",
+    "PinSketch",
+    "FuzzyVault",
+    "WeightedFuzzyVault",
+    "AsymmetricIntervalSketch",
+    "ChaffPointSketch",
+)
 
 __all__ = [*errors.__all__, *_SKETCH_NAMES]
 

@@ -164,7 +164,7 @@ def test_constraints_pin_every_package_of_the_dev_install() -> None:
     assert canonicalize_name(PYPROJECT["name"]) not in pins
     missing = sorted(_dev_install() - set(pins))
     assert missing == [], f"not pinned in constraints.txt (refresh it with .ci/run --lock): {missing}"
-    assert RUNTIME <= set(pins) and "galois" in pins
+    assert set(pins) >= RUNTIME and "galois" in pins
 
 
 def test_constraints_header_says_how_to_refresh() -> None:
@@ -177,7 +177,9 @@ def test_ci_installs_through_the_lock_and_fails_with_pytest() -> None:
     script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert script.splitlines()[:1] == ["#!/usr/bin/env bash"] and "set -euo pipefail" in script
     # The README's test command, verbatim.
-    readme_command = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' && pytest"
+    readme_command = (
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' && pytest"
+    )
     assert readme_command in script
     assert subprocess.run(["bash", "-n", str(REPO / ".ci" / "run")], capture_output=True).returncode == 0
     usage = subprocess.run(["bash", str(REPO / ".ci" / "run"), "--help"], capture_output=True, text=True, timeout=30)

@@ -56,14 +56,14 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 
 __all__ = [
-    "LabelledVectors",
     "LabelledSets",
-    "load_vectors",
+    "LabelledVectors",
     "load_sets",
+    "load_vectors",
     "rows_by_identity",
-    "synthetic_vectors",
-    "synthetic_strings",
     "synthetic_sets",
+    "synthetic_strings",
+    "synthetic_vectors",
 ]
 
 #: Refuse files with more rows than this (an evaluation set, not a database dump).
@@ -199,7 +199,9 @@ def _parse_numbers(path: Path, line: int, cells: Sequence[str], kind: type) -> l
         return [kind(c) for c in cells]
     except ValueError:
         bad = next(i for i, c in enumerate(cells) if not _is_number(c) or (kind is int and not _is_int(c)))
-        raise SampleError(f"{path}:{line}: column {bad + 2} is not {'an integer' if kind is int else 'a number'}") from None
+        raise SampleError(
+            f"{path}:{line}: column {bad + 2} is not {'an integer' if kind is int else 'a number'}"
+        ) from None
 
 
 def _is_int(cell: str) -> bool:
@@ -334,7 +336,11 @@ def load_sets(path: str | Path) -> LabelledSets:
 
 # -- synthetic populations --------------------------------------------------------------------------
 def _rate(name: str, value: Any, size: int) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (size,)) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+    arr = (
+        np.broadcast_to(np.asarray(value, dtype=float), (size,))
+        if np.ndim(value) == 0
+        else np.asarray(value, dtype=float)
+    )
     if arr.shape != (size,):
         raise ParameterError(f"{name} must be a scalar or have {size} entries, got shape {arr.shape}")
     if not np.all((arr >= 0) & (arr <= 1)):
@@ -366,7 +372,11 @@ def synthetic_vectors(
     for name, value in (("spread", spread), ("noise", noise), ("reliability_spread", reliability_spread)):
         if not np.isfinite(value) or value < 0:
             raise ParameterError(f"{name} must be a finite non-negative number, got {value!r}")
-    rho = np.broadcast_to(np.asarray(reliability, dtype=float), (features,)) if np.ndim(reliability) == 0 else np.asarray(reliability, dtype=float)
+    rho = (
+        np.broadcast_to(np.asarray(reliability, dtype=float), (features,))
+        if np.ndim(reliability) == 0
+        else np.asarray(reliability, dtype=float)
+    )
     if rho.shape != (features,) or not np.all(np.isfinite(rho)) or np.any(rho < 0):
         raise ParameterError(f"reliability must be a non-negative scalar or {features} values")
     rng = np.random.default_rng(seed)

@@ -55,9 +55,9 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
+    QUANTISED_SCHEMES,
     TARGET_FMR,
     DecideFn,
-    QUANTISED_SCHEMES,
     EnrolFn,
     ErrorRateResult,
     ProbeFn,
@@ -76,16 +76,16 @@ __all__ = [
     "TARGET_FMR",
     "TARGET_FNMR",
     "EvaluationTarget",
-    "check_scheme_params",
     "Report",
-    "run_report",
+    "check_scheme_params",
     "choose_operating_point",
     "default_sweep",
-    "write_report",
-    "plots_available",
-    "require_plots",
     "draw_figures",
     "markdown",
+    "plots_available",
+    "require_plots",
+    "run_report",
+    "write_report",
 ]
 
 #: Version of the JSON layout; bumped whenever a key changes meaning or disappears.
@@ -137,7 +137,13 @@ class EvaluationTarget:
 
     @classmethod
     def fitted(
-        cls, scheme: str, params: dict[str, Any], data: Any, *, enrol_samples: int | None = None, settings: Sequence[Any] = ()
+        cls,
+        scheme: str,
+        params: dict[str, Any],
+        data: Any,
+        *,
+        enrol_samples: int | None = None,
+        settings: Sequence[Any] = (),
     ) -> EvaluationTarget:
         """:meth:`from_scheme` after fitting an interval sketch's ``offset`` and ``n`` to the data.
 
@@ -152,7 +158,9 @@ class EvaluationTarget:
 
 def _range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
     """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
-    return scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+    return (
+        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+    )
 
 
 def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> None:
@@ -205,7 +213,11 @@ def _templates(sketch: SecureSketch, target: EvaluationTarget, data: Any, k: int
         if isinstance(secret, bytes):
             rows.append(np.frombuffer(secret, dtype=np.uint8).astype(np.int64))
         elif isinstance(secret, tuple):
-            rows.append(np.concatenate([np.asarray(x) for x in secret]) if target.data_kind == "vectors" else np.asarray(secret[0]))
+            rows.append(
+                np.concatenate([np.asarray(x) for x in secret])
+                if target.data_kind == "vectors"
+                else np.asarray(secret[0])
+            )
         else:
             rows.append(np.asarray(secret))
     return np.stack(rows) if target.data_kind != "sets" else rows
@@ -339,7 +351,7 @@ def run_report(
     notes: list[str] = list(target.notes)
     malformed = sum(rates.malformed_probes)
     if malformed:
-        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes))
+        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
         notes.append(
             f"{malformed} comparisons over the sweep used a probe the scheme refuses (per {target.sweep}: {per_setting}) — "
             "wrong length, not finite, or outside the range of an interval sketch's quantiser; each counts as a "
@@ -373,7 +385,9 @@ def run_report(
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
         notes.append(f"unlinkability not evaluated: {exc}")
     protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
-    plan = protocol.plan(data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    plan = protocol.plan(
+        data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
+    )
     description = describe_data(data, source)
     description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
     if max_impostors_per_identity is not None:
@@ -385,7 +399,15 @@ def run_report(
 
 
 def _security(
-    target: EvaluationTarget, data: Any, k: int, setting: Any, leak: LeakageReport, people: int, tries: int, seed: int, plan: Any
+    target: EvaluationTarget,
+    data: Any,
+    k: int,
+    setting: Any,
+    leak: LeakageReport,
+    people: int,
+    tries: int,
+    seed: int,
+    plan: Any,
 ) -> dict[str, Any]:
     """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
 
@@ -467,13 +489,17 @@ def write_scores(report: Report, directory: Path) -> list[str]:
     if not er.baselines or er.trial_labels is None:
         return []
     claimed, real, rows = er.trial_labels
-    labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist())]
+    labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist(), strict=False)]
     n_gen = er.points[0].genuine_trials
     names: list[str] = []
     for b in er.baselines:
         written = write_score_files(
-            directory, f"unprotected_{b.metric}", b.genuine_scores, b.impostor_scores,
-            genuine_labels=labels[:n_gen], impostor_labels=labels[n_gen:],
+            directory,
+            f"unprotected_{b.metric}",
+            b.genuine_scores,
+            b.impostor_scores,
+            genuine_labels=labels[:n_gen],
+            impostor_labels=labels[n_gen:],
         )
         names += [f"scores/{n}" for n in written]
     return names
@@ -505,7 +531,9 @@ def decode_check_line(check: dict[str, Any]) -> str:
     """One sentence on the same-run check of the fast decisions against real decodes."""
     if not check:
         return "Fast decisions were not cross-checked against real decodes in this run."
-    scope = "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    scope = (
+        "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    )
     return (
         f"{check['disagreements']} disagreements between the fast exact decider and real encode → decode on {scope} "
         f"({check['boundary_trials']:,} of them boundary trials, decided differently by two settings)"
@@ -603,13 +631,19 @@ def markdown(r: dict[str, Any]) -> str:
     fa = lk["false_accept_attack"]
     if fa is not None:
         bits = "∞ (no false match observed)" if fa["bits"] is None else f"{fa['bits']:.1f}"
-        lines.append(f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)")
+        lines.append(
+            f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)"
+        )
     oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
     if oa is not None:
         med = oa["median_argon2_evaluations"]
         lines.append(
             "- offline attack with the database (other people's samples through helper data and hash): "
-            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations to the first success")
+            + (
+                f"> {oa['tries_per_person']} tries for most people"
+                if med is None
+                else f"median {med:g} argon2 evaluations to the first success"
+            )
             + f"; {oa['broken']}/{oa['people']} people broken within {oa['tries_per_person']} tries"
         )
     if pc is not None:
@@ -681,10 +715,25 @@ def draw_nist_targets(ax: Any, floor: float) -> None:
     x, y = probit([TARGET_FMR], floor)[0], probit([TARGET_FNMR], floor)[0]
     ax.axvline(x, color="grey", ls=":", lw=1)
     ax.axhline(y, color="grey", ls=":", lw=1)
-    ax.annotate("NIST FMR ≤ 0.01%", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
-                textcoords="offset points", fontsize=7, color="dimgrey")
-    ax.annotate("NIST FNMR < 5%", (1.0, y), xycoords=("axes fraction", "data"), xytext=(-4, 3),
-                textcoords="offset points", fontsize=7, color="dimgrey", ha="right")
+    ax.annotate(
+        "NIST FMR ≤ 0.01%",
+        (x, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, -12),
+        textcoords="offset points",
+        fontsize=7,
+        color="dimgrey",
+    )
+    ax.annotate(
+        "NIST FNMR < 5%",
+        (1.0, y),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        fontsize=7,
+        color="dimgrey",
+        ha="right",
+    )
 
 
 def det_axes(ax: Any, floor: float) -> None:
@@ -741,8 +790,10 @@ def det_figure(report: Report) -> Any:
     x, y = probit(fmr, floor), probit(fnmr, floor)
     xerr = np.abs(probit(np.array([p.fmr_ci for p in er.points]).T, floor) - x)
     yerr = np.abs(probit(np.array([p.fnmr_ci for p in er.points]).T, floor) - y)
-    ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI")
-    for p, xi, yi in zip(er.points, x, y):
+    ax.errorbar(
+        x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI"
+    )
+    for p, xi, yi in zip(er.points, x, y, strict=False):
         ax.annotate(f"{er.parameter}={p.setting}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
     draw_nist_targets(ax, floor)
     det_axes(ax, floor)
@@ -756,13 +807,25 @@ def _draw_scores(report: Report, path: Path) -> None:
     plt = _pyplot()
     baselines = report.error_rates.baselines
     fig, axes = plt.subplots(1, max(1, len(baselines)), figsize=(5.5 * max(1, len(baselines)), 4.0), squeeze=False)
-    for ax, b in zip(axes[0], baselines):
+    for ax, b in zip(axes[0], baselines, strict=False):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, color=OTHER_PERSON_COLOUR,
-                label=f"impostor ({b.impostor_scores.size})")
-        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, color=SAME_PERSON_COLOUR,
-                label=f"genuine ({b.genuine_scores.size})")
+        ax.hist(
+            b.impostor_scores,
+            bins=edges,
+            density=True,
+            alpha=0.6,
+            color=OTHER_PERSON_COLOUR,
+            label=f"impostor ({b.impostor_scores.size})",
+        )
+        ax.hist(
+            b.genuine_scores,
+            bins=edges,
+            density=True,
+            alpha=0.6,
+            color=SAME_PERSON_COLOUR,
+            label=f"genuine ({b.genuine_scores.size})",
+        )
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
@@ -785,12 +848,19 @@ def linkage_figure(report: Report) -> Any:
     """The linkage histograms and local D↔ of a report (matplotlib ``Figure``)."""
     plt = _pyplot()
     ul = report.unlinkability
-    assert ul is not None  # noqa: S101 - caller checks; internal invariant, not validation
+    assert ul is not None
     m = ul.measures
     centres = (m.edges[:-1] + m.edges[1:]) / 2
     width = float(np.diff(m.edges).min())
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, color=OTHER_PERSON_COLOUR, label=f"non-mated ({m.nonmated_pairs})")
+    ax.bar(
+        centres,
+        m.p_nonmated,
+        width=width,
+        alpha=0.55,
+        color=OTHER_PERSON_COLOUR,
+        label=f"non-mated ({m.nonmated_pairs})",
+    )
     ax.bar(centres, m.p_mated, width=width, alpha=0.55, color=SAME_PERSON_COLOUR, label=f"mated ({m.mated_pairs})")
     ax.set_xlabel(f"linkage score: {ul.attack} ({'higher' if ul.higher_is_mated else 'lower'} = more likely mated)")
     ax.set_ylabel("share of pairs per bin")
@@ -955,13 +1025,19 @@ def summary(r: dict[str, Any], out: Any) -> str:
         f"{er['genuine_trials']} genuine + {er['impostor_trials']} impostor comparisons per setting",
     ]
     for p in er["points"]:
-        lines.append(f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}")
+        lines.append(
+            f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}"
+        )
     lines.append(f"  EER (sweep): {'not reached' if er['eer'] is None else _pct(er['eer'])}")
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
     if malformed:
-        lines.append(f"  malformed probes: {malformed} comparisons refused by the scheme (counted as rejections; see report notes)")
+        lines.append(
+            f"  malformed probes: {malformed} comparisons refused by the scheme (counted as rejections; see report notes)"
+        )
     for b in er["baselines"]:
-        lines.append(f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}")
+        lines.append(
+            f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}"
+        )
     lines.append(
         f"operating point {r['sweep']}={op['setting']}: FNMR {_pct(op['fnmr'])}, FMR {_pct(op['fmr'])}"
         + (" (meets NIST targets)" if op["meets_targets"] else " (misses NIST targets)")
@@ -976,18 +1052,28 @@ def summary(r: dict[str, Any], out: Any) -> str:
     if fa is not None:
         lines.append(
             "false-accept attack: "
-            + (f"{fa['bits']:.1f} bits" if fa["bits"] is not None else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)")
+            + (
+                f"{fa['bits']:.1f} bits"
+                if fa["bits"] is not None
+                else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)"
+            )
         )
     oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
     if oa is not None:
         med = oa["median_argon2_evaluations"]
         lines.append(
             "offline attack with the database: "
-            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations")
+            + (
+                f"> {oa['tries_per_person']} tries for most people"
+                if med is None
+                else f"median {med:g} argon2 evaluations"
+            )
             + f" ({oa['broken']}/{oa['people']} broken)"
         )
     if pc is not None:
-        lines.append(f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)")
+        lines.append(
+            f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)"
+        )
     lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:
         lines.append(
@@ -1000,5 +1086,7 @@ def summary(r: dict[str, Any], out: Any) -> str:
     if er["crosscheck"]:
         cc = er["crosscheck"]
         lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")
-    lines.append(f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else ""))
+    lines.append(
+        f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else "")
+    )
     return "\n".join(lines)

@@ -61,15 +61,15 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_positive_float
 
 __all__ = [
-    "as_feature_vector",
-    "as_element_set",
-    "as_integers",
-    "as_collection",
-    "as_batch",
-    "quantise",
     "Levels",
-    "as_levels",
     "Quantiser",
+    "as_batch",
+    "as_collection",
+    "as_element_set",
+    "as_feature_vector",
+    "as_integers",
+    "as_levels",
+    "quantise",
 ]
 
 # Integer samples beyond this magnitude are surely garbage and would overflow int64 arithmetic.
@@ -144,7 +144,9 @@ def _numbers(x: Any, features: int | None, name: str) -> np.ndarray:
             if arr.ndim == 1
             else ""
         )
-        raise SampleError(f"{name} must be a vector of {features} feature{'s' * (features != 1)}, got shape {arr.shape}{hint}")
+        raise SampleError(
+            f"{name} must be a vector of {features} feature{'s' * (features != 1)}, got shape {arr.shape}{hint}"
+        )
     if arr.dtype.kind == "f":
         arr = arr.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(arr))
@@ -305,7 +307,9 @@ class Quantiser:
                 "(no quantisation step set: give the sketch a step to take real values)"
             )
         if masks["magnitude"].any():
-            raise SampleError(f"{name} has a value out of the representable range at feature {int(np.flatnonzero(masks['magnitude'])[0])}")
+            raise SampleError(
+                f"{name} has a value out of the representable range at feature {int(np.flatnonzero(masks['magnitude'])[0])}"
+            )
         if "range" in masks and masks["range"].any():
             raise SampleError(
                 f"{name} feature {int(np.flatnonzero(masks['range'])[0])} lies outside {self.describe()}, "
@@ -324,7 +328,11 @@ class Quantiser:
             arr = np.asarray(x)
         except (TypeError, ValueError):
             raise SampleError("samples are not a matrix of numbers") from None
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+        if (
+            arr.dtype == object
+            or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+            or np.iscomplexobj(arr)
+        ):
             raise SampleError(f"samples must be real numbers, got dtype {arr.dtype}")
         if arr.ndim != 2 or arr.shape[1] != features:
             raise SampleError(f"samples must be rows of {features} features, got shape {arr.shape}")

@@ -117,7 +117,11 @@ def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) 
     groups = [x for _, x in people.by_identity()][:6]
 
     def inside(enrol, sample) -> bool:
-        return bool(np.all(np.abs(pipeline.sample_transform(sample) - pipeline.secret_from_samples(enrol)) < pipeline.tolerances))
+        return bool(
+            np.all(
+                np.abs(pipeline.sample_transform(sample) - pipeline.secret_from_samples(enrol)) < pipeline.tolerances
+            )
+        )
 
     genuine, impostor = [], []
     for i, person in enumerate(groups):

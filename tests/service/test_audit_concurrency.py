@@ -28,6 +28,7 @@ same mix (thread interleavings still vary); the whole run takes a few seconds pe
 
 from __future__ import annotations
 
+import contextlib
 import random
 import secrets
 import sqlite3
@@ -164,7 +165,9 @@ def check(
     problems += [f"unexpected answer: {a.kind}" for a in answers if a.kind.startswith("unexpected")]
     for answer in answers:
         if answer.kind in ("disabled", "locked") and not _explained(answer, timeline, policy):
-            problems.append(f"a {answer.kind!r} refusal no audited state explains (rows {answer.before}..{answer.after})")
+            problems.append(
+                f"a {answer.kind!r} refusal no audited state explains (rows {answer.before}..{answer.after})"
+            )
     if not seen:
         problems.append("the monitor never read the trail while the run went on")
     final_rows = {row.id: row for row in rows}
@@ -244,7 +247,7 @@ class Monitor:
                 for row in probe.rows(user):
                     self.seen.setdefault(row.id, row)
                 self.reads += 1
-        except BaseException as exc:  # noqa: BLE001 - re-raised by __exit__
+        except BaseException as exc:
             self._error = exc
         finally:
             probe.close()
@@ -256,7 +259,7 @@ def run_threads(plans: list[list[str]], worker: Callable[[int, list[str]], None]
     def guarded(index: int, plan: list[str]) -> None:
         try:
             worker(index, plan)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=guarded, args=(i, plan)) for i, plan in enumerate(plans)]
@@ -393,10 +396,8 @@ def test_concurrent_enrolments_and_revocations_are_audited_as_what_they_did(back
                 record = _enrolment("dora", f"$argon2id${index}-{gen}")
                 replaced.append(handles[index].enrol(record, replace=True, now=0.0))
             else:
-                try:
+                with contextlib.suppress(UserNotFound):
                     handles[index].revoke("dora", 0.0)
-                except UserNotFound:
-                    pass
 
     try:
         run_threads(random_plans(random.Random(7), 4, 40, {"enrol": 1.0, "revoke": 1.0}), worker)
@@ -454,8 +455,14 @@ def _answer_kind(op: str, response: httpx.Response) -> str:
 def drive_server(server: ServerProcess, url: str, schema: str, policy: LockoutPolicy, seed: int) -> list[str]:
     """One seeded run of concurrent requests to a real server; the invariants that broke."""
     rng = random.Random(seed)
-    weights = {"genuine": rng.uniform(0.1, 0.6), "wrong": 1.0, "malformed": rng.uniform(0.3, 1.0),
-               "out-of-range": 0.2, "reset": 0.08, "re-enrol": rng.choice([0.0, 0.03])}
+    weights = {
+        "genuine": rng.uniform(0.1, 0.6),
+        "wrong": 1.0,
+        "malformed": rng.uniform(0.3, 1.0),
+        "out-of-range": 0.2,
+        "reset": 0.08,
+        "re-enrol": rng.choice([0.0, 0.03]),
+    }
     user = f"user-{seed}-{secrets.token_hex(3)}"
     with httpx.Client(base_url=server.url, headers=USER_KEY, timeout=30) as c:
         assert c.post(f"/v1/users/{user}/enrolment", json=ENROL).status_code == 201

@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -48,7 +47,7 @@ def auc(slower: list[float], faster: list[float]) -> float:
         for k in range(i, j + 1):
             ranks[k] = (i + j) / 2 + 1
         i = j + 1
-    rank_sum = sum(r for r, (_, group) in zip(ranks, pooled) if group == 0)
+    rank_sum = sum(r for r, (_, group) in zip(ranks, pooled, strict=False) if group == 0)
     n, m = len(slower), len(faster)
     return (rank_sum - n * (n + 1) / 2) / (n * m)
 
@@ -107,7 +106,9 @@ def test_enrolled_and_unknown_ids_get_the_same_answers_up_to_lockout(
     request: pytest.FixtureRequest, servers: list[ServerProcess], tmp_path: Path, backend: str, sample: list[int]
 ) -> None:
     """Every answer of a run of failures, the 429 with its Retry-After included, is identical."""
-    server = _start(request, servers, tmp_path, backend, SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="60")
+    server = _start(
+        request, servers, tmp_path, backend, SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="60"
+    )
     with server.client() as api:
         assert api.post("/v1/users/alice/enrolment", json=ENROL).status_code == 201
         for attempt in range(5):
@@ -123,8 +124,13 @@ def test_enrolled_and_unknown_ids_are_disabled_at_the_same_count(
     request: pytest.FixtureRequest, servers: list[ServerProcess], tmp_path: Path, backend: str
 ) -> None:
     server = _start(
-        request, servers, tmp_path, backend,
-        SKETCHAUTH_LOCKOUT_THRESHOLD="2", SKETCHAUTH_LOCKOUT_SECONDS="0", SKETCHAUTH_DISABLE_THRESHOLD="4",
+        request,
+        servers,
+        tmp_path,
+        backend,
+        SKETCHAUTH_LOCKOUT_THRESHOLD="2",
+        SKETCHAUTH_LOCKOUT_SECONDS="0",
+        SKETCHAUTH_DISABLE_THRESHOLD="4",
     )
     with server.client() as api:
         assert api.post("/v1/users/alice/enrolment", json=ENROL).status_code == 201
