@@ -18,6 +18,7 @@ Run ``python3 benchmarks/bench_deciders.py`` (a few minutes).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -30,8 +31,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-import contextlib
 
 import numpy as np  # noqa: E402
 

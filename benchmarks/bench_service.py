@@ -297,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         f"verifications/s ({min(ceilings):.1f} / {max(ceilings):.1f}) |"
     )
     print(
-        f"| service throughput under load | {throughput:.1f} verifications/s ({100 * throughput / ceiling:.0f}% of ceiling) |"
+        f"| service throughput under load | {throughput:.1f} verifications/s"
+        f" ({100 * throughput / ceiling:.0f}% of ceiling) |"
     )
     print(f"| latency under load, p50 / p99 | {p50 * 1e3:.1f} ms / {p99 * 1e3:.1f} ms |")
     print(f"| sequential latency with the test profile, p50 | {seq_p50 * 1e3:.2f} ms |")

@@ -36,8 +36,8 @@ def parse_ts(path: Path) -> tuple[list[str], list[np.ndarray]]:
     labels: list[str] = []
     series: list[np.ndarray] = []
     in_data = False
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = line.strip()
+    for number, raw_line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw_line.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("@"):

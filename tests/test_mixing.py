@@ -187,7 +187,7 @@ def test_secret_bytes_is_length_prefixed_concatenation():
 def test_pin_is_nfkc_normalised_and_returned_as_given():
     sk = IntervalSketch(n=256, v=3)
     cascade = Cascade(sk, pin=PIN)
-    helper = cascade.encode([[40], "１２３４"])  # full-width digits normalise to "1234"
+    helper = cascade.encode([[40], "\uff11\uff12\uff13\uff14"])  # full-width digits normalise to "1234"
     assert cascade.decode(helper, [[41], "1234"])[1] == "1234"
     with pytest.raises(SampleError):
         cascade.decode(helper, [[41], ""])

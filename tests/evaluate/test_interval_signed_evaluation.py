@@ -172,5 +172,5 @@ def test_asymmetric_evaluation_of_signed_captures(signed: LabelledVectors) -> No
     fitted, _ = fit_quantiser_params("asymmetric-interval", params, signed, enrol_samples=2)
     assert fitted["offset"] < 0
     assert result.points[-1].fnmr < 1.0 and result.points[-1].fnmr <= result.points[0].fnmr
-    with pytest.raises(SampleError, match="cannot enrol identity .*lies outside"):
+    with pytest.raises(SampleError, match=r"cannot enrol identity .*lies outside"):
         evaluate_adapter("asymmetric-interval", {**params, "n": 256}, signed, [1], enrol_samples=2, seed=0)

@@ -202,7 +202,7 @@ def test_protocol_plan_counts_and_split_column_roles() -> None:
     plan = Protocol(enrol_samples=1, split_column="session").plan(ids, split)
     assert [r.tolist() for r in plan.enrol_rows] == [[2], [5], [7]]
     assert plan.genuine.shape[1] == 5 and plan.impostor.shape[1] == 10
-    with pytest.raises(ParameterError, match="'train'.*neither enrol"):
+    with pytest.raises(ParameterError, match=r"'train'.*neither enrol"):
         Protocol(split_column="split").plan(ids, np.array(["train"] * 8))
     with pytest.raises(ParameterError, match="fewer than 2 samples"):
         Protocol(enrol_samples=2).plan(np.array(["a", "a", "a", "b"]))

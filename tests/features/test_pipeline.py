@@ -361,7 +361,7 @@ def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_pat
     (tmp_path / ".hidden.json").write_text("ignored: not a pipeline name")
     assert load_pipelines(tmp_path) == {"faces-v1": interval}
     (tmp_path / "broken.json").write_text("{}")
-    with pytest.raises(ParameterError, match="broken.json: not a pipeline"):
+    with pytest.raises(ParameterError, match=r"broken\.json: not a pipeline"):
         load_pipelines(tmp_path)
     with pytest.raises(ParameterError, match="does not exist"):
         load_pipelines(tmp_path / "missing")

@@ -90,30 +90,45 @@ def replay(rows: list[Row], policy: LockoutPolicy, problems: list[str]) -> list[
     for row in rows:
         if row.event in OUTCOME_ONLY:
             continue
-        if expected:
-            if row.event != expected[0]:
-                problems.append(f"row {row.id}: {row.event!r} where the attempt before owed {expected[0]!r}")
-            expected.pop(0)
-        elif row.event in ("lock", "disable"):
-            problems.append(f"row {row.id}: {row.event!r} that no attempt called for (count {state.failures})")
-        if row.event == "attempt":
-            state = Throttle(state.failures + 1, state.disabled, state.lock_at)
-            if state.disabled:
-                problems.append(f"row {row.id}: an attempt was counted while the biometric was disabled")
-            expected = _owed(state.failures, policy)
-        elif row.event == "lock":
-            state = Throttle(state.failures, state.disabled, row.at)
-        elif row.event == "disable":
-            state = Throttle(state.failures, True, state.lock_at)
-        elif row.event in CLEARING:
-            state = Throttle()
-        elif row.event not in NEUTRAL:
-            problems.append(f"row {row.id}: unexpected event {row.event!r}")
+        _settle_owed(row, state, expected, problems)
+        state, owed = _transition(row, state, policy, problems)
+        if owed is not None:
+            expected = owed
         if not expected:
             timeline.append((row.id, state))
     if expected:
         problems.append(f"the last attempt still owes {expected}")
     return timeline
+
+
+def _settle_owed(row: Row, state: Throttle, expected: list[str], problems: list[str]) -> None:
+    """Check ``row`` against the rows the last attempt still owes (popping the one it settles)."""
+    if expected:
+        if row.event != expected[0]:
+            problems.append(f"row {row.id}: {row.event!r} where the attempt before owed {expected[0]!r}")
+        expected.pop(0)
+    elif row.event in ("lock", "disable"):
+        problems.append(f"row {row.id}: {row.event!r} that no attempt called for (count {state.failures})")
+
+
+def _transition(
+    row: Row, state: Throttle, policy: LockoutPolicy, problems: list[str]
+) -> tuple[Throttle, list[str] | None]:
+    """The state after ``row``, and the rows it makes owed (``None`` when it is not an attempt)."""
+    if row.event == "attempt":
+        state = Throttle(state.failures + 1, state.disabled, state.lock_at)
+        if state.disabled:
+            problems.append(f"row {row.id}: an attempt was counted while the biometric was disabled")
+        return state, _owed(state.failures, policy)
+    if row.event == "lock":
+        return Throttle(state.failures, state.disabled, row.at), None
+    if row.event == "disable":
+        return Throttle(state.failures, True, state.lock_at), None
+    if row.event in CLEARING:
+        return Throttle(), None
+    if row.event not in NEUTRAL:
+        problems.append(f"row {row.id}: unexpected event {row.event!r}")
+    return state, None
 
 
 def _owed(failures: int, policy: LockoutPolicy) -> list[str]:

@@ -472,6 +472,7 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert "broken.json: not a pipeline configuration" in done.stderr

@@ -341,7 +341,7 @@ def test_other_structures_take_natural_component_secrets(structure: str) -> None
 
 def test_interval_feature_count_message_says_to_pass_features() -> None:
     sk = IntervalSketch(n=256, v=8)
-    with pytest.raises(SampleError, match="vector of 1 feature, got shape \\(4,\\); .*features=4"):
+    with pytest.raises(SampleError, match=r"vector of 1 feature, got shape \(4,\); .*features=4"):
         sk.encode([1, 2, 3, 4])
     record = enrol(IntervalSketch(n=256, v=8, features=4), [1, 2, 3, 4], password_hasher=HASHER)
     assert verify(IntervalSketch(n=256, v=8, features=4), record, [1, 2, 3, 4], password_hasher=HASHER) is True
@@ -349,12 +349,12 @@ def test_interval_feature_count_message_says_to_pass_features() -> None:
 
 def test_helper_of_another_scheme_names_that_scheme() -> None:
     helper = PinSketch(16, 8).encode({1, 2, 3})
-    with pytest.raises(SketchFormatError, match="made by scheme 'pinsketch' \\(id 3\\), not interval: .*load_sketch"):
+    with pytest.raises(SketchFormatError, match=r"made by scheme 'pinsketch' \(id 3\), not interval: .*load_sketch"):
         IntervalSketch(n=256, v=8).decode(helper, [1])
-    with pytest.raises(SketchFormatError, match="different parameters \\(t=8 in the helper, 4 here\\)"):
+    with pytest.raises(SketchFormatError, match=r"different parameters \(t=8 in the helper, 4 here\)"):
         PinSketch(16, 4).decode(helper, [1])
     assert load_sketch(helper) == PinSketch(16, 8)
-    with pytest.raises(SketchFormatError, match="unknown scheme id 99 \\(known: 1 \\(interval\\), .*16 \\(mixed\\)\\)"):
+    with pytest.raises(SketchFormatError, match=r"unknown scheme id 99 \(known: 1 \(interval\), .*16 \(mixed\)\)"):
         load_sketch(pack_helper(99, {}, b""))
     with pytest.raises(SketchFormatError, match="unknown scheme id 99, not pinsketch"):
         PinSketch(16, 4).decode(pack_helper(99, {}, b""), [1])

@@ -161,7 +161,8 @@ def test_arbitrary_parameter_values_give_a_sketch_or_a_parameter_error(name: str
         ("code-offset", "code-offset needs parameter 'n' in --params"),
         (
             "interval",
-            "interval needs parameter 'n' in --params (required: n; optional: features, step, offset; 'v' comes from the sweep)",
+            "interval needs parameter 'n' in --params "
+            "(required: n; optional: features, step, offset; 'v' comes from the sweep)",
         ),
     ],
 )

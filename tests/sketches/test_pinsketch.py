@@ -1,4 +1,5 @@
-"""PinSketch (Dodis–Ostrovsky–Reyzin–Smith §6.3): known answers, recovery within t, clean failure beyond, format, batches."""
+"""PinSketch (Dodis–Ostrovsky–Reyzin–Smith §6.3): known answers, recovery within t, clean failure beyond,
+format, batches."""
 
 from __future__ import annotations
 

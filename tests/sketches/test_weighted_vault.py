@@ -288,7 +288,7 @@ def test_batches() -> None:
         enrolled = sorted(secret)
         samples.append(enrolled if i % 3 else enrolled[:4])
     results = vault.decode_many(helpers, samples, errors="return")
-    for i, (secret, result) in enumerate(zip(secrets, results, strict=False)):
+    for secret, result in zip(secrets, results, strict=False):
         # t = 2, k = 11: all five give c - w = 15 - 5 = 10, four give 12 - 4 = 8; both below.
         assert isinstance(result, DecodeError) or _as_lists(result) != (sorted(secret), [3] * 5)
     vault = WeightedFuzzyVault(200, 4, 15, 3)  # k = 9: all five decode (10), four do not (8)

@@ -91,7 +91,9 @@ def main() -> None:
         assert distance > T and nothing_within_t(sample, odd_power_sums(SETS[i]))
         far.append({"set": SETS[i], "sample": sample, "distance": distance, "outcome": "DecodeError"})
     out = {
-        "about": "PinSketch(m=8, t=3) known answers; field GF(2^8) modulo 0x11d; made by make_pinsketch_kat.py with galois",
+        "about": (
+            "PinSketch(m=8, t=3) known answers; field GF(2^8) modulo 0x11d; made by make_pinsketch_kat.py with galois"
+        ),
         "m": M,
         "t": T,
         "polynomial": POLY,
