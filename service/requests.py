@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["Number", "Pin", "RequestModels", "build_request_models"]
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
-Number = Union[StrictInt, FiniteFloat]
+Number = StrictInt | FiniteFloat
 Byte = Annotated[StrictInt, Field(ge=0, le=255)]
 Pin = Annotated[
     StrictStr,
@@ -94,10 +94,10 @@ def _item_type(spec: SchemeSpec) -> Any:
         return Byte
     # A set element is an integer; an integral JSON number (``3.0``, as numpy-backed clients write
     # integers) is the same element, as JSON Schema's "integer" type says.
-    return Union[
-        Annotated[StrictInt, Field(ge=spec.min_element)],
-        Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)],
-    ]
+    return (
+        Annotated[StrictInt, Field(ge=spec.min_element)]
+        | Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)]
+    )
 
 
 def _integral(x: float) -> int:
@@ -199,7 +199,12 @@ def build_request_models(
     schemes = {spec.name: spec for spec in specs}
     variants: list[Any] = [_scheme_enrolment(spec, limits) for spec in schemes.values()]
     variants += [_pipeline_enrolment(loaded, limits) for _, loaded in sorted(pipelines.items())]
-    enrolment = variants[0] if len(variants) == 1 else Annotated[tuple(variants), Field(discriminator="scheme")]
+    if len(variants) == 1:
+        enrolment = variants[0]
+    else:
+        # A union over a run-time list of models: ``X | Y`` has no spelling for that, Union[tuple] does.
+        union = Union[tuple(variants)]  # noqa: UP007 - the member count is only known at run time
+        enrolment = Annotated[union, Field(discriminator="scheme")]
     return RequestModels(
         limits=limits,
         enrolment=enrolment,

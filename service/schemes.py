@@ -193,7 +193,8 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
         q: Annotated[StrictInt, Field(ge=1, le=MAX_N, description="largest per-feature tolerance v (1 <= q <= n)")]
         scheme: Literal["s1", "s2", "s3"] = Field(
             default="s2",
-            description="s1: tolerance in clear; s2: hidden among random even intervals (its boundaries keep the parity of b - v); "
+            description="s1: tolerance in clear; s2: hidden among random even intervals "
+            "(its boundaries keep the parity of b - v); "
             "s3: s2 with decoy parities, q >= 2 (s2/s3: features * (n // 2 + 1) <= 2^20)",
         )
         features: Annotated[StrictInt, Field(ge=1, le=max_features, description="vector length")] = 1
@@ -216,7 +217,8 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
             # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
             if self.scheme in ("s2", "s3") and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
                 raise ValueError(
-                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, at most {MAX_STORED_GAPS} here: "
+                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, "
+                    f"at most {MAX_STORED_GAPS} here: "
                     "lower n or features, or use scheme s1"
                 )
             return self

@@ -390,13 +390,15 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--pipelines",
         metavar="DIR",
-        help="feature pipelines offered as 'pipeline:<name>' (<name>.json from 'sketchauth features fit --pipelines DIR'; "
+        help="feature pipelines offered as 'pipeline:<name>' "
+        "(<name>.json from 'sketchauth features fit --pipelines DIR'; "
         "default $SKETCHAUTH_PIPELINES)",
     )
     p.add_argument(
         "--pin-min-entropy",
         metavar="BITS",
-        help="declared min-entropy of PINs, for the entropy report (default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
+        help="declared min-entropy of PINs, for the entropy report "
+        "(default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.add_argument(

@@ -187,7 +187,8 @@ def _parse_key_params(key_params: str) -> tuple[int, int, int, bytes]:
     memory, passes, lanes = (int(match.group(i)) for i in (1, 2, 3))
     if not (8 * lanes <= memory <= _MAX_KEY_MEMORY_KIB and passes <= _MAX_KEY_TIME and lanes <= _MAX_KEY_LANES):
         raise SketchFormatError(
-            f"key parameters out of range: need 8·p <= m <= {_MAX_KEY_MEMORY_KIB} KiB, t <= {_MAX_KEY_TIME}, p <= {_MAX_KEY_LANES}"
+            f"key parameters out of range: need 8·p <= m <= {_MAX_KEY_MEMORY_KIB} KiB, "
+            f"t <= {_MAX_KEY_TIME}, p <= {_MAX_KEY_LANES}"
         )
     salt = base64.b64decode(match.group(4) + "==")
     return memory, passes, lanes, salt

@@ -832,7 +832,8 @@ def _edge_guidelines(edge: Any, components: Sequence[Component], facts: Sequence
         if cf.randomness_bits > kf.randomness_bits:
             out.append(
                 f"the important secret {i}'s sketch uses more randomness ({cf.randomness_bits:.2f} bits) than "
-                f"secret {j}'s ({kf.randomness_bits:.2f} bits): give the important secret the sketch with less randomness"
+                f"secret {j}'s ({kf.randomness_bits:.2f} bits): "
+                "give the important secret the sketch with less randomness"
             )
     if cf.randomness_bits > 0:
         if edge.key_entropy is None:

@@ -31,8 +31,8 @@ two-fuzzy bound) charges for each of them. A remaining entropy is never reported
 is format-preserving, each key maps ``Q`` to a valid sketch, so no key can be ruled out by the
 shape of its result (that is the point). What bounds the slack in Theorem 7 is how many keys
 are consistent with a pair ``(S, Q)``, i.e. share the pad ``Q − S``. The pad is SHAKE-256 of
-(key, nonce), modelled as a random oracle; the number of keys of a ``2^κ``-key space that map ``(S, Q)`` to one pad is the
-load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
+(key, nonce), modelled as a random oracle; the number of keys of a ``2^κ``-key space that map
+``(S, Q)`` to one pad is the load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
 ``Pr[some bin holds ≥ c] ≤ |G|·C(2^κ, c)·|G|^−c ≤ |G|·(2^κ)^c/c!·|G|^−c``; ``β = log2(c − 1)``
 for the least ``c`` making this ``≤ 2^−40``. For a 6-digit PIN over a 128-bit PinSketch, ``β = 0``: the PIN is
 determined by ``(S, Q)``.
@@ -474,7 +474,7 @@ class ExactMixing:
 
 def _avg_min_entropy(cells: dict[tuple[Any, Any], float]) -> float:
     best: dict[Any, float] = {}
-    for (row, col), p in cells.items():
+    for (_row, col), p in cells.items():
         best[col] = max(best.get(col, 0.0), p)
     return -math.log2(sum(best.values()))
 

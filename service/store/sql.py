@@ -2,8 +2,9 @@
 
 :class:`SqlStore` implements :class:`~service.store.base.Store` on top of two hooks a dialect
 provides: ``_transaction()`` (a context manager yielding a cursor; commits on success, rolls back
-on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()`` (the same, additionally serialising concurrent
-migrators). Queries use ``?`` placeholders; PostgreSQL's store rewrites them to ``%s``.
+on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()``
+(the same, additionally serialising concurrent migrators). Queries use ``?`` placeholders;
+PostgreSQL's store rewrites them to ``%s``.
 
 Atomicity: each public method is one transaction. The failure counter is incremented and the
 lockout policy applied by one ``UPDATE ... RETURNING`` statement, so the database, not the

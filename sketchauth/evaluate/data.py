@@ -249,6 +249,26 @@ def _split_position(path: Path, header: list[str], split_column: str | None) -> 
     return found[0] if found else None
 
 
+def _load_npz_vectors(path: Path, split_column: str | None) -> LabelledVectors:
+    """Identities, features and (when present or asked for) the ``split`` array of an NPZ file."""
+    arrays = _open_npz(path, ("identity", "features"))
+    split = None
+    if split_column is not None or "split" in _npz_names(path):
+        split = _open_npz(path, ("split",))["split"]
+    return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
+
+
+def _check_row(path: Path, line: int, cells: list[str], width: int | None) -> int:
+    """Check one CSV sample row (identity + features) and return the feature count every row must share."""
+    if len(cells) < 2:
+        raise SampleError(f"{path}:{line}: a row needs an identity and at least one feature")
+    if not cells[0]:
+        raise SampleError(f"{path}:{line}: the sample has no identity label")
+    if width is not None and len(cells) - 1 != width:
+        raise SampleError(f"{path}:{line}: ragged row: {len(cells) - 1} features, expected {width}")
+    return len(cells) - 1
+
+
 def load_vectors(path: str | Path, *, split_column: str | None = None) -> LabelledVectors:
     """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``, ``features``).
 
@@ -258,35 +278,25 @@ def load_vectors(path: str | Path, *, split_column: str | None = None) -> Labell
     """
     path = Path(path)
     if path.suffix.lower() == ".npz":
-        arrays = _open_npz(path, ("identity", "features"))
-        split = None
-        if split_column is not None or "split" in _npz_names(path):
-            split = _open_npz(path, ("split",))["split"]
-        return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
+        return _load_npz_vectors(path, split_column)
     labels: list[str] = []
     rows: list[list[float]] = []
     roles: list[str] = []
     width: int | None = None
     position: int | None = None
     column: str | None = None
-    for line, cells in _csv_rows(path):
-        if not rows and position is None and not all(_is_number(c) for c in cells[1:]):
-            position = _split_position(path, cells, split_column)  # header line
-            column = None if position is None else cells[position].strip()
+    for line, raw in _csv_rows(path):
+        if not rows and position is None and not all(_is_number(c) for c in raw[1:]):
+            position = _split_position(path, raw, split_column)  # header line
+            column = None if position is None else raw[position].strip()
             continue
+        cells = raw
         if position is not None:
-            if len(cells) <= position:
+            if len(raw) <= position:
                 raise SampleError(f"{path}:{line}: the row has no {column!r} value")
-            roles.append(cells[position])
-            cells = cells[:position] + cells[position + 1 :]
-        if len(cells) < 2:
-            raise SampleError(f"{path}:{line}: a row needs an identity and at least one feature")
-        if not cells[0]:
-            raise SampleError(f"{path}:{line}: the sample has no identity label")
-        if width is None:
-            width = len(cells) - 1
-        elif len(cells) - 1 != width:
-            raise SampleError(f"{path}:{line}: ragged row: {len(cells) - 1} features, expected {width}")
+            roles.append(raw[position])
+            cells = raw[:position] + raw[position + 1 :]
+        width = _check_row(path, line, cells, width)
         labels.append(cells[0])
         rows.append(_parse_numbers(path, line, cells[1:], float))
     if not rows:

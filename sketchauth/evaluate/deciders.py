@@ -322,11 +322,11 @@ def crosscheck_sample(
         return np.arange(total)
     chosen: list[np.ndarray] = []
     taken = np.zeros(total, dtype=bool)
-    for pool, want in (
+    for candidates, want in (
         (np.flatnonzero(boundary) if boundary is not None else np.zeros(0, dtype=np.int64), count // 3),
         (np.flatnonzero(accepted), count // 3),
     ):
-        pool = pool[~taken[pool]]
+        pool = candidates[~taken[candidates]]
         pick = rng.choice(pool, size=min(want, pool.size), replace=False) if pool.size else pool
         taken[pick] = True
         chosen.append(pick)

@@ -601,7 +601,8 @@ def evaluate_scheme(
         bar.close()
         if n_gen and malformed[:n_gen].all():
             raise SampleError(
-                f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: the data does not fit the scheme"
+                f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: "
+                "the data does not fit the scheme"
             )
         false_non_matches = int(n_gen - np.count_nonzero(accepted[:n_gen]))
         points.append(

@@ -809,7 +809,9 @@ def _check_adversary(scheme: str, adversary: str | None) -> str:
 
 _ADVERSARY = {
     "tolerances": "s1 adversary: score = number of features with |v - v'| < tau (v is published)",
-    "similar-intervals": "similar-interval adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)",
+    "similar-intervals": (
+        "similar-interval adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)"
+    ),
     "similar-even-intervals": "similar-interval adversary on even-length intervals only (the possible secret ones)",
     "parity": "parity adversary: score = number of features whose majority parity of even-interval lower ends agree",
 }

@@ -442,8 +442,8 @@ def write_score_files(
         return "_".join(str(x).split()) or "_"
 
     rows4, rows5 = [], []
-    for scores, labels in ((gen, genuine_labels), (imp, impostor_labels)):
-        labels = list(labels)
+    for scores, given in ((gen, genuine_labels), (imp, impostor_labels)):
+        labels = list(given)
         if len(labels) != scores.size:
             raise ParameterError(f"{len(labels)} labels for {scores.size} scores")
         for score, (claimed, real, test) in zip(scores.tolist(), labels, strict=False):

@@ -353,7 +353,8 @@ def run_report(
     if malformed:
         per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
         notes.append(
-            f"{malformed} comparisons over the sweep used a probe the scheme refuses (per {target.sweep}: {per_setting}) — "
+            f"{malformed} comparisons over the sweep used a probe the scheme refuses "
+            f"(per {target.sweep}: {per_setting}) — "
             "wrong length, not finite, or outside the range of an interval sketch's quantiser; each counts as a "
             "rejection, so FNMR includes them. Fix the data or the range (n, step, offset) before reading the rates "
             "or widening the sweep"
@@ -554,8 +555,20 @@ def _decode_check_lines(check: dict[str, Any]) -> list[str]:
 
 def markdown(r: dict[str, Any]) -> str:
     """The human-readable summary of a report dictionary."""
-    er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
-    data = r["data"]
+    lines = _error_rate_lines(r)
+    lines += _operating_point_lines(r)
+    lines += _leakage_lines(r["leakage"])
+    lines += _unlinkability_lines(r["unlinkability"])
+    if r["figures"]:
+        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
+    for n in r["notes"]:
+        lines.append(f"\nNote: {n}")
+    return "\n".join(lines) + "\n"
+
+
+def _error_rate_lines(r: dict[str, Any]) -> list[str]:
+    """Title, data description and the error-rate table with its EER, decode and baseline lines."""
+    er, data = r["error_rates"], r["data"]
     lines = [
         f"# sketchauth evaluation: {r['scheme']}",
         "",
@@ -568,20 +581,16 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "## Error rates (protected: each scheme's exact acceptance rule, cross-checked by real encode → decode)",
         "",
-        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people | FMR (errors/trials) | 95% Wilson | 95% over people |",
+        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people "
+        "| FMR (errors/trials) | 95% Wilson | 95% over people |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for p in er["points"]:
-        lines.append(
-            f"| {p['setting']} | {_pct(p['fnmr'])} ({p['false_non_matches']}/{p['genuine_trials']}) | {_ci(p['fnmr_ci'])} | "
-            f"{_ci(p['fnmr_ci_identity']) if 'fnmr_ci_identity' in p else '—'} | "
-            f"{_pct(p['fmr'])} ({p['false_matches']}/{p['impostor_trials']}) | {_ci(p['fmr_ci'])} | "
-            f"{_ci(p['fmr_ci_identity']) if 'fmr_ci_identity' in p else '—'} |"
-        )
+    lines += [_error_rate_row(p) for p in er["points"]]
     lines += [
         "",
         "Wilson intervals treat comparisons as independent; the intervals over people resample whole enrolled "
-        "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons are correlated.",
+        "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons "
+        "are correlated.",
     ]
     eer = er["eer"]
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
@@ -596,18 +605,39 @@ def markdown(r: dict[str, Any]) -> str:
         )
     lines += _decode_check_lines(er.get("decode_check") or {})
     if er["crosscheck"]:
-        lines.append(
-            f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
-        )
+        cc = er["crosscheck"]
+        lines.append(f"Cross-check against argon2 `verify`: {cc['agreed']}/{cc['checked']} decisions agree.")
     if er["baselines"]:
         lines += ["", "Unprotected matching of the same templates and probes:", ""]
-        for b in er["baselines"]:
-            lines.append(
-                f"- {b['metric']} distance: EER {_pct(b['eer'])} (FVC low/high {_ci(b['eer_fvc_low_high'])}); "
-                f"FNMR at FMR ≤ {b['target_fmr']:g}: {_pct(b['fnmr_at_target_fmr'])} {_ci(b['fnmr_at_target_fmr_ci'])}; "
-                f"FMR at FNMR ≤ {b['target_fnmr']:g}: {_pct(b['fmr_at_target_fnmr'])} {_ci(b['fmr_at_target_fnmr_ci'])}"
-            )
-    lines += [
+        lines += [_baseline_line(b) for b in er["baselines"]]
+    return lines
+
+
+def _error_rate_row(p: dict[str, Any]) -> str:
+    """One row of the error-rate table: a setting's FNMR and FMR with their intervals."""
+    return (
+        f"| {p['setting']} | {_pct(p['fnmr'])} ({p['false_non_matches']}/{p['genuine_trials']}) | "
+        f"{_ci(p['fnmr_ci'])} | "
+        f"{_ci(p['fnmr_ci_identity']) if 'fnmr_ci_identity' in p else '—'} | "
+        f"{_pct(p['fmr'])} ({p['false_matches']}/{p['impostor_trials']}) | {_ci(p['fmr_ci'])} | "
+        f"{_ci(p['fmr_ci_identity']) if 'fmr_ci_identity' in p else '—'} |"
+    )
+
+
+def _baseline_line(b: dict[str, Any]) -> str:
+    """One unprotected-matching baseline: its EER and the rates at the target FMR and FNMR."""
+    return (
+        f"- {b['metric']} distance: EER {_pct(b['eer'])} (FVC low/high {_ci(b['eer_fvc_low_high'])}); "
+        f"FNMR at FMR ≤ {b['target_fmr']:g}: {_pct(b['fnmr_at_target_fmr'])} "
+        f"{_ci(b['fnmr_at_target_fmr_ci'])}; "
+        f"FMR at FNMR ≤ {b['target_fnmr']:g}: {_pct(b['fmr_at_target_fnmr'])} {_ci(b['fmr_at_target_fnmr_ci'])}"
+    )
+
+
+def _operating_point_lines(r: dict[str, Any]) -> list[str]:
+    """The chosen setting's rates against the NIST SP 800-63B-4 targets."""
+    op = r["operating_point"]
+    return [
         "",
         "## Operating point",
         "",
@@ -615,10 +645,17 @@ def markdown(r: dict[str, Any]) -> str:
         f"FMR {_pct(op['fmr'])} {_ci(op['fmr_ci'])} — "
         + ("meets" if op["meets_targets"] else "does **not** meet")
         + " the NIST SP 800-63B-4 targets (FMR ≤ 1/10,000, FNMR < 5%).",
+    ]
+
+
+def _leakage_lines(lk: dict[str, Any]) -> list[str]:
+    """The leakage bound, the remaining entropy and the attack costs, one bullet each."""
+    lines = [
         "",
         "## Leakage and attack costs",
         "",
-        f"- loss bound |S| − H∞(R) = {_num(lk['sketch_bits'])} − {_num(lk['randomness_bits'])} = **{_num(lk['loss_bound_bits'])} bits**",
+        f"- loss bound |S| − H∞(R) = {_num(lk['sketch_bits'])} − {_num(lk['randomness_bits'])} = "
+        f"**{_num(lk['loss_bound_bits'])} bits**",
         f"- source min-entropy ({lk['source_entropy_origin']}): {_num(lk['source_min_entropy_bits'])} bits; "
         f"remaining H̃∞(d|S) ≥ **{_num(lk['remaining_bits'])} bits**",
     ]
@@ -626,7 +663,8 @@ def markdown(r: dict[str, Any]) -> str:
     if og["hash"] is not None:
         lines.append(
             f"- offline guessing: 2^{_num(og['log2_argon2_evaluations'])} argon2id evaluations at profile "
-            f"`{og['hash']['profile']}` ({og['hash']['cpu_seconds'] * 1000:.1f} ms CPU each) ≈ 2^{_num(og['log2_cpu_years'])} CPU years"
+            f"`{og['hash']['profile']}` ({og['hash']['cpu_seconds'] * 1000:.1f} ms CPU each) "
+            f"≈ 2^{_num(og['log2_cpu_years'])} CPU years"
         )
     fa = lk["false_accept_attack"]
     if fa is not None:
@@ -634,7 +672,18 @@ def markdown(r: dict[str, Any]) -> str:
         lines.append(
             f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)"
         )
-    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+    lines += _attack_lines(lk.get("offline_attack"), lk.get("pin_cascade"))
+    ex = lk["exact_small_instance"]
+    if ex is not None:
+        lines.append(_exact_instance_line(ex))
+    for n in lk["notes"]:
+        lines.append(f"- note: {n}")
+    return lines
+
+
+def _attack_lines(oa: dict[str, Any] | None, pc: dict[str, Any] | None) -> list[str]:
+    """The database attack's cost and the PIN cascade's remaining entropy, when evaluated."""
+    lines = []
     if oa is not None:
         med = oa["median_argon2_evaluations"]
         lines.append(
@@ -648,33 +697,38 @@ def markdown(r: dict[str, Any]) -> str:
         )
     if pc is not None:
         lines.append(
-            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): remaining ≥ {pc['residual_bits']:.1f} bits "
-            f"({pc['diverted_bits']:+.1f} diverted to the PIN)"
+            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): "
+            f"remaining ≥ {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted to the PIN)"
         )
-    ex = lk["exact_small_instance"]
-    if ex is not None:
-        lines.append(
-            f"- exact leakage of the small instance `{json.dumps(ex['params'], sort_keys=True)}` over {ex['secrets']} "
-            f"uniform secrets: {ex['exact_loss_bits']:.3f} bits (bound {ex['loss_bound_bits']:.3f}); "
-            f"repeated-enrolment Chernoff rate: {ex['chernoff_rate_bits'] if isinstance(ex['chernoff_rate_bits'], str) else _num(ex['chernoff_rate_bits'], 3)} bits per enrolment"
-        )
-    for n in lk["notes"]:
-        lines.append(f"- note: {n}")
-    lines += ["", "## Unlinkability", ""]
+    return lines
+
+
+def _exact_instance_line(ex: dict[str, Any]) -> str:
+    """The exact leakage of the small instance and its repeated-enrolment Chernoff rate."""
+    rate = ex["chernoff_rate_bits"]
+    rate_text = rate if isinstance(rate, str) else _num(rate, 3)
+    return (
+        f"- exact leakage of the small instance `{json.dumps(ex['params'], sort_keys=True)}` over {ex['secrets']} "
+        f"uniform secrets: {ex['exact_loss_bits']:.3f} bits (bound {ex['loss_bound_bits']:.3f}); "
+        f"repeated-enrolment Chernoff rate: {rate_text} bits per enrolment"
+    )
+
+
+def _unlinkability_lines(ul: dict[str, Any] | None) -> list[str]:
+    """The linkage attack's D↔sys and the template fraction recovered from two linked sketches."""
+    lines = ["", "## Unlinkability", ""]
     if ul is None:
         lines.append("Not evaluated (see notes).")
-    else:
-        rev = ul["reversibility"]
-        lines += [
-            f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and {ul['nonmated_pairs']} non-mated pairs:",
-            f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
-            f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered from two linked sketches.",
-        ]
-    if r["figures"]:
-        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
-    for n in r["notes"]:
-        lines.append(f"\nNote: {n}")
-    return "\n".join(lines) + "\n"
+        return lines
+    rev = ul["reversibility"]
+    lines += [
+        f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and "
+        f"{ul['nonmated_pairs']} non-mated pairs:",
+        f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
+        f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered "
+        "from two linked sketches.",
+    ]
+    return lines
 
 
 def probit(x: Any, floor: float) -> np.ndarray:
@@ -1026,13 +1080,15 @@ def summary(r: dict[str, Any], out: Any) -> str:
     ]
     for p in er["points"]:
         lines.append(
-            f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}"
+            f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  "
+            f"FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}"
         )
     lines.append(f"  EER (sweep): {'not reached' if er['eer'] is None else _pct(er['eer'])}")
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
     if malformed:
         lines.append(
-            f"  malformed probes: {malformed} comparisons refused by the scheme (counted as rejections; see report notes)"
+            f"  malformed probes: {malformed} comparisons refused by the scheme "
+            "(counted as rejections; see report notes)"
         )
     for b in er["baselines"]:
         lines.append(
@@ -1072,7 +1128,8 @@ def summary(r: dict[str, Any], out: Any) -> str:
         )
     if pc is not None:
         lines.append(
-            f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)"
+            f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits "
+            f"({pc['diverted_bits']:+.1f} diverted)"
         )
     lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:

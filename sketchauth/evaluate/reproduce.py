@@ -221,7 +221,7 @@ def juels_sudan_spurious() -> Item:
 
 
 def weighted_spurious() -> Item:
-    """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t′ it needs."""
+    """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t' it needs."""
     from sketchauth.sketches.vault import weighted_spurious_polynomials
 
     e = VAULT_EXAMPLE
@@ -235,14 +235,14 @@ def weighted_spurious() -> Item:
         id="weighted-spurious",
         source=THESIS,
         section="6.3.2",
-        title="weighted spurious polynomials (and the t′ they need)",
+        title="weighted spurious polynomials (and the t' they need)",
         printed=printed,
         library=value,
         verdict="agrees" if degree is not None else "differs",
         explanation=(
             f"(μ/3)·p^(D−g)·(q·r/D)^D with p = r = 10^4, q = 2, g = 35, μ = 10^−4 reproduces the "
-            f"printed value only at D = {degree}, i.e. t′ = {t_prime} (D = g − 2t′ − 1); the thesis "
-            "never states t′. Neighbouring degrees are orders of magnitude away (details)."
+            f"printed value only at D = {degree}, i.e. t' = {t_prime} (D = g − 2t' − 1); the thesis "
+            "never states t'. Neighbouring degrees are orders of magnitude away (details)."
         ),
         details={
             "degree_D": degree,
@@ -339,7 +339,7 @@ def weighted_vault_q2() -> Item:
         verdict="not reproducible",
         explanation=(
             f"Presenting the 32 template elements gives {n} candidate points of which {genuine} lie "
-            f"on F (degree D = {degree}, t′ = 3). A unique decoder (Berlekamp–Welch) needs "
+            f"on F (degree D = {degree}, t' = 3). A unique decoder (Berlekamp–Welch) needs "
             f"agreement ≥ (n + D + 1)/2 = {unique}, i.e. c − w ≥ D + 1 = {degree + 1}: here "
             f"c − w = {genuine} − {wrong} = {genuine - wrong}. "
             f"Even Guruswami–Sudan list decoding needs agreement above √(n·D) = {gs_threshold:.1f} > {genuine}. "
@@ -477,7 +477,7 @@ def fig62_noisy(options: Options = Options()) -> Item:
         verdict=_verdict(ok),
         explanation=(
             "With the second enrolment's template anywhere the first sketch accepts "
-            "(|b′ − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
+            "(|b' − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
             f"it), b − v changes parity half the time and the accuracy is {accuracy:.3f}, within "
             f"±{half:.3f} of the printed 0.55. The printed figure thus describes noisy "
             "re-enrolments, not the same template enrolled twice (previous item). "

@@ -480,7 +480,10 @@ def _reversibility_vault(
         recovered.append(float(np.isin(np.asarray(elements), named).mean()))
     return {
         "applicable": True,
-        "method": "slots agreeing with the best differential polynomial, when it beats every non-mated pair, name template elements",
+        "method": (
+            "slots agreeing with the best differential polynomial, when it beats every non-mated pair, "
+            "name template elements"
+        ),
         "recovered_fraction": float(np.mean(recovered)),
     }
 

@@ -212,7 +212,8 @@ def _fit(args: argparse.Namespace) -> int:
             "transform": str(args.out),
             "background": {k: training[k] for k in ("identities", "samples", "features")},
             "protocol": (
-                "closed set: the calibration and check parts are later samples of the people the transform was fitted on "
+                "closed set: the calibration and check parts are later samples of the people "
+                "the transform was fitted on "
                 "(split by samples); expected rates are optimistic"
                 if args.calibration_split == "samples"
                 else "open set: calibration and check identities are disjoint from the fit identities"
@@ -417,6 +418,7 @@ def add_features(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=10_000,
         metavar="N",
-        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting (default 10000; 0: none)",
+        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting "
+        "(default 10000; 0: none)",
     )
     e.set_defaults(func=_evaluate)

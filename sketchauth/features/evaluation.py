@@ -22,10 +22,11 @@ decoders' guarantees; a decoder landing on another secret is rejected by the has
 score sweep *is* the sweep of the pipeline's tolerance (the s2 rule is ``−v ≤ Δ < v``: its decoder
 also accepts the left end ``b − v``). Every run confirms it: :func:`decode_check` re-decides at
 least 10^4 trials of each protected row (all when fewer) by real encode → decode → compare at
-its FMR 1e-2 setting and records the disagreements (must be 0). Reported per matcher (ISO/IEC 19795-1 vocabulary): FNMR at FMR ``1e-2``,
-``1e-3`` and ``1e-4`` (the most permissive setting meeting each FMR on this data) with 95%
-Wilson intervals (:mod:`sketchauth.evaluate.rates`), the EER, and the entropy-loss bound of the
-pipeline at its FMR ``1e-2`` setting next to the bits its secret carries. The issue's goal is
+its FMR 1e-2 setting and records the disagreements (must be 0). Reported per matcher
+(ISO/IEC 19795-1 vocabulary): FNMR at FMR ``1e-2``, ``1e-3`` and ``1e-4`` (the most permissive
+setting meeting each FMR on this data) with 95% Wilson intervals (:mod:`sketchauth.evaluate.rates`),
+the EER, and the entropy-loss bound of the pipeline at its FMR ``1e-2`` setting next to the bits
+its secret carries. The issue's goal is
 checked by :attr:`FeatureEvaluation.goal`: the best protected FNMR at FMR 1% over the
 reference's, at most 1.25.
 """
@@ -263,7 +264,8 @@ class FeatureEvaluation:
             f"samples through helper data and hash, argon2 evaluations until first success; d: with a "
             f"{PIN_DIGITS}-digit PIN cascade, Theorem 7):",
             "",
-            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits | (c) offline attack | (d) with PIN: bits |",
+            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits "
+            "| (c) offline attack | (d) with PIN: bits |",
             "|---|---|---|---|---|---|",
             *[f.row() for f in self.security],
         ]

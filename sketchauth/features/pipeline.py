@@ -625,7 +625,8 @@ def _code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -
     count -= count % per_byte
     if count * bits < 16:
         raise ParameterError(
-            f"{transform.dimensions} dimensions × {bits} bits give fewer than 2 whole bytes; use more bits or dimensions"
+            f"{transform.dimensions} dimensions × {bits} bits give fewer than 2 whole bytes; "
+            "use more bits or dimensions"
         )
     return np.arange(count)
 
@@ -686,7 +687,8 @@ class CodeOffsetPipeline(Pipeline):
         ok = np.flatnonzero(accepted[1:] <= allowed)
         if t_max < 1 or ok.size == 0:
             raise ParameterError(
-                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; use more bits or dimensions"
+                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; "
+                "use more bits or dimensions"
             )
         return cls(transform, dims, bits=bits, t=int(ok[-1]) + 1)
 

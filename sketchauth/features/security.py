@@ -89,7 +89,10 @@ class OfflineAttack:
         med = self.median
         if med is None:
             return f"> {self.attempts} tries for most people ({self.successes}/{len(self.evaluations)} broken)"
-        return f"{med:g} argon2 evaluation{'' if med == 1 else 's'} (median; {self.successes}/{len(self.evaluations)} broken within {self.attempts} tries)"
+        return (
+            f"{med:g} argon2 evaluation{'' if med == 1 else 's'} "
+            f"(median; {self.successes}/{len(self.evaluations)} broken within {self.attempts} tries)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -303,7 +306,8 @@ def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: fl
                 **best,
                 "how": how,
                 "text": (
-                    f"{best['pipeline']} at setting {best['setting']:g}: FNMR {best['fnmr']:.4f}, FMR {best['fmr']:.4f}, "
+                    f"{best['pipeline']} at setting {best['setting']:g}: "
+                    f"FNMR {best['fnmr']:.4f}, FMR {best['fmr']:.4f}, "
                     f"{best[key]:.1f} guaranteed bits ({how})"
                 ),
             }
@@ -312,7 +316,8 @@ def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: fl
     return {
         "how": None,
         "text": (
-            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, even with a {PIN_DIGITS}-digit PIN "
+            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, "
+            f"even with a {PIN_DIGITS}-digit PIN "
             f"(at most {best_bits:.1f} bits with the PIN over the settings tried)"
         ),
     }

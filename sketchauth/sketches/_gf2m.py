@@ -998,7 +998,8 @@ def _trace_polynomials(field: _NumpyField, frob: np.ndarray, beta: int) -> Itera
     for start in range(0, m, TRACE_BATCH):
         batch = betas[start : start + TRACE_BATCH]
         conj = np.empty((len(batch), m), dtype=np.uint64)
-        for row, b in enumerate(batch):
+        for row, first in enumerate(batch):
+            b = first
             for k in range(m):
                 conj[row, k] = b
                 b = field.sqr(b)

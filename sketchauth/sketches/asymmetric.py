@@ -41,7 +41,7 @@ people's agree half the time, and a parity adversary links identical re-enrolmen
 with accuracy ≈ 0.998 (:mod:`sketchauth.evaluate.linkage`). s3 keeps s2's construction — ``G``
 starts at ``{b − v, b + v}`` and decoy gaps are inserted outwards until ``[0, n)`` is covered, the
 secret interval is still exactly ``(b − v, b + v)`` — but each decoy gap is drawn uniformly from
-the ``q + 1`` lengths ``{2, 4, …, 2q} ∪ {o}``, ``o = 2⌊q/2⌋ + 1`` the odd length in the middle of
+the ``q + 1`` lengths ``{2, 4, …, 2q, o}``, ``o = 2⌊q/2⌋ + 1`` the odd length in the middle of
 the even ones (:func:`s3_odd_gap`; draw ``r ∈ [1, q + 1]``, gap ``2r`` for ``r ≤ q`` and ``o`` for
 ``r = q + 1``). Needs ``q ≥ 2`` (with ``q = 1`` no odd length fits in ``[2, 2q]``).
 

@@ -67,7 +67,8 @@ class ParameterSpec:
             return self.check(scheme, params, where=where)
         if isinstance(params, Mapping) and swept in params:
             raise ParameterError(
-                f"{where} sets {swept!r}, the {scheme} parameter the sweep varies: remove it and give its values as the sweep"
+                f"{where} sets {swept!r}, the {scheme} parameter the sweep varies: "
+                "remove it and give its values as the sweep"
             )
         rest = ParameterSpec(
             tuple(k for k in self.required if k != swept), tuple(k for k in self.optional if k != swept)
