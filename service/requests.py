@@ -203,7 +203,7 @@ def build_request_models(
         enrolment = variants[0]
     else:
         # A union over a run-time list of models: ``X | Y`` has no spelling for that, Union[tuple] does.
-        union = Union[tuple(variants)]  # noqa: UP007 - the member count is only known at run time
+        union: Any = Union[tuple(variants)]  # noqa: UP007 - the member count is only known at run time
         enrolment = Annotated[union, Field(discriminator="scheme")]
     return RequestModels(
         limits=limits,
