@@ -40,9 +40,9 @@ def _both(sketch, secrets, probes):
 def test_interval_boundary_v_minus_1_accepted_v_rejected() -> None:
     sketch = IntervalSketch(n=64, v=[3, 5, 1])
     b = np.array([30, 30, 30])
-    probes = np.array(
-        [[*b, dv, 0, 0] for dv in range(-4, 5)] + [[*b, 0, dv, 0] for dv in range(-6, 7)] + [[*b, 0, 0, 1]]
-    )
+    # b + Δ per feature (numpy addition, not list concatenation).
+    shifts = [(dv, 0, 0) for dv in range(-4, 5)] + [(0, dv, 0) for dv in range(-6, 7)] + [(0, 0, 1)]
+    probes = b + np.array(shifts)
     (fast, fast_bad), (real, real_bad) = _both(sketch, [b], probes)
     assert fast.tolist() == real.tolist() and fast_bad.tolist() == real_bad.tolist()
     # |Δ| = v − 1 accepted, |Δ| = v rejected, on both sides.
