@@ -24,13 +24,13 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as exc:  # noqa: BLE001 - no compiler, missing headers, any platform error
+        except Exception as exc:
             self._skip(exc)
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
-        except Exception as exc:  # noqa: BLE001 - the package works without its extension
+        except Exception as exc:
             # A module left in the build directory by an earlier build must not be shipped as if
             # this build had made it.
             stale = self.get_ext_fullpath(ext.name)

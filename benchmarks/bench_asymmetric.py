@@ -14,6 +14,7 @@ the 10^6-pair s2 linkage run; ``--pairs`` makes that smaller). Prints a Markdown
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -39,9 +40,7 @@ MAX_REPEATS = 500
 
 def median_ms(fn: Callable[[], object]) -> float:
     """Median wall time of ``fn()`` in milliseconds within this script's budget (see timing.py)."""
-    return timing.median_ms(
-        fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS
-    )
+    return timing.median_ms(fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS)
 
 
 def sketch_rows() -> list[str]:
@@ -55,11 +54,9 @@ def sketch_rows() -> list[str]:
             sample = np.clip(b + rng.integers(-1, 2, features) * (v - 1), 0, N - 1)
             helper = sketch.encode((b, v))
             assert sketch.decode(helper, sample)[0].tolist() == b.tolist()
-            enc = median_ms(lambda: sketch.encode((b, v)))
-            dec = median_ms(lambda: sketch.decode(helper, sample))
-            rows.append(
-                f"| {scheme} | {features} | {enc:.3f} | {dec:.3f} | {len(helper)} |"
-            )
+            enc = median_ms(functools.partial(sketch.encode, (b, v)))
+            dec = median_ms(functools.partial(sketch.decode, helper, sample))
+            rows.append(f"| {scheme} | {features} | {enc:.3f} | {dec:.3f} | {len(helper)} |")
     return rows
 
 

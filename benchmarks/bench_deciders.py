@@ -18,6 +18,7 @@ Run ``python3 benchmarks/bench_deciders.py`` (a few minutes).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -59,7 +60,9 @@ def _cpu() -> str:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -125,7 +128,20 @@ def walkthrough(workdir: Path) -> dict:
     exe = [sys.executable, "-m", "sketchauth.cli"]
     steps = [
         ["features", "synth", "--out", "background.csv", "--identities", "600", "--samples", "6", "--seed", "1"],
-        ["features", "synth", "--out", "people.csv", "--identities", "300", "--samples", "6", "--seed", "2", "--prefix", "person"],
+        [
+            "features",
+            "synth",
+            "--out",
+            "people.csv",
+            "--identities",
+            "300",
+            "--samples",
+            "6",
+            "--seed",
+            "2",
+            "--prefix",
+            "person",
+        ],
         ["features", "fit", "--data", "background.csv", "--out", "transform.json", "--pipelines", "pipelines"],
         ["evaluate", "report", "--pipeline", "pipelines/thermometer.json", "--data", "people.csv", "--out", "report"],
     ]
@@ -154,10 +170,8 @@ def walkthrough(workdir: Path) -> dict:
     t0 = time.perf_counter()
     for h in helpers:
         for p in probes:
-            try:
+            with contextlib.suppress(Exception):
                 sketch.decode(h, p)
-            except Exception:  # noqa: BLE001 - DecodeError: a rejection, timed all the same
-                pass
     per_decode = (time.perf_counter() - t0) / (len(helpers) * len(probes))
     return {
         "commands": [" ".join(["sketchauth", *s]) for s in steps],

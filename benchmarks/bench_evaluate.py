@@ -55,7 +55,9 @@ def main() -> None:
         result = evaluate_adapter("interval", params, data, [args.tolerance], seed=1, jobs=jobs, baseline_metrics=())
         seconds = time.perf_counter() - start
         p = result.points[0]
-        rows.append((f"protected, vectorised, jobs={jobs}", p.genuine_trials + p.impostor_trials, seconds, p.fnmr, p.fmr))
+        rows.append(
+            (f"protected, vectorised, jobs={jobs}", p.genuine_trials + p.impostor_trials, seconds, p.fnmr, p.fmr)
+        )
 
     trials = plan_trials(data)
     pairs = np.hstack([trials.genuine, trials.impostor])

@@ -26,7 +26,7 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,22 +95,26 @@ def main() -> None:
     by_noise = [_row(noise, args.pairs) for noise in _noises()]
     by_features = [
         _row(noise, max(2000, args.pairs // f), f)
-        for noise in (ReenrolmentNoise.identical(), ReenrolmentNoise.b_plus_minus(1), ReenrolmentNoise.within_tolerance())
+        for noise in (
+            ReenrolmentNoise.identical(),
+            ReenrolmentNoise.b_plus_minus(1),
+            ReenrolmentNoise.within_tolerance(),
+        )
         for f in (1, 2, 4, 8, 16)
     ]
     parity_by_n = {
-        str(n): linkage_experiment("s3", n, Q, TAU, 5000, SEED, features=8, noise=ReenrolmentNoise.identical(), adversary="parity").accuracy
+        str(n): linkage_experiment(
+            "s3", n, Q, TAU, 5000, SEED, features=8, noise=ReenrolmentNoise.identical(), adversary="parity"
+        ).accuracy
         for n in (32, 64, 256, 1000)
     }
     bounds = {
-        str(q): {
-            s: AsymmetricIntervalSketch(64, q, scheme=s).report().loss_bound_bits for s in ("s2", "s3")
-        }
+        str(q): {s: AsymmetricIntervalSketch(64, q, scheme=s).report().loss_bound_bits for s in ("s2", "s3")}
         for q in (2, 5, 8, 16)
     }
     result = {
         "benchmark": "linkage",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),

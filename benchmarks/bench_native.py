@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import datetime
+import functools
 import json
 import os
 import platform
@@ -65,12 +66,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sketchauth.sketches import _gf2m, backend
-from sketchauth.sketches._prime_field import berlekamp_welch, poly_eval
-from sketchauth.sketches.code_offset import CodeOffsetSketch
-from sketchauth.sketches.format import pack_uints
-from sketchauth.sketches.pinsketch import PinSketch
-from sketchauth.sketches.vault import FuzzyVault
+# E402: run directly as a script, so the package root must be on sys.path before these imports.
+from sketchauth.sketches import _gf2m, backend  # noqa: E402
+from sketchauth.sketches._prime_field import berlekamp_welch, poly_eval  # noqa: E402
+from sketchauth.sketches.code_offset import CodeOffsetSketch  # noqa: E402
+from sketchauth.sketches.format import pack_uints  # noqa: E402
+from sketchauth.sketches.pinsketch import PinSketch  # noqa: E402
+from sketchauth.sketches.vault import FuzzyVault  # noqa: E402
 
 M_VALUES = (16, 32)
 T_VALUES = (8, 16, 32, 64, 128, 256)
@@ -131,10 +133,9 @@ Timing = tuple[int, int]  # (wall ns, thread CPU ns) of one call
 BATCH_NS = 50_000
 
 
-def python_times(fn: Callable[[], object], budget: float | None = None, max_reps: int = MAX_REPS) -> list[Timing]:
+def python_times(fn: Callable[[], object], budget: float = BUDGET, max_reps: int = MAX_REPS) -> list[Timing]:
     """Per-call wall and thread-CPU nanoseconds of ``fn()`` (after one warm-up call) within
     ``budget`` seconds of wall time; short calls are timed in batches."""
-    budget = BUDGET if budget is None else budget
     start = time.perf_counter_ns()
     fn()
     inner = max(1, min(1000, BATCH_NS // max(1, time.perf_counter_ns() - start)))
@@ -150,7 +151,7 @@ def python_times(fn: Callable[[], object], budget: float | None = None, max_reps
     return times
 
 
-def c_times(run: Callable[[int, Any], object], budget: float | None = None) -> list[Timing]:
+def c_times(run: Callable[[int, Any], object], budget: float = BUDGET) -> list[Timing]:
     """Per-call timings from a C function timing ``reps`` runs itself (``run(reps, times)``, two
     values per run: wall and thread CPU); short calls are batched (``set_inner_calls``)."""
     floor = FLOOR[0]
@@ -160,7 +161,7 @@ def c_times(run: Callable[[int, Any], object], budget: float | None = None) -> l
     each = max(1, min(probe[0], probe[2], probe[4]))
     inner = max(1, min(1000, BATCH_NS // each))
     floor.set_inner_calls(inner)
-    reps = int(max(MIN_REPS, min(MAX_REPS, (BUDGET if budget is None else budget) * 1e9 // (each * inner))))
+    reps = int(max(MIN_REPS, min(MAX_REPS, budget * 1e9 // (each * inner))))
     times = (ctypes.c_int64 * (2 * reps))()
     run(reps, times)
     floor.set_inner_calls(1)
@@ -274,9 +275,10 @@ def ptr(array: np.ndarray, ctype: Any) -> Any:
 class Minisketch:
     """minisketch through ctypes; its pipelines are timed by the C shim."""
 
-    def __init__(self, path: str, floor: ctypes.CDLL) -> None:
+    def __init__(self, path: str, floor: ctypes.CDLL, budget: float = BUDGET) -> None:
         self.lib = ctypes.CDLL(path)
         self.floor = floor
+        self.budget = budget
         lib = self.lib
         lib.minisketch_create.restype = ctypes.c_void_p
         lib.minisketch_create.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t]
@@ -319,6 +321,7 @@ class Minisketch:
             lambda reps, times: self.floor.peer_encode_times(
                 self.fns, bits, impl, capacity, ptr(elements, ctypes.c_uint64), elements.size, out, size, reps, times
             ),
+            budget=self.budget,
         )
 
     def decode(self, bits: int, impl: int, capacity: int, sketch: bytes, sample: np.ndarray) -> list[int]:
@@ -353,6 +356,7 @@ class Minisketch:
                 reps,
                 times,
             ),
+            budget=self.budget,
         )
 
     def fastest_implementation(self, bits: int) -> int:
@@ -382,7 +386,10 @@ def pinsketch_sets(m: int, t: int) -> tuple[list[int], list[int], list[int]]:
     return enrolled, typical, worst
 
 
-def bench_pinsketch(peer: Minisketch | None, numpy_reps: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def bench_pinsketch(
+    peer: Minisketch | None, numpy_reps: int, budget: float
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    timed = functools.partial(python_times, budget=budget)
     rows = []
     impl = {m: peer.fastest_implementation(m) for m in M_VALUES} if peer else {}
     for m in M_VALUES:
@@ -400,8 +407,8 @@ def bench_pinsketch(peer: Minisketch | None, numpy_reps: int) -> tuple[list[dict
                 checked = native.check_secret(sample)
                 assert native.decode(helper, sample).tolist() == expected
                 sides: dict[str, Callable[[], list[Timing]]] = {
-                    "ours_public": lambda s=sample: python_times(lambda: native.decode(helper, s)),
-                    "ours_kernel": lambda c=checked: python_times(lambda: _gf2m.decode_set(field, syndromes, c)),
+                    "ours_public": lambda s=sample: timed(lambda: native.decode(helper, s)),
+                    "ours_kernel": lambda c=checked: timed(lambda: _gf2m.decode_set(field, syndromes, c)),
                 }
                 if peer:
                     peer_sketch = peer.encode(m, impl[m], t, a_words)
@@ -411,22 +418,20 @@ def bench_pinsketch(peer: Minisketch | None, numpy_reps: int) -> tuple[list[dict
                         m, impl[m], t, ps, sw
                     )
                 result = interleaved(sides)
-                result["numpy_public"] = summary(
-                    python_times(lambda s=sample: numpy_.decode(helper, s), max_reps=numpy_reps)
-                )
+                result["numpy_public"] = summary(timed(lambda s=sample: numpy_.decode(helper, s), max_reps=numpy_reps))
                 if peer:
                     result["ratio_public"] = ratio(result["ours_public"], result["minisketch"])
                     result["ratio_kernel"] = ratio(result["ours_kernel"], result["minisketch"])
                     result["ratio_numpy"] = ratio(result["numpy_public"], result["minisketch"])
                 row[label] = result
             sides = {
-                "ours_public": lambda: python_times(lambda: native.encode(enrolled)),
-                "ours_kernel": lambda: python_times(lambda: _gf2m.odd_power_sums(field, a_words, t)),
+                "ours_public": lambda: timed(lambda: native.encode(enrolled)),
+                "ours_kernel": lambda: timed(lambda: _gf2m.odd_power_sums(field, a_words, t)),
             }
             if peer:
                 sides["minisketch"] = lambda: peer.encode_times(m, impl[m], t, a_words)
             result = interleaved(sides)
-            result["numpy_public"] = summary(python_times(lambda: numpy_.encode(enrolled), max_reps=numpy_reps))
+            result["numpy_public"] = summary(timed(lambda: numpy_.encode(enrolled), max_reps=numpy_reps))
             if peer:
                 result["ratio_public"] = ratio(result["ours_public"], result["minisketch"])
                 result["ratio_kernel"] = ratio(result["ours_kernel"], result["minisketch"])
@@ -449,7 +454,7 @@ def m32_over_m16(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def profile_public(m: int = 16, t: int = 8) -> dict[str, Any]:
+def profile_public(budget: float, m: int = 16, t: int = 8) -> dict[str, Any]:
     """Where a small public call spends its time: each step of ``decode`` / ``encode`` alone.
 
     The steps outside the field arithmetic are the helper record (BLAKE2b digest, canonical
@@ -482,7 +487,9 @@ def profile_public(m: int = 16, t: int = 8) -> dict[str, Any]:
     return {
         "m": m,
         "t": t,
-        "min_us": {name: round(min(w for w, _ in python_times(fn)) / 1e3, 2) for name, fn in steps.items()},
+        "min_us": {
+            name: round(min(w for w, _ in python_times(fn, budget=budget)) / 1e3, 2) for name, fn in steps.items()
+        },
     }
 
 
@@ -611,7 +618,9 @@ def bw_words(p: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray,
     return xs, ys, coeffs
 
 
-def bench_berlekamp_welch(floor: ctypes.CDLL) -> list[dict[str, Any]]:
+def bench_berlekamp_welch(floor: ctypes.CDLL, budget: float) -> list[dict[str, Any]]:
+    timed = functools.partial(python_times, budget=budget)
+    c_timed = functools.partial(c_times, budget=budget)
     rows = []
     for p, n, k in ((10007, 22, 18), (65521, 40, 24), (65521, 128, 64), (65521, 256, 128), (65521, 512, 112)):
         xs, ys, coeffs = bw_words(p, n, k, p + n)
@@ -629,11 +638,11 @@ def bench_berlekamp_welch(floor: ctypes.CDLL) -> list[dict[str, Any]]:
         assert out.tolist() == coeffs.tolist()
         result = interleaved(
             {
-                "ours_native": lambda: python_times(lambda: berlekamp_welch(x2, y2, k, p, backend="native")),
-                "naive_c": lambda: c_times(floor_run),
+                "ours_native": lambda: timed(lambda: berlekamp_welch(x2, y2, k, p, backend="native")),
+                "naive_c": lambda: c_timed(floor_run),
             }
         )
-        result["numpy"] = summary(python_times(lambda: berlekamp_welch(x2, y2, k, p, backend="numpy"), max_reps=50))
+        result["numpy"] = summary(timed(lambda: berlekamp_welch(x2, y2, k, p, backend="numpy"), max_reps=50))
         result["ratio_native_to_naive_c"] = ratio(result["ours_native"], result["naive_c"])
         result["ratio_numpy_to_naive_c"] = ratio(result["numpy"], result["naive_c"])
         rows.append({"p": p, "n": n, "k": k, **result})
@@ -641,7 +650,9 @@ def bench_berlekamp_welch(floor: ctypes.CDLL) -> list[dict[str, Any]]:
     return rows
 
 
-def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
+def bench_vaults(floor: ctypes.CDLL, budget: float) -> list[dict[str, Any]]:
+    timed = functools.partial(python_times, budget=budget)
+    c_timed = functools.partial(c_times, budget=budget)
     rows = []
     for p, m, t in ((10007, 22, 2), (65521, 40, 8)):
         rng = random.Random(p)
@@ -691,25 +702,25 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
         assert read_run(1, (ctypes.c_int64 * 2)()) == m and found[:m].tolist() == enrolled
         encode = interleaved(
             {
-                "ours_native_with_randomness": lambda: python_times(lambda: native.encode(enrolled)),
-                "ours_native_fixed_randomness": lambda: python_times(lambda: native.encode_with(enrolled, randomness)),
-                "naive_c": lambda: c_times(lock_run),
+                "ours_native_with_randomness": lambda: timed(lambda: native.encode(enrolled)),
+                "ours_native_fixed_randomness": lambda: timed(lambda: native.encode_with(enrolled, randomness)),
+                "naive_c": lambda: c_timed(lock_run),
             }
         )
-        encode["numpy_with_randomness"] = summary(python_times(lambda: numpy_.encode(enrolled), max_reps=200))
+        encode["numpy_with_randomness"] = summary(timed(lambda: numpy_.encode(enrolled), max_reps=200))
         encode["numpy_fixed_randomness"] = summary(
-            python_times(lambda: numpy_.encode_with(enrolled, randomness), max_reps=200)
+            timed(lambda: numpy_.encode_with(enrolled, randomness), max_reps=200)
         )
-        encode["draw_randomness"] = summary(python_times(lambda: native.draw_randomness(enrolled), max_reps=200))
+        encode["draw_randomness"] = summary(timed(lambda: native.draw_randomness(enrolled), max_reps=200))
         encode["ratio_native_to_naive_c"] = ratio(encode["ours_native_fixed_randomness"], encode["naive_c"])
         encode["ratio_native_to_numpy"] = ratio(encode["ours_native_with_randomness"], encode["numpy_with_randomness"])
         decode = interleaved(
             {
-                "ours_native": lambda: python_times(lambda: native.decode(helper, sample)),
-                "naive_c": lambda: c_times(read_run),
+                "ours_native": lambda: timed(lambda: native.decode(helper, sample)),
+                "naive_c": lambda: c_timed(read_run),
             }
         )
-        decode["numpy"] = summary(python_times(lambda: numpy_.decode(helper, sample), max_reps=200))
+        decode["numpy"] = summary(timed(lambda: numpy_.decode(helper, sample), max_reps=200))
         decode["ratio_native_to_naive_c"] = ratio(decode["ours_native"], decode["naive_c"])
         decode["ratio_native_to_numpy"] = ratio(decode["ours_native"], decode["numpy"])
         rows.append({"p": p, "m": m, "t": t, "encode": encode, "decode": decode})
@@ -717,9 +728,10 @@ def bench_vaults(floor: ctypes.CDLL) -> list[dict[str, Any]]:
     return rows
 
 
-def bench_code_offset() -> list[dict[str, Any]]:
+def bench_code_offset(budget: float) -> list[dict[str, Any]]:
     import reedsolo
 
+    timed = functools.partial(python_times, budget=budget)
     rows = []
     for n, t in ((32, 4), (64, 8), (255, 16)):
         sketch = CodeOffsetSketch(n=n, t=t)
@@ -730,13 +742,13 @@ def bench_code_offset() -> list[dict[str, Any]]:
             noisy[i] ^= 0x5A
         noisy = bytes(noisy)
         payload = sketch.payload(helper)
-        word = bytes(a ^ b for a, b in zip(noisy, payload))
+        word = bytes(a ^ b for a, b in zip(noisy, payload, strict=False))
         codec = reedsolo.RSCodec(2 * t, nsize=255)
         assert sketch.decode(helper, noisy) == secret
         result = interleaved(
             {
-                "ours_decode": lambda: python_times(lambda: sketch.decode(helper, noisy)),
-                "reedsolo_decode": lambda: python_times(lambda: codec.decode(bytearray(word))),
+                "ours_decode": lambda: timed(lambda: sketch.decode(helper, noisy)),
+                "reedsolo_decode": lambda: timed(lambda: codec.decode(bytearray(word))),
             }
         )
         result["ratio"] = ratio(result["ours_decode"], result["reedsolo_decode"])
@@ -750,7 +762,8 @@ def bench_code_offset() -> list[dict[str, Any]]:
 def print_tables(results: dict[str, Any]) -> None:
     print("\nPinSketch decode/encode, CPU ms (best of many runs); ratio = ours / minisketch")
     print(
-        f"{'m':>3} {'t':>4} {'op':<15} {'public':>9} {'kernel':>9} {'numpy':>9} {'minisk.':>9} {'pub/ms':>7} {'ker/ms':>7}"
+        f"{'m':>3} {'t':>4} {'op':<15} {'public':>9} {'kernel':>9} {'numpy':>9} {'minisk.':>9}"
+        f" {'pub/ms':>7} {'ker/ms':>7}"
     )
     for row in results["pinsketch"]:
         for op in ("decode_typical", "decode_worst", "encode"):
@@ -759,7 +772,8 @@ def print_tables(results: dict[str, Any]) -> None:
             rp = r.get("ratio_public", {}).get("cpu_min", float("nan"))
             rk = r.get("ratio_kernel", {}).get("cpu_min", float("nan"))
             print(
-                f"{row['m']:>3} {row['t']:>4} {op:<15} {r['ours_public']['cpu_min_ms']:>9.4f} {r['ours_kernel']['cpu_min_ms']:>9.4f}"
+                f"{row['m']:>3} {row['t']:>4} {op:<15} {r['ours_public']['cpu_min_ms']:>9.4f}"
+                f" {r['ours_kernel']['cpu_min_ms']:>9.4f}"
                 f" {r['numpy_public']['cpu_min_ms']:>9.3f} {peer:>9.4f} {rp:>7.2f} {rk:>7.2f}"
             )
     print(
@@ -779,16 +793,23 @@ def print_tables(results: dict[str, Any]) -> None:
     )
     for row in results["berlekamp_welch"]:
         print(
-            f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['cpu_min_ms']:.4f} ms, naive C {row['naive_c']['cpu_min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['cpu_min']}, numpy {row['numpy']['cpu_min_ms']:.3f} ms"
+            f"BW p={row['p']} n={row['n']} k={row['k']}: native {row['ours_native']['cpu_min_ms']:.4f} ms,"
+            f" naive C {row['naive_c']['cpu_min_ms']:.4f} ms, ratio {row['ratio_native_to_naive_c']['cpu_min']},"
+            f" numpy {row['numpy']['cpu_min_ms']:.3f} ms"
         )
     for row in results["vaults"]:
         e, d = row["encode"], row["decode"]
         print(
-            f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['cpu_min_ms']:.3f} (fixed randomness {e['ours_native_fixed_randomness']['cpu_min_ms']:.3f}) naive C {e['naive_c']['cpu_min_ms']:.3f} numpy {e['numpy_with_randomness']['cpu_min_ms']:.3f}; decode native {d['ours_native']['cpu_min_ms']:.3f} naive C {d['naive_c']['cpu_min_ms']:.3f} numpy {d['numpy']['cpu_min_ms']:.3f}"
+            f"vault p={row['p']} m={row['m']}: encode native {e['ours_native_with_randomness']['cpu_min_ms']:.3f}"
+            f" (fixed randomness {e['ours_native_fixed_randomness']['cpu_min_ms']:.3f})"
+            f" naive C {e['naive_c']['cpu_min_ms']:.3f} numpy {e['numpy_with_randomness']['cpu_min_ms']:.3f};"
+            f" decode native {d['ours_native']['cpu_min_ms']:.3f} naive C {d['naive_c']['cpu_min_ms']:.3f}"
+            f" numpy {d['numpy']['cpu_min_ms']:.3f}"
         )
     for row in results["code_offset"]:
         print(
-            f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['cpu_min_ms']:.3f} ms, reedsolo {row['reedsolo_decode']['cpu_min_ms']:.3f} ms, ratio {row['ratio']['cpu_min']}"
+            f"code-offset n={row['n']} t={row['t']}: ours {row['ours_decode']['cpu_min_ms']:.3f} ms,"
+            f" reedsolo {row['reedsolo_decode']['cpu_min_ms']:.3f} ms, ratio {row['ratio']['cpu_min']}"
         )
 
 
@@ -822,7 +843,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", "| t | m=32 / m=16 decode typical (public) | decode worst (public) |", "|---|---|---|"]
     for e in results["m32_over_m16"]:
         lines.append(
-            f"| {e['t']} | {e['decode_typical_ours_public']['cpu_min']:.2f} | {e['decode_worst_ours_public']['cpu_min']:.2f} |"
+            f"| {e['t']} | {e['decode_typical_ours_public']['cpu_min']:.2f} |"
+            f" {e['decode_worst_ours_public']['cpu_min']:.2f} |"
         )
     mem = results["memory"]
     lines += ["", f"Transient memory, {mem.get('parameters')} ({mem.get('unit')}):", ""]
@@ -839,12 +861,14 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for r in results["berlekamp_welch"]:
         lines.append(
-            f"| {r['p']}, {r['n']}, {r['k']} | {r['ours_native']['cpu_min_ms']:.4f} | {r['naive_c']['cpu_min_ms']:.4f} | "
+            f"| {r['p']}, {r['n']}, {r['k']} | {r['ours_native']['cpu_min_ms']:.4f} | "
+            f"{r['naive_c']['cpu_min_ms']:.4f} | "
             f"{r['numpy']['cpu_min_ms']:.3f} | {r['ratio_native_to_naive_c']['cpu_min']:.2f} |"
         )
     lines += [
         "",
-        "| vault p, m, t | encode native (with randomness / fixed) | naive C | numpy | decode native | naive C | numpy |",
+        "| vault p, m, t | encode native (with randomness / fixed) | naive C | numpy "
+        "| decode native | naive C | numpy |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in results["vaults"]:
@@ -858,7 +882,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", "| CodeOffset n, t | decode | reedsolo decode | ratio |", "|---|---|---|---|"]
     for r in results["code_offset"]:
         lines.append(
-            f"| {r['n']}, {r['t']} | {r['ours_decode']['cpu_min_ms']:.3f} | {r['reedsolo_decode']['cpu_min_ms']:.3f} | "
+            f"| {r['n']}, {r['t']} | {r['ours_decode']['cpu_min_ms']:.3f} | "
+            f"{r['reedsolo_decode']['cpu_min_ms']:.3f} | "
             f"{r['ratio']['cpu_min']:.2f} |"
         )
     prof = results.get("profile_public_m16_t8")
@@ -869,7 +894,6 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    global BUDGET
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minisketch-lib", help="path of a libminisketch shared library (built outside this project)")
     parser.add_argument("--out", help="JSON output file (default benchmarks/results/native-<date>.json)")
@@ -880,7 +904,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.markdown:
         print(markdown(json.loads(Path(args.markdown).read_text())), end="")
         return
-    BUDGET = args.budget
+    budget = args.budget
     if backend() != "native":
         sys.exit("the compiled extension is not built: reinstall with a C compiler to benchmark it")
     started = datetime.datetime.now(datetime.UTC)
@@ -893,28 +917,28 @@ def main(argv: list[str] | None = None) -> None:
         "numpy": np.__version__,
         "load_average_start": os.getloadavg(),
         "method": "min and median per call; ours and the peer interleaved in one process, "
-        f"{ROUNDS} rounds of a {BUDGET} s budget each; peer pipelines timed in C",
+        f"{ROUNDS} rounds of a {budget} s budget each; peer pipelines timed in C",
     }
     with tempfile.TemporaryDirectory() as tmp:
         floor = build_floor(Path(tmp))
-        peer = Minisketch(args.minisketch_lib, floor) if args.minisketch_lib else None
+        peer = Minisketch(args.minisketch_lib, floor, budget) if args.minisketch_lib else None
         if peer:
             results["minisketch"] = {"library": str(Path(args.minisketch_lib).resolve())}
         print("PinSketch ...", flush=True)
-        results["pinsketch"], impl = bench_pinsketch(peer, args.numpy_reps)
+        results["pinsketch"], impl = bench_pinsketch(peer, args.numpy_reps, budget)
         if peer:
             results["minisketch"]["implementation_by_bits"] = impl
         results["m32_over_m16"] = m32_over_m16(results["pinsketch"])
-        results["profile_public_m16_t8"] = profile_public()
+        results["profile_public_m16_t8"] = profile_public(budget)
         print("memory ...", flush=True)
         results["memory"] = bench_memory(args.minisketch_lib, Path(tmp))
         print("cold start ...", flush=True)
         results["cold_start"] = bench_cold()
         print("vaults ...", flush=True)
-        results["berlekamp_welch"] = bench_berlekamp_welch(floor)
-        results["vaults"] = bench_vaults(floor)
+        results["berlekamp_welch"] = bench_berlekamp_welch(floor, budget)
+        results["vaults"] = bench_vaults(floor, budget)
         print("code-offset ...", flush=True)
-        results["code_offset"] = bench_code_offset()
+        results["code_offset"] = bench_code_offset(budget)
     results["load_average_end"] = os.getloadavg()
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"native-{started:%Y%m%d}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

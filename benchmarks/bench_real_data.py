@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,15 @@ def _cpu() -> str:
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -75,7 +81,9 @@ def _pipelines(transform: Any, background: Any, m: int) -> dict[str, Any]:
     built: dict[str, Any] = {}
     makers = {
         "interval": lambda: IntervalPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m),
-        "thermometer": lambda: ThermometerPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m),
+        "thermometer": lambda: ThermometerPipeline.for_target_fmr(
+            transform, background, target_fmr=0.01, enrol_samples=m
+        ),
         "code-offset": lambda: (
             CodeOffsetPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m, bits=2)
             if hasattr(CodeOffsetPipeline, "for_target_fmr")
@@ -106,7 +114,8 @@ def _real_rates(pipeline: Any, test: Any, m: int) -> dict[str, Any]:
     started = time.perf_counter()
     for kind, pairs in (("genuine", plan.genuine), ("impostor", plan.impostor)):
         accepted[kind] = sum(
-            pipeline.verify(records[i], test.samples[q], password_hasher=ph) for i, q in zip(pairs[0].tolist(), pairs[1].tolist())
+            pipeline.verify(records[i], test.samples[q], password_hasher=ph)
+            for i, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)
         )
     n_gen, n_imp = plan.genuine.shape[1], plan.impostor.shape[1]
     return {
@@ -163,12 +172,21 @@ def api_path(train_csv: Path, test_csv: Path, m: int) -> dict[str, Any]:
         best = min(usable, key=lambda k: usable[k]["fnmr"] / max(usable[k]["reference_fnmr_at_same_fmr"], 1e-12))
         b = usable[best]
         ratio = b["fnmr"] / b["reference_fnmr_at_same_fmr"] if b["reference_fnmr_at_same_fmr"] else float("inf")
-        goal = {"pipeline": best, "fnmr": b["fnmr"], "fmr": b["fmr"], "reference_fnmr": b["reference_fnmr_at_same_fmr"],
-                "ratio": ratio, "met": ratio <= GOAL_RATIO}
+        goal = {
+            "pipeline": best,
+            "fnmr": b["fnmr"],
+            "fmr": b["fmr"],
+            "reference_fnmr": b["reference_fnmr_at_same_fmr"],
+            "ratio": ratio,
+            "met": ratio <= GOAL_RATIO,
+        }
     return {
         "enrol_samples": m,
-        "transform": {"dimensions": transform.dimensions, "levels": transform.levels,
-                      "fisher_ratios": [round(float(x), 3) for x in transform.fisher_ratios]},
+        "transform": {
+            "dimensions": transform.dimensions,
+            "levels": transform.levels,
+            "fisher_ratios": [round(float(x), 3) for x in transform.fisher_ratios],
+        },
         "warnings": [str(w.message) for w in caught],
         "pipelines": rows,
         "goal": goal,
@@ -177,7 +195,9 @@ def api_path(train_csv: Path, test_csv: Path, m: int) -> dict[str, Any]:
 
 def _cli(args: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "sketchauth.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "sketchauth.cli", *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     if done.returncode:
         raise SystemExit(f"sketchauth {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     return round(time.perf_counter() - started, 1), done.stdout
@@ -186,26 +206,94 @@ def _cli(args: list[str]) -> tuple[float, str]:
 def cli_path(train_csv: Path, test_csv: Path, work: Path, m: int) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     transform, pipes = work / "transform.json", work / "pipelines"
-    fit_s, fit_out = _cli(["features", "fit", "--data", str(train_csv), "--out", str(transform), "--levels", "32",
-                           "--calibration-split", "samples", "--holdout", "0.5", "--enrol-samples", str(m), "--pipelines", str(pipes),
-                           "--code-bits", "2"])
-    ev_s, _ = _cli(["features", "evaluate", "--transform", str(transform), "--background", str(train_csv),
-                    "--data", str(test_csv), "--out", str(work / "features"), "--enrol-samples", str(m),
-                    "--code-bits", "2", "--attack-people", "9", "--attack-tries", "240"])
+    fit_s, fit_out = _cli(
+        [
+            "features",
+            "fit",
+            "--data",
+            str(train_csv),
+            "--out",
+            str(transform),
+            "--levels",
+            "32",
+            "--calibration-split",
+            "samples",
+            "--holdout",
+            "0.5",
+            "--enrol-samples",
+            str(m),
+            "--pipelines",
+            str(pipes),
+            "--code-bits",
+            "2",
+        ]
+    )
+    ev_s, _ = _cli(
+        [
+            "features",
+            "evaluate",
+            "--transform",
+            str(transform),
+            "--background",
+            str(train_csv),
+            "--data",
+            str(test_csv),
+            "--out",
+            str(work / "features"),
+            "--enrol-samples",
+            str(m),
+            "--code-bits",
+            "2",
+            "--attack-people",
+            "9",
+            "--attack-tries",
+            "240",
+        ]
+    )
     features = json.loads((work / "features" / "features.json").read_text())
-    rep_s, _ = _cli(["evaluate", "report", "--pipeline", str(pipes / "thermometer.json"), "--data", str(test_csv),
-                     "--out", str(work / "report"), "--enrol-samples", str(m), "--closed-set", "--profile", "test",
-                     "--quiet"])
+    rep_s, _ = _cli(
+        [
+            "evaluate",
+            "report",
+            "--pipeline",
+            str(pipes / "thermometer.json"),
+            "--data",
+            str(test_csv),
+            "--out",
+            str(work / "report"),
+            "--enrol-samples",
+            str(m),
+            "--closed-set",
+            "--profile",
+            "test",
+            "--quiet",
+        ]
+    )
     report = json.loads((work / "report" / "report.json").read_text())
     return {
         "seconds": {"features fit": fit_s, "features evaluate": ev_s, "evaluate report --pipeline thermometer": rep_s},
         "fit_summary": json.loads(fit_out),
-        "features_evaluate": {k: features[k] for k in ("protocol", "genuine_trials", "impostor_trials", "goal",
-                                                         "unavailable", "security", "recommendation")},
-        "features_matchers": [{"name": r["name"], "points": r["points"], "eer": r["eer"]} for r in features["matchers"]],
-        "report": {"protocol": report["data"]["protocol"], "operating_point": report["operating_point"],
-                   "genuine_trials": report["error_rates"]["genuine_trials"],
-                   "impostor_trials": report["error_rates"]["impostor_trials"]},
+        "features_evaluate": {
+            k: features[k]
+            for k in (
+                "protocol",
+                "genuine_trials",
+                "impostor_trials",
+                "goal",
+                "unavailable",
+                "security",
+                "recommendation",
+            )
+        },
+        "features_matchers": [
+            {"name": r["name"], "points": r["points"], "eer": r["eer"]} for r in features["matchers"]
+        ],
+        "report": {
+            "protocol": report["data"]["protocol"],
+            "operating_point": report["operating_point"],
+            "genuine_trials": report["error_rates"]["genuine_trials"],
+            "impostor_trials": report["error_rates"]["impostor_trials"],
+        },
     }
 
 
@@ -219,7 +307,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(x) for x in args.enrol_samples.split(",")]
     result: dict[str, Any] = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),

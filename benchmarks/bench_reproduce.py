@@ -19,7 +19,7 @@ import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,8 +41,16 @@ def _cpu() -> str:
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
@@ -60,9 +68,14 @@ def _chaff() -> dict[str, float]:
     distribution = sk.sketch_distribution()
     out = {
         "report_exact_randomness_ms": timing.median_ms(cold_report, budget_seconds=2.0, min_repeats=5, max_repeats=50),
-        "sketch_distribution_ms": timing.median_ms(sk.sketch_distribution, budget_seconds=2.0, min_repeats=5, max_repeats=50),
+        "sketch_distribution_ms": timing.median_ms(
+            sk.sketch_distribution, budget_seconds=2.0, min_repeats=5, max_repeats=50
+        ),
         "exact_guessing_success_ms": timing.median_ms(
-            lambda: exact_pad_success(distribution.values(), sk.sketch_count, 5), budget_seconds=1.0, min_repeats=5, max_repeats=50
+            lambda: exact_pad_success(distribution.values(), sk.sketch_count, 5),
+            budget_seconds=1.0,
+            min_repeats=5,
+            max_repeats=50,
         ),
     }
     small = chaff.ChaffPointSketch(16, 2)
@@ -71,7 +84,10 @@ def _chaff() -> dict[str, float]:
         lambda: [small.exact_randomness_space(s) for s in secrets], budget_seconds=1.0, min_repeats=3, max_repeats=20
     )
     out["universe16_step_by_step_fill_ms"] = timing.median_ms(
-        lambda: [chaff.fill_by_orders(16, 2, s.tolist()) for s in secrets], budget_seconds=0.0, min_repeats=1, max_repeats=1
+        lambda: [chaff.fill_by_orders(16, 2, s.tolist()) for s in secrets],
+        budget_seconds=0.0,
+        min_repeats=1,
+        max_repeats=1,
     )
     return out
 
@@ -90,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     result = {
         "benchmark": "reproduce",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),

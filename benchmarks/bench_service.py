@@ -125,8 +125,19 @@ def start_server(workdir: Path, port: int, workers: int, profile: str) -> subpro
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")])),
     }
     args = [
-        sys.executable, "-m", "sketchauth.cli", "serve", "--port", str(port), "--workers", str(workers),
-        "--db", f"sqlite:///{workdir / 'bench.db'}", "--log-level", "warning", "--no-access-log",
+        sys.executable,
+        "-m",
+        "sketchauth.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--db",
+        f"sqlite:///{workdir / 'bench.db'}",
+        "--log-level",
+        "warning",
+        "--no-access-log",
     ]
     proc = subprocess.Popen(args, cwd=workdir, env=env, start_new_session=True)
     deadline = time.monotonic() + 120
@@ -272,16 +283,23 @@ def main(argv: list[str] | None = None) -> int:
     overhead = seq_p50 - cheap_argon_p50 - decode_p50
     p50, p99 = (float(np.percentile(loaded, q)) for q in (50, 99))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"# sketchauth serve --workers {args.workers}, argon2 profile {args.profile}, interval sketch "
-          f"with {args.features} features, SQLite, {os.cpu_count()} CPUs, {args.duration:.0f} s at concurrency "
-          f"{args.concurrency}, 1-min load average at the end {load:.1f}")
+    print(
+        f"# sketchauth serve --workers {args.workers}, argon2 profile {args.profile}, interval sketch "
+        f"with {args.features} features, SQLite, {os.cpu_count()} CPUs, {args.duration:.0f} s at concurrency "
+        f"{args.concurrency}, 1-min load average at the end {load:.1f}"
+    )
     print("| measure | value |")
     print("| --- | --- |")
     print(f"| argon2id verify alone, p50 (1 process) | {argon_p50 * 1e3:.1f} ms |")
     print(f"| sketch decode, p50 | {decode_p50 * 1e3:.3f} ms |")
-    print(f"| ceiling: argon2 alone in {args.workers} processes (slices: min / max) | {ceiling:.1f} "
-          f"verifications/s ({min(ceilings):.1f} / {max(ceilings):.1f}) |")
-    print(f"| service throughput under load | {throughput:.1f} verifications/s ({100 * throughput / ceiling:.0f}% of ceiling) |")
+    print(
+        f"| ceiling: argon2 alone in {args.workers} processes (slices: min / max) | {ceiling:.1f} "
+        f"verifications/s ({min(ceilings):.1f} / {max(ceilings):.1f}) |"
+    )
+    print(
+        f"| service throughput under load | {throughput:.1f} verifications/s"
+        f" ({100 * throughput / ceiling:.0f}% of ceiling) |"
+    )
     print(f"| latency under load, p50 / p99 | {p50 * 1e3:.1f} ms / {p99 * 1e3:.1f} ms |")
     print(f"| sequential latency with the test profile, p50 | {seq_p50 * 1e3:.2f} ms |")
     print(f"| service overhead at p50 (that − argon2 test profile − decode) | {overhead * 1e3:.2f} ms |")

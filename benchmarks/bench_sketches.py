@@ -39,10 +39,14 @@ MIN_REPEATS = 5
 MAX_REPEATS = 400
 
 
-def case(name: str) -> Callable[[Callable[[], Mapping[str, Callable[[], object]]]], Callable[[], Mapping[str, Callable[[], object]]]]:
+def case(
+    name: str,
+) -> Callable[[Callable[[], Mapping[str, Callable[[], object]]]], Callable[[], Mapping[str, Callable[[], object]]]]:
     """Register a benchmark case under ``name``."""
 
-    def register(fn: Callable[[], Mapping[str, Callable[[], object]]]) -> Callable[[], Mapping[str, Callable[[], object]]]:
+    def register(
+        fn: Callable[[], Mapping[str, Callable[[], object]]],
+    ) -> Callable[[], Mapping[str, Callable[[], object]]]:
         CASES[name] = fn
         return fn
 
@@ -56,9 +60,7 @@ def cold_case(name: str, source: str) -> None:
 
 def median_ms(fn: Callable[[], object]) -> float:
     """Median wall time of ``fn()`` in milliseconds within this script's budget (see timing.py)."""
-    return timing.median_ms(
-        fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS
-    )
+    return timing.median_ms(fn, budget_seconds=BUDGET_SECONDS, min_repeats=MIN_REPEATS, max_repeats=MAX_REPEATS)
 
 
 def cold_ms(source: str, runs: int = 3) -> float:
@@ -111,6 +113,7 @@ def _pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
 for _m in (16, 32):
     for _t in (8, 16, 32, 64):
         case(f"pinsketch m={_m} t={_t}")(lambda m=_m, t=_t: _pinsketch_case(m, t))
+
 
 def _galois_pinsketch_case(m: int, t: int) -> Mapping[str, Callable[[], object]]:
     """Baseline: PinSketch decode written plainly on galois (``--galois``; JIT costs ~20 s).
@@ -238,9 +241,7 @@ def run(prefix: str = "") -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only cases whose name starts with this")
-    parser.add_argument(
-        "--galois", action="store_true", help="also time a plain galois PinSketch decoder (m=16, t=16)"
-    )
+    parser.add_argument("--galois", action="store_true", help="also time a plain galois PinSketch decoder (m=16, t=16)")
     args = parser.parse_args(argv)
     if args.galois:
         case("pinsketch galois baseline m=16 t=16")(lambda: _galois_pinsketch_case(16, 16))

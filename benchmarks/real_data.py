@@ -36,8 +36,8 @@ def parse_ts(path: Path) -> tuple[list[str], list[np.ndarray]]:
     labels: list[str] = []
     series: list[np.ndarray] = []
     in_data = False
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = line.strip()
+    for number, raw_line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw_line.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("@"):
@@ -74,7 +74,7 @@ def convert(directory: Path, prefix: Path) -> dict[str, int]:
         out = prefix.parent / f"{prefix.name}_{split.lower()}.csv"
         with out.open("w", encoding="utf-8") as handle:
             handle.write(header)
-            for label, frames in zip(labels, series):
+            for label, frames in zip(labels, series, strict=False):
                 speakers.add(label)
                 handle.write(f"speaker{label}," + ",".join(f"{v:.9g}" for v in embed(frames)) + "\n")
     counts["speakers"] = len(speakers)
@@ -84,7 +84,9 @@ def convert(directory: Path, prefix: Path) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="directory holding JapaneseVowels_TRAIN.ts and _TEST.ts")
-    parser.add_argument("--out", type=Path, required=True, help="prefix of the two CSVs (<out>_train.csv, <out>_test.csv)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="prefix of the two CSVs (<out>_train.csv, <out>_test.csv)"
+    )
     args = parser.parse_args()
     print(convert(args.directory, args.out))
 

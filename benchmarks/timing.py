@@ -12,9 +12,7 @@ import time
 from collections.abc import Callable
 
 
-def median_ms(
-    fn: Callable[[], object], *, budget_seconds: float, min_repeats: int, max_repeats: int
-) -> float:
+def median_ms(fn: Callable[[], object], *, budget_seconds: float, min_repeats: int, max_repeats: int) -> float:
     """Median wall time of ``fn()`` in milliseconds (after one untimed warm-up call).
 
     ``fn`` runs at least ``min_repeats`` times, then again until ``budget_seconds`` of timed

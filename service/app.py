@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import partial
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -42,7 +42,7 @@ from service.schemes import available_schemes, warm_up
 from service.settings import TEST_PROFILE_WARNING, Settings
 from service.store import LockoutPolicy, Store, open_store
 
-__all__ = ["create_app", "app_from_env", "run_server", "BodySizeLimit", "ContainErrors"]
+__all__ = ["BodySizeLimit", "ContainErrors", "app_from_env", "create_app", "run_server"]
 
 log = logging.getLogger("sketchauth.service")
 
@@ -73,7 +73,7 @@ class ContainErrors:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception as exc:  # noqa: BLE001 - every escaping error is contained here
+        except Exception as exc:
             log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), scope.get("path"))
             if not started:
                 response = problem_response(
@@ -106,7 +106,9 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
     weak = [key.name for key in keys.ring.keys if key.weak]
     if weak:  # validate() lets them through in local mode only
-        log.warning("SKETCHAUTH_DEV_MODE: API keys shorter than 128 bits accepted (%s); local use only", ", ".join(weak))
+        log.warning(
+            "SKETCHAUTH_DEV_MODE: API keys shorter than 128 bits accepted (%s); local use only", ", ".join(weak)
+        )
     if settings.insecure_hash_profile:
         log.warning(TEST_PROFILE_WARNING)
 
@@ -153,7 +155,13 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     app.state.request_models = models
     install_problem_handlers(app)
     install_problem_openapi(app)
-    for router in (users.build_router(models), factors.build_router(models), admin.router, schemes.router, health.router):
+    for router in (
+        users.build_router(models),
+        factors.build_router(models),
+        admin.router,
+        schemes.router,
+        health.router,
+    ):
         app.include_router(router)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error

@@ -41,7 +41,7 @@ from sketchauth.sketches.base import SecureSketch
 if TYPE_CHECKING:
     from sketchauth.features.pipeline import Pipeline
 
-__all__ = ["Authenticator", "Verification", "EnrolmentResult", "MIXED"]
+__all__ = ["MIXED", "Authenticator", "EnrolmentResult", "Verification"]
 
 #: Scheme name of mixed sketches (what a PIN enrolment's stored parameters rebuild).
 MIXED = "mixed"
@@ -184,7 +184,9 @@ class Authenticator:
         if key_context is not None:
             if key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
                 raise ValueError("key release needs the record's key parameters")
-            return Verification(True, self._rehash(record, message), key=key_from_message(message, key_params, key_context))
+            return Verification(
+                True, self._rehash(record, message), key=key_from_message(message, key_params, key_context)
+            )
         if new_pin is not None:
             return self._rekeyed(record, sketch, candidate, pin, new_pin)
         return Verification(True, self._rehash(record, message))
@@ -192,7 +194,9 @@ class Authenticator:
     def _rehash(self, record: UserRecord, message: bytes) -> str | None:
         return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
 
-    def _rekeyed(self, record: UserRecord, sketch: SecureSketch, candidate: Any, pin: str | None, new_pin: str) -> Verification:
+    def _rekeyed(
+        self, record: UserRecord, sketch: SecureSketch, candidate: Any, pin: str | None, new_pin: str
+    ) -> Verification:
         """The verified mixed sketch re-mixed under ``new_pin`` (its one exact key), and the new secret's hash."""
         exact = [i for i, c in enumerate(getattr(sketch, "components", ())) if isinstance(c, ExactKey)]
         if not isinstance(sketch, MixedSketch) or pin is None or len(exact) != 1:  # has_pin records hold one PIN
@@ -238,8 +242,13 @@ class Authenticator:
         if with_pin:
             p = self.hasher
             argon2.low_level.hash_secret_raw(
-                _NO_CANDIDATE, self._dummy_salt, time_cost=p.time_cost, memory_cost=p.memory_cost,
-                parallelism=p.parallelism, hash_len=32, type=argon2.low_level.Type.ID,
+                _NO_CANDIDATE,
+                self._dummy_salt,
+                time_cost=p.time_cost,
+                memory_cost=p.memory_cost,
+                parallelism=p.parallelism,
+                hash_len=32,
+                type=argon2.low_level.Type.ID,
             )
         try:
             return self.hasher.verify(self._dummy_hash, _NO_CANDIDATE)

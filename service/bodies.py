@@ -71,6 +71,7 @@ class ProblemHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
         self.transport.write(head + _BAD_FRAMING)
         self.transport.close()
 
+
 #: Member names short and plain enough to be quoted back in a problem's detail.
 _QUOTABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,31}")
 
@@ -116,8 +117,14 @@ class BodySizeLimit:
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 if not value.isdigit():
-                    await self._answer(scope, receive, send, 400, "bad-content-length",
-                                       "Content-Length must be one decimal integer: the number of bytes in the body")
+                    await self._answer(
+                        scope,
+                        receive,
+                        send,
+                        400,
+                        "bad-content-length",
+                        "Content-Length must be one decimal integer: the number of bytes in the body",
+                    )
                     return
                 if int(value) > self.limit:
                     await self._reject_size(scope, receive, send)
@@ -126,7 +133,11 @@ class BodySizeLimit:
             body = await asyncio.wait_for(self._read(receive), self.timeout)
         except TimeoutError:
             await self._answer(
-                scope, receive, send, 408, "body-timeout",
+                scope,
+                receive,
+                send,
+                408,
+                "body-timeout",
                 f"the request body was not received within {self.timeout:g} s; send it whole without pausing",
                 headers={"Connection": "close"},
             )
@@ -167,16 +178,27 @@ class BodySizeLimit:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            await self._answer(scope, receive, send, 400, "invalid-encoding",
-                               f"the request body is not UTF-8 (invalid byte at offset {exc.start}); "
-                               "send JSON text encoded as UTF-8")
+            await self._answer(
+                scope,
+                receive,
+                send,
+                400,
+                "invalid-encoding",
+                f"the request body is not UTF-8 (invalid byte at offset {exc.start}); send JSON text encoded as UTF-8",
+            )
             return True
         try:
             json.loads(text, object_pairs_hook=reject_duplicates)
         except DuplicateKey as dup:
             name = f"{dup.name!r}" if _QUOTABLE.fullmatch(dup.name) else "a member name"
-            await self._answer(scope, receive, send, 422, "duplicate-key",
-                               f"an object in the request body has {name} more than once; send each member once")
+            await self._answer(
+                scope,
+                receive,
+                send,
+                422,
+                "duplicate-key",
+                f"an object in the request body has {name} more than once; send each member once",
+            )
             return True
         except (ValueError, RecursionError):
             return False  # not JSON: the app answers 400 malformed-json
@@ -186,7 +208,13 @@ class BodySizeLimit:
         await self._answer(scope, receive, send, 413, "body-too-large", f"request body exceeds {self.limit} bytes")
 
     async def _answer(
-        self, scope: Scope, receive: Receive, send: Send, status: int, kind: str, detail: str,
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        status: int,
+        kind: str,
+        detail: str,
         headers: dict[str, str] | None = None,
     ) -> None:
         response = problem_response(status, kind, detail, instance=scope.get("path"), headers=headers)

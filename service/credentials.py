@@ -59,18 +59,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "SCOPES",
-    "ENROL",
-    "VERIFY",
     "ADMIN",
+    "ENROL",
+    "SCOPES",
+    "VERIFY",
     "ApiKey",
-    "KeyRing",
-    "KeyFileError",
-    "KeySource",
     "FailureThrottle",
+    "KeyFileError",
+    "KeyRing",
+    "KeySource",
+    "digest",
     "key_weakness",
     "parse_key_file",
-    "digest",
 ]
 
 log = logging.getLogger("sketchauth.service")

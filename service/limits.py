@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from service.settings import Settings
 
-__all__ = ["RequestLimits", "PIN_MIN_LENGTH", "PIN_MAX_LENGTH", "USER_ID_MAX_LENGTH", "SCHEME_NAME_MAX_LENGTH"]
+__all__ = ["PIN_MAX_LENGTH", "PIN_MIN_LENGTH", "SCHEME_NAME_MAX_LENGTH", "USER_ID_MAX_LENGTH", "RequestLimits"]
 
 #: PINs and passwords mixed into a sketch: characters.
 PIN_MIN_LENGTH = 4

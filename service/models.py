@@ -17,17 +17,17 @@ from service.limits import USER_ID_MAX_LENGTH
 
 __all__ = [
     "USER_ID_PATTERN",
-    "EntropyReportOut",
-    "EnrolmentResponse",
-    "VerificationResponse",
-    "SchemeInfo",
-    "PipelineInfo",
-    "LimitsInfo",
-    "SchemeList",
-    "HealthResponse",
     "AuditEntry",
     "AuditTrail",
+    "EnrolmentResponse",
+    "EntropyReportOut",
+    "HealthResponse",
+    "LimitsInfo",
+    "PipelineInfo",
     "ProblemDetails",
+    "SchemeInfo",
+    "SchemeList",
+    "VerificationResponse",
 ]
 
 #: User ids are opaque to the service: letters, digits and ``._~@+-``, at most 128 characters.
@@ -102,7 +102,9 @@ class SchemeList(BaseModel):
 
 class AuditEntry(BaseModel):
     at: float = Field(description="Unix time in seconds")
-    event: str = Field(description="enrol, re-enrol, attempt, lock, disable, verify-ok, verify-fail, rehash, reset, revoke")
+    event: str = Field(
+        description="enrol, re-enrol, attempt, lock, disable, verify-ok, verify-fail, rehash, reset, revoke"
+    )
     client: str | None = Field(description="name of the API key that acted (null for rows older than key names)")
 
 

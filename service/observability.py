@@ -46,7 +46,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["Metrics", "METRICS", "RequestLog", "UserHasher", "access_logger", "timed"]
+__all__ = ["METRICS", "Metrics", "RequestLog", "UserHasher", "access_logger", "timed"]
 
 access_log = logging.getLogger("sketchauth.access")
 
@@ -128,7 +128,7 @@ class Metrics:
                     continue
                 for key, cells in sorted(self._histograms.get(name, {}).items()):
                     running = 0.0
-                    for bound, count in zip(LATENCY_BUCKETS, cells):
+                    for bound, count in zip(LATENCY_BUCKETS, cells, strict=False):
                         running += count
                         lines.append(f"{name}_bucket{_labels((*key, worker, ('le', repr(bound))))} {_number(running)}")
                     lines.append(f"{name}_bucket{_labels((*key, worker, ('le', '+Inf')))} {_number(cells[-1])}")
@@ -242,7 +242,9 @@ class RequestLog:
         elapsed = time.perf_counter() - start
         route = getattr(scope.get("route"), "path", None) or "unmatched"
         method = str(scope.get("method", ""))
-        self.metrics.inc("sketchauth_http_requests_total", route=route, method=method, status=str(status), outcome=outcome)
+        self.metrics.inc(
+            "sketchauth_http_requests_total", route=route, method=method, status=str(status), outcome=outcome
+        )
         self.metrics.observe("sketchauth_http_request_duration_seconds", elapsed, route=route)
         if not self.enabled:
             return

@@ -33,13 +33,13 @@ if TYPE_CHECKING:  # the feature modules import numpy: only when pipelines are c
 __all__ = [
     "PIPELINE_PREFIX",
     "LoadedPipeline",
-    "load_configured",
-    "pipeline_name",
-    "min_samples",
     "check_dimensions",
+    "load_configured",
+    "min_samples",
+    "pin_refusal",
+    "pipeline_name",
     "pipeline_report",
     "warm_up_pipeline",
-    "pin_refusal",
 ]
 
 #: ``"scheme": "pipeline:<name>"`` selects the pipeline ``<name>.json`` of the configured directory.

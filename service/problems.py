@@ -32,14 +32,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 __all__ = [
-    "PROBLEM_MEDIA_TYPE",
     "PROBLEM_BASE",
+    "PROBLEM_MEDIA_TYPE",
     "ProblemError",
-    "problem_doc",
-    "problem_response",
     "install_problem_handlers",
     "install_problem_openapi",
     "json_body_only",
+    "problem_doc",
+    "problem_response",
 ]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -181,10 +181,15 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
     return None
 
 
-def _sample_length(tag: Any, index: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str] | None:
+def _sample_length(
+    tag: Any, index: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any
+) -> tuple[str, str] | None:
     limit = models.limits.max_sample_length
     if kind == "too_long" and isinstance(actual, int) and actual > limit:
-        return "sample-too-long", f"sample {index} has more than {limit} values (the service's SKETCHAUTH_MAX_SAMPLE_LENGTH)"
+        return (
+            "sample-too-long",
+            f"sample {index} has more than {limit} values (the service's SKETCHAUTH_MAX_SAMPLE_LENGTH)",
+        )
     if tag in models.pipelines:
         want = ctx.get("min_length", ctx.get("max_length"))
         return "invalid-sample", (
@@ -207,12 +212,18 @@ def _unknown_scheme(tag: str, models: Any) -> tuple[str, str]:
 def _sample_count(tag: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str]:
     limit = models.limits.max_samples
     if kind == "too_long" and isinstance(actual, int) and actual > limit:
-        return "too-many-samples", f"at most {limit} samples per request (the service's SKETCHAUTH_MAX_SAMPLES), got {actual}"
+        return (
+            "too-many-samples",
+            f"at most {limit} samples per request (the service's SKETCHAUTH_MAX_SAMPLES), got {actual}",
+        )
     least, most = _count_range(tag, models)
     got = actual if actual is not None else "another number"
     if tag in models.pipelines:
         name = models.pipelines[tag]
-        return "wrong-sample-count", f"pipeline {name!r} enrols from at least {least} samples (at most {most}), got {got}"
+        return (
+            "wrong-sample-count",
+            f"pipeline {name!r} enrols from at least {least} samples (at most {most}), got {got}",
+        )
     want = f"exactly {least} sample" if least == most == 1 else f"{least} to {most} samples"
     return "wrong-sample-count", f"{tag} enrols from {want}, got {got}"
 
@@ -238,7 +249,9 @@ async def _on_http(request: Request, exc: StarletteHTTPException) -> JSONRespons
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     # Log the type and where, never the request body.
     log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
-    return problem_response(500, "internal-error", "the service failed to handle this request", instance=request.url.path)
+    return problem_response(
+        500, "internal-error", "the service failed to handle this request", instance=request.url.path
+    )
 
 
 async def _require_json(request: Request) -> None:

@@ -20,7 +20,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    create_model,
+)
 
 from service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
 from service.pipelines import PIPELINE_PREFIX, min_samples
@@ -30,10 +40,10 @@ from service.settings import SettingsError
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["RequestModels", "build_request_models", "Pin", "Number"]
+__all__ = ["Number", "Pin", "RequestModels", "build_request_models"]
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
-Number = Union[StrictInt, FiniteFloat]
+Number = StrictInt | FiniteFloat
 Byte = Annotated[StrictInt, Field(ge=0, le=255)]
 Pin = Annotated[
     StrictStr,
@@ -84,10 +94,10 @@ def _item_type(spec: SchemeSpec) -> Any:
         return Byte
     # A set element is an integer; an integral JSON number (``3.0``, as numpy-backed clients write
     # integers) is the same element, as JSON Schema's "integer" type says.
-    return Union[
-        Annotated[StrictInt, Field(ge=spec.min_element)],
-        Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)],
-    ]
+    return (
+        Annotated[StrictInt, Field(ge=spec.min_element)]
+        | Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)]
+    )
 
 
 def _integral(x: float) -> int:
@@ -115,7 +125,9 @@ def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel
     tag: Any = Literal[spec.name]
     return create_model(
         _model_name("", spec.name),
-        __base__=_base(f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}),
+        __base__=_base(
+            f"Enrol with {spec.name}: {spec.description}.", {"scheme": spec.name, "params": params, "samples": samples}
+        ),
         scheme=(tag, Field(description="the scheme (GET /v1/schemes lists the offered ones)")),
         params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
         samples=(_list_of(sample, least, most, "enrolment captures"), ...),
@@ -187,7 +199,12 @@ def build_request_models(
     schemes = {spec.name: spec for spec in specs}
     variants: list[Any] = [_scheme_enrolment(spec, limits) for spec in schemes.values()]
     variants += [_pipeline_enrolment(loaded, limits) for _, loaded in sorted(pipelines.items())]
-    enrolment = variants[0] if len(variants) == 1 else Annotated[Union[tuple(variants)], Field(discriminator="scheme")]
+    if len(variants) == 1:
+        enrolment = variants[0]
+    else:
+        # A union over a run-time list of models: ``X | Y`` has no spelling for that, Union[tuple] does.
+        union: Any = Union[tuple(variants)]  # noqa: UP007 - the member count is only known at run time
+        enrolment = Annotated[union, Field(discriminator="scheme")]
     return RequestModels(
         limits=limits,
         enrolment=enrolment,
@@ -195,7 +212,8 @@ def build_request_models(
         schemes=schemes,
         pipelines={PIPELINE_PREFIX + name: name for name in pipelines},
         pipeline_counts={
-            PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples) for name, loaded in pipelines.items()
+            PIPELINE_PREFIX + name: (min_samples(loaded.pipeline), limits.max_samples)
+            for name, loaded in pipelines.items()
         },
         pin_refusals={
             PIPELINE_PREFIX + name: loaded.pin_refusal

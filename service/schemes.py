@@ -21,7 +21,7 @@ import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
@@ -31,18 +31,18 @@ from sketchauth.errors import ParameterError
 from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 
 __all__ = [
-    "SchemeSpec",
-    "SCHEME_SPECS",
-    "MAX_VAULT_SLOTS",
-    "MAX_VAULT_PRIME",
     "MAX_STORED_GAPS",
-    "available_schemes",
-    "get_scheme",
-    "build_sketch",
-    "stored_sketch",
-    "pin_cascade",
-    "warm_up",
+    "MAX_VAULT_PRIME",
+    "MAX_VAULT_SLOTS",
+    "SCHEME_SPECS",
+    "SchemeSpec",
     "UnknownScheme",
+    "available_schemes",
+    "build_sketch",
+    "get_scheme",
+    "pin_cascade",
+    "stored_sketch",
+    "warm_up",
 ]
 
 #: The service's cap on the values a vault's helper lists: one per field element (fuzzy vault)
@@ -139,7 +139,9 @@ def _fuzzy_vault_params(limits: RequestLimits) -> type[BaseModel]:
 
     class FuzzyVaultParams(_Params):
         p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_PRIME, description="prime field size: elements are 0..p-1")]
-        m: Annotated[StrictInt, Field(ge=1, le=max_m, description="set size, m <= p (every sample has exactly m elements)")]
+        m: Annotated[
+            StrictInt, Field(ge=1, le=max_m, description="set size, m <= p (every sample has exactly m elements)")
+        ]
         t: Annotated[StrictInt, Field(ge=0, le=(max_m - 1) // 2, description="wrong elements tolerated (m >= 2t + 1)")]
 
     return FuzzyVaultParams
@@ -163,7 +165,8 @@ def _weighted_vault_params(limits: RequestLimits) -> type[BaseModel]:
             Field(ge=1, le=max_g, description="total weight of every enrolment, g <= p(q-1) (fixed per deployment)"),
         ]
         t: Annotated[
-            StrictInt, Field(ge=0, le=(max_g - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t")
+            StrictInt,
+            Field(ge=0, le=(max_g - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t"),
         ]
         min_count: Annotated[StrictInt, Field(ge=1, le=limits.max_samples)] | None = Field(
             default=None, description="enrolment option: captures an element must appear in (default: a majority)"
@@ -190,7 +193,8 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
         q: Annotated[StrictInt, Field(ge=1, le=MAX_N, description="largest per-feature tolerance v (1 <= q <= n)")]
         scheme: Literal["s1", "s2", "s3"] = Field(
             default="s2",
-            description="s1: tolerance in clear; s2: hidden among random even intervals (its boundaries keep the parity of b - v); "
+            description="s1: tolerance in clear; s2: hidden among random even intervals "
+            "(its boundaries keep the parity of b - v); "
             "s3: s2 with decoy parities, q >= 2 (s2/s3: features * (n // 2 + 1) <= 2^20)",
         )
         features: Annotated[StrictInt, Field(ge=1, le=max_features, description="vector length")] = 1
@@ -213,7 +217,8 @@ def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
             # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
             if self.scheme in ("s2", "s3") and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
                 raise ValueError(
-                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, at most {MAX_STORED_GAPS} here: "
+                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, "
+                    f"at most {MAX_STORED_GAPS} here: "
                     "lower n or features, or use scheme s1"
                 )
             return self
@@ -230,7 +235,9 @@ def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: di
     from sketchauth.templates import enrol_interval
 
     params = sketch.params()
-    return enrol_interval(samples, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options)
+    return enrol_interval(
+        samples, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options
+    )
 
 
 def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
@@ -355,7 +362,11 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
             "set",
             "complete Juels-Sudan fuzzy vault over F_p: close iff at most t of the m elements differ",
             sample_length_range=_vault_sample_length,
-            example=({"p": 257, "m": 8, "t": 2}, [[3, 17, 40, 66, 101, 150, 200, 251]], [3, 17, 40, 66, 101, 150, 9, 10]),
+            example=(
+                {"p": 257, "m": 8, "t": 2},
+                [[3, 17, 40, 66, 101, 150, 200, 251]],
+                [3, 17, 40, 66, 101, 150, 9, 10],
+            ),
         ),
         SchemeSpec(
             "pinsketch",
@@ -400,7 +411,7 @@ SCHEME_SPECS: dict[str, SchemeSpec] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _importable(name: str, requires: tuple[str, ...]) -> bool:
     try:
         scheme_class(name)

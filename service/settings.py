@@ -71,18 +71,18 @@ from service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
 
 __all__ = [
-    "Settings",
-    "SettingsError",
     "DEFAULT_DATABASE_URL",
-    "ENV_PREFIX",
-    "TEST_PROFILE",
-    "MAX_PIN_MIN_ENTROPY",
     "DEFAULT_MAX_SAMPLES",
     "DEFAULT_MAX_SAMPLE_LENGTH",
+    "ENV_PREFIX",
+    "MAX_PIN_MIN_ENTROPY",
     "MAX_SAMPLES_CAP",
     "MAX_SAMPLE_LENGTH_CAP",
     "MIN_SAMPLES_SETTING",
     "MIN_SAMPLE_LENGTH_SETTING",
+    "TEST_PROFILE",
+    "Settings",
+    "SettingsError",
 ]
 
 ENV_PREFIX = "SKETCHAUTH_"
@@ -131,9 +131,7 @@ class Settings(BaseSettings):
     )
     api_keys: KeyList = Field((), repr=False, description="comma-separated bearer keys of at least 128 bits each")
     admin_keys: KeyList = Field((), repr=False, description="comma-separated admin keys (may also reset)")
-    api_key_file: str | None = Field(
-        None, description="file of name:scope1,scope2:key lines, re-read when it changes"
-    )
+    api_key_file: str | None = Field(None, description="file of name:scope1,scope2:key lines, re-read when it changes")
     auth_failure_rate: float = Field(
         1.0, gt=0, le=1000, description="failed authentications per second a client address gets back, in (0, 1000]"
     )
@@ -143,15 +141,23 @@ class Settings(BaseSettings):
     log_key: str | None = Field(
         None, repr=False, description="secret key of the keyed hash of user ids in the request log"
     )
-    access_log: bool = Field(True, description="one JSON line per request on standard error (1/0, true/false, yes/no, on/off)")
+    access_log: bool = Field(
+        True, description="one JSON line per request on standard error (1/0, true/false, yes/no, on/off)"
+    )
     dev_mode: bool = Field(False, description="local mode: no API key needed (1/0, true/false, yes/no, on/off)")
-    hash_profile: str = Field(DEFAULT_HASH_PROFILE, description="argon2id profile name (sketchauth.enrolment.HASH_PROFILES)")
+    hash_profile: str = Field(
+        DEFAULT_HASH_PROFILE, description="argon2id profile name (sketchauth.enrolment.HASH_PROFILES)"
+    )
     allow_test_profile: bool = Field(
         False, description="allow the insecure 'test' argon2 profile (1/0, true/false, yes/no, on/off)"
     )
-    lockout_threshold: int = Field(5, ge=1, description="consecutive failures before waits are imposed, an integer >= 1")
+    lockout_threshold: int = Field(
+        5, ge=1, description="consecutive failures before waits are imposed, an integer >= 1"
+    )
     lockout_seconds: int = Field(30, ge=0, description="wait after each further failure in seconds, an integer >= 0")
-    disable_threshold: int = Field(50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1")
+    disable_threshold: int = Field(
+        50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1"
+    )
     max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
@@ -175,7 +181,9 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535, description="port sketchauth serve listens on, an integer in [0, 65535]")
     workers: int = Field(1, ge=1, description="worker processes of sketchauth serve, an integer >= 1")
     #: Hashes (decode + argon2) one process runs at once; 0: one per CPU.
-    hash_threads: int = Field(0, ge=0, description="argon2 hashes one process runs at once, an integer >= 0 (0: one per CPU)")
+    hash_threads: int = Field(
+        0, ge=0, description="argon2 hashes one process runs at once, an integer >= 0 (0: one per CPU)"
+    )
     #: Directory of pipeline configurations offered by name (``None``: no pipelines).
     pipelines_dir: str | None = Field(
         None, validation_alias="SKETCHAUTH_PIPELINES", description="directory of feature-pipeline <name>.json files"
@@ -251,9 +259,7 @@ class Settings(BaseSettings):
         values = self.model_dump(exclude={"api_keys", "admin_keys", "log_key"})
         values["database_url"] = re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", self.database_url)
         values["log_key"] = "set" if self.log_key else "random per process"
-        values["api_keys"] = [
-            {"name": key.name, "scopes": sorted(key.scopes)} for key in self.key_source().ring.keys
-        ]
+        values["api_keys"] = [{"name": key.name, "scopes": sorted(key.scopes)} for key in self.key_source().ring.keys]
         return values
 
     @property

@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from sketchauth import errors
 from sketchauth.errors import (
     DecodeError,
     MixingWarning,
@@ -32,10 +31,37 @@ from sketchauth.errors import (
 )
 
 # Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
-_SKETCH_NAMES = ("EntropyReport", "load_sketch", "IntervalSketch", "CodeOffsetSketch", "PinSketch",
-                 "FuzzyVault", "WeightedFuzzyVault", "AsymmetricIntervalSketch", "ChaffPointSketch")
+_SKETCH_NAMES = (
+    "EntropyReport",
+    "load_sketch",
+    "IntervalSketch",
+    "CodeOffsetSketch",
+    "PinSketch",
+    "FuzzyVault",
+    "WeightedFuzzyVault",
+    "AsymmetricIntervalSketch",
+    "ChaffPointSketch",
+)
 
-__all__ = [*errors.__all__, *_SKETCH_NAMES]
+# A literal list, so static tools see the public names: errors.__all__ plus _SKETCH_NAMES (keep in step).
+__all__ = [
+    "AsymmetricIntervalSketch",
+    "ChaffPointSketch",
+    "CodeOffsetSketch",
+    "DecodeError",
+    "EntropyReport",
+    "FuzzyVault",
+    "IntervalSketch",
+    "MixingWarning",
+    "ParameterError",
+    "PinSketch",
+    "SampleError",
+    "SketchAuthError",
+    "SketchAuthWarning",
+    "SketchFormatError",
+    "WeightedFuzzyVault",
+    "load_sketch",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -117,15 +117,24 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     bar_off = args.quiet or not sys.stderr.isatty()
     with tqdm(total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr, disable=bar_off) as bar:
         result = linkage_experiment(
-            args.scheme, args.n, args.q, args.tau, args.pairs, args.seed,
-            features=args.features, progress=bar.update, adversary=args.adversary,
+            args.scheme,
+            args.n,
+            args.q,
+            args.tau,
+            args.pairs,
+            args.seed,
+            features=args.features,
+            progress=bar.update,
+            adversary=args.adversary,
         )
     _emit_json(
         result.to_dict(),
         args.json,
-        lambda: f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} "
-        f"(mean score mated {result.mated_scores.mean():.3f}, "
-        f"non-mated {result.nonmated_scores.mean():.3f})",
+        lambda: (
+            f"{result.scheme}: accuracy {result.accuracy:.6f} at threshold {result.threshold} "
+            f"(mean score mated {result.mated_scores.mean():.3f}, "
+            f"non-mated {result.nonmated_scores.mean():.3f})"
+        ),
     )
     if args.plot:
         histogram_plot(result, args.plot)
@@ -133,9 +142,7 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
 
 
 def _add_evaluate_linkage(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "linkage", help="link two asymmetric interval sketches of one person (s1, s2, s3)"
-    )
+    p = sub.add_parser("linkage", help="link two asymmetric interval sketches of one person (s1, s2, s3)")
     p.add_argument("--scheme", choices=("s1", "s2", "s3"), required=True, help="sketch scheme to attack")
     p.add_argument("--n", type=int, default=1000, help="feature universe size (default 1000)")
     p.add_argument("--q", type=int, default=16, help="largest tolerance (default 16)")
@@ -162,7 +169,6 @@ _EVALUATE_COMMANDS.append(_add_evaluate_linkage)
 
 def _evaluate_guessing(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.guessing import guessing_experiment
-
     from sketchauth.sketches.base import SecureSketch
 
     sketch: SecureSketch
@@ -175,8 +181,13 @@ def _evaluate_guessing(args: argparse.Namespace) -> int:
 
         sketch = IntervalSketch(n=args.n, v=args.v, features=args.features)
     result = guessing_experiment(
-        sketch, args.key_bits, args.trials, args.seed,
-        estimate_encodings=args.estimate, mixing=args.mixing, progress=not args.quiet and sys.stderr.isatty(),
+        sketch,
+        args.key_bits,
+        args.trials,
+        args.seed,
+        estimate_encodings=args.estimate,
+        mixing=args.mixing,
+        progress=not args.quiet and sys.stderr.isatty(),
     )
     _emit_json(
         result.to_dict(),
@@ -205,7 +216,12 @@ def _add_evaluate_guessing(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--features", type=int, default=1, help="interval: features (default 1)")
     p.add_argument("--key-bits", type=int, default=4, help="key length L_k in bits (default 4)")
     p.add_argument("--trials", type=int, default=100_000, help="attacks simulated (default 100000)")
-    p.add_argument("--estimate", type=int, default=None, help="encodings estimating the sketch distribution (default max(10*trials, 1e5))")
+    p.add_argument(
+        "--estimate",
+        type=int,
+        default=None,
+        help="encodings estimating the sketch distribution (default max(10*trials, 1e5))",
+    )
     p.add_argument("--mixing", choices=("pad", "shake", "shift"), default="pad", help="mixing function (default pad)")
     p.add_argument("--seed", type=int, default=1, help="simulation seed (default 1)")
     p.add_argument("--json", metavar="OUT", help="write the JSON result to OUT instead of stdout")
@@ -230,33 +246,55 @@ def _add_evaluate_report(sub: argparse._SubParsersAction) -> None:
     )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--scheme", help="registered scheme, e.g. interval, code-offset, pinsketch, fuzzy-vault")
-    what.add_argument("--pipeline", metavar="PIPELINE.json", help="feature pipeline (transform + scheme) from 'sketchauth features fit --pipelines'")
+    what.add_argument(
+        "--pipeline",
+        metavar="PIPELINE.json",
+        help="feature pipeline (transform + scheme) from 'sketchauth features fit --pipelines'",
+    )
     p.add_argument("--params", default="{}", help="scheme parameters as a JSON object, without the swept one")
     p.add_argument("--sweep", help="comma-separated values of the tolerance parameter (default: per scheme)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", metavar="FILE", help="labelled samples: CSV or NPZ (see sketchauth.evaluate.data)")
-    source.add_argument("--synthetic", metavar="OPTIONS", help="synthetic population, e.g. identities=200,samples=4,noise=2")
+    source.add_argument(
+        "--synthetic", metavar="OPTIONS", help="synthetic population, e.g. identities=200,samples=4,noise=2"
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.json, report.md and PNG figures")
     p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
-    p.add_argument("--enrol-samples", type=int, default=None, help="samples per enrolment (default: 1, or 2 for asymmetric schemes)")
+    p.add_argument(
+        "--enrol-samples",
+        type=int,
+        default=None,
+        help="samples per enrolment (default: 1, or 2 for asymmetric schemes)",
+    )
     p.add_argument("--max-impostors", type=int, default=None, help="impostor probes per identity (default: all)")
     p.add_argument(
-        "--closed-set", action="store_true",
+        "--closed-set",
+        action="store_true",
         help="declare that the pipeline's transform was fitted on data of these people (stated in the report)",
     )
-    p.add_argument("--attack-people", type=int, default=10, help="people attacked offline with the database (default 10)")
     p.add_argument(
-        "--attack-tries", type=int, default=50,
+        "--attack-people", type=int, default=10, help="people attacked offline with the database (default 10)"
+    )
+    p.add_argument(
+        "--attack-tries",
+        type=int,
+        default=50,
         help="other people's samples tried per attacked person (default 50; 0 skips the offline attack)",
     )
     p.add_argument(
         "--profile", default=None, help=f"argon2 profile whose cost is measured (default {DEFAULT_PROFILE_NAME})"
     )
-    p.add_argument("--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)")
-    p.add_argument("--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)")
+    p.add_argument(
+        "--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)"
+    )
+    p.add_argument(
+        "--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)"
+    )
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
-    p.add_argument("--no-plot", dest="plots", action="store_false", help=argparse.SUPPRESS)  # spelling of other commands
+    p.add_argument(
+        "--no-plot", dest="plots", action="store_false", help=argparse.SUPPRESS
+    )  # spelling of other commands
     p.add_argument("--quiet", action="store_true", help="no progress bars (they are shown on a terminal only)")
     p.set_defaults(func=_evaluate_report)
 
@@ -352,16 +390,22 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--pipelines",
         metavar="DIR",
-        help="feature pipelines offered as 'pipeline:<name>' (<name>.json from 'sketchauth features fit --pipelines DIR'; "
+        help="feature pipelines offered as 'pipeline:<name>' "
+        "(<name>.json from 'sketchauth features fit --pipelines DIR'; "
         "default $SKETCHAUTH_PIPELINES)",
     )
     p.add_argument(
         "--pin-min-entropy",
         metavar="BITS",
-        help="declared min-entropy of PINs, for the entropy report (default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
+        help="declared min-entropy of PINs, for the entropy report "
+        "(default $SKETCHAUTH_PIN_MIN_ENTROPY; unset: undeclared)",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
-    p.add_argument("--no-access-log", action="store_true", help="do not write the JSON request log (one line per request; $SKETCHAUTH_ACCESS_LOG=0)")
+    p.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="do not write the JSON request log (one line per request; $SKETCHAUTH_ACCESS_LOG=0)",
+    )
     p.set_defaults(func=_serve)
 
 
@@ -389,7 +433,12 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
         description="Write a Markdown report with PNG figures and a JSON file: per item the source, "
         "the printed value, the library's value and a verdict (agrees / differs / not reproducible).",
     )
-    p.add_argument("--out", default="reproduce", metavar="DIR", help="directory for reproduce.md and the figures (default ./reproduce)")
+    p.add_argument(
+        "--out",
+        default="reproduce",
+        metavar="DIR",
+        help="directory for reproduce.md and the figures (default ./reproduce)",
+    )
     p.add_argument("--json", metavar="FILE", help="JSON file (default DIR/reproduce.json)")
     p.add_argument("--quick", action="store_true", help="smaller simulations and toy sets (for CI, seconds)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
@@ -407,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - a CLI reports library errors as one line
+    except Exception as exc:
         from sketchauth.errors import SketchAuthError
 
         if isinstance(exc, SketchAuthError):

@@ -45,18 +45,18 @@ from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.format import canonical_params
 
 __all__ = [
-    "HASH_PROFILES",
     "DEFAULT_HASH_PROFILE",
+    "HASH_PROFILES",
     "KEY_BYTES",
     "MAX_CONTEXT_BYTES",
-    "hasher",
     "Enrolment",
-    "secret_message",
-    "enrol",
-    "verify",
-    "new_key_params",
-    "key_from_message",
     "derive_key",
+    "enrol",
+    "hasher",
+    "key_from_message",
+    "new_key_params",
+    "secret_message",
+    "verify",
 ]
 
 HASH_PROFILES: dict[str, argon2.Parameters] = {
@@ -101,7 +101,14 @@ class Enrolment:
 def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
     """The exact bytes hashed for ``secret``: domain tag, scheme, parameters, canonical secret."""
     header = json.dumps({"scheme": sketch.scheme_name}, sort_keys=True).encode()
-    return b"sketchauth/v1\x00" + header + b"\x00" + canonical_params(sketch.params()) + b"\x00" + sketch.secret_bytes(secret)
+    return (
+        b"sketchauth/v1\x00"
+        + header
+        + b"\x00"
+        + canonical_params(sketch.params())
+        + b"\x00"
+        + sketch.secret_bytes(secret)
+    )
 
 
 def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.PasswordHasher | None = None) -> Enrolment:
@@ -152,7 +159,9 @@ MAX_CONTEXT_BYTES = 256
 KEY_SALT_BYTES = 16
 _KEY_TAG = b"sketchauth/key/v1\x00"
 #: ``$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt, unpadded base64>``: a PHC string without a hash.
-_KEY_PARAMS = re.compile(r"\$argon2id\$v=19\$m=([1-9][0-9]{0,7}),t=([1-9][0-9]{0,2}),p=([1-9][0-9]{0,2})\$([A-Za-z0-9+/]{22})")
+_KEY_PARAMS = re.compile(
+    r"\$argon2id\$v=19\$m=([1-9][0-9]{0,7}),t=([1-9][0-9]{0,2}),p=([1-9][0-9]{0,2})\$([A-Za-z0-9+/]{22})"
+)
 #: Bounds on stored key parameters, so a tampered record cannot make one derivation unboundedly dear.
 _MAX_KEY_MEMORY_KIB = 1 << 21
 _MAX_KEY_TIME = 16
@@ -178,7 +187,8 @@ def _parse_key_params(key_params: str) -> tuple[int, int, int, bytes]:
     memory, passes, lanes = (int(match.group(i)) for i in (1, 2, 3))
     if not (8 * lanes <= memory <= _MAX_KEY_MEMORY_KIB and passes <= _MAX_KEY_TIME and lanes <= _MAX_KEY_LANES):
         raise SketchFormatError(
-            f"key parameters out of range: need 8·p <= m <= {_MAX_KEY_MEMORY_KIB} KiB, t <= {_MAX_KEY_TIME}, p <= {_MAX_KEY_LANES}"
+            f"key parameters out of range: need 8·p <= m <= {_MAX_KEY_MEMORY_KIB} KiB, "
+            f"t <= {_MAX_KEY_TIME}, p <= {_MAX_KEY_LANES}"
         )
     salt = base64.b64decode(match.group(4) + "==")
     return memory, passes, lanes, salt
@@ -210,10 +220,24 @@ def key_from_message(message: bytes, key_params: str, context: bytes) -> bytes:
     ctx = ffi.new(
         "argon2_context *",
         {
-            "out": out, "outlen": KEY_BYTES, "pwd": pwd, "pwdlen": len(password), "salt": salt_buf,
-            "saltlen": len(salt), "secret": ffi.NULL, "secretlen": 0, "ad": ad, "adlen": len(context),
-            "t_cost": passes, "m_cost": memory, "lanes": lanes, "threads": lanes, "version": 19,
-            "allocate_cbk": ffi.NULL, "free_cbk": ffi.NULL, "flags": lib.ARGON2_DEFAULT_FLAGS,
+            "out": out,
+            "outlen": KEY_BYTES,
+            "pwd": pwd,
+            "pwdlen": len(password),
+            "salt": salt_buf,
+            "saltlen": len(salt),
+            "secret": ffi.NULL,
+            "secretlen": 0,
+            "ad": ad,
+            "adlen": len(context),
+            "t_cost": passes,
+            "m_cost": memory,
+            "lanes": lanes,
+            "threads": lanes,
+            "version": 19,
+            "allocate_cbk": ffi.NULL,
+            "free_cbk": ffi.NULL,
+            "flags": lib.ARGON2_DEFAULT_FLAGS,
         },
     )
     try:

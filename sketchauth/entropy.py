@@ -34,18 +34,18 @@ if TYPE_CHECKING:
     from sketchauth.sketches.base import SecureSketch
 
 __all__ = [
-    "min_entropy",
-    "avg_min_entropy",
-    "entropy_loss",
-    "channel_leakage",
-    "worst_case_level",
-    "average_case_level",
-    "chernoff_information",
-    "repeated_observation_rate",
     "a_security_rate",
-    "sketch_loss_bound",
+    "average_case_level",
+    "avg_min_entropy",
+    "channel_leakage",
+    "chernoff_information",
+    "entropy_loss",
     "exact_joint",
     "exact_sketch_loss",
+    "min_entropy",
+    "repeated_observation_rate",
+    "sketch_loss_bound",
+    "worst_case_level",
 ]
 
 #: Probabilities must sum to one within this tolerance.
@@ -80,9 +80,7 @@ def _channel(W: Any) -> np.ndarray:
     sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
     if bad.size:
-        raise ParameterError(
-            f"channel W must be row-stochastic; row {int(bad[0])} sums to {float(sums[bad[0]])!r}"
-        )
+        raise ParameterError(f"channel W must be row-stochastic; row {int(bad[0])} sums to {float(sums[bad[0]])!r}")
     return arr
 
 
@@ -179,11 +177,7 @@ def _pairwise_chernoff(W: Any) -> list[float]:
     W = _channel(W)
     if W.shape[0] < 2:
         raise ParameterError("W needs at least two rows (secrets)")
-    return [
-        chernoff_information(W[i], W[j])
-        for i in range(W.shape[0])
-        for j in range(i + 1, W.shape[0])
-    ]
+    return [chernoff_information(W[i], W[j]) for i in range(W.shape[0]) for j in range(i + 1, W.shape[0])]
 
 
 def repeated_observation_rate(W: Any) -> float:
@@ -240,11 +234,7 @@ def exact_joint(
     """
     if len(secrets) == 0:
         raise ParameterError("secrets is empty")
-    p = (
-        np.full(len(secrets), 1.0 / len(secrets))
-        if prior is None
-        else _distribution("prior", prior, 1)
-    )
+    p = np.full(len(secrets), 1.0 / len(secrets)) if prior is None else _distribution("prior", prior, 1)
     if p.shape[0] != len(secrets):
         raise ParameterError(f"prior has {p.shape[0]} entries for {len(secrets)} secrets")
     columns: dict[bytes, int] = {}
@@ -254,9 +244,7 @@ def exact_joint(
         for randomness, prob in sketch.randomness_space(secret):
             count += 1
             if count > MAX_ENUMERATION:
-                raise ParameterError(
-                    f"more than {MAX_ENUMERATION} encodings to enumerate: use smaller parameters"
-                )
+                raise ParameterError(f"more than {MAX_ENUMERATION} encodings to enumerate: use smaller parameters")
             helper = sketch.encode_with(secret, randomness)
             col = columns.setdefault(helper, len(columns))
             cells[row, col] = cells.get((row, col), 0.0) + p[row] * prob
@@ -266,9 +254,7 @@ def exact_joint(
     return joint, list(columns)
 
 
-def exact_sketch_loss(
-    sketch: SecureSketch, secrets: Sequence[Hashable], prior: Any | None = None
-) -> float:
+def exact_sketch_loss(sketch: SecureSketch, secrets: Sequence[Hashable], prior: Any | None = None) -> float:
     """Exact ``H∞(d) − H̃∞(d|S)`` of ``sketch`` over the listed ``secrets`` (uniform by default).
 
     Only feasible for tiny parameters; the result never exceeds ``sketch.report().loss_bound_bits``
@@ -276,4 +262,3 @@ def exact_sketch_loss(
     """
     joint, _ = exact_joint(sketch, secrets, prior)
     return entropy_loss(joint)
-

@@ -7,13 +7,13 @@ root. Errors about values a caller passed are also :class:`ValueError` s.
 from __future__ import annotations
 
 __all__ = [
-    "SketchAuthError",
+    "DecodeError",
+    "MixingWarning",
     "ParameterError",
     "SampleError",
-    "SketchFormatError",
-    "DecodeError",
+    "SketchAuthError",
     "SketchAuthWarning",
-    "MixingWarning",
+    "SketchFormatError",
 ]
 
 

@@ -81,21 +81,21 @@ from sketchauth.sketches.samples import as_collection
 __all__ = [
     "NONCE_BYTES",
     "SALT_BYTES",
-    "derive_pad",
-    "mix_symbols",
-    "unmix_symbols",
-    "mix_helper",
-    "unmix_helper",
-    "toeplitz_extract",
-    "MixRandomness",
-    "ExactKey",
-    "FuzzySecret",
-    "MixedSketch",
-    "Concatenate",
     "Cascade",
-    "Fanning",
     "Chaining",
+    "Concatenate",
+    "ExactKey",
+    "Fanning",
+    "FuzzySecret",
     "Hybrid",
+    "MixRandomness",
+    "MixedSketch",
+    "derive_pad",
+    "mix_helper",
+    "mix_symbols",
+    "toeplitz_extract",
+    "unmix_helper",
+    "unmix_symbols",
 ]
 
 NONCE_BYTES = 16
@@ -264,7 +264,7 @@ class ExactKey:
             secret = bytes(secret)
             size = len(secret)
         elif isinstance(secret, (int, np.integer)) and not isinstance(secret, (bool, np.bool_)):
-            raise SampleError("a PIN must be given as a str (e.g. \"012345\"): a number loses its leading zeros")
+            raise SampleError('a PIN must be given as a str (e.g. "012345"): a number loses its leading zeros')
         else:
             raise SampleError(f"a PIN or password must be str or bytes, not {type(secret).__name__}")
         if not 1 <= size <= MAX_PIN_BYTES:
@@ -279,12 +279,23 @@ class ExactKey:
         """``argon2id(secret, salt)``, 32 bytes, with this key's profile."""
         p = HASH_PROFILES[self.profile]
         return argon2.low_level.hash_secret_raw(
-            self.secret_bytes(secret), salt, time_cost=p.time_cost, memory_cost=p.memory_cost,
-            parallelism=p.parallelism, hash_len=32, type=argon2.low_level.Type.ID, version=p.version,
+            self.secret_bytes(secret),
+            salt,
+            time_cost=p.time_cost,
+            memory_cost=p.memory_cost,
+            parallelism=p.parallelism,
+            hash_len=32,
+            type=argon2.low_level.Type.ID,
+            version=p.version,
         )
 
     def params(self) -> dict[str, Any]:
-        return {"kind": "exact", "profile": self.profile, "min_entropy": self.min_entropy, "space_bits": self.space_bits}
+        return {
+            "kind": "exact",
+            "profile": self.profile,
+            "min_entropy": self.min_entropy,
+            "space_bits": self.space_bits,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +381,9 @@ def _component_from_params(p: Any, index: int) -> Component:
     spec.check(f"{where} ({kind})", p)
     if kind == "exact":
         if not isinstance(p["profile"], str):
-            raise ParameterError(f"{where}: 'profile' must be the name of an argon2 profile ({', '.join(HASH_PROFILES)})")
+            raise ParameterError(
+                f"{where}: 'profile' must be the name of an argon2 profile ({', '.join(HASH_PROFILES)})"
+            )
         return ExactKey(p["profile"], min_entropy=p.get("min_entropy"), space_bits=p.get("space_bits"))
     scheme = p["scheme"]
     if scheme == "mixed":
@@ -406,7 +419,9 @@ class MixedSketch(SecureSketch):
 
     def __init__(self, components: Sequence[Any], mixes: Iterable[tuple[int, int]] = (), *, warn: bool = True) -> None:
         if type(self) is MixedSketch:
-            raise ParameterError("MixedSketch is the common base: build Concatenate, Cascade, Fanning, Chaining or Hybrid")
+            raise ParameterError(
+                "MixedSketch is the common base: build Concatenate, Cascade, Fanning, Chaining or Hybrid"
+            )
         self._setup([_component(c) for c in components], mixes, warn)
 
     # -- construction and validation ---------------------------------------------------------------
@@ -471,7 +486,9 @@ class MixedSketch(SecureSketch):
         if isinstance(values, (str, bytes, bytearray, memoryview, Mapping)) or _is_number(values):
             raise SampleError(f"{what} must be a list with one entry per component: {shape}")
         if isinstance(values, AbstractSet):
-            raise SampleError(f"{what} must be a list with one entry per component: {shape} (a {type(values).__name__} has no order)")
+            raise SampleError(
+                f"{what} must be a list with one entry per component: {shape} (a {type(values).__name__} has no order)"
+            )
         if isinstance(values, Sized) and len(values) != n:
             raise SampleError(f"{what} must have {n} entries, one per component {shape}, got {len(values)}")
         entries = list(as_collection(values, what, what="entries, one per component", ordered=True, max_size=n))
@@ -483,19 +500,19 @@ class MixedSketch(SecureSketch):
         values = self._check_sequence(secret, "secrets")
         return [
             c.check_secret(v) if isinstance(c, ExactKey) else c.sketch.check_secret(v)
-            for c, v in zip(self.components, values)
+            for c, v in zip(self.components, values, strict=False)
         ]
 
     def secret_bytes(self, secret: Any) -> bytes:
         parts = []
-        for c, v in zip(self.components, self._check_sequence(secret, "secrets")):
+        for c, v in zip(self.components, self._check_sequence(secret, "secrets"), strict=False):
             data = c.secret_bytes(v) if isinstance(c, ExactKey) else c.sketch.secret_bytes(v)
             parts.append(_U32.pack(len(data)) + data)
         return b"".join(parts)
 
     def draw_randomness(self, secret: Any) -> MixRandomness:
         inner, nonces, salts, seeds = [], [], [], []
-        for index, (c, v) in enumerate(zip(self.components, secret)):
+        for index, (c, v) in enumerate(zip(self.components, secret, strict=False)):
             fuzzy = isinstance(c, FuzzySecret)
             inner.append(c.sketch.draw_randomness(v) if fuzzy else None)
             nonces.append(_secrets.token_bytes(NONCE_BYTES) if index in self.parent else None)
@@ -658,8 +675,15 @@ class MixedSketch(SecureSketch):
             support = float(r.extra.get("randomness_support_bits", r.randomness_bits))
             facts.append(
                 ComponentFacts(
-                    f"{index}:{c.sketch.scheme_name}", "fuzzy", c.min_entropy, None,
-                    r.sketch_bits, r.randomness_bits, support, c.key_bits, c.sketch.pad_group_bits(r),
+                    f"{index}:{c.sketch.scheme_name}",
+                    "fuzzy",
+                    c.min_entropy,
+                    None,
+                    r.sketch_bits,
+                    r.randomness_bits,
+                    support,
+                    c.key_bits,
+                    c.sketch.pad_group_bits(r),
                 )
             )
         return facts
@@ -696,7 +720,7 @@ class MixedSketch(SecureSketch):
         """The stored sketches' symbols, concatenated (they must share one kind of group)."""
         stored, _ = self._unpack(payload)
         parts, spaces = [], []
-        for c, helper in zip(self.components, stored):
+        for c, helper in zip(self.components, stored, strict=False):
             if helper is not None:
                 s, space = c.sketch.symbols(c.sketch.payload(helper))  # type: ignore[union-attr]
                 parts.append(s)
@@ -712,7 +736,7 @@ class MixedSketch(SecureSketch):
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         stored, randomness = self._unpack(payload)
         at = 0
-        for index, (c, helper) in enumerate(zip(self.components, stored)):
+        for index, (c, helper) in enumerate(zip(self.components, stored, strict=False)):
             if helper is not None:
                 count = c.sketch.symbols(c.sketch.payload(helper))[0].shape[0]  # type: ignore[union-attr]
                 stored[index] = c.sketch.with_symbols(helper, symbols[at : at + count])  # type: ignore[union-attr]
@@ -797,7 +821,9 @@ def _edge_guidelines(edge: Any, components: Sequence[Component], facts: Sequence
                 "declare importance or concatenate"
             )
         elif key.importance == child.importance:
-            out.append(f"secrets {j} and {i} are equally important ({key.importance}): mixing only moves loss; concatenate")
+            out.append(
+                f"secrets {j} and {i} are equally important ({key.importance}): mixing only moves loss; concatenate"
+            )
         elif key.importance > child.importance:
             out.append(
                 f"the key of the more important secret {j} (importance {key.importance}) mixes the less important "
@@ -806,7 +832,8 @@ def _edge_guidelines(edge: Any, components: Sequence[Component], facts: Sequence
         if cf.randomness_bits > kf.randomness_bits:
             out.append(
                 f"the important secret {i}'s sketch uses more randomness ({cf.randomness_bits:.2f} bits) than "
-                f"secret {j}'s ({kf.randomness_bits:.2f} bits): give the important secret the sketch with less randomness"
+                f"secret {j}'s ({kf.randomness_bits:.2f} bits): "
+                "give the important secret the sketch with less randomness"
             )
     if cf.randomness_bits > 0:
         if edge.key_entropy is None:
@@ -854,7 +881,9 @@ class Cascade(MixedSketch):
 
     def __init__(self, sketch: Any, key: Any = None, *, pin: ExactKey | None = None, warn: bool = True) -> None:
         if (key is None) == (pin is None):
-            raise ParameterError("give the second secret once: Cascade(sketch, key) or Cascade(sketch, pin=ExactKey(...))")
+            raise ParameterError(
+                "give the second secret once: Cascade(sketch, key) or Cascade(sketch, pin=ExactKey(...))"
+            )
         if pin is not None and not isinstance(pin, ExactKey):
             raise ParameterError("pin= takes an ExactKey")
         self._setup([_component(sketch), _component(key if key is not None else pin)], [(1, 0)], warn)

@@ -31,8 +31,8 @@ two-fuzzy bound) charges for each of them. A remaining entropy is never reported
 is format-preserving, each key maps ``Q`` to a valid sketch, so no key can be ruled out by the
 shape of its result (that is the point). What bounds the slack in Theorem 7 is how many keys
 are consistent with a pair ``(S, Q)``, i.e. share the pad ``Q − S``. The pad is SHAKE-256 of
-(key, nonce), modelled as a random oracle; the number of keys of a ``2^κ``-key space that map ``(S, Q)`` to one pad is the
-load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
+(key, nonce), modelled as a random oracle; the number of keys of a ``2^κ``-key space that map
+``(S, Q)`` to one pad is the load of the fullest of ``|G| = 2^g`` bins after throwing ``2^κ`` balls. By the union bound
 ``Pr[some bin holds ≥ c] ≤ |G|·C(2^κ, c)·|G|^−c ≤ |G|·(2^κ)^c/c!·|G|^−c``; ``β = log2(c − 1)``
 for the least ``c`` making this ``≤ 2^−40``. For a 6-digit PIN over a 128-bit PinSketch, ``β = 0``: the PIN is
 determined by ``(S, Q)``.
@@ -61,20 +61,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEY_RECOVERY_FAILURE_LOG2",
+    "ComponentFacts",
+    "ExactMixing",
+    "MixAccount",
+    "MixingReport",
+    "SecretAccount",
+    "account",
     "concatenation_bound",
+    "exact_mixing",
+    "extractor_overhead",
+    "key_recoverability_bits",
     "lemma6",
     "theorem7",
     "theorem8",
     "two_fuzzy_bounds",
-    "key_recoverability_bits",
-    "extractor_overhead",
-    "ComponentFacts",
-    "SecretAccount",
-    "MixAccount",
-    "MixingReport",
-    "account",
-    "ExactMixing",
-    "exact_mixing",
 ]
 
 #: ``β`` holds except with probability at most ``2^KEY_RECOVERY_FAILURE_LOG2`` per nonce.
@@ -92,9 +92,7 @@ def lemma6(h_secrets: Sequence[float], h_randomness: Sequence[float], sketch_bit
     return float(sum(h_secrets)) + float(sum(h_randomness)) - sketch_bits
 
 
-def theorem7(
-    h_b: float, h_k: float, sketch_bits: float, beta: float, randomness_slack: float = 0.0
-) -> float:
+def theorem7(h_b: float, h_k: float, sketch_bits: float, beta: float, randomness_slack: float = 0.0) -> float:
     """``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β − (L_R − H∞(R))``."""
     return h_b + h_k - sketch_bits - beta - randomness_slack
 
@@ -324,9 +322,7 @@ def _key_facts(c: ComponentFacts) -> tuple[float | None, float | None, float | N
     return key_entropy, float(c.key_bits), delta, epsilon
 
 
-def _mix_account(
-    j: int, i: int, components: Sequence[ComponentFacts]
-) -> MixAccount:
+def _mix_account(j: int, i: int, components: Sequence[ComponentFacts]) -> MixAccount:
     key, child = components[j], components[i]
     key_entropy, space, delta, epsilon = _key_facts(key)
     group_bits = child.sketch_bits if child.pad_group_bits is None else child.pad_group_bits
@@ -377,8 +373,7 @@ def _secret_account(
     bounds: dict[str, float | None] = {}
     # What the sketches this secret's key mixes can reveal about it (Theorem 8 per child).
     child_loss = sum(
-        components[e.sketch_index].sketch_bits - components[e.sketch_index].randomness_bits
-        for e in children
+        components[e.sketch_index].sketch_bits - components[e.sketch_index].randomness_bits for e in children
     )
     if c.kind == "exact":
         h_k = c.min_entropy
@@ -412,7 +407,9 @@ def _secret_account(
         loss = None if loss is None else loss + extra
         bounds["theorem8"] = None if h is None else h + c.randomness_bits - c.sketch_bits - extra
         for e in children:
-            bounds[f"two_fuzzy_as_key_of_{e.sketch_index}"] = _two_fuzzy(components[e.sketch_index], c, first=False, beta=e.beta)
+            bounds[f"two_fuzzy_as_key_of_{e.sketch_index}"] = _two_fuzzy(
+                components[e.sketch_index], c, first=False, beta=e.beta
+            )
     if h is not None and loss is not None:
         loss = min(loss, h)
     return SecretAccount(index, c.name, c.kind, h, concat_loss, loss, diverted, bounds)
@@ -429,8 +426,13 @@ def _two_fuzzy(b1: ComponentFacts, b2: ComponentFacts, *, first: bool, beta: flo
         return None
     key_entropy, _, delta, _ = _key_facts(b2)
     one, two = two_fuzzy_bounds(
-        b1.min_entropy, b2.min_entropy, b1.randomness_bits, b2.randomness_bits,
-        b1.sketch_bits, b2.sketch_bits, delta or 0.0,
+        b1.min_entropy,
+        b2.min_entropy,
+        b1.randomness_bits,
+        b2.randomness_bits,
+        b1.sketch_bits,
+        b2.sketch_bits,
+        delta or 0.0,
     )
     # With the extractor output shorter than what is left in b_2, the key carries only ℓ bits.
     if first:
@@ -472,7 +474,7 @@ class ExactMixing:
 
 def _avg_min_entropy(cells: dict[tuple[Any, Any], float]) -> float:
     best: dict[Any, float] = {}
-    for (row, col), p in cells.items():
+    for (_row, col), p in cells.items():
         best[col] = max(best.get(col, 0.0), p)
     return -math.log2(sum(best.values()))
 

@@ -43,7 +43,7 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import Quantiser, as_element_set
 
-__all__ = ["enrol_interval", "enrol_weighted_set", "fit_weights", "SPREADS", "MAX_SAMPLES"]
+__all__ = ["MAX_SAMPLES", "SPREADS", "enrol_interval", "enrol_weighted_set", "fit_weights"]
 
 #: The spread measures :func:`enrol_interval` knows.
 SPREADS = ("range", "std")
@@ -73,9 +73,7 @@ def _sample_matrix(samples: Any, quantiser: Quantiser) -> np.ndarray:
         raise SampleError(f"at most {MAX_SAMPLES} samples per enrolment, got {k}")
     if features < 1:
         raise SampleError("samples have no features")
-    return np.stack(
-        [quantiser.levels(row, features, name=f"sample {i}").view(np.ndarray) for i, row in enumerate(arr)]
-    )
+    return np.stack([quantiser.levels(row, features, name=f"sample {i}").view(np.ndarray) for i, row in enumerate(arr)])
 
 
 def _spread(x: np.ndarray, spread: str) -> np.ndarray:

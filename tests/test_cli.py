@@ -25,6 +25,9 @@ def test_library_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_console_script_starts_without_heavy_imports() -> None:
-    code = "import sys, sketchauth.cli; sketchauth.cli.build_parser(); print(sorted(m for m in ('galois','numba','fastapi') if m in sys.modules))"
+    code = (
+        "import sys, sketchauth.cli; sketchauth.cli.build_parser(); "
+        "print(sorted(m for m in ('galois','numba','fastapi') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -33,7 +33,11 @@ def test_library_service_and_command_line_share_one_default_profile() -> None:
     assert Settings.model_fields["hash_profile"].default == DEFAULT_HASH_PROFILE
     owasp = HASH_PROFILES["owasp"]
     made = hasher()
-    assert (made.time_cost, made.memory_cost, made.parallelism) == (owasp.time_cost, owasp.memory_cost, owasp.parallelism)
+    assert (made.time_cost, made.memory_cost, made.parallelism) == (
+        owasp.time_cost,
+        owasp.memory_cost,
+        owasp.parallelism,
+    )
 
 
 def test_enrol_without_a_hasher_uses_the_default_profile() -> None:
@@ -62,7 +66,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out == f"sketchauth {version('sketchauth')}\n"
-    out = subprocess.run([sys.executable, "-m", "sketchauth.cli", "--version"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "sketchauth.cli", "--version"], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == f"sketchauth {version('sketchauth')}"
 
 
@@ -83,7 +89,10 @@ def test_guessing_interval_over_a_non_multiple_gives_the_attacker_an_edge(tmp_pa
     """n = 16, v = 3 (the old default): residue 0 of 5 has 4 of the 16 secrets, the others 3, so
     the attacker's exact expected success is above the baseline, and the simulation sees it."""
     out = tmp_path / "g.json"
-    assert main(["evaluate", "guessing", "--family", "interval", "--n", "16", "--trials", "40000", "--json", str(out)]) == 0
+    assert (
+        main(["evaluate", "guessing", "--family", "interval", "--n", "16", "--trials", "40000", "--json", str(out)])
+        == 0
+    )
     result = json.loads(out.read_text())
     assert result["expected_success"] > 1.2 * result["baseline"]
     low, high = result["ci95"]

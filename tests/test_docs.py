@@ -171,7 +171,13 @@ def test_reference_check_flags_internal_citations_only(hooks: object) -> None:
     forbidden = hooks.FORBIDDEN  # type: ignore[attr-defined]
     # Built from parts so that this file itself cites no internal document.
     spec, issue = "SP" + "EC", "iss" + "ue"
-    for text in (f"({spec} §2.1)", f"as the {spec} states", f"see {issue} 12", f"{issue.title()} #3", f"../shared/{spec}.md"):
+    for text in (
+        f"({spec} §2.1)",
+        f"as the {spec} states",
+        f"see {issue} 12",
+        f"{issue.title()} #3",
+        f"../shared/{spec}.md",
+    ):
         assert forbidden.search(text), text
     for text in ("the OpenAPI specification", "a spec of the API", "Dodis et al. §6.3", "issued 12 keys"):
         assert not forbidden.search(text), text

@@ -48,7 +48,11 @@ def test_same_key_for_every_genuine_sample_and_after_reload() -> None:
     record = enrol(sketch, TEMPLATE, password_hasher=PH)
     keys = {derive_key(sketch, record, s, context=b"disk", password_hasher=PH) for s in GENUINE}
     reloaded = _reload(record)
-    keys.add(derive_key(IntervalSketch.from_params(sketch.params()), reloaded, GENUINE[0], context=b"disk", password_hasher=PH))
+    keys.add(
+        derive_key(
+            IntervalSketch.from_params(sketch.params()), reloaded, GENUINE[0], context=b"disk", password_hasher=PH
+        )
+    )
     assert len(keys) == 1
     (key,) = keys
     assert isinstance(key, bytes) and len(key) == KEY_BYTES == 32
@@ -73,10 +77,23 @@ def test_key_is_argon2id_with_the_context_as_associated_data() -> None:
     ctx = ffi.new(
         "argon2_context *",
         {
-            "out": out, "outlen": 32, "pwd": pwd_buf, "pwdlen": len(pwd),
-            "salt": salt_buf, "saltlen": 16, "secret": ffi.NULL, "secretlen": 0,
-            "ad": ad_buf, "adlen": 3, "t_cost": passes, "m_cost": memory, "lanes": lanes,
-            "threads": lanes, "version": 19, "allocate_cbk": ffi.NULL, "free_cbk": ffi.NULL,
+            "out": out,
+            "outlen": 32,
+            "pwd": pwd_buf,
+            "pwdlen": len(pwd),
+            "salt": salt_buf,
+            "saltlen": 16,
+            "secret": ffi.NULL,
+            "secretlen": 0,
+            "ad": ad_buf,
+            "adlen": 3,
+            "t_cost": passes,
+            "m_cost": memory,
+            "lanes": lanes,
+            "threads": lanes,
+            "version": 19,
+            "allocate_cbk": ffi.NULL,
+            "free_cbk": ffi.NULL,
             "flags": lib.ARGON2_DEFAULT_FLAGS,
         },
     )

@@ -66,7 +66,7 @@ def test_every_enrolment_sample_decodes_when_not_clipped(data: st.DataObject) ->
     samples = np.array(data.draw(st.lists(row, min_size=k, max_size=k)))
     q = n
     b, v = enrol_interval(samples, n=n, q=q)
-    assert np.all((0 <= b) & (b < n)) and np.all(v >= 1)
+    assert np.all((b >= 0) & (b < n)) and np.all(v >= 1)
     assert np.all(v == samples.max(axis=0) - samples.min(axis=0) + 1)
     for scheme in ("s1", "s2"):
         sketch = AsymmetricIntervalSketch(n, q, scheme=scheme, features=features)
@@ -142,8 +142,8 @@ def test_weighted_properties(sets, q: int) -> None:
     elements, weights = enrol_weighted_set([sorted(s) for s in sets], q=q, p=31)
     k = len(sets)
     assert np.all(np.diff(elements) > 0)
-    assert np.all((1 <= weights) & (weights < q))
-    for x, w in zip(elements.tolist(), weights.tolist()):
+    assert np.all((weights >= 1) & (weights < q))
+    for x, w in zip(elements.tolist(), weights.tolist(), strict=False):
         count = sum(x in s for s in sets)
         assert count >= math.ceil(k / 2)
         assert w == math.floor((q - 1) * count / k + 0.5)
@@ -210,13 +210,13 @@ def test_fit_weights_properties(sets: list[list[int]], total: int) -> None:
     """Sum is exactly total; cuts fall on lighter elements, raises on heavier ones; weights in [1, q)."""
     q = 4
     elements, weights = enrol_weighted_set(sets, q, p=30)
-    derived = dict(zip(elements.tolist(), weights.tolist()))
+    derived = dict(zip(elements.tolist(), weights.tolist(), strict=False))
     if len(derived) * (q - 1) < total:
         with pytest.raises(SampleError, match="total weight"):
             enrol_weighted_set(sets, q, p=30, total=total)
         return
     fe, fw = enrol_weighted_set(sets, q, p=30, total=total)
-    fitted = dict(zip(fe.tolist(), fw.tolist()))
+    fitted = dict(zip(fe.tolist(), fw.tolist(), strict=False))
     assert fe.tolist() == sorted(fitted)
     assert sum(fitted.values()) == total and all(1 <= w <= q - 1 for w in fitted.values())
     if sum(derived.values()) >= total:

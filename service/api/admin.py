@@ -14,7 +14,7 @@ from service.models import AuditEntry, AuditTrail
 from service.problems import ProblemError, problem_doc
 from service.store import UserNotFound
 
-__all__ = ["router", "AUDIT_PAGE_MAX"]
+__all__ = ["AUDIT_PAGE_MAX", "router"]
 
 #: Largest ``limit`` of one audit read.
 AUDIT_PAGE_MAX = 10_000
@@ -64,6 +64,4 @@ async def user_audit(
     events = await run_in_threadpool(state.store.audit_events, user_id, limit)
     if not events:
         raise ProblemError(404, "no-audit-trail", "no audit rows for this user id")
-    return AuditTrail(
-        user_id=user_id, events=[AuditEntry(at=e.at, event=e.event, client=e.client) for e in events]
-    )
+    return AuditTrail(user_id=user_id, events=[AuditEntry(at=e.at, event=e.event, client=e.client) for e in events])

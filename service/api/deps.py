@@ -32,7 +32,7 @@ from service.store import AUDIT_CLIENT, LockoutPolicy, Store
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["ServiceState", "State", "ApiKey", "UserKey", "AdminKey"]
+__all__ = ["AdminKey", "ApiKey", "ServiceState", "State", "UserKey"]
 
 
 @dataclass(slots=True)
@@ -61,7 +61,9 @@ State = Annotated[ServiceState, Depends(_state)]
 
 _bearer = HTTPBearer(auto_error=False, description="an API key (SKETCHAUTH_API_KEYS or SKETCHAUTH_API_KEY_FILE)")
 _admin_bearer = HTTPBearer(
-    auto_error=False, scheme_name="AdminKey", description="a key with the admin scope (SKETCHAUTH_ADMIN_KEYS or the key file)"
+    auto_error=False,
+    scheme_name="AdminKey",
+    description="a key with the admin scope (SKETCHAUTH_ADMIN_KEYS or the key file)",
 )
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 AdminCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_admin_bearer)]
@@ -77,7 +79,9 @@ def _unauthorized(detail: str) -> ProblemError:
     return ProblemError(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def _authenticate(request: Request, state: ServiceState, credentials: HTTPAuthorizationCredentials | None) -> ConfiguredKey | None:
+def _authenticate(
+    request: Request, state: ServiceState, credentials: HTTPAuthorizationCredentials | None
+) -> ConfiguredKey | None:
     """The configured key the request presents (``None``: local mode without keys, everyone trusted).
 
     A client address out of tokens (:class:`~service.credentials.FailureThrottle`) is refused

@@ -35,7 +35,7 @@ from service.api.users import UserId, _attempt
 from service.problems import json_body_only, problem_doc
 from service.requests import Number, Pin, RequestModels
 
-__all__ = ["build_router", "KeyResponse", "PinChangeResponse", "CONTEXT_PATTERN"]
+__all__ = ["CONTEXT_PATTERN", "KeyResponse", "PinChangeResponse", "build_router"]
 
 #: A context names the key's use (an application and version), not data: printable, no spaces.
 CONTEXT_PATTERN = r"^[A-Za-z0-9._:/@+\-]{1,128}$"
@@ -83,7 +83,7 @@ def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
     router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_RESPONSES)
     sample = (_sample(models), ...)
-    KeyRequest = create_model(  # noqa: N806 - a per-app model class
+    KeyRequest = create_model(
         "KeyRequest",
         __base__=_Strict,
         sample=sample,
@@ -93,7 +93,7 @@ def build_router(models: RequestModels) -> APIRouter:
             Field(description="what the key is for, e.g. 'com.example.backup/v1': one independent key per context"),
         ),
     )
-    PinChangeRequest = create_model(  # noqa: N806 - a per-app model class
+    PinChangeRequest = create_model(
         "PinChangeRequest", __base__=_Strict, sample=sample, pin=(Pin, ...), new_pin=(Pin, ...)
     )
 
@@ -105,7 +105,10 @@ def build_router(models: RequestModels) -> APIRouter:
         summary="Release the user's key for a context after a genuine verification",
     )
     async def release_key(
-        user_id: UserId, body: Annotated[KeyRequest, Body()], state: State, response: Response  # type: ignore[valid-type]
+        user_id: UserId,
+        body: Annotated[KeyRequest, Body()],
+        state: State,
+        response: Response,  # type: ignore[valid-type]
     ) -> KeyResponse:
         context = body.context.encode("ascii")
         outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, key_context=context)
@@ -121,7 +124,9 @@ def build_router(models: RequestModels) -> APIRouter:
         summary="Change the PIN after a genuine verification, without a new capture",
     )
     async def change_pin(
-        user_id: UserId, body: Annotated[PinChangeRequest, Body()], state: State  # type: ignore[valid-type]
+        user_id: UserId,
+        body: Annotated[PinChangeRequest, Body()],
+        state: State,  # type: ignore[valid-type]
     ) -> PinChangeResponse:
         outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, new_pin=body.new_pin)
         return PinChangeResponse(verified=outcome.verified)

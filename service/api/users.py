@@ -37,7 +37,7 @@ from service.requests import RequestModels
 from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
-__all__ = ["build_router", "UserId", "not_enrolled"]
+__all__ = ["UserId", "build_router", "not_enrolled"]
 
 UserId = Annotated[
     str,
@@ -71,8 +71,8 @@ def build_router(models: RequestModels) -> APIRouter:
     """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
     router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_COMMON)
     # Per-app types: a static checker cannot follow them (they exist once the settings are known).
-    EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]  # noqa: N806
-    VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]  # noqa: N806
+    EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]
+    VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]
 
     @router.post(
         "/{user_id}/enrolment",
@@ -182,7 +182,9 @@ async def _store(state: ServiceState, record: NewEnrolment, replace: bool) -> bo
     try:
         return await run_in_threadpool(state.store.enrol, record, replace=replace, now=state.clock())
     except AlreadyEnrolled:
-        raise ProblemError(409, "already-enrolled", "user is already enrolled; send \"replace\": true to re-enrol") from None
+        raise ProblemError(
+            409, "already-enrolled", 'user is already enrolled; send "replace": true to re-enrol'
+        ) from None
 
 
 def _offered_pipeline(state: ServiceState, name: str) -> LoadedPipeline:
@@ -298,10 +300,18 @@ def _attempt(
         return Verification(False)
     if outcome.new_helper is not None:
         changed = state.store.change_pin(
-            user_id, state.clock(), old_hash=record.secret_hash, helper=outcome.new_helper, secret_hash=outcome.new_hash or ""
+            user_id,
+            state.clock(),
+            old_hash=record.secret_hash,
+            helper=outcome.new_helper,
+            secret_hash=outcome.new_hash or "",
         )
         if not changed:
-            raise ProblemError(409, "enrolment-changed", "the enrolment was replaced or revoked during the PIN change; nothing was changed")
+            raise ProblemError(
+                409,
+                "enrolment-changed",
+                "the enrolment was replaced or revoked during the PIN change; nothing was changed",
+            )
     else:
         state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
     return outcome
@@ -330,11 +340,16 @@ def _decoy_attempt(state: ServiceState, sample: list[Any], pin: str | None) -> N
 def _refusal(refused: AttemptRefused, now: float) -> ProblemError:
     if refused.disabled:
         return ProblemError(
-            423, "biometric-disabled", "too many consecutive failures: the biometric is disabled until re-enrolment or an admin reset"
+            423,
+            "biometric-disabled",
+            "too many consecutive failures: the biometric is disabled until re-enrolment or an admin reset",
         )
     wait = max(1, math.ceil(refused.locked_until - now))
     return ProblemError(
-        429, "too-many-failures", f"too many consecutive failures: retry in {wait} s", headers={"Retry-After": str(wait)}
+        429,
+        "too-many-failures",
+        f"too many consecutive failures: retry in {wait} s",
+        headers={"Retry-After": str(wait)},
     )
 
 
@@ -343,7 +358,9 @@ def _enrolled_pipeline(state: ServiceState, record: UserRecord) -> LoadedPipelin
     loaded = state.pipelines.get(record.pipeline or "")
     if loaded is None:
         raise ProblemError(
-            409, "pipeline-changed", f"this user enrolled through pipeline {record.pipeline!r}, which the service no longer offers"
+            409,
+            "pipeline-changed",
+            f"this user enrolled through pipeline {record.pipeline!r}, which the service no longer offers",
         )
     if loaded.fingerprint != record.pipeline_sha256:  # public configuration hashes, not secrets
         raise ProblemError(

@@ -24,18 +24,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "StoreError",
+    "AUDIT_CLIENT",
+    "AUDIT_EVENTS",
     "AlreadyEnrolled",
-    "UserNotFound",
     "AttemptRefused",
+    "AuditEvent",
+    "FailureState",
     "LockoutPolicy",
     "NewEnrolment",
-    "UserRecord",
-    "FailureState",
-    "AuditEvent",
-    "AUDIT_EVENTS",
     "Store",
-    "AUDIT_CLIENT",
+    "StoreError",
+    "UserNotFound",
+    "UserRecord",
 ]
 
 #: The name of the API key on whose behalf the current request acts (``None`` outside a
@@ -47,7 +47,16 @@ AUDIT_CLIENT: ContextVar[str | None] = ContextVar("sketchauth_audit_client", def
 #: Every event the audit table can hold.
 AUDIT_EVENTS = frozenset(
     {
-        "enrol", "re-enrol", "attempt", "verify-ok", "verify-fail", "lock", "disable", "rehash", "revoke", "reset",
+        "enrol",
+        "re-enrol",
+        "attempt",
+        "verify-ok",
+        "verify-fail",
+        "lock",
+        "disable",
+        "rehash",
+        "revoke",
+        "reset",
         "pin-change",
     }
 )

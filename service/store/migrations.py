@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Migration", "MIGRATIONS", "TYPES", "statements", "LATEST_VERSION"]
+__all__ = ["LATEST_VERSION", "MIGRATIONS", "TYPES", "Migration", "statements"]
 
 #: Column types per dialect: the only place where the two schemas differ.
 TYPES: dict[str, dict[str, str]] = {

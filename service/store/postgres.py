@@ -24,7 +24,7 @@ from typing import Any
 
 from service.store.sql import SqlStore
 
-__all__ = ["PostgresStore", "SCHEMA_NAME", "valid_schema_name"]
+__all__ = ["SCHEMA_NAME", "PostgresStore", "valid_schema_name"]
 
 #: Schema names the store accepts: lower-case ASCII identifiers PostgreSQL needs no quotes for.
 #: The name is spliced into ``CREATE SCHEMA "…"`` and ``search_path`` (identifiers cannot be

@@ -2,8 +2,9 @@
 
 :class:`SqlStore` implements :class:`~service.store.base.Store` on top of two hooks a dialect
 provides: ``_transaction()`` (a context manager yielding a cursor; commits on success, rolls back
-on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()`` (the same, additionally serialising concurrent
-migrators). Queries use ``?`` placeholders; PostgreSQL's store rewrites them to ``%s``.
+on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()``
+(the same, additionally serialising concurrent migrators). Queries use ``?`` placeholders;
+PostgreSQL's store rewrites them to ``%s``.
 
 Atomicity: each public method is one transaction. The failure counter is incremented and the
 lockout policy applied by one ``UPDATE ... RETURNING`` statement, so the database, not the
@@ -47,6 +48,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from service.observability import METRICS
 from service.store.base import (
     AUDIT_CLIENT,
     AlreadyEnrolled,
@@ -60,7 +62,6 @@ from service.store.base import (
     UserNotFound,
     UserRecord,
 )
-from service.observability import METRICS
 from service.store.migrations import MIGRATIONS, statements, tracking_table
 
 __all__ = ["SqlStore"]
@@ -228,9 +229,7 @@ class SqlStore(Store):
             self._erase_remnants()
         return replaced
 
-    def _write_enrolment(
-        self, cur: Any, insert: tuple[Any, ...], update: tuple[Any, ...], replace: bool
-    ) -> bool:
+    def _write_enrolment(self, cur: Any, insert: tuple[Any, ...], update: tuple[Any, ...], replace: bool) -> bool:
         """Insert the row, or with ``replace`` overwrite an existing one; True if one was replaced.
 
         Whether a row existed is what the statement that wrote it found (the update matched, or
@@ -342,7 +341,9 @@ class SqlStore(Store):
 
     def ensure_key_params(self, user_id: str, key_params: str) -> str | None:
         with self._transaction() as cur:
-            self._run(cur, "UPDATE users SET key_params = ? WHERE user_id = ? AND key_params IS NULL", (key_params, user_id))
+            self._run(
+                cur, "UPDATE users SET key_params = ? WHERE user_id = ? AND key_params IS NULL", (key_params, user_id)
+            )
             row = self._run(cur, "SELECT key_params FROM users WHERE user_id = ?", (user_id,)).fetchone()
         return None if row is None else row[0]
 
@@ -374,7 +375,12 @@ def _count_parameters(policy: LockoutPolicy, now: float) -> tuple[bool, int, flo
     than set to ``now``, which a concurrent attempt that read the clock a moment earlier would
     see as a running wait (a spurious 429).
     """
-    return (policy.lockout_seconds > 0, policy.lockout_threshold, now + policy.lockout_seconds, policy.disable_threshold)
+    return (
+        policy.lockout_seconds > 0,
+        policy.lockout_threshold,
+        now + policy.lockout_seconds,
+        policy.disable_threshold,
+    )
 
 
 def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:

@@ -56,14 +56,14 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 
 __all__ = [
-    "LabelledVectors",
     "LabelledSets",
-    "load_vectors",
+    "LabelledVectors",
     "load_sets",
+    "load_vectors",
     "rows_by_identity",
-    "synthetic_vectors",
-    "synthetic_strings",
     "synthetic_sets",
+    "synthetic_strings",
+    "synthetic_vectors",
 ]
 
 #: Refuse files with more rows than this (an evaluation set, not a database dump).
@@ -199,7 +199,9 @@ def _parse_numbers(path: Path, line: int, cells: Sequence[str], kind: type) -> l
         return [kind(c) for c in cells]
     except ValueError:
         bad = next(i for i, c in enumerate(cells) if not _is_number(c) or (kind is int and not _is_int(c)))
-        raise SampleError(f"{path}:{line}: column {bad + 2} is not {'an integer' if kind is int else 'a number'}") from None
+        raise SampleError(
+            f"{path}:{line}: column {bad + 2} is not {'an integer' if kind is int else 'a number'}"
+        ) from None
 
 
 def _is_int(cell: str) -> bool:
@@ -247,6 +249,26 @@ def _split_position(path: Path, header: list[str], split_column: str | None) -> 
     return found[0] if found else None
 
 
+def _load_npz_vectors(path: Path, split_column: str | None) -> LabelledVectors:
+    """Identities, features and (when present or asked for) the ``split`` array of an NPZ file."""
+    arrays = _open_npz(path, ("identity", "features"))
+    split = None
+    if split_column is not None or "split" in _npz_names(path):
+        split = _open_npz(path, ("split",))["split"]
+    return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
+
+
+def _check_row(path: Path, line: int, cells: list[str], width: int | None) -> int:
+    """Check one CSV sample row (identity + features) and return the feature count every row must share."""
+    if len(cells) < 2:
+        raise SampleError(f"{path}:{line}: a row needs an identity and at least one feature")
+    if not cells[0]:
+        raise SampleError(f"{path}:{line}: the sample has no identity label")
+    if width is not None and len(cells) - 1 != width:
+        raise SampleError(f"{path}:{line}: ragged row: {len(cells) - 1} features, expected {width}")
+    return len(cells) - 1
+
+
 def load_vectors(path: str | Path, *, split_column: str | None = None) -> LabelledVectors:
     """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``, ``features``).
 
@@ -256,35 +278,25 @@ def load_vectors(path: str | Path, *, split_column: str | None = None) -> Labell
     """
     path = Path(path)
     if path.suffix.lower() == ".npz":
-        arrays = _open_npz(path, ("identity", "features"))
-        split = None
-        if split_column is not None or "split" in _npz_names(path):
-            split = _open_npz(path, ("split",))["split"]
-        return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
+        return _load_npz_vectors(path, split_column)
     labels: list[str] = []
     rows: list[list[float]] = []
     roles: list[str] = []
     width: int | None = None
     position: int | None = None
     column: str | None = None
-    for line, cells in _csv_rows(path):
-        if not rows and position is None and not all(_is_number(c) for c in cells[1:]):
-            position = _split_position(path, cells, split_column)  # header line
-            column = None if position is None else cells[position].strip()
+    for line, raw in _csv_rows(path):
+        if not rows and position is None and not all(_is_number(c) for c in raw[1:]):
+            position = _split_position(path, raw, split_column)  # header line
+            column = None if position is None else raw[position].strip()
             continue
+        cells = raw
         if position is not None:
-            if len(cells) <= position:
+            if len(raw) <= position:
                 raise SampleError(f"{path}:{line}: the row has no {column!r} value")
-            roles.append(cells[position])
-            cells = cells[:position] + cells[position + 1 :]
-        if len(cells) < 2:
-            raise SampleError(f"{path}:{line}: a row needs an identity and at least one feature")
-        if not cells[0]:
-            raise SampleError(f"{path}:{line}: the sample has no identity label")
-        if width is None:
-            width = len(cells) - 1
-        elif len(cells) - 1 != width:
-            raise SampleError(f"{path}:{line}: ragged row: {len(cells) - 1} features, expected {width}")
+            roles.append(raw[position])
+            cells = raw[:position] + raw[position + 1 :]
+        width = _check_row(path, line, cells, width)
         labels.append(cells[0])
         rows.append(_parse_numbers(path, line, cells[1:], float))
     if not rows:
@@ -334,7 +346,11 @@ def load_sets(path: str | Path) -> LabelledSets:
 
 # -- synthetic populations --------------------------------------------------------------------------
 def _rate(name: str, value: Any, size: int) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (size,)) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+    arr = (
+        np.broadcast_to(np.asarray(value, dtype=float), (size,))
+        if np.ndim(value) == 0
+        else np.asarray(value, dtype=float)
+    )
     if arr.shape != (size,):
         raise ParameterError(f"{name} must be a scalar or have {size} entries, got shape {arr.shape}")
     if not np.all((arr >= 0) & (arr <= 1)):
@@ -366,7 +382,11 @@ def synthetic_vectors(
     for name, value in (("spread", spread), ("noise", noise), ("reliability_spread", reliability_spread)):
         if not np.isfinite(value) or value < 0:
             raise ParameterError(f"{name} must be a finite non-negative number, got {value!r}")
-    rho = np.broadcast_to(np.asarray(reliability, dtype=float), (features,)) if np.ndim(reliability) == 0 else np.asarray(reliability, dtype=float)
+    rho = (
+        np.broadcast_to(np.asarray(reliability, dtype=float), (features,))
+        if np.ndim(reliability) == 0
+        else np.asarray(reliability, dtype=float)
+    )
     if rho.shape != (features,) or not np.all(np.isfinite(rho)) or np.any(rho < 0):
         raise ParameterError(f"reliability must be a non-negative scalar or {features} values")
     rng = np.random.default_rng(seed)

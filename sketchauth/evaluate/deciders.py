@@ -61,14 +61,14 @@ __all__ = [
     "ASYMMETRIC_RULES",
     "CROSSCHECK_MIN",
     "AcceptanceRule",
-    "register_asymmetric_rule",
-    "decide_exact",
-    "decide_interval_exact",
-    "decide_asymmetric",
-    "decide_code_offset",
-    "decide_pinsketch",
     "crosscheck_by_decoding",
     "crosscheck_sample",
+    "decide_asymmetric",
+    "decide_code_offset",
+    "decide_exact",
+    "decide_interval_exact",
+    "decide_pinsketch",
+    "register_asymmetric_rule",
 ]
 
 #: Comparisons re-decided by real ``decode`` per run (all of them when a run has fewer).
@@ -109,7 +109,9 @@ def _empty() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
 
 
-def _fallback(sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _fallback(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     from sketchauth.evaluate.error_rates import decide_batch, decide_by_decoding
 
     if hasattr(sketch, "decode_many"):
@@ -127,8 +129,10 @@ def _levels(sketch: SecureSketch, probes: Any, used: np.ndarray) -> tuple[np.nda
 
 
 def _box(
-    diff_of: Callable[[np.ndarray, np.ndarray], np.ndarray], rule: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    e: np.ndarray, q: np.ndarray,
+    diff_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    rule: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    e: np.ndarray,
+    q: np.ndarray,
 ) -> np.ndarray:
     accepted = np.empty(e.size, dtype=bool)
     for start in range(0, e.size, CHUNK):
@@ -157,7 +161,9 @@ def decide_interval_exact(
     b = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used_e.tolist()])
     v = np.asarray(sketch.v, dtype=np.int64)  # type: ignore[attr-defined]
     moduli = 2 * v - 1
-    stored = np.stack([sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used_e.tolist()])
+    stored = np.stack(
+        [sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used_e.tolist()]
+    )
     consistent = np.all(stored == b % moduli, axis=1)  # S ≡ b (mod 2v − 1), once per identity
     span = max(int(sketch.n), int(np.abs(levels).max(initial=0))) * 2 + 1  # type: ignore[attr-defined]
     dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
@@ -165,7 +171,8 @@ def decide_interval_exact(
     accepted = _box(
         lambda ee, qq: np.abs(levels[qq] - b[ee]),
         lambda diff, ee: diff < v,
-        local_e, local_q,
+        local_e,
+        local_q,
     )
     malformed = refused[local_q]
     accepted &= ~malformed
@@ -176,7 +183,9 @@ def decide_interval_exact(
     return accepted, malformed
 
 
-def decide_by_real(sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def decide_by_real(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     from sketchauth.evaluate.error_rates import decide_by_decoding
 
     return decide_by_decoding(sketch, enrolled, probes, e, q)
@@ -313,11 +322,11 @@ def crosscheck_sample(
         return np.arange(total)
     chosen: list[np.ndarray] = []
     taken = np.zeros(total, dtype=bool)
-    for pool, want in (
+    for candidates, want in (
         (np.flatnonzero(boundary) if boundary is not None else np.zeros(0, dtype=np.int64), count // 3),
         (np.flatnonzero(accepted), count // 3),
     ):
-        pool = pool[~taken[pool]]
+        pool = candidates[~taken[candidates]]
         pick = rng.choice(pool, size=min(want, pool.size), replace=False) if pool.size else pool
         taken[pick] = True
         chosen.append(pick)

@@ -41,7 +41,7 @@ from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.sketches.params import check_int, check_positive_float
 
-__all__ = ["EmbeddingPopulation", "EmbeddingModel"]
+__all__ = ["EmbeddingModel", "EmbeddingPopulation"]
 
 
 def _random_orthogonal(rng: np.random.Generator, size: int) -> np.ndarray:

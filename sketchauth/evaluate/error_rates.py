@@ -85,28 +85,28 @@ from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
-    "Trials",
-    "Enrolled",
-    "SchemeAdapter",
     "ADAPTERS",
-    "adapter",
-    "plan_trials",
-    "enrol_population",
-    "decide_by_decoding",
-    "decide_interval",
-    "decide_batch",
-    "fit_set_size",
+    "QUANTISED_SCHEMES",
     "BaselineResult",
+    "Enrolled",
     "ErrorRateResult",
-    "evaluate_scheme",
-    "evaluate_adapter",
+    "SchemeAdapter",
+    "Trials",
+    "adapter",
     "baseline_scores",
     "crosscheck_with_verify",
-    "enrol_rounded_mean",
+    "decide_batch",
+    "decide_by_decoding",
+    "decide_interval",
     "enrol_byte_mode",
     "enrol_majority_set",
-    "QUANTISED_SCHEMES",
+    "enrol_population",
+    "enrol_rounded_mean",
+    "evaluate_adapter",
+    "evaluate_scheme",
     "fit_quantiser_params",
+    "fit_set_size",
+    "plan_trials",
 ]
 
 Data = LabelledVectors | LabelledSets
@@ -248,7 +248,7 @@ def decide_by_decoding(
     """
     accepted = np.zeros(len(enrolled_index), dtype=bool)
     malformed = np.zeros(len(enrolled_index), dtype=bool)
-    for k, (e, q) in enumerate(zip(enrolled_index.tolist(), probe_index.tolist())):
+    for k, (e, q) in enumerate(zip(enrolled_index.tolist(), probe_index.tolist(), strict=False)):
         try:
             candidate = sketch.decode(enrolled.helpers[e], probes[q])
             accepted[k] = hmac.compare_digest(sketch.secret_bytes(candidate), enrolled.canonical[e])
@@ -317,7 +317,7 @@ def _decide_chunked(
         pool_type = ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
         with pool_type(max_workers=jobs) as pool:
             futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
-            for c, fut in zip(chunks, futures):
+            for c, fut in zip(chunks, futures, strict=False):
                 results.append(fut.result())
                 progress.update(c.shape[1])
     if not results:
@@ -346,7 +346,9 @@ def baseline_scores(metric: str, data: Data, trials: Trials, pairs: np.ndarray) 
     if metric in ("euclidean", "chebyshev", "hamming"):
         x = np.asarray(samples, dtype=float)
         if metric == "hamming":
-            templates = np.stack([np.frombuffer(enrol_byte_mode(None, x[r]), dtype=np.uint8) for r in trials.enrol_rows]).astype(float)  # type: ignore[arg-type]
+            templates = np.stack(
+                [np.frombuffer(enrol_byte_mode(None, x[r]), dtype=np.uint8) for r in trials.enrol_rows]
+            ).astype(float)  # type: ignore[arg-type]
         else:
             templates = np.stack([x[r].mean(axis=0) for r in trials.enrol_rows])
         out = np.empty(pairs.shape[1])
@@ -362,7 +364,10 @@ def baseline_scores(metric: str, data: Data, trials: Trials, pairs: np.ndarray) 
     if metric == "set-difference":
         templates = [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows]  # type: ignore[arg-type]
         return np.array(
-            [np.setxor1d(templates[e], samples[q]).size for e, q in zip(pairs[0].tolist(), pairs[1].tolist())],
+            [
+                np.setxor1d(templates[e], samples[q]).size
+                for e, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)
+            ],
             dtype=float,
         )
     raise ParameterError(f"unknown comparison metric {metric!r}")
@@ -396,8 +401,18 @@ class BaselineResult:
         span = eer_interval(fmr, fnmr)
         f_at, _, f_ci = fmr_at_fnmr(genuine, impostor, TARGET_FNMR)
         return cls(
-            metric, genuine, impostor, fmr, fnmr, thr, span.interpolated, at, ci,
-            eer_range=(span.low, span.high), fmr_at_target_fnmr=f_at, fmr_at_target_fnmr_ci=f_ci,
+            metric,
+            genuine,
+            impostor,
+            fmr,
+            fnmr,
+            thr,
+            span.interpolated,
+            at,
+            ci,
+            eer_range=(span.low, span.high),
+            fmr_at_target_fnmr=f_at,
+            fmr_at_target_fnmr_ci=f_ci,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -451,8 +466,10 @@ class ErrorRateResult:
             "genuine_trials": first.genuine_trials,
             "impostor_trials": first.impostor_trials,
             "points": [
-                p.to_dict() | {"malformed_probes": m} | (self.identity_intervals[k] if k < len(self.identity_intervals) else {})
-                for k, (p, m) in enumerate(zip(self.points, self.malformed_probes))
+                p.to_dict()
+                | {"malformed_probes": m}
+                | (self.identity_intervals[k] if k < len(self.identity_intervals) else {})
+                for k, (p, m) in enumerate(zip(self.points, self.malformed_probes, strict=False))
             ],
             "eer": self.eer,
             "eer_fvc_low_high": None if self.eer_range is None else list(self.eer_range),
@@ -555,10 +572,13 @@ def evaluate_scheme(
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
     """
     from sketchauth.evaluate.deciders import CROSSCHECK_MIN, crosscheck_by_decoding, crosscheck_sample
+
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
     jobs = check_int("jobs", jobs)
-    trials = plan_trials(data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    trials = plan_trials(
+        data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed
+    )
     raw = _samples_of(data)
     probes = raw if probe_fn is None else [probe_fn(x) for x in raw]
     fast = getattr(decide, "vectorised", False)
@@ -575,10 +595,15 @@ def evaluate_scheme(
         scheme_name = sketch.scheme_name
         enrolled = enrol_population(sketch, enrol_fn, data, trials, setting)
         bar = _progress(pairs.shape[1], f"{scheme_name} {parameter}={setting}", progress)
-        accepted, malformed = _decide_chunked(decide, sketch, enrolled, probes, pairs, jobs=jobs, chunk=step, progress=bar)
+        accepted, malformed = _decide_chunked(
+            decide, sketch, enrolled, probes, pairs, jobs=jobs, chunk=step, progress=bar
+        )
         bar.close()
         if n_gen and malformed[:n_gen].all():
-            raise SampleError(f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: the data does not fit the scheme")
+            raise SampleError(
+                f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: "
+                "the data does not fit the scheme"
+            )
         false_non_matches = int(n_gen - np.count_nonzero(accepted[:n_gen]))
         points.append(
             RatePoint.from_counts(
@@ -601,8 +626,10 @@ def evaluate_scheme(
         rng = np.random.default_rng([seed, 0x5EED])
         total = checked_decodes = disagreements = boundary_checked = 0
         examples: list[dict[str, Any]] = []
-        bar = _progress(min(per_setting, pairs.shape[1]) * len(runs), f"{scheme_name}: real decodes (cross-check)", progress)
-        for setting, (sketch, enrolled, accepted, malformed) in zip(settings, runs):
+        bar = _progress(
+            min(per_setting, pairs.shape[1]) * len(runs), f"{scheme_name}: real decodes (cross-check)", progress
+        )
+        for setting, (sketch, enrolled, accepted, malformed) in zip(settings, runs, strict=False):
             chosen = crosscheck_sample(accepted, count=per_setting, rng=rng, boundary=boundary)
             c, d, ex = crosscheck_by_decoding(sketch, enrolled, probes, pairs, accepted, malformed, chosen, jobs=jobs)
             total += pairs.shape[1]
@@ -622,7 +649,8 @@ def evaluate_scheme(
             "examples": examples[:5],
         }
     baselines = tuple(
-        BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen])) for m in baseline_metrics
+        BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen]))
+        for m in baseline_metrics
     )
     return ErrorRateResult(
         scheme=scheme_name,
@@ -638,7 +666,11 @@ def evaluate_scheme(
         decode_check=check,
         identity_intervals=tuple(intervals),
         eer_range=_sweep_eer_range(points),
-        trial_labels=(np.asarray(trials.labels, dtype=object)[pairs[0]], np.asarray(data.identities)[pairs[1]], pairs[1]),
+        trial_labels=(
+            np.asarray(trials.labels, dtype=object)[pairs[0]],
+            np.asarray(data.identities)[pairs[1]],
+            pairs[1],
+        ),
     )
 
 
@@ -666,7 +698,9 @@ def crosscheck_with_verify(
     ph = hasher(profile)
     yes, no = np.flatnonzero(accepted), np.flatnonzero(~accepted)
     half = min(yes.size, count // 2)
-    chosen = np.concatenate([rng.choice(yes, size=half, replace=False), rng.choice(no, size=min(no.size, count - half), replace=False)])
+    chosen = np.concatenate(
+        [rng.choice(yes, size=half, replace=False), rng.choice(no, size=min(no.size, count - half), replace=False)]
+    )
     agreed = 0
     for k in chosen.tolist():
         e, q = int(pairs[0, k]), int(pairs[1, k])
@@ -708,7 +742,7 @@ def decide_batch(
     except SampleError:
         return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
     accepted = np.zeros(len(results), dtype=bool)
-    for k, (e, found) in enumerate(zip(enrolled_index.tolist(), results)):
+    for k, (e, found) in enumerate(zip(enrolled_index.tolist(), results, strict=False)):
         if not isinstance(found, DecodeError):
             accepted[k] = hmac.compare_digest(sketch.secret_bytes(found), enrolled.canonical[e])
     return accepted, np.zeros(len(results), dtype=bool)
@@ -810,9 +844,17 @@ class SchemeAdapter:
 
 
 ADAPTERS: dict[str, SchemeAdapter] = {
-    "interval": SchemeAdapter("interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")),
+    "interval": SchemeAdapter(
+        "interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")
+    ),
     "code-offset": SchemeAdapter(
-        "code-offset", "strings", "t", enrol_byte_mode, _decide_exact, ("hamming",), probe_for=lambda params: _row_to_bytes
+        "code-offset",
+        "strings",
+        "t",
+        enrol_byte_mode,
+        _decide_exact,
+        ("hamming",),
+        probe_for=lambda params: _row_to_bytes,
     ),
     "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, _decide_exact, ("set-difference",)),
     "fuzzy-vault": SchemeAdapter(
@@ -846,7 +888,9 @@ def adapter(scheme: str) -> SchemeAdapter:
     try:
         return ADAPTERS[scheme]
     except KeyError:
-        raise ParameterError(f"no evaluation adapter for scheme {scheme!r}; known: {', '.join(sorted(ADAPTERS))}") from None
+        raise ParameterError(
+            f"no evaluation adapter for scheme {scheme!r}; known: {', '.join(sorted(ADAPTERS))}"
+        ) from None
 
 
 #: The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data.
@@ -921,7 +965,9 @@ def evaluate_adapter(
     )
     from sketchauth.sketches.base import scheme_class  # a missing parameter: a clear error, not a KeyError
 
-    scheme_class(scheme).parameters.check_swept(scheme, params, None if ad.sweep_at_enrolment else ad.sweep, where="params")
+    scheme_class(scheme).parameters.check_swept(
+        scheme, params, None if ad.sweep_at_enrolment else ad.sweep, where="params"
+    )
     return evaluate_scheme(
         lambda setting: ad.make_sketch(params, setting),
         ad.enrol,

@@ -53,15 +53,15 @@ from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.params import check_int
 
 __all__ = [
+    "MAX_EXACT_KEY_BITS",
     "MIXINGS",
     "GuessingResult",
-    "guessing_experiment",
-    "count_chaff_sketches",
     "chaff_sketches",
+    "count_chaff_sketches",
     "default_secrets",
-    "expected_success",
     "exact_pad_success",
-    "MAX_EXACT_KEY_BITS",
+    "expected_success",
+    "guessing_experiment",
 ]
 
 MIXINGS = ("pad", "shake", "shift")
@@ -92,7 +92,7 @@ def chaff_sketches(universe: int, min_distance: int) -> Iterator[tuple[int, ...]
             yield points
             return
         for p in nxt:
-            candidate = points + (p,)
+            candidate = (*points, p)
             # Prune: a gap that leaves a free position can never be filled later.
             if len(candidate) > 1 and candidate[-1] - candidate[-2] > 2 * d + 1:
                 break
@@ -214,7 +214,7 @@ class _Group:
         return (digits * weights).sum(axis=-1, dtype=np.uint64)
 
     def to_digits(self, ids: np.ndarray) -> np.ndarray:
-        out = np.empty(ids.shape + (self.radices.size,), dtype=np.uint64)
+        out = np.empty((*ids.shape, self.radices.size), dtype=np.uint64)
         rest = ids.astype(np.uint64)
         for i, r in enumerate(self.radices):  # one pass per symbol, vectorised over trials
             out[..., i] = rest % r
@@ -273,7 +273,7 @@ def _table(sketch: SecureSketch, secrets: Sequence[Any]) -> _SketchTable:
             ids.append(int(group.to_id(symbols.astype(np.uint64))))
         # Within secret `index` the CDF runs over (index, index + 1]; a uniform draw u in [0, 1)
         # shifted by the index lands in exactly one row of that secret.
-        cdf.extend((index + cum[:-1]).tolist() + [index + 1.0 - 1e-12])
+        cdf.extend([*(index + cum[:-1]).tolist(), index + 1.0 - 1e-12])
     if group is None:
         raise ParameterError("no secrets to simulate")
     return _SketchTable(np.array(ids, dtype=np.uint64), np.array(rows), np.array(cdf), group, len(secrets))
@@ -322,9 +322,7 @@ def _expected_shift_success(group: _Group, ids: np.ndarray, p: np.ndarray, keys:
     return float(np.sum(p[:, None] * win) / keys)
 
 
-def _pads(
-    mixing: str, rng: np.random.Generator, group: _Group, trials: int, keys: int
-) -> np.ndarray:
+def _pads(mixing: str, rng: np.random.Generator, group: _Group, trials: int, keys: int) -> np.ndarray:
     """Pads of shape (trials, keys, symbols) for every trial and candidate key."""
     nsym = group.radices.size
     if mixing == "pad":

@@ -53,16 +53,16 @@ from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 
 __all__ = [
-    "HashCost",
-    "measure_hash",
-    "estimate_min_entropy",
-    "false_accept_cost",
-    "ExactLeakage",
-    "exact_leakage",
     "SMALL_INSTANCES",
-    "small_instance",
+    "ExactLeakage",
+    "HashCost",
     "LeakageReport",
+    "estimate_min_entropy",
+    "exact_leakage",
+    "false_accept_cost",
     "leakage_report",
+    "measure_hash",
+    "small_instance",
 ]
 
 SECONDS_PER_YEAR = 365.25 * 24 * 3600
@@ -80,7 +80,12 @@ class HashCost:
     repeats: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds, "repeats": self.repeats}
+        return {
+            "profile": self.profile,
+            "wall_seconds": self.wall_seconds,
+            "cpu_seconds": self.cpu_seconds,
+            "repeats": self.repeats,
+        }
 
 
 def measure_hash(profile: str = "owasp", repeats: int = 3) -> HashCost:
@@ -187,7 +192,9 @@ def exact_leakage(sketch: SecureSketch, secrets: Sequence[Any]) -> ExactLeakage:
         channel = joint / joint.sum(axis=1, keepdims=True)
         # A single secret has no pair to tell apart: nothing bounds the rate.
         rate = repeated_observation_rate(channel) if len(secrets) > 1 else math.inf
-    return ExactLeakage(sketch.scheme_name, sketch.params(), len(secrets), len(helpers), loss, sketch.report().loss_bound_bits, rate)
+    return ExactLeakage(
+        sketch.scheme_name, sketch.params(), len(secrets), len(helpers), loss, sketch.report().loss_bound_bits, rate
+    )
 
 
 def _interval_small() -> tuple[dict[str, Any], list[Any]]:

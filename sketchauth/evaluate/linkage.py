@@ -86,28 +86,28 @@ from sketchauth.sketches.asymmetric import expected_draw_columns, gap_draw_split
 from sketchauth.sketches.params import check_int
 
 __all__ = [
-    "LINKAGE_SCHEMES",
-    "NOISE_KINDS",
-    "ReenrolmentNoise",
-    "LinkageResult",
-    "PartitionBatch",
-    "linkage_experiment",
-    "check_linkage_arguments",
-    "best_threshold",
-    "s1_linkage_score",
-    "s2_similar_intervals",
-    "s2_similar_interval_counts",
-    "s2_partitions_from_draws",
-    "s3_partitions_from_draws",
-    "simulate_s2_partitions",
-    "parity_bits",
-    "parity_linkage_score",
     "ADVERSARIES",
-    "simulate_enrolments",
-    "histogram_plot",
-    "GRID_CELLS",
     "CHUNK_CELLS",
     "DEFAULT_CHUNK_ROWS",
+    "GRID_CELLS",
+    "LINKAGE_SCHEMES",
+    "NOISE_KINDS",
+    "LinkageResult",
+    "PartitionBatch",
+    "ReenrolmentNoise",
+    "best_threshold",
+    "check_linkage_arguments",
+    "histogram_plot",
+    "linkage_experiment",
+    "parity_bits",
+    "parity_linkage_score",
+    "s1_linkage_score",
+    "s2_partitions_from_draws",
+    "s2_similar_interval_counts",
+    "s2_similar_intervals",
+    "s3_partitions_from_draws",
+    "simulate_enrolments",
+    "simulate_s2_partitions",
 ]
 
 #: Rows (pairs × features) simulated per chunk: bounds memory to a few hundred MB at n = 1000.
@@ -159,7 +159,7 @@ def s2_similar_intervals(points_a: Any, points_b: Any, tau: int) -> int:
     if len(parts_a) != len(parts_b):
         raise ParameterError(f"{len(parts_a)} features against {len(parts_b)}")
     total = 0
-    for pa, pb in zip(parts_a, parts_b):
+    for pa, pb in zip(parts_a, parts_b, strict=False):
         width_a, width_b = np.diff(pa), np.diff(pb)
         # Compare doubled centres (c0 + c1) so everything stays an integer.
         mid_a, mid_b = pa[:-1] + pa[1:], pb[:-1] + pb[1:]
@@ -253,17 +253,31 @@ def s2_similar_interval_counts(
     for first in range(0, a.rows, block):
         rows = slice(first, min(first + block, a.rows))
         counts[rows] = _grid_counts(
-            a.centres[rows], a.halves[rows], valid_a[rows],
-            b.centres[rows], b.halves[rows], valid_b[rows],
-            low - (tol - 1), width, tol, cell,
+            a.centres[rows],
+            a.halves[rows],
+            valid_a[rows],
+            b.centres[rows],
+            b.halves[rows],
+            valid_b[rows],
+            low - (tol - 1),
+            width,
+            tol,
+            cell,
         )
     return counts
 
 
 def _grid_counts(
-    centres_a: np.ndarray, halves_a: np.ndarray, valid_a: np.ndarray,
-    centres_b: np.ndarray, halves_b: np.ndarray, valid_b: np.ndarray,
-    origin: int, width: int, tau: int, cell: type,
+    centres_a: np.ndarray,
+    halves_a: np.ndarray,
+    valid_a: np.ndarray,
+    centres_b: np.ndarray,
+    halves_b: np.ndarray,
+    valid_b: np.ndarray,
+    origin: int,
+    width: int,
+    tau: int,
+    cell: type,
 ) -> np.ndarray:
     rows = centres_a.shape[0]
     base = np.arange(rows, dtype=np.int64)[:, None] * width - origin
@@ -499,7 +513,7 @@ class ReenrolmentNoise:
             raise ParameterError(f"at most {MAX_EMPIRICAL_ROWS} measured movements, got {db.size}")
         if not (np.issubdtype(db.dtype, np.integer) and np.issubdtype(dv.dtype, np.integer)):
             raise ParameterError("measured movements must be integer arrays (quantised templates)")
-        return cls("empirical", deltas=tuple(zip(db.tolist(), dv.tolist())))
+        return cls("empirical", deltas=tuple(zip(db.tolist(), dv.tolist(), strict=False)))
 
     @classmethod
     def from_enrolments(cls, first: tuple[Any, Any], second: tuple[Any, Any]) -> ReenrolmentNoise:
@@ -655,9 +669,7 @@ class LinkageResult:
         }
 
 
-def check_linkage_arguments(
-    scheme: str, n: int, q: int, tau: int, pairs: int, seed: int, features: int = 1
-) -> None:
+def check_linkage_arguments(scheme: str, n: int, q: int, tau: int, pairs: int, seed: int, features: int = 1) -> None:
     """Raise ``ParameterError`` unless the arguments of :func:`linkage_experiment` are valid."""
     if scheme not in LINKAGE_SCHEMES:
         raise ParameterError(f"scheme must be one of {', '.join(LINKAGE_SCHEMES)}, got {scheme!r}")
@@ -797,7 +809,9 @@ def _check_adversary(scheme: str, adversary: str | None) -> str:
 
 _ADVERSARY = {
     "tolerances": "s1 adversary: score = number of features with |v - v'| < tau (v is published)",
-    "similar-intervals": "similar-interval adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)",
+    "similar-intervals": (
+        "similar-interval adversary: score = number of similar interval pairs (|dw| < 2 tau and |dc| < tau)"
+    ),
     "similar-even-intervals": "similar-interval adversary on even-length intervals only (the possible secret ones)",
     "parity": "parity adversary: score = number of features whose majority parity of even-interval lower ends agree",
 }
@@ -811,9 +825,7 @@ def histogram_plot(result: LinkageResult, path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ParameterError(
-            "plotting needs matplotlib: pip install 'sketchauth[plots]'"
-        ) from None
+        raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
     scores, mated, nonmated = result.histograms()
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(scores - 0.2, mated / max(result.pairs, 1), width=0.4, label="mated")
@@ -821,11 +833,8 @@ def histogram_plot(result: LinkageResult, path: str) -> None:
     ax.axvline(result.threshold - 0.5, color="black", linestyle="--", label=f"threshold {result.threshold}")
     ax.set_xlabel("linkage score")
     ax.set_ylabel("share of pairs")
-    ax.set_title(
-        f"{result.scheme}: n={result.n}, q={result.q}, tau={result.tau}, accuracy={result.accuracy:.4f}"
-    )
+    ax.set_title(f"{result.scheme}: n={result.n}, q={result.q}, tau={result.tau}, accuracy={result.accuracy:.4f}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-

@@ -39,7 +39,7 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.sketches.params import check_int
 
-__all__ = ["Protocol", "TrialPlan", "ENROL_VALUES", "PROBE_VALUES", "SET_KINDS"]
+__all__ = ["ENROL_VALUES", "PROBE_VALUES", "SET_KINDS", "Protocol", "TrialPlan"]
 
 #: Split-column values (case-insensitive) that mark a row as an enrolment sample.
 ENROL_VALUES = frozenset({"enrol", "enroll", "enrolment", "enrollment", "gallery", "reference", "template"})
@@ -150,9 +150,7 @@ class Protocol:
         return TrialPlan(tuple(labels), tuple(enrol_rows), tuple(probe_rows), genuine, impostor, int(ids.size))
 
     @staticmethod
-    def _pairs(
-        probe_rows: list[np.ndarray], max_impostors: int | None, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _pairs(probe_rows: list[np.ndarray], max_impostors: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(seed)
         all_probes = np.concatenate(probe_rows).astype(np.int64)
         owner = np.concatenate([np.full(r.size, i) for i, r in enumerate(probe_rows)]).astype(np.int64)
@@ -178,7 +176,9 @@ class Protocol:
                 "its other samples are its probes"
             )
         else:
-            source = self.split_column if self.split_column.startswith("files:") else f"the {self.split_column!r} column"
+            source = (
+                self.split_column if self.split_column.startswith("files:") else f"the {self.split_column!r} column"
+            )
             who = (
                 f"roles come from {source}: each identity enrols from its first "
                 f"{self.enrol_samples} enrolment row(s); its probe rows are its probes"
@@ -206,7 +206,9 @@ class Protocol:
             "assignment": (
                 "row order"
                 if self.split_column is None
-                else self.split_column if self.split_column.startswith("files:") else f"column {self.split_column}"
+                else self.split_column
+                if self.split_column.startswith("files:")
+                else f"column {self.split_column}"
             ),
             "impostors": "every probe of every other identity",
         }

@@ -44,18 +44,18 @@ import numpy as np
 from sketchauth.errors import ParameterError
 
 __all__ = [
-    "wilson_interval",
+    "EERInterval",
     "RatePoint",
     "det_from_scores",
     "eer",
+    "eer_interval",
+    "fmr_at_fnmr",
     "fnmr_at_fmr",
     "fnmr_at_fmr_on_det",
-    "fmr_at_fnmr",
+    "identity_bootstrap",
     "rate_at_most",
     "rate_below",
-    "EERInterval",
-    "eer_interval",
-    "identity_bootstrap",
+    "wilson_interval",
     "write_score_files",
 ]
 
@@ -256,7 +256,7 @@ def fnmr_at_fmr_on_det(
     # FMR is non-decreasing along the arrays, so the last index meeting the target is the most
     # permissive one (index 0, reject-all, always meets it).
     i = int(np.searchsorted(fmr, target, side="right")) - 1
-    rejected = int(round(fnmr[i] * genuine_trials))
+    rejected = round(fnmr[i] * genuine_trials)
     return float(fnmr[i]), float(thresholds[i]), wilson_interval(rejected, genuine_trials)
 
 
@@ -291,7 +291,9 @@ def rate_below(count: int, trials: int, target: float) -> bool:
     return int(count) * t.denominator < t.numerator * int(_positive("trials", trials))
 
 
-def _sorted_counts(genuine_scores: Any, impostor_scores: Any, higher_is_genuine: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+def _sorted_counts(
+    genuine_scores: Any, impostor_scores: Any, higher_is_genuine: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """Thresholds (−inf, then distinct scores) and the integer counts (rejected genuine, accepted impostor)."""
     gen = _scores("genuine_scores", genuine_scores)
     imp = _scores("impostor_scores", impostor_scores)
@@ -440,11 +442,11 @@ def write_score_files(
         return "_".join(str(x).split()) or "_"
 
     rows4, rows5 = [], []
-    for scores, labels in ((gen, genuine_labels), (imp, impostor_labels)):
-        labels = list(labels)
+    for scores, given in ((gen, genuine_labels), (imp, impostor_labels)):
+        labels = list(given)
         if len(labels) != scores.size:
             raise ParameterError(f"{len(labels)} labels for {scores.size} scores")
-        for score, (claimed, real, test) in zip(scores.tolist(), labels):
+        for score, (claimed, real, test) in zip(scores.tolist(), labels, strict=False):
             c, r, t = clean(claimed), clean(real), clean(test)
             rows4.append(f"{c} {r} {t} {score!r}\n")
             rows5.append(f"{c} {c} {r} {t} {score!r}\n")

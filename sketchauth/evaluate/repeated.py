@@ -71,7 +71,7 @@ from sketchauth.evaluate.unlinkability import difference_decoding
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 
-__all__ = ["RepeatedEnrolmentStats", "RepeatedEnrolmentResult", "repeated_enrolment_attack", "ATTACKS"]
+__all__ = ["ATTACKS", "RepeatedEnrolmentResult", "RepeatedEnrolmentStats", "repeated_enrolment_attack"]
 
 #: Largest trials × features × n candidate grid the lattice attacks build (memory bound).
 MAX_GRID = 1 << 24
@@ -331,7 +331,11 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np
 
 
 def _s2_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any],
+    sketch: SecureSketch | None,
+    k: int,
+    trials: int,
+    rng: np.random.Generator,
+    opts: dict[str, Any],
     scheme: str = "s2",
 ) -> _Outcome:
     sk, noise, jitter = _asymmetric_setup(sketch, scheme, opts, jitter=0.0)
@@ -458,16 +462,26 @@ class _Attack:
 
 
 ATTACKS: Mapping[str, _Attack] = {
-    "interval": _Attack("crt", "CRT over residues b mod (2v_i - 1) of enrolments with tolerances v_i", _interval_attack),
-    "asymmetric-interval/s1": _Attack("crt-clear-tolerances", "CRT over residues with the clear per-enrolment tolerances", _s1_attack),
-    "asymmetric-interval/s2": _Attack("partition-intersection", "intervals (b, v) similar (tau) in all k partitions", _s2_attack),
+    "interval": _Attack(
+        "crt", "CRT over residues b mod (2v_i - 1) of enrolments with tolerances v_i", _interval_attack
+    ),
+    "asymmetric-interval/s1": _Attack(
+        "crt-clear-tolerances", "CRT over residues with the clear per-enrolment tolerances", _s1_attack
+    ),
+    "asymmetric-interval/s2": _Attack(
+        "partition-intersection", "intervals (b, v) similar (tau) in all k partitions", _s2_attack
+    ),
     "asymmetric-interval/s3": _Attack(
         "partition-intersection",
         "even intervals (b, v) similar (tau) in all k partitions",
         lambda sketch, k, trials, rng, opts: _s2_attack(sketch, k, trials, rng, opts, scheme="s3"),
     ),
-    "code-offset": _Attack("difference-decoding", "decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only", _code_offset_attack),
-    "pinsketch": _Attack("difference-decoding", "decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only", _pinsketch_attack),
+    "code-offset": _Attack(
+        "difference-decoding", "decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only", _code_offset_attack
+    ),
+    "pinsketch": _Attack(
+        "difference-decoding", "decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only", _pinsketch_attack
+    ),
 }
 
 

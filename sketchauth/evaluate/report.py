@@ -55,9 +55,9 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
+    QUANTISED_SCHEMES,
     TARGET_FMR,
     DecideFn,
-    QUANTISED_SCHEMES,
     EnrolFn,
     ErrorRateResult,
     ProbeFn,
@@ -76,16 +76,16 @@ __all__ = [
     "TARGET_FMR",
     "TARGET_FNMR",
     "EvaluationTarget",
-    "check_scheme_params",
     "Report",
-    "run_report",
+    "check_scheme_params",
     "choose_operating_point",
     "default_sweep",
-    "write_report",
-    "plots_available",
-    "require_plots",
     "draw_figures",
     "markdown",
+    "plots_available",
+    "require_plots",
+    "run_report",
+    "write_report",
 ]
 
 #: Version of the JSON layout; bumped whenever a key changes meaning or disappears.
@@ -137,7 +137,13 @@ class EvaluationTarget:
 
     @classmethod
     def fitted(
-        cls, scheme: str, params: dict[str, Any], data: Any, *, enrol_samples: int | None = None, settings: Sequence[Any] = ()
+        cls,
+        scheme: str,
+        params: dict[str, Any],
+        data: Any,
+        *,
+        enrol_samples: int | None = None,
+        settings: Sequence[Any] = (),
     ) -> EvaluationTarget:
         """:meth:`from_scheme` after fitting an interval sketch's ``offset`` and ``n`` to the data.
 
@@ -152,7 +158,9 @@ class EvaluationTarget:
 
 def _range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
     """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
-    return scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+    return (
+        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+    )
 
 
 def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> None:
@@ -205,7 +213,11 @@ def _templates(sketch: SecureSketch, target: EvaluationTarget, data: Any, k: int
         if isinstance(secret, bytes):
             rows.append(np.frombuffer(secret, dtype=np.uint8).astype(np.int64))
         elif isinstance(secret, tuple):
-            rows.append(np.concatenate([np.asarray(x) for x in secret]) if target.data_kind == "vectors" else np.asarray(secret[0]))
+            rows.append(
+                np.concatenate([np.asarray(x) for x in secret])
+                if target.data_kind == "vectors"
+                else np.asarray(secret[0])
+            )
         else:
             rows.append(np.asarray(secret))
     return np.stack(rows) if target.data_kind != "sets" else rows
@@ -339,9 +351,10 @@ def run_report(
     notes: list[str] = list(target.notes)
     malformed = sum(rates.malformed_probes)
     if malformed:
-        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes))
+        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
         notes.append(
-            f"{malformed} comparisons over the sweep used a probe the scheme refuses (per {target.sweep}: {per_setting}) — "
+            f"{malformed} comparisons over the sweep used a probe the scheme refuses "
+            f"(per {target.sweep}: {per_setting}) — "
             "wrong length, not finite, or outside the range of an interval sketch's quantiser; each counts as a "
             "rejection, so FNMR includes them. Fix the data or the range (n, step, offset) before reading the rates "
             "or widening the sweep"
@@ -373,7 +386,9 @@ def run_report(
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
         notes.append(f"unlinkability not evaluated: {exc}")
     protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
-    plan = protocol.plan(data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed)
+    plan = protocol.plan(
+        data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
+    )
     description = describe_data(data, source)
     description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
     if max_impostors_per_identity is not None:
@@ -385,7 +400,15 @@ def run_report(
 
 
 def _security(
-    target: EvaluationTarget, data: Any, k: int, setting: Any, leak: LeakageReport, people: int, tries: int, seed: int, plan: Any
+    target: EvaluationTarget,
+    data: Any,
+    k: int,
+    setting: Any,
+    leak: LeakageReport,
+    people: int,
+    tries: int,
+    seed: int,
+    plan: Any,
 ) -> dict[str, Any]:
     """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
 
@@ -467,13 +490,17 @@ def write_scores(report: Report, directory: Path) -> list[str]:
     if not er.baselines or er.trial_labels is None:
         return []
     claimed, real, rows = er.trial_labels
-    labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist())]
+    labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist(), strict=False)]
     n_gen = er.points[0].genuine_trials
     names: list[str] = []
     for b in er.baselines:
         written = write_score_files(
-            directory, f"unprotected_{b.metric}", b.genuine_scores, b.impostor_scores,
-            genuine_labels=labels[:n_gen], impostor_labels=labels[n_gen:],
+            directory,
+            f"unprotected_{b.metric}",
+            b.genuine_scores,
+            b.impostor_scores,
+            genuine_labels=labels[:n_gen],
+            impostor_labels=labels[n_gen:],
         )
         names += [f"scores/{n}" for n in written]
     return names
@@ -505,7 +532,9 @@ def decode_check_line(check: dict[str, Any]) -> str:
     """One sentence on the same-run check of the fast decisions against real decodes."""
     if not check:
         return "Fast decisions were not cross-checked against real decodes in this run."
-    scope = "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    scope = (
+        "every comparison" if check["all_trials"] else f"{check['checked']:,} of {check['total_trials']:,} comparisons"
+    )
     return (
         f"{check['disagreements']} disagreements between the fast exact decider and real encode → decode on {scope} "
         f"({check['boundary_trials']:,} of them boundary trials, decided differently by two settings)"
@@ -526,8 +555,20 @@ def _decode_check_lines(check: dict[str, Any]) -> list[str]:
 
 def markdown(r: dict[str, Any]) -> str:
     """The human-readable summary of a report dictionary."""
-    er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
-    data = r["data"]
+    lines = _error_rate_lines(r)
+    lines += _operating_point_lines(r)
+    lines += _leakage_lines(r["leakage"])
+    lines += _unlinkability_lines(r["unlinkability"])
+    if r["figures"]:
+        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
+    for n in r["notes"]:
+        lines.append(f"\nNote: {n}")
+    return "\n".join(lines) + "\n"
+
+
+def _error_rate_lines(r: dict[str, Any]) -> list[str]:
+    """Title, data description and the error-rate table with its EER, decode and baseline lines."""
+    er, data = r["error_rates"], r["data"]
     lines = [
         f"# sketchauth evaluation: {r['scheme']}",
         "",
@@ -540,20 +581,16 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "## Error rates (protected: each scheme's exact acceptance rule, cross-checked by real encode → decode)",
         "",
-        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people | FMR (errors/trials) | 95% Wilson | 95% over people |",
+        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people "
+        "| FMR (errors/trials) | 95% Wilson | 95% over people |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for p in er["points"]:
-        lines.append(
-            f"| {p['setting']} | {_pct(p['fnmr'])} ({p['false_non_matches']}/{p['genuine_trials']}) | {_ci(p['fnmr_ci'])} | "
-            f"{_ci(p['fnmr_ci_identity']) if 'fnmr_ci_identity' in p else '—'} | "
-            f"{_pct(p['fmr'])} ({p['false_matches']}/{p['impostor_trials']}) | {_ci(p['fmr_ci'])} | "
-            f"{_ci(p['fmr_ci_identity']) if 'fmr_ci_identity' in p else '—'} |"
-        )
+    lines += [_error_rate_row(p) for p in er["points"]]
     lines += [
         "",
         "Wilson intervals treat comparisons as independent; the intervals over people resample whole enrolled "
-        "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons are correlated.",
+        "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons "
+        "are correlated.",
     ]
     eer = er["eer"]
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
@@ -568,18 +605,39 @@ def markdown(r: dict[str, Any]) -> str:
         )
     lines += _decode_check_lines(er.get("decode_check") or {})
     if er["crosscheck"]:
-        lines.append(
-            f"Cross-check against argon2 `verify`: {er['crosscheck']['agreed']}/{er['crosscheck']['checked']} decisions agree."
-        )
+        cc = er["crosscheck"]
+        lines.append(f"Cross-check against argon2 `verify`: {cc['agreed']}/{cc['checked']} decisions agree.")
     if er["baselines"]:
         lines += ["", "Unprotected matching of the same templates and probes:", ""]
-        for b in er["baselines"]:
-            lines.append(
-                f"- {b['metric']} distance: EER {_pct(b['eer'])} (FVC low/high {_ci(b['eer_fvc_low_high'])}); "
-                f"FNMR at FMR ≤ {b['target_fmr']:g}: {_pct(b['fnmr_at_target_fmr'])} {_ci(b['fnmr_at_target_fmr_ci'])}; "
-                f"FMR at FNMR ≤ {b['target_fnmr']:g}: {_pct(b['fmr_at_target_fnmr'])} {_ci(b['fmr_at_target_fnmr_ci'])}"
-            )
-    lines += [
+        lines += [_baseline_line(b) for b in er["baselines"]]
+    return lines
+
+
+def _error_rate_row(p: dict[str, Any]) -> str:
+    """One row of the error-rate table: a setting's FNMR and FMR with their intervals."""
+    return (
+        f"| {p['setting']} | {_pct(p['fnmr'])} ({p['false_non_matches']}/{p['genuine_trials']}) | "
+        f"{_ci(p['fnmr_ci'])} | "
+        f"{_ci(p['fnmr_ci_identity']) if 'fnmr_ci_identity' in p else '—'} | "
+        f"{_pct(p['fmr'])} ({p['false_matches']}/{p['impostor_trials']}) | {_ci(p['fmr_ci'])} | "
+        f"{_ci(p['fmr_ci_identity']) if 'fmr_ci_identity' in p else '—'} |"
+    )
+
+
+def _baseline_line(b: dict[str, Any]) -> str:
+    """One unprotected-matching baseline: its EER and the rates at the target FMR and FNMR."""
+    return (
+        f"- {b['metric']} distance: EER {_pct(b['eer'])} (FVC low/high {_ci(b['eer_fvc_low_high'])}); "
+        f"FNMR at FMR ≤ {b['target_fmr']:g}: {_pct(b['fnmr_at_target_fmr'])} "
+        f"{_ci(b['fnmr_at_target_fmr_ci'])}; "
+        f"FMR at FNMR ≤ {b['target_fnmr']:g}: {_pct(b['fmr_at_target_fnmr'])} {_ci(b['fmr_at_target_fnmr_ci'])}"
+    )
+
+
+def _operating_point_lines(r: dict[str, Any]) -> list[str]:
+    """The chosen setting's rates against the NIST SP 800-63B-4 targets."""
+    op = r["operating_point"]
+    return [
         "",
         "## Operating point",
         "",
@@ -587,10 +645,17 @@ def markdown(r: dict[str, Any]) -> str:
         f"FMR {_pct(op['fmr'])} {_ci(op['fmr_ci'])} — "
         + ("meets" if op["meets_targets"] else "does **not** meet")
         + " the NIST SP 800-63B-4 targets (FMR ≤ 1/10,000, FNMR < 5%).",
+    ]
+
+
+def _leakage_lines(lk: dict[str, Any]) -> list[str]:
+    """The leakage bound, the remaining entropy and the attack costs, one bullet each."""
+    lines = [
         "",
         "## Leakage and attack costs",
         "",
-        f"- loss bound |S| − H∞(R) = {_num(lk['sketch_bits'])} − {_num(lk['randomness_bits'])} = **{_num(lk['loss_bound_bits'])} bits**",
+        f"- loss bound |S| − H∞(R) = {_num(lk['sketch_bits'])} − {_num(lk['randomness_bits'])} = "
+        f"**{_num(lk['loss_bound_bits'])} bits**",
         f"- source min-entropy ({lk['source_entropy_origin']}): {_num(lk['source_min_entropy_bits'])} bits; "
         f"remaining H̃∞(d|S) ≥ **{_num(lk['remaining_bits'])} bits**",
     ]
@@ -598,49 +663,72 @@ def markdown(r: dict[str, Any]) -> str:
     if og["hash"] is not None:
         lines.append(
             f"- offline guessing: 2^{_num(og['log2_argon2_evaluations'])} argon2id evaluations at profile "
-            f"`{og['hash']['profile']}` ({og['hash']['cpu_seconds'] * 1000:.1f} ms CPU each) ≈ 2^{_num(og['log2_cpu_years'])} CPU years"
+            f"`{og['hash']['profile']}` ({og['hash']['cpu_seconds'] * 1000:.1f} ms CPU each) "
+            f"≈ 2^{_num(og['log2_cpu_years'])} CPU years"
         )
     fa = lk["false_accept_attack"]
     if fa is not None:
         bits = "∞ (no false match observed)" if fa["bits"] is None else f"{fa['bits']:.1f}"
-        lines.append(f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)")
-    oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
+        lines.append(
+            f"- false-accept attack log2(1/FMR): {bits} bits; at least {fa['bits_ci'][0]:.1f} bits (95% upper FMR)"
+        )
+    lines += _attack_lines(lk.get("offline_attack"), lk.get("pin_cascade"))
+    ex = lk["exact_small_instance"]
+    if ex is not None:
+        lines.append(_exact_instance_line(ex))
+    for n in lk["notes"]:
+        lines.append(f"- note: {n}")
+    return lines
+
+
+def _attack_lines(oa: dict[str, Any] | None, pc: dict[str, Any] | None) -> list[str]:
+    """The database attack's cost and the PIN cascade's remaining entropy, when evaluated."""
+    lines = []
     if oa is not None:
         med = oa["median_argon2_evaluations"]
         lines.append(
             "- offline attack with the database (other people's samples through helper data and hash): "
-            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations to the first success")
+            + (
+                f"> {oa['tries_per_person']} tries for most people"
+                if med is None
+                else f"median {med:g} argon2 evaluations to the first success"
+            )
             + f"; {oa['broken']}/{oa['people']} people broken within {oa['tries_per_person']} tries"
         )
     if pc is not None:
         lines.append(
-            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): remaining ≥ {pc['residual_bits']:.1f} bits "
-            f"({pc['diverted_bits']:+.1f} diverted to the PIN)"
+            f"- with a 6-digit PIN cascade (Theorem 7, β = {pc['beta']:.1f}): "
+            f"remaining ≥ {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted to the PIN)"
         )
-    ex = lk["exact_small_instance"]
-    if ex is not None:
-        lines.append(
-            f"- exact leakage of the small instance `{json.dumps(ex['params'], sort_keys=True)}` over {ex['secrets']} "
-            f"uniform secrets: {ex['exact_loss_bits']:.3f} bits (bound {ex['loss_bound_bits']:.3f}); "
-            f"repeated-enrolment Chernoff rate: {ex['chernoff_rate_bits'] if isinstance(ex['chernoff_rate_bits'], str) else _num(ex['chernoff_rate_bits'], 3)} bits per enrolment"
-        )
-    for n in lk["notes"]:
-        lines.append(f"- note: {n}")
-    lines += ["", "## Unlinkability", ""]
+    return lines
+
+
+def _exact_instance_line(ex: dict[str, Any]) -> str:
+    """The exact leakage of the small instance and its repeated-enrolment Chernoff rate."""
+    rate = ex["chernoff_rate_bits"]
+    rate_text = rate if isinstance(rate, str) else _num(rate, 3)
+    return (
+        f"- exact leakage of the small instance `{json.dumps(ex['params'], sort_keys=True)}` over {ex['secrets']} "
+        f"uniform secrets: {ex['exact_loss_bits']:.3f} bits (bound {ex['loss_bound_bits']:.3f}); "
+        f"repeated-enrolment Chernoff rate: {rate_text} bits per enrolment"
+    )
+
+
+def _unlinkability_lines(ul: dict[str, Any] | None) -> list[str]:
+    """The linkage attack's D↔sys and the template fraction recovered from two linked sketches."""
+    lines = ["", "## Unlinkability", ""]
     if ul is None:
         lines.append("Not evaluated (see notes).")
-    else:
-        rev = ul["reversibility"]
-        lines += [
-            f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and {ul['nonmated_pairs']} non-mated pairs:",
-            f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
-            f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered from two linked sketches.",
-        ]
-    if r["figures"]:
-        lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
-    for n in r["notes"]:
-        lines.append(f"\nNote: {n}")
-    return "\n".join(lines) + "\n"
+        return lines
+    rev = ul["reversibility"]
+    lines += [
+        f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and "
+        f"{ul['nonmated_pairs']} non-mated pairs:",
+        f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
+        f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered "
+        "from two linked sketches.",
+    ]
+    return lines
 
 
 def probit(x: Any, floor: float) -> np.ndarray:
@@ -681,10 +769,25 @@ def draw_nist_targets(ax: Any, floor: float) -> None:
     x, y = probit([TARGET_FMR], floor)[0], probit([TARGET_FNMR], floor)[0]
     ax.axvline(x, color="grey", ls=":", lw=1)
     ax.axhline(y, color="grey", ls=":", lw=1)
-    ax.annotate("NIST FMR ≤ 0.01%", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
-                textcoords="offset points", fontsize=7, color="dimgrey")
-    ax.annotate("NIST FNMR < 5%", (1.0, y), xycoords=("axes fraction", "data"), xytext=(-4, 3),
-                textcoords="offset points", fontsize=7, color="dimgrey", ha="right")
+    ax.annotate(
+        "NIST FMR ≤ 0.01%",
+        (x, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, -12),
+        textcoords="offset points",
+        fontsize=7,
+        color="dimgrey",
+    )
+    ax.annotate(
+        "NIST FNMR < 5%",
+        (1.0, y),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        fontsize=7,
+        color="dimgrey",
+        ha="right",
+    )
 
 
 def det_axes(ax: Any, floor: float) -> None:
@@ -741,8 +844,10 @@ def det_figure(report: Report) -> Any:
     x, y = probit(fmr, floor), probit(fnmr, floor)
     xerr = np.abs(probit(np.array([p.fmr_ci for p in er.points]).T, floor) - x)
     yerr = np.abs(probit(np.array([p.fnmr_ci for p in er.points]).T, floor) - y)
-    ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI")
-    for p, xi, yi in zip(er.points, x, y):
+    ax.errorbar(
+        x, y, xerr=xerr, yerr=yerr, fmt="o", color="black", ms=4, capsize=2, label=f"protected ({er.scheme}), 95% CI"
+    )
+    for p, xi, yi in zip(er.points, x, y, strict=False):
         ax.annotate(f"{er.parameter}={p.setting}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
     draw_nist_targets(ax, floor)
     det_axes(ax, floor)
@@ -756,13 +861,25 @@ def _draw_scores(report: Report, path: Path) -> None:
     plt = _pyplot()
     baselines = report.error_rates.baselines
     fig, axes = plt.subplots(1, max(1, len(baselines)), figsize=(5.5 * max(1, len(baselines)), 4.0), squeeze=False)
-    for ax, b in zip(axes[0], baselines):
+    for ax, b in zip(axes[0], baselines, strict=False):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(b.impostor_scores, bins=edges, density=True, alpha=0.6, color=OTHER_PERSON_COLOUR,
-                label=f"impostor ({b.impostor_scores.size})")
-        ax.hist(b.genuine_scores, bins=edges, density=True, alpha=0.6, color=SAME_PERSON_COLOUR,
-                label=f"genuine ({b.genuine_scores.size})")
+        ax.hist(
+            b.impostor_scores,
+            bins=edges,
+            density=True,
+            alpha=0.6,
+            color=OTHER_PERSON_COLOUR,
+            label=f"impostor ({b.impostor_scores.size})",
+        )
+        ax.hist(
+            b.genuine_scores,
+            bins=edges,
+            density=True,
+            alpha=0.6,
+            color=SAME_PERSON_COLOUR,
+            label=f"genuine ({b.genuine_scores.size})",
+        )
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
@@ -785,12 +902,19 @@ def linkage_figure(report: Report) -> Any:
     """The linkage histograms and local D↔ of a report (matplotlib ``Figure``)."""
     plt = _pyplot()
     ul = report.unlinkability
-    assert ul is not None  # noqa: S101 - caller checks; internal invariant, not validation
+    assert ul is not None
     m = ul.measures
     centres = (m.edges[:-1] + m.edges[1:]) / 2
     width = float(np.diff(m.edges).min())
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    ax.bar(centres, m.p_nonmated, width=width, alpha=0.55, color=OTHER_PERSON_COLOUR, label=f"non-mated ({m.nonmated_pairs})")
+    ax.bar(
+        centres,
+        m.p_nonmated,
+        width=width,
+        alpha=0.55,
+        color=OTHER_PERSON_COLOUR,
+        label=f"non-mated ({m.nonmated_pairs})",
+    )
     ax.bar(centres, m.p_mated, width=width, alpha=0.55, color=SAME_PERSON_COLOUR, label=f"mated ({m.mated_pairs})")
     ax.set_xlabel(f"linkage score: {ul.attack} ({'higher' if ul.higher_is_mated else 'lower'} = more likely mated)")
     ax.set_ylabel("share of pairs per bin")
@@ -955,13 +1079,21 @@ def summary(r: dict[str, Any], out: Any) -> str:
         f"{er['genuine_trials']} genuine + {er['impostor_trials']} impostor comparisons per setting",
     ]
     for p in er["points"]:
-        lines.append(f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}")
+        lines.append(
+            f"  {r['sweep']}={p['setting']}: FNMR {_pct(p['fnmr'])} {_ci(p['fnmr_ci'])}  "
+            f"FMR {_pct(p['fmr'])} {_ci(p['fmr_ci'])}"
+        )
     lines.append(f"  EER (sweep): {'not reached' if er['eer'] is None else _pct(er['eer'])}")
     malformed = sum(int(p.get("malformed_probes", 0)) for p in er["points"])
     if malformed:
-        lines.append(f"  malformed probes: {malformed} comparisons refused by the scheme (counted as rejections; see report notes)")
+        lines.append(
+            f"  malformed probes: {malformed} comparisons refused by the scheme "
+            "(counted as rejections; see report notes)"
+        )
     for b in er["baselines"]:
-        lines.append(f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}")
+        lines.append(
+            f"  unprotected {b['metric']}: EER {_pct(b['eer'])}, FNMR@FMR<=1e-4 {_pct(b['fnmr_at_target_fmr'])}"
+        )
     lines.append(
         f"operating point {r['sweep']}={op['setting']}: FNMR {_pct(op['fnmr'])}, FMR {_pct(op['fmr'])}"
         + (" (meets NIST targets)" if op["meets_targets"] else " (misses NIST targets)")
@@ -976,18 +1108,29 @@ def summary(r: dict[str, Any], out: Any) -> str:
     if fa is not None:
         lines.append(
             "false-accept attack: "
-            + (f"{fa['bits']:.1f} bits" if fa["bits"] is not None else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)")
+            + (
+                f"{fa['bits']:.1f} bits"
+                if fa["bits"] is not None
+                else f">= {fa['bits_ci'][0]:.1f} bits (no false match seen)"
+            )
         )
     oa, pc = lk.get("offline_attack"), lk.get("pin_cascade")
     if oa is not None:
         med = oa["median_argon2_evaluations"]
         lines.append(
             "offline attack with the database: "
-            + (f"> {oa['tries_per_person']} tries for most people" if med is None else f"median {med:g} argon2 evaluations")
+            + (
+                f"> {oa['tries_per_person']} tries for most people"
+                if med is None
+                else f"median {med:g} argon2 evaluations"
+            )
             + f" ({oa['broken']}/{oa['people']} broken)"
         )
     if pc is not None:
-        lines.append(f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits ({pc['diverted_bits']:+.1f} diverted)")
+        lines.append(
+            f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits "
+            f"({pc['diverted_bits']:+.1f} diverted)"
+        )
     lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:
         lines.append(
@@ -1000,5 +1143,7 @@ def summary(r: dict[str, Any], out: Any) -> str:
     if er["crosscheck"]:
         cc = er["crosscheck"]
         lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")
-    lines.append(f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else ""))
+    lines.append(
+        f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else "")
+    )
     return "\n".join(lines)

@@ -44,7 +44,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
@@ -54,35 +54,35 @@ import numpy as np
 from sketchauth.errors import ParameterError
 
 __all__ = [
+    "ITEMS",
     "Item",
     "Options",
     "Reproduction",
-    "ITEMS",
-    "reproduce",
-    "write_report",
-    "printed_candidate_fraction",
-    "geometric_mechanism",
-    "juels_sudan_spurious",
-    "weighted_spurious",
-    "candidate_fraction_erratum",
+    "bp_corollary1",
+    "bp_example1",
+    "bp_example2",
+    "bp_repeated_rates",
+    "bp_theorem11",
     "candidate_count_typo",
-    "weighted_vault_q2",
-    "lemma5_s1",
-    "lemma5_s2",
+    "candidate_fraction_erratum",
+    "chaff_key_guessing",
+    "chaff_sketch_count",
     "fig62_identical",
     "fig62_noisy",
-    "toy_pad_parity",
-    "chaff_sketch_count",
-    "chaff_key_guessing",
+    "geometric_mechanism",
+    "juels_sudan_spurious",
+    "lemma5_s1",
+    "lemma5_s2",
     "mixing_lemma6",
     "mixing_theorem7",
     "mixing_theorem8",
     "mixing_two_fuzzy",
-    "bp_example1",
-    "bp_example2",
-    "bp_theorem11",
-    "bp_corollary1",
-    "bp_repeated_rates",
+    "printed_candidate_fraction",
+    "reproduce",
+    "toy_pad_parity",
+    "weighted_spurious",
+    "weighted_vault_q2",
+    "write_report",
 ]
 
 Verdict = Literal["agrees", "differs", "not reproducible"]
@@ -221,7 +221,7 @@ def juels_sudan_spurious() -> Item:
 
 
 def weighted_spurious() -> Item:
-    """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t′ it needs."""
+    """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t' it needs."""
     from sketchauth.sketches.vault import weighted_spurious_polynomials
 
     e = VAULT_EXAMPLE
@@ -235,14 +235,14 @@ def weighted_spurious() -> Item:
         id="weighted-spurious",
         source=THESIS,
         section="6.3.2",
-        title="weighted spurious polynomials (and the t′ they need)",
+        title="weighted spurious polynomials (and the t' they need)",
         printed=printed,
         library=value,
         verdict="agrees" if degree is not None else "differs",
         explanation=(
             f"(μ/3)·p^(D−g)·(q·r/D)^D with p = r = 10^4, q = 2, g = 35, μ = 10^−4 reproduces the "
-            f"printed value only at D = {degree}, i.e. t′ = {t_prime} (D = g − 2t′ − 1); the thesis "
-            "never states t′. Neighbouring degrees are orders of magnitude away (details)."
+            f"printed value only at D = {degree}, i.e. t' = {t_prime} (D = g − 2t' − 1); the thesis "
+            "never states t'. Neighbouring degrees are orders of magnitude away (details)."
         ),
         details={
             "degree_D": degree,
@@ -259,9 +259,7 @@ def printed_candidate_fraction(r: int, g: int, a: int) -> Fraction:
     where only the ``g − 2x`` singly used elements have a choice (``2^(g−2x)``, as
     :func:`sketchauth.sketches.vault.candidate_fraction` counts).
     """
-    count = sum(
-        2 ** (g - x) * math.comb(r, g - x) * math.comb(g - x, x) for x in range(max(0, g - a), g // 2 + 1)
-    )
+    count = sum(2 ** (g - x) * math.comb(r, g - x) * math.comb(g - x, x) for x in range(max(0, g - a), g // 2 + 1))
     return Fraction(count, math.comb(2 * r, g))
 
 
@@ -341,7 +339,7 @@ def weighted_vault_q2() -> Item:
         verdict="not reproducible",
         explanation=(
             f"Presenting the 32 template elements gives {n} candidate points of which {genuine} lie "
-            f"on F (degree D = {degree}, t′ = 3). A unique decoder (Berlekamp–Welch) needs "
+            f"on F (degree D = {degree}, t' = 3). A unique decoder (Berlekamp–Welch) needs "
             f"agreement ≥ (n + D + 1)/2 = {unique}, i.e. c − w ≥ D + 1 = {degree + 1}: here "
             f"c − w = {genuine} − {wrong} = {genuine - wrong}. "
             f"Even Guruswami–Sudan list decoding needs agreement above √(n·D) = {gs_threshold:.1f} > {genuine}. "
@@ -479,7 +477,7 @@ def fig62_noisy(options: Options = Options()) -> Item:
         verdict=_verdict(ok),
         explanation=(
             "With the second enrolment's template anywhere the first sketch accepts "
-            "(|b′ − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
+            "(|b' − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
             f"it), b − v changes parity half the time and the accuracy is {accuracy:.3f}, within "
             f"±{half:.3f} of the printed 0.55. The printed figure thus describes noisy "
             "re-enrolments, not the same template enrolled twice (previous item). "
@@ -593,7 +591,9 @@ def chaff_key_guessing(options: Options = Options()) -> Item:
     distribution = sketch.sketch_distribution()
     exact = exact_pad_success(distribution.values(), sketch.sketch_count, e["key_bits"])
     simulated = guessing_experiment(sketch, e["key_bits"], options.guessing_trials, options.seed)
-    shift = guessing_experiment(sketch, e["key_bits"], max(1000, options.guessing_trials // 10), options.seed, mixing="shift")
+    shift = guessing_experiment(
+        sketch, e["key_bits"], max(1000, options.guessing_trials // 10), options.seed, mixing="shift"
+    )
     frequencies = sorted((float(p) for p in distribution.values()), reverse=True)
     return Item(
         id="chaff-guessing",
@@ -648,7 +648,10 @@ def _mixing_toys() -> list[tuple[str, Any]]:
         ("interval n=6 v=2, pads <2,2>", exact_mixing(interval, secrets, [[2], [2]])),
         ("interval n=6 v=2, 2-bit key, pads <0,1,2,0>", exact_mixing(interval, secrets, [[0], [1], [2], [0]])),
         ("chaff n=6 d=1, pads <0,1>", exact_mixing(chaff, list(chaff.secret_space()), [[0], [1]])),
-        ("chaff n=9 d=2, 2-bit key, pads <0,1,2,3>", exact_mixing(chaff9, list(chaff9.secret_space()), [[0], [1], [2], [3]])),
+        (
+            "chaff n=9 d=2, 2-bit key, pads <0,1,2,3>",
+            exact_mixing(chaff9, list(chaff9.secret_space()), [[0], [1], [2], [3]]),
+        ),
     ]
 
 
@@ -680,20 +683,38 @@ def _bound_item(ident: str, section: str, title: str, statement: str, bound_key:
 
 def mixing_lemma6() -> Item:
     """Thesis 7.2, Lemma 6: ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, on exact toys."""
-    return _bound_item("lemma6", "ch. 7, Lemma 6", "joint entropy of a cascade",
-                       "H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S", "lemma6", "h_bk_given_q")
+    return _bound_item(
+        "lemma6",
+        "ch. 7, Lemma 6",
+        "joint entropy of a cascade",
+        "H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S",
+        "lemma6",
+        "h_bk_given_q",
+    )
 
 
 def mixing_theorem7() -> Item:
     """Thesis 7.2, Theorem 7: the bound on the important secret, on exact toys."""
-    return _bound_item("theorem7", "ch. 7, Theorem 7", "entropy of the important secret after mixing",
-                       "H̃∞(b|S) ≥ H∞(b) + H∞(k) − L_S (key recoverable)", "theorem7", "h_b_given_q")
+    return _bound_item(
+        "theorem7",
+        "ch. 7, Theorem 7",
+        "entropy of the important secret after mixing",
+        "H̃∞(b|S) ≥ H∞(b) + H∞(k) − L_S (key recoverable)",
+        "theorem7",
+        "h_b_given_q",
+    )
 
 
 def mixing_theorem8() -> Item:
     """Thesis 7.2, Theorem 8: the bound on the key, on exact toys."""
-    return _bound_item("theorem8", "ch. 7, Theorem 8", "entropy of the key after mixing",
-                       "H̃∞(k|S) ≥ H∞(k) + H∞(R) − L_S1", "theorem8", "h_k_given_q")
+    return _bound_item(
+        "theorem8",
+        "ch. 7, Theorem 8",
+        "entropy of the key after mixing",
+        "H̃∞(k|S) ≥ H∞(k) + H∞(R) − L_S1",
+        "theorem8",
+        "h_k_given_q",
+    )
 
 
 def _two_fuzzy_exact() -> dict[str, float]:
@@ -839,7 +860,7 @@ def bp_corollary1() -> Item:
 def _types(observations: int, outputs: int) -> np.ndarray:
     """Every composition of ``observations`` into ``outputs`` non-negative parts (the type classes)."""
     rows = [
-        tuple(b - a - 1 for a, b in zip((-1, *cut), (*cut, observations + outputs - 1)))
+        tuple(b - a - 1 for a, b in zip((-1, *cut), (*cut, observations + outputs - 1), strict=False))
         for cut in itertools.combinations(range(observations + outputs - 1), outputs - 1)
     ]
     return np.array(rows, dtype=np.int64)
@@ -877,7 +898,11 @@ def bp_repeated_rates(options: Options = Options()) -> Item:
     e2, o2 = _product_statistics(W, k2)
     slope_error = (math.log2(e1) - math.log2(e2)) / (k2 - k1)
     slope_overlap = (math.log2(o1) - math.log2(o2)) / (k2 - k1)
-    ok = rate_min <= rate_max and abs(slope_overlap - rate_max) < 0.1 * rate_max and abs(slope_error - rate_min) < 0.25 * rate_min
+    ok = (
+        rate_min <= rate_max
+        and abs(slope_overlap - rate_max) < 0.1 * rate_max
+        and abs(slope_error - rate_min) < 0.25 * rate_min
+    )
     return Item(
         id="bp-repeated-rates",
         source=BP,
@@ -977,8 +1002,15 @@ def _adaptive_runs(noise: Any, options: Options, pairs: int, features: int = 1) 
 
     return {
         column: linkage_experiment(
-            scheme, FIG62["n"], FIG62["q"], FIG62["tau"], pairs, options.seed,
-            features=features, noise=noise, adversary=adversary,
+            scheme,
+            FIG62["n"],
+            FIG62["q"],
+            FIG62["tau"],
+            pairs,
+            options.seed,
+            features=features,
+            noise=noise,
+            adversary=adversary,
         ).accuracy
         for column, scheme, adversary in ADAPTIVE_ADVERSARIES
     }
@@ -989,11 +1021,13 @@ def linkage_by_noise(options: Options = Options()) -> list[dict[str, Any]]:
     rows = []
     for noise in _noise_models():
         runs = _linkage_runs(noise, options, options.sweep_pairs)
-        rows.append({
-            "noise": noise.label,
-            **{s: r["accuracy"] for s, r in runs.items()},
-            **_adaptive_runs(noise, options, options.sweep_pairs),
-        })
+        rows.append(
+            {
+                "noise": noise.label,
+                **{s: r["accuracy"] for s, r in runs.items()},
+                **_adaptive_runs(noise, options, options.sweep_pairs),
+            }
+        )
     return rows
 
 
@@ -1006,11 +1040,15 @@ def linkage_by_features(options: Options = Options()) -> list[dict[str, Any]]:
         for features in (1, 2, 4, 8, 16):
             pairs = max(500, options.sweep_pairs // features)
             runs = _linkage_runs(noise, options, pairs, features=features)
-            rows.append({
-                "noise": noise.label, "features": features, "pairs": pairs,
-                **{s: r["accuracy"] for s, r in runs.items()},
-                **_adaptive_runs(noise, options, pairs, features=features),
-            })
+            rows.append(
+                {
+                    "noise": noise.label,
+                    "features": features,
+                    "pairs": pairs,
+                    **{s: r["accuracy"] for s, r in runs.items()},
+                    **_adaptive_runs(noise, options, pairs, features=features),
+                }
+            )
     return rows
 
 
@@ -1085,9 +1123,7 @@ class Reproduction:
         }
 
 
-def reproduce(
-    options: Options = Options(), *, progress: Callable[[str], None] | None = None
-) -> Reproduction:
+def reproduce(options: Options = Options(), *, progress: Callable[[str], None] | None = None) -> Reproduction:
     """Compute every item and the supplementary tables; ``progress(name)`` after each step."""
     started = time.perf_counter()
     items = []
@@ -1107,7 +1143,7 @@ def reproduce(
         linkage_features=tuple(features),
         options=options,
         seconds=time.perf_counter() - started,
-        generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        generated=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
 
@@ -1154,7 +1190,7 @@ def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
     for i in rep.items:
         lines += [
             "",
-            f"<a id=\"{i.id}\"></a>",
+            f'<a id="{i.id}"></a>',
             f"## {i.title}",
             "",
             f"*{i.source}, {i.section}* — **{i.verdict}**. Printed: {_fmt(i.printed)}; library: "

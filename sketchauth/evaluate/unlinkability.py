@@ -82,17 +82,17 @@ from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 
 __all__ = [
-    "Linkability",
-    "linkability",
-    "LinkagePairs",
-    "link_pairs",
     "LINKAGE_ATTACKS",
+    "Linkability",
+    "LinkagePairs",
     "UnlinkabilityResult",
+    "crt_candidates",
+    "difference_decoding_score",
     "evaluate_unlinkability",
     "interval_residue_distance",
-    "difference_decoding_score",
+    "link_pairs",
+    "linkability",
     "vault_differential_score",
-    "crt_candidates",
 ]
 
 #: Integer scores spanning at most this many values get one bin per integer.
@@ -139,9 +139,7 @@ def _bin_edges(scores: np.ndarray, bins: int | None) -> np.ndarray:
     return np.linspace(lo, hi, count + 1)
 
 
-def linkability(
-    mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | None = None
-) -> Linkability:
+def linkability(mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | None = None) -> Linkability:
     """``D↔(s)`` per bin and ``D↔sys`` (formulas in the module docstring)."""
     m = np.asarray(mated, dtype=float).ravel()
     n = np.asarray(nonmated, dtype=float).ravel()
@@ -363,19 +361,31 @@ def _difference_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> f
     return difference_decoding_score(sketch, ha, hb)
 
 
-def _vault_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any) -> float:
+def _vault_score(
+    sketch: SecureSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any
+) -> float:
     return vault_differential_score(sketch, ha, hb, trials=trials, seed=seed)[0]
 
 
 LINKAGE_ATTACKS: dict[str, Attack] = {
     "interval": Attack("residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"),
-    "asymmetric-interval/s1": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
-    "asymmetric-interval/s2": Attack("s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"),
-    "asymmetric-interval/s3": Attack("s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"),
+    "asymmetric-interval/s1": Attack(
+        "s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"
+    ),
+    "asymmetric-interval/s2": Attack(
+        "s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
+    ),
+    "asymmetric-interval/s3": Attack(
+        "s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
+    ),
     "code-offset": Attack("difference-decoding", False, _difference_score, "weight of decode(S xor S', 0)"),
     "pinsketch": Attack("difference-decoding", False, _difference_score, "size of decode(s(A) xor s(B), {})"),
-    "fuzzy-vault": Attack("differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"),
-    "weighted-vault": Attack("differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"),
+    "fuzzy-vault": Attack(
+        "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
+    ),
+    "weighted-vault": Attack(
+        "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
+    ),
 }
 
 
@@ -388,7 +398,7 @@ def _attack_key(sketch: SecureSketch) -> str:
 # -- reversibility probes ---------------------------------------------------------------------------------
 def _reversibility_interval(sketch: SecureSketch, pairs: LinkagePairs, second: SecureSketch) -> dict[str, Any]:
     recovered = []
-    for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+    for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         ra, sa = sketch.symbols(sketch.payload(ha))
         rb, sb = second.symbols(second.payload(hb))
         cand = crt_candidates(ra, sa.moduli, rb, sb.moduli, sketch.n)  # type: ignore[attr-defined, arg-type]
@@ -403,7 +413,7 @@ def _reversibility_interval(sketch: SecureSketch, pairs: LinkagePairs, second: S
 
 def _reversibility_s1(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
     recovered = []
-    for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+    for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)  # type: ignore[attr-defined]
         ra, _ = sketch.symbols(sketch.payload(ha))
         rb, _ = sketch.symbols(sketch.payload(hb))
@@ -418,12 +428,16 @@ def _reversibility_s1(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, An
 
 def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
     recovered = []
-    for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets):
+    for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         hits = 0
-        for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb))):  # type: ignore[attr-defined]
-            ia = set(zip(pa[:-1].tolist(), pa[1:].tolist()))
+        for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb), strict=False)):  # type: ignore[attr-defined]
+            ia = set(zip(pa[:-1].tolist(), pa[1:].tolist(), strict=False))
             # Only even intervals can be (b - v, b + v) (s3's odd decoys cannot; s2 has no others).
-            shared = {(lo, hi) for lo, hi in ia & set(zip(pb[:-1].tolist(), pb[1:].tolist())) if (hi - lo) % 2 == 0}
+            shared = {
+                (lo, hi)
+                for lo, hi in ia & set(zip(pb[:-1].tolist(), pb[1:].tolist(), strict=False))
+                if (hi - lo) % 2 == 0
+            }
             if len(shared) == 1:
                 lo, hi = next(iter(shared))
                 hits += int((lo + hi) // 2 == b[j] and (hi - lo) // 2 == v[j])
@@ -437,7 +451,7 @@ def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, An
 
 def _reversibility_difference(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
     learnt = 0
-    for ha, hb in zip(pairs.first_helpers, pairs.second_helpers):
+    for ha, hb in zip(pairs.first_helpers, pairs.second_helpers, strict=False):
         try:
             difference_decoding(sketch, ha, hb)
             learnt += 1
@@ -456,7 +470,7 @@ def _reversibility_vault(
 ) -> dict[str, Any]:
     recovered = []
     q = int(getattr(sketch, "q", 1)) if sketch.scheme_name == "weighted-vault" else 1
-    for (score, mask), secret in zip(mated, pairs.first_secrets):
+    for (score, mask), secret in zip(mated, pairs.first_secrets, strict=False):
         elements = secret[0] if isinstance(secret, tuple) else secret
         # Only a polynomial beating every non-mated pair's best (chance level) names genuine slots.
         if score <= chance:
@@ -466,7 +480,10 @@ def _reversibility_vault(
         recovered.append(float(np.isin(np.asarray(elements), named).mean()))
     return {
         "applicable": True,
-        "method": "slots agreeing with the best differential polynomial, when it beats every non-mated pair, name template elements",
+        "method": (
+            "slots agreeing with the best differential polynomial, when it beats every non-mated pair, "
+            "name template elements"
+        ),
         "recovered_fraction": float(np.mean(recovered)),
     }
 
@@ -512,9 +529,9 @@ def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
     degree = int(sketch.k) - 1  # type: ignore[attr-defined]
     slots = int(getattr(sketch, "slots", getattr(sketch, "p", 0)))
     probs = []
-    for a, b in zip(pairs.first_secrets, pairs.second_secrets):
+    for a, b in zip(pairs.first_secrets, pairs.second_secrets, strict=False):
         if isinstance(a, tuple):
-            common, ia, ib = np.intersect1d(a[0], b[0], return_indices=True)
+            _common, ia, ib = np.intersect1d(a[0], b[0], return_indices=True)
             c = int(np.minimum(a[1][ia], b[1][ib]).sum())
         else:
             c = int(np.intersect1d(a, b).size)
@@ -550,10 +567,18 @@ def evaluate_unlinkability(
         raise ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(sorted(LINKAGE_ATTACKS))}")
     attack = LINKAGE_ATTACKS[key]
     pairs = link_pairs(
-        sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, nonmated_per_identity=nonmated_per_identity, seed=seed
+        sketch,
+        enrol_fn,
+        data,
+        enrol_samples=enrol_samples,
+        setting=setting,
+        nonmated_per_identity=nonmated_per_identity,
+        seed=seed,
     )
     people = len(pairs.first_helpers)
-    all_pairs = [(i, i) for i in range(people)] + list(zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist()))
+    all_pairs = [(i, i) for i in range(people)] + list(
+        zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist(), strict=False)
+    )
     iterator: Sequence[tuple[int, int]] | Any = all_pairs
     if progress:
         from tqdm import tqdm
@@ -564,17 +589,23 @@ def evaluate_unlinkability(
     for k, (i, j) in enumerate(iterator):
         if is_vault and k < people:
             # Keep the mated pairs' agreeing slots for the reversibility probe.
-            score, mask = vault_differential_score(sketch, pairs.first_helpers[i], pairs.second_helpers[j], trials=trials, seed=seed + k)
+            score, mask = vault_differential_score(
+                sketch, pairs.first_helpers[i], pairs.second_helpers[j], trials=trials, seed=seed + k
+            )
             masks.append((score, mask))
         else:
-            score = attack.score(sketch, pairs.first_helpers[i], pairs.second_helpers[j], tau=tau, trials=trials, seed=seed + k)
+            score = attack.score(
+                sketch, pairs.first_helpers[i], pairs.second_helpers[j], tau=tau, trials=trials, seed=seed + k
+            )
         scores.append(score)
     mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
     measures = linkability(mated, nonmated, omega=omega, bins=bins)
     extra: dict[str, Any] = {}
     if key == "interval":
         second = _second_interval(sketch)
-        rev_pairs = link_pairs(sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second)
+        rev_pairs = link_pairs(
+            sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second
+        )
         reversibility = _reversibility_interval(sketch, rev_pairs, second)
     elif key == "asymmetric-interval/s1":
         reversibility = _reversibility_s1(sketch, pairs)

@@ -17,18 +17,18 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "FeatureTransform",
-    "Pipeline",
-    "IntervalPipeline",
     "AsymmetricIntervalPipeline",
     "CodeOffsetPipeline",
+    "FeatureTransform",
+    "IntervalPipeline",
+    "Pipeline",
     "ThermometerPipeline",
     "TolerancePath",
-    "tolerance_path",
     "choose_error_tolerance",
+    "evaluate_pipelines",
     "load_pipeline",
     "load_pipelines",
-    "evaluate_pipelines",
+    "tolerance_path",
 ]
 
 _WHERE = {

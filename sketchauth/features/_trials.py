@@ -55,7 +55,9 @@ def enrolment_trials(
     project: Callable[[np.ndarray], np.ndarray], data: LabelledVectors, enrol_samples: int | Protocol
 ) -> Trials:
     """Split ``data`` into enrolments and probes by the protocol (see the module docstring) after ``project``."""
-    protocol = enrol_samples if isinstance(enrol_samples, Protocol) else Protocol(check_int("enrol_samples", enrol_samples))
+    protocol = (
+        enrol_samples if isinstance(enrol_samples, Protocol) else Protocol(check_int("enrol_samples", enrol_samples))
+    )
     plan = protocol.plan(data.identities, data.split)
     y = project(np.asarray(data.samples))
     enrolment = np.stack([y[rows] for rows in plan.enrol_rows])

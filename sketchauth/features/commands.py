@@ -32,7 +32,7 @@ def _min_identities(holdout: float) -> int:
     """Smallest population whose identity split leaves 2 identities to fit, calibrate and check."""
     j = 6
     while True:
-        cut = int(round(j * (1.0 - holdout)))
+        cut = round(j * (1.0 - holdout))
         middle = cut + (j - cut) // 2
         if cut >= 2 and middle - cut >= 2 and j - middle >= 2:
             return j
@@ -40,7 +40,13 @@ def _min_identities(holdout: float) -> int:
 
 
 def split_background(
-    data: Any, holdout: float, seed: int, *, by: str = "identities", source: str = "the background data", enrol_samples: int = 1
+    data: Any,
+    holdout: float,
+    seed: int,
+    *,
+    by: str = "identities",
+    source: str = "the background data",
+    enrol_samples: int = 1,
 ) -> tuple[Any, Any, Any]:
     """(fit, calibration, check) subsets of a background population.
 
@@ -64,14 +70,14 @@ def split_background(
     if by == "identities":
         labels = np.unique(data.identities)
         order = np.random.default_rng(seed).permutation(labels.size)
-        cut = int(round(labels.size * (1.0 - holdout)))
+        cut = round(labels.size * (1.0 - holdout))
         middle = cut + (labels.size - cut) // 2
         parts = (labels[order[:cut]], labels[order[cut:middle]], labels[order[middle:]])
         sizes = [p.size for p in parts]
         if min(sizes) < 2:
             raise ParameterError(
                 f"{source}: {labels.size} identities split by identity (holdout {holdout:g}) leave "
-                + ", ".join(f"{n} for {name}" for n, name in zip(sizes, names))
+                + ", ".join(f"{n} for {name}" for n, name in zip(sizes, names, strict=False))
                 + f"; each part needs at least 2 identities. Use at least {_min_identities(holdout)} identities, "
                 "or --calibration-split samples (closed set: the parts share people; the summary says so)"
             )
@@ -80,10 +86,10 @@ def split_background(
         masks = [np.zeros(len(data.identities), dtype=bool) for _ in names]
         need = max(2, enrol_samples + 1)
         for label, rows in rows_by_identity(data.identities):
-            cut = int(round(rows.size * (1.0 - holdout)))
+            cut = round(rows.size * (1.0 - holdout))
             middle = cut + (rows.size - cut) // 2
             pieces = (rows[:cut], rows[cut:middle], rows[middle:])
-            short = [name for name, piece in zip(names, pieces) if piece.size < need]
+            short = [name for name, piece in zip(names, pieces, strict=False) if piece.size < need]
             if short:
                 raise ParameterError(
                     f"{source}: identity {label} has {rows.size} samples; split by samples (holdout {holdout:g}) its "
@@ -91,7 +97,7 @@ def split_background(
                     f"({enrol_samples} to enrol + 1 probe). Give each identity at least "
                     f"{_min_samples(holdout, need)} samples, lower --enrol-samples, or drop that identity"
                 )
-            for mask, piece in zip(masks, pieces):
+            for mask, piece in zip(masks, pieces, strict=False):
                 mask[piece] = True
     return tuple(LabelledVectors(data.identities[m], data.samples[m]) for m in masks)  # type: ignore[return-value]
 
@@ -99,7 +105,7 @@ def split_background(
 def _min_samples(holdout: float, need: int) -> int:
     n = need
     while True:
-        cut = int(round(n * (1.0 - holdout)))
+        cut = round(n * (1.0 - holdout))
         middle = cut + (n - cut) // 2
         if min(cut, middle - cut, n - middle) >= need:
             return n
@@ -116,7 +122,7 @@ def _synth(args: argparse.Namespace) -> int:
     labels = np.char.add(f"{args.prefix}", data.identities.astype(str))
     with open(args.out, "w", encoding="utf-8") as out:
         out.write("identity," + ",".join(f"f{j}" for j in range(data.features)) + "\n")
-        for label, row in zip(labels.tolist(), data.samples):
+        for label, row in zip(labels.tolist(), data.samples, strict=False):
             out.write(label + "," + ",".join(f"{v:.6g}" for v in row) + "\n")
     print(f"{args.identities} identities x {args.samples} samples x {data.features} features -> {args.out}")
     return 0
@@ -206,7 +212,8 @@ def _fit(args: argparse.Namespace) -> int:
             "transform": str(args.out),
             "background": {k: training[k] for k in ("identities", "samples", "features")},
             "protocol": (
-                "closed set: the calibration and check parts are later samples of the people the transform was fitted on "
+                "closed set: the calibration and check parts are later samples of the people "
+                "the transform was fitted on "
                 "(split by samples); expected rates are optimistic"
                 if args.calibration_split == "samples"
                 else "open set: calibration and check identities are disjoint from the fit identities"
@@ -247,7 +254,9 @@ def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
         t_lv, p_lv = transform.quantise(trials.templates), transform.quantise(trials.probes)
         v = np.full(transform.dimensions, transform.levels)
         v[pipeline.dims] = pipeline.tolerances
-        genuine, impostor = pair_scores(t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64))
+        genuine, impostor = pair_scores(
+            t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64)
+        )
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
         return _rates(*pipeline.trial_distances(trials), pipeline.sketch.t)
@@ -269,8 +278,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
         training = transform.training
         fit, calibration, check = split_background(
-            load_vectors(args.background), float(training.get("holdout", 0.3)), int(training.get("split_seed", 0)),
-            by=str(training.get("calibration_split", "identities")), source=str(args.background),
+            load_vectors(args.background),
+            float(training.get("holdout", 0.3)),
+            int(training.get("split_seed", 0)),
+            by=str(training.get("calibration_split", "identities")),
+            source=str(args.background),
             enrol_samples=args.enrol_samples,
         )
         # Both held-out parts build the interval path here: nothing is being checked on them.
@@ -285,9 +297,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         bar.update()
         kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
         result = evaluate_pipelines(
-            transform, calibration, data, enrol_samples=args.enrol_samples, kinds=kinds,
-            code_bits=args.code_bits, thermometer_resolution=args.resolution, set_kind=set_kind,
-            attack_people=args.attack_people, attack_tries=args.attack_tries, decode_checks=args.decode_checks,
+            transform,
+            calibration,
+            data,
+            enrol_samples=args.enrol_samples,
+            kinds=kinds,
+            code_bits=args.code_bits,
+            thermometer_resolution=args.resolution,
+            set_kind=set_kind,
+            attack_people=args.attack_people,
+            attack_tries=args.attack_tries,
+            decode_checks=args.decode_checks,
         )
         bar.update()
         out = Path(args.out)
@@ -320,7 +340,9 @@ def _evaluation_data(args: argparse.Namespace) -> Any:
         raise ParameterError(f"{args.data} and {args.probe_data} label identities differently (numbers vs text)")
     split = np.array(["enrol"] * len(data.identities) + ["probe"] * len(probes.identities))
     return LabelledVectors(
-        np.concatenate([data.identities, probes.identities]), np.vstack([data.samples, probes.samples]), split,
+        np.concatenate([data.identities, probes.identities]),
+        np.vstack([data.samples, probes.samples]),
+        split,
         f"files: {Path(args.data).name} enrols, {Path(args.probe_data).name} probes",
     )
 
@@ -349,15 +371,23 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--holdout", type=float, default=0.3, help="share of identities held out (default 0.3)")
     f.add_argument("--seed", type=int, default=0, help="seed of the identity split (default 0)")
     f.add_argument(
-        "--calibration-split", choices=SPLITS, default="identities",
+        "--calibration-split",
+        choices=SPLITS,
+        default="identities",
         help="hold out whole identities (open set, default) or later samples of every identity (closed set, "
         "for populations too small to spare identities)",
     )
     f.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
-    f.add_argument("--target-fmr", type=float, default=1e-2, help="FMR the interval/thermometer pipelines aim at (default 0.01)")
-    f.add_argument("--target-fnmr", type=float, default=0.05, help="FNMR the code-offset pipeline aims at (default 0.05)")
+    f.add_argument(
+        "--target-fmr", type=float, default=1e-2, help="FMR the interval/thermometer pipelines aim at (default 0.01)"
+    )
+    f.add_argument(
+        "--target-fnmr", type=float, default=0.05, help="FNMR the code-offset pipeline aims at (default 0.05)"
+    )
     f.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
-    f.add_argument("--resolution", type=float, default=0.15, help="thermometer step in weighted whitened units (default 0.15)")
+    f.add_argument(
+        "--resolution", type=float, default=0.15, help="thermometer step in weighted whitened units (default 0.15)"
+    )
     f.set_defaults(func=_fit)
 
     e = group.add_parser("evaluate", help="FNMR/FMR/EER of every pipeline vs the unprotected reference")
@@ -366,22 +396,29 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--data", required=True, help="evaluation people (not in the background): CSV or NPZ")
     e.add_argument("--out", required=True, help="directory for features.json, features.md, features_det.png")
     e.add_argument(
-        "--probe-data", help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
-        "of each identity); default: roles from --data's split/session/role column, else row order"
+        "--probe-data",
+        help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
+        "of each identity); default: roles from --data's split/session/role column, else row order",
     )
     e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
     e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
     e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
     e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
     e.add_argument(
-        "--attack-tries", type=int, default=100,
+        "--attack-tries",
+        type=int,
+        default=100,
         help="background samples tried per person in the offline attack (default 100; 0 skips the attack)",
     )
     e.add_argument("--no-plots", dest="no_plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
     e.add_argument("--no-plot", dest="no_plot", action="store_true", help=argparse.SUPPRESS)  # old spelling
     e.add_argument("--quiet", action="store_true", help="no progress output (none is shown off a terminal anyway)")
     e.add_argument(
-        "--decode-checks", type=int, default=10_000, metavar="N",
-        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting (default 10000; 0: none)",
+        "--decode-checks",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="trials per protected row re-decided by real encode/decode at its FMR 1e-2 setting "
+        "(default 10000; 0: none)",
     )
     e.set_defaults(func=_evaluate)

@@ -22,10 +22,11 @@ decoders' guarantees; a decoder landing on another secret is rejected by the has
 score sweep *is* the sweep of the pipeline's tolerance (the s2 rule is ``−v ≤ Δ < v``: its decoder
 also accepts the left end ``b − v``). Every run confirms it: :func:`decode_check` re-decides at
 least 10^4 trials of each protected row (all when fewer) by real encode → decode → compare at
-its FMR 1e-2 setting and records the disagreements (must be 0). Reported per matcher (ISO/IEC 19795-1 vocabulary): FNMR at FMR ``1e-2``,
-``1e-3`` and ``1e-4`` (the most permissive setting meeting each FMR on this data) with 95%
-Wilson intervals (:mod:`sketchauth.evaluate.rates`), the EER, and the entropy-loss bound of the
-pipeline at its FMR ``1e-2`` setting next to the bits its secret carries. The issue's goal is
+its FMR 1e-2 setting and records the disagreements (must be 0). Reported per matcher
+(ISO/IEC 19795-1 vocabulary): FNMR at FMR ``1e-2``, ``1e-3`` and ``1e-4`` (the most permissive
+setting meeting each FMR on this data) with 95% Wilson intervals (:mod:`sketchauth.evaluate.rates`),
+the EER, and the entropy-loss bound of the pipeline at its FMR ``1e-2`` setting next to the bits
+its secret carries. The issue's goal is
 checked by :attr:`FeatureEvaluation.goal`: the best protected FNMR at FMR 1% over the
 reference's, at most 1.25.
 """
@@ -66,7 +67,15 @@ from sketchauth.features.security import (
 )
 from sketchauth.features.transform import FeatureTransform
 
-__all__ = ["FMR_TARGETS", "GOAL_RATIO", "OperatingPoint", "MatcherResult", "FeatureEvaluation", "evaluate_pipelines", "check_through_scheme"]
+__all__ = [
+    "FMR_TARGETS",
+    "GOAL_RATIO",
+    "FeatureEvaluation",
+    "MatcherResult",
+    "OperatingPoint",
+    "check_through_scheme",
+    "evaluate_pipelines",
+]
 
 FMR_TARGETS = (1e-2, 1e-3, 1e-4)
 #: the goal: best protected FNMR at FMR 1% within this factor of the reference's.
@@ -169,7 +178,14 @@ class FeatureEvaluation:
         """Best protected FNMR at FMR 1% over the reference's (``ratio``), and whether ≤ 1.25."""
         if not any(r.protected for r in self.results):
             ref = self.reference.at(1e-2).fnmr
-            return {"pipeline": None, "fnmr": None, "reference_fnmr": ref, "ratio": None, "target_ratio": GOAL_RATIO, "met": False}
+            return {
+                "pipeline": None,
+                "fnmr": None,
+                "reference_fnmr": ref,
+                "ratio": None,
+                "target_ratio": GOAL_RATIO,
+                "met": False,
+            }
         best, ref = self.best_protected.at(1e-2).fnmr, self.reference.at(1e-2).fnmr
         ratio = math.inf if ref == 0 and best > 0 else (1.0 if ref == 0 else best / ref)
         return {
@@ -215,8 +231,11 @@ class FeatureEvaluation:
         if checks:
             wrong = any(r.decode_check.get("disagreements") for r in self.results)
             rows.append(
-                "\n" + ("**WARNING — the rows do NOT equal the real schemes.** " if wrong else "")
-                + "Disagreements with real encode → decode at the FMR 1e-2 setting: " + "; ".join(checks) + "."
+                "\n"
+                + ("**WARNING — the rows do NOT equal the real schemes.** " if wrong else "")
+                + "Disagreements with real encode → decode at the FMR 1e-2 setting: "
+                + "; ".join(checks)
+                + "."
             )
         g = self.goal
         foot = (
@@ -245,15 +264,24 @@ class FeatureEvaluation:
             f"samples through helper data and hash, argon2 evaluations until first success; d: with a "
             f"{PIN_DIGITS}-digit PIN cascade, Theorem 7):",
             "",
-            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits | (c) offline attack | (d) with PIN: bits |",
+            "| pipeline | FNMR / FMR | (a) guaranteed bits | (b) false-accept bits "
+            "| (c) offline attack | (d) with PIN: bits |",
             "|---|---|---|---|---|---|",
             *[f.row() for f in self.security],
         ]
         if self.recommendation is not None:
-            lines += ["", f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}."]
+            lines += [
+                "",
+                f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}.",
+            ]
         if self.tuning:
-            lines += ["", "Tuning view (FNMR against guaranteed bits):", "",
-                      "| pipeline | setting | FNMR | FMR | guaranteed bits | with PIN |", "|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                "Tuning view (FNMR against guaranteed bits):",
+                "",
+                "| pipeline | setting | FNMR | FMR | guaranteed bits | with PIN |",
+                "|---|---|---|---|---|---|",
+            ]
             for row in self.tuning:
                 lines.append(
                     f"| {row['pipeline']} | {row['setting']:g} | {row['fnmr']:.4f} | {row['fmr']:.4f} | "
@@ -334,8 +362,16 @@ def _result(
         pipeline = build(points[0].setting)
         loss, secret = pipeline.report().loss_bound_bits, pipeline.secret_bits
     return MatcherResult(
-        name, protected, tuple(points), eer(fmr_curve, fnmr_curve), loss, secret, (fmr_curve, fnmr_curve), note,
-        (genuine, impostor), build,
+        name,
+        protected,
+        tuple(points),
+        eer(fmr_curve, fnmr_curve),
+        loss,
+        secret,
+        (fmr_curve, fnmr_curve),
+        note,
+        (genuine, impostor),
+        build,
     )
 
 
@@ -389,7 +425,9 @@ def evaluate_pipelines(
         # One configuration the data cannot support (too few dimensions for a code, no tolerance
         # reaching the target) is reported with its reason; the other pipelines are still evaluated.
         try:
-            results.append(_EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution))
+            results.append(
+                _EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution)
+            )
         except SketchAuthError as exc:
             unavailable.append((kind, str(exc)))
     plan = protocol.plan(data.identities, data.split)
@@ -405,8 +443,16 @@ def evaluate_pipelines(
         attackers = (heldout.samples, heldout.identities, plan.labels[:attack_people])
         figures, tuning, recommendation = _security(results, victims, attackers, attack_tries, seed)
     return FeatureEvaluation(
-        tuple(results), trials.identities, int(genuine.size), int(impostor.size), enrol_samples,
-        protocol.describe(plan), tuple(unavailable), figures, tuning, recommendation,
+        tuple(results),
+        trials.identities,
+        int(genuine.size),
+        int(impostor.size),
+        enrol_samples,
+        protocol.describe(plan),
+        tuple(unavailable),
+        figures,
+        tuning,
+        recommendation,
     )
 
 
@@ -425,16 +471,25 @@ def _security(
             background, background_labels, labels = attackers
             attack = (
                 offline_attack(
-                    pipeline, victims, background, attempts=tries, seed=seed,
-                    background_labels=background_labels, labels=labels,
+                    pipeline,
+                    victims,
+                    background,
+                    attempts=tries,
+                    seed=seed,
+                    background_labels=background_labels,
+                    labels=labels,
                 )
                 if tries > 0
                 else None
             )
             figures.append(
                 security_figures(
-                    r.name, pipeline, setting=point.setting, fnmr=point.fnmr,
-                    false_matches=int(np.count_nonzero(impostor <= point.setting)), impostor_trials=impostor.size,
+                    r.name,
+                    pipeline,
+                    setting=point.setting,
+                    fnmr=point.fnmr,
+                    false_matches=int(np.count_nonzero(impostor <= point.setting)),
+                    impostor_trials=impostor.size,
                     attack=attack,
                 )
             )
@@ -497,7 +552,9 @@ def _thermometer(
     return _result("thermometer + PinSketch (weighted L1)", genuine, impostor, protected=True, build=build)
 
 
-def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
+def _asymmetric(
+    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any
+) -> MatcherResult:
     if m < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2")
     from sketchauth.features.pipeline import AsymmetricIntervalPipeline, asymmetric_scale_scores
@@ -510,7 +567,9 @@ def _asymmetric(transform: FeatureTransform, heldout: LabelledVectors, trials: T
     def build(scale: float) -> Pipeline:
         # The score is the scale at which ⌈c·s⌉ first exceeds w − margin (strictly): a scale a hair
         # above it realises "accept iff score ≤ setting".
-        return AsymmetricIntervalPipeline(transform, dims, q=q, scale=max(scale, 0.0) * (1 + 1e-9) + 1e-6, margin=margin)
+        return AsymmetricIntervalPipeline(
+            transform, dims, q=q, scale=max(scale, 0.0) * (1 + 1e-9) + 1e-6, margin=margin
+        )
 
     return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, build=build)
 
@@ -560,13 +619,23 @@ def decode_check(
             helpers[j] = (sketch.encode(secret), sketch.secret_bytes(secret))
         helper, canonical = helpers[j]
         try:
-            real = sketch.secret_bytes(sketch.decode(helper, pipeline.sample_transform(probes_raw[probe_rows[k]]))) == canonical
+            real = (
+                sketch.secret_bytes(sketch.decode(helper, pipeline.sample_transform(probes_raw[probe_rows[k]])))
+                == canonical
+            )
         except DecodeError:
             real = False
         if real != bool(accepted[k]):
             disagreements += 1
             if len(examples) < 5:
-                examples.append({"template": j, "probe": int(probe_rows[k]), "score": float(scores[k]), "rule_accepts": bool(accepted[k])})
+                examples.append(
+                    {
+                        "template": j,
+                        "probe": int(probe_rows[k]),
+                        "score": float(scores[k]),
+                        "rule_accepts": bool(accepted[k]),
+                    }
+                )
     return replace(
         result,
         decode_check={
@@ -622,7 +691,10 @@ def _rule_accepts(pipeline: Pipeline, enrol_x: np.ndarray, sample: np.ndarray) -
     if isinstance(pipeline, IntervalPipeline):
         return bool(np.all(np.abs(probe - secret) < pipeline.tolerances))
     if isinstance(pipeline, CodeOffsetPipeline):
-        return int(np.count_nonzero(np.frombuffer(probe, np.uint8) != np.frombuffer(secret, np.uint8))) <= pipeline.sketch.t
+        return (
+            int(np.count_nonzero(np.frombuffer(probe, np.uint8) != np.frombuffer(secret, np.uint8)))
+            <= pipeline.sketch.t
+        )
     if isinstance(pipeline, ThermometerPipeline):
         return int(np.setxor1d(probe, secret).size) <= pipeline.sketch.t
     from sketchauth.evaluate.deciders import ASYMMETRIC_RULES

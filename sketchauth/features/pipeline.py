@@ -90,18 +90,18 @@ from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
     "PIPELINE_FORMAT",
-    "Pipeline",
-    "IntervalPipeline",
     "AsymmetricIntervalPipeline",
     "CodeOffsetPipeline",
+    "IntervalPipeline",
+    "Pipeline",
     "ThermometerPipeline",
-    "fisher_weights",
-    "TolerancePath",
-    "tolerance_path",
     "ToleranceChoice",
+    "TolerancePath",
     "choose_error_tolerance",
+    "fisher_weights",
     "load_pipeline",
     "load_pipelines",
+    "tolerance_path",
 ]
 
 PIPELINE_FORMAT = "sketchauth-pipeline/v1"
@@ -198,7 +198,11 @@ class Pipeline(ABC):
         embedding; it stores the same helper data and hash as :meth:`enrol` would.
         """
         params = {k: v for k, v in self.sketch.params().items() if v is not None}
-        return {"scheme": self.sketch.scheme_name, "params": params, "samples": [_json_ready(self.secret_from_samples(samples))]}
+        return {
+            "scheme": self.sketch.scheme_name,
+            "params": params,
+            "samples": [_json_ready(self.secret_from_samples(samples))],
+        }
 
     def service_sample(self, sample: Any) -> list[int]:
         """JSON ``sample`` of ``POST /v1/users/{id}/verification`` (transform applied client-side)."""
@@ -324,7 +328,9 @@ class TolerancePath:
         return need[np.arange(k), np.minimum(deltas, levels - 1)].max(axis=-1)
 
 
-def _level_trials(transform: FeatureTransform, data: LabelledVectors, enrol_samples: int) -> tuple[Trials, np.ndarray, np.ndarray]:
+def _level_trials(
+    transform: FeatureTransform, data: LabelledVectors, enrol_samples: int
+) -> tuple[Trials, np.ndarray, np.ndarray]:
     trials = enrolment_trials(transform.project, data, enrol_samples)
     return trials, transform.quantise(trials.templates), transform.quantise(trials.probes)
 
@@ -569,7 +575,9 @@ class AsymmetricIntervalPipeline(Pipeline):
         return pipeline
 
 
-def _allowed_false_matches(target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int) -> int:
+def _allowed_false_matches(
+    target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int
+) -> int:
     """``⌊target · I⌋`` for the ``I`` impostor trials of ``heldout``, in exact arithmetic."""
     from fractions import Fraction
 
@@ -617,7 +625,8 @@ def _code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -
     count -= count % per_byte
     if count * bits < 16:
         raise ParameterError(
-            f"{transform.dimensions} dimensions × {bits} bits give fewer than 2 whole bytes; use more bits or dimensions"
+            f"{transform.dimensions} dimensions × {bits} bits give fewer than 2 whole bytes; "
+            "use more bits or dimensions"
         )
     return np.arange(count)
 
@@ -678,7 +687,8 @@ class CodeOffsetPipeline(Pipeline):
         ok = np.flatnonzero(accepted[1:] <= allowed)
         if t_max < 1 or ok.size == 0:
             raise ParameterError(
-                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; use more bits or dimensions"
+                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; "
+                "use more bits or dimensions"
             )
         return cls(transform, dims, bits=bits, t=int(ok[-1]) + 1)
 
@@ -828,7 +838,9 @@ class ThermometerPipeline(Pipeline):
         self.offsets = np.concatenate([[0], np.cumsum(self.counts - 1)[:-1]])
         universe = int(np.sum(self.counts - 1))
         if universe > MAX_THERMOMETER_BITS:
-            raise ParameterError(f"thermometer codes of {universe} bits exceed {MAX_THERMOMETER_BITS}; use a coarser resolution")
+            raise ParameterError(
+                f"thermometer codes of {universe} bits exceed {MAX_THERMOMETER_BITS}; use a coarser resolution"
+            )
         m = max(8, universe.bit_length())
         self._sketch = PinSketch(m=m, t=t)
 
@@ -844,10 +856,10 @@ class ThermometerPipeline(Pipeline):
     ) -> ThermometerPipeline:
         """All kept dimensions, steps from :func:`fisher_weights`, ``t`` for ``target_fmr`` on held-out data."""
         draft = cls.with_resolution(transform, enrol_samples=enrol_samples, resolution=resolution, t=1)
-        genuine, impostor = draft.level_distances(heldout, enrol_samples=enrol_samples)
+        _genuine, impostor = draft.level_distances(heldout, enrol_samples=enrol_samples)
         ok = np.sort(impostor)
         # Largest t with #{impostor distance ≤ t} ≤ target · trials.
-        allowed = int(math.floor(target_fmr * impostor.size + 1e-9))
+        allowed = math.floor(target_fmr * impostor.size + 1e-9)
         t = int(ok[allowed]) - 1 if allowed < ok.size else int(ok[-1])
         if t < 1:
             raise ParameterError(f"no error budget t >= 1 reaches FMR {target_fmr} on the held-out data")
@@ -879,7 +891,7 @@ class ThermometerPipeline(Pipeline):
     def _set(self, y: np.ndarray) -> np.ndarray:
         levels = self.levels(y)
         # Positions offset_j + 1 … offset_j + ℓ_j: the ones of each thermometer code.
-        runs = [np.arange(o + 1, o + 1 + ell) for o, ell in zip(self.offsets.tolist(), levels.tolist())]
+        runs = [np.arange(o + 1, o + 1 + ell) for o, ell in zip(self.offsets.tolist(), levels.tolist(), strict=False)]
         return np.concatenate(runs).astype(np.int64)
 
     @property

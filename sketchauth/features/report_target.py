@@ -38,7 +38,7 @@ from sketchauth.features.pipeline import (
 )
 from sketchauth.sketches.base import SecureSketch
 
-__all__ = ["pipeline_target", "default_pipeline_sweep", "cli_pipeline_report"]
+__all__ = ["cli_pipeline_report", "default_pipeline_sweep", "pipeline_target"]
 
 
 def _variant(pipeline: Pipeline, setting: Any) -> Pipeline:
@@ -53,8 +53,13 @@ def _variant(pipeline: Pipeline, setting: Any) -> Pipeline:
         return IntervalPipeline(pipeline.transform, pipeline.dims, v)
     if isinstance(pipeline, AsymmetricIntervalPipeline):
         return AsymmetricIntervalPipeline(
-            pipeline.transform, pipeline.dims, q=pipeline.sketch.params()["q"], scale=pipeline.scale,
-            margin=value, spread=pipeline.spread, scheme=pipeline.sketch.params()["scheme"],
+            pipeline.transform,
+            pipeline.dims,
+            q=pipeline.sketch.params()["q"],
+            scale=pipeline.scale,
+            margin=value,
+            spread=pipeline.spread,
+            scheme=pipeline.sketch.params()["scheme"],
         )
     raise ParameterError(f"no report sweep for pipeline kind {pipeline.kind!r}")
 
@@ -85,7 +90,11 @@ def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:
     sweep = {"interval": "offset", "asymmetric-interval": "margin"}.get(pipeline.kind, "t")
     return EvaluationTarget(
         name=f"pipeline:{pipeline.kind}",
-        params={"scheme": pipeline.sketch.scheme_name, "dims": int(pipeline.dims.size), "transform": pipeline.transform.fingerprint[:16]},
+        params={
+            "scheme": pipeline.sketch.scheme_name,
+            "dims": int(pipeline.dims.size),
+            "transform": pipeline.transform.fingerprint[:16],
+        },
         sweep=sweep,
         factory=lambda setting: at(setting).sketch,
         enrol=enrol,

@@ -45,14 +45,14 @@ __all__ = [
     "GUARANTEE_BITS",
     "PIN_DIGITS",
     "OfflineAttack",
-    "offline_attack",
     "SecurityFigures",
-    "security_figures",
+    "attack_record",
+    "offline_attack",
     "pin_cascade",
     "pin_cascade_bits",
-    "attack_record",
-    "tuning_view",
     "recommend",
+    "security_figures",
+    "tuning_view",
 ]
 
 #: Guaranteed bits a recommended configuration should keep.
@@ -89,7 +89,10 @@ class OfflineAttack:
         med = self.median
         if med is None:
             return f"> {self.attempts} tries for most people ({self.successes}/{len(self.evaluations)} broken)"
-        return f"{med:g} argon2 evaluation{'' if med == 1 else 's'} (median; {self.successes}/{len(self.evaluations)} broken within {self.attempts} tries)"
+        return (
+            f"{med:g} argon2 evaluation{'' if med == 1 else 's'} "
+            f"(median; {self.successes}/{len(self.evaluations)} broken within {self.attempts} tries)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,7 +156,9 @@ def offline_attack(
     return OfflineAttack(tuple(found), tuple(spent), tried, int(background.shape[0]), profile)
 
 
-def pin_cascade_bits(source_bits: float, sketch_bits: float, loss_bound_bits: float, pin_digits: int = PIN_DIGITS) -> dict[str, float]:
+def pin_cascade_bits(
+    source_bits: float, sketch_bits: float, loss_bound_bits: float, pin_digits: int = PIN_DIGITS
+) -> dict[str, float]:
     """Theorem 7 of Fang's thesis ch. 7: a sketch of ``|S|`` bits mixed with a uniform ``pin_digits``-digit PIN.
 
     ``H̃∞(d|Q) ≥ H∞(d) + H∞(k) − |S| − β`` (randomness recoverable and uniform), floored at 0 and
@@ -290,17 +295,29 @@ def tuning_view(
 
 def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: float = GUARANTEE_BITS) -> dict[str, Any]:
     """The lowest-FNMR row with FMR ≤ ``max_fmr`` and ≥ ``bits`` guaranteed (else with a PIN, else none)."""
-    for key, how in (("guaranteed_bits", "biometric alone"), ("guaranteed_bits_with_pin", f"with a {PIN_DIGITS}-digit PIN cascade")):
+    for key, how in (
+        ("guaranteed_bits", "biometric alone"),
+        ("guaranteed_bits_with_pin", f"with a {PIN_DIGITS}-digit PIN cascade"),
+    ):
         ok = [r for r in rows if r["fmr"] <= max_fmr and r[key] >= bits]
         if ok:
             best = min(ok, key=lambda r: (r["fnmr"], -r[key]))
-            return {**best, "how": how, "text": (
-                f"{best['pipeline']} at setting {best['setting']:g}: FNMR {best['fnmr']:.4f}, FMR {best['fmr']:.4f}, "
-                f"{best[key]:.1f} guaranteed bits ({how})"
-            )}
+            return {
+                **best,
+                "how": how,
+                "text": (
+                    f"{best['pipeline']} at setting {best['setting']:g}: "
+                    f"FNMR {best['fnmr']:.4f}, FMR {best['fmr']:.4f}, "
+                    f"{best[key]:.1f} guaranteed bits ({how})"
+                ),
+            }
     top = max(rows, key=lambda r: r["guaranteed_bits_with_pin"], default=None)
     best_bits = 0.0 if top is None else top["guaranteed_bits_with_pin"]
-    return {"how": None, "text": (
-        f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, even with a {PIN_DIGITS}-digit PIN "
-        f"(at most {best_bits:.1f} bits with the PIN over the settings tried)"
-    )}
+    return {
+        "how": None,
+        "text": (
+            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, "
+            f"even with a {PIN_DIGITS}-digit PIN "
+            f"(at most {best_bits:.1f} bits with the PIN over the settings tried)"
+        ),
+    }

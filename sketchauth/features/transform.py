@@ -66,10 +66,10 @@ from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
-    "FeatureTransform",
     "MIN_IDENTITIES",
-    "SmallPopulationWarning",
     "TRANSFORM_FORMAT",
+    "FeatureTransform",
+    "SmallPopulationWarning",
     "gray_code",
     "ledoit_wolf_shrinkage",
 ]

@@ -10,19 +10,19 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "EntropyReport",
-    "SecureSketch",
-    "SymbolSpace",
-    "load_sketch",
-    "scheme_class",
-    "IntervalSketch",
-    "CodeOffsetSketch",
-    "PinSketch",
-    "FuzzyVault",
-    "WeightedFuzzyVault",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
+    "CodeOffsetSketch",
+    "EntropyReport",
+    "FuzzyVault",
+    "IntervalSketch",
+    "PinSketch",
+    "SecureSketch",
+    "SymbolSpace",
+    "WeightedFuzzyVault",
     "backend",
+    "load_sketch",
+    "scheme_class",
 ]
 
 _WHERE = {

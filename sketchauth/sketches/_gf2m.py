@@ -260,7 +260,7 @@ class BinaryField(ABC):
     def dot(self, xs: Sequence[int], ys: Sequence[int]) -> int:
         """``Σ x_i·y_i``."""
         acc = 0
-        for x, y in zip(xs, ys):
+        for x, y in zip(xs, ys, strict=False):
             acc ^= self.mul(x, y)
         return acc
 
@@ -582,7 +582,7 @@ class _ClmulField(_NumpyField):
 
     def dot(self, xs: Sequence[int], ys: Sequence[int]) -> int:
         acc = 0
-        for x, y in zip(xs, ys):
+        for x, y in zip(xs, ys, strict=False):
             if x:
                 acc ^= self._clmul_with(self._multiples(x), y)
         return self._reduce(acc)
@@ -828,7 +828,7 @@ def _add(a: Poly, b: Poly) -> Poly:
     """Coefficient-wise XOR of two polynomials of any lengths."""
     if len(a) < len(b):
         a, b = b, a
-    return [x ^ y for x, y in zip(a, b)] + a[len(b) :]
+    return [x ^ y for x, y in zip(a, b, strict=False)] + a[len(b) :]
 
 
 # -- polynomials (scalar) ----------------------------------------------------------------------------
@@ -998,7 +998,8 @@ def _trace_polynomials(field: _NumpyField, frob: np.ndarray, beta: int) -> Itera
     for start in range(0, m, TRACE_BATCH):
         batch = betas[start : start + TRACE_BATCH]
         conj = np.empty((len(batch), m), dtype=np.uint64)
-        for row, b in enumerate(batch):
+        for row, first in enumerate(batch):
+            b = first
             for k in range(m):
                 conj[row, k] = b
                 b = field.sqr(b)

@@ -67,19 +67,19 @@ from sketchauth.sketches import _backend
 
 __all__ = [
     "MAX_MODULUS",
-    "is_prime",
-    "next_prime",
-    "uniform_below",
-    "inv_mod",
-    "poly_eval",
-    "solve_mod",
-    "poly_divmod_monic",
-    "berlekamp_welch",
-    "rs_decode",
-    "eval_range",
     "agreeing_points",
+    "berlekamp_welch",
+    "eval_range",
+    "inv_mod",
+    "is_prime",
     "lock_values",
+    "next_prime",
+    "poly_divmod_monic",
+    "poly_eval",
     "reference_berlekamp_welch",
+    "rs_decode",
+    "solve_mod",
+    "uniform_below",
 ]
 
 #: Moduli must stay below this so that a product of two residues fits in int64.
@@ -384,7 +384,7 @@ def _reference_solve(rows: list[list[int]], p: int) -> list[int]:
         for i in range(len(rows)):
             if i != r and rows[i][c] % p:
                 f = rows[i][c]
-                rows[i] = [(a - f * b) % p for a, b in zip(rows[i], rows[r])]
+                rows[i] = [(a - f * b) % p for a, b in zip(rows[i], rows[r], strict=False)]
         pivots.append((r, c))
         r += 1
     if any(row[-1] % p for row in rows[r:]):
@@ -400,13 +400,11 @@ def reference_berlekamp_welch(xs: list[int], ys: list[int], k: int, p: int) -> l
     n = len(xs)
     e = (n - k) // 2
     system = [
-        [pow(x, j, p) for j in range(e + k)]
-        + [(-y * pow(x, j, p)) % p for j in range(e)]
-        + [y * pow(x, e, p) % p]
-        for x, y in zip(xs, ys)
+        [pow(x, j, p) for j in range(e + k)] + [(-y * pow(x, j, p)) % p for j in range(e)] + [y * pow(x, e, p) % p]
+        for x, y in zip(xs, ys, strict=False)
     ]
     sol = _reference_solve(system, p)
-    Q, E = sol[: e + k], sol[e + k :] + [1]
+    Q, E = sol[: e + k], [*sol[e + k :], 1]
     quotient = [0] * k
     for shift in range(k - 1, -1, -1):
         lead = Q[shift + e]
@@ -415,7 +413,7 @@ def reference_berlekamp_welch(xs: list[int], ys: list[int], k: int, p: int) -> l
             Q[shift + j] = (Q[shift + j] - lead * E[j]) % p
     if any(Q[:e]):
         raise DecodeError("error locator does not divide Q")
-    agree = sum(sum(c * pow(x, j, p) for j, c in enumerate(quotient)) % p == y for x, y in zip(xs, ys))
+    agree = sum(sum(c * pow(x, j, p) for j, c in enumerate(quotient)) % p == y for x, y in zip(xs, ys, strict=False))
     if agree < n - e:
         raise DecodeError("too many disagreeing points")
     return quotient

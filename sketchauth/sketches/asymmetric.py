@@ -41,7 +41,7 @@ people's agree half the time, and a parity adversary links identical re-enrolmen
 with accuracy ≈ 0.998 (:mod:`sketchauth.evaluate.linkage`). s3 keeps s2's construction — ``G``
 starts at ``{b − v, b + v}`` and decoy gaps are inserted outwards until ``[0, n)`` is covered, the
 secret interval is still exactly ``(b − v, b + v)`` — but each decoy gap is drawn uniformly from
-the ``q + 1`` lengths ``{2, 4, …, 2q} ∪ {o}``, ``o = 2⌊q/2⌋ + 1`` the odd length in the middle of
+the ``q + 1`` lengths ``{2, 4, …, 2q, o}``, ``o = 2⌊q/2⌋ + 1`` the odd length in the middle of
 the even ones (:func:`s3_odd_gap`; draw ``r ∈ [1, q + 1]``, gap ``2r`` for ``r ≤ q`` and ``o`` for
 ``r = q + 1``). Needs ``q ≥ 2`` (with ``q = 1`` no odd length fits in ``[2, 2q]``).
 
@@ -146,17 +146,17 @@ from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 
 __all__ = [
-    "AsymmetricIntervalSketch",
     "SCHEMES_AVAILABLE",
-    "S2Randomness",
+    "AsymmetricIntervalSketch",
     "S2Draws",
-    "secure_uniform",
-    "s2_draw_split",
+    "S2Randomness",
+    "expected_draw_columns",
     "gap_draw_split",
     "gap_lengths",
     "gap_of_codes",
+    "s2_draw_split",
     "s3_odd_gap",
-    "expected_draw_columns",
+    "secure_uniform",
 ]
 
 #: The two constructions of Fang's thesis (s1, s2) and s3, s2 with the boundary parity hidden.
@@ -255,7 +255,7 @@ def expected_draw_columns(n: int, q: int) -> int:
     mean = (q + 1) / 2.0
     variance = (q * q - 1) / 12.0
     sd = math.sqrt(max(n / 2.0 * variance / mean**3, 1.0))
-    return int(math.ceil(n / (2.0 * mean) + 8.0 * sd + 4.0))
+    return math.ceil(n / (2.0 * mean) + 8.0 * sd + 4.0)
 
 
 def _stopping_sequences(need: int, lengths: Sequence[int], limit: int) -> list[tuple[int, ...]]:
@@ -269,13 +269,11 @@ def _stopping_sequences(need: int, lengths: Sequence[int], limit: int) -> list[t
         prefix, remaining = stack.pop()
         for r, gap in enumerate(lengths, start=1):
             if gap >= remaining:
-                found.append(prefix + (r,))
+                found.append((*prefix, r))
                 if len(found) > limit:
-                    raise ParameterError(
-                        f"more than {limit} randomness values to enumerate: use smaller n or q"
-                    )
+                    raise ParameterError(f"more than {limit} randomness values to enumerate: use smaller n or q")
             else:
-                stack.append((prefix + (r,), remaining - gap))
+                stack.append(((*prefix, r), remaining - gap))
     return found
 
 
@@ -296,7 +294,7 @@ class S2Draws:
         """The same randomness as per-feature ``(left, right)`` tuples."""
         return tuple(
             (tuple(row[:lo]), tuple(row[lo:end]))
-            for row, lo, end in zip(self.draws.tolist(), self.left.tolist(), self.used.tolist())
+            for row, lo, end in zip(self.draws.tolist(), self.left.tolist(), self.used.tolist(), strict=False)
         )
 
     @classmethod
@@ -456,17 +454,23 @@ class AsymmetricIntervalSketch(SecureSketch):
         if np.ndim(samples) == 2 and np.shape(samples)[1] != self.features:
             raise SampleError(f"captures must have {self.features} features, got {np.shape(samples)[1]}")
         return enrol_interval(
-            samples, self.n, self.q, step=self.step, offset=self.offset,
-            spread=spread, scale=scale, margin=margin,  # type: ignore[arg-type]
+            samples,
+            self.n,
+            self.q,
+            step=self.step,
+            offset=self.offset,
+            spread=spread,
+            scale=scale,
+            margin=margin,  # type: ignore[arg-type]
         )
 
     # -- secrets and randomness -------------------------------------------------------------------
     def check_secret(self, secret: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(b, v)`` as int64 vectors (``b`` as :class:`Levels`); ``SampleError`` unless
         ``b ∈ [0, n)``, ``v ∈ [1, q]``. The pair is in levels already: it is never quantised."""
-        if isinstance(secret, np.ndarray) and secret.ndim == 2 and secret.shape[0] == 2:
-            parts = (secret[0], secret[1])
-        elif isinstance(secret, (tuple, list)) and len(secret) == 2:
+        if (isinstance(secret, np.ndarray) and secret.ndim == 2 and secret.shape[0] == 2) or (
+            isinstance(secret, (tuple, list)) and len(secret) == 2
+        ):
             parts = (secret[0], secret[1])
         else:
             raise SampleError("secret must be a pair (b, v) of feature vectors")
@@ -509,14 +513,12 @@ class AsymmetricIntervalSketch(SecureSketch):
         lengths = gap_lengths(self.scheme, self.q).tolist()
         per_feature = []
         total = 1
-        for lo, hi in zip((b - v).tolist(), (self.n - b - v).tolist()):
+        for lo, hi in zip((b - v).tolist(), (self.n - b - v).tolist(), strict=False):
             lefts = _stopping_sequences(lo, lengths, MAX_ENUMERATED_RANDOMNESS)
             rights = _stopping_sequences(hi, lengths, MAX_ENUMERATED_RANDOMNESS)
             total *= len(lefts) * len(rights)
             if total > MAX_ENUMERATED_RANDOMNESS:
-                raise ParameterError(
-                    f"more than {MAX_ENUMERATED_RANDOMNESS} randomness values to enumerate"
-                )
+                raise ParameterError(f"more than {MAX_ENUMERATED_RANDOMNESS} randomness values to enumerate")
             per_feature.append(list(itertools.product(lefts, rights)))
         return (
             (combo, float(self.draw_values ** -sum(len(x) + len(y) for x, y in combo)))
@@ -527,9 +529,7 @@ class AsymmetricIntervalSketch(SecureSketch):
     def _encode_payload(self, secret: tuple[np.ndarray, np.ndarray], randomness: Any) -> bytes:
         b, v = secret
         if self.scheme == "s1":
-            return pack_uints(v - 1, self._code_width) + pack_uints(
-                lattice_offset(b, v), self._offset_width
-            )
+            return pack_uints(v - 1, self._code_width) + pack_uints(lattice_offset(b, v), self._offset_width)
         draws = randomness if isinstance(randomness, S2Draws) else S2Draws.from_tuples(randomness, self.features)
         return self._encode_s2(b, v, draws)
 
@@ -547,11 +547,7 @@ class AsymmetricIntervalSketch(SecureSketch):
             raise ParameterError(f"{self.scheme} randomness is not a sequence of draws in [1, {self.draw_values}]")
         gaps = gap_of_codes(np.clip(draws, 1, self.draw_values) - 1, self.q)
         left, used, short, before = gap_draw_split(b, v, self.n, gaps)
-        if (
-            np.any(short)
-            or not np.array_equal(left, randomness.left)
-            or not np.array_equal(used, randomness.used)
-        ):
+        if np.any(short) or not np.array_equal(left, randomness.left) or not np.array_equal(used, randomness.used):
             raise ParameterError(f"{self.scheme} randomness is not a sequence of draws the encoder would use")
         g1 = b - v - before[np.arange(rows), left]
         # Row layout: −g_1, then the gap codes r − 1 left draws outermost first, v − 1, right draws.
@@ -765,13 +761,9 @@ class AsymmetricIntervalSketch(SecureSketch):
             moduli = np.minimum(2 * v - 1, self.n).astype(np.uint64)
             return offsets.astype(np.uint64), SymbolSpace("mod", moduli=moduli)
         gaps, first, low, modulus = self._movable_pairs(self._parse_s2(payload))
-        return ((gaps[first] - low) // 2).astype(np.uint64), SymbolSpace(
-            "mod", moduli=modulus.astype(np.uint64)
-        )
+        return ((gaps[first] - low) // 2).astype(np.uint64), SymbolSpace("mod", moduli=modulus.astype(np.uint64))
 
-    def _movable_pairs(
-        self, part: _Partition
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _movable_pairs(self, part: _Partition) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Gaps, the index of each movable pair's first gap, its lowest value and the modulus."""
         gaps = part.gaps()
         gap_starts = np.concatenate(([0], np.cumsum(part.counts)[:-1]))

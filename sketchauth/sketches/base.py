@@ -34,13 +34,13 @@ from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params, pack_
 from sketchauth.sketches.params import ParameterSpec
 
 __all__ = [
-    "EntropyReport",
-    "SymbolSpace",
-    "SecureSketch",
     "SCHEMES",
+    "EntropyReport",
+    "SecureSketch",
+    "SymbolSpace",
+    "load_sketch",
     "scheme_class",
     "scheme_name_of",
-    "load_sketch",
 ]
 
 
@@ -156,7 +156,8 @@ def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str
         return text if len(text) <= 60 else text[:57] + "..."
 
     differing = [
-        key for key in sorted(set(stored) | set(own), key=str)
+        key
+        for key in sorted(set(stored) | set(own), key=str)
         if (key in stored) != (key in own) or stored.get(key) != own.get(key)
     ]
     diffs = [f"{key}={show(stored, key)} in the helper, {show(own, key)} here" for key in differing]

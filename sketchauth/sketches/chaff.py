@@ -49,6 +49,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import math
 import secrets as _secrets
 from array import array
@@ -66,13 +67,13 @@ from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import as_element_set, as_integers
 
 __all__ = [
-    "ChaffPointSketch",
-    "MAX_ENUMERATED_UNIVERSE",
-    "MAX_ENUMERATED_SETS",
     "MAX_ENUMERATED_CHAFF",
-    "segment_set_counts",
-    "segment_distributions",
+    "MAX_ENUMERATED_SETS",
+    "MAX_ENUMERATED_UNIVERSE",
+    "ChaffPointSketch",
     "fill_by_orders",
+    "segment_distributions",
+    "segment_set_counts",
 ]
 
 #: The brute-force reference :func:`fill_by_orders` follows the fill only up to this universe.
@@ -143,7 +144,7 @@ def _segment_weights(length: int, min_distance: int) -> tuple[dict[Chaff, int], 
             ways = factorial[run - 1] // (factorial[a] * factorial[b])
             start = x + d + 1
             for left_set, left_w in tables[a].items():
-                head, scaled = left_set + (x,), left_w * ways
+                head, scaled = (*left_set, x), left_w * ways
                 for right_set, right_w in tables[b].items():
                     chaff = head + tuple(start + y for y in right_set)
                     weights[chaff] = weights.get(chaff, 0) + scaled * right_w
@@ -207,11 +208,7 @@ def fill_by_orders(universe: int, min_distance: int, secret: Iterable[int]) -> d
     free = (1 << n) - 1
     for x in points:
         free &= ~block(x)
-    return {
-        tuple(x for x in range(n) if (final & ~start) >> x & 1): p
-        for final, p in finals(start, free).items()
-    }
-
+    return {tuple(x for x in range(n) if (final & ~start) >> x & 1): p for final, p in finals(start, free).items()}
 
 
 class ChaffPointSketch(SecureSketch):
@@ -225,7 +222,9 @@ class ChaffPointSketch(SecureSketch):
         self.min_distance = check_int("min_distance", min_distance, 1, self.universe - 1)
         self.points = check_int("points", points, 1, self.universe)
         if (self.points - 1) * (self.min_distance + 1) >= self.universe:
-            raise ParameterError(f"{self.points} points cannot be more than {self.min_distance} apart in {self.universe}")
+            raise ParameterError(
+                f"{self.points} points cannot be more than {self.min_distance} apart in {self.universe}"
+            )
         self.tolerance = self.min_distance // 2
         # The table is 8 bytes a position: counted here for N, then dropped and rebuilt on first
         # rank/unrank, so merely loading parameters (64 chaff components in one crafted mixed
@@ -309,7 +308,9 @@ class ChaffPointSketch(SecureSketch):
         """The genuine points, sorted: one integer (``points = 1``) or any collection of them."""
         s = as_element_set(secret, 0, self.universe, max_size=self.points, name="secret", allow_scalar=True)
         if s.shape[0] != self.points:
-            raise SampleError(f"secret must have {self.points} points (the sketch's points parameter), got {s.shape[0]}")
+            raise SampleError(
+                f"secret must have {self.points} points (the sketch's points parameter), got {s.shape[0]}"
+            )
         if s.size > 1 and np.any(np.diff(s) <= self.min_distance):
             raise SampleError(f"secret points must be more than {self.min_distance} apart")
         return s
@@ -327,7 +328,7 @@ class ChaffPointSketch(SecureSketch):
                 return
             start = prefix[-1] + d + 1 if prefix else 0
             for p in range(start, n):
-                yield from extend(prefix + [p])
+                yield from extend([*prefix, p])
 
         for s in extend([]):
             yield np.array(s, dtype=np.int64)
@@ -389,7 +390,9 @@ class ChaffPointSketch(SecureSketch):
                 for part, v in tables[length].items()
             ]
         scale = math.prod(math.factorial(length) for _, length in runs)
-        return [(chaff, Fraction(w, scale)) for chaff, w in sorted(space, key=lambda item: sum(1 << x for x in item[0]))]
+        return [
+            (chaff, Fraction(w, scale)) for chaff, w in sorted(space, key=lambda item: sum(1 << x for x in item[0]))
+        ]
 
     def randomness_space(self, secret: Any) -> list[tuple[Chaff, float]]:
         """Every chaff set the fill can produce for ``secret``, with its probability (as a float).
@@ -424,7 +427,7 @@ class ChaffPointSketch(SecureSketch):
         self._check_maximal(pts)
         f, d = self._continuations, self.min_distance
         r = sum(f[q] for q in range(0, pts[0]))
-        for prev, cur in zip(pts, pts[1:]):
+        for prev, cur in itertools.pairwise(pts):
             r += sum(f[prev + g] for g in range(d + 1, cur - prev))
         return r
 

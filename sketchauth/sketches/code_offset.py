@@ -53,7 +53,9 @@ def _as_bytes(value: Any, n: int, name: str) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
     elif isinstance(value, str):
-        raise SampleError(f"{name} must be bytes or integers in [0, 255], not a str: encode text first, e.g. text.encode()")
+        raise SampleError(
+            f"{name} must be bytes or integers in [0, 255], not a str: encode text first, e.g. text.encode()"
+        )
     else:
         if isinstance(value, Sized) and not isinstance(value, np.ndarray) and len(value) != n:
             raise SampleError(f"{name} must be {n} bytes long, got {len(value)}")

@@ -31,14 +31,14 @@ import numpy as np
 from sketchauth.errors import SketchFormatError
 
 __all__ = [
-    "MAGIC",
     "FORMAT_VERSION",
+    "MAGIC",
     "MAX_HELPER_BYTES",
     "HelperRecord",
     "pack_helper",
+    "pack_uints",
     "parse_helper",
     "uint_width",
-    "pack_uints",
     "unpack_uints",
 ]
 

@@ -141,7 +141,11 @@ class IntervalSketch(SecureSketch):
     def from_params(cls, params: Mapping[str, Any]) -> IntervalSketch:
         params = cls.parameters.check(cls.scheme_name, params)
         return cls(
-            params["n"], params["v"], step=params.get("step"), features=params.get("features"), offset=params.get("offset")
+            params["n"],
+            params["v"],
+            step=params.get("step"),
+            features=params.get("features"),
+            offset=params.get("offset"),
         )
 
     # -- secrets ------------------------------------------------------------------------------------

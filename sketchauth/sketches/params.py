@@ -46,7 +46,9 @@ class ParameterSpec:
         place = f" in {where}" if where else ""
         listing = self.describe() + (f"; {note}" if note else "")
         if not isinstance(params, Mapping):
-            raise ParameterError(f"{scheme} parameters{place} must be a mapping ({listing}), not {type(params).__name__}")
+            raise ParameterError(
+                f"{scheme} parameters{place} must be a mapping ({listing}), not {type(params).__name__}"
+            )
         missing = [key for key in self.required if key not in params]
         if missing:
             raise ParameterError(f"{scheme} needs {_keys(missing)}{place} ({listing})")
@@ -65,9 +67,12 @@ class ParameterSpec:
             return self.check(scheme, params, where=where)
         if isinstance(params, Mapping) and swept in params:
             raise ParameterError(
-                f"{where} sets {swept!r}, the {scheme} parameter the sweep varies: remove it and give its values as the sweep"
+                f"{where} sets {swept!r}, the {scheme} parameter the sweep varies: "
+                "remove it and give its values as the sweep"
             )
-        rest = ParameterSpec(tuple(k for k in self.required if k != swept), tuple(k for k in self.optional if k != swept))
+        rest = ParameterSpec(
+            tuple(k for k in self.required if k != swept), tuple(k for k in self.optional if k != swept)
+        )
         return rest.check(scheme, params, where=where, note=f"{swept!r} comes from the sweep")
 
 

@@ -69,7 +69,7 @@ from sketchauth.sketches.format import MAX_HELPER_BYTES
 from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import as_batch, as_collection, as_element_set
 
-__all__ = ["PinSketch", "MAX_T"]
+__all__ = ["MAX_T", "PinSketch"]
 
 #: Largest supported t. Decoding costs O(t² log t) scalar field operations and the root
 #: finder's squaring matrix holds m·t² words (16 MiB at m = 32, t = 256), so a helper record
@@ -163,9 +163,7 @@ class PinSketch(SecureSketch):
 
     def _unpack(self, payload: bytes) -> np.ndarray:
         if len(payload) != self.t * self._width:
-            raise SketchFormatError(
-                f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}"
-            )
+            raise SketchFormatError(f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}")
         if self._width != 3:  # a numpy big-endian integer type of that width exists
             return np.frombuffer(payload, dtype=f">u{self._width}").astype(np.uint64)
         raw = np.zeros((self.t, 8), dtype=np.uint8)
@@ -253,7 +251,7 @@ class PinSketch(SecureSketch):
         lengths = np.array([s.size for s in sets], dtype=np.int64)
         sample_sums = _gf2m.odd_power_sums_segments(self.field, np.concatenate(sets), lengths, self.t)
         results: list[np.ndarray | DecodeError] = []
-        for s, b, sb in zip(syndromes, sets, sample_sums):
+        for s, b, sb in zip(syndromes, sets, sample_sums, strict=False):
             try:
                 results.append(self._recover(s, b, sb))
             except DecodeError as exc:

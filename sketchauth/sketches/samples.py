@@ -61,15 +61,15 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_positive_float
 
 __all__ = [
-    "as_feature_vector",
-    "as_element_set",
-    "as_integers",
-    "as_collection",
-    "as_batch",
-    "quantise",
     "Levels",
-    "as_levels",
     "Quantiser",
+    "as_batch",
+    "as_collection",
+    "as_element_set",
+    "as_feature_vector",
+    "as_integers",
+    "as_levels",
+    "quantise",
 ]
 
 # Integer samples beyond this magnitude are surely garbage and would overflow int64 arithmetic.
@@ -144,7 +144,9 @@ def _numbers(x: Any, features: int | None, name: str) -> np.ndarray:
             if arr.ndim == 1
             else ""
         )
-        raise SampleError(f"{name} must be a vector of {features} feature{'s' * (features != 1)}, got shape {arr.shape}{hint}")
+        raise SampleError(
+            f"{name} must be a vector of {features} feature{'s' * (features != 1)}, got shape {arr.shape}{hint}"
+        )
     if arr.dtype.kind == "f":
         arr = arr.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(arr))
@@ -305,7 +307,10 @@ class Quantiser:
                 "(no quantisation step set: give the sketch a step to take real values)"
             )
         if masks["magnitude"].any():
-            raise SampleError(f"{name} has a value out of the representable range at feature {int(np.flatnonzero(masks['magnitude'])[0])}")
+            raise SampleError(
+                f"{name} has a value out of the representable range "
+                f"at feature {int(np.flatnonzero(masks['magnitude'])[0])}"
+            )
         if "range" in masks and masks["range"].any():
             raise SampleError(
                 f"{name} feature {int(np.flatnonzero(masks['range'])[0])} lies outside {self.describe()}, "
@@ -324,7 +329,11 @@ class Quantiser:
             arr = np.asarray(x)
         except (TypeError, ValueError):
             raise SampleError("samples are not a matrix of numbers") from None
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+        if (
+            arr.dtype == object
+            or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+            or np.iscomplexobj(arr)
+        ):
             raise SampleError(f"samples must be real numbers, got dtype {arr.dtype}")
         if arr.ndim != 2 or arr.shape[1] != features:
             raise SampleError(f"samples must be rows of {features} features, got shape {arr.shape}")
@@ -379,13 +388,45 @@ def as_collection(
     bounded time.
     """
     if isinstance(values, np.ndarray):
-        if values.ndim == 0:
-            if allow_scalar:
-                return values.reshape(1)
-            raise SampleError(_one_number(name, what))
-        if max_size is not None and values.shape[0] > max_size:
-            raise SampleError(f"{name} has {values.shape[0]} elements, more than the {max_size} allowed")
-        return values
+        return _array_collection(values, name, what=what, max_size=max_size, allow_scalar=allow_scalar)
+    _refuse_character_or_mapping(values, name, what)
+    if _is_number(values):
+        if allow_scalar:
+            return [values]
+        raise SampleError(_one_number(name, what))
+    if ordered and isinstance(values, AbstractSet):
+        raise SampleError(
+            f"{name} must be an ordered collection (a list or tuple): a {type(values).__name__} has no order to rely on"
+        )
+    try:
+        iterator = iter(values)
+    except TypeError:
+        raise SampleError(f"{name} must be a collection of {what}, not {type(values).__name__}") from None
+    if max_size is None:
+        return list(iterator)
+    if isinstance(values, Sized) and len(values) > max_size:
+        raise SampleError(f"{name} has {len(values)} elements, more than the {max_size} allowed")
+    items = list(itertools.islice(iterator, max_size + 1))
+    if len(items) > max_size:
+        raise SampleError(f"{name} has more than the {max_size} elements allowed")
+    return items
+
+
+def _array_collection(
+    values: np.ndarray, name: str, *, what: str, max_size: int | None, allow_scalar: bool
+) -> np.ndarray:
+    """A numpy array as :func:`as_collection` takes it: itself, or one element when a scalar is allowed."""
+    if values.ndim == 0:
+        if allow_scalar:
+            return values.reshape(1)
+        raise SampleError(_one_number(name, what))
+    if max_size is not None and values.shape[0] > max_size:
+        raise SampleError(f"{name} has {values.shape[0]} elements, more than the {max_size} allowed")
+    return values
+
+
+def _refuse_character_or_mapping(values: Any, name: str, what: str) -> None:
+    """Refuse the iterables that are not collections of elements: ``str``, bytes-likes and mappings."""
     if isinstance(values, str):
         raise SampleError(
             f"{name} must be a collection of {what}, not a str (a str is a sequence of characters): "
@@ -401,26 +442,6 @@ def as_collection(
             f"{name} must be a collection of {what}, not a mapping: pass list(mapping) for its keys "
             "or list(mapping.values()) for its values"
         )
-    if _is_number(values):
-        if allow_scalar:
-            return [values]
-        raise SampleError(_one_number(name, what))
-    if ordered and isinstance(values, AbstractSet):
-        raise SampleError(
-            f"{name} must be an ordered collection (a list or tuple): a {type(values).__name__} has no order to rely on"
-        )
-    try:
-        iterator = iter(values)
-    except TypeError:
-        raise SampleError(f"{name} must be a collection of {what}, not {type(values).__name__}") from None
-    if max_size is not None and isinstance(values, Sized) and len(values) > max_size:
-        raise SampleError(f"{name} has {len(values)} elements, more than the {max_size} allowed")
-    if max_size is None:
-        return list(iterator)
-    items = list(itertools.islice(iterator, max_size + 1))
-    if len(items) > max_size:
-        raise SampleError(f"{name} has more than the {max_size} elements allowed")
-    return items
 
 
 def as_integers(
@@ -536,18 +557,8 @@ def _array_integers(arr: np.ndarray, name: str, low: int | None, high: int | Non
     return arr.astype(np.int64)
 
 
-def _exact_int(value: Any, name: str, index: int = 0) -> int:
-    """``value`` as a Python int if it is exactly an integer (``SampleError`` naming ``index`` otherwise)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise SampleError(f"{name} must contain integers, not booleans (element {index})")
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        raise SampleError(f"{name} element {index} is a {type(value).__name__}, not an integer: pass numbers")
-    try:
-        return operator.index(value)
-    except TypeError:
-        pass
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return _exact_int(value.item(), name, index)
+def _integral_value(value: Any) -> int | None:
+    """A rational, ``Decimal`` or real number as an int when it is exactly integral, else ``None``."""
     if isinstance(value, numbers.Rational):
         if value.denominator == 1:
             return int(value.numerator)
@@ -560,6 +571,24 @@ def _exact_int(value: Any, name: str, index: int = 0) -> int:
                 return int(value)
         except (TypeError, ValueError, OverflowError):
             pass
+    return None
+
+
+def _exact_int(value: Any, name: str, index: int = 0) -> int:
+    """``value`` as a Python int if it is exactly an integer (``SampleError`` naming ``index`` otherwise)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise SampleError(f"{name} must contain integers, not booleans (element {index})")
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        raise SampleError(f"{name} element {index} is a {type(value).__name__}, not an integer: pass numbers")
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return _exact_int(value.item(), name, index)
+    integral = _integral_value(value)
+    if integral is not None:
+        return integral
     if _is_number(value):
         # Non-integral, non-finite or complex (int() of a numpy complex silently drops the
         # imaginary part, so it is never tried).

@@ -63,23 +63,23 @@ from sketchauth.sketches._prime_field import (
     uniform_below,
 )
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import ParameterSpec, check_int
 from sketchauth.sketches.samples import as_batch, as_collection, as_element_set, as_integers
-from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 
 __all__ = [
-    "FuzzyVault",
-    "WeightedFuzzyVault",
-    "VaultRandomness",
-    "WeightedVaultRandomness",
-    "spurious_polynomials",
-    "log2_spurious_polynomials",
-    "weighted_spurious_polynomials",
-    "log2_weighted_spurious_polynomials",
-    "candidate_fraction",
-    "weighted_parts",
-    "MAX_LISTED_SLOTS",
     "MAX_CANDIDATE_POINTS",
+    "MAX_LISTED_SLOTS",
+    "FuzzyVault",
+    "VaultRandomness",
+    "WeightedFuzzyVault",
+    "WeightedVaultRandomness",
+    "candidate_fraction",
+    "log2_spurious_polynomials",
+    "log2_weighted_spurious_polynomials",
+    "spurious_polynomials",
+    "weighted_parts",
+    "weighted_spurious_polynomials",
 ]
 
 #: Largest number of listed values (``p`` for the vault, ``p·q`` for the weighted vault): keeps a
@@ -167,9 +167,7 @@ def log2_weighted_spurious_polynomials(mu: float, p: int, q: int, r: int, g: int
 
 def weighted_spurious_polynomials(mu: float, p: int, q: int, r: int, g: int, D: int) -> float:
     """``(μ/3)·p^(D−g)·(q·r/D)^D`` as a float, computed in logs (see the log2 variant)."""
-    return _from_log2(
-        log2_weighted_spurious_polynomials(mu, p, q, r, g, D), "weighted_spurious_polynomials"
-    )
+    return _from_log2(log2_weighted_spurious_polynomials(mu, p, q, r, g, D), "weighted_spurious_polynomials")
 
 
 def _covering_subsets(e: int, q: int, g: int) -> int:
@@ -204,8 +202,7 @@ def candidate_fraction(r: int, g: int, a: int, *, q: int = 2) -> float:
     a = check_int("a", a, 0, g)
     if q == 2:
         count = sum(
-            math.comb(r, g - x) * math.comb(g - x, x) * 2 ** (g - 2 * x)
-            for x in range(max(0, g - a), g // 2 + 1)
+            math.comb(r, g - x) * math.comb(g - x, x) * 2 ** (g - 2 * x) for x in range(max(0, g - a), g // 2 + 1)
         )
     else:
         count = sum(math.comb(r, e) * _covering_subsets(e, q, g) for e in range(a + 1))
@@ -265,7 +262,10 @@ def _lock_rows(
     """
     if backend == "native":
         return np.stack(
-            [lock_values(c, modulus, count, g, o, backend=backend) for c, g, o in zip(coeffs, genuine, offsets)]
+            [
+                lock_values(c, modulus, count, g, o, backend=backend)
+                for c, g, o in zip(coeffs, genuine, offsets, strict=False)
+            ]
         )
     values = eval_range(coeffs, count, modulus, backend=backend)
     is_genuine = np.zeros(values.shape, dtype=bool)
@@ -282,10 +282,10 @@ def _agreeing_rows(
     if backend == "native":
         return [
             agreeing_points(c, y, modulus, limit, backend=backend) if good else None
-            for c, y, good in zip(coeffs, ys, ok)
+            for c, y, good in zip(coeffs, ys, ok, strict=False)
         ]
     agree = eval_range(coeffs, ys.shape[1], modulus, backend=backend) == ys
-    return [np.flatnonzero(row)[: limit + 1] if good else None for row, good in zip(agree, ok)]
+    return [np.flatnonzero(row)[: limit + 1] if good else None for row, good in zip(agree, ok, strict=False)]
 
 
 def _enumerate(limit_name: str, total: int) -> None:
@@ -435,9 +435,7 @@ class FuzzyVault(SecureSketch):
                 if found is not None and found.shape[0] == self.m:
                     results[row] = found.astype(np.int64)
                     continue
-                error = DecodeError(
-                    f"sample is too far from the enrolled set (more than {self.t} wrong elements)"
-                )
+                error = DecodeError(f"sample is too far from the enrolled set (more than {self.t} wrong elements)")
                 if errors == "raise":
                     raise error
                 results[row] = error
@@ -746,9 +744,7 @@ class WeightedFuzzyVault(SecureSketch):
             for choice in itertools.product(*choices):
                 slots = np.array([j for group in choice for j in group], dtype=np.int64)
                 for offsets in itertools.product(range(P - 1), repeat=self.slots - self.g):
-                    yield WeightedVaultRandomness(
-                        np.array(coeffs, np.int64), slots, np.array(offsets, np.int64)
-                    ), prob
+                    yield WeightedVaultRandomness(np.array(coeffs, np.int64), slots, np.array(offsets, np.int64)), prob
 
     def _genuine(self, secret: WeightedSecret, genuine_slots: np.ndarray) -> np.ndarray:
         elements, weights = secret
@@ -824,7 +820,7 @@ class WeightedFuzzyVault(SecureSketch):
             for chunk in _chunks(len(members)):
                 rows = members[chunk]
                 decoded = self._decode_group(np.stack([values[i] for i in rows]), np.stack([samples[i] for i in rows]))
-                for row, secret in zip(rows, decoded):
+                for row, secret in zip(rows, decoded, strict=False):
                     if secret is None:
                         error = DecodeError(
                             "sample is too far from the enrolled template (acceptance needs c - w >= g - 2t)"
@@ -839,7 +835,9 @@ class WeightedFuzzyVault(SecureSketch):
     # -- batch APIs ----------------------------------------------------------------------------------
     def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
         """Helper data for many secrets, fresh randomness each, vectorised over the batch."""
-        checked = [self.check_secret(s) for s in as_collection(secrets, "secrets", what="weighted secrets", ordered=True)]
+        checked = [
+            self.check_secret(s) for s in as_collection(secrets, "secrets", what="weighted secrets", ordered=True)
+        ]
         helpers: list[bytes] = []
         for rows in _chunks(len(checked)):
             batch = checked[rows]

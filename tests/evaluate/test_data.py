@@ -128,9 +128,10 @@ def test_synthetic_strings_error_rate() -> None:
         diffs.append(np.mean(s[1:] != s[0]))
     # Two independent 10% substitutions differ in about 19% of positions.
     assert 0.15 < float(np.mean(diffs)) < 0.23
-    assert synthetic_strings(2, 2, 8, error_rate=0.0, seed=1).samples.tolist()[0] == synthetic_strings(
-        2, 2, 8, error_rate=0.0, seed=1
-    ).samples.tolist()[1]
+    assert (
+        synthetic_strings(2, 2, 8, error_rate=0.0, seed=1).samples.tolist()[0]
+        == synthetic_strings(2, 2, 8, error_rate=0.0, seed=1).samples.tolist()[1]
+    )
     with pytest.raises(ParameterError):
         synthetic_strings(2, 2, 8, error_rate=1.5)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -23,7 +24,9 @@ from sketchauth.sketches.pinsketch import PinSketch
 
 def _enrolled(sketch, secrets) -> Enrolled:
     secrets = [sketch.check_secret(s) for s in secrets]
-    return Enrolled(tuple(sketch.encode(s) for s in secrets), tuple(sketch.secret_bytes(s) for s in secrets), tuple(secrets))
+    return Enrolled(
+        tuple(sketch.encode(s) for s in secrets), tuple(sketch.secret_bytes(s) for s in secrets), tuple(secrets)
+    )
 
 
 def _both(sketch, secrets, probes):
@@ -37,7 +40,9 @@ def _both(sketch, secrets, probes):
 def test_interval_boundary_v_minus_1_accepted_v_rejected() -> None:
     sketch = IntervalSketch(n=64, v=[3, 5, 1])
     b = np.array([30, 30, 30])
-    probes = np.array([b + [dv, 0, 0] for dv in range(-4, 5)] + [b + [0, dv, 0] for dv in range(-6, 7)] + [b + [0, 0, 1]])
+    # b + Δ per feature (numpy addition, not list concatenation).
+    shifts = [(dv, 0, 0) for dv in range(-4, 5)] + [(0, dv, 0) for dv in range(-6, 7)] + [(0, 0, 1)]
+    probes = b + np.array(shifts)
     (fast, fast_bad), (real, real_bad) = _both(sketch, [b], probes)
     assert fast.tolist() == real.tolist() and fast_bad.tolist() == real_bad.tolist()
     # |Δ| = v − 1 accepted, |Δ| = v rejected, on both sides.
@@ -112,10 +117,8 @@ def test_pinsketch_distance_t_and_t_plus_1_and_spurious_sets() -> None:
     helper = sketch.encode(secret)
     spurious = 0
     for p in probes[5:]:
-        try:
+        with contextlib.suppress(Exception):
             spurious += int(sketch.decode(helper, p).tolist() != secret.tolist())
-        except Exception:  # noqa: BLE001 - DecodeError: not spurious
-            pass
     assert spurious > 0
 
 
@@ -125,7 +128,11 @@ def test_pinsketch_with_dependent_syndromes_accepts_exactly_within_t() -> None:
     rng = np.random.default_rng(5)
     secret = np.sort(rng.choice(np.arange(1, 256), size=40, replace=False))
     outside = np.setdiff1d(np.arange(1, 256), secret)
-    probes = [np.sort(np.concatenate([np.setdiff1d(secret, secret[:k]), outside[: d - k]])) for d in range(0, 16) for k in (0, d // 2, d)]
+    probes = [
+        np.sort(np.concatenate([np.setdiff1d(secret, secret[:k]), outside[: d - k]]))
+        for d in range(0, 16)
+        for k in (0, d // 2, d)
+    ]
     (fast, _), (real, _) = _both(sketch, [secret], probes)
     assert fast.tolist() == real.tolist()
     distances = [np.setxor1d(secret, p).size for p in probes]
@@ -159,14 +166,28 @@ def test_evaluation_through_the_adapter_counts_b_minus_v_and_reports_zero_disagr
 def test_cli_report_states_the_decode_check(tmp_path) -> None:
     data = _boundary_vectors()
     csv = tmp_path / "data.csv"
-    csv.write_text("".join(f"{i},{r[0]},{r[1]}\n" for i, r in zip(data.identities, data.samples)))
+    csv.write_text("".join(f"{i},{r[0]},{r[1]}\n" for i, r in zip(data.identities, data.samples, strict=False)))
     out = tmp_path / "out"
     code = main(
         [
-            "evaluate", "report", "--scheme", "asymmetric-interval",
-            "--params", json.dumps({"n": 80, "q": 8, "scheme": "s2", "features": 2}),
-            "--data", str(csv), "--sweep", "0,1,2", "--enrol-samples", "2", "--out", str(out),
-            "--no-plots", "--quiet", "--profile", "test",
+            "evaluate",
+            "report",
+            "--scheme",
+            "asymmetric-interval",
+            "--params",
+            json.dumps({"n": 80, "q": 8, "scheme": "s2", "features": 2}),
+            "--data",
+            str(csv),
+            "--sweep",
+            "0,1,2",
+            "--enrol-samples",
+            "2",
+            "--out",
+            str(out),
+            "--no-plots",
+            "--quiet",
+            "--profile",
+            "test",
         ]
     )
     assert code == 0
@@ -201,7 +222,9 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
     data = _boundary_vectors()
     result = evaluate_scheme(lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], seed=1)
     assert result.decode_check["disagreements"] == 0
-    wrong = evaluate_scheme(lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], decide=too_strict, seed=1)
+    wrong = evaluate_scheme(
+        lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], decide=too_strict, seed=1
+    )
     assert wrong.decode_check["disagreements"] > 0 and wrong.decode_check["examples"]
     payload = {"error_rates": wrong.to_dict()}
     from sketchauth.evaluate.report import _decode_check_lines

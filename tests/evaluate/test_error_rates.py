@@ -46,8 +46,16 @@ def test_plan_counts_and_seeded_subsampling() -> None:
 
 def test_interval_exact_counts() -> None:
     result = evaluate_adapter("interval", {"n": 64, "features": 4}, small_population(), [2, 3, 4, 6, 8], seed=0)
-    counts = [(p.setting, p.false_non_matches, p.genuine_trials, p.false_matches, p.impostor_trials) for p in result.points]
-    assert counts == [(2, 20, 24, 1, 264), (3, 11, 24, 4, 264), (4, 4, 24, 19, 264), (6, 0, 24, 83, 264), (8, 0, 24, 149, 264)]
+    counts = [
+        (p.setting, p.false_non_matches, p.genuine_trials, p.false_matches, p.impostor_trials) for p in result.points
+    ]
+    assert counts == [
+        (2, 20, 24, 1, 264),
+        (3, 11, 24, 4, 264),
+        (4, 4, 24, 19, 264),
+        (6, 0, 24, 83, 264),
+        (8, 0, 24, 149, 264),
+    ]
     # The sweep crosses between v=4 (FNMR 4/24 > FMR 19/264) and v=6 (0/24 < 83/264).
     assert result.eer == pytest.approx(0.12808641975308643)
     assert {b.metric for b in result.baselines} == {"euclidean", "chebyshev"}
@@ -149,15 +157,20 @@ def test_eer_is_none_when_sweep_does_not_cross() -> None:
 
 def test_malformed_probes_counted_and_all_malformed_is_an_error() -> None:
     data = small_population()
+
     # A probe transform that truncates the probes of identity 0: those trials are malformed.
     def truncate(x: np.ndarray) -> np.ndarray:
         return x[:2] if np.array_equal(x, data.samples[1]) else x
 
-    result = evaluate_scheme(lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=truncate)
+    result = evaluate_scheme(
+        lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=truncate
+    )
     # Sample 1 is a genuine probe of identity 0 and an impostor probe for the 11 others.
     assert result.malformed_probes == (12,)
     with pytest.raises(SampleError, match="does not fit"):
-        evaluate_scheme(lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=lambda x: x[:2])
+        evaluate_scheme(
+            lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=lambda x: x[:2]
+        )
     with pytest.raises(SampleError, match="cannot enrol identity 0"):
         evaluate_adapter("code-offset", {"n": 4}, LabelledVectors(np.array([0, 0, 1, 1]), np.full((4, 2), 7)), [1])
 
@@ -185,8 +198,12 @@ def test_pinsketch_counts_equal_set_difference_rule() -> None:
 
     data = synthetic_sets(10, 3, low=1, high=2**10, set_size=12, dropout=0.15, insertion=0.15, seed=6)
     trials = plan_trials(data)
-    diff_gen = np.array([np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.genuine.T])
-    diff_imp = np.array([np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.impostor.T])
+    diff_gen = np.array(
+        [np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.genuine.T]
+    )
+    diff_imp = np.array(
+        [np.setxor1d(data.sets[trials.enrol_rows[e][0]], data.sets[q]).size for e, q in trials.impostor.T]
+    )
     result = evaluate_adapter("pinsketch", {"m": 10}, data, [2, 4, 6], seed=0)
     # PinSketch recovers A exactly when |A Δ B| ≤ t, and never returns A otherwise.
     assert _counts(result) == [(int(np.sum(diff_gen > t)), int(np.sum(diff_imp <= t))) for t in (2, 4, 6)]
@@ -213,8 +230,7 @@ def test_fuzzy_vault_counts_equal_wrong_element_rule() -> None:
 
 def test_weighted_vault_counts_equal_acceptance_condition() -> None:
     from sketchauth.evaluate.data import synthetic_sets
-    from sketchauth.templates import fit_weights
-    from sketchauth.templates import enrol_weighted_set
+    from sketchauth.templates import enrol_weighted_set, fit_weights
 
     p, q, g = 61, 4, 24
     data = synthetic_sets(8, 4, low=0, high=p, set_size=10, dropout=0.1, insertion=0.1, seed=8)
@@ -222,7 +238,7 @@ def test_weighted_vault_counts_equal_acceptance_condition() -> None:
     templates = []
     for rows in trials.enrol_rows:
         e, w = enrol_weighted_set([data.sets[r] for r in rows], q, p=p)
-        templates.append(dict(zip(*fit_weights(e, w, g, q))))
+        templates.append(dict(zip(*fit_weights(e, w, g, q), strict=False)))
 
     def margin(e: int, probe: int) -> int:
         sample = data.sets[probe][: 512 // q]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def _brute_force(n: int, d: int) -> int:
     count = 0
     for mask in range(1, 1 << n):
         pts = [i for i in range(n) if mask >> i & 1]
-        if any(b - a <= d for a, b in zip(pts, pts[1:])):
+        if any(b - a <= d for a, b in itertools.pairwise(pts)):
             continue
         count += all(any(abs(x - p) <= d for p in pts) for x in range(n))
     return count
@@ -111,8 +112,22 @@ def test_default_secrets_and_argument_checks():
 def test_cli_prints_json_and_progress(capsys, monkeypatch):
     import sys
 
-    args = ["evaluate", "guessing", "--universe", "12", "--min-distance", "2", "--key-bits", "3",
-            "--trials", "20000", "--estimate", "100000", "--seed", "7"]
+    args = [
+        "evaluate",
+        "guessing",
+        "--universe",
+        "12",
+        "--min-distance",
+        "2",
+        "--key-bits",
+        "3",
+        "--trials",
+        "20000",
+        "--estimate",
+        "100000",
+        "--seed",
+        "7",
+    ]
     assert main(args) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
@@ -127,8 +142,26 @@ def test_cli_prints_json_and_progress(capsys, monkeypatch):
 
 def test_cli_interval_to_file(tmp_path: Path, capsys):
     target = tmp_path / "g.json"
-    args = ["evaluate", "guessing", "--family", "interval", "--n", "10", "--v", "3", "--key-bits", "2",
-            "--trials", "20000", "--estimate", "100000", "--seed", "7", "--json", str(target)]
+    args = [
+        "evaluate",
+        "guessing",
+        "--family",
+        "interval",
+        "--n",
+        "10",
+        "--v",
+        "3",
+        "--key-bits",
+        "2",
+        "--trials",
+        "20000",
+        "--estimate",
+        "100000",
+        "--seed",
+        "7",
+        "--json",
+        str(target),
+    ]
     assert main(args) == 0
     assert json.loads(target.read_text())["successes"] == 4951
     assert "baseline 0.250000" in capsys.readouterr().out
@@ -173,7 +206,13 @@ def test_exact_pad_success_by_hand_and_against_the_float_closed_form():
 
     sk = ChaffPointSketch(6, 1)
     distribution = sk.sketch_distribution()
-    assert sorted(distribution.values()) == [Fraction(16, 144), Fraction(27, 144), Fraction(27, 144), Fraction(37, 144), Fraction(37, 144)]
+    assert sorted(distribution.values()) == [
+        Fraction(16, 144),
+        Fraction(27, 144),
+        Fraction(27, 144),
+        Fraction(37, 144),
+        Fraction(37, 144),
+    ]
     assert exact_pad_success(distribution.values(), sk.sketch_count, 1) == Fraction(103, 180)  # by hand, above
     table = _table(ChaffPointSketch(12, 2), list(ChaffPointSketch(12, 2).secret_space()))
     exact = exact_pad_success(ChaffPointSketch(12, 2).sketch_distribution().values(), 31, 3)

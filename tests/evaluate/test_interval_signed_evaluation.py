@@ -63,7 +63,9 @@ def test_signed_templates_are_refused_not_clipped(signed: LabelledVectors) -> No
 
 
 def test_fitted_range_follows_the_documented_rule(signed: LabelledVectors) -> None:
-    params, notes = fit_quantiser_params("interval", {"features": 8, "step": STEP}, signed, enrol_samples=1, settings=[4, 16, 8])
+    params, notes = fit_quantiser_params(
+        "interval", {"features": 8, "step": STEP}, signed, enrol_samples=1, settings=[4, 16, 8]
+    )
     enrolment_rows = plan_trials(signed).enrol_rows
     first = signed.samples[np.concatenate(enrolment_rows)]
     expected = Quantiser.covering(first.min() - 15 * STEP, first.max() + 15 * STEP, STEP)
@@ -115,7 +117,9 @@ def test_report_says_probes_were_malformed_instead_of_widen_the_sweep(signed: La
     enrolment = signed.samples[np.concatenate(trials.enrol_rows)]
     q = Quantiser.covering(float(enrolment.min()), float(enrolment.max()), STEP)
     params = {"features": 8, "step": STEP, "n": q.n, "offset": q.offset}
-    report = run_report(EvaluationTarget.from_scheme("interval", params), signed, [1, 2], seed=0, profile=None, crosscheck_trials=0)
+    report = run_report(
+        EvaluationTarget.from_scheme("interval", params), signed, [1, 2], seed=0, profile=None, crosscheck_trials=0
+    )
     payload = report.as_dict()
     malformed = sum(p["malformed_probes"] for p in payload["error_rates"]["points"])
     assert malformed > 0 and any("used a probe the scheme refuses" in n for n in payload["notes"])
@@ -124,17 +128,40 @@ def test_report_says_probes_were_malformed_instead_of_widen_the_sweep(signed: La
     assert "widen the sweep" not in text
 
 
-def test_cli_report_fits_or_refuses_signed_data(signed: LabelledVectors, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_report_fits_or_refuses_signed_data(
+    signed: LabelledVectors, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "signed.csv"
-    f.write_text("".join(f"{i},{','.join(repr(float(x)) for x in row)}\n" for i, row in zip(signed.identities, signed.samples)))
-    common = ["evaluate", "report", "--scheme", "interval", "--data", str(f), "--sweep", "8,32", "--profile", "test", "--no-plots", "--quiet"]
-    assert main(common + ["--params", json.dumps({"features": 8, "step": STEP}), "--out", str(tmp_path / "fit")]) == 0
+    f.write_text(
+        "".join(
+            f"{i},{','.join(repr(float(x)) for x in row)}\n"
+            for i, row in zip(signed.identities, signed.samples, strict=False)
+        )
+    )
+    common = [
+        "evaluate",
+        "report",
+        "--scheme",
+        "interval",
+        "--data",
+        str(f),
+        "--sweep",
+        "8,32",
+        "--profile",
+        "test",
+        "--no-plots",
+        "--quiet",
+    ]
+    assert main([*common, "--params", json.dumps({"features": 8, "step": STEP}), "--out", str(tmp_path / "fit")]) == 0
     report = json.loads((tmp_path / "fit" / "report.json").read_text())
     assert report["params"]["offset"] < 0 and report["params"]["n"] > 2
     assert any("fitted to the enrolment samples" in n for n in report["notes"])
     assert report["error_rates"]["points"][-1]["fnmr"] < 0.5
     capsys.readouterr()
-    assert main(common + ["--params", json.dumps({"n": 256, "features": 8, "step": STEP}), "--out", str(tmp_path / "no")]) == 2
+    assert (
+        main([*common, "--params", json.dumps({"n": 256, "features": 8, "step": STEP}), "--out", str(tmp_path / "no")])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "cannot enrol identity" in err and "lies outside [-0.025, 12.775)" in err
 
@@ -145,5 +172,5 @@ def test_asymmetric_evaluation_of_signed_captures(signed: LabelledVectors) -> No
     fitted, _ = fit_quantiser_params("asymmetric-interval", params, signed, enrol_samples=2)
     assert fitted["offset"] < 0
     assert result.points[-1].fnmr < 1.0 and result.points[-1].fnmr <= result.points[0].fnmr
-    with pytest.raises(SampleError, match="cannot enrol identity .*lies outside"):
+    with pytest.raises(SampleError, match=r"cannot enrol identity .*lies outside"):
         evaluate_adapter("asymmetric-interval", {**params, "n": 256}, signed, [1], enrol_samples=2, seed=0)

@@ -83,9 +83,7 @@ def test_simulated_partitions_follow_the_exact_distribution(monkeypatch, columns
         tuple(sketch.partition(sketch.encode_with(((4,), (1,)), r))[0].tolist()): p
         for r, p in sketch.randomness_space(((4,), (1,)))
     }
-    batch = simulate_s2_partitions(
-        np.random.default_rng(5), np.full(rows, 4), np.full(rows, 1), n, q
-    )
+    batch = simulate_s2_partitions(np.random.default_rng(5), np.full(rows, 4), np.full(rows, 1), n, q)
     seen: dict[tuple[int, ...], int] = {}
     for i in range(rows):
         key = tuple(batch.points(i).tolist())
@@ -152,8 +150,13 @@ def test_scores_from_real_helpers_equal_vectorised_path() -> None:
     assert all(s >= 1 for s in vectorised)  # the true intervals are similar by construction
     s1 = AsymmetricIntervalSketch(n, q, scheme="s1")
     scores = [
-        int(s1_linkage_score(s1.published_tolerances(s1.encode(([b[i]], [v[i]]))),
-                             s1.published_tolerances(s1.encode(([b2[i]], [v2[i]]))), tau))
+        int(
+            s1_linkage_score(
+                s1.published_tolerances(s1.encode(([b[i]], [v[i]]))),
+                s1.published_tolerances(s1.encode(([b2[i]], [v2[i]]))),
+                tau,
+            )
+        )
         for i in range(rows)
     ]
     assert scores == s1_linkage_score(v[:, None], v2[:, None], tau).tolist()
@@ -174,7 +177,7 @@ def test_reenrolment_moves_within_tau_and_tolerance() -> None:
     n, q, tau = 100, 8, 3
     b, v, b2, v2 = simulate_enrolments(np.random.default_rng(1), 20000, n, q, tau, features=2)
     assert b.shape == (20000, 2)
-    assert np.all((0 <= b2) & (b2 < n)) and np.all((1 <= v2) & (v2 <= q))
+    assert np.all((b2 >= 0) & (b2 < n)) and np.all((v2 >= 1) & (v2 <= q))
     assert np.abs(v2 - v).max() == tau - 1
     assert np.all(np.abs(b2 - b) < np.minimum(tau, v))
     assert np.abs(b2 - b).max() == tau - 1
@@ -244,9 +247,7 @@ def test_bad_arguments(args) -> None:
 
 
 def test_partition_batch_rows() -> None:
-    batch = PartitionBatch(
-        centres=np.array([[5, 2, 0, 9]]), halves=np.array([[2, 1, 1, 2]]), counts=np.array([4])
-    )
+    batch = PartitionBatch(centres=np.array([[5, 2, 0, 9]]), halves=np.array([[2, 1, 1, 2]]), counts=np.array([4]))
     assert batch.rows == 1 and batch.points(0).tolist() == [-1, 1, 3, 7, 11]
 
 
@@ -287,7 +288,7 @@ def test_empirical_noise_draws_measured_movements_jointly() -> None:
     assert noise.deltas == ((1, 0), (0, 1), (-2, 0)) and noise.to_dict()["measured_movements"] == 3
     b, v, b2, v2 = _moved(noise, n=1000, q=8)
     free = (b >= 2) & (b <= 997) & (v < 8)  # nothing clipped
-    pairs = set(zip((b2 - b)[free].tolist(), (v2 - v)[free].tolist()))
+    pairs = set(zip((b2 - b)[free].tolist(), (v2 - v)[free].tolist(), strict=False))
     assert pairs == {(1, 0), (0, 1), (-2, 0)}
     with pytest.raises(ParameterError):
         ReenrolmentNoise.empirical([1.5], [0])

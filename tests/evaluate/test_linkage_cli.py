@@ -42,9 +42,7 @@ def test_missing_matplotlib_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
-    )
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     rc = main([*ARGS, "--scheme", "s1", "--plot", str(tmp_path / "x.png")])
     assert rc == 2
     assert "pip install 'sketchauth[plots]'" in capsys.readouterr().err

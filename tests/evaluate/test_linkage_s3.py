@@ -196,7 +196,22 @@ def test_adversary_argument_is_checked() -> None:
 
 
 def test_cli_runs_the_parity_adversary_on_s3(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["evaluate", "linkage", "--scheme", "s3", "--n", "200", "--q", "5", "--tau", "1", "--pairs", "500", "--seed", "3"]
+    args = [
+        "evaluate",
+        "linkage",
+        "--scheme",
+        "s3",
+        "--n",
+        "200",
+        "--q",
+        "5",
+        "--tau",
+        "1",
+        "--pairs",
+        "500",
+        "--seed",
+        "3",
+    ]
     assert main([*args, "--features", "4", "--adversary", "parity"]) == 0
     out = json.loads(capsys.readouterr().out)
     expected = linkage_experiment("s3", 200, 5, 1, 500, 3, features=4, adversary="parity").to_dict()

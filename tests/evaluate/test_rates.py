@@ -85,7 +85,7 @@ def test_det_higher_is_genuine_mirrors() -> None:
 def test_det_agrees_with_brute_force(gen: list[int], imp: list[int]) -> None:
     fmr, fnmr, thr = det_from_scores(gen, imp)
     g, i = np.array(gen), np.array(imp)
-    for a, b, t in zip(fmr, fnmr, thr):
+    for a, b, t in zip(fmr, fnmr, thr, strict=False):
         assert a == pytest.approx(np.mean(i <= t))
         assert b == pytest.approx(np.mean(g > t))
     e = eer(fmr, fnmr)
@@ -134,6 +134,8 @@ def test_fnmr_at_fmr_on_det_is_fnmr_at_fmr_without_a_second_sort(higher: bool) -
         gen, imp = -gen, -imp
     det = det_from_scores(gen, imp, higher_is_genuine=higher)
     for target in (0.0, 1e-3, 0.01, 0.2, 1.0):
-        assert fnmr_at_fmr_on_det(*det, target, genuine_trials=gen.size) == fnmr_at_fmr(gen, imp, target, higher_is_genuine=higher)
+        assert fnmr_at_fmr_on_det(*det, target, genuine_trials=gen.size) == fnmr_at_fmr(
+            gen, imp, target, higher_is_genuine=higher
+        )
     with pytest.raises(ParameterError):
         fnmr_at_fmr_on_det(*det, -0.1, genuine_trials=gen.size)

@@ -27,7 +27,7 @@ from sketchauth.evaluate.rates import (
 def test_fnmr_from_counts_is_the_exact_ratio() -> None:
     # 1 − 113/200 = 0.43500000000000005 in floats; 87/200 = 0.435.
     genuine = np.arange(200.0)
-    fmr, fnmr, thr = det_from_scores(genuine, [1000.0])
+    _fmr, fnmr, thr = det_from_scores(genuine, [1000.0])
     k = int(np.flatnonzero(thr == 112.0)[0])
     assert fnmr[k] == 87 / 200 == 0.435
     point = RatePoint.from_counts(1, 87, 200, 3, 1000)
@@ -93,7 +93,10 @@ def test_score_files_reread_give_the_same_rates(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     gen, imp = rng.normal(0, 1, 50), rng.normal(3, 1, 400)
     names = write_score_files(
-        tmp_path, "x", gen, imp,
+        tmp_path,
+        "x",
+        gen,
+        imp,
         genuine_labels=[("alice smith", "alice smith", f"s{i}") for i in range(50)],
         impostor_labels=[("alice smith", "bob", f"t{i}") for i in range(400)],
     )
@@ -118,9 +121,24 @@ def test_cli_report_writes_identity_intervals_eer_range_and_score_files(tmp_path
     out = tmp_path / "rep"
     code = main(
         [
-            "evaluate", "report", "--scheme", "interval", "--params", '{"n": 256, "features": 8}',
-            "--synthetic", "identities=40,samples=4,noise=2", "--sweep", "2,4,6,8,10",
-            "--out", str(out), "--no-plots", "--quiet", "--profile", "test", "--seed", "3",
+            "evaluate",
+            "report",
+            "--scheme",
+            "interval",
+            "--params",
+            '{"n": 256, "features": 8}',
+            "--synthetic",
+            "identities=40,samples=4,noise=2",
+            "--sweep",
+            "2,4,6,8,10",
+            "--out",
+            str(out),
+            "--no-plots",
+            "--quiet",
+            "--profile",
+            "test",
+            "--seed",
+            "3",
         ]
     )
     assert code == 0
@@ -146,17 +164,17 @@ def test_flag_names_agree_and_old_spellings_still_parse() -> None:
 
     parser = build_parser()
     base = ["evaluate", "report", "--scheme", "interval", "--synthetic", "identities=3", "--out", "x"]
-    assert parser.parse_args(base + ["--no-plots"]).plots is False
-    assert parser.parse_args(base + ["--no-plot"]).plots is False
-    assert parser.parse_args(base + ["--quiet"]).quiet is True
+    assert parser.parse_args([*base, "--no-plots"]).plots is False
+    assert parser.parse_args([*base, "--no-plot"]).plots is False
+    assert parser.parse_args([*base, "--quiet"]).quiet is True
     feats = ["features", "evaluate", "--transform", "t", "--background", "b", "--data", "d", "--out", "o"]
-    assert parser.parse_args(feats + ["--no-plots"]).no_plot is True
-    assert parser.parse_args(feats + ["--no-plot"]).no_plot is True
-    assert parser.parse_args(feats + ["--quiet"]).quiet is True
+    assert parser.parse_args([*feats, "--no-plots"]).no_plot is True
+    assert parser.parse_args([*feats, "--no-plot"]).no_plot is True
+    assert parser.parse_args([*feats, "--quiet"]).quiet is True
     link = ["evaluate", "linkage", "--scheme", "s1"]
-    assert parser.parse_args(link + ["--plots", "a.png"]).plot == "a.png"
-    assert parser.parse_args(link + ["--plot", "a.png"]).plot == "a.png"
-    assert parser.parse_args(link + ["--quiet"]).quiet is True
+    assert parser.parse_args([*link, "--plots", "a.png"]).plot == "a.png"
+    assert parser.parse_args([*link, "--plot", "a.png"]).plot == "a.png"
+    assert parser.parse_args([*link, "--quiet"]).quiet is True
     assert parser.parse_args(["evaluate", "guessing", "--quiet"]).quiet is True
     assert parser.parse_args(["reproduce", "--quiet"]).quiet is True
 
@@ -164,7 +182,14 @@ def test_flag_names_agree_and_old_spellings_still_parse() -> None:
 def test_no_progress_output_off_a_terminal(tmp_path: Path, capsys) -> None:
     code = main(
         [
-            "evaluate", "linkage", "--scheme", "s1", "--pairs", "200", "--json", str(tmp_path / "l.json"),
+            "evaluate",
+            "linkage",
+            "--scheme",
+            "s1",
+            "--pairs",
+            "200",
+            "--json",
+            str(tmp_path / "l.json"),
         ]
     )
     assert code == 0

@@ -139,12 +139,32 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_cli_data_file_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = synthetic_vectors(6, 2, 3, n=32, spread=4, noise=1, seed=1)
     f = tmp_path / "d.csv"
-    f.write_text("".join(f"{i},{','.join(map(str, row))}\n" for i, row in zip(data.identities, data.samples)))
+    f.write_text(
+        "".join(f"{i},{','.join(map(str, row))}\n" for i, row in zip(data.identities, data.samples, strict=False))
+    )
     args = ["evaluate", "report", "--scheme", "interval", "--params", '{"n": 32, "features": 3}', "--data", str(f)]
-    assert main(args + ["--sweep", "2,4", "--out", str(tmp_path / "o"), "--profile", "test", "--no-plots", "--quiet"]) == 0
-    assert main(["evaluate", "report", "--scheme", "interval", "--params", "{oops", "--data", str(f), "--out", str(tmp_path)]) == 2
+    assert (
+        main([*args, "--sweep", "2,4", "--out", str(tmp_path / "o"), "--profile", "test", "--no-plots", "--quiet"]) == 0
+    )
+    assert (
+        main(
+            [
+                "evaluate",
+                "report",
+                "--scheme",
+                "interval",
+                "--params",
+                "{oops",
+                "--data",
+                str(f),
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
     assert "--params is not valid JSON" in capsys.readouterr().err
-    assert main(args[:-2] + ["--synthetic", "colour=3", "--out", str(tmp_path), "--no-plots"]) == 2
+    assert main([*args[:-2], "--synthetic", "colour=3", "--out", str(tmp_path), "--no-plots"]) == 2
     assert "unknown: colour" in capsys.readouterr().err
 
 

@@ -88,7 +88,12 @@ def test_json_numbers_are_numbers(run) -> None:
 
 def test_default_json_goes_beside_the_report(tmp_path: Path, capsys) -> None:
     rep = R.Reproduction(
-        items=(R.juels_sudan_spurious(),), linkage_noise=(), linkage_features=(), options=QUICK, seconds=0.1, generated="now"
+        items=(R.juels_sudan_spurious(),),
+        linkage_noise=(),
+        linkage_features=(),
+        options=QUICK,
+        seconds=0.1,
+        generated="now",
     )
     paths = R.write_report(rep, tmp_path / "r")
     assert json.loads(Path(paths["json"]).read_text())["items"][0]["id"] == "js-spurious"
@@ -157,7 +162,10 @@ def test_toy_losses_follow_the_pad_parity() -> None:
     item = R.toy_pad_parity()
     losses = item.details["losses"]
     assert losses["pads <0,2>"] == {"deterministic": pytest.approx(1.0), "randomised": pytest.approx(1.0)}
-    assert losses["pads <0,1>"] == {"deterministic": pytest.approx(0.0, abs=1e-12), "randomised": pytest.approx(0.0, abs=1e-12)}
+    assert losses["pads <0,1>"] == {
+        "deterministic": pytest.approx(0.0, abs=1e-12),
+        "randomised": pytest.approx(0.0, abs=1e-12),
+    }
 
 
 def test_mixing_bounds_hold_on_every_toy() -> None:

@@ -85,7 +85,7 @@ def test_difference_decoding_code_offset() -> None:
     w = bytes(range(12))
     w2 = bytes([99]) + w[1:11] + bytes([7])
     diff = difference_decoding(sk, sk.encode(w), sk.encode(w2))
-    assert diff == bytes(a ^ b for a, b in zip(w, w2))
+    assert diff == bytes(a ^ b for a, b in zip(w, w2, strict=False))
     assert difference_decoding_score(sk, sk.encode(w), sk.encode(w2)) == 2.0
     far = bytes(255 - x for x in w)
     assert difference_decoding_score(sk, sk.encode(w), sk.encode(far)) == 3.0
@@ -108,8 +108,7 @@ def test_vault_differential_finds_common_points(seed: int) -> None:
     # the tie hides the genuine one.
     rng = np.random.default_rng(seed)
     a, b = (
-        vault.encode_with(secret, VaultRandomness(rng.integers(0, 13, 3), rng.integers(0, 12, 6)))
-        for _ in range(2)
+        vault.encode_with(secret, VaultRandomness(rng.integers(0, 13, 3), rng.integers(0, 12, 6))) for _ in range(2)
     )
     score, mask = vault_differential_score(vault, a, b, trials=200, seed=1)
     # Every genuine point is common, so some trial interpolates F − F' and agrees on all 7.

@@ -31,7 +31,9 @@ def test_draws_are_deterministic_and_seeds_give_different_people() -> None:
     c = population.draw(4, 3, seed=6)
     assert np.array_equal(a.samples, b.samples) and not np.array_equal(a.samples, c.samples)
     assert a.identities.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
-    assert np.array_equal(population.model().within, EmbeddingPopulation(informative=6, useless=1, seed=1).model().within)
+    assert np.array_equal(
+        population.model().within, EmbeddingPopulation(informative=6, useless=1, seed=1).model().within
+    )
 
 
 def test_sample_moments_follow_the_model() -> None:

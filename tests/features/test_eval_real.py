@@ -19,7 +19,7 @@ POP = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.4, seed=7)
 
 def _write_csv(path, data, split=None, prefix="p") -> None:
     lines = ["identity," + ("split," if split is not None else "") + ",".join(f"f{j}" for j in range(data.features))]
-    for i, (label, row) in enumerate(zip(data.identities.tolist(), data.samples)):
+    for i, (label, row) in enumerate(zip(data.identities.tolist(), data.samples, strict=False)):
         cells = [f"{prefix}{label}"] + ([split[i]] if split is not None else []) + [f"{v:.6g}" for v in row]
         lines.append(",".join(cells))
     path.write_text("\n".join(lines) + "\n")
@@ -32,7 +32,10 @@ def test_impossible_code_offset_is_reported_unavailable_and_the_rest_evaluated(b
     transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16, dimensions=8)
     assert transform.dimensions == 8
     result = evaluate_pipelines(
-        transform, POP.draw(30, 4, seed=2), POP.draw(20, 4, seed=3), code_bits=bits,
+        transform,
+        POP.draw(30, 4, seed=2),
+        POP.draw(20, 4, seed=3),
+        code_bits=bits,
         kinds=("interval", "code-offset", "thermometer"),
     )
     assert [r.name.split(" ")[0] for r in result.results] == ["reference", "interval", "thermometer"]
@@ -50,13 +53,48 @@ def test_cli_features_evaluate_reports_unavailable_code_offset(tmp_path, capsys)
     _write_csv(background, POP.draw(80, 4, seed=1))
     _write_csv(people, POP.draw(20, 4, seed=3))
     transform = tmp_path / "t.json"
-    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16",
-                 "--dimensions", "8", "--code-bits", "2"]) == 0
+    assert (
+        main(
+            [
+                "features",
+                "fit",
+                "--data",
+                str(background),
+                "--out",
+                str(transform),
+                "--levels",
+                "16",
+                "--dimensions",
+                "8",
+                "--code-bits",
+                "2",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert "unavailable" in summary["code-offset"]
     out = tmp_path / "ev"
-    assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
-                 "--data", str(people), "--out", str(out), "--code-bits", "2", "--no-plot"]) == 0
+    assert (
+        main(
+            [
+                "features",
+                "evaluate",
+                "--transform",
+                str(transform),
+                "--background",
+                str(background),
+                "--data",
+                str(people),
+                "--out",
+                str(out),
+                "--code-bits",
+                "2",
+                "--no-plot",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "code-offset: unavailable" in printed and "thermometer" in printed
     report = json.loads((out / "features.json").read_text())
@@ -76,8 +114,20 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     assert "nine.csv" in err and "6 for fit, 1 for calibration, 2 for check" in err
     assert "at least 2 identities" in err and "at least 12 identities" in err and "--calibration-split samples" in err
 
-    args = ["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "8",
-            "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
+    args = [
+        "features",
+        "fit",
+        "--data",
+        str(background),
+        "--out",
+        str(transform),
+        "--levels",
+        "8",
+        "--calibration-split",
+        "samples",
+        "--pipelines",
+        str(tmp_path / "pipes"),
+    ]
     assert main(args) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
@@ -90,8 +140,24 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     # The same nine people, later samples: features evaluate says it is a closed set.
     _write_csv(people, LabelledVectors(nine.identities[~first], nine.samples[~first]))
     out = tmp_path / "ev"
-    assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
-                 "--data", str(people), "--out", str(out), "--no-plot"]) == 0
+    assert (
+        main(
+            [
+                "features",
+                "evaluate",
+                "--transform",
+                str(transform),
+                "--background",
+                str(background),
+                "--data",
+                str(people),
+                "--out",
+                str(out),
+                "--no-plot",
+            ]
+        )
+        == 0
+    )
     assert "CLOSED SET" in capsys.readouterr().out
     assert "CLOSED SET" in json.loads((out / "features.json").read_text())["protocol"]
 
@@ -99,8 +165,23 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
 def test_cli_too_few_samples_per_identity_for_a_sample_split_names_identity_and_part(tmp_path, capsys) -> None:
     background = tmp_path / "short.csv"
     _write_csv(background, POP.draw(9, 4, seed=1))
-    assert main(["features", "fit", "--data", str(background), "--out", str(tmp_path / "t.json"), "--levels", "8",
-                 "--calibration-split", "samples"]) == 2
+    assert (
+        main(
+            [
+                "features",
+                "fit",
+                "--data",
+                str(background),
+                "--out",
+                str(tmp_path / "t.json"),
+                "--levels",
+                "8",
+                "--calibration-split",
+                "samples",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "short.csv: identity" in err and "has 4 samples" in err and "at least 2" in err
     assert "at least 12 samples" in err
@@ -121,7 +202,7 @@ def test_protocol_plan_counts_and_split_column_roles() -> None:
     plan = Protocol(enrol_samples=1, split_column="session").plan(ids, split)
     assert [r.tolist() for r in plan.enrol_rows] == [[2], [5], [7]]
     assert plan.genuine.shape[1] == 5 and plan.impostor.shape[1] == 10
-    with pytest.raises(ParameterError, match="'train'.*neither enrol"):
+    with pytest.raises(ParameterError, match=r"'train'.*neither enrol"):
         Protocol(split_column="split").plan(ids, np.array(["train"] * 8))
     with pytest.raises(ParameterError, match="fewer than 2 samples"):
         Protocol(enrol_samples=2).plan(np.array(["a", "a", "a", "b"]))
@@ -142,7 +223,11 @@ def test_evaluate_report_and_features_evaluate_count_the_same_trials() -> None:
     pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
     report = run_report(pipeline_target(pipeline), data, [0], profile=None, crosscheck_trials=0)
     point = report.error_rates.points[0]
-    assert (features.genuine_trials, features.impostor_trials) == (point.genuine_trials, point.impostor_trials) == (45, 630)
+    assert (
+        (features.genuine_trials, features.impostor_trials)
+        == (point.genuine_trials, point.impostor_trials)
+        == (45, 630)
+    )
     statement = report.as_dict()["data"]["protocol"]["statement"]
     assert statement.split(" 15 identities")[0] == features.protocol.split(" 15 identities")[0]
     assert "open set" in statement and "every probe of every other identity" in statement
@@ -168,8 +253,23 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
     results = []
     for extra in (["--data", str(with_split)], ["--data", str(enrol_file), "--probe-data", str(probe_file)]):
         out = tmp_path / f"ev{len(results)}"
-        assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
-                     "--out", str(out), "--no-plot", *extra]) == 0
+        assert (
+            main(
+                [
+                    "features",
+                    "evaluate",
+                    "--transform",
+                    str(transform),
+                    "--background",
+                    str(background),
+                    "--out",
+                    str(out),
+                    "--no-plot",
+                    *extra,
+                ]
+            )
+            == 0
+        )
         results.append(json.loads((out / "features.json").read_text()))
     assert results[0]["genuine_trials"] == results[1]["genuine_trials"] == 36
     assert results[0]["impostor_trials"] == results[1]["impostor_trials"] == 12 * 11 * 3
@@ -216,9 +316,30 @@ def test_pin_cascade_diverts_at_most_the_pin_and_recommendation_rules() -> None:
     assert 0.0 <= pin["diverted_bits"] <= pin["pin_bits"]
     assert pin["residual_bits"] == pytest.approx(min(16.0, without + pin["pin_bits"] - pin["beta"]))
     rows = [
-        {"pipeline": "a", "setting": 1.0, "fnmr": 0.30, "fmr": 0.001, "guaranteed_bits": 25.0, "guaranteed_bits_with_pin": 40.0},
-        {"pipeline": "a", "setting": 2.0, "fnmr": 0.10, "fmr": 0.005, "guaranteed_bits": 12.0, "guaranteed_bits_with_pin": 30.0},
-        {"pipeline": "b", "setting": 9.0, "fnmr": 0.01, "fmr": 0.050, "guaranteed_bits": 30.0, "guaranteed_bits_with_pin": 50.0},
+        {
+            "pipeline": "a",
+            "setting": 1.0,
+            "fnmr": 0.30,
+            "fmr": 0.001,
+            "guaranteed_bits": 25.0,
+            "guaranteed_bits_with_pin": 40.0,
+        },
+        {
+            "pipeline": "a",
+            "setting": 2.0,
+            "fnmr": 0.10,
+            "fmr": 0.005,
+            "guaranteed_bits": 12.0,
+            "guaranteed_bits_with_pin": 30.0,
+        },
+        {
+            "pipeline": "b",
+            "setting": 9.0,
+            "fnmr": 0.01,
+            "fmr": 0.050,
+            "guaranteed_bits": 30.0,
+            "guaranteed_bits_with_pin": 50.0,
+        },
     ]
     assert recommend(rows)["setting"] == 1.0 and recommend(rows)["how"] == "biometric alone"
     assert recommend(rows, bits=26)["setting"] == 2.0 and "PIN" in recommend(rows, bits=26)["how"]
@@ -232,8 +353,28 @@ def test_cli_features_evaluate_states_the_four_security_figures_and_a_recommenda
     transform = tmp_path / "t.json"
     assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16"]) == 0
     out = tmp_path / "ev"
-    assert main(["features", "evaluate", "--transform", str(transform), "--background", str(background),
-                 "--data", str(people), "--out", str(out), "--no-plot", "--attack-people", "3", "--attack-tries", "30"]) == 0
+    assert (
+        main(
+            [
+                "features",
+                "evaluate",
+                "--transform",
+                str(transform),
+                "--background",
+                str(background),
+                "--data",
+                str(people),
+                "--out",
+                str(out),
+                "--no-plot",
+                "--attack-people",
+                "3",
+                "--attack-tries",
+                "30",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "(a) guaranteed bits" in printed and "(c) offline attack" in printed and "Recommended" in printed
     assert "Tuning view" in printed
@@ -270,7 +411,9 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     wide = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.4, seed=7)  # 24 dims: code-offset fits
     transform = FeatureTransform.fit(wide.draw(80, 4, seed=1), levels=16)
     heldout, data = wide.draw(30, 4, seed=2), wide.draw(15, 4, seed=3)
-    features = evaluate_pipelines(transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False)
+    features = evaluate_pipelines(
+        transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False
+    )
     assert not features.unavailable
     pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
     rep = run_report(pipeline_target(pipeline), data, [-1, 0, 1], profile=None, crosscheck_trials=0)
@@ -298,7 +441,9 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     from matplotlib.colors import to_rgb
 
     assert colours[f"mated ({rep.unlinkability.measures.mated_pairs})"] == pytest.approx(to_rgb(SAME_PERSON_COLOUR))
-    assert colours[f"non-mated ({rep.unlinkability.measures.nonmated_pairs})"] == pytest.approx(to_rgb(OTHER_PERSON_COLOUR))
+    assert colours[f"non-mated ({rep.unlinkability.measures.nonmated_pairs})"] == pytest.approx(
+        to_rgb(OTHER_PERSON_COLOUR)
+    )
     legend = ax.get_legend()
     # The legend sits below the axes, not over the D↔ points.
     l_fig.canvas.draw()
@@ -312,13 +457,38 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
 
     data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
     path = tmp_path / "people.csv"
-    path.write_text("identity,a,b,c,d\n" + "\n".join(
-        f"{label}," + ",".join(str(int(v)) for v in row) for label, row in zip(data.identities.tolist(), data.samples)
-    ) + "\n")
+    path.write_text(
+        "identity,a,b,c,d\n"
+        + "\n".join(
+            f"{label}," + ",".join(str(int(v)) for v in row)
+            for label, row in zip(data.identities.tolist(), data.samples, strict=False)
+        )
+        + "\n"
+    )
     out = tmp_path / "rep"
-    code = main(["evaluate", "report", "--scheme", "interval", "--params", '{"n": 64, "features": 4}', "--sweep", "2,4,6",
-                 "--data", str(path), "--out", str(out), "--no-plots", "--profile", "test", "--quiet", "--closed-set",
-                 "--attack-tries", "30"])
+    code = main(
+        [
+            "evaluate",
+            "report",
+            "--scheme",
+            "interval",
+            "--params",
+            '{"n": 64, "features": 4}',
+            "--sweep",
+            "2,4,6",
+            "--data",
+            str(path),
+            "--out",
+            str(out),
+            "--no-plots",
+            "--profile",
+            "test",
+            "--quiet",
+            "--closed-set",
+            "--attack-tries",
+            "30",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "CLOSED SET" in printed and "offline attack with the database" in printed and "PIN cascade" in printed
@@ -327,7 +497,9 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
     assert {"remaining_bits", "false_accept_attack", "offline_attack", "pin_cascade"} <= set(lk)
     attack = lk["offline_attack"]
     assert attack["people"] == 10 and attack["hash_profile"] == "test" and attack["tries_per_person"] == 30
-    assert all(e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"]))
+    assert all(
+        e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"], strict=False)
+    )
     assert report["data"]["protocol"]["set"] == "closed"
     assert report["error_rates"]["impostor_trials"] == 12 * 11 * 2
     md = (out / "report.md").read_text()

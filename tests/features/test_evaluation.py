@@ -80,7 +80,11 @@ def test_goal_compares_best_protected_with_reference(result) -> None:
     goal = result.goal
     best, ref = result.best_protected, result.reference
     assert best.protected and best.at(1e-2).fnmr == min(r.at(1e-2).fnmr for r in result.results if r.protected)
-    assert (goal["pipeline"], goal["fnmr"], goal["reference_fnmr"]) == (best.name, best.at(1e-2).fnmr, ref.at(1e-2).fnmr)
+    assert (goal["pipeline"], goal["fnmr"], goal["reference_fnmr"]) == (
+        best.name,
+        best.at(1e-2).fnmr,
+        ref.at(1e-2).fnmr,
+    )
     assert goal["target_ratio"] == GOAL_RATIO and goal["met"] is (goal["ratio"] <= GOAL_RATIO)
     # The thermometer pipeline is the best protected one here (FNMR 0 at FMR 1% on eleven populations).
     assert goal["pipeline"].startswith("thermometer") and goal["fnmr"] <= 0.02
@@ -99,7 +103,9 @@ def _row(name: str, fnmr: float, *, protected: bool = True) -> MatcherResult:
     [(0.0, 0.0, 1.0, True), (0.01, 0.0, math.inf, False), (0.05, 0.045, 10 / 9, True), (0.06, 0.04, 1.5, False)],
 )
 def test_goal_ratio_conventions(best, reference, ratio, met) -> None:
-    evaluation = FeatureEvaluation((_row("ref", reference, protected=False), _row("worse", 0.5), _row("best", best)), 2, 2, 2, 1)
+    evaluation = FeatureEvaluation(
+        (_row("ref", reference, protected=False), _row("worse", 0.5), _row("best", best)), 2, 2, 2, 1
+    )
     goal = evaluation.goal
     assert (goal["pipeline"], goal["fnmr"], goal["reference_fnmr"], goal["met"]) == ("best", best, reference, met)
     assert goal["ratio"] == pytest.approx(ratio)

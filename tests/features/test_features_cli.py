@@ -14,13 +14,42 @@ from sketchauth.features.transform import FeatureTransform
 def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     background, people = tmp_path / "background.csv", tmp_path / "people.csv"
     assert main(["features", "synth", "--out", str(background), "--identities", "150", "--samples", "5"]) == 0
-    assert main(["features", "synth", "--out", str(people), "--identities", "40", "--samples", "4", "--seed", "2", "--prefix", "p"]) == 0
+    assert (
+        main(
+            [
+                "features",
+                "synth",
+                "--out",
+                str(people),
+                "--identities",
+                "40",
+                "--samples",
+                "4",
+                "--seed",
+                "2",
+                "--prefix",
+                "p",
+            ]
+        )
+        == 0
+    )
     assert background.read_text().splitlines()[0].startswith("identity,f0,f1")
     capsys.readouterr()
 
     transform_path, pipelines = tmp_path / "transform.json", tmp_path / "pipelines"
     code = main(
-        ["features", "fit", "--data", str(background), "--out", str(transform_path), "--pipelines", str(pipelines), "--levels", "16"]
+        [
+            "features",
+            "fit",
+            "--data",
+            str(background),
+            "--out",
+            str(transform_path),
+            "--pipelines",
+            str(pipelines),
+            "--levels",
+            "16",
+        ]
     )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
@@ -37,8 +66,23 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
 
     out = tmp_path / "report"
     code = main(
-        ["features", "evaluate", "--transform", str(transform_path), "--background", str(background),
-         "--data", str(people), "--out", str(out), "--no-plots", "--attack-tries", "10", "--decode-checks", "400"]
+        [
+            "features",
+            "evaluate",
+            "--transform",
+            str(transform_path),
+            "--background",
+            str(background),
+            "--data",
+            str(people),
+            "--out",
+            str(out),
+            "--no-plots",
+            "--attack-tries",
+            "10",
+            "--decode-checks",
+            "400",
+        ]
     )
     assert code == 0
     assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out
@@ -56,9 +100,24 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     thermometer = load_pipeline((pipelines / "thermometer.json").read_text())
     t = thermometer.sketch.params()["t"]
     code = main(
-        ["evaluate", "report", "--pipeline", str(pipelines / "thermometer.json"), "--data", str(few),
-         "--out", str(tmp_path / "full"), "--profile", "test", "--max-impostors", "3", "--sweep", str(t),
-         "--no-plots", "--quiet"]
+        [
+            "evaluate",
+            "report",
+            "--pipeline",
+            str(pipelines / "thermometer.json"),
+            "--data",
+            str(few),
+            "--out",
+            str(tmp_path / "full"),
+            "--profile",
+            "test",
+            "--max-impostors",
+            "3",
+            "--sweep",
+            str(t),
+            "--no-plots",
+            "--quiet",
+        ]
     )
     assert code == 0
     full = json.loads((tmp_path / "full" / "report.json").read_text())

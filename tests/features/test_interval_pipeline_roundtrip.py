@@ -47,9 +47,13 @@ def _probes(person: np.ndarray, seed: int, scale: float) -> np.ndarray:
     return np.vstack([person, noisy, stranger])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.integers(0, 10_000), st.floats(0.0, 1.5))
-def test_interval_pipeline_accepts_exactly_the_tolerance_box(interval: IntervalPipeline, seed: int, scale: float) -> None:
+def test_interval_pipeline_accepts_exactly_the_tolerance_box(
+    interval: IntervalPipeline, seed: int, scale: float
+) -> None:
     person = POP.draw(1, 4, seed=seed).samples
     record = interval.enrol(person[:1], password_hasher=PH)
     b = interval.secret_from_samples(person[:1])
@@ -60,12 +64,16 @@ def test_interval_pipeline_accepts_exactly_the_tolerance_box(interval: IntervalP
         assert interval.verify(record, y, password_hasher=PH) == bool(np.all(np.abs(levels - b) < v))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.sampled_from(["s1", "s2"]), st.integers(0, 10_000), st.floats(0.0, 1.5))
 def test_asymmetric_pipeline_accepts_exactly_the_tolerance_box(
     transform: FeatureTransform, scheme: str, seed: int, scale: float
 ) -> None:
-    pipeline = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=6, spread="range", scale=1.0, margin=1, scheme=scheme)
+    pipeline = AsymmetricIntervalPipeline(
+        transform, range(transform.dimensions), q=6, spread="range", scale=1.0, margin=1, scheme=scheme
+    )
     person = POP.draw(1, 5, seed=seed).samples
     captures = person[:3]
     record = pipeline.enrol(captures, password_hasher=PH)

@@ -117,7 +117,11 @@ def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) 
     groups = [x for _, x in people.by_identity()][:6]
 
     def inside(enrol, sample) -> bool:
-        return bool(np.all(np.abs(pipeline.sample_transform(sample) - pipeline.secret_from_samples(enrol)) < pipeline.tolerances))
+        return bool(
+            np.all(
+                np.abs(pipeline.sample_transform(sample) - pipeline.secret_from_samples(enrol)) < pipeline.tolerances
+            )
+        )
 
     genuine, impostor = [], []
     for i, person in enumerate(groups):
@@ -357,7 +361,7 @@ def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_pat
     (tmp_path / ".hidden.json").write_text("ignored: not a pipeline name")
     assert load_pipelines(tmp_path) == {"faces-v1": interval}
     (tmp_path / "broken.json").write_text("{}")
-    with pytest.raises(ParameterError, match="broken.json: not a pipeline"):
+    with pytest.raises(ParameterError, match=r"broken\.json: not a pipeline"):
         load_pipelines(tmp_path)
     with pytest.raises(ParameterError, match="does not exist"):
         load_pipelines(tmp_path / "missing")

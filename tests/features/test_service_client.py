@@ -6,13 +6,13 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from service.app import create_app  # noqa: E402
-from service.settings import Settings  # noqa: E402
-from sketchauth.evaluate.embeddings import EmbeddingPopulation  # noqa: E402
-from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline  # noqa: E402
-from sketchauth.features.transform import FeatureTransform  # noqa: E402
+from service.app import create_app
+from service.settings import Settings
+from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
+from sketchauth.features.transform import FeatureTransform
 
 POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 AUTH = {"Authorization": "Bearer features-test-key-0123456789"}
@@ -23,7 +23,12 @@ def test_enrol_and_verify_through_the_service(kind, tmp_path) -> None:
     transform = FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
     pipeline = kind.for_target_fmr(transform, POP.draw(60, 5, seed=2), target_fmr=1e-2)
     people = POP.draw(3, 3, seed=3).samples.reshape(3, 3, -1)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 's.db'}", api_keys=("features-test-key-0123456789",), hash_profile="test", allow_test_profile=True)
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 's.db'}",
+        api_keys=("features-test-key-0123456789",),
+        hash_profile="test",
+        allow_test_profile=True,
+    )
     with TestClient(create_app(settings)) as client:
         body = pipeline.service_enrolment(people[0, :1])
         enrolled = client.post("/v1/users/alice/enrolment", json=body, headers=AUTH)
@@ -31,7 +36,9 @@ def test_enrol_and_verify_through_the_service(kind, tmp_path) -> None:
         assert enrolled.json()["report"]["loss_bound_bits"] == pytest.approx(pipeline.report().loss_bound_bits)
         verdicts = []
         for sample in (people[0, 1], people[0, 2], people[1, 0], people[2, 0]):
-            answer = client.post("/v1/users/alice/verification", json={"sample": pipeline.service_sample(sample)}, headers=AUTH)
+            answer = client.post(
+                "/v1/users/alice/verification", json={"sample": pipeline.service_sample(sample)}, headers=AUTH
+            )
             assert answer.status_code == 200, answer.text
             # The service decides exactly as the pipeline does locally (encode → decode → compare).
             assert answer.json()["verified"] is pipeline.accepts(people[0, :1], sample)

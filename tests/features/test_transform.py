@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -66,7 +67,7 @@ def test_quantiser_levels_are_equally_populated_on_the_background(
 def test_gray_code_known_values_and_adjacency() -> None:
     assert gray_code(np.arange(8)).tolist() == [0, 1, 3, 2, 6, 7, 5, 4]
     g = gray_code(np.arange(256))
-    assert all(bin(int(a ^ b)).count("1") == 1 for a, b in zip(g[:-1], g[1:]))
+    assert all(bin(int(a ^ b)).count("1") == 1 for a, b in itertools.pairwise(g))
 
 
 def test_binarise_packs_gray_bits_msb_first(transform: FeatureTransform) -> None:

@@ -9,6 +9,7 @@ afterwards, so parallel runs never collide.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,7 +73,5 @@ def servers() -> Iterator[list[ServerProcess]]:
     started: list[ServerProcess] = []
     yield started
     for server in started:
-        try:
+        with contextlib.suppress(Exception):
             server.stop()
-        except Exception:  # noqa: BLE001 - cleanup must go on
-            pass

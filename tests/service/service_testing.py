@@ -5,6 +5,7 @@ and :class:`ServerProcess`, a real ``sketchauth serve`` subprocess on a free loo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -44,7 +45,7 @@ def postgres_problem() -> str | None:
     try:
         with psycopg.connect(postgres_url(), connect_timeout=3) as conn:
             conn.execute("SELECT 1")
-    except Exception as exc:  # noqa: BLE001 - any failure to connect is the reason to report
+    except Exception as exc:
         return f"PostgreSQL at {postgres_url()} is unreachable: {type(exc).__name__}: {exc}".strip()
     return None
 
@@ -139,9 +140,7 @@ class ServerProcess:
 
     def _signal(self, sig: int) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
         self.proc.wait(timeout=15)
         self._log.close()

@@ -28,6 +28,7 @@ same mix (thread interleavings still vary); the whole run takes a few seconds pe
 
 from __future__ import annotations
 
+import contextlib
 import random
 import secrets
 import sqlite3
@@ -89,30 +90,45 @@ def replay(rows: list[Row], policy: LockoutPolicy, problems: list[str]) -> list[
     for row in rows:
         if row.event in OUTCOME_ONLY:
             continue
-        if expected:
-            if row.event != expected[0]:
-                problems.append(f"row {row.id}: {row.event!r} where the attempt before owed {expected[0]!r}")
-            expected.pop(0)
-        elif row.event in ("lock", "disable"):
-            problems.append(f"row {row.id}: {row.event!r} that no attempt called for (count {state.failures})")
-        if row.event == "attempt":
-            state = Throttle(state.failures + 1, state.disabled, state.lock_at)
-            if state.disabled:
-                problems.append(f"row {row.id}: an attempt was counted while the biometric was disabled")
-            expected = _owed(state.failures, policy)
-        elif row.event == "lock":
-            state = Throttle(state.failures, state.disabled, row.at)
-        elif row.event == "disable":
-            state = Throttle(state.failures, True, state.lock_at)
-        elif row.event in CLEARING:
-            state = Throttle()
-        elif row.event not in NEUTRAL:
-            problems.append(f"row {row.id}: unexpected event {row.event!r}")
+        _settle_owed(row, state, expected, problems)
+        state, owed = _transition(row, state, policy, problems)
+        if owed is not None:
+            expected = owed
         if not expected:
             timeline.append((row.id, state))
     if expected:
         problems.append(f"the last attempt still owes {expected}")
     return timeline
+
+
+def _settle_owed(row: Row, state: Throttle, expected: list[str], problems: list[str]) -> None:
+    """Check ``row`` against the rows the last attempt still owes (popping the one it settles)."""
+    if expected:
+        if row.event != expected[0]:
+            problems.append(f"row {row.id}: {row.event!r} where the attempt before owed {expected[0]!r}")
+        expected.pop(0)
+    elif row.event in ("lock", "disable"):
+        problems.append(f"row {row.id}: {row.event!r} that no attempt called for (count {state.failures})")
+
+
+def _transition(
+    row: Row, state: Throttle, policy: LockoutPolicy, problems: list[str]
+) -> tuple[Throttle, list[str] | None]:
+    """The state after ``row``, and the rows it makes owed (``None`` when it is not an attempt)."""
+    if row.event == "attempt":
+        state = Throttle(state.failures + 1, state.disabled, state.lock_at)
+        if state.disabled:
+            problems.append(f"row {row.id}: an attempt was counted while the biometric was disabled")
+        return state, _owed(state.failures, policy)
+    if row.event == "lock":
+        return Throttle(state.failures, state.disabled, row.at), None
+    if row.event == "disable":
+        return Throttle(state.failures, True, state.lock_at), None
+    if row.event in CLEARING:
+        return Throttle(), None
+    if row.event not in NEUTRAL:
+        problems.append(f"row {row.id}: unexpected event {row.event!r}")
+    return state, None
 
 
 def _owed(failures: int, policy: LockoutPolicy) -> list[str]:
@@ -164,7 +180,9 @@ def check(
     problems += [f"unexpected answer: {a.kind}" for a in answers if a.kind.startswith("unexpected")]
     for answer in answers:
         if answer.kind in ("disabled", "locked") and not _explained(answer, timeline, policy):
-            problems.append(f"a {answer.kind!r} refusal no audited state explains (rows {answer.before}..{answer.after})")
+            problems.append(
+                f"a {answer.kind!r} refusal no audited state explains (rows {answer.before}..{answer.after})"
+            )
     if not seen:
         problems.append("the monitor never read the trail while the run went on")
     final_rows = {row.id: row for row in rows}
@@ -244,7 +262,7 @@ class Monitor:
                 for row in probe.rows(user):
                     self.seen.setdefault(row.id, row)
                 self.reads += 1
-        except BaseException as exc:  # noqa: BLE001 - re-raised by __exit__
+        except BaseException as exc:
             self._error = exc
         finally:
             probe.close()
@@ -256,7 +274,7 @@ def run_threads(plans: list[list[str]], worker: Callable[[int, list[str]], None]
     def guarded(index: int, plan: list[str]) -> None:
         try:
             worker(index, plan)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=guarded, args=(i, plan)) for i, plan in enumerate(plans)]
@@ -393,10 +411,8 @@ def test_concurrent_enrolments_and_revocations_are_audited_as_what_they_did(back
                 record = _enrolment("dora", f"$argon2id${index}-{gen}")
                 replaced.append(handles[index].enrol(record, replace=True, now=0.0))
             else:
-                try:
+                with contextlib.suppress(UserNotFound):
                     handles[index].revoke("dora", 0.0)
-                except UserNotFound:
-                    pass
 
     try:
         run_threads(random_plans(random.Random(7), 4, 40, {"enrol": 1.0, "revoke": 1.0}), worker)
@@ -454,8 +470,14 @@ def _answer_kind(op: str, response: httpx.Response) -> str:
 def drive_server(server: ServerProcess, url: str, schema: str, policy: LockoutPolicy, seed: int) -> list[str]:
     """One seeded run of concurrent requests to a real server; the invariants that broke."""
     rng = random.Random(seed)
-    weights = {"genuine": rng.uniform(0.1, 0.6), "wrong": 1.0, "malformed": rng.uniform(0.3, 1.0),
-               "out-of-range": 0.2, "reset": 0.08, "re-enrol": rng.choice([0.0, 0.03])}
+    weights = {
+        "genuine": rng.uniform(0.1, 0.6),
+        "wrong": 1.0,
+        "malformed": rng.uniform(0.3, 1.0),
+        "out-of-range": 0.2,
+        "reset": 0.08,
+        "re-enrol": rng.choice([0.0, 0.03]),
+    }
     user = f"user-{seed}-{secrets.token_hex(3)}"
     with httpx.Client(base_url=server.url, headers=USER_KEY, timeout=30) as c:
         assert c.post(f"/v1/users/{user}/enrolment", json=ENROL).status_code == 201

@@ -10,8 +10,8 @@ from typing import Any
 
 import argon2
 import pytest
-from service_testing import ADMIN, API_KEY, AUTH, test_settings
 from fastapi.testclient import TestClient
+from service_testing import ADMIN, API_KEY, AUTH, test_settings
 
 from service.app import create_app
 from service.schemes import available_schemes, get_scheme
@@ -88,7 +88,7 @@ def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(cli
     unknown = _verify(client, IMPOSTOR, user="nobody")
     assert wrong.status_code == unknown.status_code == 200
     assert wrong.content == unknown.content == b'{"verified":false}'
-    assert dict(wrong.headers) .keys() == dict(unknown.headers).keys()
+    assert dict(wrong.headers).keys() == dict(unknown.headers).keys()
     assert len(calls) == 2  # one argon2 verification each
     # The unknown id's sample was decoded and checked against the decoy: the last enrolment an
     # attempt ran against (alice's), so that it costs the same decode as hers.
@@ -148,7 +148,8 @@ def test_schemes_lists_parameter_schemas(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    "headers", [{}, {"Authorization": "Bearer wrong-key"}, {"Authorization": f"Basic {API_KEY}"}, {"Authorization": API_KEY}]
+    "headers",
+    [{}, {"Authorization": "Bearer wrong-key"}, {"Authorization": f"Basic {API_KEY}"}, {"Authorization": API_KEY}],
 )
 def test_api_key_required(client: TestClient, headers: dict[str, str]) -> None:
     for method, path in [("GET", "/v1/schemes"), ("GET", "/v1/users/a/report"), ("DELETE", "/v1/users/a")]:
@@ -168,7 +169,9 @@ def test_settings_refuse_to_start_without_keys(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="in-memory"):
         create_app(test_settings(tmp_path, database_url="sqlite:///:memory:"))
     # Explicit local mode may run without keys (and trusts every caller).
-    dev = Settings(database_url=f"sqlite:///{tmp_path / 'dev.db'}", dev_mode=True, hash_profile="test", allow_test_profile=True)
+    dev = Settings(
+        database_url=f"sqlite:///{tmp_path / 'dev.db'}", dev_mode=True, hash_profile="test", allow_test_profile=True
+    )
     with TestClient(create_app(dev)) as c:
         assert c.get("/v1/schemes").status_code == 200
 
@@ -192,7 +195,11 @@ def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_nothing_logs_samples_or_pins(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    body = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 3}, "samples": [[987_651, 876_541, 765_431]]}
+    body = {
+        "scheme": "interval",
+        "params": {"n": 1 << 20, "v": 50, "features": 3},
+        "samples": [[987_651, 876_541, 765_431]],
+    }
     _enrol(client, body=body)
     _verify(client, [987_650, 876_540, 765_430])
     bad = client.post("/v1/users/alice/verification", headers=AUTH, json={"sample": [987_650, "876540", 765_430]})
@@ -293,7 +300,11 @@ def test_audit_table_columns(client: TestClient, settings: Settings) -> None:
         rows = conn.execute("SELECT user_id, event, client FROM audit ORDER BY id").fetchall()
     assert columns == ["id", "at", "user_id", "event", "client"]
     # The client is the name of the key that acted (SKETCHAUTH_API_KEYS' first key: api-key-1).
-    assert rows == [("alice", "enrol", "api-key-1"), ("alice", "attempt", "api-key-1"), ("alice", "verify-fail", "api-key-1")]
+    assert rows == [
+        ("alice", "enrol", "api-key-1"),
+        ("alice", "attempt", "api-key-1"),
+        ("alice", "verify-fail", "api-key-1"),
+    ]
 
 
 # -- bad input ------------------------------------------------------------------------------------------
@@ -343,8 +354,16 @@ def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: byt
         ({**INTERVAL, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
         ({**INTERVAL, "samples": [[1.5, 2, 3, 4]]}, "invalid-sample", "not an integer"),
         ({**INTERVAL, "samples": [[1, 2, 3, 4], [1, 2, 3, 4]]}, "wrong-sample-count", "exactly 1 sample"),
-        ({"scheme": "code-offset", "params": {"n": 4, "t": 1}, "samples": [[1, 2, 3, 256]]}, "invalid-sample", "outside"),
-        ({"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "2t < n"),
+        (
+            {"scheme": "code-offset", "params": {"n": 4, "t": 1}, "samples": [[1, 2, 3, 256]]},
+            "invalid-sample",
+            "outside",
+        ),
+        (
+            {"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]},
+            "invalid-parameters",
+            "2t < n",
+        ),
         ({"scheme": "code-offset", "params": {"n": "4", "t": 1}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "n"),
     ],
 )
@@ -364,7 +383,11 @@ def test_bad_enrolments_are_422_and_write_nothing(
 @pytest.mark.skipif("fuzzy-vault" not in {s.name for s in available_schemes()}, reason="no fuzzy vault yet")
 @pytest.mark.parametrize(
     ("sample", "needle"),
-    [([3, 3, 40, 66, 101, 150, 200, 251], "duplicate"), ([3, 17, 40, 66, 101, 150, 200, 257], "outside"), ([3, 17], "exactly 8")],
+    [
+        ([3, 3, 40, 66, 101, 150, 200, 251], "duplicate"),
+        ([3, 17, 40, 66, 101, 150, 200, 257], "outside"),
+        ([3, 17], "exactly 8"),
+    ],
 )
 def test_bad_sets_are_422(client: TestClient, sample: list[int], needle: str) -> None:
     params, samples, _ = get_scheme("fuzzy-vault").example
@@ -390,7 +413,11 @@ def test_wrong_dimension_at_verification_is_a_counted_failure(client: TestClient
 
 
 def test_user_id_is_validated(client: TestClient) -> None:
-    _problem(client.post("/v1/users/" + "x" * 129 + "/verification", headers=AUTH, json={"sample": GENUINE}), 422, "invalid-request")
+    _problem(
+        client.post("/v1/users/" + "x" * 129 + "/verification", headers=AUTH, json={"sample": GENUINE}),
+        422,
+        "invalid-request",
+    )
     _problem(client.get("/v1/users/a%20b/report", headers=AUTH), 422, "invalid-request")
 
 
@@ -403,7 +430,9 @@ def test_oversized_bodies_are_413(tmp_path: Path) -> None:
             for _ in range(10):
                 yield b" " * 1000
 
-        r = client.post("/v1/users/alice/verification", headers={**AUTH, "content-type": "application/json"}, content=chunks())
+        r = client.post(
+            "/v1/users/alice/verification", headers={**AUTH, "content-type": "application/json"}, content=chunks()
+        )
         _problem(r, 413, "body-too-large")
 
 
@@ -426,8 +455,16 @@ def test_unknown_routes_and_methods_are_problems(client: TestClient) -> None:
 def test_openapi_documents_the_api(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]
-    assert {"/v1/users/{user_id}/enrolment", "/v1/users/{user_id}/verification", "/v1/users/{user_id}/report",
-            "/v1/users/{user_id}", "/v1/schemes", "/healthz", "/readyz", "/v1/admin/users/{user_id}/reset"} <= set(paths)
+    assert {
+        "/v1/users/{user_id}/enrolment",
+        "/v1/users/{user_id}/verification",
+        "/v1/users/{user_id}/report",
+        "/v1/users/{user_id}",
+        "/v1/schemes",
+        "/healthz",
+        "/readyz",
+        "/v1/admin/users/{user_id}/reset",
+    } <= set(paths)
     assert {"201", "409", "413", "422"} <= set(paths["/v1/users/{user_id}/enrolment"]["post"]["responses"])
     assert {"200", "423", "429"} <= set(paths["/v1/users/{user_id}/verification"]["post"]["responses"])
     assert client.get("/docs").status_code == 200
@@ -486,7 +523,7 @@ def test_weighted_vault_enrolment_fits_weights_to_g(client: TestClient) -> None:
 def test_asymmetric_interval_enrols_from_several_captures(client: TestClient) -> None:
     if "asymmetric-interval" not in {s.name for s in available_schemes()}:
         pytest.skip("no asymmetric sketch in this tree")
-    params, samples, genuine = get_scheme("asymmetric-interval").example
+    params, samples, _genuine = get_scheme("asymmetric-interval").example
     body = {"scheme": "asymmetric-interval", "params": params, "samples": samples}
     _problem(_enrol(client, body={**body, "samples": samples[:1]}), 422, "wrong-sample-count")
     assert _enrol(client, body=body).status_code == 201
@@ -546,5 +583,3 @@ def test_pin_paths_cost_the_same_argon2_work(client: TestClient, monkeypatch: py
         counts.update(stretch=0, verify=0)
         assert _verify(client, sample, user=user, pin=pin).content == b'{"verified":false}'
         assert counts == {"stretch": 1, "verify": 1}, (user, counts)
-
-

@@ -34,7 +34,8 @@ def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
 
 def test_reject_duplicates_hook() -> None:
     assert json.loads('{"a": {"b": 1}, "c": [{"b": 2}]}', object_pairs_hook=reject_duplicates) == {
-        "a": {"b": 1}, "c": [{"b": 2}]
+        "a": {"b": 1},
+        "c": [{"b": 2}],
     }
     with pytest.raises(DuplicateKey) as raised:
         json.loads('{"a": {"b": 1, "b": 2}}', object_pairs_hook=reject_duplicates)
@@ -76,9 +77,15 @@ def test_malformed_json_still_reaches_the_app(client: TestClient) -> None:
 # -- real servers, raw sockets -------------------------------------------------------------------
 
 
-def _server(request: pytest.FixtureRequest, servers: list[ServerProcess], tmp_path: Path, backend: str) -> ServerProcess:
-    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY, "SKETCHAUTH_HASH_PROFILE": "test",
-           "SKETCHAUTH_BODY_TIMEOUT_SECONDS": "1.5"}
+def _server(
+    request: pytest.FixtureRequest, servers: list[ServerProcess], tmp_path: Path, backend: str
+) -> ServerProcess:
+    env = {
+        "SKETCHAUTH_API_KEYS": API_KEY,
+        "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY,
+        "SKETCHAUTH_HASH_PROFILE": "test",
+        "SKETCHAUTH_BODY_TIMEOUT_SECONDS": "1.5",
+    }
     db = "sqlite:///service.db"
     if backend == "postgres":
         db = request.getfixturevalue("postgres_available")
@@ -147,4 +154,6 @@ def _framing_problem(received: bytes) -> None:
     assert lines[0] == b"HTTP/1.1 400 Bad Request", received
     assert b"content-type: application/problem+json" in lines and b"connection: close" in lines
     problem = json.loads(content)
-    assert problem["type"].endswith("/bad-framing") and problem["status"] == 400 and "Content-Length" in problem["detail"]
+    assert (
+        problem["type"].endswith("/bad-framing") and problem["status"] == 400 and "Content-Length" in problem["detail"]
+    )

@@ -84,11 +84,17 @@ def test_pipeline_examples_name_configured_pipelines_only(tmp_path: Any) -> None
     with TestClient(create_app(test_settings(tmp_path))) as client:
         document = client.get("/openapi.json").json()
         assert not [name for name in _variants(document) if name.startswith("pipeline:")]
-        assert not [name for name in document["components"]["schemas"] if name.endswith("Enrolment") and name.startswith("Pipeline")]
+        assert not [
+            name
+            for name in document["components"]["schemas"]
+            if name.endswith("Enrolment") and name.startswith("Pipeline")
+        ]
 
 
 @pytest.mark.parametrize("path", ["/v1/users/alice/enrolment", "/v1/users/alice/verification"])
-@pytest.mark.parametrize("media", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize(
+    "media", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]
+)
 def test_a_body_not_sent_as_json_is_415_saying_what_to_send(client: TestClient, path: str, media: str) -> None:
     # What `curl -d '{"sample": [1, 2, 3, 4]}' URL` sends: the JSON text, labelled as a form.
     r = client.post(path, headers={**AUTH, "content-type": media}, content=b'{"sample": [1, 2, 3, 4]}')
@@ -109,7 +115,9 @@ def test_json_bodies_with_a_charset_or_a_json_suffix_are_read(client: TestClient
     labelled = {**AUTH, "content-type": "application/json; charset=utf-8"}
     assert client.post("/v1/users/alice/enrolment", headers=labelled, content=enrol).status_code == 201
     sample = b'{"sample": [123, 30, 205, 71]}'
-    r = client.post("/v1/users/alice/verification", headers={**AUTH, "content-type": "application/vnd.x+json"}, content=sample)
+    r = client.post(
+        "/v1/users/alice/verification", headers={**AUTH, "content-type": "application/vnd.x+json"}, content=sample
+    )
     assert r.json() == {"verified": True}
 
 

@@ -74,7 +74,9 @@ def test_short_keys_stop_the_service_except_in_local_mode(tmp_path: Path, caplog
 
 def test_serve_refuses_a_short_key_at_start(tmp_path: Path) -> None:
     server = ServerProcess(
-        tmp_path, {"SKETCHAUTH_API_KEYS": "abcdef", "SKETCHAUTH_HASH_PROFILE": "test"}, db=f"sqlite:///{tmp_path / 'x.db'}"
+        tmp_path,
+        {"SKETCHAUTH_API_KEYS": "abcdef", "SKETCHAUTH_HASH_PROFILE": "test"},
+        db=f"sqlite:///{tmp_path / 'x.db'}",
     )
     assert server.proc.wait(timeout=60) == 2
     server._log.close()
@@ -261,7 +263,9 @@ def _rotation_and_throttle(server: ServerProcess, key_file: Path) -> None:
     # burst 10 (one already spent above) + 1 per second over 2 s, with a second of slack.
     assert accepted <= 10 + 3, (accepted, refused, rate)
     assert refused > 0
-    print(f"\nwrong keys over 2 s on one connection: {accepted} checked (401), {refused} refused (429), {rate:.0f} req/s")
+    print(
+        f"\nwrong keys over 2 s on one connection: {accepted} checked (401), {refused} refused (429), {rate:.0f} req/s"
+    )
 
 
 @pytest.mark.slow

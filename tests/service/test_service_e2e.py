@@ -190,7 +190,9 @@ def test_two_servers_on_one_postgres_database_act_as_one(
             assert _verify(client, "carol", IMPOSTOR, PIN).json() == {"verified": False}
         assert _verify(cb, "carol", GENUINE, PIN).status_code == 429
         assert _verify(ca, "carol", GENUINE, PIN).status_code == 429
-        assert cb.post("/v1/admin/users/carol/reset", headers={"Authorization": f"Bearer {ADMIN_KEY}"}).status_code == 204
+        assert (
+            cb.post("/v1/admin/users/carol/reset", headers={"Authorization": f"Bearer {ADMIN_KEY}"}).status_code == 204
+        )
         assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": True}
         assert cb.delete("/v1/users/carol").status_code == 204
         assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": False}
@@ -202,5 +204,14 @@ def test_two_servers_on_one_postgres_database_act_as_one(
     success, failure = ["attempt", "verify-ok"], ["attempt", "verify-fail"]
     # The attempt after the revocation is an unknown id's: counted and audited like any other.
     assert events == [
-        "enrol", *success, *failure * 4, "attempt", "lock", "verify-fail", "reset", *success, "revoke", *failure
+        "enrol",
+        *success,
+        *failure * 4,
+        "attempt",
+        "lock",
+        "verify-fail",
+        "reset",
+        *success,
+        "revoke",
+        *failure,
     ]

@@ -60,7 +60,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, servers: list[Server
         yield Backend("postgres", tmp_path, url, {"SKETCHAUTH_SCHEMA": schema}, servers)
 
 
-def _key(c: httpx.Client, user: str, sample: list[int], pin: str | None = PIN, context: str = "com.example.backup/v1") -> httpx.Response:
+def _key(
+    c: httpx.Client, user: str, sample: list[int], pin: str | None = PIN, context: str = "com.example.backup/v1"
+) -> httpx.Response:
     body: dict[str, Any] = {"sample": sample, "context": context}
     if pin is not None:
         body["pin"] = pin
@@ -127,7 +129,9 @@ def test_key_release_is_stable_per_context_and_only_for_genuine_attempts(backend
 
 
 def test_key_release_counts_toward_throttling(backend: Backend) -> None:
-    server = backend.start(SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="600", SKETCHAUTH_DISABLE_THRESHOLD="10")
+    server = backend.start(
+        SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="600", SKETCHAUTH_DISABLE_THRESHOLD="10"
+    )
     with server.client() as c:
         assert c.post("/v1/users/carol/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
         for _ in range(2):
@@ -135,15 +139,27 @@ def test_key_release_counts_toward_throttling(backend: Backend) -> None:
         # A sample that does not fit the enrolment is a counted failure like any other (answered
         # as one, so that it reveals nothing of the enrolment), here the third: the wait starts.
         assert _key(c, "carol", [1, 2, 3]).json() == {"verified": False}
-        refused = [_key(c, "carol", GENUINE[0]), c.post("/v1/users/carol/pin", json={"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN})]
+        refused = [
+            _key(c, "carol", GENUINE[0]),
+            c.post("/v1/users/carol/pin", json={"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN}),
+        ]
         for response in refused:
             assert response.status_code == 429 and int(response.headers["retry-after"]) > 500
         with server.client() as admin:
             assert admin.post("/v1/admin/users/carol/reset", headers=ADMIN).status_code == 204
         assert len(_released(_key(c, "carol", GENUINE[0]))) == 32
     assert backend.audit("carol") == [
-        "enrol", "attempt", "verify-fail", "attempt", "verify-fail", "attempt", "lock", "verify-fail", "reset",
-        "attempt", "verify-ok",
+        "enrol",
+        "attempt",
+        "verify-fail",
+        "attempt",
+        "verify-fail",
+        "attempt",
+        "lock",
+        "verify-fail",
+        "reset",
+        "attempt",
+        "verify-ok",
     ]
 
 
@@ -177,11 +193,24 @@ def test_pin_change_remixes_under_the_new_pin(backend: Backend) -> None:
         assert key_after != key_before  # the PIN is part of the secret the key comes from
         assert _key(c, "dave", GENUINE[1]).json() == {"verified": False}
     assert backend.audit("dave") == [
-        "enrol", "attempt", "verify-ok",
-        "attempt", "verify-fail", "attempt", "verify-fail",
-        "attempt", "verify-ok", "pin-change",
-        "attempt", "verify-fail", "attempt", "verify-ok",
-        "attempt", "verify-ok", "attempt", "verify-fail",
+        "enrol",
+        "attempt",
+        "verify-ok",
+        "attempt",
+        "verify-fail",
+        "attempt",
+        "verify-fail",
+        "attempt",
+        "verify-ok",
+        "pin-change",
+        "attempt",
+        "verify-fail",
+        "attempt",
+        "verify-ok",
+        "attempt",
+        "verify-ok",
+        "attempt",
+        "verify-fail",
     ]
     if backend.kind == "sqlite":  # the old helper data and hash are erased from every file
         data = _sqlite_bytes(backend)
@@ -201,7 +230,9 @@ def test_pin_change_of_an_enrolment_without_pin_is_a_failure(backend: Backend) -
     assert backend.audit("erin") == ["enrol", "attempt", "verify-fail", "attempt", "verify-ok"]
 
 
-def test_enrolment_from_before_key_release_gets_its_key_salt_at_first_use(tmp_path: Path, servers: list[ServerProcess]) -> None:
+def test_enrolment_from_before_key_release_gets_its_key_salt_at_first_use(
+    tmp_path: Path, servers: list[ServerProcess]
+) -> None:
     backend = Backend("sqlite", tmp_path, f"sqlite:///{tmp_path / 'old.db'}", {}, servers)
     server = backend.start()
     with server.client() as c:
@@ -255,7 +286,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 def _record(user: str, secret_hash: str, key_params: str | None) -> Any:
     from service.store import NewEnrolment
 
-    return NewEnrolment(user, "interval", {"n": 8}, b"helper-" + user.encode(), secret_hash, {}, True, key_params=key_params)
+    return NewEnrolment(
+        user, "interval", {"n": 8}, b"helper-" + user.encode(), secret_hash, {}, True, key_params=key_params
+    )
 
 
 def test_store_key_params_first_writer_wins_and_unknown_is_none(store: Any) -> None:

@@ -43,14 +43,18 @@ def _values(params: dict[str, Any], levels: np.ndarray, jitter: list[float]) -> 
     step, offset = params.get("step"), params.get("offset", 0)
     if step is None:
         return [int(x) + offset for x in levels]
-    return [offset + (int(x) + u) * step for x, u in zip(levels, jitter)]
+    return [offset + (int(x) + u) * step for x, u in zip(levels, jitter, strict=False)]
 
 
 @st.composite
 def forms(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray, np.ndarray]:
     """(scheme, params, enrolled levels b, tolerances v)."""
     scheme = draw(st.sampled_from(["interval", "asymmetric-interval"]))
-    kind = draw(st.sampled_from(["integer", "step", "signed", "int-offset"] if scheme == "interval" else ["integer", "step", "signed"]))
+    kind = draw(
+        st.sampled_from(
+            ["integer", "step", "signed", "int-offset"] if scheme == "interval" else ["integer", "step", "signed"]
+        )
+    )
     features = draw(st.integers(1, 4))
     n = draw(st.integers(4, 400))
     params: dict[str, Any] = {"n": n, "features": features}
@@ -71,7 +75,12 @@ def forms(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray, np.ndarray]
 
 
 def _within(draw: st.DrawFn, b: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
-    return np.array([draw(st.integers(max(0, x - t + 1), min(n - 1, x + t - 1))) for x, t in zip(b.tolist(), v.tolist())])
+    return np.array(
+        [
+            draw(st.integers(max(0, x - t + 1), min(n - 1, x + t - 1)))
+            for x, t in zip(b.tolist(), v.tolist(), strict=False)
+        ]
+    )
 
 
 def _beyond(draw: st.DrawFn, b: np.ndarray, v: np.ndarray, n: int, s2: bool) -> np.ndarray:
@@ -87,9 +96,13 @@ def _jitter(draw: st.DrawFn, size: int) -> list[float]:
     return draw(st.lists(st.floats(-0.4, 0.4), min_size=size, max_size=size))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(forms(), st.booleans(), st.data())
-def test_every_interval_form_round_trips_over_http(client: TestClient, form: Any, with_pin: bool, data: st.DataObject) -> None:
+def test_every_interval_form_round_trips_over_http(
+    client: TestClient, form: Any, with_pin: bool, data: st.DataObject
+) -> None:
     scheme, params, b, v = form
     n, pin = params["n"], (PIN if with_pin else None)
     user = f"u{next(_USERS)}"
@@ -124,7 +137,12 @@ def test_every_interval_form_round_trips_over_http(client: TestClient, form: Any
 
 
 def test_real_valued_enrolment_with_a_pin_verifies(client: TestClient) -> None:
-    body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 3, "step": 0.5}, "samples": [[1.25, 2.5, 3.75]], "pin": PIN}
+    body = {
+        "scheme": "interval",
+        "params": {"n": 256, "v": 8, "features": 3, "step": 0.5},
+        "samples": [[1.25, 2.5, 3.75]],
+        "pin": PIN,
+    }
     assert _enrol(client, "alice", body).status_code == 201
     assert _verify(client, "alice", [1.25, 2.5, 3.75], PIN).json() == {"verified": True}
     assert _verify(client, "alice", [4.75, 6.0, 3.75], PIN).json() == {"verified": True}  # 7 levels away
@@ -136,7 +154,9 @@ def test_values_outside_the_range_are_422_and_a_counted_failure(client: TestClie
     r = _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, -0.3, 2.0]]})
     assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
     assert "feature 1 lies outside [-0.25, 127.75)" in r.json()["detail"]
-    assert _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, 0.3, 2.0]]}).status_code == 201
+    assert (
+        _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, 0.3, 2.0]]}).status_code == 201
+    )
     r = _verify(client, "bob", [1.0, -0.3, 2.0], None)
     # Answered like any failure: the range is the enrolment's, so a 422 would reveal it.
     assert r.status_code == 200 and r.json() == {"verified": False}
@@ -152,7 +172,9 @@ def test_signed_features_with_an_offset(client: TestClient) -> None:
     assert _verify(client, "carol", [-0.68, 0.41], None).json() == {"verified": False}
     # Out of the enrolment's range: a failed attempt like any other (a 422 would reveal the range).
     assert _verify(client, "carol", [-1.2, 0.41], None).json() == {"verified": False}
-    bad = _enrol(client, "dave", {"scheme": "interval", "params": {**params, "step": None, "offset": -1.5}, "samples": [[1, 2]]})
+    bad = _enrol(
+        client, "dave", {"scheme": "interval", "params": {**params, "step": None, "offset": -1.5}, "samples": [[1, 2]]}
+    )
     assert bad.status_code == 422 and "integer" in bad.json()["detail"]
     schemes = {s["name"]: s for s in client.get("/v1/schemes", headers=AUTH).json()["schemes"]}
     for name in ("interval", "asymmetric-interval"):

@@ -271,7 +271,10 @@ def _check_verification(service: Service, bound: Bound) -> list[str]:
     user = service.user()
     if bound.path == "sample":
         features = bound.value
-        enrolled = service.enrol({"scheme": "interval", "params": {"n": 256, "v": 1, "features": features}, "samples": [_zeros(features)]}, user)
+        enrolled = service.enrol(
+            {"scheme": "interval", "params": {"n": 256, "v": 1, "features": features}, "samples": [_zeros(features)]},
+            user,
+        )
         assert enrolled.status_code == 201, enrolled.text
         accepted = service.verify(user, {"sample": _zeros(bound.accepted)})
         refused = service.verify(user, {"sample": _zeros(bound.refused)})
@@ -303,7 +306,9 @@ def _outcome(bound: Bound, accepted: Any, status: int, refused: Any, loc_parts: 
     if accepted.status_code != status:
         problems.append(f"{bound}: the request at the bound was refused: {accepted.status_code} {accepted.text[:300]}")
     if refused.status_code != 422 or refused.headers.get("content-type") != "application/problem+json":
-        problems.append(f"{bound}: the request beyond the bound was not a 422 problem: {refused.status_code} {refused.text[:300]}")
+        problems.append(
+            f"{bound}: the request beyond the bound was not a 422 problem: {refused.status_code} {refused.text[:300]}"
+        )
         return problems
     parts = loc_parts or [p for p in bound.path.replace("[]", "").split(".") if p]
     locs = [err["loc"].split("/") for err in refused.json().get("errors", [])]
@@ -376,7 +381,11 @@ def test_every_published_bound_is_enforced_exactly_there(service: Service) -> No
     # What is covered, so that a bound silently dropped from the schema shows up too.
     covered = {(b.variant, b.path, b.keyword) for b in bounds}
     for scheme in SCHEME_BUILDERS:
-        assert {(scheme, "samples", "minItems"), (scheme, "samples", "maxItems"), (scheme, "pin", "maxLength")} <= covered
+        assert {
+            (scheme, "samples", "minItems"),
+            (scheme, "samples", "maxItems"),
+            (scheme, "pin", "maxLength"),
+        } <= covered
     assert {("verification", "sample", "maxItems"), ("user_id", "", "maxLength")} <= covered
 
 
@@ -392,7 +401,10 @@ def test_the_published_figures_are_the_settings(service: Service) -> None:
     for entry in service.listing["schemes"]:
         name = entry["name"]
         # GET /v1/schemes and the OpenAPI request schema say the same thing.
-        assert (entry["min_samples"], entry["max_samples"]) == (bounds[(name, "samples", "minItems")], bounds[(name, "samples", "maxItems")])
+        assert (entry["min_samples"], entry["max_samples"]) == (
+            bounds[(name, "samples", "minItems")],
+            bounds[(name, "samples", "maxItems")],
+        )
         assert entry["max_samples"] <= settings.max_samples
         variant = next(
             _resolve(service.document, ref)
@@ -405,13 +417,23 @@ def test_the_published_figures_are_the_settings(service: Service) -> None:
         published = service.document | {"components": {"schemas": {}}}
         listed = set(_walk(published, entry["params_schema"], ""))
         assert set(_walk(service.document, variant["properties"]["params"], "")) == listed
-        assert _resolve(service.document, variant["properties"]["params"])["required"] == entry["params_schema"]["required"]
+        assert (
+            _resolve(service.document, variant["properties"]["params"])["required"]
+            == entry["params_schema"]["required"]
+        )
     assert bounds[("asymmetric-interval", "samples", "maxItems")] == settings.max_samples
     assert bounds[("weighted-vault", "samples", "maxItems")] == settings.max_samples
     for pipeline in service.listing["pipelines"]:
         tag = pipeline["enrol_as"]
-        assert (pipeline["min_samples"], pipeline["max_samples"]) == (bounds[(tag, "samples", "minItems")], bounds[(tag, "samples", "maxItems")])
-        assert bounds[(tag, "samples[]", "minItems")] == bounds[(tag, "samples[]", "maxItems")] == pipeline["input_dimension"]
+        assert (pipeline["min_samples"], pipeline["max_samples"]) == (
+            bounds[(tag, "samples", "minItems")],
+            bounds[(tag, "samples", "maxItems")],
+        )
+        assert (
+            bounds[(tag, "samples[]", "minItems")]
+            == bounds[(tag, "samples[]", "maxItems")]
+            == pipeline["input_dimension"]
+        )
 
 
 def test_the_body_size_limit_is_exact(service: Service) -> None:
@@ -437,7 +459,10 @@ def test_library_bounds_the_schema_states_hold_in_the_library() -> None:
     schema = {name: spec.params_schema() for name, spec in SCHEME_SPECS.items()}
     assert schema["interval"]["properties"]["n"]["maximum"] == interval.MAX_N
     assert schema["asymmetric-interval"]["properties"]["n"]["maximum"] == asymmetric.MAX_N
-    assert (schema["pinsketch"]["properties"]["m"]["minimum"], schema["pinsketch"]["properties"]["m"]["maximum"]) == (MIN_M, MAX_M)
+    assert (schema["pinsketch"]["properties"]["m"]["minimum"], schema["pinsketch"]["properties"]["m"]["maximum"]) == (
+        MIN_M,
+        MAX_M,
+    )
     assert schema["pinsketch"]["properties"]["t"]["maximum"] == pinsketch.MAX_T
     assert schema["fuzzy-vault"]["properties"]["m"]["maximum"] == vault.MAX_CANDIDATE_POINTS
     assert schema["weighted-vault"]["properties"]["g"]["maximum"] == vault.MAX_CANDIDATE_POINTS

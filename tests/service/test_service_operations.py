@@ -94,7 +94,10 @@ def test_one_json_line_per_request_with_a_keyed_user_hash_and_no_sample(
     tmp_path: Path, request_lines: list[str]
 ) -> None:
     with TestClient(create_app(test_settings(tmp_path, log_key=LOG_KEY))) as client:
-        assert client.post(f"/v1/users/{USER}/enrolment", json={**ENROL, "pin": "pin-7391"}, headers=AUTH).status_code == 201
+        assert (
+            client.post(f"/v1/users/{USER}/enrolment", json={**ENROL, "pin": "pin-7391"}, headers=AUTH).status_code
+            == 201
+        )
         answer = client.post(
             f"/v1/users/{USER}/verification",
             json={"sample": GENUINE, "pin": "pin-7391"},
@@ -144,19 +147,29 @@ def test_lockouts_and_outcomes_are_counted(tmp_path: Path) -> None:
     with TestClient(create_app(settings)) as client:
         before = _parse_metrics(client.get("/metrics").text)
         client.post("/v1/users/bob/enrolment", json=ENROL, headers=AUTH)
-        statuses = [client.post("/v1/users/bob/verification", json={"sample": IMPOSTOR}, headers=AUTH).status_code for _ in range(3)]
+        statuses = [
+            client.post("/v1/users/bob/verification", json={"sample": IMPOSTOR}, headers=AUTH).status_code
+            for _ in range(3)
+        ]
         assert statuses == [200, 200, 429]
         after = _parse_metrics(client.get("/metrics").text)
+
     def delta(series: str) -> float:
         return after.get(series, 0.0) - before.get(series, 0.0)
+
     assert delta('sketchauth_lockouts_total{kind="wait"}') == 1
     assert delta('sketchauth_audit_events_total{event="attempt"}') == 2
     verification = 'route="/v1/users/{user_id}/verification"'
     assert delta(f'sketchauth_http_requests_total{{method="POST",outcome="rejected",{verification},status="200"}}') == 2
-    assert delta(f'sketchauth_http_requests_total{{method="POST",outcome="too-many-failures",{verification},status="429"}}') == 1
+    assert (
+        delta(
+            f'sketchauth_http_requests_total{{method="POST",outcome="too-many-failures",{verification},status="429"}}'
+        )
+        == 1
+    )
     assert delta("sketchauth_argon2_seconds_count") == 2
     assert delta('sketchauth_decode_seconds_count{scheme="interval"}') == 2
-    assert delta(f'sketchauth_http_request_duration_seconds_count{{{verification}}}') == 3
+    assert delta(f"sketchauth_http_request_duration_seconds_count{{{verification}}}") == 3
 
 
 def test_admin_audit_trail_endpoint(tmp_path: Path) -> None:

@@ -155,12 +155,18 @@ def test_openapi_documents_pipeline_enrolment_and_the_409(api: TestClient) -> No
 
 
 @pytest.mark.parametrize("name", ["thermometer", "interval"])
-def test_enrol_and_verify_through_a_pipeline(api: TestClient, fitted: Fitted, pipeline_settings: Settings, name: str) -> None:
+def test_enrol_and_verify_through_a_pipeline(
+    api: TestClient, fitted: Fitted, pipeline_settings: Settings, name: str
+) -> None:
     pipeline = fitted.pipelines[name]
     r = _enrol(api, name, fitted.person[:1])
     assert r.status_code == 201, r.text
     body = r.json()
-    assert (body["scheme"], body["pipeline"], body["pipeline_sha256"]) == (f"pipeline:{name}", name, pipeline.fingerprint)
+    assert (body["scheme"], body["pipeline"], body["pipeline_sha256"]) == (
+        f"pipeline:{name}",
+        name,
+        pipeline.fingerprint,
+    )
     assert body["params"] == pipeline.sketch.params()
     expected = pipeline.report().to_dict()
     assert body["report"]["loss_bound_bits"] == pytest.approx(expected["loss_bound_bits"])
@@ -178,7 +184,11 @@ def test_enrol_and_verify_through_a_pipeline(api: TestClient, fitted: Fitted, pi
     finally:
         store.close()
     assert record is not None
-    assert (record.scheme, record.pipeline, record.pipeline_sha256) == (pipeline.sketch.scheme_name, name, pipeline.fingerprint)
+    assert (record.scheme, record.pipeline, record.pipeline_sha256) == (
+        pipeline.sketch.scheme_name,
+        name,
+        pipeline.fingerprint,
+    )
     assert record.params == pipeline.sketch.params() and not record.has_pin
     # What the service stored is an ordinary enrolment of the pipeline: the library verifies it.
     stored = Enrolment(record.helper, record.secret_hash, pipeline.sketch.report())
@@ -254,7 +264,9 @@ def test_asymmetric_pipeline_enrols_from_several_captures(tmp_path: Path, fitted
     )
     with TestClient(create_app(test_settings(tmp_path, pipelines_dir=str(directory)))) as c:
         listed = c.get("/v1/schemes", headers=AUTH).json()["pipelines"]
-        assert [(p["name"], p["scheme"], p["min_samples"]) for p in listed] == [("per-person", "asymmetric-interval", 2)]
+        assert [(p["name"], p["scheme"], p["min_samples"]) for p in listed] == [
+            ("per-person", "asymmetric-interval", 2)
+        ]
         body = _problem(_enrol(c, "per-person", person[:1]), 422, "wrong-sample-count")
         assert "at least 2 samples" in body["detail"]
         assert _enrol(c, "per-person", person[:3]).status_code == 201
@@ -275,7 +287,9 @@ def _restart_with(settings: Settings, directory: Path) -> TestClient:
     return TestClient(create_app(settings.replace(pipelines_dir=str(directory))))
 
 
-def test_changed_pipeline_is_409_not_a_silent_false(api: TestClient, fitted: Fitted, pipeline_settings: Settings, tmp_path: Path) -> None:
+def test_changed_pipeline_is_409_not_a_silent_false(
+    api: TestClient, fitted: Fitted, pipeline_settings: Settings, tmp_path: Path
+) -> None:
     assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
     changed = tmp_path / "changed"
     changed.mkdir()
@@ -310,7 +324,9 @@ def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> N
     config = json.loads(fitted.pipelines["interval"].to_json())
     config["transform_sha256"] = "0" * 64
     (directory / "tampered.json").write_text(json.dumps(config))
-    with pytest.raises(SettingsError, match=r"tampered\.json: pipeline transform does not match its recorded fingerprint"):
+    with pytest.raises(
+        SettingsError, match=r"tampered\.json: pipeline transform does not match its recorded fingerprint"
+    ):
         create_app(test_settings(tmp_path, pipelines_dir=str(directory)))
     (directory / "tampered.json").write_text("{not json")
     with pytest.raises(SettingsError, match=r"tampered\.json: pipeline configuration is not valid JSON"):
@@ -367,7 +383,12 @@ def _pin_mixing(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_undeclared_pin_leaves_the_bounds_open(client: TestClient) -> None:
-    body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]], "pin": PIN}
+    body = {
+        "scheme": "interval",
+        "params": {"n": 256, "v": 8, "features": 4},
+        "samples": [[120, 33, 200, 71]],
+        "pin": PIN,
+    }
     report = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body).json()["report"]
     secrets = _pin_mixing(report)["secrets"]
     assert secrets[1]["min_entropy"] is None and secrets[0]["diverted_bits"] is None
@@ -375,14 +396,23 @@ def test_undeclared_pin_leaves_the_bounds_open(client: TestClient) -> None:
 
 def test_declared_pin_min_entropy_shows_the_diverted_loss(tmp_path: Path) -> None:
     settings = test_settings(tmp_path, pin_min_entropy=FOUR_DIGITS)
-    body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]], "pin": PIN}
+    body = {
+        "scheme": "interval",
+        "params": {"n": 256, "v": 8, "features": 4},
+        "samples": [[120, 33, 200, 71]],
+        "pin": PIN,
+    }
     with TestClient(create_app(settings)) as c:
         report = c.post("/v1/users/alice/enrolment", headers=AUTH, json=body).json()["report"]
         assert c.get("/v1/users/alice/report", headers=AUTH).json() == report
-        assert c.post("/v1/users/alice/verification", headers=AUTH, json={"sample": [123, 30, 205, 71], "pin": PIN}).json() == {"verified": True}
+        assert c.post(
+            "/v1/users/alice/verification", headers=AUTH, json={"sample": [123, 30, 205, 71], "pin": PIN}
+        ).json() == {"verified": True}
     from sketchauth.sketches.interval import IntervalSketch
 
-    expected = Cascade(IntervalSketch(n=256, v=8, features=4), pin=ExactKey("test", min_entropy=FOUR_DIGITS), warn=False)
+    expected = Cascade(
+        IntervalSketch(n=256, v=8, features=4), pin=ExactKey("test", min_entropy=FOUR_DIGITS), warn=False
+    )
     mixing = _pin_mixing(report)
     assert mixing == json.loads(json.dumps(expected.report().to_dict()["extra"]["mixing"]))
     # 4·log2(15) = 15.63 bits of sketch loss; a 13.29-bit PIN takes 9.83 of them (β = 3.46).
@@ -402,7 +432,9 @@ def test_declared_pin_min_entropy_with_a_pipeline(tmp_path: Path, fitted: Fitted
     assert report["extra"]["pipeline_sha256"] == fitted.pipelines["interval"].fingerprint
 
 
-@pytest.mark.parametrize(("raw", "message"), [("abc", "number of bits"), ("-1", r"in \(0, 2048\]"), ("nan", r"in \(0, 2048\]")])
+@pytest.mark.parametrize(
+    ("raw", "message"), [("abc", "number of bits"), ("-1", r"in \(0, 2048\]"), ("nan", r"in \(0, 2048\]")]
+)
 def test_pin_min_entropy_setting_is_checked(raw: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
     monkeypatch.setenv("SKETCHAUTH_PIN_MIN_ENTROPY", raw)
@@ -425,12 +457,22 @@ def test_settings_read_pipelines_and_pin_entropy_from_the_environment(monkeypatc
 def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text("{}")
     done = subprocess.run(
-        [sys.executable, "-m", "sketchauth.cli", "serve", "--pipelines", str(tmp_path), "--db", f"sqlite:///{tmp_path}/x.db"],
+        [
+            sys.executable,
+            "-m",
+            "sketchauth.cli",
+            "serve",
+            "--pipelines",
+            str(tmp_path),
+            "--db",
+            f"sqlite:///{tmp_path}/x.db",
+        ],
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert "broken.json: not a pipeline configuration" in done.stderr
@@ -440,7 +482,10 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
 def test_serve_with_pipelines_end_to_end(tmp_path: Path, fitted: Fitted, servers: list[ServerProcess]) -> None:
     env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
     server = ServerProcess(
-        tmp_path, env, db=f"sqlite:///{tmp_path}/e2e.db", extra_args=["--pipelines", str(fitted.directory), "--pin-min-entropy", "13.29"]
+        tmp_path,
+        env,
+        db=f"sqlite:///{tmp_path}/e2e.db",
+        extra_args=["--pipelines", str(fitted.directory), "--pin-min-entropy", "13.29"],
     )
     servers.append(server)
     with server.wait_ready().client() as http:
@@ -449,5 +494,9 @@ def test_serve_with_pipelines_end_to_end(tmp_path: Path, fitted: Fitted, servers
         body = {"scheme": "pipeline:interval", "samples": fitted.person[:1].tolist(), "pin": PIN}
         report = http.post("/v1/users/alice/enrolment", json=body).json()["report"]
         assert report["extra"]["mixing"]["secrets"][1]["min_entropy"] == 13.29
-        assert http.post("/v1/users/alice/verification", json={"sample": fitted.person[1].tolist(), "pin": PIN}).json() == {"verified": True}
-        assert http.post("/v1/users/alice/verification", json={"sample": fitted.impostor.tolist(), "pin": PIN}).json() == {"verified": False}
+        assert http.post(
+            "/v1/users/alice/verification", json={"sample": fitted.person[1].tolist(), "pin": PIN}
+        ).json() == {"verified": True}
+        assert http.post(
+            "/v1/users/alice/verification", json={"sample": fitted.impostor.tolist(), "pin": PIN}
+        ).json() == {"verified": False}

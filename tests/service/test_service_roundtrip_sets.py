@@ -122,18 +122,23 @@ def test_weighted_vault_over_http(http: TestClient, pin: bool, data: st.DataObje
     q = data.draw(st.integers(3, 6), label="q")
     core = data.draw(st.lists(st.integers(0, p - 1), unique=True, min_size=1, max_size=6), label="steady elements")
     noise = st.lists(st.integers(0, p - 1), unique=True, max_size=3)
-    captures = [sorted(set(core) | set(data.draw(noise, label="noise"))) for _ in range(data.draw(st.integers(2, 4), label="captures"))]
+    captures = [
+        sorted(set(core) | set(data.draw(noise, label="noise")))
+        for _ in range(data.draw(st.integers(2, 4), label="captures"))
+    ]
     g = data.draw(st.integers(1, len(core) * (q - 1)), label="g")
     t = data.draw(st.integers(0, (g - 1) // 2), label="t")
     session = Session(http, pin)
-    r = session.enrol("weighted-vault", {"p": p, "q": q, "g": g, "t": t}, [_as_json_set(data, c, "capture") for c in captures])
+    r = session.enrol(
+        "weighted-vault", {"p": p, "q": q, "g": g, "t": t}, [_as_json_set(data, c, "capture") for c in captures]
+    )
     try:
         elements, weights = enrol_weighted_set(captures, q, p=p, total=g)
     except SampleError:
         assert r.status_code == 422, r.text  # the captures cannot carry total weight g
         return
     assert r.status_code == 201, r.text
-    weight_of = dict(zip(elements.tolist(), weights.tolist()))
+    weight_of = dict(zip(elements.tolist(), weights.tolist(), strict=False))
 
     def accepts(sample: list[int]) -> bool:
         c = sum(weight_of.get(x, 0) for x in sample)
@@ -142,7 +147,9 @@ def test_weighted_vault_over_http(http: TestClient, pin: bool, data: st.DataObje
     template = sorted(weight_of)
     assert session.verify(_as_json_set(data, template, "template")) == accepts(template)
     kept = data.draw(st.lists(st.sampled_from(template), unique=True), label="kept")
-    extra = data.draw(st.lists(st.integers(0, p - 1).filter(lambda x: x not in weight_of), unique=True, max_size=3), label="extra")
+    extra = data.draw(
+        st.lists(st.integers(0, p - 1).filter(lambda x: x not in weight_of), unique=True, max_size=3), label="extra"
+    )
     if kept + extra:
         assert session.verify(_as_json_set(data, kept + extra, "sample")) == accepts(kept + extra)
 

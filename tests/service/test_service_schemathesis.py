@@ -42,7 +42,11 @@ def running_app() -> Iterator[None]:
             enrolled = client.post(
                 "/v1/users/alice/enrolment",
                 headers=AUTH,
-                json={"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]},
+                json={
+                    "scheme": "interval",
+                    "params": {"n": 256, "v": 8, "features": 4},
+                    "samples": [[120, 33, 200, 71]],
+                },
             )
             assert enrolled.status_code == 201
             yield

@@ -20,8 +20,8 @@ from service_testing import AUTH, test_settings
 from service import credentials
 from service.app import create_app
 from service.settings import Settings, SettingsError
-from service.store.sqlite import SQLiteStore
 from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
+from service.store.sqlite import SQLiteStore
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
@@ -116,7 +116,13 @@ def test_claim_counts_before_the_work_and_refuses_while_waiting(store: Store) ->
         store.claim_attempt("nobody", policy, NOW)
     # Each claim audits the changes it made, in the same transaction; settling adds the outcome.
     assert [e.event for e in store.audit_events("alice")] == [
-        "enrol", "attempt", "attempt", "lock", "attempt", "lock", "disable"
+        "enrol",
+        "attempt",
+        "attempt",
+        "lock",
+        "attempt",
+        "lock",
+        "disable",
     ]
     store.settle_failure("alice", third, NOW + 32)
     assert [e.event for e in store.audit_events("alice")][-1] == "verify-fail"
@@ -169,7 +175,16 @@ def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) ->
         record = state.store.get("alice")
         assert (record.failures, record.disabled) == (3, True)
         events = [e.event for e in state.store.audit_events("alice")]
-        assert events == ["enrol", "attempt", "attempt", "verify-fail", "attempt", "disable", "verify-fail", "verify-fail"]
+        assert events == [
+            "enrol",
+            "attempt",
+            "attempt",
+            "verify-fail",
+            "attempt",
+            "disable",
+            "verify-fail",
+            "verify-fail",
+        ]
 
 
 def test_success_on_the_disabling_attempt_resets_everything(tmp_path: Path) -> None:
@@ -197,9 +212,6 @@ def test_refused_attempts_do_no_decode_or_hash_work(tmp_path: Path) -> None:
         state.authenticator.verify = lambda *a, **k: calls.append(1)
         assert _verify(client, GENUINE).status_code == 423
         assert calls == []
-
-
-
 
 
 def test_concurrent_claims_grant_exactly_the_threshold(store: Store) -> None:
@@ -256,9 +268,7 @@ def test_unhandled_error_is_a_500_problem_and_its_message_is_never_logged(
     ],
 )
 def test_validation_problems_never_echo_values(client: TestClient, body: bytes) -> None:
-    r = client.post(
-        "/v1/users/alice/verification", headers={**AUTH, "Content-Type": "application/json"}, content=body
-    )
+    r = client.post("/v1/users/alice/verification", headers={**AUTH, "Content-Type": "application/json"}, content=body)
     assert r.status_code in (400, 422) and r.headers["content-type"] == "application/problem+json"
     for value in ("493817", "7777777", "205", "NaN", "pin-like"):
         assert value not in r.text

@@ -156,7 +156,9 @@ def test_unknown_settings_and_bad_changes_are_refused() -> None:
     assert Settings().replace(port=None, workers=3).workers == 3  # None: an unset flag
 
 
-def test_the_test_profile_is_refused_unless_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_test_profile_is_refused_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     cheap = test_settings(tmp_path, allow_test_profile=False)
     with pytest.raises(SettingsError, match="SKETCHAUTH_ALLOW_TEST_PROFILE=1") as err:
         create_app(cheap)

@@ -91,7 +91,13 @@ def test_duplicate_enrolment_conflicts_unless_replace(store: Store) -> None:
     assert store.enrol(_record(secret_hash="$argon2id$h2", helper=b"\x02"), replace=True, now=NOW + 3) is True
     got = store.get("alice")
     assert got is not None
-    assert (got.secret_hash, got.helper, got.failures, got.locked_until, got.disabled) == ("$argon2id$h2", b"\x02", 0, 0.0, False)
+    assert (got.secret_hash, got.helper, got.failures, got.locked_until, got.disabled) == (
+        "$argon2id$h2",
+        b"\x02",
+        0,
+        0.0,
+        False,
+    )
     assert store.enrol(_record("bob"), replace=True, now=NOW) is False
     assert _events(store)[-1] == "re-enrol" and _events(store, "bob") == ["enrol"]
 
@@ -177,7 +183,7 @@ def test_concurrent_failures_are_all_counted(store_url: tuple[str, str]) -> None
         try:
             for _ in range(per_thread):
                 handle.record_failure("alice", policy, NOW)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=hammer, args=(h,)) for h in handles for _ in range(2)]

@@ -45,7 +45,9 @@ def _copies(files: dict[str, bytes], markers: list[bytes]) -> int:
 def _stored(db: Path, user: str) -> list[bytes]:
     """The user's hash and helper record as stored now (a second handle, as an attacker's)."""
     with sqlite3.connect(db) as conn:
-        secret_hash, helper = conn.execute("SELECT secret_hash, helper FROM users WHERE user_id = ?", (user,)).fetchone()
+        secret_hash, helper = conn.execute(
+            "SELECT secret_hash, helper FROM users WHERE user_id = ?", (user,)
+        ).fetchone()
     conn.close()
     return [secret_hash.encode(), bytes(helper)]
 
@@ -102,7 +104,9 @@ def _markers(helper: bytes, secret_hash: str) -> list[bytes]:
     return [secret_hash.encode(), *pieces]
 
 
-def test_large_records_on_overflow_pages_and_rehashed_hashes_are_erased(sqlite_store: SQLiteStore, tmp_path: Path) -> None:
+def test_large_records_on_overflow_pages_and_rehashed_hashes_are_erased(
+    sqlite_store: SQLiteStore, tmp_path: Path
+) -> None:
     big = secrets.token_bytes(20_000)  # five overflow pages
     old_hash = "$argon2id$v=19$m=8,t=1,p=1$" + secrets.token_hex(16)
     sqlite_store.enrol(_record("alice", big, old_hash), replace=False, now=NOW)

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sketchauth.entropy import exact_joint, exact_sketch_loss
 from sketchauth.enrolment import enrol, hasher, verify
+from sketchauth.entropy import exact_joint, exact_sketch_loss
 from sketchauth.errors import DecodeError, MixingWarning, ParameterError, SketchFormatError
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, s3_odd_gap
@@ -31,7 +31,7 @@ TEST_HASH = hasher("test")
 
 def _all_secrets(n: int, q: int, features: int = 1) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     per = [(b, v) for b in range(n) for v in range(1, q + 1)]
-    return [tuple(map(tuple, zip(*combo))) for combo in itertools.product(per, repeat=features)]  # type: ignore[misc]
+    return [tuple(map(tuple, zip(*combo, strict=False))) for combo in itertools.product(per, repeat=features)]  # type: ignore[misc]
 
 
 def _gap(r: int, q: int) -> int:
@@ -60,7 +60,7 @@ def instances(draw: st.DrawFn, close: bool = True):
     features = draw(st.integers(1, 4))
     b = draw(st.lists(st.integers(0, n - 1), min_size=features, max_size=features))
     v = draw(st.lists(st.integers(1, q), min_size=features, max_size=features))
-    d = [x + draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v)]
+    d = [x + draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v, strict=False)]
     if not close:
         far = draw(st.integers(0, features - 1))
         d[far] = b[far] + draw(st.sampled_from((-1, 1))) * draw(st.integers(v[far], v[far] + 3 * q))
@@ -84,7 +84,7 @@ def test_beyond_tolerance_never_returns_the_secret(case) -> None:
         got_b, got_v = sketch.decode(sketch.encode((b, v)), d)
     except DecodeError:
         return
-    if any(x == bf - vf for x, bf, vf in zip(d, b, v)):
+    if any(x == bf - vf for x, bf, vf in zip(d, b, v, strict=False)):
         return  # d' = b − v belongs to the interval on its right, as in s2 (module doc)
     assert (got_b.tolist(), got_v.tolist()) != (b, v)
 
@@ -94,7 +94,7 @@ def test_beyond_tolerance_never_returns_the_secret(case) -> None:
 def test_partition_has_the_secret_interval_and_gaps_in_range(case) -> None:
     sketch, (b, v), _ = case
     n, q, odd = sketch.n, sketch.q, s3_odd_gap(sketch.q)
-    for points, bf, vf in zip(sketch.partition(sketch.encode((b, v))), b, v):
+    for points, bf, vf in zip(sketch.partition(sketch.encode((b, v))), b, v, strict=False):
         gaps = np.diff(points)
         assert np.all((gaps % 2 == 0) | (gaps == odd)) and gaps.min() >= 2 and gaps.max() <= 2 * q
         assert -2 * q < points[0] <= 0 < points[1] and points[-2] < n <= points[-1]
@@ -150,7 +150,7 @@ def _cascade() -> Cascade:
 )
 def test_pin_cascade_round_trip(b: list[int], v: list[int], data: st.DataObject) -> None:
     cascade = _cascade()
-    sample = [x + data.draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v)]
+    sample = [x + data.draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v, strict=False)]
     helper = cascade.encode([(b, v), "123456"])
     got = cascade.decode(helper, [sample, "123456"])
     assert [x.tolist() for x in got[0]] == [b, v] and got[1] == "123456"
@@ -181,7 +181,9 @@ def _priors(count: int) -> list[np.ndarray | None]:
     return [None, geometric / geometric.sum(), spiky / spiky.sum(), rng.dirichlet(np.full(count, 0.3))]
 
 
-@pytest.mark.parametrize(("n", "q", "features"), [(5, 2, 1), (6, 3, 1), (9, 3, 1), (8, 4, 1), (3, 2, 2), (7, 2, 1), (10, 3, 1)])
+@pytest.mark.parametrize(
+    ("n", "q", "features"), [(5, 2, 1), (6, 3, 1), (9, 3, 1), (8, 4, 1), (3, 2, 2), (7, 2, 1), (10, 3, 1)]
+)
 def test_exact_loss_within_reported_bound(n: int, q: int, features: int) -> None:
     sketch = AsymmetricIntervalSketch(n, q, scheme="s3", features=features)
     bound = sketch.report().loss_bound_bits
@@ -359,7 +361,7 @@ def test_every_symbol_vector_is_a_valid_sketch(case, seed: int) -> None:
     assert np.array_equal(again, (symbols + pad) % space.moduli)
     assert np.array_equal(again_space.moduli, space.moduli)
     assert sketch.with_symbols(mixed, symbols) == helper
-    for before, after in zip(sketch.partition(helper), sketch.partition(mixed)):
+    for before, after in zip(sketch.partition(helper), sketch.partition(mixed), strict=False):
         # The parity pattern of the gaps is public and never changes; the ends stay put.
         assert np.array_equal(np.diff(before) % 2, np.diff(after) % 2)
         assert before[[0, 1, -2, -1]].tolist() == after[[0, 1, -2, -1]].tolist()

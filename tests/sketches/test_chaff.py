@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -25,7 +26,7 @@ def _maximal_sets_brute_force(n: int, d: int) -> list[list[int]]:
     out = []
     for mask in range(1, 1 << n):
         pts = [i for i in range(n) if mask >> i & 1]
-        if any(b - a <= d for a, b in zip(pts, pts[1:])):
+        if any(b - a <= d for a, b in itertools.pairwise(pts)):
             continue
         if all(any(abs(x - p) <= d for p in pts) for x in range(n)):
             out.append(pts)
@@ -133,7 +134,7 @@ def test_payload_is_the_rank_and_is_parsed_strictly():
 def test_symbols_every_rank_is_a_valid_sketch():
     sk = ChaffPointSketch(12, 2)
     helper = sk.encode([5])
-    symbols, space = sk.symbols(sk.payload(helper))
+    _symbols, space = sk.symbols(sk.payload(helper))
     assert space.kind == "mod" and space.moduli.tolist() == [31]
     for r in range(31):
         moved = sk.with_symbols(helper, np.array([r], dtype=np.uint64))

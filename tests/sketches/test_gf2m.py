@@ -48,7 +48,7 @@ def _configs(ms: tuple[int, ...]) -> list:
         out += [pytest.param(m, meth, "numpy", id=f"{m}-numpy-{meth}") for meth in methods]
         out += [
             pytest.param(m, meth, "native", id=f"{m}-native-{meth}", marks=NATIVE)
-            for meth in methods + ["clmul-portable"]
+            for meth in [*methods, "clmul-portable"]
         ]
     return out
 
@@ -272,7 +272,7 @@ def test_random_arithmetic_matches_galois(m: int, method: str, backend_name: str
     ga, gb = GF(a.astype(np.int64)), GF(b.astype(np.int64))
     assert np.array_equal(field.vmul(a, b), np.asarray(ga * gb, dtype=np.uint64))
     assert np.array_equal(field.vsqr(a), np.asarray(ga**2, dtype=np.uint64))
-    head = [(int(x), int(y)) for x, y in zip(a[:200], b[:200])]
+    head = [(int(x), int(y)) for x, y in zip(a[:200], b[:200], strict=False)]
     assert [field.mul(x, y) for x, y in head] == [int(GF(x) * GF(y)) for x, y in head]
     assert [field.inv(y) for _, y in head] == [int(GF(y) ** -1) for _, y in head]
     assert [field.pow(x, 12345) for x, _ in head[:50]] == [int(GF(x) ** 12345) for x, _ in head[:50]]
@@ -289,8 +289,8 @@ def test_numpy_clmul_and_tables_agree_on_gf2_16() -> None:
     a = rng.integers(0, 1 << 16, size=50_000, dtype=np.uint64)
     b = rng.integers(0, 1 << 16, size=50_000, dtype=np.uint64)
     assert np.array_equal(tables.vmul(a, b), clmul.vmul(a, b))
-    assert [tables.mul(int(x), int(y)) for x, y in zip(a[:500], b[:500])] == [
-        clmul.mul(int(x), int(y)) for x, y in zip(a[:500], b[:500])
+    assert [tables.mul(int(x), int(y)) for x, y in zip(a[:500], b[:500], strict=False)] == [
+        clmul.mul(int(x), int(y)) for x, y in zip(a[:500], b[:500], strict=False)
     ]
 
 
@@ -519,7 +519,7 @@ def test_multipoint_evaluation_and_deflation(m: int, method: str, backend_name: 
     rng = random.Random(77 + m)
     roots = rng.sample(range(1, 1 << m), 9)
     poly = _poly_from_roots(m, roots)
-    xs = np.array(roots[:4] + [0] + rng.sample(range(1, 1 << m), 20), dtype=np.uint64)
+    xs = np.array([*roots[:4], 0, *rng.sample(range(1, 1 << m), 20)], dtype=np.uint64)
     assert gf.poly_eval_many(field, poly, xs).tolist() == [_reference_eval(poly, int(x), m) for x in xs]
     assert gf.poly_eval_many(field, [], xs).tolist() == [0] * xs.size
     deflated = gf.poly_deflate(field, poly, roots[3])

@@ -113,7 +113,10 @@ def within(draw: st.DrawFn, case: Case) -> np.ndarray:
     """Levels with ``|d − b| ≤ v − 1`` per feature, inside ``[0, n)``."""
     n = case.sketch.n  # type: ignore[attr-defined]
     return np.array(
-        [draw(st.integers(max(0, bj - vj + 1), min(n - 1, bj + vj - 1))) for bj, vj in zip(case.b.tolist(), case.v.tolist())]
+        [
+            draw(st.integers(max(0, bj - vj + 1), min(n - 1, bj + vj - 1)))
+            for bj, vj in zip(case.b.tolist(), case.v.tolist(), strict=False)
+        ]
     )
 
 
@@ -206,15 +209,21 @@ def test_covering_accepts_both_ends() -> None:
     st.integers(2, 500),
     st.one_of(st.none(), STEPS),
     st.integers(-300, 300),
-    st.lists(st.lists(st.floats(-400, 400) | st.integers(-600, 600) | st.just(math.nan), min_size=3, max_size=3), min_size=1, max_size=8),
+    st.lists(
+        st.lists(st.floats(-400, 400) | st.integers(-600, 600) | st.just(math.nan), min_size=3, max_size=3),
+        min_size=1,
+        max_size=8,
+    ),
 )
-def test_levels_many_agrees_with_levels_row_by_row(n: int, step: float | None, shift: int, rows: list[list[Any]]) -> None:
+def test_levels_many_agrees_with_levels_row_by_row(
+    n: int, step: float | None, shift: int, rows: list[list[Any]]
+) -> None:
     q = Quantiser(n, step, shift * (step or 1) if step else shift)
     matrix = np.array(rows, dtype=float)
     if step is None:
         matrix = np.where(np.isnan(matrix), matrix, np.round(matrix))
     levels, malformed = q.levels_many(matrix, 3)
-    for row, lv, bad in zip(matrix, levels, malformed):
+    for row, lv, bad in zip(matrix, levels, malformed, strict=False):
         try:
             expected = q.levels(row, 3)
         except SampleError:
@@ -309,7 +318,10 @@ def test_offset_is_a_scheme_parameter_in_the_helper() -> None:
     # Without an offset the parameters are exactly what they were before offsets existed.
     assert IntervalSketch(n=100, v=3, features=2).params() == {"n": 100, "v": 3, "features": 2, "step": None}
     assert IntervalSketch(n=100, v=3, features=2, step=0.5, offset=0.0).params() == {
-        "n": 100, "v": 3, "features": 2, "step": 0.5
+        "n": 100,
+        "v": 3,
+        "features": 2,
+        "step": 0.5,
     }
     # Helper data is strict: an explicit default, or an offset of the wrong type, is refused.
     payload = s.payload(helper)
@@ -391,10 +403,7 @@ def captures(draw: st.DrawFn, case: Case) -> np.ndarray:
     q, n = case.sketch.q, case.sketch.n  # type: ignore[attr-defined]
     half = (q - 1) // 2
     k = draw(st.integers(2, 5))
-    rows = [
-        [draw(st.integers(max(0, bj - half), min(n - 1, bj + half))) for bj in case.b.tolist()]
-        for _ in range(k)
-    ]
+    rows = [[draw(st.integers(max(0, bj - half), min(n - 1, bj + half))) for bj in case.b.tolist()] for _ in range(k)]
     return np.array(rows)
 
 

@@ -109,7 +109,9 @@ def test_nested_component_parameters_are_named() -> None:
         with pytest.raises(ParameterError, match=f"components\\[1\\].*{needle}"):
             scheme_class("mixed").from_params(broken)
     with pytest.raises(ParameterError, match="'profile' must be the name of an argon2 profile"):
-        scheme_class("mixed").from_params({**params, "components": [params["components"][0], {**exact, "profile": ["x"]}]})
+        scheme_class("mixed").from_params(
+            {**params, "components": [params["components"][0], {**exact, "profile": ["x"]}]}
+        )
     with pytest.raises(ParameterError, match="unknown mixing 'structure'"):
         scheme_class("mixed").from_params({**params, "structure": ["cascade"]})
     with pytest.raises(ParameterError, match="components\\[0\\] must be an object"):
@@ -117,7 +119,10 @@ def test_nested_component_parameters_are_named() -> None:
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=4),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=3),
     max_leaves=8,
@@ -148,23 +153,44 @@ def test_arbitrary_parameter_values_give_a_sketch_or_a_parameter_error(name: str
     ("scheme", "needle"),
     [
         ("fuzzy-vault", "fuzzy-vault needs parameters 'p', 'm' in --params (required: p, m; 't' comes from the sweep)"),
-        ("weighted-vault", "weighted-vault needs parameters 'p', 'q', 'g' in --params (required: p, q, g; 't' comes from the sweep)"),
+        (
+            "weighted-vault",
+            "weighted-vault needs parameters 'p', 'q', 'g' in --params (required: p, q, g; 't' comes from the sweep)",
+        ),
         ("pinsketch", "pinsketch needs parameter 'm' in --params (required: m; 't' comes from the sweep)"),
         ("code-offset", "code-offset needs parameter 'n' in --params"),
-        ("interval", "interval needs parameter 'n' in --params (required: n; optional: features, step, offset; 'v' comes from the sweep)"),
+        (
+            "interval",
+            "interval needs parameter 'n' in --params "
+            "(required: n; optional: features, step, offset; 'v' comes from the sweep)",
+        ),
     ],
 )
 def test_evaluate_report_without_params_lists_the_required_ones(
     scheme: str, needle: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["evaluate", "report", "--scheme", scheme, "--synthetic", "identities=4", "--out", str(tmp_path), "--quiet"])
+    code = main(
+        ["evaluate", "report", "--scheme", scheme, "--synthetic", "identities=4", "--out", str(tmp_path), "--quiet"]
+    )
     err = capsys.readouterr().err
     assert code == 2 and needle in err, err
     assert "Traceback" not in err and "KeyError" not in err
 
 
-def test_evaluate_report_refuses_the_swept_parameter_and_unknown_ones(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["evaluate", "report", "--scheme", "fuzzy-vault", "--synthetic", "identities=4", "--out", str(tmp_path), "--quiet"]
+def test_evaluate_report_refuses_the_swept_parameter_and_unknown_ones(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = [
+        "evaluate",
+        "report",
+        "--scheme",
+        "fuzzy-vault",
+        "--synthetic",
+        "identities=4",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    ]
     assert main([*base, "--params", '{"p": 97, "m": 10, "t": 2}']) == 2
     assert "--params sets 't', the fuzzy-vault parameter the sweep varies: remove it" in capsys.readouterr().err
     assert main([*base, "--params", '{"p": 97, "m": 10, "x": 2}']) == 2
@@ -174,8 +200,19 @@ def test_evaluate_report_refuses_the_swept_parameter_and_unknown_ones(tmp_path: 
 def test_evaluate_report_names_a_wrongly_typed_parameter_before_making_data(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["evaluate", "report", "--scheme", "interval", "--params", '{"n": "x", "features": 4}',
-            "--synthetic", "identities=4", "--out", str(tmp_path), "--quiet"]
+    args = [
+        "evaluate",
+        "report",
+        "--scheme",
+        "interval",
+        "--params",
+        '{"n": "x", "features": 4}',
+        "--synthetic",
+        "identities=4",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    ]
     assert main(args) == 2
     assert "n must be an integer, got str" in capsys.readouterr().err
 

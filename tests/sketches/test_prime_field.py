@@ -166,7 +166,7 @@ def test_solve_mod_batch_with_different_pivot_columns() -> None:
     b = np.array([[5, 11, 4], [1, 2, 3]])
     x, ok = solve_mod(A, b, p)
     assert ok.tolist() == [True, True]
-    for system, rhs, sol in zip(A, b, x):
+    for system, rhs, sol in zip(A, b, x, strict=False):
         assert ((system @ sol) % p).tolist() == rhs.tolist()
     assert x[0, 0] == 0  # free variable set to 0
 
@@ -203,7 +203,7 @@ def _brute_force(xs: list[int], ys: list[int], k: int, p: int) -> list[list[int]
     found = []
     for coeffs in itertools.product(range(p), repeat=k):
         values = [sum(c * pow(x, j, p) for j, c in enumerate(coeffs)) % p for x in xs]
-        if sum(v != y for v, y in zip(values, ys)) <= radius:
+        if sum(v != y for v, y in zip(values, ys, strict=False)) <= radius:
             found.append(list(coeffs))
     return found
 
@@ -372,7 +372,7 @@ def test_lock_values_put_f_on_genuine_points_and_chaff_elsewhere(backend: str) -
     f = [_horner([7, 0, 2], x, p) for x in range(p)]
     chaff_points = [x for x in range(p) if x not in (3, 50, 99)]
     assert [int(values[x]) for x in genuine] == [f[x] for x in genuine]
-    for x, u in zip(chaff_points, offsets.tolist()):
+    for x, u in zip(chaff_points, offsets.tolist(), strict=False):
         assert int(values[x]) == u + (u >= f[x]) != f[x]
 
 

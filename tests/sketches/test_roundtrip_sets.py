@@ -104,7 +104,9 @@ PIN_IDS = ["plain", "pin-cascade"]
 @pytest.mark.parametrize(("m", "max_t"), [(8, 8), (32, 16)], ids=["small-m", "large-m"])
 @SETTINGS
 @given(data=st.data())
-def test_pinsketch_verifies_iff_the_set_difference_is_at_most_t(pin: bool, m: int, max_t: int, data: st.DataObject) -> None:
+def test_pinsketch_verifies_iff_the_set_difference_is_at_most_t(
+    pin: bool, m: int, max_t: int, data: st.DataObject
+) -> None:
     t = data.draw(st.integers(1, max_t), label="t")
     universe = st.integers(1, (1 << m) - 1)
     secret = data.draw(st.lists(universe, unique=True, max_size=24), label="A")
@@ -146,10 +148,10 @@ def test_fuzzy_vault_verifies_iff_at_most_t_elements_are_wrong(pin: bool, data: 
 
 
 WEIGHTED_SECRET_FORMS: dict[str, Callable[[list[int], list[int]], Any]] = {
-    "mapping": lambda e, w: dict(zip(e, w)),
-    "pairs": lambda e, w: list(zip(e, w)),
-    "dict.items": lambda e, w: dict(zip(e, w)).items(),
-    "generator of pairs": lambda e, w: ((x, v) for x, v in zip(e, w)),
+    "mapping": lambda e, w: dict(zip(e, w, strict=False)),
+    "pairs": lambda e, w: list(zip(e, w, strict=False)),
+    "dict.items": lambda e, w: dict(zip(e, w, strict=False)).items(),
+    "generator of pairs": lambda e, w: ((x, v) for x, v in zip(e, w, strict=False)),
     "parallel tuple": lambda e, w: (list(e), list(w)),
     "tuple of arrays": lambda e, w: (np.array(e), np.array(w)),
 }
@@ -169,7 +171,7 @@ def test_weighted_vault_verifies_iff_c_minus_w_reaches_g_minus_2t(pin: bool, for
     t = data.draw(st.integers(0, (g - 1) // 2), label="t")
     door = Door(WeightedFuzzyVault(p=p, q=q, g=g, t=t), pin)
     record = door.enrol(WEIGHTED_SECRET_FORMS[form](elements, weights))
-    weight_of = dict(zip(elements, weights))
+    weight_of = dict(zip(elements, weights, strict=False))
 
     def accepts(sample: list[int]) -> bool:
         c = sum(weight_of.get(x, 0) for x in sample)
@@ -177,7 +179,9 @@ def test_weighted_vault_verifies_iff_c_minus_w_reaches_g_minus_2t(pin: bool, for
 
     assert door.verify(record, _natural(data, elements, SET_FORMS, "enrolment sample")) == accepts(elements)
     kept = data.draw(st.lists(st.sampled_from(elements), unique=True), label="kept")
-    extra = data.draw(st.lists(st.integers(0, p - 1).filter(lambda x: x not in weight_of), unique=True, max_size=4), label="extra")
+    extra = data.draw(
+        st.lists(st.integers(0, p - 1).filter(lambda x: x not in weight_of), unique=True, max_size=4), label="extra"
+    )
     sample = kept + extra
     if sample:
         assert door.verify(record, _natural(data, sample, SET_FORMS, "sample")) == accepts(sample)
@@ -210,14 +214,18 @@ def test_weighted_vault_acceptance_condition_at_and_beyond_the_boundary(sample: 
 @pytest.mark.parametrize("points", [1, 3], ids=["one-point", "three-points"])
 @SETTINGS
 @given(data=st.data())
-def test_chaff_point_verifies_within_half_the_distance_and_never_beyond_it(pin: bool, points: int, data: st.DataObject) -> None:
+def test_chaff_point_verifies_within_half_the_distance_and_never_beyond_it(
+    pin: bool, points: int, data: st.DataObject
+) -> None:
     d = data.draw(st.integers(1, 6), label="min_distance")
     n = data.draw(st.integers(max(d + 1, (points - 1) * (d + 1) + 1), 120), label="universe")
     sketch = ChaffPointSketch(universe=n, min_distance=d, points=points)
     first = data.draw(st.integers(0, n - 1 - (points - 1) * (d + 1)), label="first point")
     secret = [first]
     for _ in range(points - 1):
-        secret.append(data.draw(st.integers(secret[-1] + d + 1, n - 1 - (points - 1 - len(secret)) * (d + 1)), label="point"))
+        secret.append(
+            data.draw(st.integers(secret[-1] + d + 1, n - 1 - (points - 1 - len(secret)) * (d + 1)), label="point")
+        )
     door = Door(sketch, pin)
     lone = points == 1 and data.draw(st.booleans(), label="lone integer")
     record = door.enrol(secret[0] if lone else _natural(data, secret, SET_FORMS, "secret"))

@@ -42,7 +42,11 @@ CASES: list[tuple[str, SecureSketch, Any]] = [
     ("pinsketch", PinSketch(m=9, t=3), [3, 70, 100, 511]),
     ("fuzzy-vault", FuzzyVault(p=13, m=5, t=1), [1, 4, 6, 9, 11]),
     ("asymmetric-s1", AsymmetricIntervalSketch(n=64, q=4, scheme="s1", features=3, step=0.5), ([5, 30, 60], [1, 4, 2])),
-    ("asymmetric-s2", AsymmetricIntervalSketch(n=64, q=4, scheme="s2", features=3, step=0.1, offset=-3.2), ([5, 30, 60], [1, 4, 2])),
+    (
+        "asymmetric-s2",
+        AsymmetricIntervalSketch(n=64, q=4, scheme="s2", features=3, step=0.1, offset=-3.2),
+        ([5, 30, 60], [1, 4, 2]),
+    ),
     ("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3])),
     ("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12]),
     ("mixed-cascade", _quiet(lambda: Cascade(REAL, pin=ExactKey("test"))), [[1.25, 2.5, 3.75], "2468"]),
@@ -64,4 +68,8 @@ def test_check_secret_is_idempotent(name: str, sketch: SecureSketch, secret: Any
     twice = sketch.check_secret(once)
     assert sketch.secret_bytes(twice) == sketch.secret_bytes(once) == sketch.secret_bytes(secret)
     randomness = sketch.draw_randomness(once)
-    assert sketch.encode_with(twice, randomness) == sketch.encode_with(once, randomness) == sketch.encode_with(secret, randomness)
+    assert (
+        sketch.encode_with(twice, randomness)
+        == sketch.encode_with(once, randomness)
+        == sketch.encode_with(secret, randomness)
+    )

@@ -48,7 +48,17 @@ def _randomness(vault: FuzzyVault, seed: int) -> VaultRandomness:
 
 @pytest.mark.parametrize(
     "p, m, t",
-    [(12, 5, 1), (1, 1, 0), (13, 14, 1), (13, 5, 3), (13, 0, 0), (True, 1, 0), (13, 5.0, 1), (13, 5, -1), (2**21 + 7, 5, 1)],
+    [
+        (12, 5, 1),
+        (1, 1, 0),
+        (13, 14, 1),
+        (13, 5, 3),
+        (13, 0, 0),
+        (True, 1, 0),
+        (13, 5.0, 1),
+        (13, 5, -1),
+        (2**21 + 7, 5, 1),
+    ],
 )
 def test_rejects_bad_parameters(p, m, t) -> None:
     with pytest.raises(ParameterError):
@@ -202,7 +212,15 @@ def test_full_field_secret() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [[1, 4, 6, 9], [1, 4, 6, 9, 11, 12], [1, 4, 6, 9, 13], [1, 1, 6, 9, 11], [-1, 4, 6, 9, 11], [1.5, 4, 6, 9, 11], "abcde"],
+    [
+        [1, 4, 6, 9],
+        [1, 4, 6, 9, 11, 12],
+        [1, 4, 6, 9, 13],
+        [1, 1, 6, 9, 11],
+        [-1, 4, 6, 9, 11],
+        [1.5, 4, 6, 9, 11],
+        "abcde",
+    ],
 )
 def test_rejects_bad_secrets_and_samples(bad) -> None:
     vault = FuzzyVault(13, 5, 1)
@@ -223,11 +241,11 @@ def test_rejects_malformed_helpers() -> None:
     vault = FuzzyVault(13, 5, 1)
     good = vault.encode(KAT_SECRET)
     with pytest.raises(SketchFormatError):  # value 13 is outside F_13
-        vault.decode(pack_helper(4, vault.params(), bytes(KAT_VAULT[:-1] + [13])), KAT_SECRET)
+        vault.decode(pack_helper(4, vault.params(), bytes([*KAT_VAULT[:-1], 13])), KAT_SECRET)
     with pytest.raises(SketchFormatError):  # one value short
         vault.decode(pack_helper(4, vault.params(), bytes(KAT_VAULT[:-1])), KAT_SECRET)
     with pytest.raises(SketchFormatError):  # one value too many
-        vault.decode(pack_helper(4, vault.params(), bytes(KAT_VAULT + [0])), KAT_SECRET)
+        vault.decode(pack_helper(4, vault.params(), bytes([*KAT_VAULT, 0])), KAT_SECRET)
     with pytest.raises(SketchFormatError):  # other parameters
         FuzzyVault(13, 5, 2).decode(good, KAT_SECRET)
     with pytest.raises(SketchFormatError):  # other scheme
@@ -272,13 +290,15 @@ def test_batch_round_trip_and_error_policy() -> None:
     rng = np.random.default_rng(5)
     secrets = [np.sort(rng.choice(257, 12, replace=False)) for _ in range(70)]
     helpers = vault.encode_many(secrets)
-    assert len(helpers) == 70 and all(vault.decode(h, s).tolist() == s.tolist() for h, s in zip(helpers, secrets))
+    assert len(helpers) == 70 and all(
+        vault.decode(h, s).tolist() == s.tolist() for h, s in zip(helpers, secrets, strict=False)
+    )
     samples = [s.copy() for s in secrets]
     for i in range(0, 70, 7):  # every 7th sample gets t + 1 = 4 wrong elements
         outside = np.setdiff1d(np.arange(257), secrets[i])[:4]
         samples[i][:4] = outside
     results = vault.decode_many(helpers, samples, errors="return")
-    for i, (result, secret) in enumerate(zip(results, secrets)):
+    for i, (result, secret) in enumerate(zip(results, secrets, strict=False)):
         if i % 7:
             assert result.tolist() == secret.tolist()
         else:
@@ -290,7 +310,7 @@ def test_batch_round_trip_and_error_policy() -> None:
     with pytest.raises(ParameterError):
         vault.decode_many(helpers, samples, errors="ignore")
     with pytest.raises(SketchFormatError):  # one malformed helper refuses the batch
-        vault.decode_many(helpers[:2] + [helpers[2][:-1]], samples[:3], errors="return")
+        vault.decode_many([*helpers[:2], helpers[2][:-1]], samples[:3], errors="return")
     with pytest.raises(SampleError):
         vault.decode_many(helpers[:2], [samples[0], samples[1][:-1]], errors="return")
     assert vault.encode_many([]) == [] and vault.decode_many([], []) == []
@@ -364,7 +384,14 @@ def test_spurious_polynomials_huge_and_tiny() -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [(0.0, 13, 13, 5, 1), (1.0, 13, 13, 5, 1), (1e-4, 1, 13, 5, 1), (1e-4, 13, 4, 5, 1), (1e-4, 13, 13, 5, 3), (True, 13, 13, 5, 1)],
+    [
+        (0.0, 13, 13, 5, 1),
+        (1.0, 13, 13, 5, 1),
+        (1e-4, 1, 13, 5, 1),
+        (1e-4, 13, 4, 5, 1),
+        (1e-4, 13, 13, 5, 3),
+        (True, 13, 13, 5, 1),
+    ],
 )
 def test_spurious_polynomials_validates(args) -> None:
     with pytest.raises(ParameterError):
@@ -398,9 +425,7 @@ def test_candidate_fraction_is_a_distribution(r: int, data) -> None:
     assert candidate_fraction(r, g, g) == pytest.approx(1.0, rel=1e-12)
     a = data.draw(st.integers(0, g))
     assert candidate_fraction(r, g, a) == pytest.approx(candidate_fraction(r, g, a, q=2), rel=1e-12)
-    exact = sum(
-        math.comb(r, g - x) * math.comb(g - x, x) * 2 ** (g - 2 * x) for x in range(0, g // 2 + 1)
-    )
+    exact = sum(math.comb(r, g - x) * math.comb(g - x, x) * 2 ** (g - 2 * x) for x in range(0, g // 2 + 1))
     assert exact == math.comb(2 * r, g)
 
 

@@ -59,7 +59,17 @@ def test_field_is_the_smallest_prime_at_least_pq() -> None:
 
 @pytest.mark.parametrize(
     "p, q, g, t",
-    [(10, 2, 5, 0), (1, 3, 1, 0), (10, 3, 21, 0), (1000, 4, 513, 10), (10, 3, 5, 3), (10, 3, 0, 0), (2**20, 4, 5, 1), (10, 3, 5, -1), (10, 3.0, 5, 1)],
+    [
+        (10, 2, 5, 0),
+        (1, 3, 1, 0),
+        (10, 3, 21, 0),
+        (1000, 4, 513, 10),
+        (10, 3, 5, 3),
+        (10, 3, 0, 0),
+        (2**20, 4, 5, 1),
+        (10, 3, 5, -1),
+        (10, 3.0, 5, 1),
+    ],
 )
 def test_rejects_bad_parameters(p, q, g, t) -> None:
     with pytest.raises(ParameterError):
@@ -112,7 +122,7 @@ def test_rejects_bad_samples(bad) -> None:
 
 def test_rejects_oversized_samples() -> None:
     vault = WeightedFuzzyVault(1000, 4, 30, 2)
-    helper = vault.encode(({i: 3 for i in range(10)}))
+    helper = vault.encode({i: 3 for i in range(10)})
     with pytest.raises(SampleError):  # 129 elements * 4 slots > 512 decoder points
         vault.decode(helper, range(129))
 
@@ -154,7 +164,7 @@ def test_rejects_bad_randomness() -> None:
 def test_condition_boundary_exact_set() -> None:
     # Six elements of weight 3, q = 4: d' = d gives c = 18, w = 6, c - w = 12 = g - 2t at t = 3.
     vault = WeightedFuzzyVault(100, 4, 18, 3)
-    secret = ({x: 3 for x in (5, 17, 33, 48, 60, 91)})
+    secret = {x: 3 for x in (5, 17, 33, 48, 60, 91)}
     for seed in range(5):
         helper = vault.encode_with(secret, _randomness(vault, secret, seed))
         assert _as_lists(vault.decode(helper, [5, 17, 33, 48, 60, 91])) == ([5, 17, 33, 48, 60, 91], [3] * 6)
@@ -168,7 +178,7 @@ def test_condition_boundary_missing_element() -> None:
     # t = 4: k = 10. Missing one weight-3 element: c - w = 10 (accepted, at the boundary);
     # missing one and adding one: 15 - 9 = 6; adding one: 8; missing two: 12 - 4 = 8.
     vault = WeightedFuzzyVault(100, 4, 18, 4)
-    secret = ({x: 3 for x in (5, 17, 33, 48, 60, 91)})
+    secret = {x: 3 for x in (5, 17, 33, 48, 60, 91)}
     for seed in range(5):
         helper = vault.encode_with(secret, _randomness(vault, secret, seed))
         assert _as_lists(vault.decode(helper, [5, 17, 33, 48, 60])) == ([5, 17, 33, 48, 60, 91], [3] * 6)
@@ -200,7 +210,7 @@ def weighted_cases(draw: st.DrawFn, accept: bool):
     # Heavy weights are drawn often: only they push c - w above zero.
     heavy = st.one_of(st.just(q - 1), st.just(q - 1), st.integers(1, q - 1))
     weights = draw(st.lists(heavy, min_size=size, max_size=size))
-    secret = dict(zip(elements, weights))
+    secret = dict(zip(elements, weights, strict=False))
     others = sorted(set(range(p)) - set(elements))
     kept = draw(st.one_of(st.just(elements), st.lists(st.sampled_from(elements), unique=True)))
     extra = draw(st.one_of(st.just([]), st.lists(st.sampled_from(others), unique=True, max_size=2))) if others else []
@@ -249,9 +259,9 @@ def test_never_returns_the_secret_when_condition_fails(case) -> None:
 def test_rejects_malformed_helpers() -> None:
     good = KAT.encode(KAT_SECRET)
     with pytest.raises(SketchFormatError):  # 13 is outside F_13
-        KAT.decode(pack_helper(6, KAT.params(), bytes(KAT_VAULT[:-1] + [13])), [1, 2])
+        KAT.decode(pack_helper(6, KAT.params(), bytes([*KAT_VAULT[:-1], 13])), [1, 2])
     with pytest.raises(SketchFormatError):
-        KAT.decode(pack_helper(6, KAT.params(), bytes(KAT_VAULT + [1])), [1, 2])
+        KAT.decode(pack_helper(6, KAT.params(), bytes([*KAT_VAULT, 1])), [1, 2])
     with pytest.raises(SketchFormatError):
         KAT.decode(pack_helper(4, KAT.params(), bytes(KAT_VAULT)), [1, 2])
     with pytest.raises(SketchFormatError):
@@ -270,7 +280,7 @@ def test_symbols() -> None:
 def test_batches() -> None:
     vault = WeightedFuzzyVault(200, 4, 15, 2)
     rng = np.random.default_rng(2)
-    secrets = [dict(zip(rng.choice(200, 5, replace=False).tolist(), [3] * 5)) for _ in range(40)]
+    secrets = [dict(zip(rng.choice(200, 5, replace=False).tolist(), [3] * 5, strict=False)) for _ in range(40)]
     helpers = vault.encode_many(secrets)
     # Two sample sizes (decoded as two groups): all five elements, or the first four.
     samples = []
@@ -278,13 +288,13 @@ def test_batches() -> None:
         enrolled = sorted(secret)
         samples.append(enrolled if i % 3 else enrolled[:4])
     results = vault.decode_many(helpers, samples, errors="return")
-    for i, (secret, result) in enumerate(zip(secrets, results)):
+    for secret, result in zip(secrets, results, strict=False):
         # t = 2, k = 11: all five give c - w = 15 - 5 = 10, four give 12 - 4 = 8; both below.
         assert isinstance(result, DecodeError) or _as_lists(result) != (sorted(secret), [3] * 5)
     vault = WeightedFuzzyVault(200, 4, 15, 3)  # k = 9: all five decode (10), four do not (8)
     helpers = vault.encode_many(secrets)
     results = vault.decode_many(helpers, samples, errors="return")
-    for i, (secret, result) in enumerate(zip(secrets, results)):
+    for i, (secret, result) in enumerate(zip(secrets, results, strict=False)):
         if i % 3:
             assert _as_lists(result) == (sorted(secret), [3] * 5)
         else:
@@ -346,7 +356,7 @@ def test_exact_loss_within_bound() -> None:
     # below the true loss: that is why the report leaves it out.
     assert exact > bound - math.log2(3)
     # The encoder only ever produces vaults this model gives positive probability.
-    for secret, pairs in zip(({0: 2}, {1: 2}, {0: 1, 1: 1}), choices.values()):
+    for secret, pairs in zip(({0: 2}, {1: 2}, {0: 1, 1: 1}), choices.values(), strict=False):
         for _ in range(5):
             s = np.array(_values(vault, vault.encode(secret)))[None, :]
             assert any(_consistent(s, a, b, P)[0] for a, b in pairs)

@@ -63,7 +63,7 @@ def nothing_within_t(sample: list[int], syndromes: list[int]) -> bool:
 
     Then no set within distance t of the sample has this sketch and decode must fail.
     """
-    target = [GF(a) + GF(b) for a, b in zip(syndromes, odd_power_sums(sample))]
+    target = [GF(a) + GF(b) for a, b in zip(syndromes, odd_power_sums(sample), strict=False)]
     if all(int(v) == 0 for v in target):
         return False
     s1, s3, s5 = target
@@ -91,7 +91,9 @@ def main() -> None:
         assert distance > T and nothing_within_t(sample, odd_power_sums(SETS[i]))
         far.append({"set": SETS[i], "sample": sample, "distance": distance, "outcome": "DecodeError"})
     out = {
-        "about": "PinSketch(m=8, t=3) known answers; field GF(2^8) modulo 0x11d; made by make_pinsketch_kat.py with galois",
+        "about": (
+            "PinSketch(m=8, t=3) known answers; field GF(2^8) modulo 0x11d; made by make_pinsketch_kat.py with galois"
+        ),
         "m": M,
         "t": T,
         "polynomial": POLY,
@@ -115,7 +117,7 @@ def _readable_json(out: dict) -> str:
             lines.append(f"  ]{comma}")
         else:
             lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
-    return "\n".join(lines + ["}"]) + "\n"
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 if __name__ == "__main__":
