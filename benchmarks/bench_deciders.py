@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks import timing  # noqa: E402
 from benchmarks.timing import median_ms  # noqa: E402
 from sketchauth.evaluate.data import synthetic_vectors  # noqa: E402
 from sketchauth.evaluate.error_rates import (  # noqa: E402
@@ -46,25 +46,6 @@ from sketchauth.evaluate.error_rates import (  # noqa: E402
 from sketchauth.sketches.interval import IntervalSketch  # noqa: E402
 
 FEATURES = 128
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _old_interval(sketch, enrolled, probes, enrolled_index, probe_index):
@@ -189,8 +170,8 @@ def main() -> None:
     load_before = os.getloadavg()
     result = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": _commit(),
-        "cpu": _cpu(),
+        "commit": timing.git_commit(),
+        "cpu": timing.cpu_name(),
         "cores": os.cpu_count(),
         "load_average_1_5_15": [round(x, 2) for x in load_before],
         "interval_vs_linf": interval_vs_linf(),

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_reproduce import _commit, _cpu  # noqa: E402
+from benchmarks import timing  # noqa: E402
 
 N, Q, TAU, SEED = 1000, 5, 1, 1
 RUNS = (
@@ -115,8 +115,8 @@ def main() -> None:
     result = {
         "benchmark": "linkage",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": _commit(),
-        "cpu": _cpu(),
+        "commit": timing.git_commit(),
+        "cpu": timing.cpu_name(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "setting": {"n": N, "q": Q, "tau": TAU, "seed": SEED, "pairs": args.pairs},

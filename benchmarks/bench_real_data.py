@@ -38,34 +38,12 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the repository root holds the benchmarks package
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import timing  # noqa: E402
+
 GOAL_RATIO = 1.25
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _commit() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
 
 
 def _pipelines(transform: Any, background: Any, m: int) -> dict[str, Any]:
@@ -308,8 +286,8 @@ def main() -> None:
     sizes = [int(x) for x in args.enrol_samples.split(",")]
     result: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": _commit(),
-        "cpu": _cpu(),
+        "commit": timing.git_commit(),
+        "cpu": timing.cpu_name(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "data": "UCI Japanese Vowels (Kudo, Toyama & Shimbo 1999): 9 speakers, 270 training + 370 test utterances; "

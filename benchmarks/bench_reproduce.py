@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -27,33 +26,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import timing  # noqa: E402
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _commit() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
 
 
 def _chaff() -> dict[str, float]:
@@ -107,8 +79,8 @@ def main() -> None:
     result = {
         "benchmark": "reproduce",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": _commit(),
-        "cpu": _cpu(),
+        "commit": timing.git_commit(),
+        "cpu": timing.cpu_name(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "chaff_universe_24": _chaff(),

@@ -1,4 +1,4 @@
-"""Timing of one benchmarked operation: the budgeted median the benchmark scripts report.
+"""Timing of one benchmarked operation, and the provenance every benchmark result records.
 
 Each benchmark script keeps its own budget and repetition bounds (they say how long that script
 may run) and passes them in; this module holds only the measuring loop, so every table in the
@@ -7,9 +7,14 @@ README that says "median ms" was measured the same way.
 
 from __future__ import annotations
 
+import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def median_ms(fn: Callable[[], object], *, budget_seconds: float, min_repeats: int, max_repeats: int) -> float:
@@ -33,3 +38,32 @@ def median_ms(fn: Callable[[], object], *, budget_seconds: float, min_repeats: i
         times.append(elapsed)
         spent += elapsed
     return 1000.0 * statistics.median(times)
+
+
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo (else what :mod:`platform` knows), for a result's provenance."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def git_commit() -> str:
+    """The checked-out commit (``-dirty`` with uncommitted changes to tracked files), or ``unknown``."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")

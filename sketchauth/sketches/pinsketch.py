@@ -136,6 +136,13 @@ class PinSketch(SecureSketch):
             self._field = _gf2m.binary_field(self.m, backend=self.backend)
         return self._field
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the field arithmetic (a compiled object that cannot be pickled; it is
+        rebuilt on first use), so a sketch can be sent to worker processes (``--jobs``)."""
+        state = self.__dict__.copy()
+        state["_field"] = None
+        return state
+
     def params(self) -> dict[str, Any]:
         return {"m": self.m, "t": self.t}
 

@@ -273,3 +273,16 @@ def test_decode_at_the_largest_parameters_stays_below_48_mib(backend: str) -> No
         timeout=120,
     )
     assert float(out.stdout.strip()) < 48.0
+
+
+def test_sketches_pickle_for_worker_processes() -> None:
+    """`evaluate report --jobs` sends sketches to worker processes: the field must not travel."""
+    import pickle
+
+    from sketchauth.sketches.pinsketch import PinSketch
+
+    sketch = PinSketch(11, 5)
+    helper = sketch.encode([3, 70, 1000])
+    assert sketch.field is not None  # built (a compiled object where the extension exists)
+    clone = pickle.loads(pickle.dumps(sketch))
+    assert clone.decode(helper, [3, 70, 1001]).tolist() == [3, 70, 1000]
