@@ -18,7 +18,7 @@ Public entry points (imported lazily, so ``import sketchauth`` is cheap):
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sketchauth.errors import (
     DecodeError,
@@ -29,6 +29,15 @@ from sketchauth.errors import (
     SketchAuthWarning,
     SketchFormatError,
 )
+
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
+    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+    from sketchauth.sketches.base import EntropyReport, load_sketch
+    from sketchauth.sketches.chaff import ChaffPointSketch
+    from sketchauth.sketches.code_offset import CodeOffsetSketch
+    from sketchauth.sketches.interval import IntervalSketch
+    from sketchauth.sketches.pinsketch import PinSketch
+    from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 # Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
 _SKETCH_NAMES = (
@@ -60,8 +69,11 @@ __all__ = [
     "SketchAuthWarning",
     "SketchFormatError",
     "WeightedFuzzyVault",
+    "__version__",
     "load_sketch",
 ]
+
+__version__: str  # resolved on first use by __getattr__
 
 
 def __getattr__(name: str) -> Any:
