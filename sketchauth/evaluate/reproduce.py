@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -194,7 +194,20 @@ def _verdict(ok: bool) -> Verdict:
 #: The thesis' example: universe and listed elements ``p = r = 10^4``, ``μ = 10^−4``; Juels–Sudan
 #: vault of ``m = 22`` points with ``t = 2``; weighted vault with ``q = 2`` slots per element, total
 #: weight ``g = 35`` over ``a = 32`` template elements.
-VAULT_EXAMPLE = {"p": 10_000, "r": 10_000, "mu": 1e-4, "m": 22, "t": 2, "q": 2, "g": 35, "a": 32}
+class VaultExample(TypedDict):
+    """The thesis' vault setting: integer sizes and the density ``mu``."""
+
+    p: int
+    r: int
+    mu: float
+    m: int
+    t: int
+    q: int
+    g: int
+    a: int
+
+
+VAULT_EXAMPLE: VaultExample = {"p": 10_000, "r": 10_000, "mu": 1e-4, "m": 22, "t": 2, "q": 2, "g": 35, "a": 32}
 
 
 def juels_sudan_spurious() -> Item:
