@@ -45,7 +45,7 @@ from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
-from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
+from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.pipeline import (
     CodeOffsetPipeline,
     IntervalPipeline,
@@ -415,7 +415,7 @@ def evaluate_pipelines(
     if "asymmetric-interval" in kinds and enrol_samples < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
     protocol = Protocol(enrol_samples, set_kind, data.split_column)
-    trials = enrolment_trials(transform.project, data, protocol)
+    trials = projected_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
     )
@@ -506,7 +506,9 @@ def _tuning_settings(genuine: np.ndarray, impostor: np.ndarray, points: int = 40
     return scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))].tolist()
 
 
-def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
+def _interval(
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, *_: Any
+) -> MatcherResult:
     path = tolerance_path(transform, heldout, enrol_samples=m)
     t_levels, p_levels = transform.quantise(trials.templates), transform.quantise(trials.probes)
     genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(_abs_delta(a, b)))
@@ -518,7 +520,7 @@ def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Tri
 
 
 def _code_offset(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, bits: int, *_: Any
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, *_: Any
 ) -> MatcherResult:
     dims = _code_dims(transform, bits, None)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
@@ -541,7 +543,7 @@ def _code_offset(
 
 
 def _thermometer(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, bits: int, resolution: float
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, resolution: float
 ) -> MatcherResult:
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
     genuine, impostor = draft.trial_distances(trials)
@@ -553,7 +555,7 @@ def _thermometer(
 
 
 def _asymmetric(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, *_: Any
 ) -> MatcherResult:
     if m < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2")
