@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.data import rows_by_identity
 from sketchauth.sketches.params import check_int
 
 __all__ = ["ENROL_VALUES", "PROBE_VALUES", "SET_KINDS", "Protocol", "TrialPlan"]
@@ -116,8 +117,6 @@ class Protocol:
         ``max_impostors_per_identity`` draws that many impostor probes per enrolled identity with
         a seeded generator (an evaluation shortcut, stated in the report), else all of them.
         """
-        from sketchauth.evaluate.data import rows_by_identity
-
         ids = np.asarray(identities)
         k = self.enrol_samples
         groups = rows_by_identity(ids)

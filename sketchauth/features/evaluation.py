@@ -43,16 +43,19 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.pipeline import (
+    AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
     IntervalPipeline,
     Pipeline,
     ThermometerPipeline,
     _abs_delta,
     _code_dims,
+    asymmetric_scale_scores,
     byte_error_scores,
     tolerance_path,
 )
@@ -313,6 +316,8 @@ class FeatureEvaluation:
             import matplotlib.pyplot as plt
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
+        # Cycle, documented: the report layer (sketchauth.evaluate.report) imports sketchauth.features, so
+        # features reaches its DET axes only here, at plot time (docs/architecture.md, layering).
         from sketchauth.evaluate.report import det_axes, det_floor, draw_nist_targets, probit
 
         floor = det_floor(self.genuine_trials, self.impostor_trials)
@@ -559,8 +564,6 @@ def _asymmetric(
 ) -> MatcherResult:
     if m < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2")
-    from sketchauth.features.pipeline import AsymmetricIntervalPipeline, asymmetric_scale_scores
-
     q = transform.levels
     margin = ASYMMETRIC_MARGIN
     genuine, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
@@ -593,8 +596,6 @@ def decode_check(
     most ``count``; otherwise a third are boundary trials (the scores nearest the setting on either
     side), a third accepted, the rest random (seeded). Disagreements must be 0.
     """
-    from sketchauth.evaluate.deciders import crosscheck_sample
-
     setting = result.points[0].setting
     pipeline = _pipeline_at(result, setting)
     if pipeline is None:
@@ -699,8 +700,6 @@ def _rule_accepts(pipeline: Pipeline, enrol_x: np.ndarray, sample: np.ndarray) -
         )
     if isinstance(pipeline, ThermometerPipeline):
         return int(np.setxor1d(probe, secret).size) <= pipeline.sketch.t
-    from sketchauth.evaluate.deciders import ASYMMETRIC_RULES
-
     b, v = secret
     rule = ASYMMETRIC_RULES[pipeline.sketch.params()["scheme"]]
     return bool(np.all(rule(np.asarray(probe, dtype=np.int64) - b, v)))

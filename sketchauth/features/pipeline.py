@@ -72,6 +72,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -83,10 +84,13 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.templates import enrol_interval
 
 __all__ = [
     "PIPELINE_FORMAT",
@@ -457,8 +461,6 @@ class AsymmetricIntervalPipeline(Pipeline):
         spread: str = "std",
         scheme: str = "s2",
     ) -> None:
-        from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-
         super().__init__(transform, dims)
         self._sketch = AsymmetricIntervalSketch(n=transform.levels, q=q, scheme=scheme, features=int(self.dims.size))
         if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale >= 0):
@@ -502,8 +504,6 @@ class AsymmetricIntervalPipeline(Pipeline):
         return self._sketch
 
     def secret_from_samples(self, samples: Any) -> tuple[np.ndarray, np.ndarray]:
-        from sketchauth.templates import enrol_interval
-
         levels = self.capture_levels(samples)
         return enrol_interval(
             levels, n=self.transform.levels, q=self._sketch.q, spread=self.spread, scale=self.scale, margin=self.margin
@@ -552,8 +552,6 @@ def _allowed_false_matches(
     target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int
 ) -> int:
     """``⌊target · I⌋`` for the ``I`` impostor trials of ``heldout``, in exact arithmetic."""
-    from fractions import Fraction
-
     if isinstance(target_fmr, bool) or not isinstance(target_fmr, (int, float, Fraction)) or not 0 < target_fmr < 1:
         raise ParameterError(f"target_fmr must be in (0, 1), got {target_fmr!r}")
     trials = projected_trials(transform.project, heldout, enrol_samples)
@@ -745,8 +743,6 @@ def choose_error_tolerance(
         )
     # Integer counts, compared exactly: rejected/G ≤ target ⇔ rejected ≤ ⌊target·G⌋ (as a Fraction,
     # so 5 of 100 rejected meets target 0.05 — a float 1 − accepted/G would give 0.05000000000000004).
-    from fractions import Fraction
-
     rejected = genuine.size - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right")
     fnmr = rejected / genuine.size
     ok = np.flatnonzero(rejected[1:] <= int(Fraction(str(target_fnmr)) * genuine.size))
@@ -798,8 +794,6 @@ class ThermometerPipeline(Pipeline):
     kind = "thermometer"
 
     def __init__(self, transform: FeatureTransform, dims: Any, *, steps: Any, t: int) -> None:
-        from sketchauth.sketches.pinsketch import PinSketch
-
         super().__init__(transform, dims)
         step = np.asarray(steps, dtype=np.float64)
         if step.shape != (self.dims.size,) or not np.all(np.isfinite(step)) or np.any(step <= 0):
