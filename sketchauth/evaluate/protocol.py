@@ -3,7 +3,9 @@
 Every evaluation of the project — ``sketchauth evaluate report`` (:mod:`.error_rates`) and
 ``sketchauth features evaluate`` (:mod:`sketchauth.features.evaluation`) — plans its
 comparisons with :meth:`Protocol.plan`, and every report states :meth:`Protocol.describe`, so the
-two commands count the same trials on the same data (ISO/IEC 19795-1 vocabulary):
+two commands count the same trials on the same data (ISO/IEC 19795-1 vocabulary). The
+:class:`TrialPlan` is the one trial type: :mod:`.trials` enrols it through the real encoder or
+projects its rows through a feature transform (``ProjectedTrials``).
 
 * **Enrolment** — each identity enrols from ``enrol_samples`` samples: its first ones in file order,
   or, with an explicit split (a ``split``/``session`` column read by
