@@ -69,7 +69,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.adapters import (
@@ -237,6 +236,9 @@ class _NoProgress:
 def _progress(total: int, desc: str, enabled: bool) -> Any:
     if not enabled:
         return _NoProgress()
+    # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
+    from tqdm import tqdm
+
     return tqdm(total=total, desc=desc, unit="cmp", unit_scale=True, leave=False)
 
 

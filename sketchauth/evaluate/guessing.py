@@ -45,7 +45,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
@@ -373,6 +372,9 @@ def guessing_experiment(
     keys = 1 << key_bits
     chunk = max(1, _CHUNK_CELLS // (keys * table.group.radices.size))
     successes = 0
+    # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
+    from tqdm import tqdm
+
     with tqdm(total=trials, disable=not progress, unit="trial", desc="guessing") as bar:
         for start in range(0, trials, chunk):
             size = min(chunk, trials - start)

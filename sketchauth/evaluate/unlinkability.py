@@ -75,7 +75,6 @@ from math import comb
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
@@ -577,6 +576,9 @@ def evaluate_unlinkability(
     )
     iterator: Sequence[tuple[int, int]] | Any = all_pairs
     if progress:
+        # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
+        from tqdm import tqdm
+
         iterator = tqdm(all_pairs, desc=f"linkage {key}", unit="pair", leave=False)
     is_vault = key in ("fuzzy-vault", "weighted-vault")
     scores, masks = [], []
