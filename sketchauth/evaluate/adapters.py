@@ -25,10 +25,12 @@ from sketchauth.sketches.params import check_int, check_positive_float
 from sketchauth.sketches.samples import Quantiser
 from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
 from sketchauth.templates import (
+    enrol_asymmetric_margin,
     enrol_byte_mode,
+    enrol_fuzzy_vault,
     enrol_majority_set,
     enrol_rounded_mean,
-    enrol_weighted_set,
+    enrol_weighted_vault,
     fit_set_size,
 )
 
@@ -36,21 +38,6 @@ __all__ = ["ADAPTERS", "QUANTISED_SCHEMES", "ProbeFn", "SchemeAdapter", "adapter
 
 #: ``probe_fn(sample) -> probe``: one raw sample to what ``decode`` takes.
 ProbeFn = Callable[[Any], Any]
-
-
-# -- enrolment rules that need the sketch's parameters ----------------------------------------------------
-def _enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
-    return fit_set_size(enrol_majority_set(sketch, samples), sketch.m, sketch.p)  # type: ignore[attr-defined]
-
-
-def _enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    return enrol_weighted_set(list(samples), sketch.q, p=sketch.p, total=sketch.g)  # type: ignore[attr-defined]
-
-
-def _enrol_asymmetric(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    # The swept setting is the enrolment margin: v = clip(range + margin, 1, q); the captures are
-    # quantised by the sketch's own quantiser (step, offset).
-    return sketch.template(samples, margin=int(setting))  # type: ignore[attr-defined]
 
 
 # -- probe conversions ------------------------------------------------------------------------------------
@@ -117,13 +104,13 @@ ADAPTERS: dict[str, SchemeAdapter] = {
     ),
     "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_exact, ("set-difference",)),
     "fuzzy-vault": SchemeAdapter(
-        "fuzzy-vault", "sets", "t", _enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
+        "fuzzy-vault", "sets", "t", enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
     ),
     "weighted-vault": SchemeAdapter(
         "weighted-vault",
         "sets",
         "t",
-        _enrol_weighted_vault,
+        enrol_weighted_vault,
         decide_batch,
         ("set-difference",),
         probe_for=_weighted_vault_probe,
@@ -133,7 +120,7 @@ ADAPTERS: dict[str, SchemeAdapter] = {
         "asymmetric-interval",
         "vectors",
         "margin",
-        _enrol_asymmetric,
+        enrol_asymmetric_margin,
         decide_exact,
         ("euclidean", "chebyshev"),
         min_enrol_samples=2,
