@@ -63,12 +63,9 @@ def baseline_scores(metric: str, data: Data, trials: TrialPlan, pairs: np.ndarra
             templates = np.stack([x[r].mean(axis=0) for r in trials.enrol_rows])
         return _vector_scores(metric, x, templates, pairs)
     if metric == "set-difference":
-        templates = [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows]
+        sets = [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows]
         return np.array(
-            [
-                np.setxor1d(templates[e], samples[q]).size
-                for e, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)
-            ],
+            [np.setxor1d(sets[e], samples[q]).size for e, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)],
             dtype=float,
         )
     raise ParameterError(f"unknown comparison metric {metric!r}; known: {', '.join(METRICS)}")

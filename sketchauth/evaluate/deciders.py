@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -186,7 +186,7 @@ def _decode_many(sketch: SecureSketch, helpers: list[bytes], samples: list[Any])
     :class:`~sketchauth.sketches.base.SecureSketch` base class is decoded one pair at a time with
     the same meaning (a ``DecodeError`` instance in place of a failed decoding).
     """
-    decode_many = getattr(sketch, "decode_many", None)
+    decode_many: Callable[..., list[Any]] | None = getattr(sketch, "decode_many", None)
     if decode_many is None:
         return [_decode_or_error(sketch, h, x) for h, x in zip(helpers, samples, strict=True)]
     return decode_many(helpers, samples, errors="return")
@@ -297,7 +297,7 @@ def decide_asymmetric(
     rule = ASYMMETRIC_RULES.get(getattr(sketch, "scheme", ""))
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     got = None if rule is None else _levels(sketch, probes, used_q)
-    if got is None:
+    if rule is None or got is None:
         return decide_by_real(sketch, enrolled, probes, enrolled_index, probe_index)
     levels, refused = got
     used_e, local_e = np.unique(enrolled_index, return_inverse=True)
@@ -479,7 +479,7 @@ def crosscheck_by_decoding(
 def crosscheck_with_verify(
     sketch: SecureSketch,
     enrolled: Enrolled,
-    probes: Sequence[Any],
+    probes: Any,
     pairs: np.ndarray,
     accepted: np.ndarray,
     count: int,
@@ -539,7 +539,9 @@ def decide_chunked(
     else:
         # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
         # (reedsolo, field arithmetic) needs processes.
-        pool_type: type[Executor] = ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
+        pool_type: type[ThreadPoolExecutor] | type[ProcessPoolExecutor] = (
+            ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
+        )
         with pool_type(max_workers=jobs) as pool:
             futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
             for c, fut in zip(chunks, futures, strict=False):

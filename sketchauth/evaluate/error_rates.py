@@ -324,7 +324,7 @@ def evaluate_scheme(
     if budget:
         # Boundary trials: decided differently by two settings of the sweep.
         stacked = np.stack([r[2] for r in runs])
-        boundary = stacked.any(axis=0) & ~stacked.all(axis=0)
+        boundary = np.asarray(stacked.any(axis=0) & ~stacked.all(axis=0))
         per_setting = -(-budget // len(runs))
         rng = np.random.default_rng([seed, 0x5EED])
         total = checked_decodes = disagreements = boundary_checked = 0

@@ -71,7 +71,7 @@ def plan_trials(
     )
 
 
-def samples_of(data: Data) -> Sequence[Any]:
+def samples_of(data: Data) -> np.ndarray | Sequence[Any]:
     """The raw samples of ``data``: the vector matrix, or the list of sets."""
     return data.samples if isinstance(data, LabelledVectors) else data.sets
 
