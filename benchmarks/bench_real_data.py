@@ -112,9 +112,9 @@ def _real_rates(pipeline: Any, test: Any, m: int) -> dict[str, Any]:
 
 
 def _reference(transform: Any, test: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
-    from sketchauth.features._trials import enrolment_trials, pair_scores
+    from sketchauth.evaluate.trials import pair_scores, projected_trials
 
-    trials = enrolment_trials(transform.project, test, m)
+    trials = projected_trials(transform.project, test, m)
     return pair_scores(trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1))
 
 

@@ -16,6 +16,13 @@ configuration) — never the embedding. Verification applies ``Pipeline.sample_t
 decodes with the pipeline's sketch; if the file behind the name changed since enrolment (or is
 gone), verification answers a 409 problem instead of a silent "no": the stored helper data
 belongs to another configuration and no sample could ever match it.
+
+Clients that keep the transform on their side instead send the sketch's own scheme and the
+transformed samples: :func:`enrolment_request` and :func:`verification_request` map a pipeline to
+those request bodies (the library's pipelines know nothing of the service's requests).
+
+numpy and the feature modules are imported inside the functions that need them, so a service
+without configured pipelines starts without them.
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ __all__ = [
     "PIPELINE_PREFIX",
     "LoadedPipeline",
     "check_dimensions",
+    "enrolment_request",
     "load_configured",
     "min_samples",
     "pin_refusal",
     "pipeline_name",
     "pipeline_report",
+    "verification_request",
     "warm_up_pipeline",
 ]
 
@@ -152,3 +161,40 @@ def warm_up_pipeline(pipeline: Pipeline) -> None:
     sketch = pipeline.sketch
     helper = sketch.encode(pipeline.secret_from_samples(origin))
     sketch.decode(helper, pipeline.sample_transform(origin[0]))
+
+
+# -- request bodies for a client that applies the transform itself ----------------------------------------
+def _json_ints(value: Any) -> list[int]:
+    """A secret or transformed sample as the JSON integer array the service parses (bytes as byte values)."""
+    import numpy as np
+
+    if isinstance(value, bytes):
+        return list(value)
+    return [int(x) for x in np.asarray(value).ravel()]
+
+
+def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
+    """JSON body of ``POST /v1/users/{id}/enrolment`` with the transform applied client-side.
+
+    The service then sees only the sketch's secret (levels, a set or bytes), never the raw
+    embedding, and stores the same helper data and hash as ``pipeline.enrol`` would. The
+    asymmetric interval pipeline sends every capture's levels with its ``spread`` and ``margin``
+    instead, because the service derives ``(b, v)`` itself (with its default ``scale``).
+    """
+    params = {k: v for k, v in pipeline.sketch.params().items() if v is not None}
+    scheme = pipeline.sketch.scheme_name
+    if pipeline.kind != "asymmetric-interval":
+        return {"scheme": scheme, "params": params, "samples": [_json_ints(pipeline.secret_from_samples(samples))]}
+    from sketchauth.templates import DEFAULT_SCALE
+
+    spread, scale, margin = pipeline.spread, pipeline.scale, pipeline.margin  # type: ignore[attr-defined]
+    if scale != DEFAULT_SCALE[spread]:
+        raise ParameterError(f"the service uses scale {DEFAULT_SCALE[spread]} for spread {spread!r}")
+    params.update(spread=spread, margin=margin)
+    levels = pipeline.capture_levels(samples)  # type: ignore[attr-defined]
+    return {"scheme": scheme, "params": params, "samples": [row.tolist() for row in levels]}
+
+
+def verification_request(pipeline: Pipeline, sample: Any) -> dict[str, Any]:
+    """JSON body of ``POST /v1/users/{id}/verification`` with the transform applied client-side."""
+    return {"sample": _json_ints(pipeline.sample_transform(sample))}

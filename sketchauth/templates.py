@@ -19,6 +19,18 @@ explicit parameters:
   appear in ``c(x) ≥ min_count`` of the ``k`` sets, so weights lie in ``[0, q)`` as the weighted
   vault expects (Fang's thesis §6.3).
 
+The single-template rules of the evaluation (``enrol_fn(sketch, samples, setting)``, see
+:mod:`sketchauth.evaluate.error_rates`) live here too:
+
+* :func:`enrol_rounded_mean` — the interval family: the mean of the samples (rounded, or left to
+  the sketch's quantiser);
+* :func:`enrol_byte_mode` — code-offset: per position the most frequent byte;
+* :func:`enrol_majority_set` — the set schemes: the elements present in more than half of the
+  samples; :func:`fit_set_size` makes such a set exactly ``m`` elements for the complete vault
+  (:func:`enrol_fuzzy_vault`); :func:`enrol_weighted_vault` and :func:`enrol_asymmetric_margin`
+  apply :func:`enrol_weighted_set` and the asymmetric sketch's own template rule with the sketch's
+  parameters.
+
 Nothing here keeps or logs the samples; errors name positions, never values.
 
 Example::
@@ -35,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -43,7 +55,23 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import Quantiser, as_element_set
 
-__all__ = ["MAX_SAMPLES", "SPREADS", "enrol_interval", "enrol_weighted_set", "fit_weights"]
+if TYPE_CHECKING:
+    from sketchauth.sketches.base import SecureSketch
+
+__all__ = [
+    "MAX_SAMPLES",
+    "SPREADS",
+    "enrol_asymmetric_margin",
+    "enrol_byte_mode",
+    "enrol_fuzzy_vault",
+    "enrol_interval",
+    "enrol_majority_set",
+    "enrol_rounded_mean",
+    "enrol_weighted_set",
+    "enrol_weighted_vault",
+    "fit_set_size",
+    "fit_weights",
+]
 
 #: The spread measures :func:`enrol_interval` knows.
 SPREADS = ("range", "std")
@@ -214,3 +242,72 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
     keep = w > 0
     order = np.argsort(e[keep], kind="stable")
     return e[keep][order], w[keep][order]
+
+
+# -- single templates of the evaluation: enrol_fn(sketch, samples, setting) -----------------------------
+def enrol_rounded_mean(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+    """Template of the interval family: the mean of the enrolment samples — never clipped.
+
+    For a sketch that quantises (a ``step`` or an ``offset``) the real mean is returned and the
+    sketch quantises it like any real secret (``⌊(x − offset)/step + 1/2⌋``,
+    :class:`~sketchauth.sketches.samples.Quantiser`), refusing a mean outside its range with
+    :class:`SampleError`; otherwise the mean rounded to the nearest integer (halves up), which the
+    sketch checks against ``[0, n)``. A template the sketch cannot take stops the evaluation with
+    that error (:func:`~sketchauth.evaluate.trials.enrol_population`) instead of being moved into range.
+    """
+    mean = np.asarray(samples, dtype=float).mean(axis=0)
+    quantiser = getattr(sketch, "quantiser", None)
+    if quantiser is not None and quantiser.measuring:
+        return mean
+    return np.floor(mean + 0.5)
+
+
+def enrol_byte_mode(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> bytes:
+    """Template of code-offset: per position the most frequent byte (the smallest on ties)."""
+    arr = np.asarray(samples, dtype=np.int64)
+    if arr.ndim != 2 or arr.size == 0 or arr.min() < 0 or arr.max() > 255:
+        raise SampleError("byte-string samples must be rows of values in [0, 255]")
+    counts = np.zeros((256, arr.shape[1]), dtype=np.int64)
+    np.add.at(counts, (arr, np.broadcast_to(np.arange(arr.shape[1]), arr.shape)), 1)
+    return counts.argmax(axis=0).astype(np.uint8).tobytes()
+
+
+def enrol_majority_set(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+    """Template of the set schemes: the elements present in more than half of the samples."""
+    sets = list(samples)
+    values, counts = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]), return_counts=True)
+    return values[2 * counts > len(sets)]
+
+
+def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
+    """A set of exactly ``size`` elements of ``[0, universe)`` made from ``elements``.
+
+    The complete fuzzy vault decodes only ``m``-element samples, and captured sets vary in size.
+    Our evaluation rule is data-independent: a larger set keeps its ``size`` smallest elements,
+    a smaller one is padded with the smallest elements of the universe it lacks (which are
+    almost never genuine, so padding cannot help an impostor more than a genuine user).
+    """
+    arr = np.unique(np.asarray(elements, dtype=np.int64))
+    if arr.size >= size:
+        return arr[:size]
+    absent = np.setdiff1d(np.arange(min(universe, size + arr.size + 1), dtype=np.int64), arr)
+    return np.sort(np.concatenate([arr, absent[: size - arr.size]]))
+
+
+def enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
+    """Template of the complete fuzzy vault: the majority set made exactly ``m`` elements of ``[0, p)``."""
+    return fit_set_size(enrol_majority_set(sketch, samples), sketch.m, sketch.p)  # type: ignore[attr-defined]
+
+
+def enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Template of the weighted vault: :func:`enrol_weighted_set` with the sketch's ``q``, ``p`` and ``g``."""
+    return enrol_weighted_set(list(samples), sketch.q, p=sketch.p, total=sketch.g)  # type: ignore[attr-defined]
+
+
+def enrol_asymmetric_margin(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Template of the asymmetric interval sketch with the swept ``setting`` as enrolment margin.
+
+    ``v = clip(range + margin, 1, q)``; the captures are quantised by the sketch's own quantiser
+    (``step``, ``offset``) inside ``sketch.template``.
+    """
+    return sketch.template(samples, margin=int(setting))  # type: ignore[attr-defined]

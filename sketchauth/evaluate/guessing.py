@@ -50,6 +50,7 @@ from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.mixing import derive_pad, mix_symbols, unmix_symbols
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
+from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -109,8 +110,6 @@ def count_chaff_sketches(universe: int, min_distance: int) -> int:
     The count of :class:`~sketchauth.sketches.chaff.ChaffPointSketch` (gaps in ``[d+1, 2d+1]``,
     first point ``≤ d``, last ``≥ n−1−d``), equal to the length of :func:`chaff_sketches`.
     """
-    from sketchauth.sketches.chaff import ChaffPointSketch
-
     return ChaffPointSketch(universe, min_distance).sketch_count
 
 
@@ -373,6 +372,7 @@ def guessing_experiment(
     keys = 1 << key_bits
     chunk = max(1, _CHUNK_CELLS // (keys * table.group.radices.size))
     successes = 0
+    # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
     from tqdm import tqdm
 
     with tqdm(total=trials, disable=not progress, unit="trial", desc="guessing") as bar:

@@ -47,9 +47,11 @@ from typing import Any
 
 import numpy as np
 
+from sketchauth.enrolment import hasher
+from sketchauth.entropy import entropy_loss, exact_joint, repeated_observation_rate
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
-from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -94,8 +96,6 @@ def measure_hash(profile: str = "owasp", repeats: int = 3) -> HashCost:
     CPU time (:func:`time.process_time`) counts every thread argon2 uses (``parallelism``), which
     is what an attacker pays per guess on their own hardware.
     """
-    from sketchauth.enrolment import hasher
-
     repeats = check_int("repeats", repeats)
     ph = hasher(profile)
     walls, cpus = [], []
@@ -183,8 +183,6 @@ def exact_leakage(sketch: SecureSketch, secrets: Sequence[Any]) -> ExactLeakage:
     The Chernoff rate is computed only for at most :data:`MAX_CHERNOFF_SECRETS` secrets
     (``None`` otherwise): it compares every pair of rows of the channel.
     """
-    from sketchauth.entropy import entropy_loss, exact_joint, repeated_observation_rate
-
     joint, helpers = exact_joint(sketch, secrets)
     loss = entropy_loss(joint)
     rate: float | None = None
@@ -237,8 +235,6 @@ def small_instance(scheme: str, params: Mapping[str, Any] | None = None) -> tupl
     For ``asymmetric-interval`` the miniature keeps the configured ``scheme`` (s1 or s2). The
     weighted vault has none: its smallest instance already has ~10^5 randomness values per secret.
     """
-    from sketchauth.sketches.base import scheme_class
-
     if scheme == "asymmetric-interval":
         small_params, secrets = _asymmetric_small(str((params or {}).get("scheme", "s1")))
     elif scheme in SMALL_INSTANCES:

@@ -3,7 +3,9 @@
 Every evaluation of the project — ``sketchauth evaluate report`` (:mod:`.error_rates`) and
 ``sketchauth features evaluate`` (:mod:`sketchauth.features.evaluation`) — plans its
 comparisons with :meth:`Protocol.plan`, and every report states :meth:`Protocol.describe`, so the
-two commands count the same trials on the same data (ISO/IEC 19795-1 vocabulary):
+two commands count the same trials on the same data (ISO/IEC 19795-1 vocabulary). The
+:class:`TrialPlan` is the one trial type: :mod:`.trials` enrols it through the real encoder or
+projects its rows through a feature transform (``ProjectedTrials``).
 
 * **Enrolment** — each identity enrols from ``enrol_samples`` samples: its first ones in file order,
   or, with an explicit split (a ``split``/``session`` column read by
@@ -37,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.data import rows_by_identity
 from sketchauth.sketches.params import check_int
 
 __all__ = ["ENROL_VALUES", "PROBE_VALUES", "SET_KINDS", "Protocol", "TrialPlan"]
@@ -116,8 +119,6 @@ class Protocol:
         ``max_impostors_per_identity`` draws that many impostor probes per enrolled identity with
         a seeded generator (an evaluation shortcut, stated in the report), else all of them.
         """
-        from sketchauth.evaluate.data import rows_by_identity
-
         ids = np.asarray(identities)
         k = self.enrol_samples
         groups = rows_by_identity(ids)

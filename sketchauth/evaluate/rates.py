@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -430,8 +431,6 @@ def write_score_files(
     (``higher_is_genuine=False``, the default here). Labels are ``(claimed_id, real_id,
     test_label)`` triples per trial, whitespace-free strings (spaces become ``_``).
     """
-    from pathlib import Path
-
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     sign = 1.0 if higher_is_genuine else -1.0

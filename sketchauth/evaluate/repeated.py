@@ -68,8 +68,12 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.unlinkability import difference_decoding
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
+from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = ["ATTACKS", "RepeatedEnrolmentResult", "RepeatedEnrolmentStats", "repeated_enrolment_attack"]
 
@@ -224,8 +228,6 @@ def _grid_guard(trials: int, features: int, n: int, k: int) -> None:
 def _interval_attack(
     sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    from sketchauth.sketches.interval import IntervalSketch
-
     if sketch is not None:
         n, features = sketch.n, sketch.features  # type: ignore[attr-defined]
         default = [sketch.v.tolist()] * k  # type: ignore[attr-defined]
@@ -260,8 +262,6 @@ def _asymmetric_setup(
 ) -> tuple[Any, float, float]:
     """The options both asymmetric attacks share: the sketch (given, or from ``n``, ``q``,
     ``features``), the capture ``noise`` and the ``tolerance_jitter`` (default ``jitter``)."""
-    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-
     if sketch is None:
         n = check_int("n", opts.pop("n", 64), 2)
         q = check_int("q", opts.pop("q", 8), 1, n)
@@ -401,8 +401,6 @@ def _pairs_learnt(
 def _code_offset_attack(
     sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    from sketchauth.sketches.code_offset import CodeOffsetSketch
-
     sk: Any = sketch if sketch is not None else CodeOffsetSketch(opts.pop("n", 32), opts.pop("t", 4))
     rate = _check_noise("error_rate", opts.pop("error_rate", 0.05), 1.0)
     _no_more(opts)
@@ -426,8 +424,6 @@ def _code_offset_attack(
 def _pinsketch_attack(
     sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    from sketchauth.sketches.pinsketch import PinSketch
-
     sk: Any = sketch if sketch is not None else PinSketch(opts.pop("m", 8), opts.pop("t", 4))
     universe = (1 << sk.m) - 1
     size = check_int("set_size", opts.pop("set_size", 2 * sk.t), 1, universe // 2)

@@ -71,14 +71,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from math import comb
 from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
 from sketchauth.sketches._prime_field import inv_mod
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -342,14 +345,10 @@ class Attack:
 
 
 def _s1_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
-    from sketchauth.evaluate.linkage import s1_linkage_score
-
     return float(s1_linkage_score(sketch.published_tolerances(ha), sketch.published_tolerances(hb), tau))  # type: ignore[attr-defined]
 
 
 def _s2_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
-    from sketchauth.evaluate.linkage import s2_similar_intervals
-
     return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))  # type: ignore[attr-defined]
 
 
@@ -524,8 +523,6 @@ def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
     the differential attack is all common genuine slots (``c`` counted from the secrets; for the
     weighted vault the genuine slots are random per enrolment, so ``c`` uses common elements'
     smaller weight — an upper bound on the expected common slots)."""
-    from math import comb
-
     degree = int(sketch.k) - 1  # type: ignore[attr-defined]
     slots = int(getattr(sketch, "slots", getattr(sketch, "p", 0)))
     probs = []
@@ -540,8 +537,6 @@ def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
 
 
 def _second_interval(sketch: SecureSketch) -> SecureSketch:
-    from sketchauth.sketches.interval import IntervalSketch
-
     v = sketch.v + 1  # type: ignore[attr-defined]
     return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)  # type: ignore[attr-defined]
 
@@ -581,6 +576,7 @@ def evaluate_unlinkability(
     )
     iterator: Sequence[tuple[int, int]] | Any = all_pairs
     if progress:
+        # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
         from tqdm import tqdm
 
         iterator = tqdm(all_pairs, desc=f"linkage {key}", unit="pair", leave=False)

@@ -147,7 +147,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     from sketchauth.errors import SketchAuthError
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.features._trials import enrolment_trials
+    from sketchauth.evaluate.trials import projected_trials
     from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline, tolerance_path
     from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
 
@@ -196,7 +196,7 @@ def _fit(args: argparse.Namespace) -> int:
         except SketchAuthError as exc:
             summary["code-offset"] = {"unavailable": str(exc)}
         bar.update()
-        trials = enrolment_trials(transform.project, check, m)
+        trials = projected_trials(transform.project, check, m)
         expected = {}
         for name, pipeline in pipelines.items():
             expected[name] = _expected(pipeline, trials)
@@ -246,7 +246,7 @@ def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
     """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
     import numpy as np
 
-    from sketchauth.features._trials import pair_scores
+    from sketchauth.evaluate.trials import pair_scores
     from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, _abs_delta, byte_error_scores
 
     transform = pipeline.transform

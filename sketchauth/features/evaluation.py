@@ -43,16 +43,19 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
-from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
+from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.pipeline import (
+    AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
     IntervalPipeline,
     Pipeline,
     ThermometerPipeline,
     _abs_delta,
     _code_dims,
+    asymmetric_scale_scores,
     byte_error_scores,
     tolerance_path,
 )
@@ -313,6 +316,8 @@ class FeatureEvaluation:
             import matplotlib.pyplot as plt
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
+        # Cycle, documented: the report layer (sketchauth.evaluate.report) imports sketchauth.features, so
+        # features reaches its DET axes only here, at plot time (docs/architecture.md, layering).
         from sketchauth.evaluate.report import det_axes, det_floor, draw_nist_targets, probit
 
         floor = det_floor(self.genuine_trials, self.impostor_trials)
@@ -415,7 +420,7 @@ def evaluate_pipelines(
     if "asymmetric-interval" in kinds and enrol_samples < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
     protocol = Protocol(enrol_samples, set_kind, data.split_column)
-    trials = enrolment_trials(transform.project, data, protocol)
+    trials = projected_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
         trials.templates, trials.probes, trials.owner, lambda a, b: np.square(a - b).sum(axis=-1)
     )
@@ -506,7 +511,9 @@ def _tuning_settings(genuine: np.ndarray, impostor: np.ndarray, points: int = 40
     return scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))].tolist()
 
 
-def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any) -> MatcherResult:
+def _interval(
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, *_: Any
+) -> MatcherResult:
     path = tolerance_path(transform, heldout, enrol_samples=m)
     t_levels, p_levels = transform.quantise(trials.templates), transform.quantise(trials.probes)
     genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(_abs_delta(a, b)))
@@ -518,7 +525,7 @@ def _interval(transform: FeatureTransform, heldout: LabelledVectors, trials: Tri
 
 
 def _code_offset(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, bits: int, *_: Any
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, *_: Any
 ) -> MatcherResult:
     dims = _code_dims(transform, bits, None)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
@@ -541,7 +548,7 @@ def _code_offset(
 
 
 def _thermometer(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, bits: int, resolution: float
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, resolution: float
 ) -> MatcherResult:
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
     genuine, impostor = draft.trial_distances(trials)
@@ -553,12 +560,10 @@ def _thermometer(
 
 
 def _asymmetric(
-    transform: FeatureTransform, heldout: LabelledVectors, trials: Trials, m: int, *_: Any
+    transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, *_: Any
 ) -> MatcherResult:
     if m < 2:
         raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2")
-    from sketchauth.features.pipeline import AsymmetricIntervalPipeline, asymmetric_scale_scores
-
     q = transform.levels
     margin = ASYMMETRIC_MARGIN
     genuine, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
@@ -591,8 +596,6 @@ def decode_check(
     most ``count``; otherwise a third are boundary trials (the scores nearest the setting on either
     side), a third accepted, the rest random (seeded). Disagreements must be 0.
     """
-    from sketchauth.evaluate.deciders import crosscheck_sample
-
     setting = result.points[0].setting
     pipeline = _pipeline_at(result, setting)
     if pipeline is None:
@@ -697,8 +700,6 @@ def _rule_accepts(pipeline: Pipeline, enrol_x: np.ndarray, sample: np.ndarray) -
         )
     if isinstance(pipeline, ThermometerPipeline):
         return int(np.setxor1d(probe, secret).size) <= pipeline.sketch.t
-    from sketchauth.evaluate.deciders import ASYMMETRIC_RULES
-
     b, v = secret
     rule = ASYMMETRIC_RULES[pipeline.sketch.params()["scheme"]]
     return bool(np.all(rule(np.asarray(probe, dtype=np.int64) - b, v)))

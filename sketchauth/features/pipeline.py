@@ -72,6 +72,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -81,12 +82,15 @@ import numpy as np
 from sketchauth.enrolment import Enrolment, enrol, verify
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.features._trials import Trials, enrolment_trials, pair_scores
+from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.templates import enrol_interval
 
 __all__ = [
     "PIPELINE_FORMAT",
@@ -190,24 +194,6 @@ class Pipeline(ABC):
             return False
         return hmac.compare_digest(sketch.secret_bytes(recovered), sketch.secret_bytes(secret))
 
-    # -- talking to the service ----------------------------------------------------------------
-    def service_enrolment(self, samples: Any) -> dict[str, Any]:
-        """JSON body of ``POST /v1/users/{id}/enrolment`` with the transform applied client-side.
-
-        The service then sees only the sketch's secret (levels, a set or bytes), never the raw
-        embedding; it stores the same helper data and hash as :meth:`enrol` would.
-        """
-        params = {k: v for k, v in self.sketch.params().items() if v is not None}
-        return {
-            "scheme": self.sketch.scheme_name,
-            "params": params,
-            "samples": [_json_ready(self.secret_from_samples(samples))],
-        }
-
-    def service_sample(self, sample: Any) -> list[int]:
-        """JSON ``sample`` of ``POST /v1/users/{id}/verification`` (transform applied client-side)."""
-        return _json_ready(self.sample_transform(sample))
-
     # -- accounting ---------------------------------------------------------------------------
     @property
     @abstractmethod
@@ -281,12 +267,6 @@ class Pipeline(ABC):
         return f"{type(self).__name__}(dims={self.dims.size}, sketch={self.sketch!r})"
 
 
-def _json_ready(value: Any) -> list[int]:
-    if isinstance(value, bytes):
-        return list(value)
-    return [int(x) for x in np.asarray(value).ravel()]
-
-
 def _numeric(value: Any) -> bool:
     try:
         arr = np.asarray(value)
@@ -330,8 +310,8 @@ class TolerancePath:
 
 def _level_trials(
     transform: FeatureTransform, data: LabelledVectors, enrol_samples: int
-) -> tuple[Trials, np.ndarray, np.ndarray]:
-    trials = enrolment_trials(transform.project, data, enrol_samples)
+) -> tuple[ProjectedTrials, np.ndarray, np.ndarray]:
+    trials = projected_trials(transform.project, data, enrol_samples)
     return trials, transform.quantise(trials.templates), transform.quantise(trials.probes)
 
 
@@ -481,8 +461,6 @@ class AsymmetricIntervalPipeline(Pipeline):
         spread: str = "std",
         scheme: str = "s2",
     ) -> None:
-        from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-
         super().__init__(transform, dims)
         self._sketch = AsymmetricIntervalSketch(n=transform.levels, q=q, scheme=scheme, features=int(self.dims.size))
         if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale >= 0):
@@ -515,7 +493,7 @@ class AsymmetricIntervalPipeline(Pipeline):
             raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")
         allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
         q = transform.levels if q is None else q
-        trials = enrolment_trials(transform.project, heldout, enrol_samples)
+        trials = projected_trials(transform.project, heldout, enrol_samples)
         _, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
         ordered = np.sort(impostor)
         scale = float(ordered[allowed]) if allowed < ordered.size else float(ordered[-1]) + 1.0
@@ -526,9 +504,7 @@ class AsymmetricIntervalPipeline(Pipeline):
         return self._sketch
 
     def secret_from_samples(self, samples: Any) -> tuple[np.ndarray, np.ndarray]:
-        from sketchauth.templates import enrol_interval
-
-        levels = self._levels(self._enrolment_matrix(samples))
+        levels = self.capture_levels(samples)
         return enrol_interval(
             levels, n=self.transform.levels, q=self._sketch.q, spread=self.spread, scale=self.scale, margin=self.margin
         )
@@ -537,16 +513,13 @@ class AsymmetricIntervalPipeline(Pipeline):
         y = self.transform.project(_one_sample(sample, self.transform.features))
         return self.transform.quantise(y)[self.dims]
 
-    def service_enrolment(self, samples: Any) -> dict[str, Any]:
-        """The service derives ``(b, v)`` itself: send every capture's levels and the options."""
-        from sketchauth.templates import DEFAULT_SCALE
+    def capture_levels(self, samples: Any) -> np.ndarray:
+        """Every enrolment capture's levels on ``dims`` (``m × k``): the input of :meth:`secret_from_samples`.
 
-        if self.scale != DEFAULT_SCALE[self.spread]:
-            raise ParameterError(f"the service uses scale {DEFAULT_SCALE[self.spread]} for spread {self.spread!r}")
-        levels = self._levels(self._enrolment_matrix(samples))
-        params = {k: v for k, v in self._sketch.params().items() if v is not None}
-        params.update(spread=self.spread, margin=self.margin)
-        return {"scheme": self._sketch.scheme_name, "params": params, "samples": [row.tolist() for row in levels]}
+        A party that derives ``(b, v)`` itself from the captures (:func:`~sketchauth.templates.enrol_interval`
+        with this pipeline's ``spread``, ``scale`` and ``margin``) needs exactly these.
+        """
+        return self._levels(self._enrolment_matrix(samples))
 
     @property
     def secret_bits(self) -> float:
@@ -579,16 +552,14 @@ def _allowed_false_matches(
     target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int
 ) -> int:
     """``⌊target · I⌋`` for the ``I`` impostor trials of ``heldout``, in exact arithmetic."""
-    from fractions import Fraction
-
     if isinstance(target_fmr, bool) or not isinstance(target_fmr, (int, float, Fraction)) or not 0 < target_fmr < 1:
         raise ParameterError(f"target_fmr must be in (0, 1), got {target_fmr!r}")
-    trials = enrolment_trials(transform.project, heldout, enrol_samples)
+    trials = projected_trials(transform.project, heldout, enrol_samples)
     return int(Fraction(target_fmr) * trials.impostor_trials)
 
 
 def asymmetric_scale_scores(
-    transform: FeatureTransform, trials: Trials, *, q: int, margin: int
+    transform: FeatureTransform, trials: ProjectedTrials, *, q: int, margin: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per trial the smallest ``scale`` at which the s2 pipeline (spread ``std``) accepts it.
 
@@ -679,7 +650,7 @@ class CodeOffsetPipeline(Pipeline):
         """
         allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
         dims = _code_dims(transform, bits, dimensions)
-        trials = enrolment_trials(transform.project, heldout, enrol_samples)
+        trials = projected_trials(transform.project, heldout, enrol_samples)
         _, impostor = byte_error_scores(transform, trials, bits, dims)
         n = dims.size * bits // 8
         t_max = (n - 1) // 2
@@ -735,7 +706,7 @@ class ToleranceChoice:
 
 
 def byte_error_scores(
-    transform: FeatureTransform, trials: Trials, bits: int, dims: np.ndarray
+    transform: FeatureTransform, trials: ProjectedTrials, bits: int, dims: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Genuine and impostor byte-error counts of the binarised templates and probes."""
     t_bytes = transform.binarise_array(transform.quantise(trials.templates), bits, dims)
@@ -761,7 +732,7 @@ def choose_error_tolerance(
     if not (isinstance(target_fnmr, (int, float)) and 0.0 < target_fnmr < 1.0):
         raise ParameterError(f"target_fnmr must be in (0, 1), got {target_fnmr!r}")
     dims = _code_dims(transform, bits, dimensions)
-    trials = enrolment_trials(transform.project, heldout, enrol_samples)
+    trials = projected_trials(transform.project, heldout, enrol_samples)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
     n = dims.size * bits // 8
     t_max = (n - 1) // 2
@@ -772,8 +743,6 @@ def choose_error_tolerance(
         )
     # Integer counts, compared exactly: rejected/G ≤ target ⇔ rejected ≤ ⌊target·G⌋ (as a Fraction,
     # so 5 of 100 rejected meets target 0.05 — a float 1 − accepted/G would give 0.05000000000000004).
-    from fractions import Fraction
-
     rejected = genuine.size - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right")
     fnmr = rejected / genuine.size
     ok = np.flatnonzero(rejected[1:] <= int(Fraction(str(target_fnmr)) * genuine.size))
@@ -825,8 +794,6 @@ class ThermometerPipeline(Pipeline):
     kind = "thermometer"
 
     def __init__(self, transform: FeatureTransform, dims: Any, *, steps: Any, t: int) -> None:
-        from sketchauth.sketches.pinsketch import PinSketch
-
         super().__init__(transform, dims)
         step = np.asarray(steps, dtype=np.float64)
         if step.shape != (self.dims.size,) or not np.all(np.isfinite(step)) or np.any(step <= 0):
@@ -876,9 +843,9 @@ class ThermometerPipeline(Pipeline):
 
     def level_distances(self, data: LabelledVectors, *, enrol_samples: int) -> tuple[np.ndarray, np.ndarray]:
         """Genuine and impostor L1 distances in levels (= set differences) on labelled data."""
-        return self.trial_distances(enrolment_trials(self.transform.project, data, enrol_samples))
+        return self.trial_distances(projected_trials(self.transform.project, data, enrol_samples))
 
-    def trial_distances(self, trials: Trials) -> tuple[np.ndarray, np.ndarray]:
+    def trial_distances(self, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`level_distances` of already projected trials (templates and probes)."""
         t_levels = self.levels(trials.templates[:, self.dims])
         p_levels = self.levels(trials.probes[:, self.dims])

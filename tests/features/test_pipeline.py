@@ -374,7 +374,12 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
     person = people.samples[people.identities == 4][:3]
     expected = transform.quantise(transform.project(person))[:, dims]
     asym = AsymmetricIntervalPipeline(transform, dims, q=6, scale=3.0, margin=2)
-    assert asym.service_enrolment(person)["samples"] == expected.tolist()
+    assert asym.capture_levels(person).tolist() == expected.tolist()
+    # The service's request body (optional dependency: the service extra) carries exactly those levels.
+    pytest.importorskip("pydantic_settings")
+    from service.pipelines import enrolment_request
+
+    assert enrolment_request(asym, person)["samples"] == expected.tolist()
     b, v = asym.secret_from_samples(person)
     b_ref, v_ref = enrol_interval(expected, n=transform.levels, q=6, spread="std", scale=3.0, margin=2)
     assert b.tolist() == b_ref.tolist() and v.tolist() == v_ref.tolist()
@@ -400,7 +405,7 @@ def test_asymmetric_rule_counts_the_left_end_b_minus_v_like_the_s2_decoder(trans
 
 
 def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -> None:
-    from sketchauth.features._trials import enrolment_trials
+    from sketchauth.evaluate.trials import projected_trials
     from sketchauth.features.evaluation import check_through_scheme
 
     asym = AsymmetricIntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.02, enrol_samples=3)
@@ -409,7 +414,7 @@ def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -
     # The held-out FMR of the chosen scale is within the target, counted through the real rule.
     from sketchauth.features.pipeline import asymmetric_scale_scores
 
-    trials = enrolment_trials(transform.project, heldout, 3)
+    trials = projected_trials(transform.project, heldout, 3)
     _, impostor = asymmetric_scale_scores(transform, trials, q=asym.sketch.q, margin=asym.margin)
     assert np.count_nonzero(impostor < asym.scale) <= int(0.02 * impostor.size)
     easy = FeatureTransform.fit(EASY.draw(120, 4, seed=1), levels=16)
@@ -426,7 +431,7 @@ def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:
     genuine = np.array([0] * 60 + [1] * 35 + [2] * 5)
     monkeypatch.setattr(pl, "byte_error_scores", lambda *a, **k: (genuine, np.array([3, 4, 5])))
     monkeypatch.setattr(pl, "_code_dims", lambda *a, **k: np.arange(48))  # 6 bytes at 1 bit: t ≤ 2
-    monkeypatch.setattr(pl, "enrolment_trials", lambda *a, **k: None)
+    monkeypatch.setattr(pl, "projected_trials", lambda *a, **k: None)
     from types import SimpleNamespace
 
     choice = pl.choose_error_tolerance(SimpleNamespace(project=None), None, bits=1, target_fnmr=0.05)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from service.app import create_app
+from service.pipelines import enrolment_request, verification_request
 from service.settings import Settings
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
@@ -30,14 +31,14 @@ def test_enrol_and_verify_through_the_service(kind, tmp_path) -> None:
         allow_test_profile=True,
     )
     with TestClient(create_app(settings)) as client:
-        body = pipeline.service_enrolment(people[0, :1])
+        body = enrolment_request(pipeline, people[0, :1])
         enrolled = client.post("/v1/users/alice/enrolment", json=body, headers=AUTH)
         assert enrolled.status_code == 201, enrolled.text
         assert enrolled.json()["report"]["loss_bound_bits"] == pytest.approx(pipeline.report().loss_bound_bits)
         verdicts = []
         for sample in (people[0, 1], people[0, 2], people[1, 0], people[2, 0]):
             answer = client.post(
-                "/v1/users/alice/verification", json={"sample": pipeline.service_sample(sample)}, headers=AUTH
+                "/v1/users/alice/verification", json=verification_request(pipeline, sample), headers=AUTH
             )
             assert answer.status_code == 200, answer.text
             # The service decides exactly as the pipeline does locally (encode → decode → compare).
