@@ -31,3 +31,23 @@ def test_console_script_starts_without_heavy_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_only_the_command_line_imports_the_service() -> None:
+    """The library never depends on the service: ``import service`` appears under sketchauth/cli/ only."""
+    import re
+    from pathlib import Path
+
+    import sketchauth
+
+    root = Path(sketchauth.__file__).parent
+    pattern = re.compile(r"^\s*(from service[. ]|import service\b)", re.MULTILINE)
+    importers = sorted(
+        str(path.relative_to(root)) for path in root.rglob("*.py") if pattern.search(path.read_text(encoding="utf-8"))
+    )
+    assert importers == ["cli/serve.py"]
+
+
+def test_python_m_sketchauth_cli_runs_the_command() -> None:
+    out = subprocess.run([sys.executable, "-m", "sketchauth.cli", "--help"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("usage: sketchauth")

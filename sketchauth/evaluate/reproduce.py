@@ -40,7 +40,6 @@ import itertools
 import json
 import math
 import platform
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +76,7 @@ __all__ = [
     "mixing_theorem7",
     "mixing_theorem8",
     "mixing_two_fuzzy",
+    "output_directory",
     "printed_candidate_fraction",
     "reproduce",
     "toy_pad_parity",
@@ -1290,7 +1290,7 @@ def _figure_chaff(item: Item, path: Path) -> None:
 
 
 def _figures(rep: Reproduction, out: Path) -> dict[str, str]:
-    from sketchauth.evaluate.report import plots_available
+    from sketchauth.evaluate.report.figures import plots_available
 
     if not plots_available():
         return {}
@@ -1309,7 +1309,7 @@ def _figures(rep: Reproduction, out: Path) -> dict[str, str]:
     return made
 
 
-def _output_directory(out: str | Path) -> Path:
+def output_directory(out: str | Path) -> Path:
     """``out`` created if needed; ``ParameterError`` naming it when that is impossible."""
     out = Path(out)
     try:
@@ -1325,7 +1325,7 @@ def write_report(rep: Reproduction, out: str | Path, json_path: str | Path | Non
     Figures need the ``plots`` extra; without it the report says so and the rest is written.
     Returns the paths written.
     """
-    out = _output_directory(out)
+    out = output_directory(out)
     figures = _figures(rep, out)
     data = rep.to_dict()
     data["figures"] = sorted(set(figures.values()))
@@ -1333,20 +1333,3 @@ def write_report(rep: Reproduction, out: str | Path, json_path: str | Path | Non
     target.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     (out / "reproduce.md").write_text(_markdown(rep, figures), encoding="utf-8")
     return {"markdown": str(out / "reproduce.md"), "json": str(target), **{f: str(out / f) for f in data["figures"]}}
-
-
-def cli_reproduce(out: str, json_path: str | None, quick: bool, quiet: bool) -> int:
-    """Body of ``sketchauth reproduce``: run, show progress on a terminal, write, summarise."""
-    from tqdm import tqdm
-
-    _output_directory(out)  # fail before the computation, not after it
-    show = not quiet and sys.stderr.isatty()
-    with tqdm(total=STEPS, unit="item", desc="reproduce", file=sys.stderr, disable=not show) as bar:
-        rep = reproduce(Options(quick=quick), progress=lambda _name: bar.update(1))
-    paths = write_report(rep, out, json_path)
-    s = rep.summary()
-    print(
-        f"{s['agrees']} agree, {s['differs']} differ, {s['not reproducible']} not reproducible "
-        f"({rep.seconds:.1f} s) -> {paths['markdown']}, {paths['json']}"
-    )
-    return 0

@@ -295,7 +295,7 @@ class FeatureEvaluation:
     def plot(self, path: str | Path) -> Path:
         """One DET plot of every matcher, written as PNG (extra ``plots``).
 
-        The axes are those of the evaluation report's DET plot (:func:`sketchauth.evaluate.report.det_axes`):
+        The axes are those of the evaluation report's DET plot (:func:`sketchauth.evaluate.report.figures.det_axes`):
         normal deviates labelled in percent, rates of 0 drawn half a count from the edge, the NIST
         targets labelled; every legend entry has a curve (markers when it has few points).
         """
@@ -318,7 +318,7 @@ class FeatureEvaluation:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
         # Cycle, documented: the report layer (sketchauth.evaluate.report) imports sketchauth.features, so
         # features reaches its DET axes only here, at plot time (docs/architecture.md, layering).
-        from sketchauth.evaluate.report import det_axes, det_floor, draw_nist_targets, probit
+        from sketchauth.evaluate.report.figures import det_axes, det_floor, draw_nist_targets, probit
 
         floor = det_floor(self.genuine_trials, self.impostor_trials)
         fig, ax = plt.subplots(figsize=(6.8, 5.8))

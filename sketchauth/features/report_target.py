@@ -1,10 +1,10 @@
-"""``sketchauth evaluate report --pipeline PIPELINE.json``: the full report for a feature pipeline.
+"""The evaluation target of a feature pipeline: what ``sketchauth evaluate report --pipeline`` evaluates.
 
 The evaluation report (:mod:`sketchauth.evaluate.report`) consumes an
 :class:`~sketchauth.evaluate.report.EvaluationTarget`; this module builds one for a pipeline
 configuration (written by ``sketchauth features fit --pipelines DIR``; it embeds the fitted
-transform). The report then runs the real scheme — encode, decode, compare — on raw feature
-vectors: ``enrol`` applies the transform to the enrolment samples
+transform; the command itself is in :mod:`sketchauth.cli.evaluate`). The report then runs the
+real scheme — encode, decode, compare — on raw feature vectors: ``enrol`` applies the transform to the enrolment samples
 (:meth:`~sketchauth.features.pipeline.Pipeline.secret_from_samples`), ``probe`` to each probe
 (:meth:`~sketchauth.features.pipeline.Pipeline.sample_transform`).
 
@@ -20,7 +20,6 @@ the background (levels uniform and independent: an optimistic figure, stated as 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,11 +33,10 @@ from sketchauth.features.pipeline import (
     IntervalPipeline,
     Pipeline,
     ThermometerPipeline,
-    load_pipeline,
 )
 from sketchauth.sketches.base import SecureSketch
 
-__all__ = ["cli_pipeline_report", "default_pipeline_sweep", "pipeline_target"]
+__all__ = ["default_pipeline_sweep", "pipeline_target"]
 
 
 def _variant(pipeline: Pipeline, setting: Any) -> Pipeline:
@@ -104,46 +102,3 @@ def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:
         data_kind="vectors",
         min_enrol_samples=2 if isinstance(pipeline, AsymmetricIntervalPipeline) else 1,
     )
-
-
-def cli_pipeline_report(args: Any) -> int:
-    """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
-    import json
-    import sys
-
-    from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.report import require_plots, run_report, summary, write_report
-
-    if args.data is None:
-        raise ParameterError("--pipeline needs --data: labelled raw feature vectors of people outside the background")
-    if args.plots:
-        require_plots()  # before the evaluation, not after it
-    pipeline = load_pipeline(Path(args.pipeline).read_text(encoding="utf-8"))
-    if args.sweep:
-        try:
-            settings = [int(json.loads(x)) for x in args.sweep.split(",") if x.strip()]
-        except (ValueError, TypeError):
-            raise ParameterError(f"--sweep must be comma-separated integers, got {args.sweep!r}") from None
-    else:
-        settings = default_pipeline_sweep(pipeline)
-    entropy = args.source_entropy if args.source_entropy is not None else pipeline.secret_bits
-    report = run_report(
-        pipeline_target(pipeline),
-        load_vectors(args.data),
-        settings,
-        source=f"file {Path(args.data).name}",
-        enrol_samples=args.enrol_samples,
-        max_impostors_per_identity=args.max_impostors,
-        seed=args.seed,
-        jobs=args.jobs,
-        progress=not args.quiet and sys.stderr.isatty(),
-        profile=args.profile,
-        source_min_entropy=entropy,
-        operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
-        set_kind="closed" if getattr(args, "closed_set", False) else "open",
-        attack_people=getattr(args, "attack_people", 10),
-        attack_tries=getattr(args, "attack_tries", 50),
-    )
-    payload = write_report(report, args.out, plots=args.plots)
-    print(summary(payload, args.out))
-    return 0

@@ -227,7 +227,7 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
     )
     assert wrong.decode_check["disagreements"] > 0 and wrong.decode_check["examples"]
     payload = {"error_rates": wrong.to_dict()}
-    from sketchauth.evaluate.report import _decode_check_lines
+    from sketchauth.evaluate.report.render import _decode_check_lines
 
     text = "\n".join(_decode_check_lines(payload["error_rates"]["decode_check"]))
     assert "WARNING" in text and "do NOT equal the real scheme" in text

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sketchauth.cli import main
+from sketchauth.cli.evaluate import parse_synthetic
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate import report as report_module
 from sketchauth.evaluate.data import synthetic_vectors
@@ -17,10 +18,10 @@ from sketchauth.evaluate.report import (
     EvaluationTarget,
     choose_operating_point,
     default_sweep,
-    parse_synthetic,
     run_report,
     write_report,
 )
+from sketchauth.evaluate.report import figures as figures_module
 
 TOP_KEYS = {
     "data",
@@ -81,7 +82,7 @@ def test_write_report_files(tmp_path: Path) -> None:
 
 
 def test_missing_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(report_module, "plots_available", lambda: False)
+    monkeypatch.setattr(figures_module, "plots_available", lambda: False)
     with pytest.raises(ParameterError, match=r"sketchauth\[plots\]"):
         write_report(small_report(), tmp_path, plots=True)
     write_report(small_report(), tmp_path, plots=False)

@@ -397,13 +397,13 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from sketchauth.evaluate import report as report_module
-    from sketchauth.evaluate.report import (
+    from sketchauth.evaluate.report import figures as figures_module
+    from sketchauth.evaluate.report import run_report
+    from sketchauth.evaluate.report.figures import (
         OTHER_PERSON_COLOUR,
         SAME_PERSON_COLOUR,
         det_figure,
         linkage_figure,
-        run_report,
     )
     from sketchauth.features.pipeline import IntervalPipeline
     from sketchauth.features.report_target import pipeline_target
@@ -449,7 +449,7 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     l_fig.canvas.draw()
     assert legend.get_window_extent().y1 <= ax.get_window_extent().y0
     plt.close(l_fig)
-    assert report_module.SAME_PERSON_COLOUR != report_module.OTHER_PERSON_COLOUR
+    assert figures_module.SAME_PERSON_COLOUR != figures_module.OTHER_PERSON_COLOUR
 
 
 def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path, capsys) -> None:

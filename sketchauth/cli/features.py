@@ -1,5 +1,8 @@
 """The ``sketchauth features`` command group (argparse only at import: heavy imports in handlers).
 
+Every function-level import below is there for command-line start-up cost: building the parser
+must not load numpy or the feature modules.
+
 * ``features synth`` — write a synthetic labelled population (:mod:`sketchauth.evaluate.embeddings`)
   as CSV, for trying the walk-through without real data;
 * ``features fit`` — fit a :class:`~sketchauth.features.transform.FeatureTransform` on a background
@@ -22,7 +25,10 @@ import sys
 import warnings
 from typing import Any
 
-__all__ = ["add_features", "split_background"]
+from sketchauth.cli._common import SubParsers, add_quiet, show_progress
+from sketchauth.errors import ParameterError, SketchAuthError
+
+__all__ = ["add", "split_background"]
 
 
 SPLITS = ("identities", "samples")
@@ -59,7 +65,6 @@ def split_background(
     """
     import numpy as np
 
-    from sketchauth.errors import ParameterError
     from sketchauth.evaluate.data import LabelledVectors, rows_by_identity
 
     if not 0.0 < holdout < 1.0:
@@ -145,7 +150,6 @@ def _fit(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from sketchauth.errors import SketchAuthError
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.trials import projected_trials
     from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline, tolerance_path
@@ -154,7 +158,9 @@ def _fit(args: argparse.Namespace) -> int:
     steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
     summary: dict[str, Any] = {}
     pipelines: dict[str, Any] = {}
-    with tqdm(total=len(steps), desc="features fit", unit="step", file=sys.stderr) as bar:
+    with tqdm(
+        total=len(steps), desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
+    ) as bar:
         data = load_vectors(args.data)
         m = args.enrol_samples
         fit, calibration, check = split_background(
@@ -274,7 +280,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from sketchauth.features.evaluation import evaluate_pipelines
     from sketchauth.features.transform import FeatureTransform
 
-    with tqdm(total=3, desc="features evaluate", unit="step", file=sys.stderr) as bar:
+    with tqdm(total=3, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
         transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
         training = transform.training
         fit, calibration, check = split_background(
@@ -327,7 +333,6 @@ def _evaluation_data(args: argparse.Namespace) -> Any:
 
     import numpy as np
 
-    from sketchauth.errors import ParameterError
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
 
     data = load_vectors(args.data)
@@ -347,7 +352,7 @@ def _evaluation_data(args: argparse.Namespace) -> Any:
     )
 
 
-def add_features(sub: argparse._SubParsersAction) -> None:
+def add(sub: SubParsers) -> None:
     """Add the ``features`` group and its sub-commands to the top-level parser."""
     p = sub.add_parser("features", help="feature preparation: fit transforms, build and evaluate pipelines")
     group = p.add_subparsers(dest="features_command", required=True, metavar="FEATURES")
@@ -388,6 +393,7 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     f.add_argument(
         "--resolution", type=float, default=0.15, help="thermometer step in weighted whitened units (default 0.15)"
     )
+    add_quiet(f)
     f.set_defaults(func=_fit)
 
     e = group.add_parser("evaluate", help="FNMR/FMR/EER of every pipeline vs the unprotected reference")
@@ -412,7 +418,7 @@ def add_features(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument("--no-plots", dest="no_plot", action="store_true", help="skip the DET plot (no matplotlib needed)")
     e.add_argument("--no-plot", dest="no_plot", action="store_true", help=argparse.SUPPRESS)  # old spelling
-    e.add_argument("--quiet", action="store_true", help="no progress output (none is shown off a terminal anyway)")
+    add_quiet(e)
     e.add_argument(
         "--decode-checks",
         type=int,

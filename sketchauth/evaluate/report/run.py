@@ -1,0 +1,440 @@
+"""Running the evaluation report: error rates, operating point, leakage and unlinkability (ISO/IEC 19795-1).
+
+:func:`run_report` evaluates one :class:`EvaluationTarget` on labelled data:
+
+1. **error rates** over the sweep (:func:`sketchauth.evaluate.error_rates.evaluate_scheme`),
+   with the unprotected baselines and a cross-check of a few decisions against the real argon2
+   ``verify``;
+2. the **operating point**: the first setting of the sweep meeting both targets people ask for
+   (NIST SP 800-63B-4: FMR ≤ 1/10,000 and FNMR < 5%); when none does, the setting minimising
+   ``max(FNMR, FMR)`` (the one nearest the EER); ``operating_setting`` overrides;
+3. the **leakage report** of the sketch at that setting (:mod:`sketchauth.evaluate.leakage`),
+   with the false-accept cost from its FMR;
+4. **unlinkability** at that setting (:mod:`sketchauth.evaluate.unlinkability`), when every
+   identity has the ``2k`` samples two enrolments need.
+
+For the interval family with a ``step`` but neither ``n`` nor ``offset``,
+:meth:`EvaluationTarget.fitted` (what the command line uses) fits the quantiser's range to the
+enrolment samples and the report's notes say so; comparisons whose probe the scheme refuses
+(``malformed_probes``, e.g. outside that range) are rejections and the notes and Markdown say how
+many, rather than advising a wider sweep.
+
+The result is a :class:`Report`; :func:`sketchauth.evaluate.report.files.write_report` writes it.
+
+**Extension point** (``--pipeline``). Everything above consumes an :class:`EvaluationTarget`:
+a name, the swept parameter, ``factory(setting) -> SecureSketch``, ``enrol(sketch, samples,
+setting)``, an optional ``probe(sample)`` transform, a batch ``decide`` and the baseline metrics.
+:meth:`EvaluationTarget.from_scheme` builds one for a registered scheme; a feature pipeline
+(transform + sketch, :func:`sketchauth.features.report_target.pipeline_target`) builds its own —
+its ``enrol`` and ``probe`` apply the fitted transform — and passes it to :func:`run_report`
+unchanged.
+
+Example::
+
+    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
+    >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
+    >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
+    >>> sorted(report.as_dict())[:3]
+    ['data', 'error_rates', 'figures']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sketchauth.enrolment import enrol, hasher
+from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate.data import LabelledSets, LabelledVectors
+from sketchauth.evaluate.error_rates import (
+    QUANTISED_SCHEMES,
+    TARGET_FMR,
+    DecideFn,
+    EnrolFn,
+    ErrorRateResult,
+    ProbeFn,
+    adapter,
+    evaluate_scheme,
+    fit_quantiser_params,
+)
+from sketchauth.evaluate.leakage import LeakageReport, leakage_report
+from sketchauth.evaluate.protocol import Protocol
+from sketchauth.evaluate.rates import RatePoint
+from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
+from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
+from sketchauth.sketches.base import SecureSketch, scheme_class
+
+__all__ = [
+    "REPORT_VERSION",
+    "TARGET_FMR",
+    "TARGET_FNMR",
+    "EvaluationTarget",
+    "Report",
+    "check_scheme_params",
+    "choose_operating_point",
+    "default_sweep",
+    "describe_data",
+    "range_is_fitted",
+    "run_report",
+]
+
+#: Version of the JSON layout; bumped whenever a key changes meaning or disappears.
+REPORT_VERSION = 1
+#: NIST SP 800-63B-4 targets for biometric comparison (``TARGET_FMR``: 1 in 10,000, from error_rates).
+TARGET_FNMR = 0.05
+
+
+@dataclass(frozen=True)
+class EvaluationTarget:
+    """What to evaluate: a sketch family with its swept parameter, enrolment and decision path."""
+
+    name: str
+    params: dict[str, Any]
+    sweep: str
+    factory: Callable[[Any], SecureSketch]
+    enrol: EnrolFn
+    decide: DecideFn
+    probe: ProbeFn | None = None
+    baseline_metrics: tuple[str, ...] = ()
+    data_kind: str = "vectors"
+    min_enrol_samples: int = 1
+    #: Remarks carried into the report's notes (e.g. a quantiser range fitted to the data).
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_scheme(cls, scheme: str, params: dict[str, Any], *, notes: Sequence[str] = ()) -> EvaluationTarget:
+        """The target of a registered scheme, from its evaluation adapter.
+
+        ``params`` are the scheme's parameters without the swept one; a missing or unknown
+        parameter, or the swept one given here, is a :class:`ParameterError` that lists what the
+        scheme needs.
+        """
+        ad = adapter(scheme)
+        check_scheme_params(scheme, params)
+        return cls(
+            name=scheme,
+            params=dict(params),
+            sweep=ad.sweep,
+            factory=lambda setting: ad.make_sketch(params, setting),
+            enrol=ad.enrol,
+            decide=ad.decide,
+            probe=ad.probe_for(params),
+            baseline_metrics=ad.baseline_metrics,
+            data_kind=ad.data_kind,
+            min_enrol_samples=ad.min_enrol_samples,
+            notes=tuple(notes),
+        )
+
+    @classmethod
+    def fitted(
+        cls,
+        scheme: str,
+        params: dict[str, Any],
+        data: Any,
+        *,
+        enrol_samples: int | None = None,
+        settings: Sequence[Any] = (),
+    ) -> EvaluationTarget:
+        """:meth:`from_scheme` after fitting an interval sketch's ``offset`` and ``n`` to the data.
+
+        :func:`~sketchauth.evaluate.error_rates.fit_quantiser_params` (only when ``params`` has a
+        ``step`` and neither ``n`` nor ``offset``); the fitted values are in the target's ``params``
+        and its notes say how they were chosen.
+        """
+        k = enrol_samples if enrol_samples is not None else adapter(scheme).min_enrol_samples
+        fitted, notes = fit_quantiser_params(scheme, params, data, enrol_samples=k, settings=settings)
+        return cls.from_scheme(scheme, fitted, notes=notes)
+
+
+def range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
+    """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
+    return (
+        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+    )
+
+
+def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> None:
+    """Refuse evaluation parameters that miss a required key, name an unknown one or set the swept one.
+
+    The message lists what the scheme needs (its :class:`~sketchauth.sketches.params.ParameterSpec`
+    minus the parameter the sweep supplies), instead of a ``KeyError`` deep in the evaluation.
+    """
+    ad = adapter(scheme)
+    swept = None if ad.sweep_at_enrolment else ad.sweep
+    scheme_class(scheme).parameters.check_swept(scheme, params, swept, where=where)
+
+
+def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
+    """A sensible sweep of the tolerance parameter when none is given."""
+    if scheme == "interval":
+        return [2, 4, 6, 8, 10, 12, 16]
+    if scheme == "asymmetric-interval":
+        return [0, 1, 2, 4, 8]
+    if scheme in ("code-offset", "fuzzy-vault"):
+        size = int(params.get("n", params.get("m", 8)))
+        top = (size - 1) // 2
+        return sorted({max(1, round(top * f)) for f in (0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)})
+    if scheme == "pinsketch":
+        return [2, 4, 8, 12, 16, 24]
+    if scheme == "weighted-vault":
+        top = (int(params.get("g", 9)) - 1) // 2
+        return sorted({max(0, round(top * f)) for f in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)})
+    raise ParameterError(f"no default sweep for {scheme!r}: pass the settings explicitly")
+
+
+def choose_operating_point(points: Sequence[RatePoint], override: Any = None) -> RatePoint:
+    """The operating point (rule in the module docstring)."""
+    if override is not None:
+        for p in points:
+            if p.setting == override:
+                return p
+        raise ParameterError(f"operating setting {override!r} is not in the sweep")
+    for p in points:
+        if p.meets(TARGET_FMR, TARGET_FNMR):  # integer counts, no float rounding at the boundary
+            return p
+    return min(points, key=lambda p: max(p.fnmr, p.fmr))
+
+
+def _templates(sketch: SecureSketch, target: EvaluationTarget, data: Any, k: int, setting: Any) -> Any:
+    """The enrolled secrets as a matrix (vectors, bytes; ``(b, v)`` side by side) or a set list."""
+    rows = []
+    for _, samples in data.by_identity():
+        secret = sketch.check_secret(target.enrol(sketch, samples[:k], setting))
+        if isinstance(secret, bytes):
+            rows.append(np.frombuffer(secret, dtype=np.uint8).astype(np.int64))
+        elif isinstance(secret, tuple):
+            rows.append(
+                np.concatenate([np.asarray(x) for x in secret])
+                if target.data_kind == "vectors"
+                else np.asarray(secret[0])
+            )
+        else:
+            rows.append(np.asarray(secret))
+    return np.stack(rows) if target.data_kind != "sets" else rows
+
+
+@dataclass
+class Report:
+    """Results of :func:`run_report` (objects for plotting; :meth:`as_dict` for JSON)."""
+
+    target: EvaluationTarget
+    data_description: dict[str, Any]
+    seed: int
+    error_rates: ErrorRateResult
+    operating_point: RatePoint
+    leakage: LeakageReport
+    unlinkability: UnlinkabilityResult | None
+    notes: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
+    security: dict[str, Any] = field(default_factory=dict)
+    score_files: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        op = self.operating_point
+        return _jsonable(
+            {
+                "report_version": REPORT_VERSION,
+                "scheme": self.target.name,
+                "params": self.target.params,
+                "sweep": self.target.sweep,
+                "seed": self.seed,
+                "data": self.data_description,
+                "error_rates": self.error_rates.to_dict(),
+                "operating_point": {
+                    **op.to_dict(),
+                    "meets_targets": op.meets(TARGET_FMR, TARGET_FNMR),
+                    "target_fmr": TARGET_FMR,
+                    "target_fnmr": TARGET_FNMR,
+                },
+                "leakage": {**self.leakage.to_dict(), **self.security},
+                "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
+                "figures": list(self.figures),
+                "score_files": list(self.score_files),
+                "notes": list(self.notes),
+            }
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become the strings "inf"/"-inf"/"nan"."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+    return value
+
+
+def describe_data(data: LabelledVectors | LabelledSets, source: str) -> dict[str, Any]:
+    """Counts only (never values): identities, samples, features or set sizes, where it came from."""
+    out: dict[str, Any] = {"source": source, "identities": data.identity_count, "samples": len(data.identities)}
+    if isinstance(data, LabelledVectors):
+        out["features"] = data.features
+    else:
+        sizes = np.array([s.size for s in data.sets])
+        out["set_size_mean"] = float(sizes.mean())
+    return out
+
+
+def run_report(
+    target: EvaluationTarget,
+    data: LabelledVectors | LabelledSets,
+    settings: Sequence[Any],
+    *,
+    source: str = "data",
+    enrol_samples: int | None = None,
+    max_impostors_per_identity: int | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = False,
+    profile: str | None = "owasp",
+    source_min_entropy: float | None = None,
+    operating_setting: Any = None,
+    crosscheck_trials: int = 10,
+    nonmated_per_identity: int = 10,
+    omega: float = 1.0,
+    tau: int = 2,
+    set_kind: str = "open",
+    attack_people: int = 10,
+    attack_tries: int = 100,
+) -> Report:
+    """Evaluate ``target`` on ``data`` (steps in the module docstring).
+
+    ``set_kind`` declares whether the evaluated people were in the data a transform or quantiser
+    was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
+    ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
+    up to that many enrolled people, each attacked with that many samples of the other people.
+    """
+    k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
+    if k < target.min_enrol_samples:
+        raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
+    expected = LabelledSets if target.data_kind == "sets" else LabelledVectors
+    if not isinstance(data, expected):
+        raise ParameterError(f"{target.name} evaluates {target.data_kind}, got {type(data).__name__}")
+    rates = evaluate_scheme(
+        target.factory,
+        target.enrol,
+        data,
+        settings,
+        parameter=target.sweep,
+        probe_fn=target.probe,
+        decide=target.decide,
+        baseline_metrics=target.baseline_metrics,
+        enrol_samples=k,
+        max_impostors_per_identity=max_impostors_per_identity,
+        seed=seed,
+        jobs=jobs,
+        progress=progress,
+        crosscheck_trials=crosscheck_trials,
+    )
+    op = choose_operating_point(rates.points, operating_setting)
+    sketch = target.factory(op.setting)
+    notes: list[str] = list(target.notes)
+    malformed = sum(rates.malformed_probes)
+    if malformed:
+        per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
+        notes.append(
+            f"{malformed} comparisons over the sweep used a probe the scheme refuses "
+            f"(per {target.sweep}: {per_setting}) — "
+            "wrong length, not finite, or outside the range of an interval sketch's quantiser; each counts as a "
+            "rejection, so FNMR includes them. Fix the data or the range (n, step, offset) before reading the rates "
+            "or widening the sweep"
+        )
+    templates = None if source_min_entropy is not None else _templates(sketch, target, data, k, op.setting)
+    leak = leakage_report(
+        sketch,
+        source_min_entropy=source_min_entropy,
+        templates=templates,
+        profile=profile,
+        false_matches=op.false_matches,
+        impostor_trials=op.impostor_trials,
+    )
+    link = None
+    try:
+        link = evaluate_unlinkability(
+            sketch,
+            target.enrol,
+            data,
+            enrol_samples=k,
+            setting=op.setting,
+            nonmated_per_identity=nonmated_per_identity,
+            omega=omega,
+            tau=tau,
+            seed=seed,
+            progress=progress,
+        )
+    except (ParameterError, SampleError) as exc:
+        # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
+        notes.append(f"unlinkability not evaluated: {exc}")
+    protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
+    plan = protocol.plan(
+        data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
+    )
+    description = describe_data(data, source)
+    description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
+    if max_impostors_per_identity is not None:
+        description["protocol"]["statement"] += (
+            f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
+        )
+    security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
+    return Report(target, description, seed, rates, op, leak, link, notes, security=security)
+
+
+def _security(
+    target: EvaluationTarget,
+    data: Any,
+    k: int,
+    setting: Any,
+    leak: LeakageReport,
+    people: int,
+    tries: int,
+    seed: int,
+    plan: Any,
+) -> dict[str, Any]:
+    """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
+
+    The attacker holds every stored record (helper data and argon2id hash, the cheap ``test``
+    profile here: evaluations are counted, not timed) and tries the samples of the *other* people
+    in the data (a zero-effort background) through the helper data and the hash.
+    """
+    out: dict[str, Any] = {}
+    sketch = target.factory(setting)
+    if leak.source_min_entropy_bits is not None:
+        out["pin_cascade"] = pin_cascade_bits(leak.source_min_entropy_bits, leak.sketch_bits, leak.loss_bound_bits)
+    if tries <= 0 or people <= 0:
+        return out
+    raw = data.samples if isinstance(data, LabelledVectors) else data.sets
+    owner = np.full(len(raw), -1)
+    for i, rows in enumerate(plan.probe_rows):
+        owner[rows] = i
+    for i, rows in enumerate(plan.enrol_rows):
+        owner[rows] = i
+    order = np.random.default_rng(seed).permutation(len(raw))
+    ph = hasher("test")
+    found, spent = [], []
+    tried = 0
+    for i, rows in enumerate(plan.enrol_rows[:people]):
+        enrol_samples = raw[rows] if isinstance(data, LabelledVectors) else [raw[r] for r in rows]
+        record = enrol(sketch, target.enrol(sketch, enrol_samples, setting), password_hasher=ph)
+        others = order[owner[order] != i][:tries]
+        tried = max(tried, int(others.size))
+        probes = (raw[r] if target.probe is None else target.probe(raw[r]) for r in others.tolist())
+        hit, used = attack_record(sketch, record, probes, ph)
+        found.append(hit)
+        spent.append(used)
+    out["offline_attack"] = OfflineAttack(tuple(found), tuple(spent), tried, len(raw), "test").to_dict()
+    return out
