@@ -222,11 +222,11 @@ class MixedSketch(SecureSketch):
                 stored[index] = helper
             if index in self.key_owners:
                 keys[index] = self._key(index, secret[index], randomness)
-        return pack_payload(self.components, stored, randomness)
+        return self._pack(stored, randomness)
 
     def _decode_payload(self, payload: bytes, sample: Any) -> list[Any]:
         samples = self._check_sequence(sample, "samples")
-        stored, randomness = self._parse(payload)
+        stored, randomness = self._unpack(payload)
         keys: dict[int, bytes] = {}
         recovered: list[Any] = [None] * len(self.components)
         for index in self.order:
@@ -260,7 +260,7 @@ class MixedSketch(SecureSketch):
         if not isinstance(key, ExactKey):
             raise ParameterError(f"component {index} is not an exact key (PIN or password): it cannot be changed alone")
         old, new = key.check_secret(old_secret), key.check_secret(new_secret)
-        stored, r = self._parse(self.payload(helper))
+        stored, r = self._unpack(self.payload(helper))
         salt = key.draw_key_material(new)
         old_key = key.derive_key(old, r.key_material(index))
         new_key = key.derive_key(new, salt)
@@ -275,14 +275,17 @@ class MixedSketch(SecureSketch):
             nonces[child] = nonce
             stored[child] = mix_helper(sketch, clear, new_key, nonce, domain=child)
         randomness = MixRandomness(r.inner, tuple(nonces), tuple(salts), r.seeds)
-        return self._wrap(pack_payload(self.components, stored, randomness))
+        return self._wrap(self._pack(stored, randomness))
 
     # -- payload format ------------------------------------------------------------------------------
-    def _parse(self, payload: bytes) -> tuple[list[bytes | None], MixRandomness]:
+    def _pack(self, stored: Sequence[bytes | None], randomness: MixRandomness) -> bytes:
+        return pack_payload(self.components, stored, randomness)
+
+    def _unpack(self, payload: bytes) -> tuple[list[bytes | None], MixRandomness]:
         return unpack_payload(self.components, self.parent, self.key_owners, payload)
 
     def _check_payload(self, payload: bytes) -> None:
-        self._parse(payload)
+        self._unpack(payload)
 
     # -- accounting ----------------------------------------------------------------------------------
     def _facts(self) -> list[ComponentFacts]:
@@ -318,7 +321,7 @@ class MixedSketch(SecureSketch):
     # -- symbols -------------------------------------------------------------------------------------
     def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
         """The stored sketches' symbols, concatenated (they must share one kind of group)."""
-        stored, _ = self._parse(payload)
+        stored, _ = self._unpack(payload)
         parts, spaces = [], []
         for c, helper in zip(self.components, stored, strict=False):
             if helper is not None and c.sketch is not None:
@@ -334,14 +337,14 @@ class MixedSketch(SecureSketch):
         return np.concatenate(parts), SymbolSpace("mod", moduli=moduli)
 
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
-        stored, randomness = self._parse(payload)
+        stored, randomness = self._unpack(payload)
         at = 0
         for index, (c, helper) in enumerate(zip(self.components, stored, strict=False)):
             if helper is not None and c.sketch is not None:
                 count = c.sketch.symbols(c.sketch.payload(helper))[0].shape[0]
                 stored[index] = c.sketch.with_symbols(helper, symbols[at : at + count])
                 at += count
-        return pack_payload(self.components, stored, randomness)
+        return self._pack(stored, randomness)
 
 
 def _validate_mixes(components: Sequence[SecretKey], mixes: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
