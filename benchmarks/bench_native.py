@@ -399,7 +399,7 @@ def bench_pinsketch(
             numpy_ = PinSketch(m, t, backend="numpy")
             helper = native.encode(enrolled)
             field = native.field
-            syndromes = native.sketch_of(helper)
+            syndromes = native.syndromes(helper)
             expected = sorted(enrolled)
             a_words = np.array(sorted(enrolled), dtype=np.uint64)
             row: dict[str, Any] = {"m": m, "t": t, "set_size": len(enrolled)}
@@ -467,7 +467,7 @@ def profile_public(budget: float, m: int = 16, t: int = 8) -> dict[str, Any]:
     sketch = PinSketch(m, t, backend="native")
     helper = sketch.encode(enrolled)
     payload = sketch.payload(helper)
-    syndromes = sketch.sketch_of(helper)
+    syndromes = sketch.syndromes(helper)
     checked = sketch.check_secret(typical)
     a_checked = sketch.check_secret(enrolled)
     sums = _gf2m.odd_power_sums(sketch.field, a_checked, t)

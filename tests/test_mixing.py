@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import warnings
 
 import numpy as np
@@ -30,11 +29,15 @@ from sketchauth.mixing import (
     unmix_helper,
     unmix_symbols,
 )
+from sketchauth.mixing.structures import MAX_EXACT_KEYS
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SymbolSpace, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.format import pack_helper, parse_helper
 from sketchauth.sketches.interval import IntervalSketch
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 PIN = ExactKey.pin(6, "test")
 
@@ -46,28 +49,19 @@ def _families() -> list[tuple[str, object, object, object]]:
         ("code-offset", CodeOffsetSketch(16, 2), bytes(range(16)), bytes([99]) + bytes(range(1, 16))),
         ("chaff", ChaffPointSketch(150, 4, points=2), [50, 120], [51, 118]),
     ]
-    if importlib.util.find_spec("sketchauth.sketches.asymmetric"):
-        from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-
-        for scheme in ("s1", "s2"):
-            sk = AsymmetricIntervalSketch(n=256, q=6, scheme=scheme, features=4)
-            out.append((f"asymmetric-{scheme}", sk, ([10, 100, 200, 250], [3, 5, 6, 2]), [11, 97, 204, 250]))
-    if importlib.util.find_spec("sketchauth.sketches.pinsketch"):
-        from sketchauth.sketches.pinsketch import PinSketch
-
-        out.append(("pinsketch", PinSketch(16, 8), [3, 70, 1000, 2024, 65535], [3, 70, 1001, 2024, 65535, 9]))
-    if importlib.util.find_spec("sketchauth.sketches.vault"):
-        from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
-
-        out.append(
-            (
-                "fuzzy-vault",
-                FuzzyVault(p=101, m=9, t=2),
-                [1, 4, 6, 9, 11, 40, 50, 60, 70],
-                [1, 4, 6, 9, 12, 40, 50, 60, 71],
-            )
+    for scheme in ("s1", "s2"):
+        sk = AsymmetricIntervalSketch(n=256, q=6, scheme=scheme, features=4)
+        out.append((f"asymmetric-{scheme}", sk, ([10, 100, 200, 250], [3, 5, 6, 2]), [11, 97, 204, 250]))
+    out.append(("pinsketch", PinSketch(16, 8), [3, 70, 1000, 2024, 65535], [3, 70, 1001, 2024, 65535, 9]))
+    out.append(
+        (
+            "fuzzy-vault",
+            FuzzyVault(p=101, m=9, t=2),
+            [1, 4, 6, 9, 11, 40, 50, 60, 70],
+            [1, 4, 6, 9, 12, 40, 50, 60, 71],
         )
-        out.append(("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]))
+    )
+    out.append(("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]))
     return out
 
 
@@ -163,8 +157,6 @@ def test_random_wrong_pins_never_raise_format_errors(name, sketch, secret, sampl
 
 
 def test_service_usage_enrol_verify_pinsketch_cascade():
-    from sketchauth.sketches.pinsketch import PinSketch
-
     ph = hasher("test")
     cascade = Cascade(PinSketch(16, 8), pin=ExactKey("test"))
     enrolled = [3, 70, 1000, 2024, 65535]
@@ -548,8 +540,6 @@ def test_rebuilding_from_helper_does_not_repeat_warnings():
 
 def test_exact_keys_per_structure_are_bounded() -> None:
     # Each exact key costs an argon2id call per decode: a helper may not ask for dozens.
-    from sketchauth.mixing import MAX_EXACT_KEYS, Hybrid
-
     components = [IntervalSketch(16, 2)] * (MAX_EXACT_KEYS + 1) + [ExactKey("test")] * (MAX_EXACT_KEYS + 1)
     mixes = [(MAX_EXACT_KEYS + 1 + i, i) for i in range(MAX_EXACT_KEYS + 1)]
     with pytest.raises(ParameterError, match="exact keys"):

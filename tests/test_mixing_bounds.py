@@ -1,4 +1,4 @@
-"""Accounting of mixed sketches and exact checks on toy cascades (sketchauth.mixing_bounds, Fang's thesis, ch. 7)."""
+"""Accounting of mixed sketches and exact checks on toy cascades (sketchauth.mixing.bounds, Fang's thesis, ch. 7)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,18 @@ import pytest
 
 from sketchauth.errors import MixingWarning, ParameterError
 from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret, derive_pad
-from sketchauth.mixing_bounds import (
+from sketchauth.mixing.bounds import (
     ComponentFacts,
     account,
     exact_mixing,
     extractor_overhead,
+    joint_secrets_bound,
     key_recoverability_bits,
-    lemma6,
-    theorem7,
-    theorem8,
+    mixed_secret_bound,
+    mixing_key_bound,
     two_fuzzy_bounds,
 )
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SymbolSpace
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -34,9 +35,9 @@ LOG3, LOG5, LOG6 = math.log2(3), math.log2(5), math.log2(6)
 
 # -- the formulas -------------------------------------------------------------------------------------
 def test_formulas_by_hand():
-    assert lemma6([10.0, 20.0], [3.0], 15.0) == 18.0
-    assert theorem7(10.0, 20.0, 15.0, 2.0, 1.0) == 12.0
-    assert theorem8(20.0, 3.0, 15.0) == 8.0
+    assert joint_secrets_bound([10.0, 20.0], [3.0], 15.0) == 18.0
+    assert mixed_secret_bound(10.0, 20.0, 15.0, 2.0, 1.0) == 12.0
+    assert mixing_key_bound(20.0, 3.0, 15.0) == 8.0
     assert two_fuzzy_bounds(40.0, 30.0, 5.0, 6.0, 20.0, 16.0, 4.0) == (36.0, 1.0)
 
 
@@ -226,8 +227,6 @@ def test_bounds_hold_exhaustively_on_chaff_toys():
 def test_asymmetric_sketches_claim_no_diverted_loss(scheme: str) -> None:
     # Their pads can move nothing in the worst case (pad_group_bits() == 0), so every PIN may be
     # consistent with (S, Q): beta is the whole key and nothing is diverted.
-    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-
     inner = AsymmetricIntervalSketch(1000, 16, scheme, features=4)
     assert inner.pad_group_bits() == 0.0
     with warnings.catch_warnings():
@@ -239,8 +238,6 @@ def test_asymmetric_sketches_claim_no_diverted_loss(scheme: str) -> None:
 
 
 def test_beta_for_huge_key_spaces_is_finite_and_monotone() -> None:
-    from sketchauth.mixing_bounds import key_recoverability_bits
-
     # far more pads than keys: no two keys share a pad (beta 0), whatever the key length
     assert key_recoverability_bits(4096.0, 10000.0) == 0.0
     # far more keys than pads: about K - G + log2 e keys per pad, and never more than K

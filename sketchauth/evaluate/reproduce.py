@@ -648,7 +648,7 @@ def chaff_key_guessing(options: Options = Options()) -> Item:
 # -- thesis 7.2: mixing bounds on exact toys -------------------------------------------------------
 def _mixing_toys() -> list[tuple[str, Any]]:
     """``(name, ExactMixing)`` of the toy cascades: one-bit keys over an interval and a chaff sketch."""
-    from sketchauth.mixing_bounds import exact_mixing
+    from sketchauth.mixing.bounds import exact_mixing
     from sketchauth.sketches.chaff import ChaffPointSketch
     from sketchauth.sketches.interval import IntervalSketch
 
@@ -687,7 +687,7 @@ def _bound_item(ident: str, section: str, title: str, statement: str, bound_key:
         verdict="agrees" if slack >= -1e-9 else "differs",
         explanation=(
             "Every (secret, randomness, key) of each toy cascade Q = S + pad(k) enumerated by "
-            "sketchauth.mixing_bounds.exact_mixing: the exact average min-entropy never falls below "
+            "sketchauth.mixing.bounds.exact_mixing: the exact average min-entropy never falls below "
             f"the bound ({tight} of {len(rows)} toys meet it with equality)."
         ),
         details={"toys": rows},
@@ -761,7 +761,7 @@ def _two_fuzzy_exact() -> dict[str, float]:
 
 def mixing_two_fuzzy() -> Item:
     """Thesis 7.2: the two-fuzzy-secrets bounds, on an exact toy."""
-    from sketchauth.mixing_bounds import two_fuzzy_bounds
+    from sketchauth.mixing.bounds import two_fuzzy_bounds
 
     exact = _two_fuzzy_exact()
     log6 = math.log2(6)

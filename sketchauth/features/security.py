@@ -17,7 +17,7 @@ guarantees nothing. For one configuration this module reports:
     cheap ``"test"`` argon2 profile and *counts* evaluations; it never times them;
 (d) what a **PIN cascade** adds (Fang's thesis ch. 7, Theorem 7): mixing the sketch with a key of
     ``H∞(k)`` bits gives ``H̃∞(d|Q) ≥ H∞(d) + H∞(k) − |S| − β`` (randomness recoverable and
-    uniform), ``β`` the key-recoverability of the pad (:func:`sketchauth.mixing_bounds.key_recoverability_bits`);
+    uniform), ``β`` the key-recoverability of the pad (:func:`sketchauth.mixing.bounds.key_recoverability_bits`);
     the difference to (a) is the loss *diverted* to the PIN.
 
 :func:`tuning_view` walks a pipeline's setting and lists FNMR/FMR against the guaranteed bits;
@@ -39,7 +39,7 @@ from sketchauth.enrolment import hasher, secret_message
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.leakage import false_accept_cost
 from sketchauth.features.pipeline import Pipeline
-from sketchauth.mixing_bounds import key_recoverability_bits, theorem7
+from sketchauth.mixing.bounds import key_recoverability_bits, mixed_secret_bound
 
 __all__ = [
     "GUARANTEE_BITS",
@@ -167,7 +167,7 @@ def pin_cascade_bits(
     pin_bits = pin_digits * math.log2(10)
     beta = key_recoverability_bits(pin_bits, sketch_bits)
     without = max(0.0, source_bits - loss_bound_bits)
-    with_pin = min(source_bits, max(0.0, theorem7(source_bits, pin_bits, sketch_bits, beta)))
+    with_pin = min(source_bits, max(0.0, mixed_secret_bound(source_bits, pin_bits, sketch_bits, beta)))
     return {"pin_bits": pin_bits, "beta": beta, "residual_bits": with_pin, "diverted_bits": with_pin - without}
 
 

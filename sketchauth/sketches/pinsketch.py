@@ -267,7 +267,7 @@ class PinSketch(SecureSketch):
                 results.append(exc)
         return results
 
-    def sketch_of(self, helper: bytes) -> np.ndarray:
+    def syndromes(self, helper: bytes) -> np.ndarray:
         """The syndromes ``s_1, s_3, …, s_2t−1`` carried by ``helper`` (uint64)."""
         return self._unpack(self.payload(helper))
 

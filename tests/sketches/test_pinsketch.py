@@ -59,7 +59,7 @@ def test_known_answer_sketches() -> None:
     for case in KAT["encode"]:
         helper = sketch.encode(case["set"])
         assert sketch.payload(helper).hex() == case["payload_hex"]
-        assert sketch.sketch_of(helper).tolist() == case["syndromes"]
+        assert sketch.syndromes(helper).tolist() == case["syndromes"]
 
 
 def test_known_answer_decodes() -> None:
@@ -72,7 +72,7 @@ def test_known_answer_decodes() -> None:
             sketch.decode(sketch.encode(case["set"]), case["sample"])
 
 
-def test_hand_computed_sketch_of_one_and_two() -> None:
+def test_hand_computed_syndromes_of_one_and_two() -> None:
     # {1, 2} in GF(2^8): s1 = 1+2 = 3, s3 = 1+8 = 9, s5 = 1+32 = 33 (no reduction below x^8)
     assert PinSketch(8, 3).payload(PinSketch(8, 3).encode([2, 1])) == bytes([3, 9, 33])
 

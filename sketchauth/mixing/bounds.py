@@ -5,17 +5,18 @@ whose key mixes it, ``Q = f(S, K, R_f)`` the mixed sketch; ``L_X`` the length of
 description of ``X``):
 
 * **Concatenation** (each sketch stored in clear): ``H̃∞(b|S) ≥ H∞(b) + H∞(R) − L_S``.
-* **Lemma 6** (the whole): ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, the same as
+* **Lemma 6** (:func:`joint_secrets_bound`, the whole): ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, the same as
   concatenation.
-* **Theorem 7** (key ``β``-recoverable from ``(S, Q)``): ``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β``.
-  Fang's thesis (ch. 7) states it for ``β = L_{R_f}``; our pad (:mod:`sketchauth.mixing`) stores its nonce
+* **Theorem 7** (:func:`mixed_secret_bound`; key ``β``-recoverable from ``(S, Q)``):
+  ``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β``.
+  Fang's thesis (ch. 7) states it for ``β = L_{R_f}``; our pad (:mod:`sketchauth.mixing.pads`) stores its nonce
   ``R_f`` in clear, so per nonce the mix is deterministic and the only slack is ``β``, the
   log of the number of keys consistent with one ``(S, Q)``. For randomness that is not uniform
   the derivation costs ``L_R − H∞(R)`` more (``L_R`` the log of its support), which we subtract
   too (zero for uniform randomness).
   Mixing is no worse than concatenation iff ``H∞(k) ≥ L_R + β``; for a deterministic sketch the
   bound on ``b`` improves by ``H∞(k) − β``: that loss is *diverted* to ``k``.
-* **Theorem 8**: ``H̃∞(k|Q) ≥ H∞(k) + H∞(R) − L_S`` (tight).
+* **Theorem 8** (:func:`mixing_key_bound`): ``H̃∞(k|Q) ≥ H∞(k) + H∞(R) − L_S`` (tight).
 * **Two fuzzy secrets** (``K = Ext(b_2)`` with extractor overhead ``δ``; ``S = Q ‖ S_2``):
   ``H̃∞(b_1|S) ≥ H∞(b_1) + H∞(b_2) + H∞(R_2) − L_{S_2} − δ − L_{S_1}`` and
   ``H̃∞(b_2|S) ≥ H∞(b_2) + H∞(R_2) + H∞(R_1) − L_{S_1} − L_{S_2} − δ``. With the extractor
@@ -26,6 +27,8 @@ Trees of more than two secrets (fanning, chaining, hybrid) are accounted edge by
 mixed by key ``j`` gets the better of its concatenation and Theorem 7 bounds with ``j``'s key
 entropy, and each secret whose key mixes sketches loses what Theorem 8 (or the second
 two-fuzzy bound) charges for each of them. A remaining entropy is never reported below 0.
+In the reports (:attr:`SecretAccount.bounds`, :meth:`ExactMixing.bounds`, ``whole_lemma6``) each
+bound is keyed by the thesis's numbering: ``lemma6``, ``theorem7``, ``theorem8``.
 
 ``β`` (:func:`key_recoverability_bits`). Given ``Q`` alone *every* key is consistent: the mix
 is format-preserving, each key maps ``Q`` to a valid sketch, so no key can be ruled out by the
@@ -39,7 +42,7 @@ determined by ``(S, Q)``.
 
 Example::
 
-    >>> round(theorem7(h_b=100.0, h_k=19.93, sketch_bits=128.0, beta=0.0), 2)
+    >>> round(mixed_secret_bound(h_b=100.0, h_k=19.93, sketch_bits=128.0, beta=0.0), 2)
     -8.07
     >>> key_recoverability_bits(19.93, 128.0)
     0.0
@@ -50,14 +53,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import ParameterError
-
-if TYPE_CHECKING:
-    from sketchauth.sketches.base import SecureSketch
+from sketchauth.mixing.pads import mix_symbols
+from sketchauth.sketches.base import SecureSketch
 
 __all__ = [
     "KEY_RECOVERY_FAILURE_LOG2",
@@ -70,10 +72,10 @@ __all__ = [
     "concatenation_bound",
     "exact_mixing",
     "extractor_overhead",
+    "joint_secrets_bound",
     "key_recoverability_bits",
-    "lemma6",
-    "theorem7",
-    "theorem8",
+    "mixed_secret_bound",
+    "mixing_key_bound",
     "two_fuzzy_bounds",
 ]
 
@@ -87,18 +89,28 @@ def concatenation_bound(h_b: float, h_r: float, sketch_bits: float) -> float:
     return h_b + h_r - sketch_bits
 
 
-def lemma6(h_secrets: Sequence[float], h_randomness: Sequence[float], sketch_bits: float) -> float:
-    """``H̃∞(b_1,…,b_n|S) ≥ Σ H∞(b_i) + Σ H∞(R_i) − L_S`` (mixing and concatenation alike)."""
+def joint_secrets_bound(h_secrets: Sequence[float], h_randomness: Sequence[float], sketch_bits: float) -> float:
+    """``H̃∞(b_1,…,b_n|S) ≥ Σ H∞(b_i) + Σ H∞(R_i) − L_S``: all secrets together (Lemma 6 of Fang's thesis, ch. 7).
+
+    Mixing and concatenation alike: mixing only moves loss between the secrets, never removes it.
+    """
     return float(sum(h_secrets)) + float(sum(h_randomness)) - sketch_bits
 
 
-def theorem7(h_b: float, h_k: float, sketch_bits: float, beta: float, randomness_slack: float = 0.0) -> float:
-    """``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β − (L_R − H∞(R))``."""
+def mixed_secret_bound(h_b: float, h_k: float, sketch_bits: float, beta: float, randomness_slack: float = 0.0) -> float:
+    """``H̃∞(b|Q) ≥ H∞(b) + H∞(k) − L_S − β − (L_R − H∞(R))``: the secret whose sketch is mixed.
+
+    Theorem 7 of Fang's thesis, ch. 7 (key ``k`` ``β``-recoverable from ``(S, Q)``; the slack
+    ``L_R − H∞(R)`` is zero for uniform sketch randomness).
+    """
     return h_b + h_k - sketch_bits - beta - randomness_slack
 
 
-def theorem8(h_k: float, h_r: float, sketch_bits: float) -> float:
-    """``H̃∞(k|Q) ≥ H∞(k) + H∞(R) − L_S`` (tight)."""
+def mixing_key_bound(h_k: float, h_r: float, sketch_bits: float) -> float:
+    """``H̃∞(k|Q) ≥ H∞(k) + H∞(R) − L_S`` (tight): the secret whose key mixes the sketch.
+
+    Theorem 8 of Fang's thesis, ch. 7: the mixed sketch's loss is diverted to the key's secret.
+    """
     return h_k + h_r - sketch_bits
 
 
@@ -350,7 +362,7 @@ def account(components: Sequence[ComponentFacts], mixes: Sequence[tuple[int, int
     sketch_bits = sum(c.sketch_bits for c in components if c.kind == "fuzzy")
     randomness = sum(c.randomness_bits for c in components if c.kind == "fuzzy")
     whole = (
-        lemma6([c.min_entropy for c in components], [randomness], sketch_bits)  # type: ignore[misc]
+        joint_secrets_bound([c.min_entropy for c in components], [randomness], sketch_bits)  # type: ignore[misc]
         if known
         else None
     )
@@ -379,8 +391,8 @@ def _secret_account(
         h_k = c.min_entropy
         bounds["concatenation"] = h_k
         bounds["theorem8"] = None if h_k is None else h_k - child_loss
-        loss = min(child_loss, h_k) if h_k is not None else child_loss
-        return SecretAccount(index, c.name, c.kind, h_k, 0.0, loss, None, bounds)
+        key_loss = min(child_loss, h_k) if h_k is not None else child_loss
+        return SecretAccount(index, c.name, c.kind, h_k, 0.0, key_loss, None, bounds)
     concat_loss = max(0.0, c.sketch_bits - c.randomness_bits)
     loss: float | None = concat_loss
     diverted: float | None = 0.0
@@ -396,7 +408,7 @@ def _secret_account(
             loss = min(concat_loss, mixed_loss)
             diverted = concat_loss - loss
             bounds["theorem7"] = (
-                None if h is None else theorem7(h, parent.key_entropy, c.sketch_bits, parent.beta, slack)
+                None if h is None else mixed_secret_bound(h, parent.key_entropy, c.sketch_bits, parent.beta, slack)
             )
         key = components[parent.key_index]
         if key.kind == "fuzzy":
@@ -466,9 +478,9 @@ class ExactMixing:
         """The lower bounds of Fang's thesis, ch. 7, evaluated with these exact inputs."""
         return {
             "concatenation": concatenation_bound(self.h_b, self.h_r, self.sketch_bits),
-            "lemma6": lemma6([self.h_b, self.h_k], [self.h_r], self.sketch_bits),
-            "theorem7": theorem7(self.h_b, self.h_k, self.sketch_bits, self.beta, self.l_r - self.h_r),
-            "theorem8": theorem8(self.h_k, self.h_r, self.sketch_bits),
+            "lemma6": joint_secrets_bound([self.h_b, self.h_k], [self.h_r], self.sketch_bits),
+            "theorem7": mixed_secret_bound(self.h_b, self.h_k, self.sketch_bits, self.beta, self.l_r - self.h_r),
+            "theorem8": mixing_key_bound(self.h_k, self.h_r, self.sketch_bits),
         }
 
 
@@ -491,11 +503,9 @@ def exact_mixing(
     """Enumerate every (secret, randomness, key) of a toy cascade and measure it exactly.
 
     ``pads[k]`` is the pad key ``k`` adds to the sketch's symbols (one row per key, e.g. the
-    rows of :func:`sketchauth.mixing.derive_pad` for a fixed nonce, or ``[[0], [1]]`` for the
+    rows of :func:`sketchauth.mixing.pads.derive_pad` for a fixed nonce, or ``[[0], [1]]`` for the
     plain one-bit key ``Q = S + k``). Secrets and keys are uniform unless priors are given.
     """
-    from sketchauth.mixing import mix_symbols
-
     combine = mix or mix_symbols
     pads = np.asarray(pads, dtype=np.uint64)
     if pads.ndim != 2 or pads.shape[0] < 1:
