@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -43,7 +43,18 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import Quantiser, as_element_set
 
-__all__ = ["MAX_SAMPLES", "SPREADS", "enrol_interval", "enrol_weighted_set", "fit_weights"]
+if TYPE_CHECKING:
+    from sketchauth.sketches.base import SecureSketch
+
+__all__ = [
+    "MAX_SAMPLES",
+    "SPREADS",
+    "asymmetric_template",
+    "enrol_interval",
+    "enrol_weighted_set",
+    "fit_weights",
+    "weighted_vault_template",
+]
 
 #: The spread measures :func:`enrol_interval` knows.
 SPREADS = ("range", "std")
@@ -214,3 +225,29 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
     keep = w > 0
     order = np.argsort(e[keep], kind="stable")
     return e[keep][order], w[keep][order]
+
+
+# -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------
+def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(b, v)`` for an asymmetric interval sketch from several captures (:func:`enrol_interval`).
+
+    The universe ``n``, the cap ``q`` and the quantisation (``step``, ``offset``) are the
+    sketch's own; ``options`` are :func:`enrol_interval`'s (``spread``, ``margin``, ``scale``).
+    """
+    params = sketch.params()
+    return enrol_interval(
+        captures, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options
+    )
+
+
+def weighted_vault_template(
+    sketch: SecureSketch, captures: Sequence[Any], **options: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(elements, weights)`` for a weighted fuzzy vault from several captured sets.
+
+    :func:`enrol_weighted_set` weighs each element by how consistently the captures contain it
+    and fits the weights to the vault's fixed total weight ``g`` (fixed so that it cannot link two
+    enrolments) with the one rule, :func:`fit_weights`; ``options``: ``min_count``.
+    """
+    params = sketch.params()
+    return enrol_weighted_set(captures, params["q"], p=params["p"], total=params["g"], **options)
