@@ -200,7 +200,7 @@ def _bounded(base: Any, low: int | float | None, high: int | None, *, exclusive_
 def _annotation(p: Parameter) -> Any:
     """The type of one parameter's value, with its bounds."""
     if p.kind == "choice":
-        return Literal[p.choices]  # type: ignore[valid-type]
+        return Literal[p.choices]
     if p.kind == "number":
         return _bounded(StrictFloat | StrictInt, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
     item = _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)

@@ -308,7 +308,7 @@ class SecureSketch(ABC):
         return SCHEMES[self.scheme_name][0]
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.params() == self.params()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.params() == self.params()
 
     def __hash__(self) -> int:
         return hash((type(self), repr(sorted(self.params().items()))))

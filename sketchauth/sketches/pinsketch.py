@@ -131,7 +131,9 @@ def _default_sweep(params: Mapping[str, Any]) -> list[int]:
 def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
     """GF(2^8), t = 1 (the sketch is the XOR of the elements): every subset of {1..8} of at most
     two elements, 37 secrets."""
-    sets = [[]] + [[a] for a in range(1, 9)] + [list(c) for c in itertools.combinations(range(1, 9), 2)]
+    sets: list[list[int]] = (
+        [[]] + [[a] for a in range(1, 9)] + [list(c) for c in itertools.combinations(range(1, 9), 2)]
+    )
     return {"m": 8, "t": 1}, sets
 
 
