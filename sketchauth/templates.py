@@ -229,15 +229,17 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
 
 # -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------
 def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(b, v)`` for an asymmetric interval sketch from several captures (:func:`enrol_interval`).
+    """``(b, v)`` for an asymmetric interval sketch from several captures.
 
-    The universe ``n``, the cap ``q`` and the quantisation (``step``, ``offset``) are the
-    sketch's own; ``options`` are :func:`enrol_interval`'s (``spread``, ``margin``, ``scale``).
+    The sketch's own :meth:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch.template`:
+    :func:`enrol_interval` with its universe ``n``, cap ``q`` and quantisation (``step``,
+    ``offset``); ``options`` are :func:`enrol_interval`'s (``spread``, ``margin``, ``scale``).
     """
-    params = sketch.params()
-    return enrol_interval(
-        captures, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options
-    )
+    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+
+    if not isinstance(sketch, AsymmetricIntervalSketch):
+        raise ParameterError(f"asymmetric_template needs an asymmetric interval sketch, not {sketch.scheme_name}")
+    return sketch.template(captures, **options)
 
 
 def weighted_vault_template(
