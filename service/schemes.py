@@ -1,39 +1,58 @@
 """The schemes the service exposes: name → parameter model, sample kind, and how to enrol.
 
-Each :class:`SchemeSpec` says how to validate a scheme's parameters (a pydantic model with
-``extra="forbid"``, built for the service's :class:`~service.limits.RequestLimits`, whose JSON
-schema ``GET /v1/schemes`` and the OpenAPI request schema publish), what a sample looks like,
-how many samples enrolment takes and how the secret is derived from them. Parameter bounds come
-from the library's own constants (``interval.MAX_N``, ``vault.MAX_CANDIDATE_POINTS``,
-``pinsketch.MAX_T``, ...), tightened where a parameter fixes a sample's length to the configured
-sample length, and where the service stores less than the library allows (vault slots, s2 gaps)
-to the service's caps below. Building the sketch
-goes through the library's public registry (``scheme_class(name)``), so the service never
-reaches into a scheme's internals.
+Everything a scheme's entry says comes from the library's
+:class:`~sketchauth.sketches.base.SchemeDescriptor` (``scheme_class(name).descriptor``): the
+parameters with their bounds and descriptions (:class:`~sketchauth.sketches.params.Parameter`,
+from the scheme module's own constants), the sample kind, the one-line description, how many
+captures enrolment takes and the template hook that turns them into the secret, and a working
+example. The service adds only its own policy: a parameter that fixes a sample's length is capped
+at the configured sample length (:class:`~service.limits.RequestLimits`), and where the service
+stores less than the library allows (vault slots, s2 gaps) or defaults differently, the
+per-scheme :data:`POLICIES` below tighten the library's bounds — never widen them. The result is
+a pydantic model with ``extra="forbid"`` whose JSON schema ``GET /v1/schemes`` and the OpenAPI
+request schema publish exactly as it is enforced. Rules between parameters the JSON schema
+cannot say (2t < n, m >= 2t + 1, v <= n, p prime) are in the descriptions and enforced by the
+library. Building the sketch goes through the library's public registry (``scheme_class(name)``),
+so the service never reaches into a scheme's internals.
 
-A scheme is offered only when its library module is importable, so the table grows as the
-library does without the service changing its shape.
+Every registered family is offered unless :data:`NOT_OFFERED` says why not, and only when its
+library module (and its template's) is importable, so a new scheme reaches the service with no
+change here.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
-from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
+from sketchauth.sketches.base import SchemeDescriptor, SecureSketch
+from sketchauth.sketches.params import Parameter
+from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
 
 __all__ = [
     "MAX_STORED_GAPS",
     "MAX_VAULT_PRIME",
     "MAX_VAULT_SLOTS",
+    "NOT_OFFERED",
+    "POLICIES",
     "SCHEME_SPECS",
     "SchemeSpec",
     "UnknownScheme",
@@ -55,11 +74,14 @@ MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
 #: the worst case): the same ~512 KiB per stored enrolment as the vaults, and an encode of
 #: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
 MAX_STORED_GAPS = 1 << 20
-#: Code-offset sketches are Reed-Solomon codewords over GF(2^8): at most 2^8 - 1 bytes.
-CODE_OFFSET_MAX_N = 255
 #: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
 #: brings q candidate points); the service keeps room for samples of at least this many.
 WEIGHTED_MIN_SAMPLE_ROOM = 8
+
+#: Registered families the service does not offer, and why.
+NOT_OFFERED: dict[str, str] = {
+    "chaff-point": "the reference family of the key-guessing experiments (points on a line), not a biometric",
+}
 
 
 class UnknownScheme(LookupError):
@@ -70,226 +92,228 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-Step = Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)]
-Offset = Annotated[StrictFloat | StrictInt, Field(allow_inf_nan=False)]
+# -- the service's policy: tightenings of the library's bounds -----------------------------------------
+#: ``(limits, parameters and template options by name) -> the same, some tightened``.
+Tightening = Callable[[RequestLimits, dict[str, Parameter]], dict[str, Parameter]]
 
 
-# -- parameter models --------------------------------------------------------------------------
-# One factory per scheme: the bounds come from the library's constants and, where a parameter
-# fixes a sample's length, from the configured sample length; every bound is published in the
-# JSON schema exactly as pydantic enforces it. Cross-parameter rules the JSON schema cannot say
-# (2t < n, m >= 2t + 1, v <= n, p prime) are in the descriptions and enforced by the library.
+def _cap(name: str, high: int) -> Tightening:
+    """``name <= high`` (the service stores less than the library allows)."""
+
+    def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+        current = fields[name].high
+        return {**fields, name: replace(fields[name], high=high if current is None else min(current, high))}
+
+    return tighten
 
 
-def _interval_params(limits: RequestLimits) -> type[BaseModel]:
-    from sketchauth.sketches.interval import MAX_FEATURES, MAX_N
+def _half_of(tolerance: str, size: str) -> Tightening:
+    """``tolerance <= (max size − 1) // 2``: the bound ``2·tolerance < size`` implies at the largest size."""
 
-    max_features = min(MAX_FEATURES, limits.max_sample_length)
-    Tolerance = Annotated[StrictInt, Field(ge=1, le=MAX_N)]
+    def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+        largest = fields[size].high
+        return _cap(tolerance, (largest - 1) // 2)(limits, fields) if largest is not None else fields
 
-    class IntervalParams(_Params):
-        n: Annotated[StrictInt, Field(ge=2, le=MAX_N, description="size of each feature's universe [0, n)")]
-        v: Tolerance | Annotated[list[Tolerance], Field(min_length=1, max_length=max_features)] = Field(
-            description="tolerance: |d'_i - b_i| < v_i, 1 <= v_i <= n; one int for all features or one per feature"
-        )
-        features: Annotated[StrictInt, Field(ge=1, le=max_features)] | None = Field(
-            default=None, description="vector length (default: from v when v is a list, else 1)"
-        )
-        step: Step | None = Field(
-            default=None, description="quantisation step for real-valued features (none: integer features)"
-        )
-        offset: Offset | None = Field(
-            default=None,
-            description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
-            "are accepted, others refused (an integer when there is no step)",
-        )
-
-    return IntervalParams
+    return tighten
 
 
-def _code_offset_params(limits: RequestLimits) -> type[BaseModel]:
-    max_n = min(CODE_OFFSET_MAX_N, limits.max_sample_length)
+def _default(name: str, value: Any) -> Tightening:
+    """Requests may leave ``name`` out; the service then uses ``value``."""
 
-    class CodeOffsetParams(_Params):
-        n: Annotated[StrictInt, Field(ge=3, le=max_n, description="bytes per sample")]
-        t: Annotated[StrictInt, Field(ge=1, le=(max_n - 1) // 2, description="byte errors corrected (2t < n)")]
+    def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+        return {**fields, name: replace(fields[name], required=False, default=value)}
 
-    return CodeOffsetParams
-
-
-def _pinsketch_params(limits: RequestLimits) -> type[BaseModel]:
-    from sketchauth.sketches._gf2m import MAX_M, MIN_M
-    from sketchauth.sketches.pinsketch import MAX_T
-
-    class PinSketchParams(_Params):
-        m: Annotated[StrictInt, Field(ge=MIN_M, le=MAX_M, description="field GF(2^m): elements are 1..2^m - 1")]
-        t: Annotated[
-            StrictInt,
-            Field(ge=1, le=MAX_T, description="set difference tolerated, |A symmetric-difference B| <= t < 2^(m-1)"),
-        ]
-
-    return PinSketchParams
+    return tighten
 
 
-def _fuzzy_vault_params(limits: RequestLimits) -> type[BaseModel]:
-    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
-
-    max_m = min(MAX_CANDIDATE_POINTS, limits.max_sample_length)
-
-    class FuzzyVaultParams(_Params):
-        p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_PRIME, description="prime field size: elements are 0..p-1")]
-        m: Annotated[
-            StrictInt, Field(ge=1, le=max_m, description="set size, m <= p (every sample has exactly m elements)")
-        ]
-        t: Annotated[StrictInt, Field(ge=0, le=(max_m - 1) // 2, description="wrong elements tolerated (m >= 2t + 1)")]
-
-    return FuzzyVaultParams
-
-
-def _weighted_vault_params(limits: RequestLimits) -> type[BaseModel]:
-    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
-
-    min_q = 3
-    max_q = MAX_CANDIDATE_POINTS // WEIGHTED_MIN_SAMPLE_ROOM
-    # The template's total weight comes from the elements of one capture, each weighing < q.
-    max_g = min(MAX_CANDIDATE_POINTS, limits.max_sample_length * (max_q - 1))
-
-    class WeightedVaultParams(_Params):
-        p: Annotated[StrictInt, Field(ge=2, le=MAX_VAULT_SLOTS // min_q, description="element universe [0, p)")]
-        q: Annotated[
-            StrictInt, Field(ge=min_q, le=max_q, description="slots per element; weights lie in [1, q); p*q <= 131072")
-        ]
-        g: Annotated[
-            StrictInt,
-            Field(ge=1, le=max_g, description="total weight of every enrolment, g <= p(q-1) (fixed per deployment)"),
-        ]
-        t: Annotated[
-            StrictInt,
-            Field(ge=0, le=(max_g - 1) // 2, description="decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t"),
-        ]
-        min_count: Annotated[StrictInt, Field(ge=1, le=limits.max_samples)] | None = Field(
-            default=None, description="enrolment option: captures an element must appear in (default: a majority)"
-        )
-
-        @model_validator(mode="after")
-        def _slots_within_cap(self) -> WeightedVaultParams:
-            # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
-            # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
-            if self.p * self.q > MAX_VAULT_SLOTS:
-                raise ValueError(f"p*q must be at most {MAX_VAULT_SLOTS} slots (the helper lists every slot)")
-            return self
-
-    return WeightedVaultParams
-
-
-def _asymmetric_params(limits: RequestLimits) -> type[BaseModel]:
-    from sketchauth.sketches.asymmetric import MAX_FEATURES, MAX_N
-
-    max_features = min(MAX_FEATURES, limits.max_sample_length)
-
-    class AsymmetricIntervalParams(_Params):
-        n: Annotated[StrictInt, Field(ge=2, le=MAX_N, description="size of each feature's universe [0, n)")]
-        q: Annotated[StrictInt, Field(ge=1, le=MAX_N, description="largest per-feature tolerance v (1 <= q <= n)")]
-        scheme: Literal["s1", "s2", "s3"] = Field(
-            default="s2",
-            description="s1: tolerance in clear; s2: hidden among random even intervals "
-            "(its boundaries keep the parity of b - v); "
-            "s3: s2 with decoy parities, q >= 2 (s2/s3: features * (n // 2 + 1) <= 2^20)",
-        )
-        features: Annotated[StrictInt, Field(ge=1, le=max_features, description="vector length")] = 1
-        step: Step | None = Field(
-            default=None, description="quantisation step for real-valued captures (none: integer features)"
-        )
-        offset: Offset | None = Field(
-            default=None,
-            description="value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
-            "are accepted, others refused (an integer when there is no step)",
-        )
-        spread: Literal["range", "std"] = Field(default="range", description="enrolment option: spread measure for v")
-        margin: Annotated[StrictInt, Field(ge=0)] = Field(
-            default=1, description="enrolment option: v = ceil(scale*spread) + margin"
-        )
-
-        @model_validator(mode="after")
-        def _gaps_within_cap(self) -> AsymmetricIntervalParams:
-            # An s2 helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
-            # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
-            if self.scheme in ("s2", "s3") and self.features * (self.n // 2 + 1) > MAX_STORED_GAPS:
-                raise ValueError(
-                    f"an {self.scheme} sketch lists up to features * (n // 2 + 1) gaps, "
-                    f"at most {MAX_STORED_GAPS} here: "
-                    "lower n or features, or use scheme s1"
-                )
-            return self
-
-    return AsymmetricIntervalParams
-
-
-def _one_sample(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
-    return samples[0]
-
-
-def _interval_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
-    """``(b, v)`` from several captures by ``sketchauth.templates.enrol_interval``."""
-    from sketchauth.templates import enrol_interval
-
-    params = sketch.params()
-    return enrol_interval(
-        samples, params["n"], params["q"], step=params.get("step"), offset=params.get("offset"), **options
+def _weighted_sizes(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+    """Room for samples of ``WEIGHTED_MIN_SAMPLE_ROOM`` elements, ``p*q`` within the vault cap,
+    and a total weight ``g`` that the elements of one capture (each weighing < q) can reach."""
+    points = fields["g"].high  # the decoder's candidate points (vault.MAX_CANDIDATE_POINTS)
+    assert points is not None
+    max_q = points // WEIGHTED_MIN_SAMPLE_ROOM
+    min_q = int(fields["q"].low or 1)
+    fields = _cap("q", max_q)(limits, fields)
+    fields = _cap("p", MAX_VAULT_SLOTS // min_q)(limits, fields)
+    fields = _cap("g", limits.max_sample_length * (max_q - 1))(limits, fields)
+    fields = _half_of("t", "g")(limits, fields)
+    fields["q"] = replace(
+        fields["q"], description=f"slots per element; weights lie in [1, q); p*q <= {MAX_VAULT_SLOTS}"
     )
+    return _cap("min_count", limits.max_samples)(limits, fields)
 
 
-def _weighted_template(sketch: SecureSketch, samples: Sequence[Any], options: dict[str, Any]) -> Any:
-    """``(elements, weights)`` from several captured sets, fitted to the vault's total weight ``g``.
-
-    ``sketchauth.templates.enrol_weighted_set(..., total=g)`` weighs each element by how
-    consistently the captures contain it and fits the weights to the fixed ``g`` (``g`` is fixed
-    so it cannot link two enrolments) with the library's one rule, ``fit_weights``.
-    """
-    from sketchauth.templates import enrol_weighted_set
-
-    params = sketch.params()
-    return enrol_weighted_set(samples, params["q"], p=params["p"], total=params["g"], **options)
+class _WeightedVaultChecks(_Params):
+    @model_validator(mode="after")
+    def _slots_within_cap(self) -> Any:
+        # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
+        # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
+        if self.p * self.q > MAX_VAULT_SLOTS:  # type: ignore[attr-defined]
+            raise ValueError(f"p*q must be at most {MAX_VAULT_SLOTS} slots (the helper lists every slot)")
+        return self
 
 
-def _vault_sample_length() -> tuple[int, int]:
-    """A fuzzy-vault sample has exactly m elements, 1 <= m <= ``MAX_CANDIDATE_POINTS``."""
-    from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
+class _AsymmetricChecks(_Params):
+    @model_validator(mode="after")
+    def _gaps_within_cap(self) -> Any:
+        # An s2 helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
+        # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
+        scheme, features, n = self.scheme, self.features, self.n  # type: ignore[attr-defined]
+        if scheme in ("s2", "s3") and features * (n // 2 + 1) > MAX_STORED_GAPS:
+            raise ValueError(
+                f"an {scheme} sketch lists up to features * (n // 2 + 1) gaps, "
+                f"at most {MAX_STORED_GAPS} here: "
+                "lower n or features, or use scheme s1"
+            )
+        return self
 
-    return 1, MAX_CANDIDATE_POINTS
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the service changes about one scheme's published parameters (tightening only)."""
+
+    tighten: tuple[Tightening, ...] = ()
+    #: Base of the parameter model: checks across parameters of the service's own caps.
+    checks: type[BaseModel] = _Params
+
+
+#: The service's own caps and defaults, per scheme (absent: the library's bounds as they are).
+POLICIES: dict[str, Policy] = {
+    "code-offset": Policy((_half_of("t", "n"),)),
+    "fuzzy-vault": Policy((_cap("p", MAX_VAULT_PRIME), _half_of("t", "m"))),
+    "weighted-vault": Policy((_weighted_sizes,), _WeightedVaultChecks),
+    "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1)), _AsymmetricChecks),
+}
+
+
+# -- parameter models ------------------------------------------------------------------------------
+def _bounded(base: Any, low: int | float | None, high: int | None, *, exclusive_low: bool = False, **extra: Any) -> Any:
+    """``base`` with the bounds pydantic enforces and the JSON schema publishes."""
+    bounds: dict[str, Any] = dict(extra)
+    if low is not None:
+        bounds["gt" if exclusive_low else "ge"] = low
+    if high is not None:
+        bounds["le"] = high
+    return Annotated[base, Field(**bounds)] if bounds else base
+
+
+def _annotation(p: Parameter) -> Any:
+    """The type of one parameter's value, with its bounds."""
+    if p.kind == "choice":
+        return Literal[p.choices]
+    if p.kind == "number":
+        return _bounded(StrictFloat | StrictInt, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
+    item = _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)
+    if p.kind == "per-feature":
+        return item | Annotated[list[item], Field(min_length=1, max_length=p.max_items)]  # type: ignore[valid-type]
+    return item
+
+
+def _field(p: Parameter) -> tuple[Any, Any]:
+    """``(annotation, Field)`` for :func:`pydantic.create_model`: required, defaulted or nullable."""
+    annotation = _annotation(p)
+    if p.required:
+        return annotation, Field(description=p.description)
+    if p.default is None:
+        return annotation | None, Field(default=None, description=p.description)
+    return annotation, Field(default=p.default, description=p.description)
+
+
+def _capped_lengths(descriptor: SchemeDescriptor, limits: RequestLimits, fields: dict[str, Parameter]) -> None:
+    """Parameters that fix a sample's length are at most the configured sample length."""
+    for name in descriptor.length_parameters:
+        p = fields[name]
+        if p.kind == "per-feature":
+            most = limits.max_sample_length if p.max_items is None else min(p.max_items, limits.max_sample_length)
+            fields[name] = replace(p, max_items=most)
+        else:
+            fields[name] = _cap(name, limits.max_sample_length)(limits, fields)[name]
+
+
+def _model_name(name: str) -> str:
+    """``IntervalParams``, ``CodeOffsetParams``; a class named after its scheme keeps its spelling
+    (``PinSketchParams``)."""
+    camel = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part)
+    own = scheme_class(name).__name__
+    return (own if own.lower() == camel.lower() else camel) + "Params"
+
+
+def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> type[BaseModel]:
+    """The scheme's parameters and enrolment options as a strict pydantic model under ``limits``."""
+    fields = {p.name: p for p in (*descriptor.parameters.fields, *descriptor.template_options)}
+    _capped_lengths(descriptor, limits, fields)
+    policy = POLICIES.get(descriptor.name, Policy())
+    for tighten in policy.tighten:
+        fields = tighten(limits, fields)
+    definitions = {name: _field(p) for name, p in fields.items()}
+    return create_model(_model_name(descriptor.name), __base__=policy.checks, **definitions)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True, slots=True)
 class SchemeSpec:
-    """How the service enrols and verifies with one scheme."""
+    """How the service enrols and verifies with one scheme (a view of its library descriptor)."""
 
-    name: str
-    #: limits -> the parameter model (bounds from the library's constants and the sample length).
-    params_factory: Callable[[RequestLimits], type[BaseModel]]
-    sample_kind: Literal["vector", "bytes", "set"]
-    description: str
-    min_samples: int = 1
-    #: Most enrolment samples; ``None``: as many as the configured limit allows.
-    max_samples: int | None = 1
-    #: (sketch, enrolment samples, enrolment options) → the secret to sketch.
-    secret_from_samples: Callable[[SecureSketch, Sequence[Any], dict[str, Any]], Any] = _one_sample
-    #: Parameters that steer enrolment only (template derivation), not the sketch itself.
-    enrolment_options: tuple[str, ...] = ()
-    #: Further library modules enrolment needs (e.g. template derivation).
-    requires: tuple[str, ...] = ()
-    #: Smallest sample element (sets: PinSketch elements are non-zero field elements).
-    min_element: int = 0
-    #: () → the fewest and most numbers a sample of this scheme can have whatever the parameters
-    #: (a code-offset sample is n <= 255 bytes); ``None``: 1 to the configured sample length.
-    sample_length_range: Callable[[], tuple[int, int]] | None = None
-    #: A small working request: (params, enrolment samples, a genuine verification sample).
-    #: Used to warm tables and compiled code at start-up, as the OpenAPI example and in tests.
-    example: tuple[dict[str, Any], list[list[Any]], list[Any]] = ({}, [], [])
+    descriptor: SchemeDescriptor
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+    @property
+    def sample_kind(self) -> Literal["vector", "bytes", "set"]:
+        return self.descriptor.sample_kind
+
+    @property
+    def description(self) -> str:
+        return self.descriptor.summary
+
+    @property
+    def min_samples(self) -> int:
+        return self.descriptor.min_captures
+
+    @property
+    def max_samples(self) -> int | None:
+        """Most enrolment samples; ``None``: as many as the configured limit allows."""
+        return self.descriptor.max_captures
+
+    @property
+    def enrolment_options(self) -> tuple[str, ...]:
+        """Parameters that steer enrolment only (template derivation), not the sketch itself."""
+        return tuple(p.name for p in self.descriptor.template_options)
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Further library modules enrolment needs (the template hook's)."""
+        template = self.descriptor.template
+        return () if template is None else (template.partition(":")[0],)
+
+    @property
+    def min_element(self) -> int:
+        """Smallest sample element (sets: PinSketch elements are non-zero field elements)."""
+        return self.descriptor.min_element
+
+    @property
+    def example(self) -> tuple[dict[str, Any], list[list[Any]], list[Any]]:
+        """A small working request: (params, enrolment samples, a genuine verification sample).
+        Used to warm tables and compiled code at start-up, as the OpenAPI example and in tests."""
+        return self.descriptor.example
 
     @property
     def module(self) -> str:
-        return SCHEMES[self.name][1].partition(":")[0]
+        return scheme_class(self.name).__module__
+
+    def secret_from_samples(self, sketch: SecureSketch, samples: Sequence[Any], options: Mapping[str, Any]) -> Any:
+        """The secret to sketch from the enrolment samples (the descriptor's template hook)."""
+        return self.descriptor.secret_from_captures(sketch, samples, options)
+
+    def sample_length_range(self) -> tuple[int, int] | None:
+        """The fewest and most numbers a sample can have whatever the parameters, when a single
+        parameter fixes it (a code-offset sample is n <= 255 bytes); ``None``: no such bound."""
+        lengths = [self.descriptor.parameters.field(n) for n in self.descriptor.length_parameters]
+        fixed = [p for p in lengths if p.kind == "int" and p.low is not None and p.high is not None]
+        if not fixed:
+            return None
+        return int(fixed[0].low), int(fixed[0].high)  # type: ignore[arg-type]
 
     def available(self) -> bool:
         """Whether the library has this scheme (and what its enrolment needs) in this tree."""
@@ -306,7 +330,8 @@ class SchemeSpec:
 
     def sample_length(self, limits: RequestLimits) -> tuple[int, int]:
         """Fewest and most numbers per enrolment sample under ``limits``."""
-        low, high = (1, limits.max_sample_length) if self.sample_length_range is None else self.sample_length_range()
+        fixed = self.sample_length_range()
+        low, high = (1, limits.max_sample_length) if fixed is None else fixed
         return low, min(high, limits.max_sample_length)
 
     def split(self, model: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -334,81 +359,23 @@ class SchemeSpec:
 
 @lru_cache(maxsize=64)
 def _params_model(name: str, limits: RequestLimits) -> type[BaseModel]:
-    return SCHEME_SPECS[name].params_factory(limits)
+    return _build_params_model(SCHEME_SPECS[name].descriptor, limits)
 
 
-SCHEME_SPECS: dict[str, SchemeSpec] = {
-    spec.name: spec
-    for spec in (
-        SchemeSpec(
-            "interval",
-            _interval_params,
-            "vector",
-            "interval sketch per feature, S = b mod (2v - 1): close iff |d'_i - b_i| < v_i for every feature",
-            example=({"n": 256, "v": 8, "features": 4}, [[120, 33, 200, 71]], [123, 30, 205, 71]),
-        ),
-        SchemeSpec(
-            "code-offset",
-            _code_offset_params,
-            "bytes",
-            "code-offset sketch with Reed-Solomon over GF(2^8) (Dodis-Ostrovsky-Reyzin-Smith): close iff at "
-            "most t of n bytes differ",
-            sample_length_range=lambda: (3, CODE_OFFSET_MAX_N),
-            example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
-        ),
-        SchemeSpec(
-            "fuzzy-vault",
-            _fuzzy_vault_params,
-            "set",
-            "complete Juels-Sudan fuzzy vault over F_p: close iff at most t of the m elements differ",
-            sample_length_range=_vault_sample_length,
-            example=(
-                {"p": 257, "m": 8, "t": 2},
-                [[3, 17, 40, 66, 101, 150, 200, 251]],
-                [3, 17, 40, 66, 101, 150, 9, 10],
-            ),
-        ),
-        SchemeSpec(
-            "pinsketch",
-            _pinsketch_params,
-            "set",
-            "PinSketch, BCH syndromes over GF(2^m) (Dodis-Ostrovsky-Reyzin-Smith): close iff the sets differ "
-            "in at most t elements",
-            min_element=1,
-            example=({"m": 16, "t": 4}, [[3, 70, 1000, 2024, 65535]], [3, 70, 1001, 2024, 65535, 9]),
-        ),
-        SchemeSpec(
-            "asymmetric-interval",
-            _asymmetric_params,
-            "vector",
-            "asymmetric interval sketch: several captures give a template b and per-feature tolerances v "
-            "(sketchauth.templates.enrol_interval), both sketched; close iff |d'_i - b_i| < v_i",
-            min_samples=2,
-            max_samples=None,
-            secret_from_samples=_interval_template,
-            enrolment_options=("spread", "margin"),
-            requires=("sketchauth.templates",),
-            example=(
-                {"n": 256, "q": 16, "scheme": "s2", "features": 4},
-                [[120, 33, 200, 71], [122, 35, 198, 70], [119, 31, 203, 73]],
-                [122, 35, 203, 73],
-            ),
-        ),
-        SchemeSpec(
-            "weighted-vault",
-            _weighted_vault_params,
-            "set",
-            "weighted fuzzy vault: several captured sets give elements weighted by consistency "
-            "(sketchauth.templates.enrol_weighted_set, fitted to total weight g); accepts iff c - w >= g - 2t",
-            min_samples=2,
-            max_samples=None,
-            secret_from_samples=_weighted_template,
-            enrolment_options=("min_count",),
-            requires=("sketchauth.templates",),
-            example=({"p": 50, "q": 4, "g": 9, "t": 3}, [[3, 17, 40], [3, 17, 40], [3, 17, 40, 5]], [3, 17]),
-        ),
-    )
-}
+def _offered() -> dict[str, SchemeSpec]:
+    """A spec per registered family the service offers whose library module imports."""
+    specs: dict[str, SchemeSpec] = {}
+    for entry in REGISTRY:
+        if entry.composite or entry.name in NOT_OFFERED:
+            continue
+        try:
+            specs[entry.name] = SchemeSpec(scheme_descriptor(entry.name))
+        except (ImportError, AttributeError):
+            continue  # not in this tree: not offered
+    return specs
+
+
+SCHEME_SPECS: dict[str, SchemeSpec] = _offered()
 
 
 @cache

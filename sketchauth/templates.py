@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_SAMPLES",
     "SPREADS",
+    "asymmetric_template",
     "enrol_asymmetric_margin",
     "enrol_byte_mode",
     "enrol_fuzzy_vault",
@@ -71,6 +72,7 @@ __all__ = [
     "enrol_weighted_vault",
     "fit_set_size",
     "fit_weights",
+    "weighted_vault_template",
 ]
 
 #: The spread measures :func:`enrol_interval` knows.
@@ -311,3 +313,31 @@ def enrol_asymmetric_margin(sketch: SecureSketch, samples: Any, setting: Any = N
     (``step``, ``offset``) inside ``sketch.template``.
     """
     return sketch.template(samples, margin=int(setting))  # type: ignore[attr-defined]
+
+
+# -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------
+def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(b, v)`` for an asymmetric interval sketch from several captures.
+
+    The sketch's own :meth:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch.template`:
+    :func:`enrol_interval` with its universe ``n``, cap ``q`` and quantisation (``step``,
+    ``offset``); ``options`` are :func:`enrol_interval`'s (``spread``, ``margin``, ``scale``).
+    """
+    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+
+    if not isinstance(sketch, AsymmetricIntervalSketch):
+        raise ParameterError(f"asymmetric_template needs an asymmetric interval sketch, not {sketch.scheme_name}")
+    return sketch.template(captures, **options)
+
+
+def weighted_vault_template(
+    sketch: SecureSketch, captures: Sequence[Any], **options: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(elements, weights)`` for a weighted fuzzy vault from several captured sets.
+
+    :func:`enrol_weighted_set` weighs each element by how consistently the captures contain it
+    and fits the weights to the vault's fixed total weight ``g`` (fixed so that it cannot link two
+    enrolments) with the one rule, :func:`fit_weights`; ``options``: ``min_count``.
+    """
+    params = sketch.params()
+    return enrol_weighted_set(captures, params["q"], p=params["p"], total=params["g"], **options)

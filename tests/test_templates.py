@@ -227,3 +227,24 @@ def test_fit_weights_properties(sets: list[list[int]], total: int) -> None:
             assert max(derived[x] for x in cut) <= min(derived[x] for x in whole)
     else:
         assert set(fitted) == set(derived) and all(fitted[x] >= derived[x] for x in derived)
+
+
+def test_template_hooks_enrol_with_the_sketchs_own_parameters() -> None:
+    """The schemes' template hooks (``SchemeDescriptor.template``) are the rules above, applied
+    with the sketch's universe, cap, quantisation and total weight."""
+    from sketchauth.sketches.interval import IntervalSketch
+    from sketchauth.sketches.vault import WeightedFuzzyVault
+    from sketchauth.templates import asymmetric_template, weighted_vault_template
+
+    captures = [[1.0, 5.2], [1.4, 5.0], [0.6, 5.9]]
+    sketch = AsymmetricIntervalSketch(64, 8, scheme="s2", features=2, step=0.5, offset=-2.0)
+    b, v = asymmetric_template(sketch, captures, margin=2)
+    expected = enrol_interval(captures, 64, 8, step=0.5, offset=-2.0, margin=2)
+    assert (b.tolist(), v.tolist()) == (expected[0].tolist(), expected[1].tolist())
+    vault = WeightedFuzzyVault(50, 4, 9, 3)
+    sets = [[3, 17, 40], [3, 17, 40], [3, 17, 40, 5]]
+    got, want = weighted_vault_template(vault, sets), enrol_weighted_set(sets, 4, p=50, total=9)
+    assert (got[0].tolist(), got[1].tolist()) == (want[0].tolist(), want[1].tolist())
+    assert int(got[1].sum()) == 9
+    with pytest.raises(ParameterError, match="asymmetric interval sketch"):
+        asymmetric_template(IntervalSketch(64, 3), captures)

@@ -19,7 +19,10 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
     from sketchauth.sketches.pinsketch import PinSketch
     from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
+from sketchauth.sketches.registry import REGISTRY
+
 __all__ = [
+    "REGISTRY",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
     "CodeOffsetSketch",
@@ -27,27 +30,25 @@ __all__ = [
     "FuzzyVault",
     "IntervalSketch",
     "PinSketch",
+    "SchemeDescriptor",
     "SecureSketch",
     "SymbolSpace",
     "WeightedFuzzyVault",
     "backend",
+    "descriptors",
     "load_sketch",
     "scheme_class",
+    "scheme_descriptor",
 ]
 
+_BASE = ("EntropyReport", "SecureSketch", "SymbolSpace", "SchemeDescriptor", "load_sketch")
+_REGISTRY = ("REGISTRY", "scheme_class", "scheme_descriptor", "descriptors")
+_PREFIX = f"{__name__}."
+#: exported name -> module under this package; the scheme classes come from the registry.
 _WHERE = {
-    "EntropyReport": "base",
-    "SecureSketch": "base",
-    "SymbolSpace": "base",
-    "load_sketch": "base",
-    "scheme_class": "base",
-    "IntervalSketch": "interval",
-    "CodeOffsetSketch": "code_offset",
-    "PinSketch": "pinsketch",
-    "FuzzyVault": "vault",
-    "WeightedFuzzyVault": "vault",
-    "AsymmetricIntervalSketch": "asymmetric",
-    "ChaffPointSketch": "chaff",
+    **dict.fromkeys(_BASE, "base"),
+    **dict.fromkeys(_REGISTRY, "registry"),
+    **{r.class_name: r.module.removeprefix(_PREFIX) for r in REGISTRY if r.module.startswith(_PREFIX)},
     "backend": "_backend",
 }
 

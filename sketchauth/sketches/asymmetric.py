@@ -140,9 +140,9 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 
 __all__ = [
@@ -340,6 +340,62 @@ class _Partition:
         return np.delete(np.diff(self.points), self.ends[:-1])
 
 
+#: The parameters and their limits (published as they are by the service).
+PARAMETERS = ParameterSpec.of(
+    Parameter("n", "int", "size of each feature's universe [0, n)", low=2, high=MAX_N),
+    Parameter("q", "int", "largest per-feature tolerance v (1 <= q <= n)", low=1, high=MAX_N),
+    Parameter(
+        "scheme",
+        "choice",
+        "s1: tolerance in clear; s2: hidden among random even intervals "
+        "(its boundaries keep the parity of b - v); "
+        "s3: s2 with decoy parities, q >= 2 (s2/s3: features * (n // 2 + 1) <= 2^20)",
+        choices=SCHEMES_AVAILABLE,
+        default="s1",
+    ),
+    Parameter("features", "int", "vector length", low=1, high=MAX_FEATURES, default=1),
+    Parameter(
+        "step",
+        "number",
+        "quantisation step for real-valued captures (none: integer features)",
+        low=0,
+        exclusive_low=True,
+        required=False,
+    ),
+    Parameter(
+        "offset",
+        "number",
+        "value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+        "are accepted, others refused (an integer when there is no step)",
+        required=False,
+    ),
+)
+
+#: Options of the template (:func:`sketchauth.templates.asymmetric_template`).
+TEMPLATE_OPTIONS = (
+    Parameter(
+        "spread",
+        "choice",
+        "enrolment option: spread measure for v",
+        choices=("range", "std"),
+        required=False,
+        default="range",
+    ),
+    Parameter("margin", "int", "enrolment option: v = ceil(scale*spread) + margin", low=0, required=False, default=1),
+)
+
+
+def _default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Enrolment margins (levels added to each measured spread), from none to generous."""
+    return [0, 1, 2, 4, 8]
+
+
+def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """n = 6, q = 2, one feature, in the configured variant (s1 by default): all 12 pairs (b, v)."""
+    variant = str(params.get("scheme", "s1"))
+    return {"n": 6, "q": 2, "scheme": variant, "features": 1}, [([b], [v]) for b in range(6) for v in (1, 2)]
+
+
 class AsymmetricIntervalSketch(SecureSketch):
     """Sketch of ``(b, v)`` feature vectors, ``b ∈ [0, n)``, ``v ∈ [1, q]`` (Fang's thesis §6.2).
 
@@ -354,8 +410,38 @@ class AsymmetricIntervalSketch(SecureSketch):
     ``decode(helper, sample)`` returns ``(b, v)`` as two int64 arrays.
     """
 
-    scheme_name = "asymmetric-interval"
-    parameters = ParameterSpec(required=("n", "q", "scheme", "features"), optional=("step", "offset"))
+    descriptor = SchemeDescriptor(
+        name="asymmetric-interval",
+        sample_kind="vector",
+        summary="asymmetric interval sketch: several captures give a template b and per-feature tolerances v "
+        "(sketchauth.templates.enrol_interval), both sketched; close iff |d'_i - b_i| < v_i",
+        parameters=PARAMETERS,
+        length_parameters=("features",),
+        template="sketchauth.templates:asymmetric_template",
+        template_options=TEMPLATE_OPTIONS,
+        min_captures=2,
+        max_captures=None,
+        sweep="margin",
+        sweep_at_enrolment=True,
+        default_sweep=_default_sweep,
+        small_instance=_small_instance,
+        variant="scheme",
+        linkage_attacks={
+            "asymmetric-interval/s1": "s1-tolerances",
+            "asymmetric-interval/s2": "s2-similar-intervals",
+            "asymmetric-interval/s3": "s3-similar-intervals",
+        },
+        repeated_attacks={
+            "asymmetric-interval/s1": "crt-clear-tolerances",
+            "asymmetric-interval/s2": "partition-intersection",
+            "asymmetric-interval/s3": "partition-intersection",
+        },
+        example=(
+            {"n": 256, "q": 16, "scheme": "s2", "features": 4},
+            [[120, 33, 200, 71], [122, 35, 198, 70], [119, 31, 203, 73]],
+            [122, 35, 203, 73],
+        ),
+    )
 
     def __init__(
         self,
@@ -412,18 +498,6 @@ class AsymmetricIntervalSketch(SecureSketch):
         if self.offset is not None:
             out["offset"] = self.offset
         return out
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> AsymmetricIntervalSketch:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(
-            params["n"],
-            params["q"],
-            scheme=params["scheme"],
-            features=params["features"],
-            step=params.get("step"),
-            offset=params.get("offset"),
-        )
 
     @classmethod
     def for_range(

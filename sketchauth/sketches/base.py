@@ -22,26 +22,128 @@ from __future__ import annotations
 import importlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from sketchauth.entropy import sketch_loss_bound
-from sketchauth.errors import ParameterError, SketchFormatError
+from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params, pack_helper, parse_helper
-from sketchauth.sketches.params import ParameterSpec
+from sketchauth.sketches.params import Parameter, ParameterSpec
+from sketchauth.sketches.registry import REGISTRY, SCHEMES, scheme_class, scheme_name_of
+from sketchauth.sketches.samples import as_batch, as_collection
 
 __all__ = [
     "SCHEMES",
     "EntropyReport",
+    "ErrorPolicy",
+    "SampleKind",
+    "SchemeDescriptor",
     "SecureSketch",
     "SymbolSpace",
     "load_sketch",
     "scheme_class",
     "scheme_name_of",
 ]
+
+#: What :meth:`SecureSketch.decode_many` does with a sample too far from its secret.
+ErrorPolicy = Literal["raise", "return"]
+#: What one sample of a scheme is: a feature vector, a byte string or a set of integers.
+SampleKind = Literal["vector", "bytes", "set"]
+#: ``params -> (parameters of a tiny instance, the secrets to enumerate)``.
+SmallInstance = Callable[[Mapping[str, Any]], tuple[dict[str, Any], list[Any]]]
+#: ``params -> the settings of the swept parameter`` (pure: no data, no randomness).
+Sweep = Callable[[Mapping[str, Any]], list[int]]
+
+
+def _frozen(mapping: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class SchemeDescriptor:
+    """Everything the other layers need to know about one sketch family, kept with its class.
+
+    A scheme module sets ``descriptor = SchemeDescriptor(...)`` on its class; the class's
+    ``scheme_name`` and ``parameters`` come from it, the registry
+    (:mod:`sketchauth.sketches.registry`) finds it, and the service and the evaluation derive
+    their per-scheme tables from it. Evaluation-side code (deciders, attacks) lives above the
+    sketches, so the descriptor names it instead of holding it:
+
+    * ``name``, ``sample_kind`` and ``summary`` (one line: what "close" means);
+    * ``parameters``: the :class:`ParameterSpec` with each parameter's bounds from the module's
+      constants; ``length_parameters``: those whose value is the length of every sample (a
+      publisher caps them at its sample length); ``min_element``: the smallest set element;
+    * ``template`` (``"module:function"``, called as ``f(sketch, captures, **options)``) makes
+      the secret from several captures, with ``template_options`` steering it; ``None`` means
+      the secret is one capture. ``min_captures``/``max_captures`` (``None``: no limit);
+    * ``sweep`` (the parameter an error-rate sweep varies; ``sweep_at_enrolment`` when it is a
+      template option rather than a sketch parameter) and ``default_sweep(params)`` (both
+      ``None`` for a family the error-rate evaluation does not cover);
+    * ``small_instance(params)``: parameters and secrets of a miniature whose leakage can be
+      enumerated exactly (``None`` if none is feasible);
+    * ``variant``: the parameter whose value selects a variant with attacks of its own (the
+      asymmetric sketch's ``scheme``); ``linkage_attacks`` and ``repeated_attacks`` map
+      :meth:`attack_key` values to the names of the attacks of :mod:`sketchauth.evaluate`
+      that apply (by name: the sketches never import the evaluation);
+    * ``example``: a small working instance, ``(params, captures, a genuine sample)``.
+    """
+
+    name: str
+    sample_kind: SampleKind
+    summary: str
+    parameters: ParameterSpec
+    sweep: str | None = None
+    default_sweep: Sweep | None = None
+    sweep_at_enrolment: bool = False
+    length_parameters: tuple[str, ...] = ()
+    min_element: int = 0
+    template: str | None = None
+    template_options: tuple[Parameter, ...] = ()
+    min_captures: int = 1
+    max_captures: int | None = 1
+    small_instance: SmallInstance | None = None
+    variant: str | None = None
+    linkage_attacks: Mapping[str, str] = field(default_factory=dict)
+    repeated_attacks: Mapping[str, str] = field(default_factory=dict)
+    example: tuple[dict[str, Any], list[list[Any]], list[Any]] = ({}, [], [])
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "linkage_attacks", _frozen(self.linkage_attacks))
+        object.__setattr__(self, "repeated_attacks", _frozen(self.repeated_attacks))
+        names = set(self.parameters.names)
+        options = {p.name for p in self.template_options}
+        unknown = [n for n in (*self.length_parameters, self.variant) if n is not None and n not in names]
+        if unknown:
+            raise ParameterError(f"{self.name}: {unknown} are not parameters ({self.parameters.describe()})")
+        if (self.sweep is None) != (self.default_sweep is None):
+            raise ParameterError(f"{self.name}: a swept parameter needs a default sweep and vice versa")
+        if self.sweep is not None and self.sweep not in (options if self.sweep_at_enrolment else names):
+            raise ParameterError(f"{self.name}: the swept {self.sweep!r} is not a parameter or template option")
+        if options & names:
+            raise ParameterError(f"{self.name}: template options {sorted(options & names)} shadow parameters")
+        if self.template is None and (options or self.min_captures != 1 or self.max_captures != 1):
+            raise ParameterError(f"{self.name}: several captures or template options need a template")
+
+    def attack_key(self, params: Mapping[str, Any]) -> str:
+        """The key of :attr:`linkage_attacks` / :attr:`repeated_attacks` for these parameters."""
+        if self.variant is None:
+            return self.name
+        return f"{self.name}/{params[self.variant]}"
+
+    def secret_from_captures(self, sketch: SecureSketch, captures: Sequence[Any], options: Mapping[str, Any]) -> Any:
+        """The secret to sketch from enrolment ``captures`` (through :attr:`template`, if any)."""
+        if self.template is None:
+            if options:
+                raise ParameterError(f"{self.name} takes no enrolment options, got {', '.join(sorted(options))}")
+            if len(captures) != 1:
+                raise ParameterError(f"{self.name} enrols from exactly one capture, got {len(captures)}")
+            return captures[0]
+        module, _, attr = self.template.partition(":")
+        return getattr(importlib.import_module(module), attr)(sketch, captures, **options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,39 +213,8 @@ class SymbolSpace:
     bits: int = 0
 
 
-# name -> (scheme id, "module:Class"); ids are part of the helper format and never reused.
-SCHEMES: dict[str, tuple[int, str]] = {
-    "interval": (1, "sketchauth.sketches.interval:IntervalSketch"),
-    "code-offset": (2, "sketchauth.sketches.code_offset:CodeOffsetSketch"),
-    "pinsketch": (3, "sketchauth.sketches.pinsketch:PinSketch"),
-    "fuzzy-vault": (4, "sketchauth.sketches.vault:FuzzyVault"),
-    "asymmetric-interval": (5, "sketchauth.sketches.asymmetric:AsymmetricIntervalSketch"),
-    "weighted-vault": (6, "sketchauth.sketches.vault:WeightedFuzzyVault"),
-    "chaff-point": (7, "sketchauth.sketches.chaff:ChaffPointSketch"),
-    "mixed": (16, "sketchauth.mixing:MixedSketch"),
-}
-
-
-def scheme_class(name: str) -> type[SecureSketch]:
-    """The sketch class registered under ``name`` (imported lazily: no start-up cost)."""
-    if not isinstance(name, str) or name not in SCHEMES:
-        shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
-        raise ParameterError(f"unknown scheme {shown}; known: {', '.join(sorted(SCHEMES))}")
-    _, target = SCHEMES[name]
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def scheme_name_of(scheme_id: int) -> str | None:
-    """The registered name of a scheme id (``None`` if no scheme has it)."""
-    for name, (known_id, _) in SCHEMES.items():
-        if known_id == scheme_id:
-            return name
-    return None
-
-
 def _known_ids() -> str:
-    return ", ".join(f"{scheme_id} ({name})" for name, (scheme_id, _) in SCHEMES.items())
+    return ", ".join(f"{r.scheme_id} ({r.name})" for r in REGISTRY)
 
 
 def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str:
@@ -203,6 +274,16 @@ class SecureSketch(ABC):
     scheme_name: ClassVar[str]
     #: The keys :meth:`from_params` takes (required and optional); see :class:`ParameterSpec`.
     parameters: ClassVar[ParameterSpec]
+    #: What the other layers know about this family (absent on composites such as mixing).
+    descriptor: ClassVar[SchemeDescriptor]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A family's ``scheme_name`` and ``parameters`` are those of its descriptor."""
+        super().__init_subclass__(**kwargs)
+        described = cls.__dict__.get("descriptor")
+        if described is not None:
+            cls.scheme_name = described.name
+            cls.parameters = described.parameters
 
     # -- parameters --------------------------------------------------------------------------
     @abstractmethod
@@ -210,20 +291,24 @@ class SecureSketch(ABC):
         """The parameters as a JSON-ready mapping (written into every helper record)."""
 
     @classmethod
-    @abstractmethod
     def from_params(cls, params: Mapping[str, Any]) -> SecureSketch:
         """Rebuild the sketch from :meth:`params` output.
 
         Raises ``ParameterError`` — never ``KeyError`` or ``TypeError`` — for a missing, unknown
-        or wrongly typed parameter, naming it and listing :attr:`parameters`.
+        or wrongly typed parameter, naming it and listing :attr:`parameters`. The default checks
+        the keys against :attr:`parameters` and passes them to the constructor by name, whose
+        ``check_*`` calls validate the values; a scheme whose constructor takes other names
+        overrides it.
         """
+        checked = cls.parameters.check(cls.scheme_name, params)
+        return cls(**{str(key): value for key, value in checked.items()})
 
     @property
     def scheme_id(self) -> int:
         return SCHEMES[self.scheme_name][0]
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.params() == self.params()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.params() == self.params()
 
     def __hash__(self) -> int:
         return hash((type(self), repr(sorted(self.params().items()))))
@@ -269,6 +354,35 @@ class SecureSketch(ABC):
         and ``DecodeError`` when the scheme can tell the sample is too far.
         """
         return self._decode_payload(self.payload(helper), sample)
+
+    # -- batches --------------------------------------------------------------------------------------
+    def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
+        """Helper data for each of ``secrets``, fresh randomness each (same distribution as
+        :meth:`encode` on each; schemes with a vectorised encoder override it)."""
+        return [self.encode(secret) for secret in as_collection(secrets, "secrets", what="secrets", ordered=True)]
+
+    def decode_many(
+        self, helpers: Iterable[bytes], samples: Iterable[Any], *, errors: ErrorPolicy = "raise"
+    ) -> list[Any]:
+        """Decode many (helper, sample) pairs, in order.
+
+        A sample too far from its secret raises :class:`DecodeError` with ``errors="raise"``;
+        with ``errors="return"`` the list holds that :class:`DecodeError` *instance* in its
+        place (test with ``isinstance(result, DecodeError)``), so evaluation can count failures
+        without losing the batch. Malformed helpers or samples (``SketchFormatError``,
+        ``SampleError``) and mismatched lengths (``ParameterError``) raise in either mode.
+        Schemes with a vectorised decoder override it with this contract.
+        """
+        helpers, samples = check_batch(helpers, samples, errors)
+        results: list[Any] = []
+        for helper, sample in zip(helpers, samples, strict=True):
+            try:
+                results.append(self.decode(helper, sample))
+            except DecodeError as exc:
+                if errors == "raise":
+                    raise
+                results.append(exc)
+        return results
 
     def payload(self, helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> bytes:
         """Parse a helper record made by this scheme with these parameters; return its payload."""
@@ -344,3 +458,17 @@ class SecureSketch(ABC):
         elif space.bits < 64 and np.any(symbols >> np.uint64(space.bits)):
             raise ParameterError(f"symbol wider than {space.bits} bits")
         return self._wrap(self._with_symbols(payload, symbols))
+
+
+def check_batch(helpers: Iterable[bytes], samples: Iterable[Any], errors: Any) -> tuple[list[bytes], list[Any]]:
+    """Arguments of a ``decode_many`` call: a known error policy and one sample per helper.
+
+    Returns both as lists (any ordered iterables are accepted and read once); ``ParameterError``
+    for an unknown policy, a lone helper record or unequal lengths.
+    """
+    if errors not in ("raise", "return"):
+        raise ParameterError(f'errors must be "raise" or "return", got {errors!r}')
+    helpers, samples = as_batch(helpers, samples)
+    if len(helpers) != len(samples):
+        raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples: give one sample per helper")
+    return helpers, samples

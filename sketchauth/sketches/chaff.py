@@ -53,7 +53,7 @@ import itertools
 import math
 import secrets as _secrets
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any
@@ -61,9 +61,9 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_element_set, as_integers
 
 __all__ = [
@@ -211,14 +211,46 @@ def fill_by_orders(universe: int, min_distance: int, secret: Iterable[int]) -> d
     return {tuple(x for x in range(n) if (final & ~start) >> x & 1): p for final, p in finals(start, free).items()}
 
 
+#: Largest universe of positions.
+MAX_UNIVERSE = 1 << 20
+
+#: The parameters and their limits.
+PARAMETERS = ParameterSpec.of(
+    Parameter("universe", "int", "positions [0, universe)", low=2, high=MAX_UNIVERSE),
+    Parameter(
+        "min_distance",
+        "int",
+        "every two points (genuine or chaff) are more than min_distance apart; tolerance min_distance // 2",
+        low=1,
+        high=MAX_UNIVERSE - 1,
+    ),
+    Parameter(
+        "points",
+        "int",
+        "genuine points: (points - 1)(min_distance + 1) < universe",
+        low=1,
+        high=MAX_UNIVERSE,
+        required=False,
+        default=1,
+    ),
+)
+
+
 class ChaffPointSketch(SecureSketch):
     """Genuine points hidden among random chaff in ``[0, universe)``; ``points`` genuine ones."""
 
-    scheme_name = "chaff-point"
-    parameters = ParameterSpec(required=("universe", "min_distance"), optional=("points",))
+    # Not (yet) covered by the service or the error-rate evaluation: no sweep, no attacks.
+    descriptor = SchemeDescriptor(
+        name="chaff-point",
+        sample_kind="set",
+        summary="genuine points of [0, universe) hidden among random chaff, all more than min_distance apart: "
+        "each sample value goes to its nearest point, the genuine one when within min_distance // 2",
+        parameters=PARAMETERS,
+        example=({"universe": 64, "min_distance": 4, "points": 2}, [[10, 40]], [11, 39]),
+    )
 
     def __init__(self, universe: int, min_distance: int, points: int = 1) -> None:
-        self.universe = check_int("universe", universe, 2, 1 << 20)
+        self.universe = check_int("universe", universe, 2, MAX_UNIVERSE)
         self.min_distance = check_int("min_distance", min_distance, 1, self.universe - 1)
         self.points = check_int("points", points, 1, self.universe)
         if (self.points - 1) * (self.min_distance + 1) >= self.universe:
@@ -297,11 +329,6 @@ class ChaffPointSketch(SecureSketch):
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return {"universe": self.universe, "min_distance": self.min_distance, "points": self.points}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> ChaffPointSketch:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(params["universe"], params["min_distance"], params.get("points", 1))
 
     # -- secrets ------------------------------------------------------------------------------------
     def check_secret(self, secret: Any) -> np.ndarray:

@@ -38,8 +38,8 @@ import numpy as np
 import reedsolo
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
-from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_integers
 
 __all__ = ["CodeOffsetSketch"]
@@ -70,14 +70,50 @@ def _xor(a: bytes, b: bytes) -> bytes:
     return (np.frombuffer(a, dtype=np.uint8) ^ np.frombuffer(b, dtype=np.uint8)).tobytes()
 
 
+#: Reed–Solomon codewords over GF(2^8) have at most 2^8 − 1 symbols (bytes).
+MAX_N = 255
+#: At least one message symbol beside ``2t ≥ 2`` parity symbols.
+MIN_N = 3
+
+#: The parameters and their limits (published as they are by the service).
+PARAMETERS = ParameterSpec.of(
+    Parameter("n", "int", "bytes per sample", low=MIN_N, high=MAX_N),
+    Parameter("t", "int", "byte errors corrected (2t < n)", low=1, high=(MAX_N - 1) // 2),
+)
+
+
+def _default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Byte errors corrected, from 10% to all of the ``⌊(n − 1)/2⌋`` the code can correct."""
+    top = (int(params.get("n", 8)) - 1) // 2
+    return sorted({max(1, round(top * f)) for f in (0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)})
+
+
+def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """RS[3,1]: 256 messages per secret; 32 secrets differing in the first two bytes keep the
+    enumeration at 8192 encodings."""
+    return {"n": 3, "t": 1}, [bytes([a, b, 0]) for a in range(4) for b in range(8)]
+
+
 class CodeOffsetSketch(SecureSketch):
     """Code-offset sketch of ``n``-byte strings correcting ``t`` byte errors (``n ≤ 255``)."""
 
-    scheme_name = "code-offset"
-    parameters = ParameterSpec(required=("n", "t"))
+    descriptor = SchemeDescriptor(
+        name="code-offset",
+        sample_kind="bytes",
+        summary="code-offset sketch with Reed-Solomon over GF(2^8) (Dodis-Ostrovsky-Reyzin-Smith): close iff at "
+        "most t of n bytes differ",
+        parameters=PARAMETERS,
+        length_parameters=("n",),
+        sweep="t",
+        default_sweep=_default_sweep,
+        small_instance=_small_instance,
+        linkage_attacks={"code-offset": "difference-decoding"},
+        repeated_attacks={"code-offset": "difference-decoding"},
+        example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
+    )
 
     def __init__(self, n: int, t: int) -> None:
-        self.n = check_int("n", n, 2, 255)
+        self.n = check_int("n", n, MIN_N, MAX_N)
         self.t = check_int("t", t, 1)
         self.k = self.n - 2 * self.t
         if self.k < 1:
@@ -86,11 +122,6 @@ class CodeOffsetSketch(SecureSketch):
 
     def params(self) -> dict[str, Any]:
         return {"n": self.n, "t": self.t}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> CodeOffsetSketch:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(params["n"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------
     def check_secret(self, secret: Any) -> bytes:

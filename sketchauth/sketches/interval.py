@@ -55,9 +55,9 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import ParameterSpec, check_int
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser
 
 __all__ = ["IntervalSketch"]
@@ -67,6 +67,52 @@ MAX_N = 2**52
 #: Largest number of features (as for the asymmetric sketches): an untrusted helper announcing
 #: ``features = 10^9`` must be refused before the tolerance vector is allocated.
 MAX_FEATURES = 2**16
+
+#: The parameters and their limits (published as they are by the service).
+PARAMETERS = ParameterSpec.of(
+    Parameter("n", "int", "size of each feature's universe [0, n)", low=2, high=MAX_N),
+    Parameter(
+        "v",
+        "per-feature",
+        "tolerance: |d'_i - b_i| < v_i, 1 <= v_i <= n; one int for all features or one per feature",
+        low=1,
+        high=MAX_N,
+        max_items=MAX_FEATURES,
+    ),
+    Parameter(
+        "features",
+        "int",
+        "vector length (default: from v when v is a list, else 1)",
+        low=1,
+        high=MAX_FEATURES,
+        required=False,
+    ),
+    Parameter(
+        "step",
+        "number",
+        "quantisation step for real-valued features (none: integer features)",
+        low=0,
+        exclusive_low=True,
+        required=False,
+    ),
+    Parameter(
+        "offset",
+        "number",
+        "value of level 0, for signed features: values [offset - step/2, offset + (n - 1/2)*step) "
+        "are accepted, others refused (an integer when there is no step)",
+        required=False,
+    ),
+)
+
+
+def _default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Tolerances from tight to loose, in levels (the same whatever the universe)."""
+    return [2, 4, 6, 8, 10, 12, 16]
+
+
+def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """n = 12, v = 2, one feature: every one of the 12 secrets (3 residues mod 2v − 1)."""
+    return {"n": 12, "v": 2, "features": 1}, [[b] for b in range(12)]
 
 
 class IntervalSketch(SecureSketch):
@@ -78,8 +124,19 @@ class IntervalSketch(SecureSketch):
     sequence); ``offset`` the value of level 0 (``None``: 0; an integer when there is no step).
     """
 
-    scheme_name = "interval"
-    parameters = ParameterSpec(required=("n", "v"), optional=("features", "step", "offset"))
+    descriptor = SchemeDescriptor(
+        name="interval",
+        sample_kind="vector",
+        summary="interval sketch per feature, S = b mod (2v - 1): close iff |d'_i - b_i| < v_i for every feature",
+        parameters=PARAMETERS,
+        length_parameters=("v", "features"),
+        sweep="v",
+        default_sweep=_default_sweep,
+        small_instance=_small_instance,
+        linkage_attacks={"interval": "residue-distance"},
+        repeated_attacks={"interval": "crt"},
+        example=({"n": 256, "v": 8, "features": 4}, [[120, 33, 200, 71]], [123, 30, 205, 71]),
+    )
 
     def __init__(
         self,
@@ -136,17 +193,6 @@ class IntervalSketch(SecureSketch):
         if self.offset is not None:
             out["offset"] = self.offset
         return out
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> IntervalSketch:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(
-            params["n"],
-            params["v"],
-            step=params.get("step"),
-            features=params.get("features"),
-            offset=params.get("offset"),
-        )
 
     # -- secrets ------------------------------------------------------------------------------------
     def quantise(self, values: Any) -> Levels:

@@ -4,6 +4,12 @@ Every scheme declares the parameters its ``from_params`` takes as a :class:`Para
 (``SecureSketch.parameters``), so one place turns a missing or unknown key into a
 :class:`ParameterError` that names it and lists what the scheme takes; the constructors'
 ``check_*`` calls name a parameter of the wrong type or range.
+
+A scheme's spec also describes each parameter (:class:`Parameter`: its type, its bounds taken
+from the module's own constants, and what it means), so whoever publishes the parameters — the
+service's request models, the command line's help — states the library's limits instead of
+restating them. Bounds are the per-parameter ones; rules between parameters (``2t < n``,
+``p`` prime) are in the descriptions and enforced by the constructor.
 """
 
 from __future__ import annotations
@@ -11,25 +17,76 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from sketchauth.errors import ParameterError
 
-__all__ = ["ParameterSpec", "check_int", "check_positive_float"]
+__all__ = ["Parameter", "ParameterSpec", "check_int", "check_positive_float"]
+
+#: What a parameter's value is: an integer in ``[low, high]``; an integer or a list of them, one
+#: per feature (``per-feature``); a finite number (``number``), positive when ``low == 0`` and
+#: ``exclusive_low``; or one of ``choices`` (``choice``).
+ParameterKind = Literal["int", "per-feature", "number", "choice"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One parameter of a scheme: its kind, bounds and meaning (published as they are here).
+
+    ``low``/``high`` are the bounds the constructor enforces on the parameter alone, taken from
+    the scheme module's constants (``None``: unbounded); ``max_items`` bounds a per-feature list.
+    ``required`` parameters must be in every parameters mapping (``params()`` always writes
+    them); ``default`` is what the constructor assumes for a left-out optional one.
+    """
+
+    name: str
+    kind: ParameterKind
+    description: str
+    low: int | float | None = None
+    high: int | None = None
+    exclusive_low: bool = False
+    choices: tuple[str, ...] = ()
+    max_items: int | None = None
+    required: bool = True
+    default: Any = None
 
 
 @dataclass(frozen=True, slots=True)
 class ParameterSpec:
-    """The keys a scheme's parameters mapping may hold: ``required`` ones and ``optional`` ones."""
+    """The keys a scheme's parameters mapping may hold: ``required`` ones and ``optional`` ones.
+
+    ``fields`` describes each of them (:class:`Parameter`) when the spec was built with
+    :meth:`of`; specs of composite sketches (mixing) list only the keys.
+    """
 
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
+    fields: tuple[Parameter, ...] = ()
+
+    @classmethod
+    def of(cls, *parameters: Parameter) -> ParameterSpec:
+        """The spec of the given parameters, in this order (required first in :attr:`names`)."""
+        names = [p.name for p in parameters]
+        if len(set(names)) != len(names):
+            raise ParameterError(f"duplicate parameter names in {names}")
+        return cls(
+            required=tuple(p.name for p in parameters if p.required),
+            optional=tuple(p.name for p in parameters if not p.required),
+            fields=tuple(parameters),
+        )
 
     @property
     def names(self) -> tuple[str, ...]:
         return self.required + self.optional
+
+    def field(self, name: str) -> Parameter:
+        """The description of parameter ``name`` (``ParameterError`` naming the known ones)."""
+        for parameter in self.fields:
+            if parameter.name == name:
+                return parameter
+        raise ParameterError(f"no described parameter {name!r} ({self.describe()})")
 
     def describe(self) -> str:
         """``"required: m, t"`` (and ``"; optional: …"``), for messages."""

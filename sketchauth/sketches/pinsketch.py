@@ -56,18 +56,25 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches import _gf2m
 from sketchauth.sketches._backend import resolve as resolve_backend
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
-from sketchauth.sketches.format import MAX_HELPER_BYTES
-from sketchauth.sketches.params import ParameterSpec, check_int
-from sketchauth.sketches.samples import as_batch, as_collection, as_element_set
+from sketchauth.sketches.base import (
+    EntropyReport,
+    ErrorPolicy,
+    SchemeDescriptor,
+    SecureSketch,
+    SymbolSpace,
+    check_batch,
+)
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
+from sketchauth.sketches.samples import as_collection, as_element_set
 
 __all__ = ["MAX_T", "PinSketch"]
 
@@ -109,6 +116,27 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
     return dependent, subfield, bits
 
 
+#: The parameters and their limits (published as they are by the service).
+PARAMETERS = ParameterSpec.of(
+    Parameter("m", "int", "field GF(2^m): elements are 1..2^m - 1", low=_gf2m.MIN_M, high=_gf2m.MAX_M),
+    Parameter("t", "int", "set difference tolerated, |A symmetric-difference B| <= t < 2^(m-1)", low=1, high=MAX_T),
+)
+
+
+def _default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Set differences tolerated, from tight to loose."""
+    return [2, 4, 8, 12, 16, 24]
+
+
+def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """GF(2^8), t = 1 (the sketch is the XOR of the elements): every subset of {1..8} of at most
+    two elements, 37 secrets."""
+    sets: list[list[int]] = (
+        [[]] + [[a] for a in range(1, 9)] + [list(c) for c in itertools.combinations(range(1, 9), 2)]
+    )
+    return {"m": 8, "t": 1}, sets
+
+
 class PinSketch(SecureSketch):
     """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements.
 
@@ -118,8 +146,20 @@ class PinSketch(SecureSketch):
     parameter of the helper data.
     """
 
-    scheme_name = "pinsketch"
-    parameters = ParameterSpec(required=("m", "t"))
+    descriptor = SchemeDescriptor(
+        name="pinsketch",
+        sample_kind="set",
+        summary="PinSketch, BCH syndromes over GF(2^m) (Dodis-Ostrovsky-Reyzin-Smith): close iff the sets differ "
+        "in at most t elements",
+        parameters=PARAMETERS,
+        min_element=1,
+        sweep="t",
+        default_sweep=_default_sweep,
+        small_instance=_small_instance,
+        linkage_attacks={"pinsketch": "difference-decoding"},
+        repeated_attacks={"pinsketch": "difference-decoding"},
+        example=({"m": 16, "t": 4}, [[3, 70, 1000, 2024, 65535]], [3, 70, 1001, 2024, 65535, 9]),
+    )
 
     def __init__(self, m: int, t: int, *, backend: str = "auto") -> None:
         self.m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
@@ -145,11 +185,6 @@ class PinSketch(SecureSketch):
 
     def params(self) -> dict[str, Any]:
         return {"m": self.m, "t": self.t}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> PinSketch:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(params["m"], params["t"])
 
     # -- secrets ------------------------------------------------------------------------------------
     def _as_set(self, elements: Any, name: str) -> np.ndarray:
@@ -231,13 +266,8 @@ class PinSketch(SecureSketch):
         return [self._wrap(self._pack(row)) for row in sums]
 
     def decode_many(
-        self,
-        helpers: Iterable[bytes],
-        samples: Iterable[Any],
-        *,
-        errors: Literal["raise", "return"] = "raise",
-        max_bytes: int = MAX_HELPER_BYTES,
-    ) -> list[np.ndarray | DecodeError]:
+        self, helpers: Iterable[bytes], samples: Iterable[Any], *, errors: ErrorPolicy = "raise"
+    ) -> list[Any]:
         """Decode many (helper, sample) pairs; the samples' power sums in one vectorised pass.
 
         One entry per pair: the recovered set (sorted int64 array). A sample too far from its
@@ -246,18 +276,14 @@ class PinSketch(SecureSketch):
         without losing the batch (the same policy as the vaults). Malformed helpers or samples
         raise at once (``SketchFormatError`` / ``SampleError``).
         """
-        if errors not in ("raise", "return"):
-            raise ParameterError(f'errors must be "raise" or "return", got {errors!r}')
-        helpers, samples = as_batch(helpers, samples)
-        if len(helpers) != len(samples):
-            raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
-        syndromes = [self._unpack(self.payload(h, max_bytes=max_bytes)) for h in helpers]
+        helpers, samples = check_batch(helpers, samples, errors)
+        syndromes = [self._unpack(self.payload(h)) for h in helpers]
         sets = [self._as_set(s, "sample") for s in samples]
         if not sets:
             return []
         lengths = np.array([s.size for s in sets], dtype=np.int64)
         sample_sums = _gf2m.odd_power_sums_segments(self.field, np.concatenate(sets), lengths, self.t)
-        results: list[np.ndarray | DecodeError] = []
+        results: list[Any] = []
         for s, b, sb in zip(syndromes, sets, sample_sums, strict=False):
             try:
                 results.append(self._recover(s, b, sb))

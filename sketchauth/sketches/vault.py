@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -62,10 +62,17 @@ from sketchauth.sketches._prime_field import (
     next_prime,
     uniform_below,
 )
-from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
+from sketchauth.sketches.base import (
+    EntropyReport,
+    ErrorPolicy,
+    SchemeDescriptor,
+    SecureSketch,
+    SymbolSpace,
+    check_batch,
+)
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
-from sketchauth.sketches.params import ParameterSpec, check_int
-from sketchauth.sketches.samples import as_batch, as_collection, as_element_set, as_integers
+from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
+from sketchauth.sketches.samples import as_collection, as_element_set, as_integers
 
 __all__ = [
     "MAX_CANDIDATE_POINTS",
@@ -94,8 +101,6 @@ MAX_ENUMERATED_RANDOMNESS = 1 << 20
 REPORT_MU = 1e-4
 #: Rows evaluated at once in the batch paths (bounds the ``rows × slots`` int64 scratch arrays).
 _BATCH_ROWS = 64
-
-ErrorPolicy = Literal["raise", "return"]
 
 
 # -- estimates ----------------------------------------------------------------------------------
@@ -232,19 +237,6 @@ def _offsets_from_chaff(f_values: np.ndarray, chaff: np.ndarray) -> np.ndarray:
     return chaff - (chaff > f_values)
 
 
-def _check_batch(helpers: Iterable[bytes], samples: Iterable[Any], errors: str) -> tuple[list[bytes], list[Any]]:
-    """Arguments of a ``decode_many`` call: a known error policy and one sample per helper.
-
-    Returns both as lists (any iterables are accepted and read once).
-    """
-    if errors not in ("raise", "return"):
-        raise ParameterError(f"errors must be 'raise' or 'return', got {errors!r}")
-    helpers, samples = as_batch(helpers, samples)
-    if len(helpers) != len(samples):
-        raise ParameterError(f"{len(helpers)} helpers but {len(samples)} samples")
-    return helpers, samples
-
-
 def _chunks(count: int) -> Iterator[slice]:
     for start in range(0, count, _BATCH_ROWS):
         yield slice(start, min(count, start + _BATCH_ROWS))
@@ -309,6 +301,71 @@ class VaultRandomness:
     chaff_offsets: np.ndarray
 
 
+#: The most sample elements a vault's ``m`` (or ``2t + 1``) can ask for.
+MAX_TOLERANCE = (MAX_CANDIDATE_POINTS - 1) // 2
+#: Most slots per element of a weighted vault (weights lie in ``[1, q)``).
+MAX_WEIGHT_SLOTS = 1 << 16
+
+#: The fuzzy vault's parameters and their limits (published as they are by the service).
+PARAMETERS = ParameterSpec.of(
+    Parameter("p", "int", "prime field size: elements are 0..p-1", low=2, high=MAX_LISTED_SLOTS),
+    Parameter("m", "int", "set size, m <= p (every sample has exactly m elements)", low=1, high=MAX_CANDIDATE_POINTS),
+    Parameter("t", "int", "wrong elements tolerated (m >= 2t + 1)", low=0, high=MAX_TOLERANCE),
+)
+
+#: The weighted vault's parameters and their limits.
+WEIGHTED_PARAMETERS = ParameterSpec.of(
+    Parameter("p", "int", "element universe [0, p)", low=2, high=MAX_LISTED_SLOTS),
+    Parameter(
+        "q",
+        "int",
+        f"slots per element; weights lie in [1, q); p*q <= {MAX_LISTED_SLOTS}",
+        low=3,
+        high=MAX_WEIGHT_SLOTS,
+    ),
+    Parameter(
+        "g",
+        "int",
+        "total weight of every enrolment, g <= p(q-1) (fixed per deployment)",
+        low=1,
+        high=MAX_CANDIDATE_POINTS,
+    ),
+    Parameter("t", "int", "decoder slack (g >= 2t + 1): accepts iff c - w >= g - 2t", low=0, high=MAX_TOLERANCE),
+)
+
+#: Options of the weighted vault's template (:func:`sketchauth.templates.weighted_vault_template`).
+WEIGHTED_TEMPLATE_OPTIONS = (
+    Parameter(
+        "min_count",
+        "int",
+        "enrolment option: captures an element must appear in (default: a majority)",
+        low=1,
+        required=False,
+    ),
+)
+
+
+def _tolerance_sweep(size: int, low: int, fractions: tuple[float, ...]) -> list[int]:
+    """Tolerances ``round(f·⌊(size − 1)/2⌋)`` (at least ``low``) for each fraction ``f``."""
+    top = (size - 1) // 2
+    return sorted({max(low, round(top * f)) for f in fractions})
+
+
+def _default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Wrong elements tolerated, from 10% to all of the ``⌊(m − 1)/2⌋`` the vault can correct."""
+    return _tolerance_sweep(int(params.get("m", 8)), 1, (0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0))
+
+
+def _weighted_default_sweep(params: Mapping[str, Any]) -> list[int]:
+    """Decoder slack from half to all of ``⌊(g − 1)/2⌋``."""
+    return _tolerance_sweep(int(params.get("g", 9)), 0, (0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
+
+
+def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """F_5, m = 3, t = 1: all ten 3-subsets (5^1 · 4^2 = 80 randomness values each)."""
+    return {"p": 5, "m": 3, "t": 1}, [list(c) for c in itertools.combinations(range(5), 3)]
+
+
 class FuzzyVault(SecureSketch):
     """Complete fuzzy vault over ``F_p`` for sets of ``m`` elements, tolerating ``t`` wrong ones.
 
@@ -343,8 +400,22 @@ class FuzzyVault(SecureSketch):
     (see :func:`sketchauth.sketches.backend`); it never changes results or the helper format.
     """
 
-    scheme_name = "fuzzy-vault"
-    parameters = ParameterSpec(required=("p", "m", "t"))
+    descriptor = SchemeDescriptor(
+        name="fuzzy-vault",
+        sample_kind="set",
+        summary="complete Juels-Sudan fuzzy vault over F_p: close iff at most t of the m elements differ",
+        parameters=PARAMETERS,
+        length_parameters=("m",),
+        sweep="t",
+        default_sweep=_default_sweep,
+        small_instance=_small_instance,
+        linkage_attacks={"fuzzy-vault": "differential-cross-matching"},
+        example=(
+            {"p": 257, "m": 8, "t": 2},
+            [[3, 17, 40, 66, 101, 150, 200, 251]],
+            [3, 17, 40, 66, 101, 150, 9, 10],
+        ),
+    )
 
     def __init__(self, p: int, m: int, t: int, *, backend: str = "auto") -> None:
         self.backend = resolve_backend(backend)
@@ -359,11 +430,6 @@ class FuzzyVault(SecureSketch):
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return {"p": self.p, "m": self.m, "t": self.t}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> FuzzyVault:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(params["p"], params["m"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------
     def _element_set(self, elements: Any, name: str) -> np.ndarray:
@@ -468,7 +534,7 @@ class FuzzyVault(SecureSketch):
         ``errors="return"`` the list holds that ``DecodeError`` instance in its place, so
         evaluation code can count failures without losing the batch.
         """
-        helpers, samples = _check_batch(helpers, samples, errors)
+        helpers, samples = check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._element_set(s, "sample") for s in samples]
         return self._decode_rows(values, checked, errors)
@@ -661,13 +727,26 @@ class WeightedFuzzyVault(SecureSketch):
         ([3, 17, 40], [3, 3, 3])
     """
 
-    scheme_name = "weighted-vault"
-    parameters = ParameterSpec(required=("p", "q", "g", "t"))
+    descriptor = SchemeDescriptor(
+        name="weighted-vault",
+        sample_kind="set",
+        summary="weighted fuzzy vault: several captured sets give elements weighted by consistency "
+        "(sketchauth.templates.enrol_weighted_set, fitted to total weight g); accepts iff c - w >= g - 2t",
+        parameters=WEIGHTED_PARAMETERS,
+        template="sketchauth.templates:weighted_vault_template",
+        template_options=WEIGHTED_TEMPLATE_OPTIONS,
+        min_captures=2,
+        max_captures=None,
+        sweep="t",
+        default_sweep=_weighted_default_sweep,
+        linkage_attacks={"weighted-vault": "differential-cross-matching"},
+        example=({"p": 50, "q": 4, "g": 9, "t": 3}, [[3, 17, 40], [3, 17, 40], [3, 17, 40, 5]], [3, 17]),
+    )
 
     def __init__(self, p: int, q: int, g: int, t: int, *, backend: str = "auto") -> None:
         self.backend = resolve_backend(backend)
         self.p = check_int("p", p, 2, MAX_LISTED_SLOTS)
-        self.q = check_int("q", q, 3, 1 << 16)
+        self.q = check_int("q", q, 3, MAX_WEIGHT_SLOTS)
         if self.p * self.q > MAX_LISTED_SLOTS:
             raise ParameterError(f"p*q = {self.p * self.q} slots exceeds {MAX_LISTED_SLOTS}")
         # g ≤ 512: presenting the whole template takes more than g candidate points, which must
@@ -689,11 +768,6 @@ class WeightedFuzzyVault(SecureSketch):
     # -- parameters -------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return {"p": self.p, "q": self.q, "g": self.g, "t": self.t}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> WeightedFuzzyVault:
-        params = cls.parameters.check(cls.scheme_name, params)
-        return cls(params["p"], params["q"], params["g"], params["t"])
 
     # -- secrets and randomness -------------------------------------------------------------------
     def check_secret(self, secret: Any) -> WeightedSecret:
@@ -858,7 +932,7 @@ class WeightedFuzzyVault(SecureSketch):
         Errors as in :meth:`FuzzyVault.decode_many` (``errors="return"`` puts each
         :class:`DecodeError` in its place instead of raising).
         """
-        helpers, samples = _check_batch(helpers, samples, errors)
+        helpers, samples = check_batch(helpers, samples, errors)
         values = [self._values(self.payload(h)) for h in helpers]
         checked = [self._sample_set(s) for s in samples]
         return self._decode_rows(values, checked, errors)
