@@ -1500,6 +1500,43 @@ static PyObject *GF2m_power_sums(GF2mObject *self, PyObject *args)
     return out;
 }
 
+/* power_sums_packed(elements, t, width) -> bytes: the t odd power sums as big-endian words of
+ * `width` bytes (1..8) — a PinSketch payload in one call (every sum is a field element, so it
+ * fits whenever 8 * width >= m). */
+static PyObject *GF2m_power_sums_packed(GF2mObject *self, PyObject *args)
+{
+    PyObject *eo, *out = NULL;
+    Py_buffer ev;
+    size_t n;
+    Py_ssize_t t, width;
+    uint32_t *e, *acc;
+    if (!PyArg_ParseTuple(args, "Onn", &eo, &t, &width)) return NULL;
+    if (t < 0) return PyErr_Format(PyExc_ValueError, "t must be >= 0");
+    if (width < 1 || width > 8 || 8 * width < (Py_ssize_t)self->f->m)
+        return PyErr_Format(PyExc_ValueError, "width must hold a field element (1..8 bytes)");
+    if (get_words(eo, &ev, &n, "elements") < 0) return NULL;
+    e = elems_from_words(self->f, &ev, n);
+    PyBuffer_Release(&ev);
+    if (!e) return NULL;
+    acc = (uint32_t *)xalloc((size_t)t + 1, sizeof(uint32_t));
+    if (acc) out = PyBytes_FromStringAndSize(NULL, t * width);
+    if (acc && out) {
+        unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        power_sums(self->f, acc, e, n, (size_t)t);
+        Py_END_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < t; k++) {
+            uint64_t v = acc[k];
+            for (Py_ssize_t b = width - 1; b >= 0; b--, v >>= 8) dst[k * width + b] = (unsigned char)v;
+        }
+    } else if (!acc) {
+        PyErr_NoMemory();
+    }
+    PyMem_RawFree(e);
+    PyMem_RawFree(acc);
+    return out;
+}
+
 /* power_sums_segments(elements, lengths, t) -> bytearray, one row of t words per segment */
 static PyObject *GF2m_power_sums_segments(GF2mObject *self, PyObject *args)
 {
@@ -1861,6 +1898,8 @@ static PyMethodDef GF2m_methods[] = {
     {"vmul", (PyCFunction)GF2m_vmul, METH_VARARGS, "vmul(a, b, out): out[i] = a[i]*b[i] (64-bit word arrays)"},
     {"power_sums", (PyCFunction)GF2m_power_sums, METH_VARARGS,
      "power_sums(elements, t): bytearray of the t odd power sums (64-bit words)"},
+    {"power_sums_packed", (PyCFunction)GF2m_power_sums_packed, METH_VARARGS,
+     "power_sums_packed(elements, t, width): the t odd power sums as big-endian words of width bytes"},
     {"power_sums_segments", (PyCFunction)GF2m_power_sums_segments, METH_VARARGS,
      "power_sums_segments(elements, lengths, t): one row of t odd power sums per segment"},
     {"berlekamp_massey", (PyCFunction)GF2m_berlekamp_massey, METH_O,
@@ -2211,8 +2250,119 @@ static PyObject *cpu_features(PyObject *module, PyObject *unused)
     return Py_BuildValue("{s:O}", "pclmul", cpu_has_pclmul() ? Py_True : Py_False);
 }
 
+/* -- input validation -------------------------------------------------------------------------- */
+
+static void sort_i64(int64_t *a, size_t n)
+{
+    /* insertion sort for the small sets of the common case, heap sort beyond: O(n log n),
+     * no recursion, no allocation */
+    if (n <= 64) {
+        for (size_t i = 1; i < n; i++) {
+            int64_t v = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    for (size_t start = n / 2; start-- > 0;) {
+        size_t root = start;
+        for (size_t child; (child = 2 * root + 1) < n; root = child) {
+            if (child + 1 < n && a[child] < a[child + 1]) child++;
+            if (a[root] >= a[child]) break;
+            int64_t tmp = a[root];
+            a[root] = a[child];
+            a[child] = tmp;
+        }
+    }
+    for (size_t end = n - 1; end > 0; end--) {
+        int64_t tmp = a[0];
+        a[0] = a[end];
+        a[end] = tmp;
+        size_t root = 0;
+        for (size_t child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && a[child] < a[child + 1]) child++;
+            if (a[root] >= a[child]) break;
+            tmp = a[root];
+            a[root] = a[child];
+            a[child] = tmp;
+        }
+    }
+}
+
+/* plain_element_set(values, low, high, max_size) -> bytearray | None
+ * The sorted int64 words of a list, tuple, set or frozenset (exact types) of Python ints (exact
+ * type) that are distinct and in [low, high), at most max_size of them (max_size < 0: no bound).
+ * None for anything else and for every defect: the caller's general path then decides what is
+ * wrong and says so. Reading exact ints runs no Python code, so the container cannot change
+ * while it is read. */
+static PyObject *plain_element_set(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *out;
+    long long low, high;
+    Py_ssize_t max_size, n, k = 0;
+    int64_t *dst;
+    if (!PyArg_ParseTuple(args, "OLLn", &obj, &low, &high, &max_size)) return NULL;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        n = PySequence_Fast_GET_SIZE(obj);
+    } else if (PySet_CheckExact(obj) || PyFrozenSet_CheckExact(obj)) {
+        n = PySet_GET_SIZE(obj);
+    } else {
+        Py_RETURN_NONE;
+    }
+    if (n == 0 || (max_size >= 0 && n > max_size)) Py_RETURN_NONE;
+    if (!(out = new_words((size_t)n, (void **)&dst))) return NULL;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (; k < n; k++) {
+            int overflow = 0;
+            long long v;
+            if (!PyLong_CheckExact(items[k])) break;
+            v = PyLong_AsLongLongAndOverflow(items[k], &overflow);
+            if (overflow || v < low || v >= high) break;
+            dst[k] = v;
+        }
+    } else {
+        PyObject *it = PyObject_GetIter(obj), *item;
+        if (!it) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        while (k < n && (item = PyIter_Next(it)) != NULL) {
+            int overflow = 0, ok = 0;
+            if (PyLong_CheckExact(item)) {
+                long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+                if (!overflow && v >= low && v < high) {
+                    dst[k++] = v;
+                    ok = 1;
+                }
+            }
+            Py_DECREF(item);
+            if (!ok) break;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    if (k != n) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    sort_i64(dst, (size_t)n);
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (dst[i] == dst[i - 1]) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"cpu_features", cpu_features, METH_NOARGS, "cpu_features(): {'pclmul': bool}"},
+    {"plain_element_set", plain_element_set, METH_VARARGS,
+     "plain_element_set(values, low, high, max_size): sorted int64 bytearray of a plain set of ints, or None"},
     {"fp_berlekamp_welch", fp_berlekamp_welch, METH_VARARGS,
      "fp_berlekamp_welch(xs, ys, rows, n, k, p): (coefficients int64 bytearray, ok bytearray)"},
     {"fp_eval_range", fp_eval_range, METH_VARARGS,

@@ -165,8 +165,7 @@ class PinSketch(SecureSketch):
 
     # -- payload words ------------------------------------------------------------------------------
     def _pack(self, words: np.ndarray) -> bytes:
-        raw = np.asarray(words, dtype=np.uint64).astype(">u8").view(np.uint8).reshape(-1, 8)
-        return raw[:, 8 - self._width :].tobytes()
+        return _gf2m.pack_words(words, self._width)
 
     def _unpack(self, payload: bytes) -> np.ndarray:
         if len(payload) != self.t * self._width:
@@ -181,13 +180,21 @@ class PinSketch(SecureSketch):
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
         if randomness is not None:
             raise ParameterError("PinSketch is deterministic: randomness must be None")
-        return self._pack(_gf2m.odd_power_sums(self.field, secret, self.t))
+        return _gf2m.odd_power_sums_packed(self.field, secret, self.t, self._width)
 
     def _check_payload(self, payload: bytes) -> None:
+        if len(payload) == self.t * self._width and self._every_word_valid:
+            return  # full-width words, no relations: every payload of this length is a sketch
         syndromes = self._unpack(payload)
         if self.m != 8 * self._width and np.any(syndromes >> np.uint64(self.m)):
             raise SketchFormatError(f"PinSketch syndrome wider than {self.m} bits")
         self._check_relations(syndromes)
+
+    @property
+    def _every_word_valid(self) -> bool:
+        """Whether every ``t``-word payload is a possible sketch: words as wide as the field
+        (``m = 8·width``: no out-of-range value) and syndromes free of cyclotomic relations."""
+        return self.m == 8 * self._width and not (self._dependent or self._subfield)
 
     def _check_relations(self, syndromes: np.ndarray) -> None:
         if not (self._dependent or self._subfield):
