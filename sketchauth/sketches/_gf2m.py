@@ -768,6 +768,15 @@ def pack_words(words: np.ndarray, width: int) -> bytes:
     return raw[:, 8 - width :].tobytes()
 
 
+def unpack_words(payload: bytes, width: int) -> np.ndarray:
+    """Inverse of :func:`pack_words`: big-endian words of ``width`` bytes as uint64."""
+    if width != 3:  # a numpy big-endian integer type of that width exists
+        return np.frombuffer(payload, dtype=_BIG_ENDIAN[width]).astype(np.uint64)
+    raw = np.zeros((len(payload) // width, 8), dtype=np.uint8)
+    raw[:, 8 - width :] = np.frombuffer(payload, dtype=np.uint8).reshape(-1, width)
+    return raw.view(">u8").reshape(-1).astype(np.uint64)
+
+
 def odd_power_sums_packed(field: BinaryField, elements: np.ndarray, t: int, width: int) -> bytes:
     """:func:`odd_power_sums` written as :func:`pack_words` (a PinSketch payload; one native call)."""
     if isinstance(field, _NativeField):
@@ -1137,6 +1146,18 @@ def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *,
             beta = random_multiplier(field)
         return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=np.int64)
     return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
+
+
+def decode_payload(
+    field: BinaryField, payload: bytes, width: int, sample: np.ndarray, *, beta: int | None = None
+) -> np.ndarray:
+    """:func:`decode_set` with the syndromes given as :func:`pack_words` (a PinSketch payload,
+    read by the compiled kernels directly)."""
+    if isinstance(field, _NativeField):
+        if beta is None:
+            beta = random_multiplier(field)
+        return np.frombuffer(field._core.recover_payload(payload, width, _words(sample), beta), dtype=np.int64)
+    return decode_set(field, unpack_words(payload, width), sample, beta=beta)
 
 
 def recover_set(

@@ -170,11 +170,7 @@ class PinSketch(SecureSketch):
     def _unpack(self, payload: bytes) -> np.ndarray:
         if len(payload) != self.t * self._width:
             raise SketchFormatError(f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}")
-        if self._width != 3:  # a numpy big-endian integer type of that width exists
-            return np.frombuffer(payload, dtype=f">u{self._width}").astype(np.uint64)
-        raw = np.zeros((self.t, 8), dtype=np.uint8)
-        raw[:, 8 - self._width :] = np.frombuffer(payload, dtype=np.uint8).reshape(self.t, self._width)
-        return raw.view(">u8").reshape(-1).astype(np.uint64)
+        return _gf2m.unpack_words(payload, self._width)
 
     # -- encode / decode ------------------------------------------------------------------------------
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
@@ -209,10 +205,11 @@ class PinSketch(SecureSketch):
                 raise SketchFormatError("PinSketch syndrome outside its subfield")
 
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        syndromes = self._unpack(payload)
+        if len(payload) != self.t * self._width:
+            self._unpack(payload)  # raises the length error
         sample_set = self._as_set(sample, "sample")
         try:
-            return _gf2m.decode_set(self.field, syndromes, sample_set)
+            return _gf2m.decode_payload(self.field, payload, self._width, sample_set)
         except DecodeError:
             raise DecodeError(self._too_far) from None
 

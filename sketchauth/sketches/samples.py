@@ -514,7 +514,8 @@ def _plain_element_set(elements: Any, low: int, high: int, max_size: int | None)
     if not (low >= _INT64_MIN and high < _INT64_END):
         return None
     kind = type(elements)
-    if kind in _PLAIN_CONTAINERS and _NATIVE is not None:  # the same checks, in one compiled pass
+    if _NATIVE is not None and (kind in _PLAIN_CONTAINERS or (kind is np.ndarray and _words_vector(elements))):
+        # the same checks, in one compiled pass
         words = _NATIVE.plain_element_set(elements, low, high, -1 if max_size is None else max_size)
         return None if words is None else np.frombuffer(words, dtype=np.int64)
     if kind is np.ndarray:
@@ -537,6 +538,11 @@ def _plain_element_set(elements: Any, low: int, high: int, max_size: int | None)
     if kind is not set and kind is not frozenset and len(set(ordered)) != len(ordered):
         return None
     return np.array(ordered, dtype=np.int64)
+
+
+def _words_vector(arr: np.ndarray) -> bool:
+    """A contiguous one-dimensional vector of 64-bit integers (what the compiled check reads)."""
+    return arr.ndim == 1 and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 and arr.flags.c_contiguous
 
 
 def as_batch(helpers: Any, samples: Any) -> tuple[list[Any], list[Any]]:
