@@ -73,7 +73,7 @@ def canonical_params(params: dict[str, Any]) -> bytes:
         raise SketchFormatError(f"parameters are not canonically encodable: {exc}") from None
 
 
-def _digest(data: bytes) -> bytes:
+def _digest(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).digest()
 
 
