@@ -328,12 +328,14 @@ class SecureSketch(ABC):
         is most of the fixed cost of writing or reading one small record.
         """
         params = self.params()
-        cached = self.__dict__.get("_helper_prefix_cache")
+        store = getattr(self, "__dict__", None)  # None: a subclass with __slots__ only, no cache
+        cached = store.get("_helper_prefix_cache") if store is not None else None
         if cached is not None and cached[0] == params:
             return cached[1], cached[2]
         prefix = helper_prefix(self.scheme_id, params)
         own = prefix_parses_to(prefix, params)
-        self.__dict__["_helper_prefix_cache"] = (params, prefix, own)
+        if store is not None:
+            store["_helper_prefix_cache"] = (params, prefix, own)
         return prefix, own
 
     @abstractmethod

@@ -155,3 +155,36 @@ def test_packed_kernels_agree(m: int, backend: str) -> None:
     expected = _gf2m.decode_set(field, sums, sample, beta=3).tolist()
     assert expected == elements.tolist()
     assert _gf2m.decode_payload(field, payload, width, sample, beta=3).tolist() == expected
+
+
+def test_other_schemes_read_their_own_records_as_the_general_parser_does() -> None:
+    from sketchauth.sketches.code_offset import CodeOffsetSketch
+    from sketchauth.sketches.interval import IntervalSketch
+
+    code = CodeOffsetSketch(n=32, t=4)
+    secret = bytes(range(32))
+    noisy = bytes([secret[0] ^ 1, *secret[1:]])
+    interval = IntervalSketch(n=64, v=3, features=4)
+    cases = [(code, code.encode(secret), noisy), (interval, interval.encode([10, 20, 30, 40]), [11, 20, 29, 40])]
+    for sketch, helper, sample in cases:
+        fast = _outcome(lambda s=sketch, h=helper, x=sample: s.decode(h, x))
+        general = _outcome(lambda s=sketch, h=helper, x=sample: s._decode_payload(s.payload(h), x))
+        assert fast == general and fast[0] == "ok"
+        damaged = helper[:-1] + bytes([helper[-1] ^ 1])
+        assert _outcome(lambda s=sketch, h=damaged, x=sample: s.decode(h, x)) == (
+            "SketchFormatError",
+            "helper data digest mismatch (corrupted or tampered)",
+        )
+
+
+def test_header_bytes_follow_the_parameters_and_only_stand_for_them_when_they_parse_back() -> None:
+    sketch = PinSketch(16, 8)
+    prefix, own = sketch._helper_prefix()
+    assert own and prefix.endswith(b'{"m":16,"t":8}')
+    assert sketch._helper_prefix()[0] is prefix  # computed once
+
+    class Tupled(PinSketch):
+        def params(self) -> dict[str, Any]:
+            return {"m": self.m, "t": (self.t,)}  # JSON has no tuples: it would parse back as a list
+
+    assert Tupled(16, 8)._helper_prefix()[1] is False
