@@ -706,7 +706,7 @@ def binary_field(m: int, method: Method = "auto", backend: str = "auto") -> Bina
 def _words(values: Any) -> np.ndarray:
     """A contiguous array of 64-bit integers (what the native kernels read; they reject values
     outside the field, negative ones included)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.dtype.itemsize == 8:
+    if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):  # native byte order
         return values if values.flags.c_contiguous else np.ascontiguousarray(values)
     return np.ascontiguousarray(values, dtype=np.uint64)
 
