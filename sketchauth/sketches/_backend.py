@@ -19,7 +19,7 @@ from typing import Literal
 
 from sketchauth.errors import ParameterError
 
-__all__ = ["BACKENDS", "backend", "native_module", "resolve"]
+__all__ = ["BACKENDS", "backend", "native_module", "native_or_none", "resolve"]
 
 Backend = Literal["native", "numpy"]
 BACKENDS: tuple[str, ...] = ("auto", "native", "numpy")
@@ -61,4 +61,10 @@ def native_module() -> ModuleType:
     """The extension module (only after :func:`resolve` returned ``"native"``)."""
     if _NATIVE is None:
         raise ParameterError("the compiled extension is not installed")
+    return _NATIVE
+
+
+def native_or_none() -> ModuleType | None:
+    """The extension module if it is built, else ``None`` (for helpers that only get faster
+    with it, such as input validation, whatever backend an object uses)."""
     return _NATIVE

@@ -706,8 +706,8 @@ def binary_field(m: int, method: Method = "auto", backend: str = "auto") -> Bina
 def _words(values: Any) -> np.ndarray:
     """A contiguous array of 64-bit integers (what the native kernels read; they reject values
     outside the field, negative ones included)."""
-    if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):
-        return np.ascontiguousarray(values)
+    if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):  # native byte order
+        return values if values.flags.c_contiguous else np.ascontiguousarray(values)
     return np.ascontiguousarray(values, dtype=np.uint64)
 
 
@@ -753,6 +753,35 @@ def odd_power_sums(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarr
     for start in _chunks(elements.size, t):
         out ^= np.bitwise_xor.reduce(_odd_power_matrix(numpy_field, elements[start : start + step], t), axis=0)
     return out
+
+
+#: Big-endian numpy word types by byte width (3 bytes has none: such words are cut from 8).
+_BIG_ENDIAN = {width: np.dtype(f">u{width}") for width in (1, 2, 4, 8)}
+
+
+def pack_words(words: np.ndarray, width: int) -> bytes:
+    """Field elements as big-endian words of ``width`` bytes each (``8 · width ≥ m``)."""
+    word = _BIG_ENDIAN.get(width)
+    if word is not None:
+        return np.asarray(words, dtype=np.uint64).astype(word).tobytes()
+    raw = np.asarray(words, dtype=np.uint64).astype(">u8").view(np.uint8).reshape(-1, 8)
+    return raw[:, 8 - width :].tobytes()
+
+
+def unpack_words(payload: bytes, width: int) -> np.ndarray:
+    """Inverse of :func:`pack_words`: big-endian words of ``width`` bytes as uint64."""
+    if width != 3:  # a numpy big-endian integer type of that width exists
+        return np.frombuffer(payload, dtype=_BIG_ENDIAN[width]).astype(np.uint64)
+    raw = np.zeros((len(payload) // width, 8), dtype=np.uint8)
+    raw[:, 8 - width :] = np.frombuffer(payload, dtype=np.uint8).reshape(-1, width)
+    return raw.view(">u8").reshape(-1).astype(np.uint64)
+
+
+def odd_power_sums_packed(field: BinaryField, elements: np.ndarray, t: int, width: int) -> bytes:
+    """:func:`odd_power_sums` written as :func:`pack_words` (a PinSketch payload; one native call)."""
+    if isinstance(field, _NativeField):
+        return field._core.power_sums_packed(_words(elements), t, width)
+    return pack_words(odd_power_sums(field, elements, t), width)
 
 
 def odd_power_sums_segments(field: BinaryField, elements: np.ndarray, lengths: np.ndarray, t: int) -> np.ndarray:
@@ -1117,6 +1146,18 @@ def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *,
             beta = random_multiplier(field)
         return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=np.int64)
     return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
+
+
+def decode_payload(
+    field: BinaryField, payload: bytes, width: int, sample: np.ndarray, *, beta: int | None = None
+) -> np.ndarray:
+    """:func:`decode_set` with the syndromes given as :func:`pack_words` (a PinSketch payload,
+    read by the compiled kernels directly)."""
+    if isinstance(field, _NativeField):
+        if beta is None:
+            beta = random_multiplier(field)
+        return np.frombuffer(field._core.recover_payload(payload, width, _words(sample), beta), dtype=np.int64)
+    return decode_set(field, unpack_words(payload, width), sample, beta=beta)
 
 
 def recover_set(

@@ -1500,6 +1500,43 @@ static PyObject *GF2m_power_sums(GF2mObject *self, PyObject *args)
     return out;
 }
 
+/* power_sums_packed(elements, t, width) -> bytes: the t odd power sums as big-endian words of
+ * `width` bytes (1..8) — a PinSketch payload in one call (every sum is a field element, so it
+ * fits whenever 8 * width >= m). */
+static PyObject *GF2m_power_sums_packed(GF2mObject *self, PyObject *args)
+{
+    PyObject *eo, *out = NULL;
+    Py_buffer ev;
+    size_t n;
+    Py_ssize_t t, width;
+    uint32_t *e, *acc;
+    if (!PyArg_ParseTuple(args, "Onn", &eo, &t, &width)) return NULL;
+    if (t < 0) return PyErr_Format(PyExc_ValueError, "t must be >= 0");
+    if (width < 1 || width > 8 || 8 * width < (Py_ssize_t)self->f->m)
+        return PyErr_Format(PyExc_ValueError, "width must hold a field element (1..8 bytes)");
+    if (get_words(eo, &ev, &n, "elements") < 0) return NULL;
+    e = elems_from_words(self->f, &ev, n);
+    PyBuffer_Release(&ev);
+    if (!e) return NULL;
+    acc = (uint32_t *)xalloc((size_t)t + 1, sizeof(uint32_t));
+    if (acc) out = PyBytes_FromStringAndSize(NULL, t * width);
+    if (acc && out) {
+        unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        power_sums(self->f, acc, e, n, (size_t)t);
+        Py_END_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < t; k++) {
+            uint64_t v = acc[k];
+            for (Py_ssize_t b = width - 1; b >= 0; b--, v >>= 8) dst[k * width + b] = (unsigned char)v;
+        }
+    } else if (!acc) {
+        PyErr_NoMemory();
+    }
+    PyMem_RawFree(e);
+    PyMem_RawFree(acc);
+    return out;
+}
+
 /* power_sums_segments(elements, lengths, t) -> bytearray, one row of t words per segment */
 static PyObject *GF2m_power_sums_segments(GF2mObject *self, PyObject *args)
 {
@@ -1789,23 +1826,15 @@ static PyObject *GF2m_find_roots(GF2mObject *self, PyObject *args)
 /* recover(sums, sample, beta, add_sample=False) -> bytearray of int64 (sorted sample xor D);
  * DecodeError when no set of at most t elements has the power sums of D.  sums are those of
  * D = A xor B, or with add_sample those of A (the sample's are added here). */
-static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
+/* sample XOR D, where D is the set of at most t elements whose odd power sums are diff (with
+ * the sample's own sums added first when add_sample): a sorted int64 bytearray, or DecodeError.
+ * Takes ownership of diff and sample (freed here). */
+static PyObject *recover_owned(const gf_t *f, uint32_t *diff, size_t t, uint32_t *sample, size_t n, uint32_t beta,
+                               int add_sample)
 {
-    PyObject *do_, *so, *bo, *out = NULL;
-    Py_buffer dv, sv;
-    uint32_t beta, *diff = NULL, *sample = NULL, *roots = NULL;
-    size_t t, n;
+    PyObject *out = NULL;
+    uint32_t *roots = NULL;
     Py_ssize_t count = 0;
-    int add_sample = 0;
-    if (!PyArg_ParseTuple(args, "OOO|p", &do_, &so, &bo, &add_sample) || elem_from(bo, self->f, &beta) < 0)
-        return NULL;
-    if (!beta) return PyErr_Format(PyExc_ValueError, "beta must be non-zero");
-    if (get_words(do_, &dv, &t, "difference sums") < 0) return NULL;
-    if (get_words(so, &sv, &n, "sample") < 0) {
-        PyBuffer_Release(&dv);
-        return NULL;
-    }
-    if (!(diff = elems_from_words(self->f, &dv, t)) || !(sample = elems_from_words(self->f, &sv, n))) goto done;
     for (size_t i = 1; i < n; i++)
         if (sample[i] <= sample[i - 1]) {
             PyErr_SetString(PyExc_ValueError, "sample must be sorted and distinct");
@@ -1814,9 +1843,9 @@ static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     {
         int zero = 1;
-        if (add_sample) power_sums(self->f, diff, sample, n, t); /* xors B's sums into A's */
+        if (add_sample) power_sums(f, diff, sample, n, t); /* xors B's sums into A's */
         for (size_t i = 0; i < t; i++) zero &= diff[i] == 0;
-        if (!zero) count = recover_difference(self->f, diff, t, sample, n, beta, &roots);
+        if (!zero) count = recover_difference(f, diff, t, sample, n, beta, &roots);
     }
     Py_END_ALLOW_THREADS
     if (count == ROOTS_MEMORY) {
@@ -1843,12 +1872,84 @@ static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
         if (PyByteArray_Resize(out, (Py_ssize_t)(8 * k)) < 0) Py_CLEAR(out);
     }
 done:
-    PyBuffer_Release(&dv);
-    PyBuffer_Release(&sv);
     PyMem_RawFree(diff);
     PyMem_RawFree(sample);
     PyMem_RawFree(roots);
     return out;
+}
+
+static PyObject *GF2m_recover(GF2mObject *self, PyObject *args)
+{
+    PyObject *do_, *so, *bo;
+    Py_buffer dv, sv;
+    uint32_t beta, *diff = NULL, *sample = NULL;
+    size_t t, n;
+    int add_sample = 0;
+    if (!PyArg_ParseTuple(args, "OOO|p", &do_, &so, &bo, &add_sample) || elem_from(bo, self->f, &beta) < 0)
+        return NULL;
+    if (!beta) return PyErr_Format(PyExc_ValueError, "beta must be non-zero");
+    if (get_words(do_, &dv, &t, "difference sums") < 0) return NULL;
+    if (get_words(so, &sv, &n, "sample") < 0) {
+        PyBuffer_Release(&dv);
+        return NULL;
+    }
+    diff = elems_from_words(self->f, &dv, t);
+    if (diff) sample = elems_from_words(self->f, &sv, n);
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&sv);
+    if (!diff || !sample) {
+        PyMem_RawFree(diff);
+        return NULL;
+    }
+    return recover_owned(self->f, diff, t, sample, n, beta, add_sample);
+}
+
+/* recover_payload(payload, width, sample, beta): recover(sums, sample, beta, True) with the
+ * sums read from a payload of big-endian words of `width` bytes (a PinSketch payload, whose
+ * length and values the caller has checked; values outside the field are refused here too). */
+static PyObject *GF2m_recover_payload(GF2mObject *self, PyObject *args)
+{
+    PyObject *so, *bo;
+    Py_buffer pv, sv;
+    uint32_t beta = 0, *diff = NULL, *sample = NULL;
+    size_t t, n;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*nOO", &pv, &width, &so, &bo)) return NULL;
+    if (elem_from(bo, self->f, &beta) < 0 || !beta || width < 1 || width > 8 || pv.len % width) {
+        PyBuffer_Release(&pv);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, beta ? "payload must be whole words of 1..8 bytes" : "beta must be non-zero");
+        return NULL;
+    }
+    t = (size_t)(pv.len / width);
+    if (!(diff = (uint32_t *)xalloc(t + 1, sizeof(uint32_t)))) {
+        PyBuffer_Release(&pv);
+        return PyErr_NoMemory();
+    }
+    for (size_t k = 0; k < t; k++) {
+        const unsigned char *w = (const unsigned char *)pv.buf + k * (size_t)width;
+        uint64_t v = 0;
+        for (Py_ssize_t b = 0; b < width; b++) v = (v << 8) | w[b];
+        if (v > self->f->mask) {
+            PyBuffer_Release(&pv);
+            PyMem_RawFree(diff);
+            PyErr_SetString(PyExc_ValueError, "payload holds a value outside the field");
+            return NULL;
+        }
+        diff[k] = (uint32_t)v;
+    }
+    PyBuffer_Release(&pv);
+    if (get_words(so, &sv, &n, "sample") < 0) {
+        PyMem_RawFree(diff);
+        return NULL;
+    }
+    sample = elems_from_words(self->f, &sv, n);
+    PyBuffer_Release(&sv);
+    if (!sample) {
+        PyMem_RawFree(diff);
+        return NULL;
+    }
+    return recover_owned(self->f, diff, t, sample, n, beta, 1);
 }
 
 static PyMethodDef GF2m_methods[] = {
@@ -1861,6 +1962,8 @@ static PyMethodDef GF2m_methods[] = {
     {"vmul", (PyCFunction)GF2m_vmul, METH_VARARGS, "vmul(a, b, out): out[i] = a[i]*b[i] (64-bit word arrays)"},
     {"power_sums", (PyCFunction)GF2m_power_sums, METH_VARARGS,
      "power_sums(elements, t): bytearray of the t odd power sums (64-bit words)"},
+    {"power_sums_packed", (PyCFunction)GF2m_power_sums_packed, METH_VARARGS,
+     "power_sums_packed(elements, t, width): the t odd power sums as big-endian words of width bytes"},
     {"power_sums_segments", (PyCFunction)GF2m_power_sums_segments, METH_VARARGS,
      "power_sums_segments(elements, lengths, t): one row of t odd power sums per segment"},
     {"berlekamp_massey", (PyCFunction)GF2m_berlekamp_massey, METH_O,
@@ -1874,6 +1977,8 @@ static PyMethodDef GF2m_methods[] = {
     {"poly_deflate", (PyCFunction)GF2m_poly_deflate, METH_VARARGS, "poly_deflate(p, root): p / (z - root)"},
     {"find_roots", (PyCFunction)GF2m_find_roots, METH_VARARGS,
      "find_roots(sigma, beta): the roots of monic sigma (DecodeError unless distinct, non-zero, in the field)"},
+    {"recover_payload", (PyCFunction)GF2m_recover_payload, METH_VARARGS,
+     "recover_payload(payload, width, sample, beta): recover() with the sums as big-endian words"},
     {"recover", (PyCFunction)GF2m_recover, METH_VARARGS,
      "recover(sums, sample, beta, add_sample=False): sorted sample xor D as int64 bytearray (or DecodeError)"},
     {NULL, NULL, 0, NULL},
@@ -2211,8 +2316,161 @@ static PyObject *cpu_features(PyObject *module, PyObject *unused)
     return Py_BuildValue("{s:O}", "pclmul", cpu_has_pclmul() ? Py_True : Py_False);
 }
 
+/* -- input validation -------------------------------------------------------------------------- */
+
+static void sort_i64(int64_t *a, size_t n)
+{
+    /* insertion sort for the small sets of the common case, heap sort beyond: O(n log n),
+     * no recursion, no allocation */
+    if (n <= 64) {
+        for (size_t i = 1; i < n; i++) {
+            int64_t v = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    for (size_t start = n / 2; start-- > 0;) {
+        size_t root = start;
+        for (size_t child; (child = 2 * root + 1) < n; root = child) {
+            if (child + 1 < n && a[child] < a[child + 1]) child++;
+            if (a[root] >= a[child]) break;
+            int64_t tmp = a[root];
+            a[root] = a[child];
+            a[child] = tmp;
+        }
+    }
+    for (size_t end = n - 1; end > 0; end--) {
+        int64_t tmp = a[0];
+        a[0] = a[end];
+        a[end] = tmp;
+        size_t root = 0;
+        for (size_t child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && a[child] < a[child + 1]) child++;
+            if (a[root] >= a[child]) break;
+            tmp = a[root];
+            a[root] = a[child];
+            a[child] = tmp;
+        }
+    }
+}
+
+/* plain_element_set of a C-contiguous buffer of 8-byte integers (a numpy int64 or uint64 vector). */
+static PyObject *plain_element_words(PyObject *obj, long long low, long long high, Py_ssize_t max_size)
+{
+    Py_buffer view;
+    const char *fmt;
+    PyObject *out = NULL;
+    int64_t *dst;
+    size_t n;
+    int is_unsigned;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    fmt = view.format ? view.format : "B";
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<') fmt++;
+    n = view.itemsize == 8 ? (size_t)(view.len / 8) : 0;
+    if (view.ndim != 1 || n == 0 || strlen(fmt) != 1 || !strchr("qQlLnN", *fmt) ||
+        (max_size >= 0 && n > (size_t)max_size))
+        goto none;
+    is_unsigned = strchr("QLN", *fmt) != NULL;
+    if (!(out = new_words(n, (void **)&dst))) goto done;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t u = ((const uint64_t *)view.buf)[k];
+        int64_t v = (int64_t)u;
+        if ((is_unsigned && u > (uint64_t)INT64_MAX) || v < low || v >= high) goto none;
+        dst[k] = v;
+    }
+    sort_i64(dst, n);
+    for (size_t k = 1; k < n; k++)
+        if (dst[k] == dst[k - 1]) goto none;
+    goto done;
+none:
+    Py_XDECREF(out);
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* plain_element_set(values, low, high, max_size) -> bytearray | None
+ * The sorted int64 words of a list, tuple, set or frozenset (exact types) of Python ints (exact
+ * type), or of a one-dimensional C-contiguous buffer of 8-byte integers, that are distinct and in
+ * [low, high), at most max_size of them (max_size < 0: no bound).
+ * None for anything else and for every defect: the caller's general path then decides what is
+ * wrong and says so. Reading exact ints runs no Python code, so the container cannot change
+ * while it is read. */
+static PyObject *plain_element_set(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *out;
+    long long low, high;
+    Py_ssize_t max_size, n, k = 0;
+    int64_t *dst;
+    if (!PyArg_ParseTuple(args, "OLLn", &obj, &low, &high, &max_size)) return NULL;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        n = PySequence_Fast_GET_SIZE(obj);
+    } else if (PySet_CheckExact(obj) || PyFrozenSet_CheckExact(obj)) {
+        n = PySet_GET_SIZE(obj);
+    } else if (PyObject_CheckBuffer(obj)) {
+        return plain_element_words(obj, low, high, max_size);
+    } else {
+        Py_RETURN_NONE;
+    }
+    if (n == 0 || (max_size >= 0 && n > max_size)) Py_RETURN_NONE;
+    if (!(out = new_words((size_t)n, (void **)&dst))) return NULL;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (; k < n; k++) {
+            int overflow = 0;
+            long long v;
+            if (!PyLong_CheckExact(items[k])) break;
+            v = PyLong_AsLongLongAndOverflow(items[k], &overflow);
+            if (overflow || v < low || v >= high) break;
+            dst[k] = v;
+        }
+    } else {
+        PyObject *it = PyObject_GetIter(obj), *item;
+        if (!it) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        while (k < n && (item = PyIter_Next(it)) != NULL) {
+            int overflow = 0, ok = 0;
+            if (PyLong_CheckExact(item)) {
+                long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+                if (!overflow && v >= low && v < high) {
+                    dst[k++] = v;
+                    ok = 1;
+                }
+            }
+            Py_DECREF(item);
+            if (!ok) break;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    if (k != n) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    sort_i64(dst, (size_t)n);
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (dst[i] == dst[i - 1]) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"cpu_features", cpu_features, METH_NOARGS, "cpu_features(): {'pclmul': bool}"},
+    {"plain_element_set", plain_element_set, METH_VARARGS,
+     "plain_element_set(values, low, high, max_size): sorted int64 bytearray of a plain set of ints, or None"},
     {"fp_berlekamp_welch", fp_berlekamp_welch, METH_VARARGS,
      "fp_berlekamp_welch(xs, ys, rows, n, k, p): (coefficients int64 bytearray, ok bytearray)"},
     {"fp_eval_range", fp_eval_range, METH_VARARGS,

@@ -31,7 +31,15 @@ import numpy as np
 
 from sketchauth.entropy import sketch_loss_bound
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
-from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params, pack_helper, parse_helper
+from sketchauth.sketches.format import (
+    MAX_HELPER_BYTES,
+    canonical_params,
+    helper_prefix,
+    pack_prefixed,
+    parse_helper,
+    prefix_parses_to,
+    prefixed_payload,
+)
 from sketchauth.sketches.params import Parameter, ParameterSpec
 from sketchauth.sketches.registry import REGISTRY, SCHEMES, scheme_class, scheme_name_of
 from sketchauth.sketches.samples import as_batch, as_collection
@@ -353,7 +361,7 @@ class SecureSketch(ABC):
         Raises ``SketchFormatError`` for bad helper data, ``SampleError`` for a malformed sample
         and ``DecodeError`` when the scheme can tell the sample is too far.
         """
-        return self._decode_payload(self.payload(helper), sample)
+        return self._decode_payload(self._unwrap(helper), sample)
 
     # -- batches --------------------------------------------------------------------------------------
     def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
@@ -408,7 +416,41 @@ class SecureSketch(ABC):
         return record.payload
 
     def _wrap(self, payload: bytes) -> bytes:
-        return pack_helper(self.scheme_id, self.params(), payload)
+        return pack_prefixed(self._helper_prefix()[0], payload)
+
+    def _unwrap(self, helper: bytes, max_bytes: int = MAX_HELPER_BYTES) -> bytes:
+        """:meth:`payload`, with a fast path for a sound record of this very sketch.
+
+        A record that starts with this sketch's own header bytes, has the announced lengths and
+        the right digest is exactly what :meth:`payload` would accept up to the payload, which is
+        then checked strictly as there (``_check_payload``). Anything else — another scheme or
+        parameters, any defect — goes through :meth:`payload` itself and gets its error.
+        """
+        prefix, own = self._helper_prefix()
+        if own:
+            payload = prefixed_payload(prefix, helper, max_bytes)
+            if payload is not None:
+                self._check_payload(payload)
+                return payload
+        return self.payload(helper, max_bytes=max_bytes)
+
+    def _helper_prefix(self) -> tuple[bytes, bool]:
+        """This sketch's header bytes (canonical parameters included), and whether they parse
+        back to :meth:`params` exactly (so a record starting with them names these parameters).
+
+        Computed once per sketch and kept while :meth:`params` stays the same: the canonical JSON
+        is most of the fixed cost of writing or reading one small record.
+        """
+        params = self.params()
+        store = getattr(self, "__dict__", None)  # None: a subclass with __slots__ only, no cache
+        cached = store.get("_helper_prefix_cache") if store is not None else None
+        if cached is not None and cached[0] == params:
+            return cached[1], cached[2]
+        prefix = helper_prefix(self.scheme_id, params)
+        own = prefix_parses_to(prefix, params)
+        if store is not None:
+            store["_helper_prefix_cache"] = (params, prefix, own)
+        return prefix, own
 
     @abstractmethod
     def _encode_payload(self, secret: Any, randomness: Any) -> bytes: ...

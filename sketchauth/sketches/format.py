@@ -35,9 +35,13 @@ __all__ = [
     "MAGIC",
     "MAX_HELPER_BYTES",
     "HelperRecord",
+    "helper_prefix",
     "pack_helper",
+    "pack_prefixed",
     "pack_uints",
     "parse_helper",
+    "prefix_parses_to",
+    "prefixed_payload",
     "uint_width",
     "unpack_uints",
 ]
@@ -69,18 +73,69 @@ def canonical_params(params: dict[str, Any]) -> bytes:
         raise SketchFormatError(f"parameters are not canonically encodable: {exc}") from None
 
 
-def _digest(data: bytes) -> bytes:
+def _digest(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).digest()
+
+
+def helper_prefix(scheme_id: int, params: dict[str, Any]) -> bytes:
+    """The bytes every helper record of one scheme and parameter set starts with.
+
+    Magic, version, scheme id, parameter length and the canonical parameters: everything before
+    the payload length. A sketch object computes it once and reuses it for every record it writes
+    (:func:`pack_prefixed`) and reads (:func:`prefixed_payload`).
+    """
+    p = canonical_params(params)
+    if len(p) > 0xFFFF:
+        raise SketchFormatError(f"parameters too long to encode ({len(p)} bytes)")
+    return _HEAD.pack(MAGIC, FORMAT_VERSION, scheme_id, len(p)) + p
+
+
+def pack_prefixed(prefix: bytes, payload: bytes) -> bytes:
+    """Serialise one helper record from its :func:`helper_prefix` and payload."""
+    body = b"".join((prefix, _PAYLOAD_LEN.pack(len(payload)), payload))
+    return body + _digest(body)
 
 
 def pack_helper(scheme_id: int, params: dict[str, Any], payload: bytes) -> bytes:
     """Serialise one helper record."""
-    p = canonical_params(params)
-    if len(p) > 0xFFFF:
-        raise SketchFormatError(f"parameters too long to encode ({len(p)} bytes)")
-    body = _HEAD.pack(MAGIC, FORMAT_VERSION, scheme_id, len(p)) + p
-    body += _PAYLOAD_LEN.pack(len(payload)) + payload
-    return body + _digest(body)
+    return pack_prefixed(helper_prefix(scheme_id, params), payload)
+
+
+def prefixed_payload(prefix: bytes, data: Any, max_bytes: int = MAX_HELPER_BYTES) -> bytes | None:
+    """The payload of ``data`` if it is a sound record that starts with ``prefix``, else ``None``.
+
+    The fast path of a sketch reading its own records: ``prefix`` is its :func:`helper_prefix`
+    (whose parameters the caller has checked to parse back to its own), so matching it byte for
+    byte stands for the magic, version, scheme and parameter checks of :func:`parse_helper`; the
+    size bound, the announced lengths and the digest are checked here exactly as there. ``None``
+    means "not decided here" — another type than ``bytes``, another prefix, or any defect — and
+    the caller then runs :func:`parse_helper`, which gives the one error message for each defect.
+    """
+    if type(data) is not bytes:
+        return None
+    size = len(data)
+    start = len(prefix) + _PAYLOAD_LEN.size
+    if size > max_bytes or size < start + _DIGEST_BYTES or not data.startswith(prefix):
+        return None
+    end = start + _PAYLOAD_LEN.unpack_from(data, len(prefix))[0]
+    if end + _DIGEST_BYTES != size:
+        return None
+    view = memoryview(data)
+    if _digest(view[:end]) != data[end:]:
+        return None
+    return data[start:end]
+
+
+def prefix_parses_to(prefix: bytes, params: dict[str, Any]) -> bool:
+    """Whether the parameters inside ``prefix`` parse (strictly) back to exactly ``params``.
+
+    Only then may :func:`prefixed_payload` stand in for :func:`parse_helper` followed by a
+    comparison of the parsed parameters with ``params`` (a tuple, say, would come back a list).
+    """
+    try:
+        return _parse_params(prefix[_HEAD.size :]) == params
+    except SketchFormatError:
+        return False
 
 
 def _reject_constant(name: str) -> Any:

@@ -200,29 +200,32 @@ class PinSketch(SecureSketch):
 
     # -- payload words ------------------------------------------------------------------------------
     def _pack(self, words: np.ndarray) -> bytes:
-        raw = np.asarray(words, dtype=np.uint64).astype(">u8").view(np.uint8).reshape(-1, 8)
-        return raw[:, 8 - self._width :].tobytes()
+        return _gf2m.pack_words(words, self._width)
 
     def _unpack(self, payload: bytes) -> np.ndarray:
         if len(payload) != self.t * self._width:
             raise SketchFormatError(f"PinSketch payload must be {self.t * self._width} bytes, got {len(payload)}")
-        if self._width != 3:  # a numpy big-endian integer type of that width exists
-            return np.frombuffer(payload, dtype=f">u{self._width}").astype(np.uint64)
-        raw = np.zeros((self.t, 8), dtype=np.uint8)
-        raw[:, 8 - self._width :] = np.frombuffer(payload, dtype=np.uint8).reshape(self.t, self._width)
-        return raw.view(">u8").reshape(-1).astype(np.uint64)
+        return _gf2m.unpack_words(payload, self._width)
 
     # -- encode / decode ------------------------------------------------------------------------------
     def _encode_payload(self, secret: np.ndarray, randomness: Any) -> bytes:
         if randomness is not None:
             raise ParameterError("PinSketch is deterministic: randomness must be None")
-        return self._pack(_gf2m.odd_power_sums(self.field, secret, self.t))
+        return _gf2m.odd_power_sums_packed(self.field, secret, self.t, self._width)
 
     def _check_payload(self, payload: bytes) -> None:
+        if len(payload) == self.t * self._width and self._every_word_valid:
+            return  # full-width words, no relations: every payload of this length is a sketch
         syndromes = self._unpack(payload)
         if self.m != 8 * self._width and np.any(syndromes >> np.uint64(self.m)):
             raise SketchFormatError(f"PinSketch syndrome wider than {self.m} bits")
         self._check_relations(syndromes)
+
+    @property
+    def _every_word_valid(self) -> bool:
+        """Whether every ``t``-word payload is a possible sketch: words as wide as the field
+        (``m = 8·width``: no out-of-range value) and syndromes free of cyclotomic relations."""
+        return self.m == 8 * self._width and not (self._dependent or self._subfield)
 
     def _check_relations(self, syndromes: np.ndarray) -> None:
         if not (self._dependent or self._subfield):
@@ -237,10 +240,11 @@ class PinSketch(SecureSketch):
                 raise SketchFormatError("PinSketch syndrome outside its subfield")
 
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        syndromes = self._unpack(payload)
+        if len(payload) != self.t * self._width:
+            self._unpack(payload)  # raises the length error
         sample_set = self._as_set(sample, "sample")
         try:
-            return _gf2m.decode_set(self.field, syndromes, sample_set)
+            return _gf2m.decode_payload(self.field, payload, self._width, sample_set)
         except DecodeError:
             raise DecodeError(self._too_far) from None
 

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches._backend import native_or_none
 from sketchauth.sketches.params import check_positive_float
 
 __all__ = [
@@ -486,10 +487,62 @@ def as_element_set(
     rather than silently merged: a caller that sends the same element twice has a bug we should
     not hide.
     """
+    fast = _plain_element_set(elements, low, high, max_size)
+    if fast is not None:
+        return fast
     out = np.sort(as_integers(elements, name, low=low, high=high, max_size=max_size, allow_scalar=allow_scalar))
     if out.size > 1 and np.any(out[1:] == out[:-1]):
         raise SampleError(f"{name} contains duplicate elements: list each element once (or pass a set)")
     return out
+
+
+#: The containers :func:`_plain_element_set` reads directly (exact types: no subclass overrides).
+_PLAIN_CONTAINERS = (list, tuple, set, frozenset)
+_INT64_MIN, _INT64_END = -(2**63), 2**63
+_NATIVE = native_or_none()
+
+
+def _plain_element_set(elements: Any, low: int, high: int, max_size: int | None) -> np.ndarray | None:
+    """:func:`as_element_set` of the inputs callers usually hold, when they are plainly valid.
+
+    A ``list``, ``tuple``, ``set`` or ``frozenset`` of Python ``int`` s, or a one-dimensional
+    integer ``numpy.ndarray`` (exact types), with every element in ``[low, high)``, no duplicate
+    and at most ``max_size`` of them: the sorted int64 array, from one sort and a look at its
+    ends. ``None`` for anything else and for every defect, so the general path alone decides what
+    is refused and says why (one wording for each error).
+    """
+    if not (low >= _INT64_MIN and high < _INT64_END):
+        return None
+    kind = type(elements)
+    if _NATIVE is not None and (kind in _PLAIN_CONTAINERS or (kind is np.ndarray and _words_vector(elements))):
+        # the same checks, in one compiled pass
+        words = _NATIVE.plain_element_set(elements, low, high, -1 if max_size is None else max_size)
+        return None if words is None else np.frombuffer(words, dtype=np.int64)
+    if kind is np.ndarray:
+        if elements.ndim != 1 or elements.dtype.kind not in "iu" or not elements.size:
+            return None
+        if max_size is not None and elements.shape[0] > max_size:
+            return None
+        out = np.sort(elements)
+        if int(out[0]) < low or int(out[-1]) >= high:
+            return None
+        out = out.astype(np.int64, copy=False)
+        return None if out.size > 1 and (out[1:] == out[:-1]).any() else out
+    if kind not in _PLAIN_CONTAINERS or not elements or (max_size is not None and len(elements) > max_size):
+        return None
+    if set(map(type, elements)) != {int}:  # bool, numpy scalars, floats: the general path
+        return None
+    ordered = sorted(elements)
+    if ordered[0] < low or ordered[-1] >= high:
+        return None
+    if kind is not set and kind is not frozenset and len(set(ordered)) != len(ordered):
+        return None
+    return np.array(ordered, dtype=np.int64)
+
+
+def _words_vector(arr: np.ndarray) -> bool:
+    """A contiguous one-dimensional vector of 64-bit integers (what the compiled check reads)."""
+    return arr.ndim == 1 and arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 and arr.flags.c_contiguous
 
 
 def as_batch(helpers: Any, samples: Any) -> tuple[list[Any], list[Any]]:
