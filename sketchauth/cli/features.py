@@ -1,7 +1,7 @@
 """The ``sketchauth features`` command group (argparse only at import: heavy imports in handlers).
 
-Every function-level import below is there for command-line start-up cost: building the parser
-must not load numpy or the feature modules.
+Every function-level import below is there for command-line start-up cost (each says
+``start-up``): building the parser must not load numpy or the feature modules.
 
 * ``features synth`` — write a synthetic labelled population (:mod:`sketchauth.evaluate.embeddings`)
   as CSV, for trying the walk-through without real data;
@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 from sketchauth.cli._common import SubParsers, add_quiet, show_progress
@@ -63,6 +64,7 @@ def split_background(
     so all three parts hold the same people — the expected rates are then optimistic.
     Errors name ``source``, the part that is too small and what would be enough.
     """
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.data import LabelledVectors, rows_by_identity
@@ -118,6 +120,7 @@ def _min_samples(holdout: float, need: int) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
@@ -134,6 +137,7 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.rates import RatePoint
@@ -145,8 +149,7 @@ def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
     from tqdm import tqdm
 
@@ -250,6 +253,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
     """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.trials import pair_scores
@@ -271,8 +275,7 @@ def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
     from tqdm import tqdm
 
@@ -329,8 +332,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluation_data(args: argparse.Namespace) -> Any:
     """``--data`` (roles by row order or its split column), or ``--data`` enrols and ``--probe-data`` probes."""
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
