@@ -7,7 +7,7 @@ which with one of these phrases:
 * ``optional dependency`` — matplotlib, fastapi/uvicorn, psycopg: the module imports without it;
 * ``start-up`` — command-line start-up cost (the ``sketchauth`` parser loads only the standard
   library; numpy and the evaluation load inside the handler that runs);
-* ``cycle:`` followed by the modules of the import cycle.
+* ``cycle: a.b <-> c.d`` — the two modules of an import cycle.
 
 A comment of several lines counts as the line above. One comment covers a run of consecutive
 import statements (blank lines between them allowed), as in a command handler that opens with its
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("sketchauth", "service")
 
 #: The fixed vocabulary: a reason comment contains one of these (case-insensitive).
-REASON = re.compile(r"optional dependency|start-up|cycle: \S", re.IGNORECASE)
+REASON = re.compile(r"optional dependency|start-up|cycle: [\w.]+ <-> [\w.]+", re.IGNORECASE)
 
 #: Files not yet brought in line, with their count of function-level imports without a reason.
 #: This list must only shrink: a new offender fails the test, and so does an entry larger than
@@ -140,7 +140,7 @@ def test_function_level_imports_name_their_reason() -> None:
     listing = "\n".join(str(o) for o in found if o.path in over)
     assert not over, (
         "function-level imports without a reason comment ('optional dependency', 'start-up' or "
-        "'cycle: <modules>' on the import line or the line above; see docs/development.md, Imports). "
+        "'cycle: <module> <-> <module>' on the import line or the line above; see docs/development.md, Imports). "
         "Hoist the import to the top of the module, or name the reason:\n" + listing
     )
 
@@ -188,7 +188,7 @@ def with_reason():
 def trailing():
     import numpy as np  # start-up: numpy loads only when the command runs
     import csv  # Start-Up cost
-    from a import b  # cycle: a <-> c
+    from a import b  # cycle: sketchauth.a <-> sketchauth.c
     return np, csv, b
 
 
@@ -217,5 +217,7 @@ def test_checker_accepts_reasons_and_module_level_forms() -> None:
     assert [o.line for o in offenders(SAMPLE, "sample.py")] == [13, 23, 35, 39]
 
 
-def test_cycle_reason_must_name_the_modules() -> None:
-    assert offenders("def f():\n    import a  # cycle:\n", "m.py") == [Offender("m.py", 2, "import a  # cycle:")]
+@pytest.mark.parametrize("comment", ["# cycle:", "# cycle: a.b", "# import cycle"])
+def test_cycle_reason_must_name_both_modules(comment: str) -> None:
+    source = f"def f():\n    import a  {comment}\n"
+    assert offenders(source, "m.py") == [Offender("m.py", 2, f"import a  {comment}")]
