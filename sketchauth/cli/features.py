@@ -24,10 +24,17 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
+
+if TYPE_CHECKING:
+    from sketchauth.evaluate.trials import ProjectedTrials
+    from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline
+
+    #: The pipelines ``features fit`` calibrates.
+    CalibratedPipeline = IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline
 
 __all__ = ["add", "split_background"]
 
@@ -160,7 +167,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
     summary: dict[str, Any] = {}
-    pipelines: dict[str, Any] = {}
+    pipelines: dict[str, CalibratedPipeline] = {}
     with tqdm(
         total=len(steps), desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
     ) as bar:
@@ -238,7 +245,11 @@ def _fit(args: argparse.Namespace) -> int:
             "pipelines": {
                 name: {
                     "scheme": p.sketch.scheme_name,
-                    "params": p.sketch.params() if name != "interval" else {"n": p.sketch.n, "dims": int(p.dims.size)},
+                    "params": (
+                        {"n": p.sketch.n, "dims": int(p.dims.size)}
+                        if isinstance(p, IntervalPipeline)
+                        else p.sketch.params()
+                    ),
                     "loss_bound_bits": round(p.report().loss_bound_bits, 1),
                     "secret_bits": round(p.secret_bits, 1),
                     "expected_on_check": expected[name],
@@ -251,7 +262,7 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
+def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str, Any]:
     """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
     # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
