@@ -211,7 +211,8 @@ def key_from_message(message: bytes, key_params: str, context: bytes) -> bytes:
     """
     context = _check_context(context)
     memory, passes, lanes, salt = _parse_key_params(key_params)
-    ffi, lib = argon2.low_level.ffi, argon2.low_level.lib
+    # argon2-cffi documents low_level.lib for use with core() but leaves it out of __all__.
+    ffi, lib = argon2.low_level.ffi, argon2.low_level.lib  # type: ignore[attr-defined]
     password = _KEY_TAG + message
     out = ffi.new("uint8_t[]", KEY_BYTES)
     pwd = ffi.new("uint8_t[]", password)

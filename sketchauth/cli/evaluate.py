@@ -25,6 +25,7 @@ from sketchauth.errors import ParameterError
 if TYPE_CHECKING:
     from sketchauth.evaluate.data import LabelledSets, LabelledVectors
     from sketchauth.evaluate.report import EvaluationTarget
+    from sketchauth.sketches.base import SecureSketch
 
 __all__ = ["add", "parse_synthetic", "synthetic_data"]
 
@@ -38,7 +39,7 @@ def add(sub: SubParsers) -> None:
 
 
 def _evaluate_linkage(args: argparse.Namespace) -> int:
-    # Function-level imports (in every handler): command-line start-up cost.
+    # start-up: tqdm and the evaluation load only when this command runs.
     from tqdm import tqdm
 
     from sketchauth.evaluate.linkage import check_linkage_arguments, histogram_plot, linkage_experiment
@@ -98,16 +99,15 @@ def _add_linkage(sub: SubParsers) -> None:
 
 
 def _evaluate_guessing(args: argparse.Namespace) -> int:
-    from sketchauth.evaluate.guessing import guessing_experiment
-    from sketchauth.sketches.base import SecureSketch
+    from sketchauth.evaluate.guessing import guessing_experiment  # start-up: numpy loads when this runs
 
     sketch: SecureSketch
     if args.family == "chaff":
-        from sketchauth.sketches.chaff import ChaffPointSketch
+        from sketchauth.sketches.chaff import ChaffPointSketch  # start-up
 
         sketch = ChaffPointSketch(args.universe, args.min_distance, args.points)
     else:
-        from sketchauth.sketches.interval import IntervalSketch
+        from sketchauth.sketches.interval import IntervalSketch  # start-up
 
         sketch = IntervalSketch(n=args.n, v=args.v, features=args.features)
     result = guessing_experiment(
@@ -225,7 +225,7 @@ def _report(args: argparse.Namespace) -> int:
     args.profile = profile(args)
     if args.pipeline is not None:
         return _pipeline_report(args)
-    # Function-level imports (in every handler): command-line start-up cost.
+    # start-up: numpy and the evaluation load only when this command runs.
     from sketchauth.evaluate.data import load_sets, load_vectors
     from sketchauth.evaluate.report import EvaluationTarget, run_report, write_report
     from sketchauth.evaluate.report.figures import require_plots
@@ -280,6 +280,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _pipeline_report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
+    # start-up: numpy and the evaluation load only when this command runs.
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report import run_report, write_report
     from sketchauth.evaluate.report.figures import require_plots
@@ -349,8 +350,7 @@ _SYNTHETIC_KEYS = {
 
 def synthetic_data(target: EvaluationTarget, spec: str, seed: int) -> LabelledVectors | LabelledSets:
     """A seeded synthetic population shaped for ``target`` (its features, length or universe)."""
-    # Function-level import: command-line start-up cost (numpy).
-    from sketchauth.evaluate import data as d
+    from sketchauth.evaluate import data as d  # start-up: numpy loads only when this runs
 
     opts = parse_synthetic(spec)
     unknown = set(opts) - _SYNTHETIC_KEYS[target.data_kind]
@@ -383,7 +383,7 @@ def synthetic_data(target: EvaluationTarget, spec: str, seed: int) -> LabelledVe
 
 def _settings(text: str | None, scheme: str, params: dict[str, Any]) -> list[Any]:
     """``--sweep`` as a list of values, or the scheme's default sweep."""
-    from sketchauth.evaluate.report import default_sweep  # command-line start-up cost
+    from sketchauth.evaluate.report import default_sweep  # start-up: the evaluation loads only when this runs
 
     if text is None:
         return default_sweep(scheme, params)

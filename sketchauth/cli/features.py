@@ -1,7 +1,7 @@
 """The ``sketchauth features`` command group (argparse only at import: heavy imports in handlers).
 
-Every function-level import below is there for command-line start-up cost: building the parser
-must not load numpy or the feature modules.
+Every function-level import below is there for command-line start-up cost (each says
+``start-up``): building the parser must not load numpy or the feature modules.
 
 * ``features synth`` — write a synthetic labelled population (:mod:`sketchauth.evaluate.embeddings`)
   as CSV, for trying the walk-through without real data;
@@ -23,10 +23,18 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
+
+if TYPE_CHECKING:
+    from sketchauth.evaluate.trials import ProjectedTrials
+    from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline
+
+    #: The pipelines ``features fit`` calibrates.
+    CalibratedPipeline = IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline
 
 __all__ = ["add", "split_background"]
 
@@ -63,6 +71,7 @@ def split_background(
     so all three parts hold the same people — the expected rates are then optimistic.
     Errors name ``source``, the part that is too small and what would be enough.
     """
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.data import LabelledVectors, rows_by_identity
@@ -118,6 +127,7 @@ def _min_samples(holdout: float, need: int) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
@@ -134,6 +144,7 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.rates import RatePoint
@@ -145,8 +156,7 @@ def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
     from tqdm import tqdm
 
@@ -157,7 +167,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
     summary: dict[str, Any] = {}
-    pipelines: dict[str, Any] = {}
+    pipelines: dict[str, CalibratedPipeline] = {}
     with tqdm(
         total=len(steps), desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
     ) as bar:
@@ -235,7 +245,11 @@ def _fit(args: argparse.Namespace) -> int:
             "pipelines": {
                 name: {
                     "scheme": p.sketch.scheme_name,
-                    "params": p.sketch.params() if name != "interval" else {"n": p.sketch.n, "dims": int(p.dims.size)},
+                    "params": (
+                        {"n": p.sketch.n, "dims": int(p.dims.size)}
+                        if isinstance(p, IntervalPipeline)
+                        else p.sketch.params()
+                    ),
                     "loss_bound_bits": round(p.report().loss_bound_bits, 1),
                     "secret_bits": round(p.secret_bits, 1),
                     "expected_on_check": expected[name],
@@ -248,8 +262,9 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
+def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str, Any]:
     """FNMR/FMR of a calibrated pipeline on the check identities (scores as in evaluation)."""
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.trials import pair_scores
@@ -271,8 +286,7 @@ def _expected(pipeline: Any, trials: Any) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
     from tqdm import tqdm
 
@@ -329,8 +343,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluation_data(args: argparse.Namespace) -> Any:
     """``--data`` (roles by row order or its split column), or ``--data`` enrols and ``--probe-data`` probes."""
-    from pathlib import Path
-
+    # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors

@@ -16,9 +16,9 @@ __all__ = ["add"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    # Function-level imports (here and below): the optional dependency fastapi/uvicorn (extra
-    # "service") and command-line start-up cost; the web framework loads only once the settings are
-    # valid. Only the command line imports the service; the library never does.
+    # Function-level imports (here and below): the service is an optional dependency (fastapi and
+    # uvicorn, extra "service") and a command-line start-up cost; the web framework loads only once
+    # the settings are valid. Only the command line imports the service; the library never does.
     from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
 
     # Flags override the environment (settings fields; None: flag not given).
@@ -37,7 +37,8 @@ def _serve(args: argparse.Namespace) -> int:
     given = {field: value for field, value in overrides.items() if value is not None}
     try:
         settings = Settings.from_env().replace(**given).validate()
-        # Refuse to start on a bad pipeline file here, with its name, not in every worker.
+        # Refuse to start on a bad pipeline file here, with its name, not in every worker
+        # (optional dependency: the service, as above).
         from service.pipelines import load_configured
 
         load_configured(settings)
@@ -48,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"sketchauth serve: WARNING: {TEST_PROFILE_WARNING}", file=sys.stderr)
     # Workers are separate processes that build their settings from the environment.
     os.environ.update({env_name(field): "1" if value is True else str(value) for field, value in given.items()})
-    from service.app import run_server
+    from service.app import run_server  # optional dependency: the service (fastapi, uvicorn)
 
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
 

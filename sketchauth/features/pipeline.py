@@ -84,7 +84,7 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, Spread
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
@@ -458,7 +458,7 @@ class AsymmetricIntervalPipeline(Pipeline):
         q: int,
         scale: float = 3.0,
         margin: int = 1,
-        spread: str = "std",
+        spread: Spread = "std",
         scheme: str = "s2",
     ) -> None:
         super().__init__(transform, dims)
@@ -469,7 +469,7 @@ class AsymmetricIntervalPipeline(Pipeline):
             raise ParameterError(f"spread must be 'range' or 'std', got {spread!r}")
         self.scale = float(scale)
         self.margin = check_int("margin", margin, 0, q)
-        self.spread = spread
+        self.spread: Spread = spread
 
     @classmethod
     def for_target_fmr(
@@ -500,7 +500,7 @@ class AsymmetricIntervalPipeline(Pipeline):
         return cls(transform, np.arange(transform.dimensions), q=q, scale=max(0.0, scale), margin=margin, spread="std")
 
     @property
-    def sketch(self) -> SecureSketch:
+    def sketch(self) -> AsymmetricIntervalSketch:
         return self._sketch
 
     def secret_from_samples(self, samples: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -862,7 +862,7 @@ class ThermometerPipeline(Pipeline):
         return np.concatenate(runs).astype(np.int64)
 
     @property
-    def sketch(self) -> SecureSketch:
+    def sketch(self) -> PinSketch:
         return self._sketch
 
     def secret_from_samples(self, samples: Any) -> np.ndarray:

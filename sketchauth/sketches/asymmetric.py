@@ -133,7 +133,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -144,6 +144,7 @@ from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSket
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
+from sketchauth.templates import enrol_interval
 
 __all__ = [
     "SCHEMES_AVAILABLE",
@@ -371,6 +372,10 @@ PARAMETERS = ParameterSpec.of(
     ),
 )
 
+#: How the template measures each feature's spread: ``"range"`` (max − min of the captures) or
+#: ``"std"`` (their sample standard deviation); :func:`sketchauth.templates.enrol_interval`'s rule.
+Spread = Literal["range", "std"]
+
 #: Options of the template (:func:`sketchauth.templates.asymmetric_template`).
 TEMPLATE_OPTIONS = (
     Parameter(
@@ -516,15 +521,13 @@ class AsymmetricIntervalSketch(SecureSketch):
         return self.quantiser.levels(values, self.features, name="sample")
 
     def template(
-        self, samples: Any, *, spread: str = "range", scale: float | None = None, margin: int = 1
+        self, samples: Any, *, spread: Spread = "range", scale: float | None = None, margin: int = 1
     ) -> tuple[np.ndarray, np.ndarray]:
         """The secret ``(b, v)`` from ``k ≥ 2`` captures, quantised as this sketch quantises samples.
 
         :func:`sketchauth.templates.enrol_interval` with this sketch's ``n``, ``q``, ``step`` and
         ``offset`` (its rule: rounded mean, tolerance from the spread).
         """
-        from sketchauth.templates import enrol_interval
-
         if np.ndim(samples) == 2 and np.shape(samples)[1] != self.features:
             raise SampleError(f"captures must have {self.features} features, got {np.shape(samples)[1]}")
         return enrol_interval(
@@ -535,7 +538,7 @@ class AsymmetricIntervalSketch(SecureSketch):
             offset=self.offset,
             spread=spread,
             scale=scale,
-            margin=margin,  # type: ignore[arg-type]
+            margin=margin,
         )
 
     # -- secrets and randomness -------------------------------------------------------------------

@@ -370,7 +370,7 @@ class ChaffPointSketch(SecureSketch):
 
     def draw_randomness(self, secret: Any) -> tuple[int, ...]:
         free = self._free_after(int(x) for x in secret)
-        chaff = []
+        chaff: list[int] = []
         d = self.min_distance
         while True:
             candidates = np.flatnonzero(free)
