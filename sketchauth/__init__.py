@@ -91,7 +91,7 @@ def _installed_version() -> str:
     ``import sketchauth`` does not pay it); ``0+unknown`` when the source tree is used without
     being installed.
     """
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # start-up: only on first use
 
     try:
         return version("sketchauth")

@@ -45,7 +45,6 @@ PENDING: dict[str, int] = {
     "service/settings.py": 2,
     "service/store/__init__.py": 2,
     "service/store/postgres.py": 2,
-    "sketchauth/__init__.py": 1,
     "sketchauth/evaluate/linkage.py": 2,
     "sketchauth/evaluate/report/figures.py": 2,
     "sketchauth/evaluate/reproduce.py": 34,
