@@ -88,6 +88,7 @@ def test_report_fields_and_json(report: dict) -> None:
             for row in per_k:
                 assert row["recovered_fraction"] <= min(row["pinned_fraction"], row["contains_fraction"]) + 1e-12
             assert per_k[0]["contains_fraction"] == 1.0  # one helper always admits its own (b, v)
+    assert any("only 48 mated pairs" in note for note in report["notes"])  # 8 x C(4, 2) < 100: said so
     json.loads(json.dumps(report))  # JSON-ready: only plain types
     text = render_markdown(report, "unlinkability.png")
     assert "| thermometer | pinsketch | difference-decoding |" in text
