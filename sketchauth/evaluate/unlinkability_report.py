@@ -22,7 +22,12 @@ of Gomez-Barrero et al., IEEE TIFS 2018 (:func:`~sketchauth.evaluate.unlinkabili
 **With a pepper.** Deployment A stores ``wrap(helper, p_A, N)`` and deployment B
 ``wrap(helper, p_B, N')``: the helper's symbols plus a format-preserving pad
 (:func:`sketchauth.mixing.mix_helper`) derived from the deployment's pepper and a fresh
-per-enrolment nonce. The attacks then run on what the two databases store.
+per-enrolment nonce. The attacks then run on what the two databases store. The pad covers the
+helper's *symbols* (:meth:`SecureSketch.symbols`) and nothing else: s1's tolerances, stored in
+clear beside the residues, and the points of an s2/s3 partition outside its movable pairs of gaps
+are stored as without a pepper, which the report shows as ``pad_symbols_mean`` next to the
+measures. A PinSketch whose syndromes are not independent has no format-preserving pad; both
+conditions then use the smallest larger field that has one (:func:`pepper_ready`).
 
 **Chance level.** ``D↔sys`` is estimated from histograms, and with a few hundred mated pairs even
 two identical distributions give a positive estimate. So the bins follow the sample size (one per
@@ -116,7 +121,8 @@ _NONCE_BYTES = 16
 OPERATIONAL_RULE = (
     "The service never keeps two helpers of one person: re-enrolment and revocation replace the "
     "record and erase the old helper (no copy in backups that outlive the rotation). Two helpers "
-    "of one person in one database are linkable and, for s2/s3, narrow the template down; a "
+    "of one person in one database are linked by the same attacks as two unpeppered deployments, "
+    "and several helpers can be combined against the template (sketchauth.evaluate.repeated); a "
     "pepper protects only across deployments (different peppers), not within one."
 )
 
@@ -127,7 +133,9 @@ def _peppered(sketch: SecureSketch, helper: bytes, pepper: bytes, nonce: bytes) 
 
     A local stand-in for ``sketchauth.pepper.wrap`` built on :func:`sketchauth.mixing.mix_helper`
     (the same format-preserving pad; the pepper is used directly as the pad key instead of
-    through HKDF, which does not change the distribution of what is stored).
+    through HKDF, which does not change the distribution of what is stored). Once
+    :mod:`sketchauth.pepper` is in the library this becomes
+    ``wrap(sketch, helper, Pepper(pepper), nonce)``.
     """
     return mix_helper(sketch, helper, pepper, nonce, domain=_PEPPER_DOMAIN)
 
