@@ -4,7 +4,9 @@
 * ``evaluate guessing`` — :func:`sketchauth.evaluate.guessing.guessing_experiment`;
 * ``evaluate report`` — :mod:`sketchauth.evaluate.report` for a registered scheme (``--scheme``,
   on ``--data`` or a ``--synthetic`` population) or a feature pipeline (``--pipeline``,
-  :func:`sketchauth.features.report_target.pipeline_target`).
+  :func:`sketchauth.features.report_target.pipeline_target`);
+* ``evaluate unlinkability`` — :mod:`sketchauth.evaluate.unlinkability_report`: D↔sys of real
+  re-enrolments per feature pipeline and linkage attack, with and without a pepper.
 
 Only argparse at import: each handler imports numpy and the evaluation when it runs (every
 function-level import here is for command-line start-up cost).
@@ -34,7 +36,7 @@ def add(sub: SubParsers) -> None:
     """Add the ``evaluate`` group and its sub-commands to the top-level parser."""
     p = sub.add_parser("evaluate", help="offline evaluation: error rates, leakage, linkage, attacks")
     evaluate = p.add_subparsers(dest="evaluation", required=True, metavar="EVALUATION")
-    for add_command in (_add_linkage, _add_guessing, _add_report):
+    for add_command in (_add_linkage, _add_guessing, _add_report, _add_unlinkability):
         add_command(evaluate)
 
 
@@ -321,6 +323,81 @@ def _pipeline_report(args: argparse.Namespace) -> int:
     payload = write_report(report, args.out, plots=args.plots)
     print(summary(payload, args.out))
     return 0
+
+
+# -- evaluate unlinkability (begin) -----------------------------------------------------------------------
+def _add_unlinkability(sub: SubParsers) -> None:
+    p = sub.add_parser(
+        "unlinkability",
+        help="D<->sys of real re-enrolments per feature pipeline and linkage attack, with and without a pepper",
+        description="Fit a feature transform on --background, calibrate the pipelines on it, enrol every identity "
+        "of --data several times from disjoint captures in two deployments, score mated and non-mated pairs "
+        "with every applicable linkage attack and measure D<->(s) and D<->sys (Gomez-Barrero et al., IEEE TIFS "
+        "2018), with the helpers stored in clear and wrapped with per-deployment peppers.",
+    )
+    p.add_argument("--data", required=True, metavar="FILE", help="labelled evaluation samples: CSV identity,f0..fk")
+    p.add_argument(
+        "--background", required=True, metavar="FILE", help="labelled background samples the transform is fitted on"
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for unlinkability.json, .md and .png")
+    p.add_argument(
+        "--pipelines",
+        default="interval,thermometer,code-offset,s1,s2,s3",
+        help="comma-separated pipelines (default: interval,thermometer,code-offset,s1,s2,s3)",
+    )
+    p.add_argument("--enrol-samples", type=int, default=2, help="captures per enrolment (default 2)")
+    p.add_argument("--groups", type=int, default=12, help="disjoint enrolments per identity at most (default 12)")
+    p.add_argument("--tau", type=int, default=2, help="closeness of the interval attacks (default 2)")
+    p.add_argument("--levels", type=int, default=32, help="quantiser levels of the transform (default 32)")
+    p.add_argument("--target-fmr", type=float, default=0.01, help="FMR the pipelines are calibrated to (default 0.01)")
+    p.add_argument("--max-nonmated", type=int, default=4000, help="non-mated pairs scored at most (default 4000)")
+    p.add_argument(
+        "--permutations", type=int, default=200, help="label permutations for the chance level (default 200)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of grouping and pair subsampling (default 0)")
+    p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG (no matplotlib needed)")
+    add_quiet(p)
+    p.set_defaults(func=_unlinkability)
+
+
+def _unlinkability(args: argparse.Namespace) -> int:
+    # Function-level imports: command-line start-up cost.
+    from sketchauth.evaluate.data import load_vectors
+    from sketchauth.evaluate.report.figures import require_plots
+    from sketchauth.evaluate.unlinkability_report import run_unlinkability_report, write_unlinkability_report
+
+    if args.plots:
+        require_plots()  # before the evaluation, not after it
+    kinds = [k.strip() for k in args.pipelines.split(",") if k.strip()]
+    report = run_unlinkability_report(
+        load_vectors(args.background),
+        load_vectors(args.data),
+        kinds=kinds,
+        enrol_samples=args.enrol_samples,
+        groups=args.groups,
+        tau=args.tau,
+        levels=args.levels,
+        target_fmr=args.target_fmr,
+        max_nonmated=args.max_nonmated,
+        permutations=args.permutations,
+        seed=args.seed,
+        progress=show_progress(args),
+        sources=(Path(args.background).name, Path(args.data).name),
+    )
+    files = write_unlinkability_report(report, args.out, plots=args.plots)
+    for kind, entry in report["pipelines"].items():
+        for attack in entry.get("attacks", []):
+            print(
+                f"{kind} {attack['attack']}: D<->sys clear {attack['clear']['d_sys']:.3f}, "
+                f"peppered {attack['peppered']['d_sys']:.3f}"
+            )
+        if "unavailable" in entry:
+            print(f"{kind}: not evaluated: {entry['unavailable']}")
+    print(f"-> {', '.join(files.values())}")
+    return 0
+
+
+# -- evaluate unlinkability (end) -------------------------------------------------------------------------
 
 
 def _spec_value(key: str, text: str) -> float:

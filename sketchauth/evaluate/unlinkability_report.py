@@ -1,0 +1,760 @@
+"""Unlinkability of real re-enrolments, per feature pipeline, with and without a pepper (ISO/IEC 30136).
+
+**What is measured.** A feature transform is fitted on a *background* file
+(:meth:`~sketchauth.features.transform.FeatureTransform.fit`) and the pipelines of
+:mod:`sketchauth.features.pipeline` are calibrated on it (interval, thermometer → PinSketch,
+code-offset, asymmetric interval s1/s2/s3). On the *evaluation* file every identity's captures are
+split (seeded order) into disjoint groups of ``enrol_samples`` captures; each group is enrolled
+through the pipeline's own enrolment template (:meth:`Pipeline.secret_from_samples`, built on
+:mod:`sketchauth.templates`) **twice**, once per deployment, each with its own encoding randomness.
+
+* a **mated pair** is (deployment A's helper of group ``a``, deployment B's helper of group ``b``)
+  of one identity with ``a < b``: two enrolments of one person from *disjoint* captures;
+* a **non-mated pair** is the same for two different identities (a seeded subsample of all of
+  them, at most ``max_nonmated``).
+
+Every pair is scored by every linkage attack of the project that applies to the scheme
+(:data:`PIPELINE_ATTACKS`: residue distance, difference decoding, the s1 tolerance test, the
+similar-interval count, its even-interval variant and the parity test of
+:mod:`sketchauth.evaluate.linkage`), and the scores give the local ``D↔(s)`` and global ``D↔sys``
+of Gomez-Barrero et al., IEEE TIFS 2018 (:func:`~sketchauth.evaluate.unlinkability.linkability`).
+
+**With a pepper.** Deployment A stores ``wrap(helper, p_A, N)`` and deployment B
+``wrap(helper, p_B, N')``: the helper's symbols plus a format-preserving pad
+(:func:`sketchauth.mixing.mix_helper`) derived from the deployment's pepper and a fresh
+per-enrolment nonce. The attacks then run on what the two databases store. The pad covers the
+helper's *symbols* (:meth:`SecureSketch.symbols`) and nothing else: s1's tolerances, stored in
+clear beside the residues, and the points of an s2/s3 partition outside its movable pairs of gaps
+are stored as without a pepper, which the report shows as ``pad_symbols_mean`` next to the
+measures. A PinSketch whose syndromes are not independent has no format-preserving pad; both
+conditions then use the smallest larger field that has one (:func:`pepper_ready`).
+
+**Chance level.** ``D↔sys`` is estimated from histograms, and with a few hundred mated pairs even
+two identical distributions give a positive estimate. So the bins follow the sample size (one per
+integer when the scores take few values, else ``⌈√M / 2⌉`` equal bins for ``M`` mated pairs), and
+the report gives the estimate's chance level: ``D↔sys`` of the same scores with the mated /
+non-mated labels permuted (mean and 95th percentile over ``permutations``). A ``D↔sys`` at or
+below the 95th percentile is indistinguishable from unlinkable at this sample size.
+
+**Repeated enrolments in one database.** For s2 and s3 the attacker holding ``k`` helpers of one
+person in the *same* database (no pepper helps here: it is one deployment) intersects the
+partitions (the attack of :mod:`sketchauth.evaluate.repeated`, here on real captures): per ``k``
+the mean ``log2`` of the candidate ``(b, v)`` per feature and how often the first enrolment's
+``(b, v)`` is pinned down exactly. The operational rule follows: the service never keeps two
+helpers of one person, and revocation erases the old helper.
+
+Example (two score lists: disjoint, then identical distributions)::
+
+    >>> measure_linkability([5, 5, 6], [1, 2, 1, 2], permutations=0)["d_sys"]
+    1.0
+    >>> measure_linkability([1, 2, 1, 2], [1, 2, 2, 1], permutations=0)["d_sys"]
+    0.0
+
+Nothing here keeps a sample; helpers live only in memory during the run. The peppers and nonces
+are drawn from :mod:`secrets` (the scores do not depend on their values); only the grouping and
+subsampling are seeded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import ParameterError, SketchAuthError
+from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
+from sketchauth.evaluate.repeated import _s2_candidates
+from sketchauth.evaluate.unlinkability import LINKAGE_ATTACKS, linkability
+from sketchauth.features.pipeline import (
+    AsymmetricIntervalPipeline,
+    CodeOffsetPipeline,
+    IntervalPipeline,
+    Pipeline,
+    ThermometerPipeline,
+)
+from sketchauth.features.transform import FeatureTransform
+from sketchauth.mixing import mix_helper
+from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.params import check_int
+from sketchauth.sketches.pinsketch import PinSketch
+
+__all__ = [
+    "OPERATIONAL_RULE",
+    "PIPELINE_ATTACKS",
+    "PIPELINE_KINDS",
+    "build_pipelines",
+    "enrolment_groups",
+    "measure_linkability",
+    "partition_parity_bits",
+    "pepper_ready",
+    "plot_curves",
+    "render_markdown",
+    "run_unlinkability_report",
+    "similar_even_intervals",
+    "summary_rows",
+    "write_unlinkability_report",
+]
+
+#: The pipelines evaluated, in report order.
+PIPELINE_KINDS = ("interval", "thermometer", "code-offset", "s1", "s2", "s3")
+#: Permutations of the mated/non-mated labels for the chance level of ``D↔sys``.
+DEFAULT_PERMUTATIONS = 200
+#: Below this many mated pairs the report notes that D↔sys is coarse.
+FEW_MATED_PAIRS = 100
+#: Most non-mated pairs scored per pipeline (a seeded subsample beyond).
+DEFAULT_MAX_NONMATED = 4000
+#: Pad domain of the local pepper stand-in (``"pepp"``, as the pepper layer's).
+_PEPPER_DOMAIN = 0x70657070
+_PEPPER_BYTES = 32
+#: Rows k = 1..this of the repeated-enrolment table in the Markdown (the JSON has every k).
+_MARKDOWN_K = 4
+_NONCE_BYTES = 16
+
+OPERATIONAL_RULE = (
+    "The service never keeps two helpers of one person: re-enrolment and revocation replace the "
+    "record and erase the old helper (no copy in backups that outlive the rotation). Two helpers "
+    "of one person in one database are linked by the same attacks as two unpeppered deployments, "
+    "and several helpers can be combined against the template (sketchauth.evaluate.repeated); a "
+    "pepper protects only across deployments (different peppers), not within one."
+)
+
+
+# -- the pepper ------------------------------------------------------------------------------------
+def _peppered(sketch: SecureSketch, helper: bytes, pepper: bytes, nonce: bytes) -> bytes:
+    """What a peppered deployment stores: ``helper`` mixed with the pad of ``(pepper, nonce)``.
+
+    A local stand-in for ``sketchauth.pepper.wrap`` built on :func:`sketchauth.mixing.mix_helper`
+    (the same format-preserving pad; the pepper is used directly as the pad key instead of
+    through HKDF, which does not change the distribution of what is stored). Once
+    :mod:`sketchauth.pepper` is in the library this becomes
+    ``wrap(sketch, helper, Pepper(pepper), nonce)``.
+    """
+    return mix_helper(sketch, helper, pepper, nonce, domain=_PEPPER_DOMAIN)
+
+
+# -- the attacks -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairAttack:
+    """One linkage attack on two stored helpers.
+
+    ``prepare(sketch, helper)`` reads what the attack looks at from one helper (its partition,
+    its clear tolerances, or the helper itself) once per helper; ``compare(a, b, tau)`` scores
+    two prepared helpers.
+    """
+
+    name: str
+    description: str
+    higher_is_mated: bool
+    prepare: Callable[[SecureSketch, bytes], Any]
+    compare: Callable[[Any, Any, int], float]
+
+
+def _even_partition(points: np.ndarray) -> np.ndarray:
+    """The points bounding the even-length intervals only (the possible secret ones), as pairs."""
+    lo, hi = points[:-1], points[1:]
+    keep = (hi - lo) % 2 == 0
+    return np.stack([lo[keep], hi[keep]], axis=1)
+
+
+def similar_even_intervals(parts_a: Sequence[np.ndarray], parts_b: Sequence[np.ndarray], tau: int) -> int:
+    """Similar-interval count (Fang's thesis §6.2) restricted to even-length intervals."""
+    total = 0
+    for pa, pb in zip(parts_a, parts_b, strict=True):
+        ia, ib = _even_partition(np.asarray(pa, dtype=np.int64)), _even_partition(np.asarray(pb, dtype=np.int64))
+        width_a, width_b = ia[:, 1] - ia[:, 0], ib[:, 1] - ib[:, 0]
+        mid_a, mid_b = ia.sum(axis=1), ib.sum(axis=1)
+        close = (np.abs(width_a[:, None] - width_b[None, :]) < 2 * tau) & (
+            np.abs(mid_a[:, None] - mid_b[None, :]) < 2 * tau
+        )
+        total += int(np.count_nonzero(close))
+    return total
+
+
+def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Per feature, the parity shared by most lower ends of even-length intervals (ties: even).
+
+    The same bit as :func:`sketchauth.evaluate.linkage.parity_bits`, read from a real helper's
+    partition (for s2 it is exactly the parity of ``b − v``).
+    """
+    bits = []
+    for p in parts:
+        lower = _even_partition(np.asarray(p, dtype=np.int64))[:, 0]
+        odd = int(np.count_nonzero(lower % 2 == 1))
+        bits.append(int(odd > lower.size - odd))
+    return np.array(bits, dtype=np.int64)
+
+
+def _registered(key: str) -> PairAttack:
+    """A whole-helper attack of :data:`~sketchauth.evaluate.unlinkability.LINKAGE_ATTACKS`."""
+    attack = LINKAGE_ATTACKS[key]
+    return PairAttack(
+        attack.name,
+        attack.description,
+        attack.higher_is_mated,
+        lambda sketch, helper: (sketch, helper),
+        lambda a, b, tau: float(attack.score(a[0], a[1], b[1], tau=tau)),
+    )
+
+
+def _partition(sketch: SecureSketch, helper: bytes) -> list[np.ndarray]:
+    return sketch.partition(helper)  # type: ignore[attr-defined]
+
+
+def _named(
+    key: str, prepare: Callable[[SecureSketch, bytes], Any], compare: Callable[[Any, Any, int], float]
+) -> PairAttack:
+    """A registered attack's name and direction with a prepare/compare split of its score."""
+    attack = LINKAGE_ATTACKS[key]
+    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
+
+
+_S1 = _named(
+    "asymmetric-interval/s1",
+    lambda sketch, helper: sketch.published_tolerances(helper),  # type: ignore[attr-defined]
+    lambda a, b, tau: float(s1_linkage_score(a, b, tau)),
+)
+_EVEN = PairAttack(
+    "similar-even-intervals",
+    "similar even-length intervals of the two partitions (tau)",
+    True,
+    _partition,
+    lambda a, b, tau: float(similar_even_intervals(a, b, tau)),
+)
+_PARITY = PairAttack(
+    "parity",
+    "features whose majority boundary parity agrees",
+    True,
+    lambda sketch, helper: partition_parity_bits(_partition(sketch, helper)),
+    lambda a, b, tau: float(np.count_nonzero(a == b)),
+)
+
+
+def _similar(key: str) -> PairAttack:
+    return _named(key, _partition, lambda a, b, tau: float(s2_similar_intervals(a, b, tau)))
+
+
+#: Every linkage attack of the project that applies to each pipeline's scheme.
+PIPELINE_ATTACKS: dict[str, tuple[PairAttack, ...]] = {
+    "interval": (_registered("interval"),),
+    "thermometer": (_registered("pinsketch"),),
+    "code-offset": (_registered("code-offset"),),
+    "s1": (_S1,),
+    "s2": (_similar("asymmetric-interval/s2"), _EVEN, _PARITY),
+    "s3": (_similar("asymmetric-interval/s3"), _EVEN, _PARITY),
+}
+
+
+# -- the measures ----------------------------------------------------------------------------------
+def _bins(mated: np.ndarray, nonmated: np.ndarray) -> int | None:
+    """Bins for the sample size: one per integer when that is few enough, else ``⌈√M / 2⌉``."""
+    count = max(2, math.ceil(math.sqrt(mated.size) / 2))
+    scores = np.concatenate([mated, nonmated])
+    integral = bool(np.all(scores == np.round(scores)))
+    if integral and scores.max() - scores.min() + 1 <= count:
+        return None
+    return count
+
+
+def measure_linkability(
+    mated: Any, nonmated: Any, *, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0
+) -> dict[str, Any]:
+    """``D↔sys``, the ``D↔(s)`` curve and the chance level (labels permuted) of two score lists."""
+    m, n = np.asarray(mated, dtype=float), np.asarray(nonmated, dtype=float)
+    bins = _bins(m, n)
+    result = linkability(m, n, bins=bins)
+    rng = np.random.default_rng(seed)
+    pooled = np.concatenate([m, n])
+    null = []
+    for _ in range(permutations):
+        shuffled = rng.permutation(pooled)
+        null.append(linkability(shuffled[: m.size], shuffled[m.size :], bins=bins).d_sys)
+    chance = np.array(null) if null else np.zeros(1)
+    return {
+        "d_sys": result.d_sys,
+        "chance_d_sys_mean": float(chance.mean()),
+        "chance_d_sys_p95": float(np.quantile(chance, 0.95)),
+        "linked": bool(result.d_sys > np.quantile(chance, 0.95)),
+        "mated_pairs": int(m.size),
+        "nonmated_pairs": int(n.size),
+        "mated_mean": float(m.mean()),
+        "nonmated_mean": float(n.mean()),
+        "bins": int(result.d_local.size),
+        "curve": {
+            "edges": [float(x) for x in result.edges],
+            "d_local": [float(x) for x in result.d_local],
+            "p_mated": [float(x) for x in result.p_mated],
+            "p_nonmated": [float(x) for x in result.p_nonmated],
+        },
+    }
+
+
+# -- enrolment groups and pairs --------------------------------------------------------------------
+def enrolment_groups(
+    data: LabelledVectors, enrol_samples: int, groups: int, seed: int, *, source: str = "the data"
+) -> list[tuple[Any, list[np.ndarray]]]:
+    """Per identity, up to ``groups`` disjoint groups of ``enrol_samples`` captures (seeded order).
+
+    Identities with fewer than two groups are left out; ``ParameterError`` (naming ``source``)
+    when fewer than two identities remain.
+    """
+    enrol_samples = check_int("enrol_samples", enrol_samples, 1)
+    groups = check_int("groups", groups, 2)
+    rng = np.random.default_rng(seed)
+    out = []
+    counts = []
+    for label, samples in data.by_identity():
+        counts.append(len(samples))
+        order = rng.permutation(len(samples))
+        usable = min(groups, len(samples) // enrol_samples)
+        if usable >= 2:
+            out.append((label, [samples[order[g * enrol_samples : (g + 1) * enrol_samples]] for g in range(usable)]))
+    if len(out) < 2:
+        raise ParameterError(
+            f"{source}: {len(out)} of {len(counts)} identities have the {2 * enrol_samples} samples two disjoint "
+            f"enrolments of {enrol_samples} captures need (most samples of one identity: {max(counts)}); "
+            "give at least two identities that many samples, or lower --enrol-samples"
+        )
+    return out
+
+
+def _pairs(
+    group_counts: Sequence[int], max_nonmated: int, rng: np.random.Generator
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """Mated ``(i, a, i, b)`` with ``a < b`` and a subsample of non-mated ``(i, a, j, b)``, ``i ≠ j``."""
+    mated = [(i, a, i, b) for i, g in enumerate(group_counts) for a in range(g) for b in range(a + 1, g)]
+    flat = [(i, a) for i, g in enumerate(group_counts) for a in range(g)]
+    total = sum(group_counts) ** 2 - sum(g * g for g in group_counts)
+    if total <= max_nonmated:
+        chosen = [(i, a, j, b) for i, a in flat for j, b in flat if i != j]
+    else:
+        chosen, seen = [], set()
+        while len(chosen) < max_nonmated:
+            x, y = (int(v) for v in rng.integers(0, len(flat), size=2))
+            if flat[x][0] != flat[y][0] and (x, y) not in seen:
+                seen.add((x, y))
+                chosen.append((*flat[x], *flat[y]))
+    return mated, chosen
+
+
+# -- pipelines -------------------------------------------------------------------------------------
+def build_pipelines(
+    transform: FeatureTransform,
+    background: LabelledVectors,
+    kinds: Sequence[str],
+    *,
+    enrol_samples: int,
+    target_fmr: float,
+) -> dict[str, Pipeline | str]:
+    """Each pipeline calibrated on the background at ``target_fmr``, or the reason it cannot be."""
+    out: dict[str, Pipeline | str] = {}
+    for kind in kinds:
+        try:
+            out[kind] = _build(kind, transform, background, enrol_samples, target_fmr)
+        except SketchAuthError as exc:
+            out[kind] = str(exc)
+    return out
+
+
+def _build(kind: str, transform: FeatureTransform, background: LabelledVectors, m: int, fmr: float) -> Pipeline:
+    if kind == "interval":
+        return IntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+    if kind == "thermometer":
+        return ThermometerPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+    if kind == "code-offset":
+        # Every level bit: few dimensions at 2 bits make too few bytes for any t >= 1.
+        return CodeOffsetPipeline.for_target_fmr(
+            transform, background, target_fmr=fmr, bits=transform.level_bits, enrol_samples=m
+        )
+    if m < 2:
+        raise ParameterError("the asymmetric pipelines need at least 2 captures per enrolment (--enrol-samples)")
+    s2 = AsymmetricIntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+    return AsymmetricIntervalPipeline(
+        transform, s2.dims, q=s2.sketch.params()["q"], scale=s2.scale, margin=s2.margin, spread=s2.spread, scheme=kind
+    )
+
+
+# -- one pipeline ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Enrolled:
+    """Both deployments' helpers per (identity, group), in clear and peppered."""
+
+    clear: tuple[list[list[bytes]], list[list[bytes]]]
+    peppered: tuple[list[list[bytes]], list[list[bytes]]]
+
+
+def pepper_ready(sketch: SecureSketch) -> SecureSketch:
+    """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``, so no
+    format-preserving pad exists) the one of the smallest larger ``m`` whose are: the same sets,
+    the same set-difference tolerance ``t``, a larger field. Other schemes are returned as they are."""
+    if not isinstance(sketch, PinSketch):
+        return sketch
+    m = sketch.m
+    while PinSketch(m, sketch.t).report().sketch_bits < sketch.t * m:
+        m += 1
+    return sketch if m == sketch.m else PinSketch(m, sketch.t)
+
+
+def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
+    peppers = (secrets.token_bytes(_PEPPER_BYTES), secrets.token_bytes(_PEPPER_BYTES))
+    clear: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
+    peppered: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
+    for _, captures in groups:
+        secrets_ = [pipeline.secret_from_samples(c) for c in captures]
+        for d in (0, 1):
+            # Each deployment encodes anew: a randomised sketch draws fresh randomness.
+            helpers = [sketch.encode(s) for s in secrets_]
+            clear[d].append(helpers)
+            peppered[d].append([_peppered(sketch, h, peppers[d], secrets.token_bytes(_NONCE_BYTES)) for h in helpers])
+    return _Enrolled(clear, peppered)
+
+
+def _score_pairs(
+    sketch: SecureSketch,
+    attack: PairAttack,
+    stored: tuple[list[list[bytes]], list[list[bytes]]],
+    pairs: Sequence[tuple[int, int, int, int]],
+    tau: int,
+    tick: Callable[[int], Any],
+) -> np.ndarray:
+    prepared = [[[attack.prepare(sketch, h) for h in person] for person in side] for side in stored]
+    out = np.empty(len(pairs))
+    for k, (i, a, j, b) in enumerate(pairs):
+        out[k] = attack.compare(prepared[0][i][a], prepared[1][j][b], tau)
+        tick(1)
+    return out
+
+
+def _evaluate_pipeline(
+    kind: str,
+    pipeline: Pipeline,
+    groups: list[tuple[Any, list[np.ndarray]]],
+    *,
+    tau: int,
+    max_nonmated: int,
+    permutations: int,
+    seed: int,
+    progress: bool,
+) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    mated, nonmated = _pairs([len(g) for _, g in groups], max_nonmated, rng)
+    sketch = pepper_ready(pipeline.sketch)
+    enrolled = _enrol_all(pipeline, sketch, groups)
+    attacks = PIPELINE_ATTACKS[kind]
+    from tqdm import tqdm  # Function-level import: tqdm loads importlib.metadata; only progress bars need it.
+
+    results = []
+    total = 2 * len(attacks) * (len(mated) + len(nonmated))
+    with tqdm(total=total, desc=f"unlinkability {kind}", unit="pair", leave=False, disable=not progress) as bar:
+        for attack in attacks:
+            entry: dict[str, Any] = {
+                "attack": attack.name,
+                "description": attack.description,
+                "higher_is_mated": attack.higher_is_mated,
+            }
+            for label, stored in (("clear", enrolled.clear), ("peppered", enrolled.peppered)):
+                m = _score_pairs(sketch, attack, stored, mated, tau, bar.update)
+                n = _score_pairs(sketch, attack, stored, nonmated, tau, bar.update)
+                entry[label] = measure_linkability(m, n, permutations=permutations, seed=seed)
+            results.append(entry)
+    helpers = [h for per_identity in enrolled.clear[0] for h in per_identity]
+    out = {
+        "scheme": sketch.scheme_name,
+        "params": sketch.params(),
+        "dims": int(pipeline.dims.size),
+        # How much of a helper the pepper's pad covers: symbols per helper (what it cannot move stays linkable).
+        "pad_symbols_mean": float(np.mean([sketch.symbols(sketch.payload(h))[0].size for h in helpers])),
+        "attacks": results,
+    }
+    if sketch is not pipeline.sketch:
+        out["pipeline_params"] = pipeline.sketch.params()
+        out["sketch_note"] = (
+            f"the pipeline's {pipeline.sketch!r} has dependent syndromes and cannot be peppered; both conditions "
+            f"use {sketch!r} (same sets and tolerance t, larger field)"
+        )
+    return out
+
+
+# -- repeated enrolments in one database (s2, s3) --------------------------------------------------
+def _repeated(pipeline: Pipeline, groups: list[tuple[Any, list[np.ndarray]]], taus: Sequence[int]) -> dict[str, Any]:
+    """The partition-intersection attacker with ``k = 1..K`` helpers of one person in one database,
+    for each closeness ``τ`` in ``taus`` (real re-enrolments move ``(b, v)`` by more than simulated noise)."""
+    sketch = pipeline.sketch
+    k_max = min(len(g) for _, g in groups)
+    n = int(sketch.params()["n"])
+    targets, parts = [], []
+    for _, captures in groups:
+        targets.append(pipeline.secret_from_samples(captures[0]))  # the target: the first enrolment's (b, v)
+        parts.append([sketch.partition(sketch.encode(pipeline.secret_from_samples(c))) for c in captures[:k_max]])  # type: ignore[attr-defined]
+    return {
+        "attack": "partition-intersection",
+        "description": "intervals (b, v) of the first helper similar (tau) to one of every other helper",
+        "identities": len(groups),
+        "features": int(pipeline.dims.size),
+        "target": "the first enrolment's (b, v)",
+        "per_tau": {str(tau): _intersections(targets, parts, n, k_max, tau) for tau in taus},
+    }
+
+
+def _intersections(
+    targets: Sequence[tuple[np.ndarray, np.ndarray]], parts: Sequence[Sequence[Any]], n: int, k_max: int, tau: int
+) -> list[dict[str, Any]]:
+    features = len(targets[0][0])
+    count = np.zeros((k_max, len(targets), features))
+    contains = np.zeros_like(count, dtype=bool)
+    for p, ((b, v), person) in enumerate(zip(targets, parts, strict=True)):
+        for j in range(features):
+            for i, cand in enumerate(_s2_candidates([part[j] for part in person], n, tau)):
+                count[i, p, j] = cand.shape[0]
+                contains[i, p, j] = bool(np.any((cand[:, 0] == b[j]) & (cand[:, 1] == v[j])))
+    per_k = []
+    for i in range(k_max):
+        c = count[i]
+        nonempty = c > 0
+        per_k.append(
+            {
+                "k": i + 1,
+                "mean_log2_candidates": float(np.log2(c[nonempty]).mean()) if nonempty.any() else 0.0,
+                "empty_fraction": float(1.0 - nonempty.mean()),
+                "contains_fraction": float(contains[i].mean()),
+                "pinned_fraction": float((c == 1).mean()),
+                "recovered_fraction": float(((c == 1) & contains[i]).mean()),
+            }
+        )
+    return per_k
+
+
+# -- the report ------------------------------------------------------------------------------------
+def run_unlinkability_report(
+    background: LabelledVectors,
+    data: LabelledVectors,
+    *,
+    kinds: Sequence[str] = PIPELINE_KINDS,
+    enrol_samples: int = 2,
+    groups: int = 12,
+    tau: int = 2,
+    levels: int = 32,
+    target_fmr: float = 0.01,
+    max_nonmated: int = DEFAULT_MAX_NONMATED,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    progress: bool = False,
+    sources: tuple[str, str] = ("background", "data"),
+) -> dict[str, Any]:
+    """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict.
+
+    ``sources`` names the background and evaluation files in errors and in the report.
+    """
+    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
+    if unknown or not kinds:
+        raise ParameterError(f"pipelines must be among {', '.join(PIPELINE_KINDS)}; got {', '.join(kinds) or 'none'}")
+    tau = check_int("tau", tau, 1)
+    max_nonmated = check_int("max_nonmated", max_nonmated, 1)
+    permutations = check_int("permutations", permutations, 0)
+    if background.features != data.features:
+        raise ParameterError(
+            f"{sources[0]} has {background.features} features but {sources[1]} has {data.features}; "
+            "both must come from the same feature extractor"
+        )
+    groups_ = enrolment_groups(data, enrol_samples, groups, seed, source=sources[1])
+    notes: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            transform = FeatureTransform.fit(background, levels=levels)
+        notes += [f"{sources[0]}: {w.message}" for w in caught]
+    except SketchAuthError as exc:
+        raise ParameterError(f"{sources[0]}: the feature transform cannot be fitted: {exc}") from None
+    shared = np.intersect1d(np.unique(background.identities.astype(str)), np.unique(data.identities.astype(str)))
+    pipelines = build_pipelines(transform, background, kinds, enrol_samples=enrol_samples, target_fmr=target_fmr)
+    report_pipelines: dict[str, Any] = {}
+    repeated: dict[str, Any] = {}
+    for kind in kinds:
+        pipeline = pipelines[kind]
+        if isinstance(pipeline, str):
+            report_pipelines[kind] = {"unavailable": pipeline}
+            continue
+        report_pipelines[kind] = _evaluate_pipeline(
+            kind,
+            pipeline,
+            groups_,
+            tau=tau,
+            max_nonmated=max_nonmated,
+            permutations=permutations,
+            seed=seed,
+            progress=progress,
+        )
+        if kind in ("s2", "s3"):
+            repeated[kind] = _repeated(pipeline, groups_, sorted({1, tau, 4 * tau}))
+    mated = sum(len(g) * (len(g) - 1) // 2 for _, g in groups_)
+    if mated < FEW_MATED_PAIRS:
+        notes.append(
+            f"{sources[1]}: only {mated} mated pairs (fewer than {FEW_MATED_PAIRS}): D<->sys is a coarse estimate, "
+            "read it against its chance level; more --groups or fewer --enrol-samples give more pairs"
+        )
+    notes.append(
+        "fuzzy vaults: no feature pipeline produces vault sets; the differential cross-matching attack "
+        "(sketchauth.evaluate.unlinkability) is evaluated on labelled sets by 'sketchauth evaluate report'"
+    )
+    return {
+        "kind": "unlinkability-report",
+        "measure": "Gomez-Barrero et al., IEEE TIFS 2018: D<->(s) and D<->sys (omega = 1)",
+        "sources": {
+            "background": sources[0],
+            "data": sources[1],
+            "background_identities": int(background.identity_count),
+            "data_identities": int(data.identity_count),
+            "shared_labels": int(shared.size),
+            "set": "closed (labels shared: transform fitted on the same people)" if shared.size else "open",
+        },
+        "settings": {
+            "pipelines": list(kinds),
+            "enrol_samples": enrol_samples,
+            "groups_per_identity": groups,
+            "identities_enrolled": len(groups_),
+            "tau": tau,
+            "levels": levels,
+            "target_fmr": target_fmr,
+            "max_nonmated": max_nonmated,
+            "permutations": permutations,
+            "seed": seed,
+        },
+        "pepper": {
+            "construction": "helper symbols + format-preserving pad of (deployment pepper, per-enrolment nonce)",
+            "implementation": "local stand-in on sketchauth.mixing.mix_helper (pad domain 'pepp')",
+            "deployments": "A stores wrap(helper, p_A, N), B stores wrap(helper, p_B, N'), fresh nonce per enrolment",
+        },
+        "pipelines": report_pipelines,
+        "repeated": repeated,
+        "operational_rule": OPERATIONAL_RULE,
+        "notes": notes,
+    }
+
+
+def summary_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (pipeline, attack): ``D↔sys`` clear and peppered with their chance levels."""
+    rows = []
+    for kind, entry in report["pipelines"].items():
+        for attack in entry.get("attacks", []):
+            rows.append(
+                {
+                    "pipeline": kind,
+                    "scheme": entry["scheme"],
+                    "attack": attack["attack"],
+                    "pad_symbols_mean": entry["pad_symbols_mean"],
+                    "mated_pairs": attack["clear"]["mated_pairs"],
+                    "nonmated_pairs": attack["clear"]["nonmated_pairs"],
+                    "clear": attack["clear"]["d_sys"],
+                    "clear_chance_p95": attack["clear"]["chance_d_sys_p95"],
+                    "peppered": attack["peppered"]["d_sys"],
+                    "peppered_chance_p95": attack["peppered"]["chance_d_sys_p95"],
+                }
+            )
+    return rows
+
+
+def render_markdown(report: dict[str, Any], figure: str | None = None) -> str:
+    """The Markdown report: the D↔sys table, unavailable pipelines, repeated enrolments, the rule."""
+    s, src = report["settings"], report["sources"]
+    lines = [
+        "# Unlinkability of re-enrolments (ISO/IEC 30136)",
+        "",
+        f"Background `{src['background']}` ({src['background_identities']} identities), evaluation "
+        f"`{src['data']}` ({src['data_identities']} identities, {src['set']} set). Each identity: up to "
+        f"{s['groups_per_identity']} disjoint enrolments of {s['enrol_samples']} captures; tau {s['tau']}, "
+        f"seed {s['seed']}. Measure: {report['measure']}.",
+        "",
+        "D<->sys is 0 for unlinkable, 1 for fully linkable sketches; 'chance p95' is the 95th percentile "
+        f"of D<->sys with the labels permuted ({s['permutations']} permutations): at or below it the "
+        "scores are indistinguishable from unlinkable at this sample size. 'pad symbols': mean number of "
+        "helper symbols the pepper's pad covers; what it does not cover (s1's clear tolerances, the fixed "
+        "points of an s2/s3 partition) is stored as in clear.",
+        "",
+        "| pipeline | scheme | attack | pad symbols | mated / non-mated | D<->sys clear | chance p95 "
+        "| D<->sys peppered | chance p95 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in summary_rows(report):
+        lines.append(
+            f"| {r['pipeline']} | {r['scheme']} | {r['attack']} | {r['pad_symbols_mean']:.1f} | "
+            f"{r['mated_pairs']} / {r['nonmated_pairs']} | "
+            f"{r['clear']:.3f} | {r['clear_chance_p95']:.3f} | {r['peppered']:.3f} | {r['peppered_chance_p95']:.3f} |"
+        )
+    unavailable = {k: v["unavailable"] for k, v in report["pipelines"].items() if "unavailable" in v}
+    if unavailable:
+        lines += ["", "Not evaluated:", ""] + [f"* {k}: {why}" for k, why in unavailable.items()]
+    if report["repeated"]:
+        lines += [
+            "",
+            "## Repeated enrolments in one database (s2 vs s3)",
+            "",
+            "The attacker holds k helpers of one person and keeps the intervals of the first that recur "
+            "(similar, tau) in all others; target: the first enrolment's (b, v).",
+            "",
+            "| scheme | tau | k | mean log2 candidates | empty | contains target | pinned | recovered |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for kind, rep in report["repeated"].items():
+            for tau, per_k in rep["per_tau"].items():
+                for row in per_k[:_MARKDOWN_K]:
+                    lines.append(
+                        f"| {kind} | {tau} | {row['k']} | {row['mean_log2_candidates']:.2f} | "
+                        f"{row['empty_fraction']:.3f} | {row['contains_fraction']:.3f} | "
+                        f"{row['pinned_fraction']:.3f} | {row['recovered_fraction']:.3f} |"
+                    )
+    lines += ["", "## Operational rule", "", report["operational_rule"]]
+    if report["notes"]:
+        lines += ["", "## Notes", ""] + [f"* {n}" for n in report["notes"]]
+    if figure:
+        lines += ["", f"![D<->(s) per attack]({figure})"]
+    return "\n".join(lines) + "\n"
+
+
+def plot_curves(report: dict[str, Any], path: str | Path) -> None:
+    """One panel per (pipeline, attack): the local ``D↔(s)`` curve, in clear and peppered."""
+    # Function-level import: matplotlib is the optional extra 'plots'.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [(k, a) for k, e in report["pipelines"].items() for a in e.get("attacks", [])]
+    cols = min(3, max(1, len(panels)))
+    rows = max(1, math.ceil(len(panels) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    for ax in axes.ravel()[len(panels) :]:
+        ax.axis("off")
+    for ax, (kind, attack) in zip(axes.ravel(), panels, strict=False):
+        for label, style in (("clear", "-"), ("peppered", "--")):
+            curve = attack[label]["curve"]
+            ax.stairs(curve["d_local"], curve["edges"], linestyle=style, label=f"{label} {attack[label]['d_sys']:.2f}")
+        ax.set_title(f"{kind}: {attack['attack']}", fontsize=9)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("linkage score s", fontsize=8)
+        ax.set_ylabel("D<->(s)", fontsize=8)
+        ax.legend(fontsize=7, title="D<->sys", title_fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_unlinkability_report(report: dict[str, Any], out: str | Path, *, plots: bool = True) -> dict[str, str]:
+    """``unlinkability.json``, ``unlinkability.md`` and (with ``plots``) ``unlinkability.png`` in ``out``."""
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {"json": str(directory / "unlinkability.json"), "markdown": str(directory / "unlinkability.md")}
+    figure = None
+    if plots:
+        figure = "unlinkability.png"
+        plot_curves(report, directory / figure)
+        files["png"] = str(directory / figure)
+    Path(files["json"]).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    Path(files["markdown"]).write_text(render_markdown(report, figure), encoding="utf-8")
+    return files
