@@ -448,7 +448,7 @@ def _evaluate_pipeline(
     sketch = pepper_ready(pipeline.sketch)
     enrolled = _enrol_all(pipeline, sketch, groups)
     attacks = PIPELINE_ATTACKS[kind]
-    from tqdm import tqdm  # Function-level import: tqdm loads importlib.metadata; only progress bars need it.
+    from tqdm import tqdm  # start-up: tqdm loads importlib.metadata; only progress bars need it
 
     results = []
     total = 2 * len(attacks) * (len(mated) + len(nonmated))
@@ -719,11 +719,11 @@ def render_markdown(report: dict[str, Any], figure: str | None = None) -> str:
 
 def plot_curves(report: dict[str, Any], path: str | Path) -> None:
     """One panel per (pipeline, attack): the local ``D↔(s)`` curve, in clear and peppered."""
-    # Function-level import: matplotlib is the optional extra 'plots'.
+    # optional dependency: matplotlib is the extra 'plots'
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency (after choosing the Agg backend)
 
     panels = [(k, a) for k, e in report["pipelines"].items() for a in e.get("attacks", [])]
     cols = min(3, max(1, len(panels)))

@@ -51,7 +51,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, complex, np.generic))
 
 
-class MixedSketch(SecureSketch):
+class MixedSketch(SecureSketch[Sequence[Any], Sequence[Any]]):
     """A forest of secrets where key ``j`` mixes sketch ``i`` for each pair ``(j, i)`` in ``mixes``.
 
     The common base of every structure (scheme ``"mixed"``). ``from_params`` dispatches on

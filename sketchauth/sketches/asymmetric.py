@@ -144,6 +144,7 @@ from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSket
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
+from sketchauth.sketches.types import FeatureVector, IntervalTemplate
 from sketchauth.templates import enrol_interval
 
 __all__ = [
@@ -401,7 +402,7 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"n": 6, "q": 2, "scheme": variant, "features": 1}, [([b], [v]) for b in range(6) for v in (1, 2)]
 
 
-class AsymmetricIntervalSketch(SecureSketch):
+class AsymmetricIntervalSketch(SecureSketch[IntervalTemplate, FeatureVector]):
     """Sketch of ``(b, v)`` feature vectors, ``b ∈ [0, n)``, ``v ∈ [1, q]`` (Fang's thesis §6.2).
 
     Parameters: ``n`` each feature's universe size; ``q`` the largest tolerance (``1 ≤ q ≤ n``);

@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -263,8 +263,17 @@ def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSk
     return sketch
 
 
-class SecureSketch(ABC):
+#: What a sketch encodes (``encode``'s secret) and what it decodes with (``decode``'s sample):
+#: the family's natural input types (:mod:`sketchauth.sketches.types`).
+SecretT = TypeVar("SecretT")
+SampleT = TypeVar("SampleT")
+
+
+class SecureSketch(ABC, Generic[SecretT, SampleT]):
     """Base class of every scheme. Subclasses set ``scheme_name`` and implement the hooks.
+
+    Generic in the secret it encodes and the sample it decodes with
+    (``PinSketch`` is a ``SecureSketch[ElementSet, ElementSet]``; :mod:`sketchauth.sketches.types`).
 
     Hooks (all receive already-validated values):
 
@@ -346,16 +355,16 @@ class SecureSketch(ABC):
         return [(None, 1.0)]
 
     # -- encode / decode --------------------------------------------------------------------------
-    def encode(self, secret: Any) -> bytes:
+    def encode(self, secret: SecretT) -> bytes:
         """Helper data for ``secret`` with fresh randomness."""
         secret = self.check_secret(secret)
         return self._wrap(self._encode_payload(secret, self.draw_randomness(secret)))
 
-    def encode_with(self, secret: Any, randomness: Any) -> bytes:
+    def encode_with(self, secret: SecretT, randomness: Any) -> bytes:
         """Helper data for ``secret`` with the given randomness (evaluation and tests only)."""
         return self._wrap(self._encode_payload(self.check_secret(secret), randomness))
 
-    def decode(self, helper: bytes, sample: Any) -> Any:
+    def decode(self, helper: bytes, sample: SampleT) -> Any:
         """Recover the enrolled secret from helper data and a close sample.
 
         Raises ``SketchFormatError`` for bad helper data, ``SampleError`` for a malformed sample
@@ -364,13 +373,13 @@ class SecureSketch(ABC):
         return self._decode_payload(self._unwrap(helper), sample)
 
     # -- batches --------------------------------------------------------------------------------------
-    def encode_many(self, secrets: Iterable[Any]) -> list[bytes]:
+    def encode_many(self, secrets: Iterable[SecretT]) -> list[bytes]:
         """Helper data for each of ``secrets``, fresh randomness each (same distribution as
         :meth:`encode` on each; schemes with a vectorised encoder override it)."""
         return [self.encode(secret) for secret in as_collection(secrets, "secrets", what="secrets", ordered=True)]
 
     def decode_many(
-        self, helpers: Iterable[bytes], samples: Iterable[Any], *, errors: ErrorPolicy = "raise"
+        self, helpers: Iterable[bytes], samples: Iterable[SampleT], *, errors: ErrorPolicy = "raise"
     ) -> list[Any]:
         """Decode many (helper, sample) pairs, in order.
 

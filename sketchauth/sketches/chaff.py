@@ -56,7 +56,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -65,6 +65,7 @@ from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSket
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_element_set, as_integers
+from sketchauth.sketches.types import ElementSet
 
 __all__ = [
     "MAX_ENUMERATED_CHAFF",
@@ -236,7 +237,7 @@ PARAMETERS = ParameterSpec.of(
 )
 
 
-class ChaffPointSketch(SecureSketch):
+class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | SupportsIndex]):
     """Genuine points hidden among random chaff in ``[0, universe)``; ``points`` genuine ones."""
 
     # Not (yet) covered by the service or the error-rate evaluation: no sweep, no attacks.

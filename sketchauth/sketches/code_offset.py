@@ -41,6 +41,7 @@ from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFo
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_integers
+from sketchauth.sketches.types import ByteString
 
 __all__ = ["CodeOffsetSketch"]
 
@@ -94,7 +95,7 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"n": 3, "t": 1}, [bytes([a, b, 0]) for a in range(4) for b in range(8)]
 
 
-class CodeOffsetSketch(SecureSketch):
+class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
     """Code-offset sketch of ``n``-byte strings correcting ``t`` byte errors (``n ≤ 255``)."""
 
     descriptor = SchemeDescriptor(

@@ -59,6 +59,7 @@ from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSket
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser
+from sketchauth.sketches.types import FeatureVector
 
 __all__ = ["IntervalSketch"]
 
@@ -115,7 +116,7 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"n": 12, "v": 2, "features": 1}, [[b] for b in range(12)]
 
 
-class IntervalSketch(SecureSketch):
+class IntervalSketch(SecureSketch[FeatureVector, FeatureVector]):
     """Interval sketch of integer, real or signed real feature vectors (levels ``[0, n)``).
 
     Parameters: ``n`` the number of levels of each feature; ``v`` the tolerance in levels, one int

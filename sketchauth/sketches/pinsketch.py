@@ -75,6 +75,7 @@ from sketchauth.sketches.base import (
 )
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set
+from sketchauth.sketches.types import ElementSet
 
 __all__ = ["MAX_T", "PinSketch"]
 
@@ -137,7 +138,7 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"m": 8, "t": 1}, sets
 
 
-class PinSketch(SecureSketch):
+class PinSketch(SecureSketch[ElementSet, ElementSet]):
     """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements.
 
     ``backend`` selects the field arithmetic for this object: ``"auto"`` (the compiled kernels

@@ -73,6 +73,7 @@ from sketchauth.sketches.base import (
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set, as_integers
+from sketchauth.sketches.types import ElementSet, WeightedSet
 
 __all__ = [
     "MAX_CANDIDATE_POINTS",
@@ -366,7 +367,7 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"p": 5, "m": 3, "t": 1}, [list(c) for c in itertools.combinations(range(5), 3)]
 
 
-class FuzzyVault(SecureSketch):
+class FuzzyVault(SecureSketch[ElementSet, ElementSet]):
     """Complete fuzzy vault over ``F_p`` for sets of ``m`` elements, tolerating ``t`` wrong ones.
 
     Enc(``d``): draw ``F`` of degree ``m − 2t − 1`` (coefficients uniform in ``F_p``); for each
@@ -663,7 +664,7 @@ def _weighted_entry(entry: Any, index: int, limit: int | None) -> list[Any] | np
     return as_collection(entry, f"secret entry {index}", max_size=limit, ordered=True)
 
 
-class WeightedFuzzyVault(SecureSketch):
+class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
     """Weighted fuzzy vault (Fang's thesis §6.3): elements of ``[0, p)`` with weights, total weight ``g``.
 
     Secret: distinct elements of ``[0, p)`` with weights in ``[0, q)``, as a mapping
