@@ -56,6 +56,11 @@ class EnrolmentResponse(BaseModel):
     pipeline_sha256: str | None = Field(
         default=None, description="its configuration fingerprint, stored with the enrolment and checked at verification"
     )
+    second: bool = Field(
+        default=False,
+        description="whether a second biometric is mixed in: verification then needs 'second_sample'",
+    )
+    second_scheme: str | None = Field(default=None, description="the second biometric's scheme, if any")
 
 
 class VerificationResponse(BaseModel):
