@@ -88,6 +88,8 @@ class EnrolmentResult:
     #: What was enrolled: the sketch itself, or the PIN cascade around it (stored parameters).
     stored: SecureSketch
     enrolment: Enrolment
+    #: The second biometric's own sketch, when one was enrolled.
+    second: SecureSketch | None = None
 
 
 # -- second factor (multi-factor enrolments) ------------------------------------------------------
@@ -236,7 +238,7 @@ class Authenticator:
         key = None if pin is None else ExactKey(self.profile, min_entropy=self.pin_min_entropy)
         structure = factor_structure(sketch, other, key)
         secrets_ = factor_roles(structure).arrange(secret, other_secret, pin)
-        return EnrolmentResult(sketch, structure, enrol(structure, secrets_, password_hasher=self.hasher))
+        return EnrolmentResult(sketch, structure, enrol(structure, secrets_, password_hasher=self.hasher), other)
 
     # -- verification ------------------------------------------------------------------------------
     def verify(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from service.limits import USER_ID_MAX_LENGTH
 
@@ -27,6 +27,7 @@ __all__ = [
     "ProblemDetails",
     "SchemeInfo",
     "SchemeList",
+    "SecondBiometricOut",
     "VerificationResponse",
 ]
 
@@ -45,6 +46,13 @@ class EntropyReportOut(BaseModel):
     extra: dict[str, Any]
 
 
+class SecondBiometricOut(BaseModel):
+    """The public description of an enrolment's second biometric (never its samples)."""
+
+    scheme: str
+    params: dict[str, Any]
+
+
 class EnrolmentResponse(BaseModel):
     user_id: str
     scheme: str
@@ -56,11 +64,19 @@ class EnrolmentResponse(BaseModel):
     pipeline_sha256: str | None = Field(
         default=None, description="its configuration fingerprint, stored with the enrolment and checked at verification"
     )
-    second: bool = Field(
-        default=False,
-        description="whether a second biometric is mixed in: verification then needs 'second_sample'",
+    second: SecondBiometricOut | None = Field(
+        default=None,
+        description="the second biometric mixed in, if any (verification then needs 'second_sample'); "
+        "left out of enrolments without one",
     )
-    second_scheme: str | None = Field(default=None, description="the second biometric's scheme, if any")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_second(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Enrolments without a second biometric answer exactly as before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("second") is None:
+            data.pop("second", None)
+        return data
 
 
 class VerificationResponse(BaseModel):

@@ -34,9 +34,15 @@ from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ServiceState, State, UserKey
-from service.authenticator import SecondFactor, Verification
+from service.authenticator import EnrolmentResult, SecondFactor, Verification
 from service.limits import USER_ID_MAX_LENGTH
-from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut, VerificationResponse
+from service.models import (
+    USER_ID_PATTERN,
+    EnrolmentResponse,
+    EntropyReportOut,
+    SecondBiometricOut,
+    VerificationResponse,
+)
 from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
 from service.problems import ProblemError, json_body_only, problem_doc
 from service.requests import RequestModels
@@ -184,9 +190,15 @@ async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: Re
         pin=pin is not None,
         replaced=replaced,
         report=EntropyReportOut(**report),
-        second=second is not None,
-        second_scheme=None if second is None else second.spec.name,
+        second=_second_out(result),
     )
+
+
+def _second_out(result: EnrolmentResult) -> SecondBiometricOut | None:
+    """The enrolled second biometric's scheme and parameters (public, like the first's), if any."""
+    if result.second is None:
+        return None
+    return SecondBiometricOut(scheme=result.second.scheme_name, params=result.second.params())
 
 
 def _second_factor(body: Any, models: RequestModels) -> SecondFactor | None:
@@ -255,8 +267,7 @@ async def _enrol_pipeline(
         report=EntropyReportOut(**report),
         pipeline=loaded.name,
         pipeline_sha256=loaded.fingerprint,
-        second=second is not None,
-        second_scheme=None if second is None else second.spec.name,
+        second=_second_out(result),
     )
 
 
