@@ -191,3 +191,29 @@ def test_key_release_and_pin_change_take_second_sample(api: TestClient) -> None:
     change = {"sample": GENUINE, "pin": PIN, "new_pin": "0000-new", "second_sample": SECOND_GENUINE}
     assert api.post("/v1/users/trio/pin", json=change).json() == {"verified": True}
     assert _verify(api, "trio", second_sample=SECOND_GENUINE, pin="0000-new").json() == {"verified": True}
+
+
+def test_a_pipeline_enrolment_takes_a_plain_second_biometric(tmp_path: Path) -> None:
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.features import FeatureTransform, IntervalPipeline
+
+    population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
+    transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
+    pipeline = IntervalPipeline.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
+    directory = tmp_path / "pipelines"
+    directory.mkdir()
+    (directory / "voice.json").write_text(pipeline.to_json())
+    enrolment = [row.tolist() for row in population.draw(1, 2, seed=7).samples]  # two captures of one person
+    settings = test_settings(tmp_path, pipelines_dir=str(directory))
+    with TestClient(create_app(settings), headers=AUTH) as api:
+        body = {"scheme": "pipeline:voice", "samples": enrolment, "second": SECOND}
+        response = api.post("/v1/users/duo/enrolment", json=body)
+        assert response.status_code == 201, response.text
+        assert response.json()["pipeline"] == "voice" and response.json()["second"]["scheme"] == "pinsketch"
+        report = api.get("/v1/users/duo/report").json()
+        assert report["extra"]["structure"] == "cascade" and report["extra"]["pipeline_name"] == "voice"
+        genuine = api.post("/v1/users/duo/verification", json={"sample": enrolment[0], "second_sample": SECOND_GENUINE})
+        assert genuine.json() == {"verified": True}
+        for second_sample in (SECOND_WRONG, None):
+            attempt = {"sample": enrolment[0], **({} if second_sample is None else {"second_sample": second_sample})}
+            assert api.post("/v1/users/duo/verification", json=attempt).json() == {"verified": False}
