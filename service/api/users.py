@@ -1,14 +1,13 @@
 """``/v1/users/{user_id}``: enrol, verify, read the entropy report, revoke.
 
-Verification answers ``200 {"verified": false}`` alike for an unknown user, a far sample, a sample
-that does not fit the enrolment (wrong dimension or range), a wrong PIN and a missing PIN, a wrong,
-missing, unexpected or ill-fitting second sample, after the same argon2 work and the same store
-round trips, each a counted failure. Throttling (NIST SP 800-63B-4): while a wait imposed after
-repeated failures runs, ``429`` with ``Retry-After``; once the biometric is disabled, ``423`` until
-re-enrolment or an admin reset. User ids with no enrolment are counted and throttled the same way,
-so no answer (status, body, headers) tells whether an id is enrolled. Only request errors that do
-not depend on the user (malformed JSON, wrong types, over the published limits) are ``4xx`` before
-any counting.
+Verification answers ``200 {"verified": false}`` alike for an unknown user, a far sample, a
+sample that does not fit the enrolment (wrong dimension or range), a wrong PIN and a missing PIN,
+after the same argon2 work and the same store round trips, each a counted failure. Throttling
+(NIST SP 800-63B-4): while a wait imposed after repeated failures runs, ``429`` with
+``Retry-After``; once the biometric is disabled, ``423`` until re-enrolment or an admin reset.
+User ids with no enrolment are counted and throttled the same way, so no answer (status, body,
+headers) tells whether an id is enrolled. Only request errors that do not depend on the user
+(malformed JSON, wrong types, over the published limits) are ``4xx`` before any counting.
 
 The request bodies are the app's own models (:mod:`service.requests`): the enrolment body is a
 union discriminated by ``scheme`` carrying each scheme's parameter model, and every size limit
