@@ -44,7 +44,7 @@ from service.observability import timed
 from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
-from sketchauth.errors import DecodeError
+from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret, MixedSketch
 from sketchauth.sketches.base import SecureSketch
 
@@ -174,6 +174,12 @@ def factor_roles(sketch: SecureSketch) -> FactorRoles:
     return FactorRoles(first, second, pin)
 
 
+def _roles(record: UserRecord) -> tuple[bool, FactorRoles]:
+    """Whether ``record`` stores a mixed structure, and which component is which factor."""
+    mixed = record.has_pin or _is_mixed(record.params)
+    return mixed, factor_roles(stored_sketch(MIXED, record.params)) if mixed else FactorRoles(0, None, None)
+
+
 def _is_mixed(params: dict[str, Any]) -> bool:
     """Whether stored parameters are a mixed structure's (``MixedSketch.params``), not a scheme's."""
     return set(params) == set(MixedSketch.parameters.required)
@@ -193,6 +199,8 @@ class Authenticator:
         self._dummy_salt = secrets.token_bytes(16)
         #: The enrolment an attempt against an unknown user id is decoded against (see :meth:`decoy`).
         self._decoy: UserRecord | None = None
+        #: The last enrolment verified of each shape (PIN?, second biometric?): see :meth:`_mismatch`.
+        self._shaped: dict[tuple[bool, bool], UserRecord] = {}
 
     # -- enrolment ---------------------------------------------------------------------------------
     def enrol(
@@ -292,13 +300,9 @@ class Authenticator:
         if pipeline is not None:
             sample = pipeline.sample_transform(sample)
         # second factor: a structure with a second biometric is mixed even without a PIN
-        mixed = record.has_pin or _is_mixed(record.params)
-        roles = factor_roles(stored_sketch(MIXED, record.params)) if mixed else FactorRoles(0, None, None)
-        if record.has_pin != (pin is not None) or (roles.second is None) != (second_sample is None):
-            # A missing or unexpected PIN or second sample is a failed attempt; pay the argon2
-            # cost an unknown user with the same request would.
-            self._dummy(with_pin=pin is not None)
-            return Verification(False)
+        mixed, roles = _roles(record)
+        if (record.has_pin, roles.second is not None) != (pin is not None, second_sample is not None):
+            return self._mismatch(record, sample, pin, second_sample)
         if pipeline is not None and not mixed:
             sketch = pipeline.sketch
         else:
@@ -325,6 +329,25 @@ class Authenticator:
         if new_pin is not None:
             return self._rekeyed(record, sketch, candidate, pin, new_pin)
         return Verification(True, self._rehash(record, message))
+
+    def _mismatch(self, record: UserRecord, sample: Any, pin: str | None, second_sample: Any) -> Verification:
+        """A missing or unexpected PIN or second sample: a failed attempt, after the work of one.
+
+        The work is that of a failure of the *request's* shape: the request is verified (outcome
+        ignored) against the last enrolment of that shape this process verified, so an attempt
+        carrying a second sample costs two decodes and the extractor whether or not ``record``
+        has a second biometric; with no such enrolment yet (or a sample that does not fit it),
+        the argon2 work an unknown user with the same request pays.
+        """
+        fitting = self._shaped.get((pin is not None, second_sample is not None))
+        if fitting is not None and fitting is not record and fitting.pipeline is None:
+            try:
+                self._verify(fitting, sample, pin, second_sample=second_sample)
+            except SampleError:
+                self._dummy(with_pin=pin is not None)
+        else:
+            self._dummy(with_pin=pin is not None)
+        return Verification(False)
 
     def _rehash(self, record: UserRecord, message: bytes) -> str | None:
         return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
@@ -362,6 +385,15 @@ class Authenticator:
     def remember(self, record: UserRecord) -> None:
         """Make ``record`` the :attr:`decoy` (one reference assignment: atomic across threads)."""
         self._decoy = record
+        self._remember_shape(record)
+
+    def _remember_shape(self, record: UserRecord) -> None:
+        """Keep ``record`` as the enrolment of its shape for :meth:`_mismatch` (second factor)."""
+        try:
+            shape = (record.has_pin, _roles(record)[1].second is not None)
+        except (ParameterError, ValueError):  # not a structure this service stores: never a decoy
+            return
+        self._shaped[shape] = record
 
     def dummy_verify(self, *, with_pin: bool = False) -> bool:
         """The argon2 work of one failed verification, for users who are not enrolled.
