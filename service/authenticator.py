@@ -293,9 +293,10 @@ class Authenticator:
         PIN, the pipeline's own sketch decodes it.
 
         A second biometric (``second_sample``) is required exactly when the enrolment has one,
-        like the PIN: missing or unexpected, the attempt fails after the work of :meth:`_mismatch`; present,
-        it takes its place in the stored structure (:func:`factor_roles`). A second sample of
-        the wrong shape raises ``SampleError`` like a first one.
+        like the PIN: missing or unexpected, the attempt fails after the work of
+        :meth:`_mismatch`; present, it takes its place in the stored structure
+        (:func:`factor_roles`). A second sample of the wrong shape raises ``SampleError`` like a
+        first one.
         """
         if pipeline is not None:
             sample = pipeline.sample_transform(sample)
