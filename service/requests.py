@@ -136,18 +136,8 @@ def _second_variant(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
     sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
     params, samples, _ = spec.example
     tag: Any = Literal[spec.name]
-    config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"scheme": spec.name, "params": params, "samples": samples}]}
-    )
-    base = type(
-        "_Second",
-        (_Strict,),
-        {
-            "model_config": config,
-            "__doc__": f"A second biometric on {spec.name}: {spec.description}.",
-            "__module__": __name__,
-        },
-    )
+    example = {"scheme": spec.name, "params": params, "samples": samples}
+    base = _base(f"A second biometric on {spec.name}: {spec.description}.", example)
     return create_model(
         "Second" + _model_name("", spec.name).removesuffix("Enrolment") + "Biometric",
         __base__=base,
