@@ -174,10 +174,12 @@ def factor_roles(sketch: SecureSketch) -> FactorRoles:
     return FactorRoles(first, second, pin)
 
 
-def _roles(record: UserRecord) -> tuple[bool, FactorRoles]:
-    """Whether ``record`` stores a mixed structure, and which component is which factor."""
-    mixed = record.has_pin or _is_mixed(record.params)
-    return mixed, factor_roles(stored_sketch(MIXED, record.params)) if mixed else FactorRoles(0, None, None)
+def _roles(record: UserRecord) -> tuple[SecureSketch | None, FactorRoles]:
+    """The mixed structure ``record`` stores (``None``: a plain sketch), and which component is which factor."""
+    if not (record.has_pin or _is_mixed(record.params)):
+        return None, FactorRoles(0, None, None)
+    structure = stored_sketch(MIXED, record.params)
+    return structure, factor_roles(structure)
 
 
 def _is_mixed(params: dict[str, Any]) -> bool:
@@ -304,12 +306,11 @@ class Authenticator:
         mixed, roles = _roles(record)
         if (record.has_pin, roles.second is not None) != (pin is not None, second_sample is not None):
             return self._mismatch(record, sample, pin, second_sample)
-        if pipeline is not None and not mixed:
-            sketch = pipeline.sketch
-        else:
-            sketch = stored_sketch(MIXED if mixed else record.scheme, record.params)
-        if mixed:
+        if mixed is not None:
+            sketch = mixed
             sample = roles.arrange(sample, second_sample, pin)
+        else:
+            sketch = pipeline.sketch if pipeline is not None else stored_sketch(record.scheme, record.params)
         try:
             with timed("sketchauth_decode_seconds", scheme=record.scheme):
                 candidate = sketch.decode(record.helper, sample)
