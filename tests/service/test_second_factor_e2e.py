@@ -271,3 +271,29 @@ def test_timing_does_not_reveal_a_second_biometric(backend: Backend) -> None:
         if abs(measured - 0.5) <= MAX_AUC - 0.5:
             break
     assert abs(measured - 0.5) <= MAX_AUC - 0.5, f"AUC {measured:.3f}"
+
+
+def test_no_second_sample_or_pin_on_disk(tmp_path: Path, servers: list[ServerProcess]) -> None:
+    """The SQLite files hold helper data and hashes only: no second template, sample or PIN."""
+    from sketchauth import PinSketch
+
+    backend = Backend(tmp_path, f"sqlite:///{tmp_path / 'scan.db'}", {}, servers)
+    server = backend.start()
+    with server.client() as c:
+        _enrol(c, "trio", second=SECOND, pin=PIN)
+        assert _verify(c, "trio", GENUINE[0], PIN, SECOND_GENUINE[0]) is True
+        response = c.post("/v1/users/trio/pin", json={**_body(GENUINE[0], PIN, SECOND_GENUINE[0]), "new_pin": NEW_PIN})
+        assert response.json() == {"verified": True}
+    server.stop()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("scan.db*"))
+    sketch = PinSketch(16, 4)
+    for name, secret in {"template": SECOND_SET, "sample": SECOND_GENUINE[0]}.items():
+        patterns = {
+            "canonical": sketch.secret_bytes(secret),
+            "json": str(secret).encode(),
+            "u16": b"".join(x.to_bytes(2, "little") for x in secret),
+        }
+        for kind, pattern in patterns.items():
+            assert pattern not in stored, f"second {name} ({kind}) found on disk"
+    for pin in (PIN, NEW_PIN):
+        assert pin.encode() not in stored
