@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field
 
 from service.limits import USER_ID_MAX_LENGTH
 
@@ -68,15 +68,9 @@ class EnrolmentResponse(BaseModel):
         default=None,
         description="the second biometric mixed in, if any (verification then needs 'second_sample'); "
         "left out of enrolments without one",
+        # Enrolments without a second biometric answer exactly as before the field existed.
+        exclude_if=lambda second: second is None,
     )
-
-    @model_serializer(mode="wrap")
-    def _without_absent_second(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Enrolments without a second biometric answer exactly as before the field existed."""
-        data: dict[str, Any] = handler(self)
-        if data.get("second") is None:
-            data.pop("second", None)
-        return data
 
 
 class VerificationResponse(BaseModel):

@@ -94,6 +94,8 @@ def test_openapi_shows_the_second_biometric_and_second_sample(api: TestClient) -
     offered = {_resolve(document, ref)["properties"]["scheme"]["const"] for ref in _resolve(document, union)["oneOf"]}
     schemes = {s["name"] for s in api.get("/v1/schemes").json()["schemes"]}
     assert offered == schemes
+    answer = document["components"]["schemas"]["EnrolmentResponse"]["properties"]
+    assert {"user_id", "scheme", "params", "pin", "report", "second"} <= set(answer)  # the fields, not "object"
     limits = api.get("/v1/schemes").json()["limits"]
     for path in ("verification", "key", "pin"):
         field = _body_schema(document, f"/v1/users/{{user_id}}/{path}")["properties"]["second_sample"]
