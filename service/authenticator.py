@@ -15,6 +15,16 @@ enrolment's key salt and the context as associated data) or re-mix the stored ca
 new PIN (``MixedSketch.rekey``) and hash the new secret. The recovered message never leaves
 this module.
 
+Second factor (Fang's thesis ch. 7.4, multi-factor): an enrolment may add a second biometric
+(:class:`SecondFactor`), mixed with the first by :func:`factor_structure`: the less important
+secret's key mixes the more important one's sketch, so the first biometric (the one that can
+never be replaced) is the best protected. Without a PIN it is the two-fuzzy-secret cascade
+``Cascade(first, FuzzySecret(second))``: the second biometric's Toeplitz-extracted key mixes the
+first's sketch. With a PIN it is the chain PIN → second → first
+(``Chaining(ExactKey, FuzzySecret(second), FuzzySecret(first))``): the argon2id-stretched PIN
+mixes the second's sketch, whose key mixes the first's. Verification needs every factor the
+enrolment holds; a missing, unexpected or wrong one is the same failure after the same work.
+
 Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
 Unknown users cost the same argon2 work: :meth:`Authenticator.dummy_verify` verifies against a
 hash made at start-up with the current profile, so timing does not reveal who is enrolled.
@@ -34,14 +44,23 @@ from service.observability import timed
 from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
 from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
-from sketchauth.errors import DecodeError
-from sketchauth.mixing import ExactKey, MixedSketch
+from sketchauth.errors import DecodeError, ParameterError, SampleError
+from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret, MixedSketch
 from sketchauth.sketches.base import SecureSketch
 
 if TYPE_CHECKING:
     from sketchauth.features.pipeline import Pipeline
 
-__all__ = ["MIXED", "Authenticator", "EnrolmentResult", "Verification"]
+__all__ = [
+    "MIXED",
+    "Authenticator",
+    "EnrolmentResult",
+    "FactorRoles",
+    "SecondFactor",
+    "Verification",
+    "factor_roles",
+    "factor_structure",
+]
 
 #: Scheme name of mixed sketches (what a PIN enrolment's stored parameters rebuild).
 MIXED = "mixed"
@@ -69,6 +88,103 @@ class EnrolmentResult:
     #: What was enrolled: the sketch itself, or the PIN cascade around it (stored parameters).
     stored: SecureSketch
     enrolment: Enrolment
+    #: The second biometric's own sketch, when one was enrolled.
+    second: SecureSketch | None = None
+
+
+# -- second factor (multi-factor enrolments) ------------------------------------------------------
+#: Declared importance of the two biometrics (larger: more important; the thesis' guideline that
+#: the less important secret's key mixes the more important one's sketch). The PIN, an exact key,
+#: is the least important of all: it can be changed.
+FIRST_IMPORTANCE = 2
+SECOND_IMPORTANCE = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SecondFactor:
+    """A second biometric to enrol: its scheme spec, constructor arguments, options and samples."""
+
+    spec: SchemeSpec
+    arguments: dict[str, Any]
+    options: dict[str, Any]
+    samples: Sequence[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FactorRoles:
+    """Component indices of a stored mixed structure: first biometric, second biometric, PIN."""
+
+    first: int
+    second: int | None
+    pin: int | None
+
+    def arrange(self, first: Any, second: Any, pin: Any) -> list[Any]:
+        """``[...]`` in component order: one secret (or sample) per component of the structure."""
+        values: list[Any] = [None] * (1 + (self.second is not None) + (self.pin is not None))
+        values[self.first] = first
+        if self.second is not None:
+            values[self.second] = second
+        if self.pin is not None:
+            values[self.pin] = pin
+        return values
+
+
+def factor_structure(
+    first: SecureSketch, second: SecureSketch | None, pin: ExactKey | None
+) -> MixedSketch | SecureSketch:
+    """The structure an enrolment with these factors stores (the first sketch alone if none).
+
+    * PIN only: ``Cascade(first, pin=PIN)`` (:func:`service.schemes.pin_cascade`);
+    * second biometric: ``Cascade(first, FuzzySecret(second))``, the two-fuzzy-secret cascade;
+    * both: ``Chaining(PIN, FuzzySecret(second), FuzzySecret(first))`` — PIN → second → first.
+
+    Importances are declared (first 2, second 1), so the accounting knows which way the loss
+    should flow; the guideline warnings are not raised per request (the structure is fixed
+    here), but any the configuration breaks (e.g. a randomised first sketch under a short key)
+    are in the stored report's notes.
+    """
+    if second is None:
+        return first if pin is None else Cascade(first, pin=pin, warn=False)
+    one = FuzzySecret(first, importance=FIRST_IMPORTANCE)
+    two = FuzzySecret(second, importance=SECOND_IMPORTANCE)
+    if pin is None:
+        return Cascade(one, two, warn=False)
+    return Chaining(pin, two, one, warn=False)
+
+
+def factor_roles(sketch: SecureSketch) -> FactorRoles:
+    """Which component of a stored structure is which factor (first biometric, second, PIN).
+
+    The first biometric is the fuzzy component whose key mixes nothing (the leaf of the chain,
+    the best protected); the second biometric is the fuzzy component whose key does; the PIN is
+    the exact key. A plain (unmixed) sketch is the first biometric alone.
+    """
+    if not isinstance(sketch, MixedSketch):
+        return FactorRoles(0, None, None)
+    first = second = pin = None
+    for index, c in enumerate(sketch.components):
+        if isinstance(c, ExactKey):
+            pin = index
+        elif index in sketch.key_owners:
+            second = index
+        else:
+            first = index
+    if first is None:  # stored by this service: never; refuse rather than guess
+        raise ValueError("the stored structure has no first biometric")
+    return FactorRoles(first, second, pin)
+
+
+def _roles(record: UserRecord) -> tuple[SecureSketch | None, FactorRoles]:
+    """The mixed structure ``record`` stores (``None``: a plain sketch), and which component is which factor."""
+    if not (record.has_pin or _is_mixed(record.params)):
+        return None, FactorRoles(0, None, None)
+    structure = stored_sketch(MIXED, record.params)
+    return structure, factor_roles(structure)
+
+
+def _is_mixed(params: dict[str, Any]) -> bool:
+    """Whether stored parameters are a mixed structure's (``MixedSketch.params``), not a scheme's."""
+    return set(params) == set(MixedSketch.parameters.required)
 
 
 class Authenticator:
@@ -85,6 +201,8 @@ class Authenticator:
         self._dummy_salt = secrets.token_bytes(16)
         #: The enrolment an attempt against an unknown user id is decoded against (see :meth:`decoy`).
         self._decoy: UserRecord | None = None
+        #: The last enrolment verified of each shape (PIN?, second biometric?): see :meth:`_mismatch`.
+        self._shaped: dict[tuple[bool, bool], UserRecord] = {}
 
     # -- enrolment ---------------------------------------------------------------------------------
     def enrol(
@@ -94,30 +212,43 @@ class Authenticator:
         options: dict[str, Any],
         samples: Sequence[Any],
         pin: str | None,
+        second: SecondFactor | None = None,
     ) -> EnrolmentResult:
         """Sketch and hash the secret the samples define (``SampleError``/``ParameterError`` if bad).
 
         With a PIN the stored sketch is the cascade (:func:`service.schemes.pin_cascade`), whose
-        parameters (including the PIN key's argon2 profile) are what verification rebuilds.
+        parameters (including the PIN key's argon2 profile) are what verification rebuilds; with
+        a ``second`` biometric, the structure of :func:`factor_structure`.
         """
         with self._slots:
             sketch = build_sketch(spec.name, arguments)
-            return self._enrol_secret(sketch, spec.secret_from_samples(sketch, samples, options), pin)
+            return self._enrol_secret(sketch, spec.secret_from_samples(sketch, samples, options), pin, second)
 
-    def enrol_pipeline(self, pipeline: Pipeline, samples: Sequence[Any], pin: str | None) -> EnrolmentResult:
+    def enrol_pipeline(
+        self, pipeline: Pipeline, samples: Sequence[Any], pin: str | None, second: SecondFactor | None = None
+    ) -> EnrolmentResult:
         """Enrol raw embeddings through ``pipeline``: its transform gives the secret of its sketch.
 
         The embeddings live only in this call; what comes out is helper data and a hash.
         """
         with self._slots:
             sketch = pipeline.sketch
-            return self._enrol_secret(sketch, pipeline.secret_from_samples(samples), pin)
+            return self._enrol_secret(sketch, pipeline.secret_from_samples(samples), pin, second)
 
-    def _enrol_secret(self, sketch: SecureSketch, secret: Any, pin: str | None) -> EnrolmentResult:
-        if pin is None:
-            return EnrolmentResult(sketch, sketch, enrol(sketch, secret, password_hasher=self.hasher))
-        cascade = pin_cascade(sketch, self.profile, self.pin_min_entropy)
-        return EnrolmentResult(sketch, cascade, enrol(cascade, [secret, pin], password_hasher=self.hasher))
+    def _enrol_secret(
+        self, sketch: SecureSketch, secret: Any, pin: str | None, second: SecondFactor | None = None
+    ) -> EnrolmentResult:
+        if second is None:
+            if pin is None:
+                return EnrolmentResult(sketch, sketch, enrol(sketch, secret, password_hasher=self.hasher))
+            cascade = pin_cascade(sketch, self.profile, self.pin_min_entropy)
+            return EnrolmentResult(sketch, cascade, enrol(cascade, [secret, pin], password_hasher=self.hasher))
+        other = build_sketch(second.spec.name, second.arguments)
+        other_secret = second.spec.secret_from_samples(other, second.samples, second.options)
+        key = None if pin is None else ExactKey(self.profile, min_entropy=self.pin_min_entropy)
+        structure = factor_structure(sketch, other, key)
+        secrets_ = factor_roles(structure).arrange(secret, other_secret, pin)
+        return EnrolmentResult(sketch, structure, enrol(structure, secrets_, password_hasher=self.hasher), other)
 
     # -- verification ------------------------------------------------------------------------------
     def verify(
@@ -130,14 +261,18 @@ class Authenticator:
         key_context: bytes | None = None,
         key_params: str | None = None,
         new_pin: str | None = None,
+        second_sample: Any = None,
     ) -> Verification:
         """One verification; see :meth:`_verify`. Waits for a hashing slot first.
 
         With ``key_context`` (and the record's ``key_params``) a success also carries the
         released key; with ``new_pin`` it carries the helper data and hash under the new PIN.
+        ``second_sample``: the second biometric's sample, for an enrolment that has one.
         """
         with self._slots:
-            return self._verify(record, sample, pin, pipeline, key_context, key_params, new_pin)
+            return self._verify(
+                record, sample, pin, pipeline, key_context, key_params, new_pin, second_sample=second_sample
+            )
 
     def _verify(
         self,
@@ -148,6 +283,8 @@ class Authenticator:
         key_context: bytes | None = None,
         key_params: str | None = None,
         new_pin: str | None = None,
+        *,
+        second_sample: Any = None,
     ) -> Verification:
         """One verification; every failure cause is the same ``verified=False``.
 
@@ -156,20 +293,24 @@ class Authenticator:
         counted. With ``pipeline`` (the caller has checked it is the one the record was enrolled
         through) the raw sample goes through ``pipeline.sample_transform`` first and, without a
         PIN, the pipeline's own sketch decodes it.
+
+        A second biometric (``second_sample``) is required exactly when the enrolment has one,
+        like the PIN: missing or unexpected, the attempt fails after the work of
+        :meth:`_mismatch`; present, it takes its place in the stored structure
+        (:func:`factor_roles`). A second sample of the wrong shape raises ``SampleError`` like a
+        first one.
         """
         if pipeline is not None:
             sample = pipeline.sample_transform(sample)
-        if record.has_pin != (pin is not None):
-            # A missing or unexpected PIN is a failed attempt; pay the argon2 cost an unknown
-            # user with the same request would.
-            self._dummy(with_pin=pin is not None)
-            return Verification(False)
-        if pipeline is not None and not record.has_pin:
-            sketch = pipeline.sketch
+        # second factor: a structure with a second biometric is mixed even without a PIN
+        mixed, roles = _roles(record)
+        if (record.has_pin, roles.second is not None) != (pin is not None, second_sample is not None):
+            return self._mismatch(record, sample, pin, second_sample)
+        if mixed is not None:
+            sketch = mixed
+            sample = roles.arrange(sample, second_sample, pin)
         else:
-            sketch = stored_sketch(MIXED if record.has_pin else record.scheme, record.params)
-        if record.has_pin:
-            sample = [sample, pin]
+            sketch = pipeline.sketch if pipeline is not None else stored_sketch(record.scheme, record.params)
         try:
             with timed("sketchauth_decode_seconds", scheme=record.scheme):
                 candidate = sketch.decode(record.helper, sample)
@@ -190,6 +331,25 @@ class Authenticator:
         if new_pin is not None:
             return self._rekeyed(record, sketch, candidate, pin, new_pin)
         return Verification(True, self._rehash(record, message))
+
+    def _mismatch(self, record: UserRecord, sample: Any, pin: str | None, second_sample: Any) -> Verification:
+        """A missing or unexpected PIN or second sample: a failed attempt, after the work of one.
+
+        The work is that of a failure of the *request's* shape: the request is verified (outcome
+        ignored) against the last enrolment of that shape this process verified, so an attempt
+        carrying a second sample costs two decodes and the extractor whether or not ``record``
+        has a second biometric; with no such enrolment yet (or a sample that does not fit it),
+        the argon2 work an unknown user with the same request pays.
+        """
+        fitting = self._shaped.get((pin is not None, second_sample is not None))
+        if fitting is not None and fitting is not record and fitting.pipeline is None:
+            try:
+                self._verify(fitting, sample, pin, second_sample=second_sample)
+            except SampleError:
+                self._dummy(with_pin=pin is not None)
+        else:
+            self._dummy(with_pin=pin is not None)
+        return Verification(False)
 
     def _rehash(self, record: UserRecord, message: bytes) -> str | None:
         return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
@@ -227,6 +387,15 @@ class Authenticator:
     def remember(self, record: UserRecord) -> None:
         """Make ``record`` the :attr:`decoy` (one reference assignment: atomic across threads)."""
         self._decoy = record
+        self._remember_shape(record)
+
+    def _remember_shape(self, record: UserRecord) -> None:
+        """Keep ``record`` as the enrolment of its shape for :meth:`_mismatch` (second factor)."""
+        try:
+            shape = (record.has_pin, _roles(record)[1].second is not None)
+        except (ParameterError, ValueError):  # not a structure this service stores: never a decoy
+            return
+        self._shaped[shape] = record
 
     def dummy_verify(self, *, with_pin: bool = False) -> bool:
         """The argon2 work of one failed verification, for users who are not enrolled.

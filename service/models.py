@@ -27,6 +27,7 @@ __all__ = [
     "ProblemDetails",
     "SchemeInfo",
     "SchemeList",
+    "SecondBiometricOut",
     "VerificationResponse",
 ]
 
@@ -45,6 +46,13 @@ class EntropyReportOut(BaseModel):
     extra: dict[str, Any]
 
 
+class SecondBiometricOut(BaseModel):
+    """The public description of an enrolment's second biometric (never its samples)."""
+
+    scheme: str
+    params: dict[str, Any]
+
+
 class EnrolmentResponse(BaseModel):
     user_id: str
     scheme: str
@@ -55,6 +63,13 @@ class EnrolmentResponse(BaseModel):
     pipeline: str | None = Field(default=None, description="the feature pipeline enrolled through, if any")
     pipeline_sha256: str | None = Field(
         default=None, description="its configuration fingerprint, stored with the enrolment and checked at verification"
+    )
+    second: SecondBiometricOut | None = Field(
+        default=None,
+        description="the second biometric mixed in, if any (verification then needs 'second_sample'); "
+        "left out of enrolments without one",
+        # Enrolments without a second biometric answer exactly as before the field existed.
+        exclude_if=lambda second: second is None,
     )
 
 

@@ -8,6 +8,13 @@ input dimension, whose ``params`` must stay empty, and which has a ``pin`` only 
 pipeline's sketch can be mixed with one. The verification body takes one sample
 (the user's scheme is known only once the record is read).
 
+Second factor: every enrolment model whose sketch can be mixed takes an optional ``second``, a
+second biometric ``{"scheme", "params", "samples"}`` — a union discriminated by ``scheme`` over
+the offered plain schemes, each with the same parameter model, sample kind, sample count and
+sample length as a first biometric of that scheme (:func:`second_biometric`). The verification,
+key-release and PIN-change bodies take an optional ``second_sample`` under the same length limit
+as ``sample`` (:func:`second_sample`).
+
 The same models validate the requests and generate the OpenAPI schema, so every bound a client
 reads there (samples per enrolment, numbers per sample, parameter ranges, PIN length) is the
 one enforced, from the one :class:`~service.limits.RequestLimits` value.
@@ -40,7 +47,7 @@ from service.settings import SettingsError
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["Number", "Pin", "RequestModels", "build_request_models"]
+__all__ = ["Number", "Pin", "RequestModels", "build_request_models", "second_biometric", "second_sample"]
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Number = StrictInt | FiniteFloat
@@ -80,6 +87,8 @@ class RequestModels:
     pipeline_counts: dict[str, tuple[int, int]]
     #: Scheme value (``pipeline:<name>``) → why its sketch takes no PIN (mixable ones are absent).
     pin_refusals: dict[str, str]
+    #: The optional ``second`` field's type (``None``: no scheme is offered for a second biometric).
+    second: Any = None
 
 
 def _list_of(item: Any, low: int, high: int, description: str) -> Any:
@@ -117,8 +126,69 @@ def _base(doc: str, example: dict[str, Any]) -> type[BaseModel]:
     return type("_Enrolment", (_Strict,), {"model_config": config, "__doc__": doc, "__module__": __name__})
 
 
-def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
-    """``{"scheme": "<name>", "params": <the scheme's parameters>, "samples": [...], "pin"?, "replace"?}``."""
+def _second_variant(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
+    """``{"scheme": "<name>", "params": ..., "samples": [...]}``: one second biometric on ``spec``.
+
+    The same parameter model, sample kind, count and length as enrolling a first biometric on
+    ``spec`` (one :class:`~service.limits.RequestLimits` value bounds both).
+    """
+    least, most = spec.sample_count(limits)
+    sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
+    params, samples, _ = spec.example
+    tag: Any = Literal[spec.name]
+    example = {"scheme": spec.name, "params": params, "samples": samples}
+    base = _base(f"A second biometric on {spec.name}: {spec.description}.", example)
+    return create_model(
+        "Second" + _model_name("", spec.name).removesuffix("Enrolment") + "Biometric",
+        __base__=base,
+        scheme=(tag, Field(description="the second biometric's scheme (GET /v1/schemes lists the offered ones)")),
+        params=(spec.params_model(limits), Field(description=f"the {spec.name} parameters")),
+        samples=(_list_of(sample, least, most, "enrolment captures of the second biometric"), ...),
+    )
+
+
+def second_biometric(specs: Iterable[SchemeSpec], limits: RequestLimits) -> Any:
+    """The type of the optional ``second`` enrolment field: a union discriminated by ``scheme``."""
+    variants: list[Any] = [_second_variant(spec, limits) for spec in specs]
+    if not variants:
+        return None
+    if len(variants) == 1:
+        return variants[0]
+    union: Any = Union[tuple(variants)]  # noqa: UP007 - the member count is only known at run time
+    return Annotated[union, Field(discriminator="scheme")]
+
+
+def _second_field(second: Any) -> dict[str, Any]:
+    """The ``second`` field of an enrolment model (none when no scheme is offered for it)."""
+    if second is None:
+        return {}
+    return {
+        "second": (
+            second | None,
+            Field(
+                None,
+                description="optional second biometric, mixed with the first (Fang's thesis ch. 7.4): "
+                "verification then needs 'second_sample'",
+            ),
+        )
+    }
+
+
+def second_sample(limits: RequestLimits) -> Any:
+    """The optional ``second_sample`` field of verification, key release and PIN change."""
+    sample = _list_of(
+        Number,
+        1,
+        limits.max_sample_length,
+        "the second biometric's sample, for an enrolment with a second biometric (of its kind: a feature "
+        "vector, a byte string or a set); leave it out otherwise",
+    )
+    return (sample | None, None)
+
+
+def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits, second: Any = None) -> type[BaseModel]:
+    """``{"scheme": "<name>", "params": <the scheme's parameters>, "samples": [...], "pin"?, "second"?,
+    "replace"?}``."""
     least, most = spec.sample_count(limits)
     sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])
     params, samples, _ = spec.example
@@ -133,6 +203,7 @@ def _scheme_enrolment(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel
         samples=(_list_of(sample, least, most, "enrolment captures"), ...),
         pin=(Pin | None, None),
         replace=(StrictBool, Field(False, description="replace an existing enrolment (with fresh randomness)")),
+        **_second_field(second),
     )
 
 
@@ -140,7 +211,7 @@ class _NoParams(_Strict):
     """A pipeline fixes its scheme's parameters: send none (or an empty object)."""
 
 
-def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[BaseModel]:
+def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits, second: Any = None) -> type[BaseModel]:
     """``{"scheme": "pipeline:<name>", "samples": [raw embeddings], "pin"?, "replace"?}``."""
     pipeline = loaded.pipeline
     dimension = pipeline.transform.features
@@ -157,6 +228,8 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits) -> type[B
     tag: Any = Literal[PIPELINE_PREFIX + loaded.name]
     # A sketch that cannot be mixed takes no PIN: the field is not offered at all.
     pin: dict[str, Any] = {} if loaded.pin_refusal is not None else {"pin": (Pin | None, None)}
+    # Nor a second biometric: its key would mix this sketch.
+    pin.update({} if loaded.pin_refusal is not None else _second_field(second))
     return create_model(
         _model_name("Pipeline", loaded.name),
         __base__=_base(
@@ -189,6 +262,7 @@ def _verification(limits: RequestLimits) -> type[BaseModel]:
         __base__=_Strict,
         sample=(sample, ...),
         pin=(Pin | None, None),
+        second_sample=second_sample(limits),
     )
 
 
@@ -197,8 +271,9 @@ def build_request_models(
 ) -> RequestModels:
     """The request models of an app offering ``specs`` and ``pipelines`` under ``limits``."""
     schemes = {spec.name: spec for spec in specs}
-    variants: list[Any] = [_scheme_enrolment(spec, limits) for spec in schemes.values()]
-    variants += [_pipeline_enrolment(loaded, limits) for _, loaded in sorted(pipelines.items())]
+    second = second_biometric(schemes.values(), limits)
+    variants: list[Any] = [_scheme_enrolment(spec, limits, second) for spec in schemes.values()]
+    variants += [_pipeline_enrolment(loaded, limits, second) for _, loaded in sorted(pipelines.items())]
     if len(variants) == 1:
         enrolment = variants[0]
     else:
@@ -220,4 +295,5 @@ def build_request_models(
             for name, loaded in pipelines.items()
             if loaded.pin_refusal is not None
         },
+        second=second,
     )

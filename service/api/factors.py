@@ -21,6 +21,11 @@ with the new one's under a fresh salt) and the new secret hashed, in one transac
 ``verify-ok`` + ``pin-change``; the old helper data and hash are then erased as after a
 replacing enrolment. Keys released before the change are not released after it (the PIN is
 part of the secret they come from).
+
+Second factor: an enrolment with a second biometric needs ``"second_sample"`` in both bodies,
+as in verification; the released key then comes from both biometrics (and the PIN), so it
+differs from a first-only enrolment's, and a PIN change re-mixes the second biometric's sketch
+under the new PIN, leaving both biometrics' helper data as they were otherwise.
 """
 
 import base64
@@ -33,7 +38,7 @@ from starlette.concurrency import run_in_threadpool
 from service.api.deps import State, UserKey
 from service.api.users import UserId, _attempt
 from service.problems import json_body_only, problem_doc
-from service.requests import Number, Pin, RequestModels
+from service.requests import Number, Pin, RequestModels, second_sample
 
 __all__ = ["CONTEXT_PATTERN", "KeyResponse", "PinChangeResponse", "build_router"]
 
@@ -92,9 +97,15 @@ def build_router(models: RequestModels) -> APIRouter:
             Annotated[StrictStr, Field(pattern=CONTEXT_PATTERN)],
             Field(description="what the key is for, e.g. 'com.example.backup/v1': one independent key per context"),
         ),
+        second_sample=second_sample(models.limits),
     )
     PinChangeRequest = create_model(
-        "PinChangeRequest", __base__=_Strict, sample=sample, pin=(Pin, ...), new_pin=(Pin, ...)
+        "PinChangeRequest",
+        __base__=_Strict,
+        sample=sample,
+        pin=(Pin, ...),
+        new_pin=(Pin, ...),
+        second_sample=second_sample(models.limits),
     )
 
     @router.post(
@@ -111,7 +122,9 @@ def build_router(models: RequestModels) -> APIRouter:
         response: Response,  # type: ignore[valid-type]
     ) -> KeyResponse:
         context = body.context.encode("ascii")
-        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, key_context=context)
+        outcome = await run_in_threadpool(
+            _attempt, state, user_id, body.sample, body.pin, key_context=context, second_sample=body.second_sample
+        )
         response.headers["Cache-Control"] = "no-store"
         if not outcome.verified or outcome.key is None:
             return KeyResponse(verified=False)
@@ -128,7 +141,9 @@ def build_router(models: RequestModels) -> APIRouter:
         body: Annotated[PinChangeRequest, Body()],
         state: State,  # type: ignore[valid-type]
     ) -> PinChangeResponse:
-        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin, new_pin=body.new_pin)
+        outcome = await run_in_threadpool(
+            _attempt, state, user_id, body.sample, body.pin, new_pin=body.new_pin, second_sample=body.second_sample
+        )
         return PinChangeResponse(verified=outcome.verified)
 
     return router

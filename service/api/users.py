@@ -19,6 +19,12 @@ pipeline (:mod:`service.pipelines`); an unknown name is ``422 unknown-pipeline``
 enrolment whose pipeline was changed or removed since is ``409 pipeline-changed`` (nothing is
 counted): the stored helper data belongs to a configuration the service no longer has, so the
 operator must restore it or the user re-enrol.
+
+Second factor (Fang's thesis ch. 7.4): an enrolment may carry ``"second": {"scheme", "params",
+"samples"}``, a second biometric on any offered plain scheme under the same published limits,
+mixed with the first (:func:`service.authenticator.factor_structure`). Verification, key release
+and PIN change then need ``"second_sample"``; a missing, unexpected, wrong or ill-shaped one is
+the same counted ``{"verified": false}`` as any failure, after the same argon2 work.
 """
 
 import math
@@ -28,9 +34,15 @@ from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ServiceState, State, UserKey
-from service.authenticator import Verification
+from service.authenticator import EnrolmentResult, SecondFactor, Verification
 from service.limits import USER_ID_MAX_LENGTH
-from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut, VerificationResponse
+from service.models import (
+    USER_ID_PATTERN,
+    EnrolmentResponse,
+    EntropyReportOut,
+    SecondBiometricOut,
+    VerificationResponse,
+)
 from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
 from service.problems import ProblemError, json_body_only, problem_doc
 from service.requests import RequestModels
@@ -94,7 +106,7 @@ def build_router(models: RequestModels) -> APIRouter:
     async def enrol_user(user_id: UserId, body: EnrolmentBody, state: State) -> EnrolmentResponse:
         pipeline = models.pipelines.get(body.scheme)
         if pipeline is not None:
-            return await _enrol_pipeline(user_id, body, state, _offered_pipeline(state, pipeline))
+            return await _enrol_pipeline(user_id, body, state, _offered_pipeline(state, pipeline), models)
         return await _enrol_scheme(user_id, body, state, models)
 
     @router.post(
@@ -115,7 +127,9 @@ def build_router(models: RequestModels) -> APIRouter:
     async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> VerificationResponse:
         # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
         # stays off the event loop and the request pays for one thread hand-off, not three.
-        outcome = await run_in_threadpool(_attempt, state, user_id, body.sample, body.pin)
+        outcome = await run_in_threadpool(
+            _attempt, state, user_id, body.sample, body.pin, second_sample=body.second_sample
+        )
         return VerificationResponse(verified=outcome.verified)
 
     @router.get(
@@ -152,8 +166,9 @@ async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: Re
     spec = models.schemes[body.scheme]
     arguments, options = spec.split(body.params)
     samples, pin = body.samples, body.pin
+    second = _second_factor(body, models)
     try:
-        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, samples, pin)
+        result = await run_in_threadpool(state.authenticator.enrol, spec, arguments, options, samples, pin, second)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
     report = result.enrolment.report.to_dict()
@@ -175,7 +190,25 @@ async def _enrol_scheme(user_id: str, body: Any, state: ServiceState, models: Re
         pin=pin is not None,
         replaced=replaced,
         report=EntropyReportOut(**report),
+        second=_second_out(result),
     )
+
+
+def _second_out(result: EnrolmentResult) -> SecondBiometricOut | None:
+    """The enrolled second biometric's scheme and parameters (public, like the first's), if any."""
+    if result.second is None:
+        return None
+    return SecondBiometricOut(scheme=result.second.scheme_name, params=result.second.params())
+
+
+def _second_factor(body: Any, models: RequestModels) -> SecondFactor | None:
+    """The body's second biometric (``"second"``), checked by its scheme's request model, or ``None``."""
+    second = getattr(body, "second", None)  # absent from a pipeline model whose sketch cannot be mixed
+    if second is None:
+        return None
+    spec = models.schemes[second.scheme]
+    arguments, options = spec.split(second.params)
+    return SecondFactor(spec, arguments, options, second.samples)
 
 
 async def _store(state: ServiceState, record: NewEnrolment, replace: bool) -> bool:
@@ -194,7 +227,9 @@ def _offered_pipeline(state: ServiceState, name: str) -> LoadedPipeline:
     return loaded
 
 
-async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: LoadedPipeline) -> EnrolmentResponse:
+async def _enrol_pipeline(
+    user_id: str, body: Any, state: ServiceState, loaded: LoadedPipeline, models: RequestModels
+) -> EnrolmentResponse:
     """Enrol raw embeddings through a configured pipeline; store its name and fingerprint.
 
     The request model has already checked the sample count and that every sample has the
@@ -202,13 +237,14 @@ async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: 
     """
     pipeline = loaded.pipeline
     pin = getattr(body, "pin", None)  # absent from the model of a pipeline whose sketch takes no PIN
+    second = _second_factor(body, models)
     try:
         check_dimensions(pipeline, body.samples)
-        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, pin)
+        result = await run_in_threadpool(state.authenticator.enrol_pipeline, pipeline, body.samples, pin, second)
     except (SampleError, ParameterError) as exc:
         raise _invalid(exc) from None
     has_pin = pin is not None
-    report = pipeline_report(loaded, result.enrolment.report.to_dict(), pin=has_pin)
+    report = pipeline_report(loaded, result.enrolment.report.to_dict(), pin=has_pin or second is not None)
     record = NewEnrolment(
         user_id=user_id,
         scheme=result.sketch.scheme_name,
@@ -231,6 +267,7 @@ async def _enrol_pipeline(user_id: str, body: Any, state: ServiceState, loaded: 
         report=EntropyReportOut(**report),
         pipeline=loaded.name,
         pipeline_sha256=loaded.fingerprint,
+        second=_second_out(result),
     )
 
 
@@ -242,6 +279,7 @@ def _attempt(
     *,
     key_context: bytes | None = None,
     new_pin: str | None = None,
+    second_sample: list[Any] | None = None,
 ) -> Verification:
     """One verification attempt, throttled and counted (runs in a worker thread).
 
@@ -275,7 +313,7 @@ def _attempt(
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
     if record is None:
-        _decoy_attempt(state, sample, pin)
+        _decoy_attempt(state, sample, pin, second_sample)
         state.store.settle_failure(user_id, claim, state.clock())
         return Verification(False)
     state.authenticator.remember(record)
@@ -288,7 +326,14 @@ def _attempt(
             return Verification(False)
     try:
         outcome: Verification | None = state.authenticator.verify(
-            record, sample, pin, pipeline=pipeline, key_context=key_context, key_params=key_params, new_pin=new_pin
+            record,
+            sample,
+            pin,
+            pipeline=pipeline,
+            key_context=key_context,
+            key_params=key_params,
+            new_pin=new_pin,
+            second_sample=second_sample,
         )
     except SampleError:
         # A sample of the wrong shape or range for this enrolment: a failed attempt like any
@@ -317,7 +362,9 @@ def _attempt(
     return outcome
 
 
-def _decoy_attempt(state: ServiceState, sample: list[Any], pin: str | None) -> None:
+def _decoy_attempt(
+    state: ServiceState, sample: list[Any], pin: str | None, second_sample: list[Any] | None = None
+) -> None:
     """The work of a failed attempt, for a user id with no enrolment: decode and hash ``sample``
     against the authenticator's decoy enrolment (another user's, its outcome ignored), else
     (no decoy yet, or the sample does not fit it) the argon2 work of a failure."""
@@ -332,7 +379,7 @@ def _decoy_attempt(state: ServiceState, sample: list[Any], pin: str | None) -> N
         state.authenticator.dummy_verify(with_pin=pin is not None)
         return
     try:
-        state.authenticator.verify(decoy, sample, pin, pipeline=pipeline)
+        state.authenticator.verify(decoy, sample, pin, pipeline=pipeline, second_sample=second_sample)
     except SampleError:
         state.authenticator.dummy_verify(with_pin=pin is not None)
 

@@ -257,7 +257,9 @@ def test_enrolment_from_before_key_release_gets_its_key_salt_at_first_use(
         {"sample": GENUINE[0], "context": "x" * 129},
         {"sample": GENUINE[0]},
         {"sample": GENUINE[0], "context": "ok", "extra": 1},
-        {"sample": GENUINE[0], "context": "ok", "second_sample": GENUINE[0]},
+        # A second sample is taken now (a second biometric); it is still validated like a sample.
+        {"sample": GENUINE[0], "context": "ok", "second_sample": ["x"]},
+        {"sample": GENUINE[0], "context": "ok", "second_sample": []},
     ],
 )
 def test_key_request_is_validated(body: dict[str, Any], tmp_path: Path, servers: list[ServerProcess]) -> None:

@@ -85,13 +85,30 @@ def _walk(document: dict[str, Any], node: dict[str, Any], path: str) -> Iterator
 
 
 def published_bounds(document: dict[str, Any]) -> list[Bound]:
-    """Every bound of the enrolment variants, the verification body and the user id."""
+    """Every bound of the enrolment variants, the verification body and the user id.
+
+    The optional second biometric (``second``) is one schema shared by every enrolment variant: its
+    bounds are read once, per second-biometric scheme (variant ``second:<scheme>``).
+    """
     bounds: list[Bound] = []
     enrolment = document["paths"]["/v1/users/{user_id}/enrolment"]["post"]
+    seconds = []
     for ref in enrolment["requestBody"]["content"]["application/json"]["schema"]["oneOf"]:
         variant = _resolve(document, ref)
         name = variant["properties"]["scheme"]["const"]
-        bounds += [Bound(name, *found) for found in _walk(document, variant, "")]
+        properties = dict(variant["properties"])
+        if "second" in properties:
+            seconds.append(properties.pop("second"))
+        bounds += [Bound(name, *found) for found in _walk(document, {**variant, "properties": properties}, "")]
+    assert all(second == seconds[0] for second in seconds), "every variant's 'second' is the same schema"
+    for second in seconds[:1]:
+        for branch in _resolve(document, second)["anyOf"]:
+            if branch.get("type") == "null":
+                continue
+            for ref in _resolve(document, branch).get("oneOf", [branch]):
+                model = _resolve(document, ref)
+                name = "second:" + model["properties"]["scheme"]["const"]
+                bounds += [Bound(name, *found) for found in _walk(document, model, "second")]
     verification = document["paths"]["/v1/users/{user_id}/verification"]["post"]
     body = verification["requestBody"]["content"]["application/json"]["schema"]
     bounds += [Bound("verification", *found) for found in _walk(document, body, "")]
@@ -257,6 +274,11 @@ def _enrolment(service: Service, bound: Bound, x: Any) -> dict[str, Any]:
         if bound.path == "samples[]":
             return {**example, "samples": [[0.0] * x] * len(example["samples"])}
         raise KeyError(bound.path)
+    if bound.variant.startswith("second:"):  # a second biometric with x at the field, over a small first
+        scheme, path = bound.variant.removeprefix("second:"), bound.path.removeprefix("second.")
+        params, samples = SCHEME_BUILDERS[scheme](path, x, bound.value, bound.keyword, service.settings)
+        first = {"scheme": "interval", "params": {"n": 256, "v": 1, "features": 1}, "samples": [[0]]}
+        return {**first, "second": {"scheme": scheme, "params": params, "samples": samples}}
     params, samples = SCHEME_BUILDERS[bound.variant](bound.path, x, bound.value, bound.keyword, service.settings)
     return {"scheme": bound.variant, "params": params, "samples": samples}
 
@@ -284,6 +306,17 @@ def _check_verification(service: Service, bound: Bound) -> list[str]:
         assert service.enrol(body, user).status_code == 201
         accepted = service.verify(user, {"sample": [0], "pin": pin})
         refused = service.verify(user, {"sample": [0], "pin": PIN_CHAR * bound.refused})
+    elif bound.path == "second_sample":  # the second biometric's sample, under the same length limit
+        features = bound.value
+        second = {
+            "scheme": "interval",
+            "params": {"n": 256, "v": 1, "features": features},
+            "samples": [_zeros(features)],
+        }
+        body = {"scheme": "interval", "params": {"n": 256, "v": 1, "features": 1}, "samples": [[0]], "second": second}
+        assert service.enrol(body, user).status_code == 201
+        accepted = service.verify(user, {"sample": [0], "second_sample": _zeros(bound.accepted)})
+        refused = service.verify(user, {"sample": [0], "second_sample": _zeros(bound.refused)})
     else:
         raise KeyError(bound.path)
     problems = _outcome(bound, accepted, 200, refused)
