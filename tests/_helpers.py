@@ -1,4 +1,5 @@
-"""Helpers the tests share: the command-line runs many tests make the same way.
+"""Helpers the tests share: the command-line runs many tests make the same way, and the
+enumerations and priors of the exact-accounting tests.
 
 Importable as ``_helpers`` from every test module: pytest puts ``tests/`` on ``sys.path`` when it
 loads ``tests/conftest.py`` (the default ``prepend`` import mode; the test folders have no
@@ -7,7 +8,10 @@ loads ``tests/conftest.py`` (the default ``prepend`` import mode; the test folde
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
+
+import numpy as np
 
 from sketchauth.cli import main
 
@@ -37,3 +41,21 @@ def features_evaluate(transform: Path, background: Path, out: Path, *args: str) 
 def evaluate_report(out: Path, *args: str) -> int:
     """``sketchauth evaluate report ARGS --out OUT`` as tests run it: no plots, quiet, fast ``test`` hash profile."""
     return main(["evaluate", "report", *args, "--out", str(out), "--no-plots", "--quiet", "--profile", "test"])
+
+
+def all_asymmetric_secrets(n: int, q: int, features: int = 1) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Every secret ``(b, v)`` of an asymmetric sketch: per feature ``b`` in ``[0, n)``, ``v`` in ``[1, q]``."""
+    per_feature = [(b, v) for b in range(n) for v in range(1, q + 1)]
+    return [
+        (tuple(x[0] for x in combo), tuple(x[1] for x in combo))
+        for combo in itertools.product(per_feature, repeat=features)
+    ]
+
+
+def priors(count: int) -> list[np.ndarray | None]:
+    """Priors over ``count`` secrets for exact-loss checks: uniform (``None``), geometric, spiky, Dirichlet."""
+    rng = np.random.default_rng(7)
+    geometric = 0.5 ** np.arange(count)
+    spiky = np.ones(count)
+    spiky[count // 3] = count  # one secret far more likely than the rest
+    return [None, geometric / geometric.sum(), spiky / spiky.sum(), rng.dirichlet(np.full(count, 0.3))]
