@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sketchauth.cli import main
+from sketchauth.sketches.asymmetric import s3_odd_gap
 
 
 def features_fit(data: Path, out: Path, *args: str) -> int:
@@ -59,3 +60,25 @@ def priors(count: int) -> list[np.ndarray | None]:
     spiky = np.ones(count)
     spiky[count // 3] = count  # one secret far more likely than the rest
     return [None, geometric / geometric.sum(), spiky / spiky.sum(), rng.dirichlet(np.full(count, 0.3))]
+
+
+def asymmetric_gap(r: int, q: int) -> int:
+    """The gap of an asymmetric encoder's draw ``r``: ``2r`` for ``r <= q`` (every s2 draw), else s3's odd gap."""
+    return 2 * r if r <= q else s3_odd_gap(q)
+
+
+def randomness_from_draws(b: int, v: int, n: int, q: int, draws: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Split one row of iid draws into the ``(left, right)`` randomness the real s2/s3 encoder consumes."""
+    left: list[int] = []
+    need, t = b - v, 0
+    while need > 0:
+        left.append(int(draws[t]))
+        need -= asymmetric_gap(int(draws[t]), q)
+        t += 1
+    right: list[int] = []
+    need = n - b - v
+    while need > 0:
+        right.append(int(draws[t]))
+        need -= asymmetric_gap(int(draws[t]), q)
+        t += 1
+    return (tuple(left), tuple(right))

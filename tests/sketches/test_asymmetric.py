@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from _helpers import all_asymmetric_secrets as _all_secrets
+from _helpers import asymmetric_gap
 from _helpers import priors as _priors
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -179,16 +180,21 @@ def _s2_payload(sketch: AsymmetricIntervalSketch, features: list[tuple[int, list
     return pack_uints(counts, sketch._count_width) + pack_uints(symbols, sketch._gap_width)
 
 
-@pytest.mark.parametrize(("n", "q"), [(4, 2), (5, 2), (6, 3), (7, 1), (3, 3)])
-def test_s2_parser_accepts_exactly_what_the_encoder_produces(n: int, q: int) -> None:
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s2")
+@pytest.mark.parametrize(
+    ("scheme", "n", "q"),
+    [("s2", n, q) for n, q in [(4, 2), (5, 2), (6, 3), (7, 1), (3, 3)]]
+    + [("s3", n, q) for n, q in [(4, 2), (5, 2), (6, 3), (3, 3), (7, 2)]],
+)
+def test_parser_accepts_exactly_what_the_encoder_produces(scheme: str, n: int, q: int) -> None:
+    sketch = AsymmetricIntervalSketch(n, q, scheme=scheme)
+    gap_codes = q + 1 if scheme == "s3" else q  # codes 0..q-1 are the gaps 2..2q; s3's code q its odd gap
     _, produced = exact_joint(sketch, _all_secrets(n, q))
     produced_payloads = {parse_helper(h).payload for h in produced}
     accepted = set()
     for count in range(1, n // 2 + 2):
         for g1 in range(0, -2 * q, -1):
-            for codes in itertools.product(range(q), repeat=count):
-                payload = _s2_payload(sketch, [(g1, [2 * (c + 1) for c in codes])])
+            for codes in itertools.product(range(gap_codes), repeat=count):
+                payload = pack_uints([count], sketch._count_width) + pack_uints([-g1, *codes], sketch._gap_width)
                 try:
                     sketch.payload(_helper(sketch, payload))
                 except SketchFormatError:
@@ -415,23 +421,18 @@ def test_matrix_randomness_round_trips_and_is_checked() -> None:
     assert np.all(np.abs(counts - 10000 / 3) < 6 * math.sqrt(10000 * 2 / 9))
 
 
-def _gap(r: int, q: int) -> int:
-    """The gap of draw r: 2r for r <= q (s2 draws no more), s3's odd length for r = q + 1."""
-    return 2 * r if r <= q else s3_odd_gap(q)
-
-
 def _spec_partition(b: int, v: int, n: int, q: int, left: tuple[int, ...], right: tuple[int, ...]) -> list[int]:
     """Fang's thesis §6.2 steps 1–4, literally, consuming the given draws (the readable reference).
 
-    With s3's gap rule (:func:`_gap`), which is s2's for the draws s2 makes.
+    With s3's gap rule (``asymmetric_gap``), which is s2's for the draws s2 makes.
     """
     points = {b - v, b + v}
     draws = iter(left)
     while min(points) > 0:
-        points.add(min(points) - _gap(next(draws), q))
+        points.add(min(points) - asymmetric_gap(next(draws), q))
     draws = iter(right)
     while max(points) < n:
-        points.add(max(points) + _gap(next(draws), q))
+        points.add(max(points) + asymmetric_gap(next(draws), q))
     return sorted(points)
 
 
