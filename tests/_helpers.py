@@ -1,5 +1,5 @@
-"""Helpers the tests share: the command-line runs many tests make the same way, and the
-enumerations and priors of the exact-accounting tests.
+"""Helpers the tests share: the command-line runs many tests make the same way, the enumerations
+and priors of the exact-accounting tests, and strategies of hostile input.
 
 Importable as ``_helpers`` from every test module: pytest puts ``tests/`` on ``sys.path`` when it
 loads ``tests/conftest.py`` (the default ``prepend`` import mode; the test folders have no
@@ -12,9 +12,22 @@ import itertools
 from pathlib import Path
 
 import numpy as np
+from hypothesis import strategies as st
 
 from sketchauth.cli import main
 from sketchauth.sketches.asymmetric import s3_odd_gap
+
+#: Arbitrary JSON values (nested lists and objects, huge integers, floats, short strings): what a
+#: hostile parameter or helper-record field may hold.
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=8,
+)
 
 
 def features_fit(data: Path, out: Path, *args: str) -> int:
