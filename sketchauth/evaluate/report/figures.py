@@ -138,11 +138,10 @@ def _det_axes(ax: Any, floor: float) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def _draw_det(report: Report, path: Path) -> None:
-    plt = _pyplot()
-    fig = det_figure(report)
+def _save(fig: Any, path: Path) -> None:
+    """Write ``fig`` as a PNG at the reports' resolution and free it."""
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _pyplot().close(fig)
 
 
 def det_figure(report: Report) -> Any:
@@ -204,15 +203,7 @@ def _draw_scores(report: Report, path: Path) -> None:
     if not baselines:
         axes[0][0].text(0.5, 0.5, "no unprotected baseline for this target", ha="center")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _draw_linkage(report: Report, path: Path) -> None:
-    plt = _pyplot()
-    fig = linkage_figure(report)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def linkage_figure(report: Report) -> Any:
@@ -253,9 +244,9 @@ def linkage_figure(report: Report) -> Any:
 def draw_figures(report: Report, out: Path) -> list[str]:
     """Draw the DET curve, the score histograms and the linkage histograms; return file names."""
     names = ["det.png", "scores.png"]
-    _draw_det(report, out / "det.png")
+    _save(det_figure(report), out / "det.png")
     _draw_scores(report, out / "scores.png")
     if report.unlinkability is not None:
-        _draw_linkage(report, out / "linkage.png")
+        _save(linkage_figure(report), out / "linkage.png")
         names.append("linkage.png")
     return names
