@@ -180,22 +180,11 @@ def _draw_scores(report: Report, path: Path) -> None:
     for ax, b in zip(axes[0], baselines, strict=False):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(
-            b.impostor_scores,
-            bins=edges,
-            density=True,
-            alpha=0.6,
-            color=OTHER_PERSON_COLOUR,
-            label=f"impostor ({b.impostor_scores.size})",
-        )
-        ax.hist(
-            b.genuine_scores,
-            bins=edges,
-            density=True,
-            alpha=0.6,
-            color=SAME_PERSON_COLOUR,
-            label=f"genuine ({b.genuine_scores.size})",
-        )
+        for scores, colour, name in (
+            (b.impostor_scores, OTHER_PERSON_COLOUR, "impostor"),
+            (b.genuine_scores, SAME_PERSON_COLOUR, "genuine"),
+        ):
+            ax.hist(scores, bins=edges, density=True, alpha=0.6, color=colour, label=f"{name} ({scores.size})")
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
