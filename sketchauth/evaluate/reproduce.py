@@ -4,7 +4,8 @@
 thesis, chapters 6–7, and of Boreale–Paolini's examples that the project can compute, and says
 per item whether the printed value **agrees**, **differs** (with the explanation, in the
 project's words) or is **not reproducible** (with the reason: a setup the sources do not give).
-One small function per item returns an :class:`Item`; :func:`write_report` turns the list into
+One small function per item, headed by where its value is printed (``@_reproduces(id, source,
+section, title)``), returns an :class:`Item`; :func:`write_report` turns the list into
 ``reproduce.json`` (numbers as numbers), ``reproduce.md`` and PNG figures.
 
 Sources (as the project cites them):
