@@ -169,19 +169,14 @@ def walkthrough(workdir: Path) -> dict:
 def main() -> None:
     load_before = os.getloadavg()
     result = {
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": timing.git_commit(),
-        "cpu": timing.cpu_name(),
-        "cores": os.cpu_count(),
+        **timing.provenance("deciders"),
         "load_average_1_5_15": [round(x, 2) for x in load_before],
         "interval_vs_linf": interval_vs_linf(),
     }
     with tempfile.TemporaryDirectory() as tmp:
         result["readme_walkthrough"] = walkthrough(Path(tmp))
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    out = ROOT / "benchmarks" / "results" / "bench_deciders.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    timing.write_result(ROOT / "benchmarks" / "results" / "bench_deciders.json", result)
 
 
 if __name__ == "__main__":

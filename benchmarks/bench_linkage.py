@@ -21,12 +21,8 @@ Every simulation is seeded (seed 1) except the repeated-enrolment one, which use
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,18 +40,6 @@ RUNS = (
     ("s3", "similar-even-intervals"),
     ("s3", "parity"),
 )
-
-
-def _noises() -> list:
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
-
-    return [
-        ReenrolmentNoise.identical(),
-        ReenrolmentNoise.b_plus_minus(1),
-        ReenrolmentNoise.v_plus_minus(1),
-        ReenrolmentNoise.steps(b=(-1, 1), v=(-1, 1)),
-        ReenrolmentNoise.within_tolerance(),
-    ]
 
 
 def _row(noise, pairs: int, features: int = 1) -> dict:
@@ -84,6 +68,7 @@ def _repeated(trials: int) -> dict:
 
 def main() -> None:
     from sketchauth.evaluate.linkage import ReenrolmentNoise, linkage_experiment
+    from sketchauth.evaluate.reproduce import noise_models
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -92,7 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     timed = linkage_experiment("s3", N, Q, TAU, args.pairs, SEED)
-    by_noise = [_row(noise, args.pairs) for noise in _noises()]
+    by_noise = [_row(noise, args.pairs) for noise in noise_models()]
     by_features = [
         _row(noise, max(2000, args.pairs // f), f)
         for noise in (
@@ -113,12 +98,7 @@ def main() -> None:
         for q in (2, 5, 8, 16)
     }
     result = {
-        "benchmark": "linkage",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": timing.git_commit(),
-        "cpu": timing.cpu_name(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
+        **timing.provenance("linkage"),
         "setting": {"n": N, "q": Q, "tau": TAU, "seed": SEED, "pairs": args.pairs},
         "s3_similar_intervals_run": {"accuracy": timed.accuracy, "seconds": round(timed.seconds, 2)},
         "by_noise": by_noise,
@@ -128,9 +108,7 @@ def main() -> None:
         "loss_bound_bits_per_feature": bounds,
         "total_seconds": round(time.perf_counter() - started, 1),
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    timing.write_result(args.out, result)
 
 
 if __name__ == "__main__":

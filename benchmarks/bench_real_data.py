@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
 import warnings
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -285,18 +282,13 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(x) for x in args.enrol_samples.split(",")]
     result: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": timing.git_commit(),
-        "cpu": timing.cpu_name(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
+        **timing.provenance("real-data"),
         "data": "UCI Japanese Vowels (Kudo, Toyama & Shimbo 1999): 9 speakers, 270 training + 370 test utterances; "
         "embedding: mean and std of 12 LPC cepstra over frames (24 features); closed set",
         "api": [api_path(args.train, args.test, m) for m in sizes],
         "cli": {str(m): cli_path(args.train, args.test, args.work / f"m{m}", m) for m in sizes},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    timing.write_result(args.out, result, echo=False)
     for row in result["api"]:
         print(row["enrol_samples"], json.dumps(row["goal"]))
         for name, r in row["pipelines"].items():

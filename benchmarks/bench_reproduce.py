@@ -13,12 +13,8 @@ JSON (default ``benchmarks/results/bench_reproduce.json``) with the date, the co
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,19 +73,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_reproduce.json"))
     args = parser.parse_args()
     result = {
-        "benchmark": "reproduce",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": timing.git_commit(),
-        "cpu": timing.cpu_name(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
+        **timing.provenance("reproduce"),
         "chaff_universe_24": _chaff(),
         "reproduce_quick_seconds": round(_reproduce(True), 2),
         "reproduce_full_seconds": round(_reproduce(False), 2),
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    timing.write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -2,17 +2,22 @@
 
 Each benchmark script keeps its own budget and repetition bounds (they say how long that script
 may run) and passes them in; this module holds only the measuring loop, so every table in the
-README that says "median ms" was measured the same way.
+README that says "median ms" was measured the same way, and the provenance and output of a
+JSON result, so every result file starts with the same fields.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import statistics
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,3 +72,24 @@ def git_commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
+
+
+def provenance(benchmark: str) -> dict[str, Any]:
+    """The fields every JSON result starts with: which benchmark, when, on which commit, CPU and Python."""
+    return {
+        "benchmark": benchmark,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def write_result(path: str | Path, result: dict[str, Any], *, echo: bool = True) -> None:
+    """Write ``result`` as indented JSON to ``path`` (folders created, numpy floats as floats); ``echo`` prints it."""
+    text = json.dumps(result, indent=2, default=float) + "\n"
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text, encoding="utf-8")
+    if echo:
+        print(text, end="")

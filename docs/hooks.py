@@ -231,6 +231,21 @@ def _parameters(operation: Mapping[str, Any]) -> str:
     return table(["parameter", "in", "type", "limits", "meaning"], rows)
 
 
+def _property_rows(schema: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """One row per property of a JSON Schema object: name, type, required or not, limits, meaning."""
+    required = set(schema.get("required", ()))
+    return [
+        (
+            code(name),
+            schema_type(spec),
+            "yes" if name in required else "no",
+            constraints(spec),
+            prose(spec.get("description", "")),
+        )
+        for name, spec in schema.get("properties", {}).items()
+    ]
+
+
 def render_openapi(document: Mapping[str, Any]) -> str:
     """Markdown for every operation and every schema of an OpenAPI document."""
     info = document.get("info", {})
@@ -255,20 +270,8 @@ def render_openapi(document: Mapping[str, Any]) -> str:
         out += ["", f"#### {name}", ""]
         if schema.get("description"):
             out += [prose(schema["description"]), ""]
-        props = schema.get("properties", {})
-        required = set(schema.get("required", ()))
-        if props:
-            rows = [
-                (
-                    code(prop),
-                    schema_type(spec),
-                    "yes" if prop in required else "no",
-                    constraints(spec),
-                    prose(spec.get("description", "")),
-                )
-                for prop, spec in props.items()
-            ]
-            out.append(table(["field", "type", "required", "limits", "meaning"], rows))
+        if schema.get("properties"):
+            out.append(table(["field", "type", "required", "limits", "meaning"], _property_rows(schema)))
         else:
             out.append(f"Type: {schema_type(schema)}.")
     return "\n".join(out)
@@ -300,18 +303,7 @@ def render_schemes() -> str:
             f"Samples are {scheme.get('sample_kind', '?')}s; an enrolment takes {count} of them.",
             "",
         ]
-        params = scheme.get("params_schema", {})
-        required = set(params.get("required", ()))
-        rows = [
-            (
-                code(name),
-                schema_type(spec),
-                "yes" if name in required else "no",
-                constraints(spec),
-                prose(spec.get("description", "")),
-            )
-            for name, spec in params.get("properties", {}).items()
-        ]
+        rows = _property_rows(scheme.get("params_schema", {}))
         out.append(table(["parameter", "type", "required", "limits", "meaning"], rows))
     return "\n".join(out).strip()
 

@@ -49,7 +49,9 @@ __all__ = [
     "HASH_PROFILES",
     "KEY_BYTES",
     "MAX_CONTEXT_BYTES",
+    "NO_CANDIDATE",
     "Enrolment",
+    "candidate_message",
     "derive_key",
     "enrol",
     "hasher",
@@ -111,6 +113,24 @@ def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
     )
 
 
+#: What is hashed when the sample does not decode: never a secret message (those start with the
+#: domain tag), so it never matches, and it costs the same argon2id evaluation as a wrong secret.
+NO_CANDIDATE = b"\x00sketchauth/no-candidate"
+
+
+def candidate_message(sketch: SecureSketch, enrolment: Enrolment, sample: Any) -> bytes:
+    """The message to check against the stored hash: the decoded candidate's, or :data:`NO_CANDIDATE`.
+
+    A sample that does not decode is hashed all the same, so a far sample costs the same time as
+    a wrong one. A malformed sample raises ``SampleError`` (a caller bug, not a wrong person).
+    """
+    try:
+        candidate = sketch.decode(enrolment.helper, sample)
+    except DecodeError:
+        return NO_CANDIDATE
+    return secret_message(sketch, candidate)
+
+
 def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.PasswordHasher | None = None) -> Enrolment:
     """Sketch ``secret`` with fresh randomness and hash it; the secret itself is not kept."""
     ph = password_hasher or hasher()
@@ -136,12 +156,7 @@ def verify(
     A malformed sample still raises ``SampleError`` (that is a caller bug, not a wrong person).
     """
     ph = password_hasher or hasher()
-    try:
-        candidate = sketch.decode(enrolment.helper, sample)
-    except DecodeError:
-        # Hash something anyway so a far sample costs the same time as a wrong one.
-        candidate = None
-    message = secret_message(sketch, candidate) if candidate is not None else b"\x00sketchauth/no-candidate"
+    message = candidate_message(sketch, enrolment, sample)
     try:
         return ph.verify(enrolment.secret_hash, message)
     except argon2.exceptions.VerificationError:
@@ -273,11 +288,7 @@ def derive_key(
         raise ParameterError("this enrolment has no key parameters (made before key release): re-enrol to derive keys")
     _parse_key_params(enrolment.key_params)
     ph = password_hasher or hasher()
-    try:
-        candidate = sketch.decode(enrolment.helper, sample)
-    except DecodeError:
-        candidate = None
-    message = secret_message(sketch, candidate) if candidate is not None else b"\x00sketchauth/no-candidate"
+    message = candidate_message(sketch, enrolment, sample)
     try:
         ph.verify(enrolment.secret_hash, message)
     except argon2.exceptions.VerificationError:

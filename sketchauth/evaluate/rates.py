@@ -182,23 +182,9 @@ def det_from_scores(
     Cost ``O((G + I) log(G + I))``: both score arrays are sorted once and each threshold's
     counts come from ``searchsorted``. See the module docstring for the threshold convention.
     """
-    gen = _scores("genuine_scores", genuine_scores)
-    imp = _scores("impostor_scores", impostor_scores)
-    if higher_is_genuine:
-        # Negate so that "accept iff score <= τ" covers both orientations with one code path.
-        gen, imp = -gen, -imp
-    gen.sort()
-    imp.sort()
-    distinct = np.unique(np.concatenate([gen, imp]))
-    accepted_impostors = np.searchsorted(imp, distinct, side="right")
-    accepted_genuine = np.searchsorted(gen, distinct, side="right")
-    fmr = np.concatenate([[0.0], accepted_impostors / imp.size])
+    thresholds, rejected, accepted, g, i = _sorted_counts(genuine_scores, impostor_scores, higher_is_genuine)
     # From the integer count of rejections: 1 − accepted/n would give 0.43500000000000005.
-    fnmr = np.concatenate([[1.0], (gen.size - accepted_genuine) / gen.size])
-    thresholds = np.concatenate([[-np.inf], distinct])
-    if higher_is_genuine:
-        thresholds = -thresholds
-    return fmr, fnmr, thresholds
+    return accepted / i, rejected / g, thresholds
 
 
 def eer(fmr: Any, fnmr: Any) -> float:
@@ -299,6 +285,7 @@ def _sorted_counts(
     gen = _scores("genuine_scores", genuine_scores)
     imp = _scores("impostor_scores", impostor_scores)
     if higher_is_genuine:
+        # Negate so that "accept iff score <= τ" covers both orientations with one code path.
         gen, imp = -gen, -imp
     gen.sort()
     imp.sort()

@@ -67,7 +67,7 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.rates import wilson_interval
-from sketchauth.evaluate.unlinkability import difference_decoding
+from sketchauth.evaluate.unlinkability import AttackedScheme, difference_decoding
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -116,13 +116,9 @@ class RepeatedEnrolmentStats:
 
 
 @dataclass(frozen=True)
-class RepeatedEnrolmentResult:
+class RepeatedEnrolmentResult(AttackedScheme):
     """The simulation's set-up and one :class:`RepeatedEnrolmentStats` per ``k = 1..K``."""
 
-    scheme: str
-    params: dict[str, Any]
-    attack: str
-    description: str
     trials: int
     seed: int
     options: dict[str, Any]
@@ -130,10 +126,7 @@ class RepeatedEnrolmentResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "scheme": self.scheme,
-            "params": dict(self.params),
-            "attack": self.attack,
-            "description": self.description,
+            **self._head(),
             "trials": self.trials,
             "seed": self.seed,
             "options": dict(self.options),

@@ -4,7 +4,8 @@
 thesis, chapters 6–7, and of Boreale–Paolini's examples that the project can compute, and says
 per item whether the printed value **agrees**, **differs** (with the explanation, in the
 project's words) or is **not reproducible** (with the reason: a setup the sources do not give).
-One small function per item returns an :class:`Item`; :func:`write_report` turns the list into
+One small function per item, headed by where its value is printed (``@_reproduces(id, source,
+section, title)``), returns an :class:`Item`; :func:`write_report` turns the list into
 ``reproduce.json`` (numbers as numbers), ``reproduce.md`` and PNG figures.
 
 Sources (as the project cites them):
@@ -36,6 +37,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, ParamSpec, TypedDict
 
 import numpy as np
 
@@ -76,6 +78,7 @@ __all__ = [
     "mixing_theorem7",
     "mixing_theorem8",
     "mixing_two_fuzzy",
+    "noise_models",
     "output_directory",
     "printed_candidate_fraction",
     "reproduce",
@@ -90,6 +93,7 @@ VERDICTS: tuple[Verdict, ...] = ("agrees", "differs", "not reproducible")
 THESIS = "Fang, PhD thesis"
 BP = "Boreale–Paolini"
 LOG3 = math.log2(3)
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +194,39 @@ def _verdict(ok: bool) -> Verdict:
     return "agrees" if ok else "differs"
 
 
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    """What an item's function computes: the :class:`Item` without where it is printed."""
+
+    printed: Any
+    library: Any
+    verdict: Verdict
+    explanation: str
+    unit: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _reproduces(
+    ident: str, source: str, section: str, title: str
+) -> Callable[[Callable[P, _Finding]], Callable[P, Item]]:
+    """Decorate an item's function with where the value is printed; the function then returns an :class:`Item`.
+
+    Every item names its source, section and title once, above the function that recomputes it.
+    """
+
+    def decorate(compute: Callable[P, _Finding]) -> Callable[P, Item]:
+        @functools.wraps(compute)
+        def item(*args: P.args, **kwargs: P.kwargs) -> Item:
+            f = compute(*args, **kwargs)
+            return Item(
+                ident, source, section, title, f.printed, f.library, f.verdict, f.explanation, f.unit, f.details
+            )
+
+        return item
+
+    return decorate
+
+
 # -- thesis 6.3.2: the (weighted) fuzzy vault's estimates -------------------------------------------
 #: The thesis' example: universe and listed elements ``p = r = 10^4``, ``μ = 10^−4``; Juels–Sudan
 #: vault of ``m = 22`` points with ``t = 2``; weighted vault with ``q = 2`` slots per element, total
@@ -210,17 +247,14 @@ class VaultExample(TypedDict):
 VAULT_EXAMPLE: VaultExample = {"p": 10_000, "r": 10_000, "mu": 1e-4, "m": 22, "t": 2, "q": 2, "g": 35, "a": 32}
 
 
-def juels_sudan_spurious() -> Item:
+@_reproduces("js-spurious", THESIS, "6.3.2", "Juels–Sudan spurious polynomials")
+def juels_sudan_spurious() -> _Finding:
     """Thesis 6.3.2: Juels–Sudan's estimate of spurious polynomials, printed 9.7629e33."""
     from sketchauth.sketches.vault import spurious_polynomials
 
     e = VAULT_EXAMPLE
     value = spurious_polynomials(e["mu"], e["p"], e["r"], e["m"], e["t"])
-    return Item(
-        id="js-spurious",
-        source=THESIS,
-        section="6.3.2",
-        title="Juels–Sudan spurious polynomials",
+    return _Finding(
         printed=9.7629e33,
         library=value,
         verdict=_verdict(_same_digits(9.7629e33, value, 5)),
@@ -233,7 +267,8 @@ def juels_sudan_spurious() -> Item:
     )
 
 
-def weighted_spurious() -> Item:
+@_reproduces("weighted-spurious", THESIS, "6.3.2", "weighted spurious polynomials (and the t' they need)")
+def weighted_spurious() -> _Finding:
     """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t' it needs."""
     from sketchauth.sketches.vault import weighted_spurious_polynomials
 
@@ -244,14 +279,10 @@ def weighted_spurious() -> Item:
     degree = matching[0] if len(matching) == 1 else None
     value = by_degree[degree] if degree is not None else None
     t_prime = None if degree is None or (e["g"] - 1 - degree) % 2 else (e["g"] - 1 - degree) // 2
-    return Item(
-        id="weighted-spurious",
-        source=THESIS,
-        section="6.3.2",
-        title="weighted spurious polynomials (and the t' they need)",
+    return _Finding(
         printed=printed,
         library=value,
-        verdict="agrees" if degree is not None else "differs",
+        verdict=_verdict(degree is not None),
         explanation=(
             f"(μ/3)·p^(D−g)·(q·r/D)^D with p = r = 10^4, q = 2, g = 35, μ = 10^−4 reproduces the "
             f"printed value only at D = {degree}, i.e. t' = {t_prime} (D = g − 2t' − 1); the thesis "
@@ -276,7 +307,10 @@ def printed_candidate_fraction(r: int, g: int, a: int) -> Fraction:
     return Fraction(count, math.comb(2 * r, g))
 
 
-def candidate_fraction_erratum() -> Item:
+@_reproduces(
+    "candidate-fraction", THESIS, "6.3.2", "fraction of candidate polynomials (q = 2, r = 10^4, g = 35, a = 32)"
+)
+def candidate_fraction_erratum() -> _Finding:
     """Thesis 6.3.2: the candidate fraction; printed 2.4113e−5, correct 2.9987e−6."""
     from sketchauth.sketches.vault import candidate_fraction
 
@@ -284,11 +318,7 @@ def candidate_fraction_erratum() -> Item:
     value = candidate_fraction(e["r"], e["g"], e["a"])
     as_printed = printed_candidate_fraction(e["r"], e["g"], e["a"])
     small_total = float(printed_candidate_fraction(2, 2, 2))
-    return Item(
-        id="candidate-fraction",
-        source=THESIS,
-        section="6.3.2",
-        title="fraction of candidate polynomials (q = 2, r = 10^4, g = 35, a = 32)",
+    return _Finding(
         printed=2.4113e-5,
         library=value,
         verdict=_verdict(_same_digits(2.4113e-5, value, 5)),
@@ -304,7 +334,8 @@ def candidate_fraction_erratum() -> Item:
     )
 
 
-def candidate_count_typo() -> Item:
+@_reproduces("candidate-count", THESIS, "6.3.2", "number of spurious candidate polynomials")
+def candidate_count_typo() -> _Finding:
     """Thesis 6.3.2: "6.5095e46 candidates" — the product of its own two numbers is 6.5095e42."""
     from sketchauth.sketches.vault import candidate_fraction, weighted_spurious_polynomials
 
@@ -312,11 +343,7 @@ def candidate_count_typo() -> Item:
     spurious = weighted_spurious_polynomials(e["mu"], e["p"], e["q"], e["r"], e["g"], 28)
     thesis_product = 2.6996e47 * 2.4113e-5  # the thesis' two printed (rounded) numbers
     corrected = spurious * candidate_fraction(e["r"], e["g"], e["a"])
-    return Item(
-        id="candidate-count",
-        source=THESIS,
-        section="6.3.2",
-        title="number of spurious candidate polynomials",
+    return _Finding(
         printed=6.5095e46,
         library=corrected,
         verdict="differs",
@@ -333,7 +360,8 @@ def candidate_count_typo() -> Item:
     )
 
 
-def weighted_vault_q2() -> Item:
+@_reproduces("weighted-vault-q2", THESIS, "6.3.2", "decoding the q = 2 weighted vault example")
+def weighted_vault_q2() -> _Finding:
     """Thesis 6.3.2 at q = 2: why the library reproduces the estimates analytically, not by decoding."""
     e = VAULT_EXAMPLE
     g, a, q, degree = e["g"], e["a"], e["q"], 28
@@ -342,11 +370,7 @@ def weighted_vault_q2() -> Item:
     wrong = n - genuine
     unique = -(-(n + degree + 1) // 2)  # Berlekamp–Welch: agreement ≥ (n + k)/2, k = D + 1
     gs_threshold = math.sqrt(n * degree)
-    return Item(
-        id="weighted-vault-q2",
-        source=THESIS,
-        section="6.3.2",
-        title="decoding the q = 2 weighted vault example",
+    return _Finding(
         printed=None,
         library={"agreement": genuine, "unique_decoding_needs": unique, "list_decoding_needs_above": gs_threshold},
         verdict="not reproducible",
@@ -373,7 +397,7 @@ def _all_asymmetric_secrets(n: int, q: int, features: int) -> list[tuple[tuple[i
     ]
 
 
-def _lemma5(scheme: str, options: Options) -> Item:
+def _lemma5(scheme: str, options: Options) -> _Finding:
     from sketchauth.entropy import exact_sketch_loss
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
@@ -385,15 +409,11 @@ def _lemma5(scheme: str, options: Options) -> Item:
         rows.append({"n": n, "q": q, "features": features, "exact_loss_bits": loss, "bound_bits": bound})
     slack = min(r["bound_bits"] - r["exact_loss_bits"] for r in rows)
     closed = "2·log2 q (= log2 q²)" if scheme == "s1" else "log2 (q·(q+1))"
-    return Item(
-        id=f"lemma5-{scheme}",
-        source=THESIS,
-        section="ch. 6, Lemma 5",
-        title=f"entropy loss of {scheme} against 1 + 2·log2 q",
+    return _Finding(
         printed="loss ≤ 1 + 2·log2 q per feature",
         library=slack,
         unit="bits: smallest bound − exact loss over the instances",
-        verdict="agrees" if slack >= -1e-9 else "differs",
+        verdict=_verdict(slack >= -1e-9),
         explanation=(
             f"Exact H∞(d) − H̃∞(d|S) of {scheme} for uniform (b, v) on every listed (n, q), enumerated "
             f"through sketchauth.entropy.exact_sketch_loss, never exceeds the bound; on every listed "
@@ -403,12 +423,14 @@ def _lemma5(scheme: str, options: Options) -> Item:
     )
 
 
-def lemma5_s1(options: Options = Options()) -> Item:
+@_reproduces("lemma5-s1", THESIS, "ch. 6, Lemma 5", "entropy loss of s1 against 1 + 2·log2 q")
+def lemma5_s1(options: Options = Options()) -> _Finding:
     """Thesis 6.2, Lemma 5 for s1 (tolerance in clear), exactly on small instances."""
     return _lemma5("s1", options)
 
 
-def lemma5_s2(options: Options = Options()) -> Item:
+@_reproduces("lemma5-s2", THESIS, "ch. 6, Lemma 5", "entropy loss of s2 against 1 + 2·log2 q")
+def lemma5_s2(options: Options = Options()) -> _Finding:
     """Thesis 6.2, Lemma 5 for s2 (non-uniform intervals), exactly on small instances."""
     return _lemma5("s2", options)
 
@@ -419,15 +441,22 @@ FIG62 = {"n": 1000, "q": 5, "tau": 1}
 FIG62_PRINTED = 0.55
 
 
+def _fig62_experiment(scheme: str, noise: Any, options: Options, pairs: int, features: int, **adversary: Any) -> Any:
+    """One seeded linkage experiment at Fig. 6.2's setting (``adversary=`` to choose another one)."""
+    from sketchauth.evaluate.linkage import linkage_experiment
+
+    return linkage_experiment(
+        scheme, FIG62["n"], FIG62["q"], FIG62["tau"], pairs, options.seed, features=features, noise=noise, **adversary
+    )
+
+
 def _linkage_runs(noise: Any, options: Options, pairs: int, features: int = 1) -> dict[str, Any]:
     """Accuracy and score histograms of every linkage scheme under one noise model."""
-    from sketchauth.evaluate.linkage import LINKAGE_SCHEMES, linkage_experiment
+    from sketchauth.evaluate.linkage import LINKAGE_SCHEMES
 
     out = {}
     for scheme in LINKAGE_SCHEMES:
-        r = linkage_experiment(
-            scheme, FIG62["n"], FIG62["q"], FIG62["tau"], pairs, options.seed, features=features, noise=noise
-        )
+        r = _fig62_experiment(scheme, noise, options, pairs, features)
         scores, mated, nonmated = r.histograms()
         out[scheme] = {
             "accuracy": r.accuracy,
@@ -444,59 +473,58 @@ def _accuracy_agrees(printed: float, accuracy: float, pairs: int) -> tuple[bool,
     return abs(accuracy - printed) <= half, half
 
 
-def fig62_identical(options: Options = Options()) -> Item:
-    """Thesis Fig. 6.2 with identical re-enrolments: s2 links far better than the printed 0.55."""
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
+def _fig62(noise: Any, options: Options, explanation: str) -> _Finding:
+    """s2's Fig. 6.2 linkage accuracy under one re-enrolment ``noise``, against the printed 0.55.
 
-    runs = _linkage_runs(ReenrolmentNoise.identical(), options, options.linkage_pairs)
+    ``explanation`` is formatted with the s2 ``accuracy``, the tolerance ``half`` of the
+    comparison and ``s1`` (s1's accuracy).
+    """
+    runs = _linkage_runs(noise, options, options.linkage_pairs)
     accuracy = runs["s2"]["accuracy"]
     ok, half = _accuracy_agrees(FIG62_PRINTED, accuracy, options.linkage_pairs)
-    return Item(
-        id="fig62-identical",
-        source=THESIS,
-        section="ch. 6, Fig. 6.2",
-        title="s2 linkage, n = 1000, q = 5, τ = 1, identical re-enrolments",
+    return _Finding(
         printed=FIG62_PRINTED,
         library=accuracy,
         unit="best-threshold accuracy",
         verdict=_verdict(ok),
-        explanation=(
-            "Every s2 gap is even, so every boundary of a sketch has the parity of b − v. Two "
-            "sketches of the same (b, v) share that parity and the genuine interval (b − v, b + v) "
-            "itself, which the similar-interval count at τ = 1 finds exactly; two people share the "
-            "parity only half the time. The count therefore separates mated from non-mated pairs "
-            f"with accuracy {accuracy:.3f} (≥ 0.75 is forced by the parity alone), not ≈ 0.55. "
-            f"s1, whose v is in clear, links with {runs['s1']['accuracy']:.3f}."
-        ),
-        details={"noise": "identical", "tolerance": half, "runs": runs},
+        explanation=explanation.format(accuracy=accuracy, half=half, s1=runs["s1"]["accuracy"]),
+        details={"noise": noise.label, "tolerance": half, "runs": runs},
     )
 
 
-def fig62_noisy(options: Options = Options()) -> Item:
+@_reproduces(
+    "fig62-identical", THESIS, "ch. 6, Fig. 6.2", "s2 linkage, n = 1000, q = 5, τ = 1, identical re-enrolments"
+)
+def fig62_identical(options: Options = Options()) -> _Finding:
+    """Thesis Fig. 6.2 with identical re-enrolments: s2 links far better than the printed 0.55."""
+    from sketchauth.evaluate.linkage import ReenrolmentNoise
+
+    return _fig62(
+        ReenrolmentNoise.identical(),
+        options,
+        "Every s2 gap is even, so every boundary of a sketch has the parity of b − v. Two "
+        "sketches of the same (b, v) share that parity and the genuine interval (b − v, b + v) "
+        "itself, which the similar-interval count at τ = 1 finds exactly; two people share the "
+        "parity only half the time. The count therefore separates mated from non-mated pairs "
+        "with accuracy {accuracy:.3f} (≥ 0.75 is forced by the parity alone), not ≈ 0.55. "
+        "s1, whose v is in clear, links with {s1:.3f}.",
+    )
+
+
+@_reproduces("fig62-noisy", THESIS, "ch. 6, Fig. 6.2", "s2 linkage, n = 1000, q = 5, τ = 1, noisy re-enrolment")
+def fig62_noisy(options: Options = Options()) -> _Finding:
     """Thesis Fig. 6.2 with a noisy second enrolment: the printed 0.55 is reproduced."""
     from sketchauth.evaluate.linkage import ReenrolmentNoise
 
-    runs = _linkage_runs(ReenrolmentNoise.within_tolerance(), options, options.linkage_pairs)
-    accuracy = runs["s2"]["accuracy"]
-    ok, half = _accuracy_agrees(FIG62_PRINTED, accuracy, options.linkage_pairs)
-    return Item(
-        id="fig62-noisy",
-        source=THESIS,
-        section="ch. 6, Fig. 6.2",
-        title="s2 linkage, n = 1000, q = 5, τ = 1, noisy re-enrolment",
-        printed=FIG62_PRINTED,
-        library=accuracy,
-        unit="best-threshold accuracy",
-        verdict=_verdict(ok),
-        explanation=(
-            "With the second enrolment's template anywhere the first sketch accepts "
-            "(|b' − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
-            f"it), b − v changes parity half the time and the accuracy is {accuracy:.3f}, within "
-            f"±{half:.3f} of the printed 0.55. The printed figure thus describes noisy "
-            "re-enrolments, not the same template enrolled twice (previous item). "
-            f"s1 still links by its clear v: {runs['s1']['accuracy']:.3f}."
-        ),
-        details={"noise": "within-tolerance", "tolerance": half, "runs": runs},
+    return _fig62(
+        ReenrolmentNoise.within_tolerance(),
+        options,
+        "With the second enrolment's template anywhere the first sketch accepts "
+        "(|b' − b| < v, v unchanged: the thesis' noisy second enrolment as the project reads "
+        "it), b − v changes parity half the time and the accuracy is {accuracy:.3f}, within "
+        "±{half:.3f} of the printed 0.55. The printed figure thus describes noisy "
+        "re-enrolments, not the same template enrolled twice (previous item). "
+        "s1 still links by its clear v: {s1:.3f}.",
     )
 
 
@@ -525,7 +553,8 @@ def _toy_loss(randomised: bool, pads: tuple[int, int]) -> float:
     return entropy_loss(joint)
 
 
-def toy_pad_parity() -> Item:
+@_reproduces("toy-pad-parity", THESIS, "7.3.1", "one-bit key mixed into a deterministic and a randomised toy sketch")
+def toy_pad_parity() -> _Finding:
     """Thesis 7.3.1: the "0 vs 1 bit" contrast comes from the pads' parity, not from randomness."""
     table = {
         f"pads <{p[0]},{p[1]}>": {
@@ -535,11 +564,7 @@ def toy_pad_parity() -> Item:
         for p in ((0, 2), (0, 1))
     }
     even = table["pads <0,2>"]
-    return Item(
-        id="toy-pad-parity",
-        source=THESIS,
-        section="7.3.1",
-        title="one-bit key mixed into a deterministic and a randomised toy sketch",
+    return _Finding(
         printed={"deterministic": 0.0, "randomised": 1.0},
         library=even,
         unit="bits lost on b after mixing with pads <0, 2>",
@@ -561,7 +586,8 @@ def toy_pad_parity() -> Item:
 CHAFF_EXAMPLE = {"universe": 24, "min_distance": 3, "key_bits": 5}
 
 
-def chaff_sketch_count() -> Item:
+@_reproduces("chaff-count", THESIS, "7.3.2", "chaff sketches in Z_24 with minimum distance > 3")
+def chaff_sketch_count() -> _Finding:
     """Thesis 7.3.2: the number of chaff sketches in Z_24 (points more than 3 apart), printed 605."""
     from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches
     from sketchauth.sketches.chaff import ChaffPointSketch
@@ -570,11 +596,7 @@ def chaff_sketch_count() -> Item:
     count = count_chaff_sketches(e["universe"], e["min_distance"])
     listed = sum(1 for _ in chaff_sketches(e["universe"], e["min_distance"]))
     report = ChaffPointSketch(e["universe"], e["min_distance"]).report()
-    return Item(
-        id="chaff-count",
-        source=THESIS,
-        section="7.3.2",
-        title="chaff sketches in Z_24 with minimum distance > 3",
+    return _Finding(
         printed=605,
         library=count,
         verdict=_verdict(count == 605 == listed),
@@ -594,7 +616,8 @@ def chaff_sketch_count() -> Item:
     )
 
 
-def chaff_key_guessing(options: Options = Options()) -> Item:
+@_reproduces("chaff-guessing", THESIS, "7.3.2, Fig. 7.3", "guessing a 5-bit key mixed into the Z_24 chaff sketch")
+def chaff_key_guessing(options: Options = Options()) -> _Finding:
     """Thesis 7.3.2: exact success of guessing a 5-bit key (printed 0.052), and Fig. 7.3."""
     from sketchauth.evaluate.guessing import exact_pad_success, guessing_experiment
     from sketchauth.sketches.chaff import ChaffPointSketch
@@ -608,11 +631,7 @@ def chaff_key_guessing(options: Options = Options()) -> Item:
         sketch, e["key_bits"], max(1000, options.guessing_trials // 10), options.seed, mixing="shift"
     )
     frequencies = sorted((float(p) for p in distribution.values()), reverse=True)
-    return Item(
-        id="chaff-guessing",
-        source=THESIS,
-        section="7.3.2, Fig. 7.3",
-        title="guessing a 5-bit key mixed into the Z_24 chaff sketch",
+    return _Finding(
         printed=0.052,
         library=float(exact),
         unit="attacker's success probability; baseline 1/32 = 0.03125",
@@ -668,7 +687,8 @@ def _mixing_toys() -> list[tuple[str, Any]]:
     ]
 
 
-def _bound_item(ident: str, section: str, title: str, statement: str, bound_key: str, exact_attr: str) -> Item:
+def _bounds_on_toys(statement: str, bound_key: str, exact_attr: str) -> _Finding:
+    """The exact ``exact_attr`` of every toy cascade against its bound ``bounds()[bound_key]``."""
     rows = []
     for name, e in _mixing_toys():
         bound = e.bounds()[bound_key]
@@ -676,15 +696,11 @@ def _bound_item(ident: str, section: str, title: str, statement: str, bound_key:
         rows.append({"toy": name, "exact_bits": exact, "bound_bits": bound, "slack_bits": exact - bound})
     slack = min(r["slack_bits"] for r in rows)
     tight = sum(1 for r in rows if abs(r["slack_bits"]) < 1e-9)
-    return Item(
-        id=ident,
-        source=THESIS,
-        section=section,
-        title=title,
+    return _Finding(
         printed=statement,
         library=slack,
         unit="bits: smallest exact − bound over the toys",
-        verdict="agrees" if slack >= -1e-9 else "differs",
+        verdict=_verdict(slack >= -1e-9),
         explanation=(
             "Every (secret, randomness, key) of each toy cascade Q = S + pad(k) enumerated by "
             "sketchauth.mixing.bounds.exact_mixing: the exact average min-entropy never falls below "
@@ -694,40 +710,22 @@ def _bound_item(ident: str, section: str, title: str, statement: str, bound_key:
     )
 
 
-def mixing_lemma6() -> Item:
+@_reproduces("lemma6", THESIS, "ch. 7, Lemma 6", "joint entropy of a cascade")
+def mixing_lemma6() -> _Finding:
     """Thesis 7.2, Lemma 6: ``H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S``, on exact toys."""
-    return _bound_item(
-        "lemma6",
-        "ch. 7, Lemma 6",
-        "joint entropy of a cascade",
-        "H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S",
-        "lemma6",
-        "h_bk_given_q",
-    )
+    return _bounds_on_toys("H̃∞(b,k|S) ≥ H∞(b) + H∞(k) + H∞(R) − L_S", "lemma6", "h_bk_given_q")
 
 
-def mixing_theorem7() -> Item:
+@_reproduces("theorem7", THESIS, "ch. 7, Theorem 7", "entropy of the important secret after mixing")
+def mixing_theorem7() -> _Finding:
     """Thesis 7.2, Theorem 7: the bound on the important secret, on exact toys."""
-    return _bound_item(
-        "theorem7",
-        "ch. 7, Theorem 7",
-        "entropy of the important secret after mixing",
-        "H̃∞(b|S) ≥ H∞(b) + H∞(k) − L_S (key recoverable)",
-        "theorem7",
-        "h_b_given_q",
-    )
+    return _bounds_on_toys("H̃∞(b|S) ≥ H∞(b) + H∞(k) − L_S (key recoverable)", "theorem7", "h_b_given_q")
 
 
-def mixing_theorem8() -> Item:
+@_reproduces("theorem8", THESIS, "ch. 7, Theorem 8", "entropy of the key after mixing")
+def mixing_theorem8() -> _Finding:
     """Thesis 7.2, Theorem 8: the bound on the key, on exact toys."""
-    return _bound_item(
-        "theorem8",
-        "ch. 7, Theorem 8",
-        "entropy of the key after mixing",
-        "H̃∞(k|S) ≥ H∞(k) + H∞(R) − L_S1",
-        "theorem8",
-        "h_k_given_q",
-    )
+    return _bounds_on_toys("H̃∞(k|S) ≥ H∞(k) + H∞(R) − L_S1", "theorem8", "h_k_given_q")
 
 
 def _two_fuzzy_exact() -> dict[str, float]:
@@ -759,7 +757,13 @@ def _two_fuzzy_exact() -> dict[str, float]:
     return {"h_b1_given_s": avg_min_entropy(j1), "h_b2_given_s": avg_min_entropy(j2)}
 
 
-def mixing_two_fuzzy() -> Item:
+@_reproduces(
+    "two-fuzzy",
+    THESIS,
+    "ch. 7, two fuzzy secrets",
+    "two fuzzy secrets, the second's extracted key mixing the first's sketch",
+)
+def mixing_two_fuzzy() -> _Finding:
     """Thesis 7.2: the two-fuzzy-secrets bounds, on an exact toy."""
     from sketchauth.mixing.bounds import two_fuzzy_bounds
 
@@ -767,15 +771,11 @@ def mixing_two_fuzzy() -> Item:
     log6 = math.log2(6)
     b1, b2 = two_fuzzy_bounds(log6, log6, 0.0, 0.0, LOG3, LOG3, 0.0)
     slack = min(exact["h_b1_given_s"] - b1, exact["h_b2_given_s"] - b2)
-    return Item(
-        id="two-fuzzy",
-        source=THESIS,
-        section="ch. 7, two fuzzy secrets",
-        title="two fuzzy secrets, the second's extracted key mixing the first's sketch",
+    return _Finding(
         printed="H̃∞(b1|S) ≥ H∞(b1)+H∞(b2)+H∞(R2)−L_S2−δ−L_S1; H̃∞(b2|S) ≥ H∞(b2)+H∞(R2)+H∞(R1)−L_S1−L_S2−δ",
         library=slack,
         unit="bits: the smaller exact − bound",
-        verdict="agrees" if slack >= -1e-9 else "differs",
+        verdict=_verdict(slack >= -1e-9),
         explanation=(
             "b1, b2 uniform on [0, 6), S_i = b_i mod 3, K = ⌊b2/3⌋ (an exact one-bit extractor, "
             "δ = 0), S = (S1 + K mod 3) ‖ S2, all 36 pairs enumerated: "
@@ -820,17 +820,14 @@ def _geometric_rate_closed_form(alpha: float) -> float:
     return math.log2((1 + alpha) / (2 * math.sqrt(alpha)))
 
 
-def bp_theorem11() -> Item:
+@_reproduces("bp-theorem11", BP, "Theorem 11", "rate of the geometric mechanism under repeated observations")
+def bp_theorem11() -> _Finding:
     """Boreale–Paolini, Theorem 11: the repeated-observation rate of the geometric mechanism."""
     from sketchauth.entropy import repeated_observation_rate
 
     closed = _geometric_rate_closed_form(BP_ALPHA)
     computed = repeated_observation_rate(geometric_mechanism(8, BP_ALPHA))
-    return Item(
-        id="bp-theorem11",
-        source=BP,
-        section="Theorem 11",
-        title="rate of the geometric mechanism under repeated observations",
+    return _Finding(
         printed=BP_RATE_PRINTED,
         library=computed,
         unit="bits per observation",
@@ -845,22 +842,19 @@ def bp_theorem11() -> Item:
     )
 
 
-def bp_corollary1() -> Item:
+@_reproduces("bp-corollary1", BP, "Corollary 1", "the truncated geometric mechanism keeps the rate")
+def bp_corollary1() -> _Finding:
     """Boreale–Paolini, Corollary 1: truncating the geometric mechanism leaves the rate unchanged."""
     from sketchauth.entropy import repeated_observation_rate
 
     closed = _geometric_rate_closed_form(BP_ALPHA)
     rates = {N: repeated_observation_rate(geometric_mechanism(N, BP_ALPHA)) for N in range(2, 11)}
     worst = max(abs(r - closed) for r in rates.values())
-    return Item(
-        id="bp-corollary1",
-        source=BP,
-        section="Corollary 1",
-        title="the truncated geometric mechanism keeps the rate",
+    return _Finding(
         printed="rate unchanged by truncation",
         library=worst,
         unit="largest |rate(truncated to N secrets) − rate(untruncated)| over N = 2…10",
-        verdict="agrees" if worst < 1e-9 else "differs",
+        verdict=_verdict(worst < 1e-9),
         explanation=(
             "Truncation folds each tail into an end output, where the likelihood ratio of two "
             "adjacent rows is the same constant (1/α on the left, α on the right) as on the tail it "
@@ -899,7 +893,13 @@ def _product_statistics(W: np.ndarray, observations: int) -> tuple[float, float]
     return float(error), overlap
 
 
-def bp_repeated_rates(options: Options = Options()) -> Item:
+@_reproduces(
+    "bp-repeated-rates",
+    BP,
+    "Theorems 7 and 8",
+    "repeated observations: error rate (min over pairs) and A-security rate (max over pairs)",
+)
+def bp_repeated_rates(options: Options = Options()) -> _Finding:
     """Boreale–Paolini, Theorems 7 and 8: min and max of the Chernoff information over pairs."""
     from sketchauth.entropy import a_security_rate, repeated_observation_rate
 
@@ -916,15 +916,11 @@ def bp_repeated_rates(options: Options = Options()) -> Item:
         and abs(slope_overlap - rate_max) < 0.1 * rate_max
         and abs(slope_error - rate_min) < 0.25 * rate_min
     )
-    return Item(
-        id="bp-repeated-rates",
-        source=BP,
-        section="Theorems 7 and 8",
-        title="repeated observations: error rate (min over pairs) and A-security rate (max over pairs)",
+    return _Finding(
         printed="Theorem 7: min over pairs of C(p_x, p_x'); Theorem 8: max over pairs",
         library={"theorem7_min": rate_min, "theorem8_max": rate_max},
         unit="bits per observation; truncated geometric mechanism, 4 secrets, α = 1/2",
-        verdict="agrees" if ok else "differs",
+        verdict=_verdict(ok),
         explanation=(
             "The error of guessing the secret itself decays only as fast as the closest pair is "
             f"told apart (min, {rate_min:.4f}: sketchauth.entropy.repeated_observation_rate); the "
@@ -944,13 +940,10 @@ def bp_repeated_rates(options: Options = Options()) -> Item:
     )
 
 
-def bp_example1() -> Item:
+@_reproduces("bp-example1", BP, "Example 1", "worst-case and average-case security levels")
+def bp_example1() -> _Finding:
     """Boreale–Paolini, Example 1: worst-case level printed as 3.0012 (the channel is not on record)."""
-    return Item(
-        id="bp-example1",
-        source=BP,
-        section="Example 1",
-        title="worst-case and average-case security levels",
+    return _Finding(
         printed=3.0012,
         library=None,
         verdict="not reproducible",
@@ -965,14 +958,11 @@ def bp_example1() -> Item:
     )
 
 
-def bp_example2() -> Item:
+@_reproduces("bp-example2", BP, "Example 2", "security levels of Example 2 (row typo corrected)")
+def bp_example2() -> _Finding:
     """Boreale–Paolini, Example 2: its first row sums to 0.974 (1/64 for 1/24); matrix not on record."""
     missing = Fraction(1, 24) - Fraction(1, 64)
-    return Item(
-        id="bp-example2",
-        source=BP,
-        section="Example 2",
-        title="security levels of Example 2 (row typo corrected)",
+    return _Finding(
         printed=0.974,
         library=None,
         unit="sum of the printed first row",
@@ -989,7 +979,8 @@ def bp_example2() -> Item:
 
 
 # -- supplementary measurements ---------------------------------------------------------------------
-def _noise_models() -> list[Any]:
+def noise_models() -> list[Any]:
+    """The re-enrolment noise models of the supplementary sweeps (and of ``benchmarks/bench_linkage.py``)."""
     from sketchauth.evaluate.linkage import ReenrolmentNoise
 
     return [
@@ -1011,37 +1002,24 @@ ADAPTIVE_ADVERSARIES = (
 
 def _adaptive_runs(noise: Any, options: Options, pairs: int, features: int = 1) -> dict[str, float]:
     """Accuracy of the parity and even-interval adversaries (columns of the sweeps)."""
-    from sketchauth.evaluate.linkage import linkage_experiment
-
     return {
-        column: linkage_experiment(
-            scheme,
-            FIG62["n"],
-            FIG62["q"],
-            FIG62["tau"],
-            pairs,
-            options.seed,
-            features=features,
-            noise=noise,
-            adversary=adversary,
-        ).accuracy
+        column: _fig62_experiment(scheme, noise, options, pairs, features, adversary=adversary).accuracy
         for column, scheme, adversary in ADAPTIVE_ADVERSARIES
+    }
+
+
+def _sweep_row(noise: Any, options: Options, pairs: int, features: int = 1) -> dict[str, Any]:
+    """Every scheme's and every further adversary's accuracy under one noise model: a row of the sweeps."""
+    runs = _linkage_runs(noise, options, pairs, features=features)
+    return {
+        **{s: r["accuracy"] for s, r in runs.items()},
+        **_adaptive_runs(noise, options, pairs, features=features),
     }
 
 
 def linkage_by_noise(options: Options = Options()) -> list[dict[str, Any]]:
     """s1/s2/s3 linkage accuracy at Fig. 6.2's setting under each re-enrolment noise model."""
-    rows = []
-    for noise in _noise_models():
-        runs = _linkage_runs(noise, options, options.sweep_pairs)
-        rows.append(
-            {
-                "noise": noise.label,
-                **{s: r["accuracy"] for s, r in runs.items()},
-                **_adaptive_runs(noise, options, options.sweep_pairs),
-            }
-        )
-    return rows
+    return [{"noise": noise.label, **_sweep_row(noise, options, options.sweep_pairs)} for noise in noise_models()]
 
 
 def linkage_by_features(options: Options = Options()) -> list[dict[str, Any]]:
@@ -1052,16 +1030,8 @@ def linkage_by_features(options: Options = Options()) -> list[dict[str, Any]]:
     for noise in (ReenrolmentNoise.identical(), ReenrolmentNoise.within_tolerance()):
         for features in (1, 2, 4, 8, 16):
             pairs = max(500, options.sweep_pairs // features)
-            runs = _linkage_runs(noise, options, pairs, features=features)
-            rows.append(
-                {
-                    "noise": noise.label,
-                    "features": features,
-                    "pairs": pairs,
-                    **{s: r["accuracy"] for s, r in runs.items()},
-                    **_adaptive_runs(noise, options, pairs, features=features),
-                }
-            )
+            row = _sweep_row(noise, options, pairs, features=features)
+            rows.append({"noise": noise.label, "features": features, "pairs": pairs, **row})
     return rows
 
 

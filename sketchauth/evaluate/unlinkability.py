@@ -86,6 +86,7 @@ from sketchauth.sketches.params import check_int
 
 __all__ = [
     "LINKAGE_ATTACKS",
+    "AttackedScheme",
     "Linkability",
     "LinkagePairs",
     "UnlinkabilityResult",
@@ -489,13 +490,31 @@ def _reversibility_vault(
 
 # -- the evaluation -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class UnlinkabilityResult:
-    """Linkage scores, the Gomez-Barrero measures and the reversibility probe for one scheme."""
+class AttackedScheme:
+    """Which scheme, with which parameters, an attack ran against, and the attack's name and description.
+
+    The common head of the attack results (:class:`UnlinkabilityResult`,
+    :class:`sketchauth.evaluate.repeated.RepeatedEnrolmentResult`) and of their JSON.
+    """
 
     scheme: str
     params: dict[str, Any]
     attack: str
     description: str
+
+    def _head(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme,
+            "params": dict(self.params),
+            "attack": self.attack,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class UnlinkabilityResult(AttackedScheme):
+    """Linkage scores, the Gomez-Barrero measures and the reversibility probe for one scheme."""
+
     higher_is_mated: bool
     mated_scores: np.ndarray
     nonmated_scores: np.ndarray
@@ -505,10 +524,7 @@ class UnlinkabilityResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "scheme": self.scheme,
-            "params": dict(self.params),
-            "attack": self.attack,
-            "description": self.description,
+            **self._head(),
             "higher_is_mated": self.higher_is_mated,
             "mated_mean": float(self.mated_scores.mean()),
             "nonmated_mean": float(self.nonmated_scores.mean()),

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from _helpers import evaluate_report
 
-from sketchauth.cli import main
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.deciders import (
     ASYMMETRIC_RULES,
@@ -168,28 +168,9 @@ def test_cli_report_states_the_decode_check(tmp_path) -> None:
     csv = tmp_path / "data.csv"
     csv.write_text("".join(f"{i},{r[0]},{r[1]}\n" for i, r in zip(data.identities, data.samples, strict=False)))
     out = tmp_path / "out"
-    code = main(
-        [
-            "evaluate",
-            "report",
-            "--scheme",
-            "asymmetric-interval",
-            "--params",
-            json.dumps({"n": 80, "q": 8, "scheme": "s2", "features": 2}),
-            "--data",
-            str(csv),
-            "--sweep",
-            "0,1,2",
-            "--enrol-samples",
-            "2",
-            "--out",
-            str(out),
-            "--no-plots",
-            "--quiet",
-            "--profile",
-            "test",
-        ]
-    )
+    params = json.dumps({"n": 80, "q": 8, "scheme": "s2", "features": 2})
+    scheme = ["--scheme", "asymmetric-interval", "--params", params]
+    code = evaluate_report(out, *scheme, "--data", str(csv), "--sweep", "0,1,2", "--enrol-samples", "2")
     assert code == 0
     report = json.loads((out / "report.json").read_text())
     check = report["error_rates"]["decode_check"]

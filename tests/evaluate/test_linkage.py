@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import randomness_from_draws
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,46 +22,40 @@ from sketchauth.evaluate.linkage import (
     s2_partitions_from_draws,
     s2_similar_interval_counts,
     s2_similar_intervals,
+    s3_partitions_from_draws,
     simulate_enrolments,
     simulate_s2_partitions,
 )
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
 
-def _randomness_from_draws(b: int, v: int, n: int, draws: np.ndarray) -> tuple:
-    """Split one row of draws into the (left, right) randomness the real encoder takes."""
-    left, right, t = [], [], 0
-    need = b - v
-    while need > 0:
-        left.append(int(draws[t]))
-        need -= 2 * int(draws[t])
-        t += 1
-    need = n - b - v
-    while need > 0:
-        right.append(int(draws[t]))
-        need -= 2 * int(draws[t])
-        t += 1
-    return (tuple(left), tuple(right))
-
-
 # -- the vectorised encoder is the real encoder ---------------------------------------------------
+@pytest.mark.parametrize("scheme", ["s2", "s3"])
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 120), st.data())
-def test_vectorised_partitions_equal_real_encoder(n: int, data: st.DataObject) -> None:
-    q = data.draw(st.integers(1, min(n, 12)))
+def test_vectorised_partitions_equal_real_encoder(scheme: str, n: int, data: st.DataObject) -> None:
+    q_min = 2 if scheme == "s3" else 1  # s3 needs q >= 2
+    q = data.draw(st.integers(q_min, max(q_min, min(n, 12))))
+    n = max(n, q)
     rows = 6
     b = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=rows, max_size=rows)))
     v = np.array(data.draw(st.lists(st.integers(1, q), min_size=rows, max_size=rows)))
     seed = data.draw(st.integers(0, 2**32))
-    draws = np.random.default_rng(seed).integers(1, q + 1, size=(rows, n + 2))
-    batch, short = s2_partitions_from_draws(b, v, n, draws)
+    values = q + 1 if scheme == "s3" else q  # s3 draws one value more: its odd gap
+    draws = np.random.default_rng(seed).integers(1, values + 1, size=(rows, n + 2))
+    if scheme == "s3":
+        batch, short = s3_partitions_from_draws(b, v, n, q, draws)
+        assert batch.doubled
+    else:
+        batch, short = s2_partitions_from_draws(b, v, n, draws)
     assert not short.any()  # n + 2 draws always cover
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s2")
+    sketch = AsymmetricIntervalSketch(n, q, scheme=scheme)
     for i in range(rows):
-        randomness = _randomness_from_draws(int(b[i]), int(v[i]), n, draws[i])
+        randomness = randomness_from_draws(int(b[i]), int(v[i]), n, q, draws[i])
         helper = sketch.encode_with(([b[i]], [v[i]]), (randomness,))
         assert sketch.partition(helper)[0].tolist() == batch.points(i).tolist()
-        assert batch.counts[i] == len(randomness[0]) + len(randomness[1]) + 1
+        if scheme == "s2":
+            assert batch.counts[i] == len(randomness[0]) + len(randomness[1]) + 1
 
 
 def test_short_rows_are_flagged() -> None:
@@ -71,19 +66,20 @@ def test_short_rows_are_flagged() -> None:
     assert short.tolist() == [False, False]
 
 
+@pytest.mark.parametrize("scheme", ["s2", "s3"])
 @pytest.mark.parametrize("columns", [None, 1])
-def test_simulated_partitions_follow_the_exact_distribution(monkeypatch, columns) -> None:
+def test_simulated_partitions_follow_the_exact_distribution(monkeypatch, columns, scheme: str) -> None:
     # Every partition of (b, v) = (4, 1) over n = 9, q = 3 against its enumerated probability
-    # q^(−draws); columns=1 forces the extension path (rows running out of draws).
+    # (q^(−draws) for s2); columns=1 forces the extension path (rows running out of draws).
     if columns is not None:
         monkeypatch.setattr(linkage, "expected_draw_columns", lambda n, q: columns)
     n, q, rows = 9, 3, 20000
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s2")
+    sketch = AsymmetricIntervalSketch(n, q, scheme=scheme)
     expected = {
         tuple(sketch.partition(sketch.encode_with(((4,), (1,)), r))[0].tolist()): p
         for r, p in sketch.randomness_space(((4,), (1,)))
     }
-    batch = simulate_s2_partitions(np.random.default_rng(5), np.full(rows, 4), np.full(rows, 1), n, q)
+    batch = simulate_s2_partitions(np.random.default_rng(5), np.full(rows, 4), np.full(rows, 1), n, q, scheme)
     seen: dict[tuple[int, ...], int] = {}
     for i in range(rows):
         key = tuple(batch.points(i).tolist())
@@ -143,8 +139,8 @@ def test_scores_from_real_helpers_equal_vectorised_path() -> None:
     vectorised = s2_similar_interval_counts(first, second, tau).tolist()
     from_helpers = []
     for i in range(rows):
-        h1 = sketch.encode_with(([b[i]], [v[i]]), (_randomness_from_draws(b[i], v[i], n, draws1[i]),))
-        h2 = sketch.encode_with(([b2[i]], [v2[i]]), (_randomness_from_draws(b2[i], v2[i], n, draws2[i]),))
+        h1 = sketch.encode_with(([b[i]], [v[i]]), (randomness_from_draws(b[i], v[i], n, q, draws1[i]),))
+        h2 = sketch.encode_with(([b2[i]], [v2[i]]), (randomness_from_draws(b2[i], v2[i], n, q, draws2[i]),))
         from_helpers.append(s2_similar_intervals(sketch.partition(h1), sketch.partition(h2), tau))
     assert from_helpers == vectorised
     assert all(s >= 1 for s in vectorised)  # the true intervals are similar by construction

@@ -9,14 +9,12 @@ one seed.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sketchauth.evaluate.linkage as linkage
 from sketchauth.cli import main
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.linkage import (
@@ -33,70 +31,10 @@ from sketchauth.evaluate.linkage import (
     simulate_s2_partitions,
 )
 from sketchauth.evaluate.repeated import repeated_enrolment_attack
-from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, s3_odd_gap
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
 
-def _gap(r: int, q: int) -> int:
-    return 2 * r if r <= q else s3_odd_gap(q)
-
-
-def _randomness_from_draws(b: int, v: int, n: int, q: int, draws: np.ndarray) -> tuple:
-    """The (left, right) draw tuples the s3 encoder consumes from a row of iid draws."""
-    left: list[int] = []
-    need, t = b - v, 0
-    while need > 0:
-        left.append(int(draws[t]))
-        need -= _gap(int(draws[t]), q)
-        t += 1
-    right: list[int] = []
-    need = n - b - v
-    while need > 0:
-        right.append(int(draws[t]))
-        need -= _gap(int(draws[t]), q)
-        t += 1
-    return (tuple(left), tuple(right))
-
-
-# -- the vectorised s3 encoder is the real encoder ---------------------------------------------------
-@settings(max_examples=40, deadline=None)
-@given(st.integers(2, 120), st.data())
-def test_vectorised_s3_partitions_equal_real_encoder(n: int, data: st.DataObject) -> None:
-    q = data.draw(st.integers(2, max(2, min(n, 12))))
-    n = max(n, q)
-    rows = 6
-    b = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=rows, max_size=rows)))
-    v = np.array(data.draw(st.lists(st.integers(1, q), min_size=rows, max_size=rows)))
-    draws = np.random.default_rng(data.draw(st.integers(0, 2**32))).integers(1, q + 2, size=(rows, n + 2))
-    batch, short = s3_partitions_from_draws(b, v, n, q, draws)
-    assert not short.any() and batch.doubled
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s3")
-    for i in range(rows):
-        randomness = _randomness_from_draws(int(b[i]), int(v[i]), n, q, draws[i])
-        helper = sketch.encode_with(([b[i]], [v[i]]), (randomness,))
-        assert sketch.partition(helper)[0].tolist() == batch.points(i).tolist()
-
-
-@pytest.mark.parametrize("columns", [None, 1])
-def test_simulated_s3_partitions_follow_the_exact_distribution(monkeypatch, columns) -> None:
-    if columns is not None:
-        monkeypatch.setattr(linkage, "expected_draw_columns", lambda n, q: columns)
-    n, q, rows = 9, 3, 20000
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s3")
-    expected = {
-        tuple(sketch.partition(sketch.encode_with(((4,), (1,)), r))[0].tolist()): p
-        for r, p in sketch.randomness_space(((4,), (1,)))
-    }
-    batch = simulate_s2_partitions(np.random.default_rng(5), np.full(rows, 4), np.full(rows, 1), n, q, "s3")
-    seen: dict[tuple[int, ...], int] = {}
-    for i in range(rows):
-        key = tuple(batch.points(i).tolist())
-        seen[key] = seen.get(key, 0) + 1
-    assert set(seen) <= set(expected)
-    chi2 = sum((seen.get(k, 0) - rows * p) ** 2 / (rows * p) for k, p in expected.items())
-    dof = len(expected) - 1
-    assert chi2 < dof + 6 * math.sqrt(2 * dof)
-
-
+# -- the vectorised s3 encoder is the real encoder (test_linkage.py checks partitions for s2 and s3) --
 @settings(max_examples=30, deadline=None)
 @given(st.integers(4, 150), st.integers(1, 4), st.booleans(), st.integers(0, 2**32))
 def test_vectorised_s3_counts_equal_reference(n: int, tau: int, even: bool, seed: int) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import evaluate_report
 
 from sketchauth.cli import main
 from sketchauth.errors import ParameterError
@@ -119,27 +120,9 @@ def test_score_files_reread_give_the_same_rates(tmp_path: Path) -> None:
 
 def test_cli_report_writes_identity_intervals_eer_range_and_score_files(tmp_path: Path) -> None:
     out = tmp_path / "rep"
-    code = main(
-        [
-            "evaluate",
-            "report",
-            "--scheme",
-            "interval",
-            "--params",
-            '{"n": 256, "features": 8}',
-            "--synthetic",
-            "identities=40,samples=4,noise=2",
-            "--sweep",
-            "2,4,6,8,10",
-            "--out",
-            str(out),
-            "--no-plots",
-            "--quiet",
-            "--profile",
-            "test",
-            "--seed",
-            "3",
-        ]
+    scheme = ["--scheme", "interval", "--params", '{"n": 256, "features": 8}']
+    code = evaluate_report(
+        out, *scheme, "--synthetic", "identities=40,samples=4,noise=2", "--sweep", "2,4,6,8,10", "--seed", "3"
     )
     assert code == 0
     report = json.loads((out / "report.json").read_text())

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from _helpers import evaluate_report, features_evaluate, features_fit
 
-from sketchauth.cli import main
 from sketchauth.evaluate.data import LabelledVectors, load_vectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features.evaluation import evaluate_pipelines
@@ -53,48 +53,11 @@ def test_cli_features_evaluate_reports_unavailable_code_offset(tmp_path, capsys)
     _write_csv(background, POP.draw(80, 4, seed=1))
     _write_csv(people, POP.draw(20, 4, seed=3))
     transform = tmp_path / "t.json"
-    assert (
-        main(
-            [
-                "features",
-                "fit",
-                "--data",
-                str(background),
-                "--out",
-                str(transform),
-                "--levels",
-                "16",
-                "--dimensions",
-                "8",
-                "--code-bits",
-                "2",
-            ]
-        )
-        == 0
-    )
+    assert features_fit(background, transform, "--levels", "16", "--dimensions", "8", "--code-bits", "2") == 0
     summary = json.loads(capsys.readouterr().out)
     assert "unavailable" in summary["code-offset"]
     out = tmp_path / "ev"
-    assert (
-        main(
-            [
-                "features",
-                "evaluate",
-                "--transform",
-                str(transform),
-                "--background",
-                str(background),
-                "--data",
-                str(people),
-                "--out",
-                str(out),
-                "--code-bits",
-                "2",
-                "--no-plot",
-            ]
-        )
-        == 0
-    )
+    assert features_evaluate(transform, background, out, "--data", str(people), "--code-bits", "2", "--no-plot") == 0
     printed = capsys.readouterr().out
     assert "code-offset: unavailable" in printed and "thermometer" in printed
     report = json.loads((out / "features.json").read_text())
@@ -108,27 +71,14 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     first = np.tile(np.arange(17) < 12, 9)  # rows are identity by identity
     _write_csv(background, LabelledVectors(nine.identities[first], nine.samples[first]))
     transform = tmp_path / "t.json"
-    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "8"]) == 2
+    assert features_fit(background, transform, "--levels", "8") == 2
     err = capsys.readouterr().err
     # "got 6" used to be all it said for a file of 9 identities.
     assert "nine.csv" in err and "6 for fit, 1 for calibration, 2 for check" in err
     assert "at least 2 identities" in err and "at least 12 identities" in err and "--calibration-split samples" in err
 
-    args = [
-        "features",
-        "fit",
-        "--data",
-        str(background),
-        "--out",
-        str(transform),
-        "--levels",
-        "8",
-        "--calibration-split",
-        "samples",
-        "--pipelines",
-        str(tmp_path / "pipes"),
-    ]
-    assert main(args) == 0
+    args = ["--levels", "8", "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
+    assert features_fit(background, transform, *args) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
     assert summary["background"]["identities"] == 9
@@ -140,24 +90,7 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     # The same nine people, later samples: features evaluate says it is a closed set.
     _write_csv(people, LabelledVectors(nine.identities[~first], nine.samples[~first]))
     out = tmp_path / "ev"
-    assert (
-        main(
-            [
-                "features",
-                "evaluate",
-                "--transform",
-                str(transform),
-                "--background",
-                str(background),
-                "--data",
-                str(people),
-                "--out",
-                str(out),
-                "--no-plot",
-            ]
-        )
-        == 0
-    )
+    assert features_evaluate(transform, background, out, "--data", str(people), "--no-plot") == 0
     assert "CLOSED SET" in capsys.readouterr().out
     assert "CLOSED SET" in json.loads((out / "features.json").read_text())["protocol"]
 
@@ -165,23 +98,7 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
 def test_cli_too_few_samples_per_identity_for_a_sample_split_names_identity_and_part(tmp_path, capsys) -> None:
     background = tmp_path / "short.csv"
     _write_csv(background, POP.draw(9, 4, seed=1))
-    assert (
-        main(
-            [
-                "features",
-                "fit",
-                "--data",
-                str(background),
-                "--out",
-                str(tmp_path / "t.json"),
-                "--levels",
-                "8",
-                "--calibration-split",
-                "samples",
-            ]
-        )
-        == 2
-    )
+    assert features_fit(background, tmp_path / "t.json", "--levels", "8", "--calibration-split", "samples") == 2
     err = capsys.readouterr().err
     assert "short.csv: identity" in err and "has 4 samples" in err and "at least 2" in err
     assert "at least 12 samples" in err
@@ -237,7 +154,7 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
     background = tmp_path / "bg.csv"
     _write_csv(background, POP.draw(60, 4, seed=1))
     transform = tmp_path / "t.json"
-    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16"]) == 0
+    assert features_fit(background, transform, "--levels", "16") == 0
     people = POP.draw(12, 4, seed=5)
     # Session column: the 3rd sample of each person enrols; the others probe.
     roles = ["probe", "probe", "enrol", "probe"] * 12
@@ -253,23 +170,7 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
     results = []
     for extra in (["--data", str(with_split)], ["--data", str(enrol_file), "--probe-data", str(probe_file)]):
         out = tmp_path / f"ev{len(results)}"
-        assert (
-            main(
-                [
-                    "features",
-                    "evaluate",
-                    "--transform",
-                    str(transform),
-                    "--background",
-                    str(background),
-                    "--out",
-                    str(out),
-                    "--no-plot",
-                    *extra,
-                ]
-            )
-            == 0
-        )
+        assert features_evaluate(transform, background, out, "--no-plot", *extra) == 0
         results.append(json.loads((out / "features.json").read_text()))
     assert results[0]["genuine_trials"] == results[1]["genuine_trials"] == 36
     assert results[0]["impostor_trials"] == results[1]["impostor_trials"] == 12 * 11 * 3
@@ -351,30 +252,10 @@ def test_cli_features_evaluate_states_the_four_security_figures_and_a_recommenda
     _write_csv(background, POP.draw(60, 4, seed=1))
     _write_csv(people, POP.draw(12, 4, seed=5), prefix="q")
     transform = tmp_path / "t.json"
-    assert main(["features", "fit", "--data", str(background), "--out", str(transform), "--levels", "16"]) == 0
+    assert features_fit(background, transform, "--levels", "16") == 0
     out = tmp_path / "ev"
-    assert (
-        main(
-            [
-                "features",
-                "evaluate",
-                "--transform",
-                str(transform),
-                "--background",
-                str(background),
-                "--data",
-                str(people),
-                "--out",
-                str(out),
-                "--no-plot",
-                "--attack-people",
-                "3",
-                "--attack-tries",
-                "30",
-            ]
-        )
-        == 0
-    )
+    args = ["--data", str(people), "--no-plot", "--attack-people", "3", "--attack-tries", "30"]
+    assert features_evaluate(transform, background, out, *args) == 0
     printed = capsys.readouterr().out
     assert "(a) guaranteed bits" in printed and "(c) offline attack" in printed and "Recommended" in printed
     assert "Tuning view" in printed
@@ -466,28 +347,10 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
         + "\n"
     )
     out = tmp_path / "rep"
-    code = main(
-        [
-            "evaluate",
-            "report",
-            "--scheme",
-            "interval",
-            "--params",
-            '{"n": 64, "features": 4}',
-            "--sweep",
-            "2,4,6",
-            "--data",
-            str(path),
-            "--out",
-            str(out),
-            "--no-plots",
-            "--profile",
-            "test",
-            "--quiet",
-            "--closed-set",
-            "--attack-tries",
-            "30",
-        ]
+    code = evaluate_report(
+        out,
+        *("--scheme", "interval", "--params", '{"n": 64, "features": 4}', "--sweep", "2,4,6", "--data", str(path)),
+        *("--closed-set", "--attack-tries", "30"),
     )
     assert code == 0
     printed = capsys.readouterr().out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _helpers import evaluate_report, features_evaluate, features_fit
 
 from sketchauth.cli import main
 from sketchauth.features.pipeline import load_pipeline
@@ -37,20 +38,7 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     capsys.readouterr()
 
     transform_path, pipelines = tmp_path / "transform.json", tmp_path / "pipelines"
-    code = main(
-        [
-            "features",
-            "fit",
-            "--data",
-            str(background),
-            "--out",
-            str(transform_path),
-            "--pipelines",
-            str(pipelines),
-            "--levels",
-            "16",
-        ]
-    )
+    code = features_fit(background, transform_path, "--pipelines", str(pipelines), "--levels", "16")
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     transform = FeatureTransform.from_json(transform_path.read_text())
@@ -65,25 +53,8 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
         assert load_pipeline((pipelines / f"{name}.json").read_text()).transform == transform
 
     out = tmp_path / "report"
-    code = main(
-        [
-            "features",
-            "evaluate",
-            "--transform",
-            str(transform_path),
-            "--background",
-            str(background),
-            "--data",
-            str(people),
-            "--out",
-            str(out),
-            "--no-plots",
-            "--attack-tries",
-            "10",
-            "--decode-checks",
-            "400",
-        ]
-    )
+    args = ["--data", str(people), "--no-plots", "--attack-tries", "10", "--decode-checks", "400"]
+    code = features_evaluate(transform_path, background, out, *args)
     assert code == 0
     assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out
     report = json.loads((out / "features.json").read_text())
@@ -99,26 +70,9 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     capsys.readouterr()
     thermometer = load_pipeline((pipelines / "thermometer.json").read_text())
     t = thermometer.sketch.params()["t"]
-    code = main(
-        [
-            "evaluate",
-            "report",
-            "--pipeline",
-            str(pipelines / "thermometer.json"),
-            "--data",
-            str(few),
-            "--out",
-            str(tmp_path / "full"),
-            "--profile",
-            "test",
-            "--max-impostors",
-            "3",
-            "--sweep",
-            str(t),
-            "--no-plots",
-            "--quiet",
-        ]
-    )
+    pipeline = str(pipelines / "thermometer.json")
+    args = ["--pipeline", pipeline, "--data", str(few), "--max-impostors", "3", "--sweep", str(t)]
+    code = evaluate_report(tmp_path / "full", *args)
     assert code == 0
     full = json.loads((tmp_path / "full" / "report.json").read_text())
     assert full["scheme"] == "pipeline:thermometer" and full["operating_point"]["setting"] == t
@@ -131,7 +85,7 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
 def test_fit_reports_library_errors_as_one_line(tmp_path, capsys) -> None:
     tiny = tmp_path / "tiny.csv"
     tiny.write_text("identity,a,b\nx,1,2\nx,2,3\ny,3,1\ny,1,1\n")
-    assert main(["features", "fit", "--data", str(tiny), "--out", str(tmp_path / "t.json")]) == 2
+    assert features_fit(tiny, tmp_path / "t.json") == 2
     assert "sketchauth: error:" in capsys.readouterr().err
 
 

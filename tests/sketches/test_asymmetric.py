@@ -8,70 +8,79 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import all_asymmetric_secrets as _all_secrets
+from _helpers import asymmetric_gap
+from _helpers import priors as _priors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.entropy import exact_joint, exact_sketch_loss
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
-from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, s3_odd_gap
 from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.format import pack_helper, pack_uints, parse_helper
 
 SCHEMES = ("s1", "s2")
+#: Every scheme: the tests that hold for all three (s3's own tests are in test_asymmetric_s3.py).
+ALL_SCHEMES = ("s1", "s2", "s3")
+#: The schemes that publish a partition into intervals.
+PARTITIONS = ("s2", "s3")
 
 
 @st.composite
-def instances(draw: st.DrawFn, close: bool = True):
-    """A sketch, a secret (b, v) and a sample within (or beyond) the tolerance of every feature."""
-    scheme = draw(st.sampled_from(SCHEMES))
+def instances(draw: st.DrawFn, scheme: str, close: bool = True):
+    """A sketch of ``scheme``, a secret (b, v) and a sample within (or beyond) the tolerance of every feature."""
+    q_min = 2 if scheme == "s3" else 1  # s3 needs q >= 2
     n = draw(st.integers(2, 400))
-    q = draw(st.integers(1, min(n, 24)))
+    q = draw(st.integers(q_min, max(q_min, min(n, 24))))
+    n = max(n, q)
     features = draw(st.integers(1, 4))
     b = draw(st.lists(st.integers(0, n - 1), min_size=features, max_size=features))
     v = draw(st.lists(st.integers(1, q), min_size=features, max_size=features))
-    if close:
-        d = [x + draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v, strict=False)]
-    else:
-        d = [x + draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v, strict=False)]
+    d = [x + draw(st.integers(-(t - 1), t - 1)) for x, t in zip(b, v, strict=False)]
+    if not close:
         far = draw(st.integers(0, features - 1))
         d[far] = b[far] + draw(st.sampled_from((-1, 1))) * draw(st.integers(v[far], v[far] + 3 * q))
     return AsymmetricIntervalSketch(n, q, scheme=scheme, features=features), (b, v), d
 
 
+@pytest.mark.parametrize("scheme", ALL_SCHEMES)
 @settings(max_examples=150, deadline=None)
-@given(instances())
-def test_recovers_b_and_v_exactly_within_tolerance(case) -> None:
-    sketch, (b, v), d = case
+@given(data=st.data())
+def test_recovers_b_and_v_exactly_within_tolerance(scheme: str, data: st.DataObject) -> None:
+    sketch, (b, v), d = data.draw(instances(scheme))
     got_b, got_v = sketch.decode(sketch.encode((b, v)), d)
     assert got_b.dtype == np.int64 and got_v.dtype == np.int64
     assert got_b.tolist() == b and got_v.tolist() == v
 
 
+@pytest.mark.parametrize("scheme", ALL_SCHEMES)
 @settings(max_examples=100, deadline=None)
-@given(instances(close=False))
-def test_beyond_tolerance_never_returns_the_secret(case) -> None:
-    sketch, (b, v), d = case
+@given(data=st.data())
+def test_beyond_tolerance_never_returns_the_secret(scheme: str, data: st.DataObject) -> None:
+    sketch, (b, v), d = data.draw(instances(scheme, close=False))
     try:
         got_b, got_v = sketch.decode(sketch.encode((b, v)), d)
     except DecodeError:
         return
-    if sketch.scheme == "s2" and any(x == bf - vf for x, bf, vf in zip(d, b, v, strict=False)):
-        # s2 assigns each point g_i to the interval on its right (Fang's thesis §6.2: the first g_i > d'), so
-        # d' = b − v exactly also lands in (b − v, b + v) — documented in the module.
+    if sketch.scheme in PARTITIONS and any(x == bf - vf for x, bf, vf in zip(d, b, v, strict=False)):
+        # s2 (and s3) assign each point g_i to the interval on its right (Fang's thesis §6.2: the first
+        # g_i > d'), so d' = b − v exactly also lands in (b − v, b + v) — documented in the module.
         return
     assert (got_b.tolist(), got_v.tolist()) != (b, v)
 
 
+@pytest.mark.parametrize("scheme", PARTITIONS)
 @settings(max_examples=80, deadline=None)
-@given(instances())
-def test_s2_partition_has_the_secret_interval_and_valid_gaps(case) -> None:
-    sketch, (b, v), _ = case
-    sketch = AsymmetricIntervalSketch(sketch.n, sketch.q, scheme="s2", features=sketch.features)
+@given(data=st.data())
+def test_partition_has_the_secret_interval_and_valid_gaps(scheme: str, data: st.DataObject) -> None:
+    sketch, (b, v), _ = data.draw(instances(scheme))
     n, q = sketch.n, sketch.q
+    odd = s3_odd_gap(q) if scheme == "s3" else 0  # s3's one odd gap length; s2's gaps are all even
     for points, bf, vf in zip(sketch.partition(sketch.encode((b, v))), b, v, strict=False):
         gaps = np.diff(points)
-        assert np.all(gaps % 2 == 0) and gaps.min() >= 2 and gaps.max() <= 2 * q
+        assert np.all((gaps % 2 == 0) | (gaps == odd)) and gaps.min() >= 2 and gaps.max() <= 2 * q
         assert -2 * q < points[0] <= 0 < points[1]
         assert points[-2] < n <= points[-1]
         i = int(np.flatnonzero(points == bf - vf)[0])
@@ -110,22 +119,6 @@ def test_decode_example_values() -> None:
 
 
 # -- exact entropy loss on tiny parameters ------------------------------------------------------
-def _all_secrets(n: int, q: int, features: int = 1) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    per_feature = [(b, v) for b in range(n) for v in range(1, q + 1)]
-    return [
-        (tuple(x[0] for x in combo), tuple(x[1] for x in combo))
-        for combo in itertools.product(per_feature, repeat=features)
-    ]
-
-
-def _priors(count: int) -> list[np.ndarray | None]:
-    rng = np.random.default_rng(7)
-    geometric = 0.5 ** np.arange(count)
-    spiky = np.ones(count)
-    spiky[count // 3] = count  # one secret far more likely than the rest
-    return [None, geometric / geometric.sum(), spiky / spiky.sum(), rng.dirichlet(np.full(count, 0.3))]
-
-
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize(("n", "q", "features"), [(5, 2, 1), (6, 3, 1), (9, 3, 1), (8, 4, 1), (3, 2, 2)])
 def test_exact_loss_within_reported_bound(scheme: str, n: int, q: int, features: int) -> None:
@@ -158,9 +151,10 @@ def test_randomness_space_is_a_distribution(n: int, q: int) -> None:
         assert len(helpers) == len(space)  # recoverable: distinct randomness, distinct helper
 
 
-def test_fresh_randomness_matches_the_exact_distribution() -> None:
+@pytest.mark.parametrize("scheme", PARTITIONS)
+def test_fresh_randomness_matches_the_exact_distribution(scheme: str) -> None:
     # Chi-square of 6000 real encodings against the enumerated distribution (p-value ~1e-7 cut).
-    sketch = AsymmetricIntervalSketch(9, 3, scheme="s2")
+    sketch = AsymmetricIntervalSketch(9, 3, scheme=scheme)
     secret = ((4,), (1,))
     expected = {sketch.encode_with(secret, r): p for r, p in sketch.randomness_space(secret)}
     draws = 6000
@@ -186,16 +180,21 @@ def _s2_payload(sketch: AsymmetricIntervalSketch, features: list[tuple[int, list
     return pack_uints(counts, sketch._count_width) + pack_uints(symbols, sketch._gap_width)
 
 
-@pytest.mark.parametrize(("n", "q"), [(4, 2), (5, 2), (6, 3), (7, 1), (3, 3)])
-def test_s2_parser_accepts_exactly_what_the_encoder_produces(n: int, q: int) -> None:
-    sketch = AsymmetricIntervalSketch(n, q, scheme="s2")
+@pytest.mark.parametrize(
+    ("scheme", "n", "q"),
+    [("s2", n, q) for n, q in [(4, 2), (5, 2), (6, 3), (7, 1), (3, 3)]]
+    + [("s3", n, q) for n, q in [(4, 2), (5, 2), (6, 3), (3, 3), (7, 2)]],
+)
+def test_parser_accepts_exactly_what_the_encoder_produces(scheme: str, n: int, q: int) -> None:
+    sketch = AsymmetricIntervalSketch(n, q, scheme=scheme)
+    gap_codes = q + 1 if scheme == "s3" else q  # codes 0..q-1 are the gaps 2..2q; s3's code q its odd gap
     _, produced = exact_joint(sketch, _all_secrets(n, q))
     produced_payloads = {parse_helper(h).payload for h in produced}
     accepted = set()
     for count in range(1, n // 2 + 2):
         for g1 in range(0, -2 * q, -1):
-            for codes in itertools.product(range(q), repeat=count):
-                payload = _s2_payload(sketch, [(g1, [2 * (c + 1) for c in codes])])
+            for codes in itertools.product(range(gap_codes), repeat=count):
+                payload = pack_uints([count], sketch._count_width) + pack_uints([-g1, *codes], sketch._gap_width)
                 try:
                     sketch.payload(_helper(sketch, payload))
                 except SketchFormatError:
@@ -286,10 +285,11 @@ def test_report_numbers() -> None:
 
 
 # -- symbols (format-preserving mixing) -------------------------------------------------------------
+@pytest.mark.parametrize("scheme", ALL_SCHEMES)
 @settings(max_examples=60, deadline=None)
-@given(instances(), st.integers(0, 2**32))
-def test_every_symbol_vector_is_a_valid_sketch(case, seed: int) -> None:
-    sketch, secret, _ = case
+@given(st.data(), st.integers(0, 2**32))
+def test_every_symbol_vector_is_a_valid_sketch(scheme: str, data: st.DataObject, seed: int) -> None:
+    sketch, secret, _ = data.draw(instances(scheme))
     helper = sketch.encode(secret)
     symbols, space = sketch.symbols(sketch.payload(helper))
     assert space.kind == "mod" and symbols.shape == space.moduli.shape
@@ -311,6 +311,11 @@ def test_every_symbol_vector_is_a_valid_sketch(case, seed: int) -> None:
             # Only interior points move: g_1, g_2, g_{k−1}, g_k stay put.
             assert before.size == after.size
             assert before[[0, 1, -2, -1]].tolist() == after[[0, 1, -2, -1]].tolist()
+            if sketch.scheme == "s3":
+                # The parity pattern of the gaps is public and never changes.
+                assert np.array_equal(np.diff(before) % 2, np.diff(after) % 2)
+    if sketch.scheme == "s3":
+        assert sketch.pad_group_bits() == 0.0
 
 
 def test_s2_symbol_example() -> None:
@@ -381,13 +386,14 @@ def test_step_quantises_samples_and_secret_bytes_are_canonical() -> None:
     assert sketch.secret_bytes(([40], [3])) != sketch.secret_bytes(([40], [4]))
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("scheme", ALL_SCHEMES)
 def test_enrol_and_verify(scheme: str) -> None:
     sketch = AsymmetricIntervalSketch(256, 8, scheme=scheme, features=4)
     ph = hasher("test")
     record = enrol(sketch, ([100, 30, 200, 7], [3, 8, 1, 5]), password_hasher=ph)
     assert verify(sketch, record, [102, 23, 200, 3], password_hasher=ph)
     assert not verify(sketch, record, [103, 23, 200, 3], password_hasher=ph)
+    assert load_sketch(record.helper) == sketch
 
 
 def test_matrix_randomness_round_trips_and_is_checked() -> None:
@@ -415,25 +421,28 @@ def test_matrix_randomness_round_trips_and_is_checked() -> None:
     assert np.all(np.abs(counts - 10000 / 3) < 6 * math.sqrt(10000 * 2 / 9))
 
 
-def _spec_partition(b: int, v: int, n: int, left: tuple[int, ...], right: tuple[int, ...]) -> list[int]:
-    """Fang's thesis §6.2 steps 1–4, literally, consuming the given draws (the readable reference)."""
+def _spec_partition(b: int, v: int, n: int, q: int, left: tuple[int, ...], right: tuple[int, ...]) -> list[int]:
+    """Fang's thesis §6.2 steps 1–4, literally, consuming the given draws (the readable reference).
+
+    With s3's gap rule (``asymmetric_gap``), which is s2's for the draws s2 makes.
+    """
     points = {b - v, b + v}
     draws = iter(left)
     while min(points) > 0:
-        points.add(min(points) - 2 * next(draws))
+        points.add(min(points) - asymmetric_gap(next(draws), q))
     draws = iter(right)
     while max(points) < n:
-        points.add(max(points) + 2 * next(draws))
+        points.add(max(points) + asymmetric_gap(next(draws), q))
     return sorted(points)
 
 
+@pytest.mark.parametrize("scheme", PARTITIONS)
 @settings(max_examples=60, deadline=None)
-@given(instances())
-def test_s2_encoder_follows_the_spec_steps(case) -> None:
-    sketch, (b, v), _ = case
-    sketch = AsymmetricIntervalSketch(sketch.n, sketch.q, scheme="s2", features=sketch.features)
+@given(data=st.data())
+def test_encoder_follows_the_spec_steps(scheme: str, data: st.DataObject) -> None:
+    sketch, (b, v), _ = data.draw(instances(scheme))
     randomness = sketch.draw_randomness((b, v)).as_tuples()
     helper = sketch.encode_with((b, v), randomness)
     for f, points in enumerate(sketch.partition(helper)):
         left, right = randomness[f]
-        assert points.tolist() == _spec_partition(b[f], v[f], sketch.n, left, right)
+        assert points.tolist() == _spec_partition(b[f], v[f], sketch.n, sketch.q, left, right)

@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 import pytest
+from _helpers import JSON_VALUES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,17 +119,6 @@ def test_nested_component_parameters_are_named() -> None:
         scheme_class("mixed").from_params({**params, "components": [[], exact]})
 
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=4),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=3),
-    max_leaves=8,
-)
-
-
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
@@ -138,7 +128,7 @@ def test_arbitrary_parameter_values_give_a_sketch_or_a_parameter_error(name: str
         if data.draw(st.booleans(), label=f"drop {key}"):
             del params[key]
         else:
-            params[key] = data.draw(JSON | st.integers(-1, 2**22), label=key)
+            params[key] = data.draw(JSON_VALUES | st.integers(-1, 2**22), label=key)
     try:
         sketch = cls.from_params(params)
     except ParameterError:

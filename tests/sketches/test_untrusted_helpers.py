@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import JSON_VALUES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -375,17 +376,6 @@ def _param_variants(params: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def test_hostile_parameters_are_refused_quickly(case: Case) -> None:
     for params in _param_variants(case.sketch.params()):
         _load_hostile(case.sketch.scheme_id, params)
-
-
-JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=4),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=3),
-    max_leaves=8,
-)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c.name.startswith("mixed")], ids=lambda c: c.name)

@@ -138,11 +138,10 @@ def _det_axes(ax: Any, floor: float) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def _draw_det(report: Report, path: Path) -> None:
-    plt = _pyplot()
-    fig = det_figure(report)
+def _save(fig: Any, path: Path) -> None:
+    """Write ``fig`` as a PNG at the reports' resolution and free it."""
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _pyplot().close(fig)
 
 
 def det_figure(report: Report) -> Any:
@@ -181,22 +180,11 @@ def _draw_scores(report: Report, path: Path) -> None:
     for ax, b in zip(axes[0], baselines, strict=False):
         both = np.concatenate([b.genuine_scores, b.impostor_scores])
         edges = np.histogram_bin_edges(both, bins=60)
-        ax.hist(
-            b.impostor_scores,
-            bins=edges,
-            density=True,
-            alpha=0.6,
-            color=OTHER_PERSON_COLOUR,
-            label=f"impostor ({b.impostor_scores.size})",
-        )
-        ax.hist(
-            b.genuine_scores,
-            bins=edges,
-            density=True,
-            alpha=0.6,
-            color=SAME_PERSON_COLOUR,
-            label=f"genuine ({b.genuine_scores.size})",
-        )
+        for scores, colour, name in (
+            (b.impostor_scores, OTHER_PERSON_COLOUR, "impostor"),
+            (b.genuine_scores, SAME_PERSON_COLOUR, "genuine"),
+        ):
+            ax.hist(scores, bins=edges, density=True, alpha=0.6, color=colour, label=f"{name} ({scores.size})")
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")
@@ -204,15 +192,7 @@ def _draw_scores(report: Report, path: Path) -> None:
     if not baselines:
         axes[0][0].text(0.5, 0.5, "no unprotected baseline for this target", ha="center")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _draw_linkage(report: Report, path: Path) -> None:
-    plt = _pyplot()
-    fig = linkage_figure(report)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def linkage_figure(report: Report) -> Any:
@@ -253,9 +233,9 @@ def linkage_figure(report: Report) -> Any:
 def draw_figures(report: Report, out: Path) -> list[str]:
     """Draw the DET curve, the score histograms and the linkage histograms; return file names."""
     names = ["det.png", "scores.png"]
-    _draw_det(report, out / "det.png")
+    _save(det_figure(report), out / "det.png")
     _draw_scores(report, out / "scores.png")
     if report.unlinkability is not None:
-        _draw_linkage(report, out / "linkage.png")
+        _save(linkage_figure(report), out / "linkage.png")
         names.append("linkage.png")
     return names
