@@ -29,7 +29,7 @@ under the new PIN, leaving both biometrics' helper data as they were otherwise.
 """
 
 import base64
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, cast
 
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
@@ -64,9 +64,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _KeyFields(Protocol):
+    """What the per-app key request model carries (its limits are the app's)."""
+
+    sample: list[float]
+    pin: str | None
+    context: str
+    second_sample: list[float] | None
+
+
+class _PinChangeFields(Protocol):
+    """What the per-app PIN change request model carries."""
+
+    sample: list[float]
+    pin: str
+    new_pin: str
+    second_sample: list[float] | None
+
+
 class KeyResponse(BaseModel):
     verified: bool
-    key: str | None = Field(None, description="32 bytes, unpadded base64url; present only when verified")
+    key: str | None = Field(default=None, description="32 bytes, unpadded base64url; present only when verified")
 
 
 class PinChangeResponse(BaseModel):
@@ -108,6 +126,10 @@ def build_router(models: RequestModels) -> APIRouter:
         second_sample=second_sample(models.limits),
     )
 
+    # Per-app models (their limits come from the settings): a static checker cannot follow them.
+    KeyBody = Annotated[KeyRequest, Body()]  # type: ignore[valid-type]
+    PinChangeBody = Annotated[PinChangeRequest, Body()]  # type: ignore[valid-type]
+
     @router.post(
         "/{user_id}/key",
         response_model=KeyResponse,
@@ -117,13 +139,14 @@ def build_router(models: RequestModels) -> APIRouter:
     )
     async def release_key(
         user_id: UserId,
-        body: Annotated[KeyRequest, Body()],
+        body: KeyBody,
         state: State,
-        response: Response,  # type: ignore[valid-type]
+        response: Response,
     ) -> KeyResponse:
-        context = body.context.encode("ascii")
+        fields = cast(_KeyFields, body)
+        context = fields.context.encode("ascii")
         outcome = await run_in_threadpool(
-            _attempt, state, user_id, body.sample, body.pin, key_context=context, second_sample=body.second_sample
+            _attempt, state, user_id, fields.sample, fields.pin, key_context=context, second_sample=fields.second_sample
         )
         response.headers["Cache-Control"] = "no-store"
         if not outcome.verified or outcome.key is None:
@@ -138,11 +161,18 @@ def build_router(models: RequestModels) -> APIRouter:
     )
     async def change_pin(
         user_id: UserId,
-        body: Annotated[PinChangeRequest, Body()],
-        state: State,  # type: ignore[valid-type]
+        body: PinChangeBody,
+        state: State,
     ) -> PinChangeResponse:
+        fields = cast(_PinChangeFields, body)
         outcome = await run_in_threadpool(
-            _attempt, state, user_id, body.sample, body.pin, new_pin=body.new_pin, second_sample=body.second_sample
+            _attempt,
+            state,
+            user_id,
+            fields.sample,
+            fields.pin,
+            new_pin=fields.new_pin,
+            second_sample=fields.second_sample,
         )
         return PinChangeResponse(verified=outcome.verified)
 
