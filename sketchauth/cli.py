@@ -448,6 +448,17 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 _COMMANDS.append(_add_reproduce)
 
 
+# -- pepper (h-pepper): implementation in sketchauth/cli_pepper.py ---------------------------------
+def _add_pepper(sub: argparse._SubParsersAction) -> None:
+    from sketchauth.cli_pepper import add_pepper
+
+    add_pepper(sub)
+
+
+_COMMANDS.append(_add_pepper)
+# -- end pepper ------------------------------------------------------------------------------------
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sketchauth`` console script."""
     args = build_parser().parse_args(argv)
