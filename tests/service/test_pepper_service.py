@@ -303,3 +303,31 @@ def test_cli_never_takes_a_pepper_from_the_command_line(monkeypatch: pytest.Monk
 def test_ring_ignores_a_previous_pepper_equal_to_the_current_one(tmp_path: Path) -> None:
     ring = PepperRing.from_settings(test_settings(tmp_path, pepper=PEPPER_A, pepper_previous=(PEPPER_A, PEPPER_B)))
     assert [p.id for p in ring.previous] == [Pepper.from_text(PEPPER_B).id]
+
+
+def test_every_read_costs_one_unwrap_enrolled_or_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown id (or a record stored in clear) unwraps the last wrapped record read, so that
+    the unwrap's fraction of a millisecond does not tell enrolled ids from unknown ones."""
+    plain = test_settings(tmp_path)
+    with app(plain) as c:
+        enrol_people(c, 1, prefix="v")  # stored in clear
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        enrol_people(c, 1)
+    store = service_pepper.PepperedStore(SQLiteStore.from_url(settings.database_url), settings.pepper_ring())
+    calls: list[str | None] = []
+    real = service_pepper.unwrap_record
+
+    def counting(ring: PepperRing, record):  # type: ignore[no-untyped-def]
+        calls.append(record.user_id)
+        return real(ring, record)
+
+    monkeypatch.setattr(service_pepper, "unwrap_record", counting)
+    try:
+        assert store.get("nobody") is None and calls == []  # nothing read yet: nothing to unwrap
+        assert store.get("u0").helper != rows(settings)["u0"][0]
+        assert store.get("nobody") is None
+        assert store.get("v0").helper == rows(settings)["v0"][0]
+        assert calls == ["u0", "u0", "u0"]
+    finally:
+        store.close()
