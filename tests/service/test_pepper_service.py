@@ -331,3 +331,43 @@ def test_every_read_costs_one_unwrap_enrolled_or_not(tmp_path: Path, monkeypatch
         assert calls == ["u0", "u0", "u0"]
     finally:
         store.close()
+
+
+@pytest.mark.postgres
+def test_rotation_on_postgresql_interrupted_and_resumed(
+    tmp_path: Path, postgres_available: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on PostgreSQL (rows locked FOR UPDATE per batch, BYTEA nonces): a crash inside a
+    batch rolls it back, the re-run finishes, every call works with the new pepper."""
+    from service.store.postgres import PostgresStore
+
+    def on_postgres(**changes: object) -> Settings:
+        return test_settings(tmp_path, database_url=postgres_available, postgres_schema=postgres_schema, **changes)
+
+    with app(on_postgres(pepper=PEPPER_A)) as c:
+        users = enrol_people(c, 5)
+        assert c.post("/v1/users/pin-user/enrolment", json={**INTERVAL, "pin": PIN}).status_code == 201
+    new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
+    real, calls = service_pepper.wrap_new, {"n": 0}
+
+    def crashing(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("power cut")
+        return real(pepper, helper)
+
+    store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)
+    try:
+        monkeypatch.setattr(service_pepper, "wrap_new", crashing)
+        with pytest.raises(RuntimeError, match="power cut"):
+            rotate(store, new, [old], batch_size=2)
+        assert census(store) == {old.id: 4, new.id: 2}
+        monkeypatch.setattr(service_pepper, "wrap_new", real)
+        assert rotate(store, new, [old], batch_size=2).remaining == 0
+    finally:
+        store.close()
+    with app(on_postgres(pepper=PEPPER_B)) as c:
+        assert all_verify(c, users)
+        assert verified(c, "pin-user", GENUINE, PIN)
+        changed = c.post("/v1/users/pin-user/pin", json={"sample": GENUINE, "pin": PIN, "new_pin": NEW_PIN})
+        assert changed.json() == {"verified": True} and verified(c, "pin-user", GENUINE, NEW_PIN)
