@@ -30,12 +30,12 @@ def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return store
 
 
-def _texts(env: str | None, path: str | None, default_env: str, *, many: bool) -> list[str]:
+def _texts(env: str | None, path: str | None, default_env: str, *, many: bool, flag: str) -> list[str]:
     """The pepper text(s) named by ``--*-env`` / ``--*-file`` (or ``default_env``)."""
     from service.pepper import read_pepper_file
 
     if path:
-        return [read_pepper_file(path, path)]
+        return [read_pepper_file(path, flag)]
     value = os.environ.get(env or default_env, "").strip()
     if not value:
         return []
@@ -46,7 +46,7 @@ def _rotate(args: argparse.Namespace) -> int:
     from service.pepper import PepperSettingsError, parse_pepper, rotate
 
     try:
-        new_texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False)
+        new_texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
         if not new_texts:
             raise PepperSettingsError(
                 f"no new pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
@@ -55,7 +55,7 @@ def _rotate(args: argparse.Namespace) -> int:
         new = parse_pepper(new_texts[0], "new pepper")
         old = [
             parse_pepper(t, "old pepper")
-            for t in _texts(args.old_env, args.old_file, "SKETCHAUTH_PEPPER_PREVIOUS", many=True)
+            for t in _texts(args.old_env, args.old_file, "SKETCHAUTH_PEPPER_PREVIOUS", many=True, flag="--old-file")
         ]
     except PepperSettingsError as exc:
         print(f"sketchauth pepper rotate: {exc}", file=sys.stderr)

@@ -35,12 +35,13 @@ at 128 bits of entropy, and it says nothing about the pad key (independent HKDF 
 **Accounting, per secret.** The pepper is a *key*, not part of what is verified; it changes
 what the stored data reveals, not what the argon2id hash protects:
 
-* a thief with the **database alone** sees ``Q' = Q + pad`` with a pad uniform and unknown:
-  ``Q'`` is independent of the template, so the helper reveals nothing (the biometric keeps its
-  whole ``H∞``, bounded in practice only by online guessing and the argon2id hash, which still
-  needs the sketch to be useful: without ``Q`` a guess of the biometric cannot be tested except
-  through the hash of the *exact* canonical secret), and records of two databases cannot be
-  linked;
+* a thief with the **database alone** sees ``Q' = Q + pad`` with a pad uniform and unknown to
+  them: where the symbols are the whole helper (interval, PinSketch, code-offset, the vaults),
+  ``Q'`` is independent of the template, so the helper reveals nothing — a guess of the
+  biometric can only be checked against the argon2id hash of the exact enrolled secret, about
+  ``2^H∞(d)`` evaluations instead of ``2^(H∞(d) − loss)`` — and two databases cannot be linked.
+  What the symbols do not cover stays in clear (s1's tolerances, the structure of s2/s3
+  partitions) and still links;
 * a thief with the **database and the pepper** unwraps every helper: the single-helper bound
   of the scheme applies unchanged (``loss ≤ |S| − H∞(R)``, :meth:`SecureSketch.report`), and
   the linkage attacks work as without a pepper. The pepper never *weakens* anything.

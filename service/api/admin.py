@@ -13,7 +13,7 @@ from service.api.deps import AdminKey, State
 from service.api.users import UserId, not_enrolled
 from service.models import AuditEntry, AuditTrail
 from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
-from service.problems import ProblemError, problem_doc
+from service.problems import ProblemError, json_body_only, problem_doc
 from service.store import UserNotFound
 
 __all__ = ["AUDIT_PAGE_MAX", "router"]
@@ -112,15 +112,21 @@ async def pepper_status(state: State) -> PepperStatus:
 @router.post(
     "/pepper/rotation",
     response_model=RotationResponse,
-    responses={409: problem_doc("no pepper configured to rotate to")},
+    dependencies=[json_body_only],
+    responses={
+        400: problem_doc("malformed JSON"),
+        409: problem_doc("no pepper configured to rotate to"),
+        413: problem_doc("request body too large"),
+        415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
+    },
     summary="Re-wrap stored helpers with the current pepper (from the previous ones or from clear), resumable",
 )
-async def pepper_rotation(state: State, body: RotationRequest | None = None) -> RotationResponse:
+async def pepper_rotation(state: State, body: RotationRequest) -> RotationResponse:
     """Re-wraps up to ``max_batches`` batches, one transaction each, with the peppers this
     deployment runs with (``SKETCHAUTH_PEPPER``, reading ``SKETCHAUTH_PEPPER_PREVIOUS``): no
     pepper ever travels in a request. Records already wrapped by the current pepper are skipped,
-    so calling again continues an interrupted or bounded rotation."""
-    body = body or RotationRequest()
+    so calling again continues an interrupted or bounded rotation. The body may be ``{}``
+    (the defaults)."""
     ring = state.settings.pepper_ring()
     if ring.current is None:
         raise ProblemError(409, "no-pepper", "no pepper is configured: set SKETCHAUTH_PEPPER and restart")

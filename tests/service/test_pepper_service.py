@@ -215,9 +215,9 @@ def test_admin_rotation_bounded_runs_resume_and_every_record_stays_readable(tmp_
         }
         assert c.get("/v1/admin/pepper", headers=ADMIN).json()["records"] == {a: 3, b: 2}
         assert all_verify(c, users)  # half rotated: old and new pepper both read
-        rest = c.post("/v1/admin/pepper/rotation", headers=ADMIN).json()
+        rest = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={}).json()
         assert (rest["rewrapped"], rest["remaining"], rest["complete"]) == (3, 0, True)
-        again = c.post("/v1/admin/pepper/rotation", headers=ADMIN).json()
+        again = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={}).json()
         assert (again["rewrapped"], again["remaining"], again["complete"]) == (0, 0, True)  # nothing left to do
         assert c.post("/v1/admin/pepper/rotation", json={}).status_code == 403  # the API key lacks the admin scope
     with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:  # the old pepper retired
@@ -226,7 +226,7 @@ def test_admin_rotation_bounded_runs_resume_and_every_record_stays_readable(tmp_
 
 def test_admin_rotation_needs_a_pepper(tmp_path: Path) -> None:
     with app(test_settings(tmp_path)) as c:
-        response = c.post("/v1/admin/pepper/rotation", headers=ADMIN)
+        response = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={})
         assert response.status_code == 409 and response.json()["type"].endswith("no-pepper")
 
 
