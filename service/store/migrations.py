@@ -94,10 +94,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         7,
         "users.pepper_id and users.pepper_nonce: which pepper generation wrapped the helper and the "
-        "per-enrolment nonce of its pad (both NULL: a helper stored in clear, as before peppers)",
+        "per-enrolment nonce of its pad (both NULL: a helper stored in clear, as before peppers), indexed by pepper id",
         (
             "ALTER TABLE users ADD COLUMN pepper_id TEXT",
             "ALTER TABLE users ADD COLUMN pepper_nonce {blob}",
+            # The start-up census (records per pepper id) reads the index, not the table.
+            "CREATE INDEX users_pepper_id ON users (pepper_id)",
         ),
     ),
     # -- end pepper --------------------------------------------------------------------------------
