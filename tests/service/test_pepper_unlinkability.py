@@ -13,9 +13,10 @@ The test then reads both databases, as a thief of both would, and checks per sch
 * the control: the same helpers unwrapped with both peppers (a thief holding the databases *and*
   the peppers) link as without a pepper.
 
-``D↔sys`` is estimated on 10 equal-width bins: with 400 mated scores (200 for the vaults) the
-estimator's own floor (two samples of one distribution) is about 0.01–0.03 there; on one bin per
-integer it is several times higher (0.1 for the interval residue distance at 200 pairs).
+``D↔sys`` is estimated on 10 equal-width bins: with 400 mated scores the estimator's own floor
+(two samples of one distribution) is about 0.01–0.03 there; on one bin per integer it is several
+times higher (0.1 for the interval residue distance at 200 pairs), and at 200 pairs the vaults'
+discrete agreement counts alone reached 0.054 with and without a pepper.
 The asymmetric sketches keep part of their helper outside the pad (s1 publishes its tolerances,
 s2 and s3 their partitions' structure), and their measured values are reported, not bounded.
 """
@@ -40,8 +41,9 @@ pytestmark = pytest.mark.slow
 
 PEPPERS = {"a": "deployment-A-pepper-0123456789", "b": "deployment-B-pepper-9876543210"}
 PEOPLE = 400
-#: The vault differential attack costs ~64 interpolations per pair: scored on the first 200 people.
-SCORED = {"fuzzy-vault": 200, "weighted-vault": 200}
+#: Randomised schemes whose attack is costly (~64 interpolations per pair): no unwrapped control
+#: (without a pepper they do not link either: 0.02-0.05 measured, the estimator's floor).
+NO_CONTROL = ("fuzzy-vault", "weighted-vault")
 NONMATED_PER_PERSON = 10
 BINS = 10
 #: Schemes whose pad covers the whole helper: D↔sys must stay at the estimator's floor.
@@ -88,8 +90,7 @@ def _attack_key(sketch: SecureSketch) -> str:
     return sketch.scheme_name
 
 
-def _d_sys(first: list[bytes], second: list[bytes], rng: np.random.Generator, people: int) -> float:
-    first, second = first[:people], second[:people]
+def _d_sys(first: list[bytes], second: list[bytes], rng: np.random.Generator) -> float:
     sketch = load_sketch(first[0])
     attack = LINKAGE_ATTACKS[_attack_key(sketch)]
     mated = [attack.score(sketch, a, b) for a, b in zip(first, second, strict=True)]
@@ -164,11 +165,9 @@ def test_two_peppered_deployments_cannot_be_linked(tmp_path: Path, servers: list
             assert not differences or differences.most_common(1)[0][1] <= PEOPLE // 20, (scheme, differences)
         if scheme in DETERMINISTIC:
             assert clear_a == clear_b, scheme  # without a pepper: equal bytes in both databases
-        scored = SCORED.get(scheme, PEOPLE)
-        measured[scheme] = {
-            "pepper": _d_sys(first, second, rng, scored),
-            "db_and_pepper": _d_sys(clear_a, clear_b, rng, scored),
-        }
+        measured[scheme] = {"pepper": _d_sys(first, second, rng)}
+        if scheme not in NO_CONTROL:
+            measured[scheme]["db_and_pepper"] = _d_sys(clear_a, clear_b, rng)
     print("\nD<->sys per scheme (bins=10):", json.dumps(measured, indent=1))
     for scheme in COVERED:
         assert measured[scheme]["pepper"] <= 0.05, (scheme, measured[scheme])
