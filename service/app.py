@@ -35,6 +35,7 @@ from service.bodies import BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
 from service.limits import RequestLimits
 from service.observability import RequestLog, UserHasher, access_logger
+from service.pepper import check_database, peppered
 from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, install_problem_openapi, problem_response
 from service.requests import build_request_models
@@ -117,6 +118,10 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         opened = _open(settings, store)
         try:
             await run_in_threadpool(opened.migrate)
+            # pepper: refuse a database this deployment's peppers cannot read; wrap helpers from here on
+            ring = settings.pepper_ring()
+            await run_in_threadpool(check_database, opened, ring)
+            serving = peppered(opened, ring)
             authenticator = await run_in_threadpool(
                 partial(
                     Authenticator,
@@ -133,7 +138,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
                 access_logger().info(json.dumps({"event": "settings", **settings.public_view()}, default=str))
             app.state.service = ServiceState(
                 settings=settings,
-                store=opened,
+                store=serving,
                 authenticator=authenticator,
                 policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
                 clock=clock,

@@ -53,6 +53,14 @@ Variables (defaults in brackets):
 * ``SKETCHAUTH_PIN_MIN_ENTROPY``: the min-entropy in bits the deployment declares for its PINs
   (e.g. ``13.29`` for uniformly chosen 4-digit PINs); with it the entropy report of a PIN
   enrolment shows the loss diverted to the PIN, without it those bounds stay open;
+* ``SKETCHAUTH_PEPPER``: the deployment's pepper (:mod:`service.pepper`), a secret of at least
+  128 bits (22 base64url characters or 32 hex digits) kept out of the database: every stored
+  helper is mixed with a pad keyed by it and a per-enrolment nonce, so two deployments' databases
+  cannot be linked; never logged (the settings log shows its public id only).
+  ``SKETCHAUTH_PEPPER_FILE``: the same, read from a file (first line) instead;
+* ``SKETCHAUTH_PEPPER_PREVIOUS``: comma-separated earlier peppers, read-only, during a rotation
+  (records they wrapped stay readable until ``sketchauth pepper rotate`` re-wraps them);
+* ``SKETCHAUTH_REQUIRE_PEPPER`` [off]: refuse to start without a pepper;
 * ``SKETCHAUTH_HOST`` [127.0.0.1], ``SKETCHAUTH_PORT`` [8000], ``SKETCHAUTH_WORKERS`` [1]: where
   ``sketchauth serve`` listens and how many processes it runs.
 """
@@ -62,13 +70,17 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
+from service.pepper import PepperRing, PepperSettingsError
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
+
+if TYPE_CHECKING:
+    from service.pepper import PepperRing
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -105,7 +117,7 @@ MIN_SAMPLE_LENGTH_SETTING = 8
 MAX_SAMPLE_LENGTH_CAP = 1 << 16
 
 #: Fields whose values are never quoted in an error message.
-_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url", "log_key"})
+_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url", "log_key", "pepper", "pepper_previous"})
 
 KeyList = Annotated[tuple[str, ...], NoDecode]
 
@@ -194,6 +206,19 @@ class Settings(BaseSettings):
         description=f"declared min-entropy of PINs, a number of bits in (0, {MAX_PIN_MIN_ENTROPY}]",
     )
 
+    # -- pepper (service.pepper) ---------------------------------------------------------------
+    pepper: str | None = Field(
+        None, repr=False, description="the deployment's pepper: at least 22 base64url characters or 32 hex digits"
+    )
+    pepper_file: str | None = Field(None, description="file whose first line is the pepper")
+    pepper_previous: KeyList = Field(
+        (), repr=False, description="comma-separated earlier peppers, read-only during a rotation"
+    )
+    require_pepper: bool = Field(
+        False, description="refuse to start without a pepper (1/0, true/false, yes/no, on/off)"
+    )
+    # -- end pepper ----------------------------------------------------------------------------
+
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)
@@ -207,7 +232,7 @@ class Settings(BaseSettings):
         """Surrounding blanks are ignored (an empty variable is the same as an unset one)."""
         return value.strip() if isinstance(value, str) else value
 
-    @field_validator("api_keys", "admin_keys", mode="before")
+    @field_validator("api_keys", "admin_keys", "pepper_previous", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -256,9 +281,10 @@ class Settings(BaseSettings):
 
     def public_view(self) -> dict[str, Any]:
         """The effective settings without secrets: keys by name and scopes, the database URL without a password."""
-        values = self.model_dump(exclude={"api_keys", "admin_keys", "log_key"})
+        values = self.model_dump(exclude={"api_keys", "admin_keys", "log_key", "pepper", "pepper_previous"})
         values["database_url"] = re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", self.database_url)
         values["log_key"] = "set" if self.log_key else "random per process"
+        values.update(self._pepper_view())  # pepper: ids only, never the secrets
         values["api_keys"] = [{"name": key.name, "scopes": sorted(key.scopes)} for key in self.key_source().ring.keys]
         return values
 
@@ -296,6 +322,7 @@ class Settings(BaseSettings):
             raise SettingsError("SKETCHAUTH_DATABASE_URL must be sqlite:///PATH or postgresql://...")
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
+        self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
         from service.store.postgres import valid_schema_name
 
         if not valid_schema_name(self.postgres_schema):
@@ -304,6 +331,24 @@ class Settings(BaseSettings):
                 "not starting with a digit"
             )
         return self
+
+    # -- pepper ---------------------------------------------------------------------------------
+    def pepper_ring(self) -> PepperRing:
+        """The configured peppers (:class:`SettingsError` if weak, unreadable or required but missing)."""
+        try:
+            return PepperRing.from_settings(self)
+        except PepperSettingsError as exc:
+            raise SettingsError(str(exc)) from None
+
+    def _pepper_view(self) -> dict[str, Any]:
+        try:
+            ring = self.pepper_ring()
+        except SettingsError:
+            return {"pepper": "invalid", "pepper_previous": [], "require_pepper": self.require_pepper}
+        return {
+            "pepper": f"set (id {ring.current.id})" if ring.current else "not set",
+            "pepper_previous": [f"id {p.id}" for p in ring.previous],
+        }
 
 
 _TEST_PROFILE_REFUSED = (

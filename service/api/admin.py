@@ -1,17 +1,19 @@
 """``/v1/admin``: operations that need a key with the ``admin`` scope: reset a throttled or
-disabled biometric, read a user's audit trail."""
+disabled biometric, read a user's audit trail, see and rotate the pepper (:mod:`service.pepper`)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import AdminKey, State
 from service.api.users import UserId, not_enrolled
 from service.models import AuditEntry, AuditTrail
-from service.problems import ProblemError, problem_doc
+from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
+from service.problems import ProblemError, json_body_only, problem_doc
 from service.store import UserNotFound
 
 __all__ = ["AUDIT_PAGE_MAX", "router"]
@@ -65,3 +67,70 @@ async def user_audit(
     if not events:
         raise ProblemError(404, "no-audit-trail", "no audit rows for this user id")
     return AuditTrail(user_id=user_id, events=[AuditEntry(at=e.at, event=e.event, client=e.client) for e in events])
+
+
+# -- pepper ---------------------------------------------------------------------------------------------
+class PepperStatus(BaseModel):
+    """Which pepper generations wrapped the stored helpers (ids are public keyed hashes, never peppers)."""
+
+    current_id: str | None = Field(description="id of the pepper new helpers are wrapped with (null: none)")
+    previous_ids: list[str] = Field(description="ids of the earlier peppers this deployment still reads")
+    records: dict[str, int] = Field(description="stored records per pepper id ('clear': not wrapped)")
+
+
+class RotationRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch_size: int = Field(DEFAULT_BATCH, ge=1, le=MAX_BATCH, description="records re-wrapped per transaction")
+    max_batches: int = Field(50, ge=1, le=10_000, description="batches this call runs at most; call again to go on")
+
+
+class RotationResponse(BaseModel):
+    new_id: str
+    rewrapped: int = Field(description="records re-wrapped by this call")
+    unreadable: int = Field(description="records wrapped by a pepper this deployment does not have (left alone)")
+    batches: int
+    remaining: int = Field(description="records not wrapped by the current pepper after this call")
+    complete: bool = Field(description="this call went through every record (call again while false)")
+
+
+def _status(state: State) -> PepperStatus:
+    ring = state.settings.pepper_ring()
+    counts = census(state.store)
+    return PepperStatus(
+        current_id=ring.current.id if ring.current else None,
+        previous_ids=[p.id for p in ring.previous],
+        records={("clear" if pid is None else pid): n for pid, n in sorted(counts.items(), key=lambda kv: str(kv[0]))},
+    )
+
+
+@router.get("/pepper", response_model=PepperStatus, summary="The pepper generations of the stored helpers")
+async def pepper_status(state: State) -> PepperStatus:
+    return await run_in_threadpool(_status, state)
+
+
+@router.post(
+    "/pepper/rotation",
+    response_model=RotationResponse,
+    dependencies=[json_body_only],
+    responses={
+        400: problem_doc("malformed JSON"),
+        409: problem_doc("no pepper configured to rotate to"),
+        413: problem_doc("request body too large"),
+        415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
+    },
+    summary="Re-wrap stored helpers with the current pepper (from the previous ones or from clear), resumable",
+)
+async def pepper_rotation(state: State, body: RotationRequest) -> RotationResponse:
+    """Re-wraps up to ``max_batches`` batches, one transaction each, with the peppers this
+    deployment runs with (``SKETCHAUTH_PEPPER``, reading ``SKETCHAUTH_PEPPER_PREVIOUS``): no
+    pepper ever travels in a request. Records already wrapped by the current pepper are skipped,
+    so calling again continues an interrupted or bounded rotation. The body may be ``{}``
+    (the defaults)."""
+    ring = state.settings.pepper_ring()
+    if ring.current is None:
+        raise ProblemError(409, "no-pepper", "no pepper is configured: set SKETCHAUTH_PEPPER and restart")
+    result = await run_in_threadpool(
+        rotate, state.store, ring.current, ring.previous, batch_size=body.batch_size, max_batches=body.max_batches
+    )
+    return RotationResponse(**result.to_dict())

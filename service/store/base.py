@@ -113,6 +113,10 @@ class NewEnrolment:
     pipeline_sha256: str | None = None
     #: Public key-release parameters (``sketchauth.enrolment.new_key_params``): argon2id costs, salt.
     key_params: str | None = None
+    #: Pepper (:mod:`service.pepper`): the id of the pepper that wrapped ``helper`` and the
+    #: per-enrolment nonce of its pad; both ``None`` for a helper stored in clear.
+    pepper_id: str | None = None
+    pepper_nonce: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,9 @@ class UserRecord:
     pipeline_sha256: str | None = None
     #: ``None`` for an enrolment made before key release: :meth:`Store.ensure_key_params` sets it.
     key_params: str | None = None
+    #: Pepper (:mod:`service.pepper`): which pepper wrapped ``helper`` and its nonce (``None``: clear).
+    pepper_id: str | None = None
+    pepper_nonce: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,11 +231,22 @@ class Store(ABC):
         erase the old one's remnants."""
 
     @abstractmethod
-    def change_pin(self, user_id: str, now: float, *, old_hash: str, helper: bytes, secret_hash: str) -> bool:
+    def change_pin(
+        self,
+        user_id: str,
+        now: float,
+        *,
+        old_hash: str,
+        helper: bytes,
+        secret_hash: str,
+        pepper_id: str | None = None,
+        pepper_nonce: bytes | None = None,
+    ) -> bool:
         """After a successful verification: clear the throttling state (``verify-ok``) and replace
         the helper data and hash with those of the new PIN (``pin-change``), in one transaction,
         if the hash is still ``old_hash``; then erase the old record's remnants. False (nothing
-        written) if the enrolment was revoked or replaced meanwhile."""
+        written) if the enrolment was revoked or replaced meanwhile. ``pepper_id``/``pepper_nonce``
+        describe how ``helper`` is wrapped (``None``: in clear) and replace the stored ones."""
 
     @abstractmethod
     def ensure_key_params(self, user_id: str, key_params: str) -> str | None:

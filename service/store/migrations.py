@@ -90,6 +90,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "audit.client: the name of the API key on whose behalf the change was made",
         ("ALTER TABLE audit ADD COLUMN client TEXT",),
     ),
+    # -- pepper (sketchauth.pepper): version 7 -------------------------------------------------------
+    Migration(
+        7,
+        "users.pepper_id and users.pepper_nonce: which pepper generation wrapped the helper and the "
+        "per-enrolment nonce of its pad (both NULL: a helper stored in clear, as before peppers), indexed by pepper id",
+        (
+            "ALTER TABLE users ADD COLUMN pepper_id TEXT",
+            "ALTER TABLE users ADD COLUMN pepper_nonce {blob}",
+            # The start-up census (records per pepper id) reads the index, not the table.
+            "CREATE INDEX users_pepper_id ON users (pepper_id)",
+        ),
+    ),
+    # -- end pepper --------------------------------------------------------------------------------
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -68,7 +68,7 @@ __all__ = ["SqlStore"]
 
 _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
-    "pipeline, pipeline_sha256, key_params"
+    "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce"  # pepper: the last two
 )
 
 _COUNT_FAILURE = """
@@ -100,7 +100,7 @@ RETURNING failures, locked_until, disabled"""
 
 _INSERT_USER = f"""
 INSERT INTO users ({_USER_COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (user_id) DO NOTHING
 RETURNING user_id"""
 
@@ -108,7 +108,7 @@ RETURNING user_id"""
 _REPLACE_USER = """
 UPDATE users SET scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?,
     failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = ?, pipeline = ?, pipeline_sha256 = ?,
-    key_params = ?
+    key_params = ?, pepper_id = ?, pepper_nonce = ?
 WHERE user_id = ?
 RETURNING user_id"""
 
@@ -217,7 +217,7 @@ class SqlStore(Store):
     def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
         params, report = json.dumps(record.params, sort_keys=True), json.dumps(record.report, sort_keys=True)
         columns = (record.scheme, params, record.helper, record.secret_hash, report, record.has_pin)
-        pipeline = (record.pipeline, record.pipeline_sha256, record.key_params)
+        pipeline = (record.pipeline, record.pipeline_sha256, record.key_params, record.pepper_id, record.pepper_nonce)
         insert = (record.user_id, *columns, now, *pipeline)
         with self._transaction() as cur:
             if replace:
@@ -325,13 +325,23 @@ class SqlStore(Store):
         if new_hash is not None:
             self._erase_remnants()
 
-    def change_pin(self, user_id: str, now: float, *, old_hash: str, helper: bytes, secret_hash: str) -> bool:
+    def change_pin(
+        self,
+        user_id: str,
+        now: float,
+        *,
+        old_hash: str,
+        helper: bytes,
+        secret_hash: str,
+        pepper_id: str | None = None,
+        pepper_nonce: bytes | None = None,
+    ) -> bool:
         with self._transaction() as cur:
             row = self._run(
                 cur,
-                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, helper = ?, secret_hash = ? "
-                "WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
-                (helper, secret_hash, user_id, old_hash),
+                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, helper = ?, secret_hash = ?, "
+                "pepper_id = ?, pepper_nonce = ? WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
+                (helper, secret_hash, pepper_id, pepper_nonce, user_id, old_hash),
             ).fetchone()
             if row is None:
                 return False
@@ -410,4 +420,6 @@ def _user(row: tuple[Any, ...]) -> UserRecord:
         pipeline=row[11],
         pipeline_sha256=row[12],
         key_params=row[13],
+        pepper_id=row[14],
+        pepper_nonce=None if row[15] is None else bytes(row[15]),
     )

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 import sketchauth
-from sketchauth.cli import demo, evaluate, features, reproduce, serve
+from sketchauth.cli import demo, evaluate, features, pepper, reproduce, serve
 from sketchauth.cli._common import DEFAULT_PROFILE_NAME, SubParsers
 from sketchauth.errors import SketchAuthError
 
@@ -37,7 +37,14 @@ __all__ = ["DEFAULT_PROFILE_NAME", "build_parser", "main"]
 Handler = Callable[[argparse.Namespace], int]
 
 #: One entry per sub-command group; each adds its parser(s) and sets ``func``.
-_COMMANDS: list[Callable[[SubParsers], None]] = [demo.add, evaluate.add, serve.add, features.add, reproduce.add]
+_COMMANDS: list[Callable[[SubParsers], None]] = [
+    demo.add,
+    evaluate.add,
+    serve.add,
+    features.add,
+    reproduce.add,
+    pepper.add,
+]
 
 
 class _Version(argparse.Action):

@@ -46,6 +46,11 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_HASH_THREADS": ("hash_threads", "2", 2),
     "SKETCHAUTH_PIPELINES": ("pipelines_dir", "/srv/pipelines", "/srv/pipelines"),
     "SKETCHAUTH_PIN_MIN_ENTROPY": ("pin_min_entropy", "13.29", 13.29),
+    # pepper (service.pepper)
+    "SKETCHAUTH_PEPPER": ("pepper", "p" * 22, "p" * 22),
+    "SKETCHAUTH_PEPPER_FILE": ("pepper_file", "/run/secrets/pepper", "/run/secrets/pepper"),
+    "SKETCHAUTH_PEPPER_PREVIOUS": ("pepper_previous", "old-one, old-two", ("old-one", "old-two")),
+    "SKETCHAUTH_REQUIRE_PEPPER": ("require_pepper", "on", True),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -74,6 +79,10 @@ DEFAULTS: dict[str, Any] = {
     "hash_threads": 0,
     "pipelines_dir": None,
     "pin_min_entropy": None,
+    "pepper": None,
+    "pepper_file": None,
+    "pepper_previous": (),
+    "require_pepper": False,
 }
 
 

@@ -1,0 +1,128 @@
+"""``sketchauth pepper``: see and rotate the service's pepper (argparse here; the work in :mod:`service.pepper`).
+
+Peppers are secrets: they are **never** taken from the command line (argv is visible to every
+local user in ``ps`` and lands in shell histories). Each is read from an environment variable
+(``--new-env``/``--old-env``, by name) or from a file (``--new-file``/``--old-file``, first
+line). Defaults: the new pepper from ``SKETCHAUTH_PEPPER``, the old ones from
+``SKETCHAUTH_PEPPER_PREVIOUS`` (comma-separated) — the variables the service itself reads
+during a rotation. Without any old pepper only records stored in clear are wrapped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+__all__ = ["add"]
+
+
+def _database_url(args: argparse.Namespace) -> str:
+    return args.db or os.environ.get("SKETCHAUTH_DATABASE_URL") or "sqlite:///./sketchauth.db"
+
+
+def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    # optional dependency: the service extra, loaded when the command runs
+    from service.store import open_store
+
+    store = open_store(_database_url(args), postgres_schema=os.environ.get("SKETCHAUTH_SCHEMA") or "public")
+    store.migrate()
+    return store
+
+
+def _texts(env: str | None, path: str | None, default_env: str, *, many: bool, flag: str) -> list[str]:
+    """The pepper text(s) named by ``--*-env`` / ``--*-file`` (or ``default_env``)."""
+    # optional dependency: the service extra, loaded when the command runs
+    from service.pepper import read_pepper_file
+
+    if path:
+        return [read_pepper_file(path, flag)]
+    value = os.environ.get(env or default_env, "").strip()
+    if not value:
+        return []
+    return [v.strip() for v in value.split(",") if v.strip()] if many else [value]
+
+
+def _rotate(args: argparse.Namespace) -> int:
+    # optional dependency: the service extra, loaded when the command runs
+    from service.pepper import PepperSettingsError, parse_pepper, rotate
+
+    try:
+        new_texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
+        if not new_texts:
+            raise PepperSettingsError(
+                f"no new pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
+                "(a pepper is never taken from the command line)"
+            )
+        new = parse_pepper(new_texts[0], "new pepper")
+        old = [
+            parse_pepper(t, "old pepper")
+            for t in _texts(args.old_env, args.old_file, "SKETCHAUTH_PEPPER_PREVIOUS", many=True, flag="--old-file")
+        ]
+    except PepperSettingsError as exc:
+        print(f"sketchauth pepper rotate: {exc}", file=sys.stderr)
+        return 2
+    store = _open(args)
+    try:
+        result = rotate(store, new, old, batch_size=args.batch_size, max_batches=args.max_batches)
+    finally:
+        store.close()
+    print(json.dumps(result.to_dict(), indent=2))
+    if result.unreadable:
+        print(
+            f"sketchauth pepper rotate: {result.unreadable} records were wrapped by a pepper not given "
+            "(--old-env/--old-file); they were left as they are",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    # optional dependency: the service extra, loaded when the command runs
+    from service.pepper import census
+
+    store = _open(args)
+    try:
+        counts = census(store)
+    finally:
+        store.close()
+    print(json.dumps({("clear" if k is None else k): v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))}))
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Register ``sketchauth pepper status`` and ``sketchauth pepper rotate``."""
+    p = sub.add_parser(
+        "pepper",
+        help="see and rotate the service's pepper (needs the 'service' extra)",
+        description="Pepper operations on the service's database. Peppers are read from environment "
+        "variables or files, never from the command line.",
+    )
+    commands = p.add_subparsers(dest="pepper_command", required=True, metavar="ACTION")
+    status = commands.add_parser("status", help="stored records per pepper id ('clear': not wrapped)")
+    status.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
+    status.set_defaults(func=_status)
+    rotate = commands.add_parser(
+        "rotate",
+        help="re-wrap every stored helper with a new pepper (no biometric needed; resumable)",
+        description="Unwrap each record with its old pepper (or take it as stored in clear) and wrap it with "
+        "the new one and a fresh nonce, one transaction per batch. Records already wrapped by the new pepper "
+        "are skipped, so an interrupted rotation is resumed by running the command again. Exit status 1 when "
+        "some records were wrapped by a pepper not given.",
+    )
+    rotate.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
+    rotate.add_argument(
+        "--new-env", metavar="VAR", help="environment variable holding the new pepper (default SKETCHAUTH_PEPPER)"
+    )
+    rotate.add_argument("--new-file", metavar="PATH", help="file whose first line is the new pepper")
+    rotate.add_argument(
+        "--old-env",
+        metavar="VAR",
+        help="environment variable holding the old pepper(s), comma-separated (default SKETCHAUTH_PEPPER_PREVIOUS)",
+    )
+    rotate.add_argument("--old-file", metavar="PATH", help="file whose first line is the old pepper")
+    rotate.add_argument("--batch-size", type=int, default=200, help="records per transaction (default 200)")
+    rotate.add_argument("--max-batches", type=int, default=None, help="stop after this many batches (default: all)")
+    rotate.set_defaults(func=_rotate)

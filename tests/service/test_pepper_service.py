@@ -1,0 +1,373 @@
+"""The service with a pepper: settings, wrapped storage, every call, start-up refusals, rotation.
+
+In-process apps (``TestClient``) on a temporary SQLite database; the database is read directly to
+check what is stored. Rotation is driven by the admin endpoint and by ``sketchauth pepper rotate``,
+interrupted (bounded runs, a crash inside a batch) and resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from service_testing import ADMIN, AUTH, test_settings
+
+import service.pepper as service_pepper
+from service.app import create_app
+from service.pepper import PepperRing, PepperSettingsError, census, rotate
+from service.settings import Settings, SettingsError
+from service.store.sqlite import SQLiteStore
+from sketchauth.cli import main
+from sketchauth.pepper import Pepper, unwrap
+
+PEPPER_A = "pepper-A-0123456789abcdefghij"
+PEPPER_B = "pepper-B-0123456789abcdefghij"
+N = 1 << 20
+TEMPLATE = [987_651, 876_541, 765_431, 654_321]
+GENUINE = [987_640, 876_560, 765_400, 654_300]
+IMPOSTOR = [12_345, 23_456, 34_567, 45_678]
+PIN, NEW_PIN = "pin-7391-secret", "new-pin-2468"
+INTERVAL = {"scheme": "interval", "params": {"n": N, "v": 50, "features": 4}, "samples": [TEMPLATE]}
+PINSKETCH = {"scheme": "pinsketch", "params": {"m": 16, "t": 4}, "samples": [[3, 70, 1000, 2024, 65535]]}
+PINSKETCH_SAMPLE = [3, 70, 1001, 2024, 65535, 9]
+
+
+@contextmanager
+def app(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings), headers=AUTH) as c:
+        yield c
+
+
+def rows(settings: Settings) -> dict[str, tuple[bytes, str | None, bytes | None, bool]]:
+    path = settings.database_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        found = db.execute("SELECT user_id, helper, pepper_id, pepper_nonce, has_pin FROM users").fetchall()
+    return {u: (bytes(h), pid, None if n is None else bytes(n), bool(p)) for u, h, pid, n, p in found}
+
+
+def verified(c: TestClient, user: str, sample: list[int], pin: str | None = None) -> bool:
+    body: dict[str, object] = {"sample": sample}
+    if pin is not None:
+        body["pin"] = pin
+    response = c.post(f"/v1/users/{user}/verification", json=body)
+    assert response.status_code == 200, response.text
+    return bool(response.json()["verified"])
+
+
+def enrol_people(c: TestClient, count: int, prefix: str = "u") -> list[str]:
+    users = []
+    for i in range(count):
+        user = f"{prefix}{i}"
+        body = {**INTERVAL, "samples": [[x + 1000 * i for x in TEMPLATE]]}
+        assert c.post(f"/v1/users/{user}/enrolment", json=body).status_code == 201
+        users.append(user)
+    return users
+
+
+def all_verify(c: TestClient, users: list[str]) -> bool:
+    return all(verified(c, u, [x + 1000 * int(u.lstrip("uvw")) for x in GENUINE]) for u in users)
+
+
+# -- settings -----------------------------------------------------------------------------------------
+def test_required_pepper_missing_refuses_to_start(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="SKETCHAUTH_REQUIRE_PEPPER is on but no pepper"):
+        create_app(test_settings(tmp_path, require_pepper=True))
+    with app(test_settings(tmp_path, require_pepper=True, pepper=PEPPER_A)) as c:
+        assert c.get("/readyz").status_code == 200
+
+
+def test_serve_refuses_to_start_without_a_required_pepper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for variable in ("SKETCHAUTH_PEPPER", "SKETCHAUTH_PEPPER_FILE", "SKETCHAUTH_PEPPER_PREVIOUS"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("SKETCHAUTH_REQUIRE_PEPPER", "1")
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", "k" * 32)
+    assert main(["serve", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--port", "0"]) == 2
+    assert "no pepper is configured" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        ({"pepper": "too-short"}, "SKETCHAUTH_PEPPER: a pepper needs at least 128 bits"),
+        ({"pepper": "0123456789abcdef0123456789abcde"}, "128 bits"),  # 31 hex digits: 124 bits
+        ({"pepper_previous": (PEPPER_A,)}, "SKETCHAUTH_PEPPER_PREVIOUS needs a current"),
+        ({"pepper": PEPPER_A, "pepper_file": "/nonexistent"}, "not both"),
+        ({"pepper_file": "/nonexistent/pepper"}, "cannot read"),
+    ],
+)
+def test_bad_pepper_settings_are_refused_without_quoting_them(tmp_path: Path, changes: dict, match: str) -> None:
+    with pytest.raises(SettingsError, match=match) as info:
+        test_settings(tmp_path, **changes).validate()
+    for value in changes.values():
+        if isinstance(value, str) and value.startswith(("too", "0123")):
+            assert value not in str(info.value)
+
+
+def test_pepper_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "pepper"
+    path.write_text(PEPPER_A + "\n")
+    ring = test_settings(tmp_path, pepper_file=str(path)).pepper_ring()
+    assert ring.current == Pepper.from_text(PEPPER_A)
+
+
+def test_pepper_is_never_logged_only_its_id(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    settings = test_settings(tmp_path, pepper=PEPPER_B, pepper_previous=(PEPPER_A,))
+    with caplog.at_level(logging.INFO), app(settings) as c:
+        assert c.get("/readyz").status_code == 200
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    line = next(json.loads(m) for m in logged.splitlines() if '"event": "settings"' in m)
+    assert line["pepper"] == f"set (id {Pepper.from_text(PEPPER_B).id})"
+    assert line["pepper_previous"] == [f"id {Pepper.from_text(PEPPER_A).id}"]
+    assert PEPPER_A not in logged and PEPPER_B not in logged
+    assert PEPPER_A not in repr(settings) and PEPPER_B not in repr(settings)
+    assert PEPPER_B not in json.dumps(settings.public_view(), default=str)
+
+
+# -- every call with a pepper ---------------------------------------------------------------------
+def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    pepper = Pepper.from_text(PEPPER_A)
+    with app(settings) as c:
+        assert c.post("/v1/users/alice/enrolment", json={**INTERVAL, "pin": PIN}).status_code == 201
+        assert c.post("/v1/users/bob/enrolment", json=PINSKETCH).status_code == 201
+        stored = rows(settings)
+        for helper, pepper_id, nonce, _ in stored.values():
+            assert pepper_id == pepper.id and nonce is not None and len(nonce) == 16
+            assert unwrap(None, helper, pepper, nonce) != helper
+        assert verified(c, "alice", GENUINE, PIN)
+        assert not verified(c, "alice", GENUINE, "wrong-pin-000")
+        assert not verified(c, "alice", IMPOSTOR, PIN)
+        assert verified(c, "bob", PINSKETCH_SAMPLE)
+        assert not verified(c, "bob", [5, 6, 7, 8, 9, 10])
+        keys = [c.post("/v1/users/bob/key", json={"sample": PINSKETCH_SAMPLE, "context": "ctx/v1"}) for _ in range(2)]
+        assert keys[0].json()["verified"] and keys[0].json()["key"] == keys[1].json()["key"]
+        changed = c.post("/v1/users/alice/pin", json={"sample": GENUINE, "pin": PIN, "new_pin": NEW_PIN})
+        assert changed.json() == {"verified": True}
+        after = rows(settings)["alice"]
+        assert after[1] == pepper.id and after[2] != stored["alice"][2]  # a fresh nonce for the new helper
+        assert verified(c, "alice", GENUINE, NEW_PIN) and not verified(c, "alice", GENUINE, PIN)
+        assert c.get("/v1/users/alice/report").status_code == 200
+    raw = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
+    assert PEPPER_A.encode() not in raw and pepper.key not in raw
+
+
+def test_records_stored_in_clear_keep_working_and_are_marked(tmp_path: Path) -> None:
+    plain = test_settings(tmp_path)
+    with app(plain) as c:
+        users = enrol_people(c, 3)
+    assert {pid for _, pid, _, _ in rows(plain).values()} == {None}
+    peppered = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(peppered) as c:
+        assert all_verify(c, users)
+        assert c.post("/v1/users/new/enrolment", json=INTERVAL).status_code == 201
+        status = c.get("/v1/admin/pepper", headers=ADMIN).json()
+        assert status["records"] == {"clear": 3, Pepper.from_text(PEPPER_A).id: 1}
+        assert all_verify(c, users)
+
+
+def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> None:
+    with app(test_settings(tmp_path, pepper=PEPPER_A)) as c:
+        enrol_people(c, 1)
+    for settings in (test_settings(tmp_path), test_settings(tmp_path, pepper=PEPPER_B)):
+        with pytest.raises(PepperSettingsError, match="no configured pepper has"), app(settings):
+            pass
+
+
+def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
+    """Reading with the right id but the wrong key (simulated) unwraps to a valid helper that fails."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        enrol_people(c, 1)
+    store = SQLiteStore.from_url(settings.database_url)
+    try:
+        record = store.get("u0")
+        wrong = Pepper.from_text(PEPPER_B)
+        helper = unwrap(None, record.helper, wrong, record.pepper_nonce)
+        assert helper != unwrap(None, record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
+    finally:
+        store.close()
+
+
+# -- rotation -------------------------------------------------------------------------------------------
+def test_admin_rotation_bounded_runs_resume_and_every_record_stays_readable(tmp_path: Path) -> None:
+    with app(test_settings(tmp_path, pepper=PEPPER_A)) as c:
+        users = enrol_people(c, 5)
+    rotating = test_settings(tmp_path, pepper=PEPPER_B, pepper_previous=(PEPPER_A,))
+    a, b = Pepper.from_text(PEPPER_A).id, Pepper.from_text(PEPPER_B).id
+    with app(rotating) as c:
+        first = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={"batch_size": 2, "max_batches": 1})
+        assert first.status_code == 200, first.text
+        assert first.json() == {
+            "new_id": b,
+            "rewrapped": 2,
+            "unreadable": 0,
+            "batches": 1,
+            "remaining": 3,
+            "complete": False,
+        }
+        assert c.get("/v1/admin/pepper", headers=ADMIN).json()["records"] == {a: 3, b: 2}
+        assert all_verify(c, users)  # half rotated: old and new pepper both read
+        rest = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={}).json()
+        assert (rest["rewrapped"], rest["remaining"], rest["complete"]) == (3, 0, True)
+        again = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={}).json()
+        assert (again["rewrapped"], again["remaining"], again["complete"]) == (0, 0, True)  # nothing left to do
+        assert c.post("/v1/admin/pepper/rotation", json={}).status_code == 403  # the API key lacks the admin scope
+    with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:  # the old pepper retired
+        assert all_verify(c, users)
+
+
+def test_admin_rotation_needs_a_pepper(tmp_path: Path) -> None:
+    with app(test_settings(tmp_path)) as c:
+        response = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={})
+        assert response.status_code == 409 and response.json()["type"].endswith("no-pepper")
+
+
+def test_rotation_interrupted_inside_a_batch_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash in the middle of a batch rolls the whole batch back: every record is old or new."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        users = enrol_people(c, 6)
+    new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
+    calls = {"n": 0}
+    real = service_pepper.wrap_new
+
+    def crashing(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
+        calls["n"] += 1
+        if calls["n"] == 5:  # the second record of the second batch
+            raise RuntimeError("power cut")
+        return real(pepper, helper)
+
+    store = SQLiteStore.from_url(settings.database_url)
+    try:
+        monkeypatch.setattr(service_pepper, "wrap_new", crashing)
+        with pytest.raises(RuntimeError, match="power cut"):
+            rotate(store, new, [old], batch_size=3)
+        assert census(store) == {old.id: 3, new.id: 3}  # the first batch committed, the second rolled back
+        monkeypatch.setattr(service_pepper, "wrap_new", real)
+        result = rotate(store, new, [old], batch_size=3)
+        assert (result.rewrapped, result.remaining, result.complete) == (3, 0, True)
+    finally:
+        store.close()
+    with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:
+        assert all_verify(c, users)
+
+
+def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = test_settings(tmp_path)
+    with app(plain) as c:
+        clear_users = enrol_people(c, 2, prefix="v")
+    with app(test_settings(tmp_path, pepper=PEPPER_A)) as c:
+        users = enrol_people(c, 3, prefix="w")
+    db = plain.database_url
+    monkeypatch.delenv("SKETCHAUTH_PEPPER_PREVIOUS", raising=False)
+    monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_B)
+    # No old pepper given: the clear records are wrapped, A's are reported unreadable (exit 1).
+    assert main(["pepper", "rotate", "--db", db]) == 1
+    out = capsys.readouterr()
+    assert json.loads(out.out)["unreadable"] == 3 and "left as they are" in out.err
+    old_file = tmp_path / "old-pepper"
+    old_file.write_text(PEPPER_A + "\n")
+    # Interrupted: one batch of one record, then the rest.
+    assert (
+        main(["pepper", "rotate", "--db", db, "--old-file", str(old_file), "--batch-size", "1", "--max-batches", "1"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["remaining"] == 2
+    monkeypatch.setenv("OLD_PEPPER", PEPPER_A)
+    assert main(["pepper", "rotate", "--db", db, "--old-env", "OLD_PEPPER"]) == 0
+    assert json.loads(capsys.readouterr().out)["remaining"] == 0
+    assert main(["pepper", "status", "--db", db]) == 0
+    assert json.loads(capsys.readouterr().out) == {Pepper.from_text(PEPPER_B).id: 5}
+    with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:
+        assert all_verify(c, users + clear_users)
+
+
+def test_cli_never_takes_a_pepper_from_the_command_line(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.delenv("SKETCHAUTH_PEPPER", raising=False)
+    assert main(["pepper", "rotate", "--db", "sqlite:///unused.db"]) == 2
+    assert "never taken from the command line" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["pepper", "rotate", "--new", PEPPER_A])
+
+
+def test_ring_ignores_a_previous_pepper_equal_to_the_current_one(tmp_path: Path) -> None:
+    ring = PepperRing.from_settings(test_settings(tmp_path, pepper=PEPPER_A, pepper_previous=(PEPPER_A, PEPPER_B)))
+    assert [p.id for p in ring.previous] == [Pepper.from_text(PEPPER_B).id]
+
+
+def test_every_read_costs_one_unwrap_enrolled_or_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown id (or a record stored in clear) unwraps the last wrapped record read, so that
+    the unwrap's fraction of a millisecond does not tell enrolled ids from unknown ones."""
+    plain = test_settings(tmp_path)
+    with app(plain) as c:
+        enrol_people(c, 1, prefix="v")  # stored in clear
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        enrol_people(c, 1)
+    store = service_pepper.PepperedStore(SQLiteStore.from_url(settings.database_url), settings.pepper_ring())
+    calls: list[str | None] = []
+    real = service_pepper.unwrap_record
+
+    def counting(ring: PepperRing, record):  # type: ignore[no-untyped-def]
+        calls.append(record.user_id)
+        return real(ring, record)
+
+    monkeypatch.setattr(service_pepper, "unwrap_record", counting)
+    try:
+        assert store.get("nobody") is None and calls == []  # nothing read yet: nothing to unwrap
+        assert store.get("u0").helper != rows(settings)["u0"][0]
+        assert store.get("nobody") is None
+        assert store.get("v0").helper == rows(settings)["v0"][0]
+        assert calls == ["u0", "u0", "u0"]
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_rotation_on_postgresql_interrupted_and_resumed(
+    tmp_path: Path, postgres_available: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on PostgreSQL (rows locked FOR UPDATE per batch, BYTEA nonces): a crash inside a
+    batch rolls it back, the re-run finishes, every call works with the new pepper."""
+    from service.store.postgres import PostgresStore
+
+    def on_postgres(**changes: object) -> Settings:
+        return test_settings(tmp_path, database_url=postgres_available, postgres_schema=postgres_schema, **changes)
+
+    with app(on_postgres(pepper=PEPPER_A)) as c:
+        users = enrol_people(c, 5)
+        assert c.post("/v1/users/pin-user/enrolment", json={**INTERVAL, "pin": PIN}).status_code == 201
+    new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
+    real, calls = service_pepper.wrap_new, {"n": 0}
+
+    def crashing(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("power cut")
+        return real(pepper, helper)
+
+    store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)
+    try:
+        monkeypatch.setattr(service_pepper, "wrap_new", crashing)
+        with pytest.raises(RuntimeError, match="power cut"):
+            rotate(store, new, [old], batch_size=2)
+        assert census(store) == {old.id: 4, new.id: 2}
+        monkeypatch.setattr(service_pepper, "wrap_new", real)
+        assert rotate(store, new, [old], batch_size=2).remaining == 0
+    finally:
+        store.close()
+    with app(on_postgres(pepper=PEPPER_B)) as c:
+        assert all_verify(c, users)
+        assert verified(c, "pin-user", GENUINE, PIN)
+        changed = c.post("/v1/users/pin-user/pin", json={"sample": GENUINE, "pin": PIN, "new_pin": NEW_PIN})
+        assert changed.json() == {"verified": True} and verified(c, "pin-user", GENUINE, NEW_PIN)
