@@ -70,7 +70,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import comb
 from typing import Any
 
@@ -86,7 +86,7 @@ from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.pinsketch import PinSketch
-from sketchauth.sketches.registry import descriptors
+from sketchauth.sketches.registry import descriptors, scheme_descriptor
 from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 __all__ = [
@@ -95,6 +95,7 @@ __all__ = [
     "Linkability",
     "LinkagePairs",
     "UnlinkabilityResult",
+    "attack_for_key",
     "crt_candidates",
     "difference_decoding_score",
     "evaluate_unlinkability",
@@ -426,18 +427,38 @@ _ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] 
 }
 
 
+def _unknown_key(key: str) -> ParameterError:
+    known = sorted(k for found in descriptors().values() for k in found.linkage_attacks)
+    return ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(known)}")
+
+
+def attack_for_key(key: str) -> Attack:
+    """The linkage attack the descriptors name for an attack key (``interval``,
+    ``asymmetric-interval/s2``: see :meth:`~sketchauth.sketches.base.SchemeDescriptor.attack_key`),
+    described for that family's sample kind. ``ParameterError`` for a key no family names."""
+    try:
+        d = scheme_descriptor(key.partition("/")[0])
+    except ParameterError:  # unknown, or a composite without a descriptor
+        raise _unknown_key(key) from None
+    name = d.linkage_attacks.get(key)
+    if name is None or name not in LINKAGE_ATTACKS:
+        raise _unknown_key(key)
+    attack = LINKAGE_ATTACKS[name]
+    return replace(attack, description=attack.describe(d.sample_kind))
+
+
 def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
     """The descriptor's attack key of ``sketch`` (``asymmetric-interval/s2``) and its linkage attack.
 
-    ``ParameterError`` for a sketch whose family names none (or a composite without a descriptor).
+    ``ParameterError`` for a sketch whose family names none (or a composite without a
+    descriptor), or that is not of the class the attack reads.
     """
     d = getattr(type(sketch), "descriptor", None)
     key = sketch.scheme_name if d is None else d.attack_key(sketch.params())
-    name = None if d is None else d.linkage_attacks.get(key)
-    if name not in LINKAGE_ATTACKS or not isinstance(sketch, _ATTACK_CLASSES[name]):
-        known = sorted(k for found in descriptors().values() for k, a in found.linkage_attacks.items())
-        raise ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(known)}")
-    return key, LINKAGE_ATTACKS[name]
+    attack = attack_for_key(key)
+    if not isinstance(sketch, _ATTACK_CLASSES[attack.name]):
+        raise _unknown_key(key)
+    return key, attack
 
 
 # -- reversibility probes ---------------------------------------------------------------------------------
@@ -665,7 +686,7 @@ def evaluate_unlinkability(
         scheme=sketch.scheme_name,
         params=sketch.params(),
         attack=attack.name,
-        description=attack.describe(sketch.descriptor.sample_kind),
+        description=attack.description,
         higher_is_mated=attack.higher_is_mated,
         mated_scores=mated,
         nonmated_scores=nonmated,

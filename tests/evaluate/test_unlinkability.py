@@ -12,6 +12,7 @@ from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, syntheti
 from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.unlinkability import (
     LINKAGE_ATTACKS,
+    attack_for_key,
     crt_candidates,
     difference_decoding,
     difference_decoding_score,
@@ -218,8 +219,14 @@ def test_each_family_s_descriptor_names_its_linkage_attack() -> None:
         "weighted-vault": "differential-cross-matching",
     }
     for key, sketch in sketches.items():
-        assert linkage_attack(sketch) == (key, LINKAGE_ATTACKS[expected[key]])
-    assert LINKAGE_ATTACKS["difference-decoding"].describe("bytes") == "weight of decode(S xor S', 0)"
-    assert LINKAGE_ATTACKS["difference-decoding"].describe("set") == "size of decode(s(A) xor s(B), {})"
+        found_key, attack = linkage_attack(sketch)
+        assert found_key == key and attack == attack_for_key(key)
+        assert (attack.name, attack.score) == (expected[key], LINKAGE_ATTACKS[expected[key]].score)
+    assert attack_for_key("code-offset").description == "weight of decode(S xor S', 0)"
+    assert attack_for_key("pinsketch").description == "size of decode(s(A) xor s(B), {})"
+    assert attack_for_key("interval") == LINKAGE_ATTACKS["residue-distance"]
     with pytest.raises(ParameterError, match="no linkage attack for scheme 'chaff-point'"):
         linkage_attack(ChaffPointSketch(64, 4, 2))
+    for key in ("asymmetric-interval/s9", "mixed", "nonesuch"):
+        with pytest.raises(ParameterError, match=f"no linkage attack for scheme '{key}'; known: .*pinsketch"):
+            attack_for_key(key)
