@@ -27,9 +27,12 @@ The single-template rules of the evaluation (``enrol_fn(sketch, samples, setting
 * :func:`enrol_byte_mode` — code-offset: per position the most frequent byte;
 * :func:`enrol_majority_set` — the set schemes: the elements present in more than half of the
   samples; :func:`fit_set_size` makes such a set exactly ``m`` elements for the complete vault
-  (:func:`enrol_fuzzy_vault`); :func:`enrol_weighted_vault` and :func:`enrol_asymmetric_margin`
-  apply :func:`enrol_weighted_set` and the asymmetric sketch's own template rule with the sketch's
-  parameters.
+  (:func:`enrol_fuzzy_vault`).
+
+The schemes that enrol from several captures do so through their descriptor's template hook, in
+the evaluation as in the service: :func:`weighted_vault_template` (:func:`enrol_weighted_set` with
+the vault's parameters) and :func:`asymmetric_template` (the asymmetric sketch's own rule; an
+evaluation sweeping the enrolment margin passes it as the hook's ``margin`` option).
 
 Nothing here keeps or logs the samples; errors name positions, never values.
 
@@ -62,14 +65,12 @@ __all__ = [
     "MAX_SAMPLES",
     "SPREADS",
     "asymmetric_template",
-    "enrol_asymmetric_margin",
     "enrol_byte_mode",
     "enrol_fuzzy_vault",
     "enrol_interval",
     "enrol_majority_set",
     "enrol_rounded_mean",
     "enrol_weighted_set",
-    "enrol_weighted_vault",
     "fit_set_size",
     "fit_weights",
     "weighted_vault_template",
@@ -298,21 +299,8 @@ def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
 
 def enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the complete fuzzy vault: the majority set made exactly ``m`` elements of ``[0, p)``."""
-    return fit_set_size(enrol_majority_set(sketch, samples), sketch.m, sketch.p)  # type: ignore[attr-defined]
-
-
-def enrol_weighted_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Template of the weighted vault: :func:`enrol_weighted_set` with the sketch's ``q``, ``p`` and ``g``."""
-    return enrol_weighted_set(list(samples), sketch.q, p=sketch.p, total=sketch.g)  # type: ignore[attr-defined]
-
-
-def enrol_asymmetric_margin(sketch: SecureSketch, samples: Any, setting: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Template of the asymmetric interval sketch with the swept ``setting`` as enrolment margin.
-
-    ``v = clip(range + margin, 1, q)``; the captures are quantised by the sketch's own quantiser
-    (``step``, ``offset``) inside ``sketch.template``.
-    """
-    return sketch.template(samples, margin=int(setting))  # type: ignore[attr-defined]
+    params = sketch.params()
+    return fit_set_size(enrol_majority_set(sketch, samples), int(params["m"]), int(params["p"]))
 
 
 # -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------

@@ -14,6 +14,10 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from service.store import Store
 
 __all__ = ["add"]
 
@@ -22,7 +26,7 @@ def _database_url(args: argparse.Namespace) -> str:
     return args.db or os.environ.get("SKETCHAUTH_DATABASE_URL") or "sqlite:///./sketchauth.db"
 
 
-def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _open(args: argparse.Namespace) -> Store:
     # optional dependency: the service extra, loaded when the command runs
     from service.store import open_store
 

@@ -1,16 +1,29 @@
 """How each registered scheme is evaluated: data kind, swept parameter, enrolment rule, decider.
 
 An :class:`SchemeAdapter` binds a scheme name to what :func:`sketchauth.evaluate.error_rates.evaluate_scheme`
-needs: the template rule of :mod:`sketchauth.templates` (``enrol_fn(sketch, samples, setting)``),
-the exact decider of :mod:`sketchauth.evaluate.deciders` (or the scheme's real batch decoder), the
-parameter a sweep varies, the unprotected baselines to report beside it
-(:mod:`sketchauth.evaluate.baselines`) and how a raw sample becomes what ``decode`` takes.
+needs: its enrolment rule (``enrol_fn(sketch, samples, setting)``), its decider
+(:mod:`sketchauth.evaluate.deciders`), the parameter a sweep varies, the unprotected baselines to
+report beside it (:mod:`sketchauth.evaluate.baselines`) and how a raw sample becomes what
+``decode`` takes. The adapters derive from the schemes' descriptors
+(:class:`~sketchauth.sketches.base.SchemeDescriptor`): every registered family with a ``sweep``
+has one, looked up when it is needed (so a family registered later is evaluated too):
+
+* data kind and baseline metrics by the descriptor's ``sample_kind``;
+* enrolment: the descriptor's ``template`` hook when it has one (the swept setting as its option
+  when ``sweep_at_enrolment``), otherwise the single-template rule of the sample kind
+  (:func:`~sketchauth.templates.enrol_rounded_mean`, :func:`~sketchauth.templates.enrol_byte_mode`,
+  :func:`~sketchauth.templates.enrol_majority_set`);
+* decision: the scheme's real batch decoder (:func:`~sketchauth.evaluate.deciders.decide_batch`)
+  unless :data:`ACCELERATED_DECIDERS` has an exact array rule for it.
+
+The few evaluation-only rules that are not the scheme's (the complete vault's fixed-size
+enrolment and probes, the weighted vault's probe cap) are the ``*_OVERRIDES`` tables here.
 :func:`fit_quantiser_params` fits the interval family's range to the enrolment samples.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,24 +33,41 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors, rows_by_identity
 from sketchauth.evaluate.deciders import DecideFn, decide_batch, decide_exact, decide_interval
 from sketchauth.evaluate.trials import Data, EnrolFn
-from sketchauth.sketches.base import SecureSketch, scheme_class
+from sketchauth.sketches.base import SampleKind, SchemeDescriptor, SecureSketch, scheme_class
 from sketchauth.sketches.params import check_int, check_positive_float
+from sketchauth.sketches.registry import descriptors, scheme_descriptor
 from sketchauth.sketches.samples import Quantiser
 from sketchauth.sketches.vault import MAX_CANDIDATE_POINTS
 from sketchauth.templates import (
-    enrol_asymmetric_margin,
     enrol_byte_mode,
     enrol_fuzzy_vault,
     enrol_majority_set,
     enrol_rounded_mean,
-    enrol_weighted_vault,
     fit_set_size,
 )
 
-__all__ = ["ADAPTERS", "QUANTISED_SCHEMES", "ProbeFn", "SchemeAdapter", "adapter", "fit_quantiser_params"]
+__all__ = [
+    "ACCELERATED_DECIDERS",
+    "ADAPTERS",
+    "BASELINE_METRICS",
+    "DATA_KINDS",
+    "ENROL_OVERRIDES",
+    "PROBES",
+    "PROBE_OVERRIDES",
+    "QUANTISED_SCHEMES",
+    "SINGLE_TEMPLATES",
+    "ProbeFn",
+    "SchemeAdapter",
+    "TemplateEnrol",
+    "adapter",
+    "adapter_for",
+    "fit_quantiser_params",
+]
 
 #: ``probe_fn(sample) -> probe``: one raw sample to what ``decode`` takes.
 ProbeFn = Callable[[Any], Any]
+#: ``probe_for(params) -> probe_fn`` (``None``: the raw sample is the probe).
+ProbeFor = Callable[[dict[str, Any]], ProbeFn | None]
 
 
 # -- probe conversions ------------------------------------------------------------------------------------
@@ -61,6 +91,67 @@ def _weighted_vault_probe(params: dict[str, Any]) -> ProbeFn:
     return lambda x: np.asarray(x, dtype=np.int64)[:most]
 
 
+def _no_probe(params: dict[str, Any]) -> ProbeFn | None:
+    return None
+
+
+def _bytes_probe(params: dict[str, Any]) -> ProbeFn:
+    return _row_to_bytes
+
+
+# -- what the sample kind decides ---------------------------------------------------------------------------
+#: The evaluation's data kind of each sample kind (:mod:`sketchauth.evaluate.data`).
+DATA_KINDS: Mapping[SampleKind, str] = {"vector": "vectors", "bytes": "strings", "set": "sets"}
+#: The unprotected comparisons reported beside a scheme, by sample kind.
+BASELINE_METRICS: Mapping[SampleKind, tuple[str, ...]] = {
+    "vector": ("euclidean", "chebyshev"),
+    "bytes": ("hamming",),
+    "set": ("set-difference",),
+}
+#: The single-template rule (``enrol_fn``) of a scheme without a template hook, by sample kind.
+SINGLE_TEMPLATES: Mapping[SampleKind, EnrolFn] = {
+    "vector": enrol_rounded_mean,
+    "bytes": enrol_byte_mode,
+    "set": enrol_majority_set,
+}
+#: How a raw sample becomes a probe, by sample kind (vectors and sets are probes as they are).
+PROBES: Mapping[SampleKind, ProbeFor] = {"bytes": _bytes_probe}
+
+# -- evaluation-only rules, by scheme ---------------------------------------------------------------------
+#: Enrolment rules of the evaluation that are not the scheme's own (the complete vault takes
+#: exactly ``m`` elements: the majority set is cut or padded to that size).
+ENROL_OVERRIDES: Mapping[str, EnrolFn] = {"fuzzy-vault": enrol_fuzzy_vault}
+#: Probe conversions of the evaluation that are not the sample kind's (vault probe sizes).
+PROBE_OVERRIDES: Mapping[str, ProbeFor] = {
+    "fuzzy-vault": _fuzzy_vault_probe,
+    "weighted-vault": _weighted_vault_probe,
+}
+#: Exact array deciders that stand in for real decoding (the same run cross-checks them against
+#: real decodes); every other scheme is decided by its own batch decoder.
+ACCELERATED_DECIDERS: Mapping[str, DecideFn] = {
+    "interval": decide_interval,
+    "code-offset": decide_exact,
+    "pinsketch": decide_exact,
+    "asymmetric-interval": decide_exact,
+}
+
+
+@dataclass(frozen=True)
+class TemplateEnrol:
+    """``enrol_fn`` of a scheme with a template hook: the sketch's descriptor makes the secret.
+
+    With ``option`` (the swept template option, ``sweep_at_enrolment``) the setting is passed to
+    the hook as ``{option: int(setting)}`` (e.g. the asymmetric sketch's enrolment margin). A
+    picklable callable, not a closure: evaluations send it to worker processes.
+    """
+
+    option: str | None = None
+
+    def __call__(self, sketch: SecureSketch, samples: Any, setting: Any = None) -> Any:
+        options = {} if self.option is None else {self.option: int(setting)}
+        return sketch.descriptor.secret_from_captures(sketch, list(samples), options)
+
+
 @dataclass(frozen=True)
 class SchemeAdapter:
     """How to evaluate one registered scheme: data kind, swept parameter, enrolment, decider.
@@ -77,56 +168,59 @@ class SchemeAdapter:
     enrol: EnrolFn
     decide: DecideFn
     baseline_metrics: tuple[str, ...]
-    probe_for: Callable[[dict[str, Any]], ProbeFn | None] = lambda params: None
+    probe_for: ProbeFor = _no_probe
     min_enrol_samples: int = 1
     sweep_at_enrolment: bool = False
 
     def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
+        """The sketch at ``setting`` (``from_params`` raises ``ParameterError`` naming a bad parameter)."""
         merged = dict(params) if self.sweep_at_enrolment else {**params, self.sweep: setting}
+        return scheme_class(self.scheme).from_params(merged)
+
+
+def adapter_for(d: SchemeDescriptor) -> SchemeAdapter:
+    """The adapter of a family, from its descriptor (``ParameterError`` if it has no sweep)."""
+    if d.sweep is None:
+        raise ParameterError(f"{d.name} has no swept parameter: the error-rate evaluation does not cover it")
+    if d.template is not None:
+        enrol: EnrolFn = TemplateEnrol(d.sweep if d.sweep_at_enrolment else None)
+    else:
+        enrol = SINGLE_TEMPLATES[d.sample_kind]
+    return SchemeAdapter(
+        scheme=d.name,
+        data_kind=DATA_KINDS[d.sample_kind],
+        sweep=d.sweep,
+        enrol=ENROL_OVERRIDES.get(d.name, enrol),
+        decide=ACCELERATED_DECIDERS.get(d.name, decide_batch),
+        baseline_metrics=BASELINE_METRICS[d.sample_kind],
+        probe_for=PROBE_OVERRIDES.get(d.name, PROBES.get(d.sample_kind, _no_probe)),
+        min_enrol_samples=d.min_captures,
+        sweep_at_enrolment=d.sweep_at_enrolment,
+    )
+
+
+class _Adapters(Mapping[str, SchemeAdapter]):
+    """Every registered family with a swept parameter → its adapter, derived on each look-up
+    from the registry (a family registered after import, e.g. in a test, is included)."""
+
+    def __getitem__(self, scheme: str) -> SchemeAdapter:
         try:
-            return scheme_class(self.scheme).from_params(merged)
-        except KeyError as exc:
-            raise ParameterError(f"{self.scheme} needs parameter {exc.args[0]!r} in --params") from None
+            d = scheme_descriptor(scheme)
+        except ParameterError:  # unknown, or a composite without a descriptor
+            raise KeyError(scheme) from None
+        if d.sweep is None:
+            raise KeyError(scheme)
+        return adapter_for(d)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, d in descriptors().items() if d.sweep is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
-ADAPTERS: dict[str, SchemeAdapter] = {
-    "interval": SchemeAdapter(
-        "interval", "vectors", "v", enrol_rounded_mean, decide_interval, ("euclidean", "chebyshev")
-    ),
-    "code-offset": SchemeAdapter(
-        "code-offset",
-        "strings",
-        "t",
-        enrol_byte_mode,
-        decide_exact,
-        ("hamming",),
-        probe_for=lambda params: _row_to_bytes,
-    ),
-    "pinsketch": SchemeAdapter("pinsketch", "sets", "t", enrol_majority_set, decide_exact, ("set-difference",)),
-    "fuzzy-vault": SchemeAdapter(
-        "fuzzy-vault", "sets", "t", enrol_fuzzy_vault, decide_batch, ("set-difference",), probe_for=_fuzzy_vault_probe
-    ),
-    "weighted-vault": SchemeAdapter(
-        "weighted-vault",
-        "sets",
-        "t",
-        enrol_weighted_vault,
-        decide_batch,
-        ("set-difference",),
-        probe_for=_weighted_vault_probe,
-        min_enrol_samples=2,
-    ),
-    "asymmetric-interval": SchemeAdapter(
-        "asymmetric-interval",
-        "vectors",
-        "margin",
-        enrol_asymmetric_margin,
-        decide_exact,
-        ("euclidean", "chebyshev"),
-        min_enrol_samples=2,
-        sweep_at_enrolment=True,
-    ),
-}
+#: scheme name -> :class:`SchemeAdapter`, for every registered family with a ``sweep``.
+ADAPTERS: Mapping[str, SchemeAdapter] = _Adapters()
 
 
 def adapter(scheme: str) -> SchemeAdapter:
@@ -139,8 +233,8 @@ def adapter(scheme: str) -> SchemeAdapter:
         ) from None
 
 
-#: The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data.
-QUANTISED_SCHEMES = ("interval", "asymmetric-interval")
+#: The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data (a ``step`` parameter).
+QUANTISED_SCHEMES = tuple(name for name, d in descriptors().items() if "step" in d.parameters.names)
 
 
 def fit_quantiser_params(

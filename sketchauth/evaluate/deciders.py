@@ -40,8 +40,8 @@ rule with numpy:
 * the **fuzzy vaults** are decided by their real batch decoders
   (:func:`decide_batch`), which are already the scheme.
 
-Deciders marked ``vectorised`` (numpy releases the GIL) run on threads, the others on processes
-(:func:`decide_chunked`).
+The array deciders (:data:`VECTORISED`, or any decider with a true ``vectorised`` attribute: numpy
+releases the GIL) run on threads, the others on processes (:func:`decide_chunked`).
 
 :func:`crosscheck_by_decoding` re-decides a seeded sample of trials by real ``decode`` and
 compares: every trial when a run has at most :data:`CROSSCHECK_MIN` comparisons, otherwise at
@@ -62,12 +62,17 @@ import numpy as np
 from sketchauth.enrolment import Enrolment, hasher, secret_message, verify
 from sketchauth.errors import DecodeError, SampleError
 from sketchauth.evaluate.trials import Enrolled
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.interval import IntervalSketch
+from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = [
     "ASYMMETRIC_RULES",
     "CROSSCHECK_MIN",
     "INTERVAL_CHUNK",
+    "VECTORISED",
     "AcceptanceRule",
     "DecideFn",
     "crosscheck_by_decoding",
@@ -169,7 +174,7 @@ def decide_batch(
     helpers = [enrolled.helpers[e] for e in enrolled_index.tolist()]
     samples = [probes[q] for q in probe_index.tolist()]
     try:
-        results = _decode_many(sketch, helpers, samples)
+        results = sketch.decode_many(helpers, samples, errors="return")
     except SampleError:
         return decide_by_decoding(sketch, enrolled, probes, enrolled_index, probe_index)
     accepted = np.zeros(len(results), dtype=bool)
@@ -179,44 +184,18 @@ def decide_batch(
     return accepted, np.zeros(len(results), dtype=bool)
 
 
-def _decode_many(sketch: SecureSketch, helpers: list[bytes], samples: list[Any]) -> list[Any]:
-    """``sketch.decode_many(helpers, samples, errors="return")``, the one batch signature.
-
-    The vaults and PinSketch define it; a sketch class that does not (yet) inherit it from the
-    :class:`~sketchauth.sketches.base.SecureSketch` base class is decoded one pair at a time with
-    the same meaning (a ``DecodeError`` instance in place of a failed decoding).
-    """
-    decode_many: Callable[..., list[Any]] | None = getattr(sketch, "decode_many", None)
-    if decode_many is None:
-        return [_decode_or_error(sketch, h, x) for h, x in zip(helpers, samples, strict=True)]
-    return decode_many(helpers, samples, errors="return")
-
-
-def _decode_or_error(sketch: SecureSketch, helper: bytes, sample: Any) -> Any:
-    try:
-        return sketch.decode(helper, sample)
-    except DecodeError as exc:
-        return exc
-
-
 # -- helpers ---------------------------------------------------------------------------------------
 def _empty() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
 
 
-def _fallback(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    if hasattr(sketch, "decode_many"):
-        return decide_batch(sketch, enrolled, probes, e, q)
-    return decide_by_decoding(sketch, enrolled, probes, e, q)
-
-
-def _levels(sketch: SecureSketch, probes: Any, used: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _levels(
+    sketch: IntervalSketch | AsymmetricIntervalSketch, probes: Any, used: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Levels of the probes ``used`` by the sketch's own quantiser, or ``None`` if not a matrix."""
     rows = probes[used] if isinstance(probes, np.ndarray) else [probes[i] for i in used.tolist()]
     try:
-        return sketch.quantiser.levels_many(rows, sketch.features)  # type: ignore[attr-defined]
+        return sketch.quantiser.levels_many(rows, sketch.features)
     except (SampleError, ValueError):
         return None
 
@@ -241,24 +220,27 @@ def decide_interval_exact(
     """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` for every feature (module docstring).
 
     Costs one subtraction, one absolute value and one comparison per feature and pair: about a
-    plain L∞ comparison of the same arrays (``benchmarks/bench_deciders.py``).
+    plain L∞ comparison of the same arrays (``benchmarks/bench_deciders.py``). Another
+    scheme's sketch is decided by its real batch decoder.
     """
     if len(enrolled_index) == 0:
         return _empty()
+    if not isinstance(sketch, IntervalSketch):
+        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     got = _levels(sketch, probes, used_q)
     if got is None:
-        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
     levels, refused = got
     used_e, local_e = np.unique(enrolled_index, return_inverse=True)
     b = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used_e.tolist()])
-    v = np.asarray(sketch.v, dtype=np.int64)  # type: ignore[attr-defined]
+    v = np.asarray(sketch.v, dtype=np.int64)
     moduli = 2 * v - 1
     stored = np.stack(
         [sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used_e.tolist()]
     )
     consistent = np.all(stored == b % moduli, axis=1)  # S ≡ b (mod 2v − 1), once per identity
-    span = max(int(sketch.n), int(np.abs(levels).max(initial=0))) * 2 + 1  # type: ignore[attr-defined]
+    span = max(int(sketch.n), int(np.abs(levels).max(initial=0))) * 2 + 1
     dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
     levels, b, v = levels.astype(dtype), b.astype(dtype), v.astype(dtype)
     accepted = _box(
@@ -276,7 +258,6 @@ def decide_interval_exact(
     return accepted, malformed
 
 
-decide_interval_exact.vectorised = True  # type: ignore[attr-defined]
 #: The interval adapter's decider (the exact rule; name kept for callers and docs).
 decide_interval = decide_interval_exact
 
@@ -289,12 +270,16 @@ def decide_by_real(
 
 # -- asymmetric interval -----------------------------------------------------------------------------
 def decide_asymmetric(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    sketch: AsymmetricIntervalSketch,
+    enrolled: Enrolled,
+    probes: Any,
+    enrolled_index: np.ndarray,
+    probe_index: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``."""
     if len(enrolled_index) == 0:
         return _empty()
-    rule = ASYMMETRIC_RULES.get(getattr(sketch, "scheme", ""))
+    rule = ASYMMETRIC_RULES.get(sketch.scheme)
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     got = None if rule is None else _levels(sketch, probes, used_q)
     if rule is None or got is None:
@@ -316,12 +301,12 @@ def _byte_rows(rows: Sequence[Any], n: int) -> np.ndarray | None:
 
 
 def decide_code_offset(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    sketch: CodeOffsetSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret."""
     if len(enrolled_index) == 0:
         return _empty()
-    n, t = int(sketch.n), int(sketch.t)  # type: ignore[attr-defined]
+    n, t = sketch.n, sketch.t
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     p = _byte_rows([probes[i] for i in used_q.tolist()], n)
     used_e, local_e = np.unique(enrolled_index, return_inverse=True)
@@ -363,21 +348,21 @@ def _popcount_rows(words: np.ndarray) -> np.ndarray:
 
 
 def decide_pinsketch(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    sketch: PinSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included)."""
     if len(enrolled_index) == 0:
         return _empty()
-    universe = 1 << int(sketch.m)  # type: ignore[attr-defined]
+    universe = 1 << sketch.m
     if universe > MAX_BITMAP_UNIVERSE:
-        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     p = _bitmaps([probes[i] for i in used_q.tolist()], universe)
     used_e, local_e = np.unique(enrolled_index, return_inverse=True)
     s = _bitmaps([enrolled.secrets[i] for i in used_e.tolist()], universe)
     if p is None or s is None:
-        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
-    t = int(sketch.t)  # type: ignore[attr-defined]
+        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
+    t = sketch.t
     accepted = np.empty(enrolled_index.size, dtype=bool)
     step = max(1, CHUNK * 32 // max(1, p.shape[1]))
     for start in range(0, accepted.size, step):
@@ -386,26 +371,24 @@ def decide_pinsketch(
     return accepted, np.zeros(accepted.size, dtype=bool)
 
 
-#: Exact decider of each scheme (by ``scheme_name``); others decode for real.
-EXACT_DECIDERS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
-    "interval": decide_interval_exact,
-    "asymmetric-interval": decide_asymmetric,
-    "code-offset": decide_code_offset,
-    "pinsketch": decide_pinsketch,
-}
-
-
 def decide_exact(
     sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The scheme's exact array decider, or its real (batch) decoder when it has none."""
-    decider = EXACT_DECIDERS.get(sketch.scheme_name)
-    if decider is None:
-        return _fallback(sketch, enrolled, probes, enrolled_index, probe_index)
-    return decider(sketch, enrolled, probes, enrolled_index, probe_index)
+    """The scheme's exact array decider, or its real batch decoder when it has none."""
+    if isinstance(sketch, IntervalSketch):
+        return decide_interval_exact(sketch, enrolled, probes, enrolled_index, probe_index)
+    if isinstance(sketch, AsymmetricIntervalSketch):
+        return decide_asymmetric(sketch, enrolled, probes, enrolled_index, probe_index)
+    if isinstance(sketch, CodeOffsetSketch):
+        return decide_code_offset(sketch, enrolled, probes, enrolled_index, probe_index)
+    if isinstance(sketch, PinSketch):
+        return decide_pinsketch(sketch, enrolled, probes, enrolled_index, probe_index)
+    return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
 
 
-decide_exact.vectorised = True  # type: ignore[attr-defined]
+#: The array deciders (numpy releases the GIL): :func:`decide_chunked` runs them on threads, as
+#: it does any decider with a true ``vectorised`` attribute; the others run on processes.
+VECTORISED: frozenset[Callable[..., Any]] = frozenset({decide_interval_exact, decide_exact})
 
 
 # -- the cross-check ---------------------------------------------------------------------------------
@@ -540,7 +523,7 @@ def decide_chunked(
         # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
         # (reedsolo, field arithmetic) needs processes.
         pool_type: type[ThreadPoolExecutor] | type[ProcessPoolExecutor] = (
-            ThreadPoolExecutor if getattr(decide, "vectorised", False) else ProcessPoolExecutor
+            ThreadPoolExecutor if decide in VECTORISED or getattr(decide, "vectorised", False) else ProcessPoolExecutor
         )
         with pool_type(max_workers=jobs) as pool:
             futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]

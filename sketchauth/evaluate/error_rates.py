@@ -35,16 +35,18 @@ outside it is a malformed probe (a rejection, counted). With a ``step`` but neit
 (:func:`fit_quantiser_params`: their smallest and largest value plus the widest tolerance as
 margin).
 
-Speed and exactness: every registered scheme is decided by its exact acceptance rule on arrays
+Speed and exactness: the registered schemes are decided by their exact acceptance rules on arrays
 (:mod:`sketchauth.evaluate.deciders`: the interval box, the s1/s2 rules, at most ``t`` byte errors,
-``|A Δ B| ≤ t``; the vaults by their batch decoders), and the same run re-decides a seeded sample
-of at least 10^4 comparisons (all of them in smaller runs) by real ``decode``; the result's
+``|A Δ B| ≤ t``), any other (the vaults, a new family) by its own batch decoder, and the same run
+re-decides a seeded sample of at least 10^4 comparisons (all of them in smaller runs) by real
+``decode``; the result's
 ``decode_check`` states how many disagreed (0 — anything else is a bug the report shows loudly).
 Custom deciders without the ``vectorised`` mark run in processes (``jobs``).
 
 Modules: this one runs the sweep and holds its result; the comparison plan and the enrolment of
 the population are :mod:`.trials`, the acceptance rules :mod:`.deciders`, the unprotected
-comparator :mod:`.baselines`, the per-scheme defaults :mod:`.adapters` and the templates
+comparator :mod:`.baselines`, the per-scheme defaults :mod:`.adapters` (derived from the schemes'
+descriptors) and the templates
 :mod:`sketchauth.templates`. Their public names are re-exported here.
 
 Extension point (a feature pipeline, ``--pipeline``): :func:`evaluate_scheme` takes callables —

@@ -51,6 +51,7 @@ from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.mixing import derive_pad, mix_symbols, unmix_symbols
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.chaff import ChaffPointSketch
+from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 
 __all__ = [
@@ -171,10 +172,10 @@ class GuessingResult:
 
 def default_secrets(sketch: SecureSketch) -> list[Any]:
     """Every secret of a tiny sketch: the chaff family's own list, or all interval vectors."""
-    if hasattr(sketch, "secret_space"):
-        secrets = list(sketch.secret_space())
-    elif sketch.scheme_name == "interval":
-        n, features = sketch.n, sketch.features  # type: ignore[attr-defined]
+    if isinstance(sketch, ChaffPointSketch):
+        secrets: list[Any] = list(sketch.secret_space())
+    elif isinstance(sketch, IntervalSketch):
+        n, features = sketch.n, sketch.features
         if n**features > MAX_DEFAULT_SECRETS:
             raise ParameterError(f"{n}^{features} secrets: pass `secrets` explicitly")
         secrets = [np.array(v) for v in itertools.product(range(n), repeat=features)]
@@ -196,7 +197,7 @@ class _Group:
     def of(cls, space: SymbolSpace, count: int) -> _Group:
         if space.kind == "xor":
             radices = np.full(count, 1 << space.bits, dtype=np.uint64) if space.bits < 64 else None
-            bits = space.bits * count
+            bits = float(space.bits * count)
         else:
             radices = np.asarray(space.moduli, dtype=np.uint64)
             bits = float(np.log2(radices.astype(float)).sum())

@@ -42,7 +42,6 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -51,8 +50,9 @@ from sketchauth.enrolment import hasher
 from sketchauth.entropy import entropy_loss, exact_joint, repeated_observation_rate
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
-from sketchauth.sketches.base import SecureSketch, scheme_class
+from sketchauth.sketches.base import SecureSketch, SmallInstance, scheme_class
 from sketchauth.sketches.params import check_int
+from sketchauth.sketches.registry import descriptors, scheme_descriptor
 
 __all__ = [
     "SMALL_INSTANCES",
@@ -195,52 +195,28 @@ def exact_leakage(sketch: SecureSketch, secrets: Sequence[Any]) -> ExactLeakage:
     )
 
 
-def _interval_small() -> tuple[dict[str, Any], list[Any]]:
-    return {"n": 12, "v": 2, "features": 1}, [[b] for b in range(12)]
-
-
-def _code_offset_small() -> tuple[dict[str, Any], list[Any]]:
-    # RS[3,1]: 256 messages per secret; 32 secrets differing in the first two bytes keep the
-    # enumeration at 8192 encodings.
-    return {"n": 3, "t": 1}, [bytes([a, b, 0]) for a in range(4) for b in range(8)]
-
-
-def _fuzzy_vault_small() -> tuple[dict[str, Any], list[Any]]:
-    return {"p": 5, "m": 3, "t": 1}, [list(c) for c in combinations(range(5), 3)]
-
-
-def _asymmetric_small(scheme: str) -> tuple[dict[str, Any], list[Any]]:
-    return {"n": 6, "q": 2, "scheme": scheme, "features": 1}, [([b], [v]) for b in range(6) for v in (1, 2)]
-
-
-def _pinsketch_small() -> tuple[dict[str, Any], list[Any]]:
-    # GF(2^8), t = 1 (the sketch is the XOR of the elements): every subset of {1..8} of at most
-    # two elements, 37 secrets.
-    sets = [[]] + [[a] for a in range(1, 9)] + [list(c) for c in combinations(range(1, 9), 2)]
-    return {"m": 8, "t": 1}, sets
-
-
-#: A miniature of each family whose exact leakage can be enumerated (parameters, secrets).
-SMALL_INSTANCES: dict[str, Any] = {
-    "interval": _interval_small,
-    "code-offset": _code_offset_small,
-    "fuzzy-vault": _fuzzy_vault_small,
-    "pinsketch": _pinsketch_small,
+#: A miniature of each family whose exact leakage can be enumerated: ``params -> (parameters,
+#: secrets)``, the descriptors' :attr:`~sketchauth.sketches.base.SchemeDescriptor.small_instance`.
+SMALL_INSTANCES: Mapping[str, SmallInstance] = {
+    name: d.small_instance for name, d in descriptors().items() if d.small_instance is not None
 }
 
 
 def small_instance(scheme: str, params: Mapping[str, Any] | None = None) -> tuple[SecureSketch, list[Any]] | None:
     """The miniature of ``scheme``'s family (``None`` if none is enumerable in seconds).
 
-    For ``asymmetric-interval`` the miniature keeps the configured ``scheme`` (s1 or s2). The
-    weighted vault has none: its smallest instance already has ~10^5 randomness values per secret.
+    From the family's descriptor, given the configured ``params``: for ``asymmetric-interval``
+    the miniature keeps the configured ``scheme`` (s1 or s2). The weighted vault has none: its
+    smallest instance already has ~10^5 randomness values per secret; a composite (mixing) has no
+    descriptor and none either.
     """
-    if scheme == "asymmetric-interval":
-        small_params, secrets = _asymmetric_small(str((params or {}).get("scheme", "s1")))
-    elif scheme in SMALL_INSTANCES:
-        small_params, secrets = SMALL_INSTANCES[scheme]()
-    else:
+    try:
+        make = scheme_descriptor(scheme).small_instance
+    except ParameterError:  # not a registered family: a composite, or unknown
         return None
+    if make is None:
+        return None
+    small_params, secrets = make(params or {})
     return scheme_class(scheme).from_params(small_params), secrets
 
 

@@ -61,19 +61,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.rates import wilson_interval
-from sketchauth.evaluate.unlinkability import AttackedScheme, difference_decoding
+from sketchauth.evaluate.unlinkability import AttackedScheme, LinearSketch, difference_decoding
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.registry import descriptors, scheme_descriptor
 
 __all__ = ["ATTACKS", "RepeatedEnrolmentResult", "RepeatedEnrolmentStats", "repeated_enrolment_attack"]
 
@@ -202,7 +203,7 @@ def _lattice_masks(residues: np.ndarray, moduli: np.ndarray, n: int, slack: int)
 def _lattice_stats(
     masks: np.ndarray, truth: np.ndarray, rng: np.random.Generator
 ) -> tuple[RepeatedEnrolmentStats, ...]:
-    draws = rng.random(truth.shape[0])
+    draws = rng.random(int(truth.shape[0]))
     out = []
     for i, mask in enumerate(masks):
         count = mask.sum(axis=-1)
@@ -219,11 +220,11 @@ def _grid_guard(trials: int, features: int, n: int, k: int) -> None:
 
 
 def _interval_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+    sketch: IntervalSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
     if sketch is not None:
-        n, features = sketch.n, sketch.features  # type: ignore[attr-defined]
-        default = [sketch.v.tolist()] * k  # type: ignore[attr-defined]
+        n, features = sketch.n, sketch.features
+        default: list[Any] = [sketch.v.tolist()] * k
     else:
         n = check_int("n", opts.pop("n", 64), 2)
         features = check_int("features", opts.pop("features", 16), 1)
@@ -251,8 +252,8 @@ def _interval_attack(
 
 
 def _asymmetric_setup(
-    sketch: SecureSketch | None, scheme: str, opts: dict[str, Any], jitter: float
-) -> tuple[Any, float, float]:
+    sketch: AsymmetricIntervalSketch | None, scheme: str, opts: dict[str, Any], jitter: float
+) -> tuple[AsymmetricIntervalSketch, float, float]:
     """The options both asymmetric attacks share: the sketch (given, or from ``n``, ``q``,
     ``features``), the capture ``noise`` and the ``tolerance_jitter`` (default ``jitter``)."""
     if sketch is None:
@@ -265,7 +266,7 @@ def _asymmetric_setup(
 
 
 def _asymmetric_truth(
-    sk: Any, k: int, trials: int, rng: np.random.Generator, noise: float, jitter: float
+    sk: AsymmetricIntervalSketch, k: int, trials: int, rng: np.random.Generator, noise: float, jitter: float
 ) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
     """True ``(b, v)`` per trial and the ``K`` helpers of each trial's noisy enrolments.
 
@@ -287,7 +288,7 @@ def _asymmetric_truth(
 
 
 def _s1_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+    sketch: AsymmetricIntervalSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
     sk, noise, jitter = _asymmetric_setup(sketch, "s1", opts, jitter=1.0)
     slack = check_int("slack", opts.pop("slack", 0), 0, sk.n)
@@ -324,7 +325,7 @@ def _s2_candidates(parts: Sequence[np.ndarray], n: int, tau: int) -> Iterator[np
 
 
 def _s2_attack(
-    sketch: SecureSketch | None,
+    sketch: AsymmetricIntervalSketch | None,
     k: int,
     trials: int,
     rng: np.random.Generator,
@@ -376,7 +377,7 @@ def _difference_stats(
 
 
 def _pairs_learnt(
-    sk: SecureSketch, helpers: list[list[bytes]], truths: list[list[Any]], same: Callable[[Any, Any], bool]
+    sk: LinearSketch, helpers: list[list[bytes]], truths: list[list[Any]], same: Callable[[Any, Any], bool]
 ) -> np.ndarray:
     """``learnt[t, i−1]``: did ``S_1 ⊕ S_i`` decode to the true capture difference (``i = 2..K``)?"""
     trials, k = len(helpers), len(helpers[0])
@@ -392,9 +393,9 @@ def _pairs_learnt(
 
 
 def _code_offset_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+    sketch: CodeOffsetSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    sk: Any = sketch if sketch is not None else CodeOffsetSketch(opts.pop("n", 32), opts.pop("t", 4))
+    sk = sketch if sketch is not None else CodeOffsetSketch(opts.pop("n", 32), opts.pop("t", 4))
     rate = _check_noise("error_rate", opts.pop("error_rate", 0.05), 1.0)
     _no_more(opts)
     helpers, diffs = [], []
@@ -415,9 +416,9 @@ def _code_offset_attack(
 
 
 def _pinsketch_attack(
-    sketch: SecureSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
+    sketch: PinSketch | None, k: int, trials: int, rng: np.random.Generator, opts: dict[str, Any]
 ) -> _Outcome:
-    sk: Any = sketch if sketch is not None else PinSketch(opts.pop("m", 8), opts.pop("t", 4))
+    sk = sketch if sketch is not None else PinSketch(opts.pop("m", 8), opts.pop("t", 4))
     universe = (1 << sk.m) - 1
     size = check_int("set_size", opts.pop("set_size", 2 * sk.t), 1, universe // 2)
     rate = _check_noise("error_rate", opts.pop("error_rate", 0.05), 1.0)
@@ -443,33 +444,58 @@ def _pinsketch_attack(
 
 
 # -- the registry and entry point -------------------------------------------------------------------------
+#: ``run(sketch or None, k, trials, rng, options) -> outcome``: one family's simulation.
+_Run = Callable[..., _Outcome]
+
+
 @dataclass(frozen=True)
 class _Attack:
+    """A repeated-enrolment attack, named by the descriptors' ``repeated_attacks``.
+
+    ``forms`` maps what the attack dispatches on — ``dispatch``: the attack key's variant
+    (``asymmetric-interval/s3`` → ``s3``), the family's sample kind, or nothing (``""``) — to the
+    description and the simulation of that form. Each simulation takes the sketch class it reads.
+    """
+
     name: str
-    description: str
-    run: Callable[..., _Outcome]
+    forms: Mapping[str, tuple[str, _Run]]
+    dispatch: Literal["", "variant", "sample_kind"] = ""
+
+    def form(self, key: str) -> tuple[str, _Run]:
+        """The description and simulation for the attack key ``key`` (``family[/variant]``)."""
+        family, _, variant = key.partition("/")
+        if self.dispatch == "variant":
+            return self.forms[variant]
+        if self.dispatch == "sample_kind":
+            return self.forms[scheme_descriptor(family).sample_kind]
+        return self.forms[""]
 
 
 ATTACKS: Mapping[str, _Attack] = {
-    "interval": _Attack(
-        "crt", "CRT over residues b mod (2v_i - 1) of enrolments with tolerances v_i", _interval_attack
+    "crt": _Attack(
+        "crt", {"": ("CRT over residues b mod (2v_i - 1) of enrolments with tolerances v_i", _interval_attack)}
     ),
-    "asymmetric-interval/s1": _Attack(
-        "crt-clear-tolerances", "CRT over residues with the clear per-enrolment tolerances", _s1_attack
+    "crt-clear-tolerances": _Attack(
+        "crt-clear-tolerances", {"": ("CRT over residues with the clear per-enrolment tolerances", _s1_attack)}
     ),
-    "asymmetric-interval/s2": _Attack(
-        "partition-intersection", "intervals (b, v) similar (tau) in all k partitions", _s2_attack
-    ),
-    "asymmetric-interval/s3": _Attack(
+    "partition-intersection": _Attack(
         "partition-intersection",
-        "even intervals (b, v) similar (tau) in all k partitions",
-        lambda sketch, k, trials, rng, opts: _s2_attack(sketch, k, trials, rng, opts, scheme="s3"),
+        {
+            "s2": ("intervals (b, v) similar (tau) in all k partitions", _s2_attack),
+            "s3": (
+                "even intervals (b, v) similar (tau) in all k partitions",
+                lambda sketch, k, trials, rng, opts: _s2_attack(sketch, k, trials, rng, opts, scheme="s3"),
+            ),
+        },
+        dispatch="variant",
     ),
-    "code-offset": _Attack(
-        "difference-decoding", "decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only", _code_offset_attack
-    ),
-    "pinsketch": _Attack(
-        "difference-decoding", "decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only", _pinsketch_attack
+    "difference-decoding": _Attack(
+        "difference-decoding",
+        {
+            "bytes": ("decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only", _code_offset_attack),
+            "set": ("decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only", _pinsketch_attack),
+        },
+        dispatch="sample_kind",
     ),
 }
 
@@ -479,19 +505,27 @@ def _no_more(opts: dict[str, Any]) -> None:
         raise ParameterError(f"unknown option(s) for this scheme: {', '.join(sorted(opts))}")
 
 
-def _key(target: str | SecureSketch) -> tuple[str, SecureSketch | None]:
+def _targets() -> dict[str, str]:
+    """Every attack key a scheme name may give (``asymmetric-interval/s2``) → its attack's name."""
+    return {key: name for d in descriptors().values() for key, name in d.repeated_attacks.items()}
+
+
+def _key(target: str | SecureSketch) -> tuple[str, _Attack, SecureSketch | None]:
+    """The attack key of ``target``, the attack its descriptor names, and the sketch (if given)."""
+    sketch: SecureSketch | None
     if isinstance(target, SecureSketch):
-        key = target.scheme_name
-        if key == "asymmetric-interval":
-            key = f"{key}/{target.scheme}"  # type: ignore[attr-defined]
-        sketch: SecureSketch | None = target
+        d = getattr(type(target), "descriptor", None)
+        key = target.scheme_name if d is None else d.attack_key(target.params())
+        name = None if d is None else d.repeated_attacks.get(key)
+        sketch = target
     elif isinstance(target, str):
         key, sketch = target, None
+        name = _targets().get(key)
     else:
         raise ParameterError("expected a scheme name or a SecureSketch")
-    if key not in ATTACKS:
-        raise ParameterError(f"no repeated-enrolment attack for {key!r}; known: {', '.join(sorted(ATTACKS))}")
-    return key, sketch
+    if name is None or name not in ATTACKS:
+        raise ParameterError(f"no repeated-enrolment attack for {key!r}; known: {', '.join(sorted(_targets()))}")
+    return key, ATTACKS[name], sketch
 
 
 def repeated_enrolment_attack(
@@ -499,8 +533,10 @@ def repeated_enrolment_attack(
 ) -> RepeatedEnrolmentResult:
     """Simulate ``trials`` people each enrolled ``k`` times; measure the combining attacker per k.
 
-    ``scheme_name_or_sketch``: a configured sketch, or one of :data:`ATTACKS`' names with the
-    parameters as options. Options (defaults):
+    ``scheme_name_or_sketch``: a configured sketch, or an attack key of the descriptors'
+    ``repeated_attacks`` (``interval``, ``asymmetric-interval/s1`` to ``/s3``, ``code-offset``,
+    ``pinsketch``) with the parameters as options; the descriptor names the attack of
+    :data:`ATTACKS`. Options (defaults):
 
     * interval — ``n`` (64), ``features`` (16), ``v`` (3), ``tolerances`` (one per enrolment;
       ``v, v+1, …`` for a name, the sketch's own ``v`` every time for a sketch), ``noise`` (0.25:
@@ -514,18 +550,18 @@ def repeated_enrolment_attack(
     Unknown options, ``k`` outside ``[1, 64]``, ``trials`` outside ``[1, 100000]`` raise
     :class:`ParameterError`.
     """
-    key, sketch = _key(scheme_name_or_sketch)
+    key, attack, sketch = _key(scheme_name_or_sketch)
     k = check_int("k", k, 1, MAX_ENROLMENTS)
     trials = check_int("trials", trials, 1, MAX_TRIALS)
     seed = check_int("seed", seed, 0)
-    attack = ATTACKS[key]
+    description, run = attack.form(key)
     rng = np.random.default_rng(seed)
-    params, stats, used = attack.run(sketch, k, trials, rng, dict(options))
+    params, stats, used = run(sketch, k, trials, rng, dict(options))
     return RepeatedEnrolmentResult(
         scheme=key,
         params=params,
         attack=attack.name,
-        description=attack.description,
+        description=description,
         trials=trials,
         seed=seed,
         options=used,

@@ -69,8 +69,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from math import comb
 from typing import Any
 
@@ -80,22 +80,30 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
 from sketchauth.sketches._prime_field import inv_mod
-from sketchauth.sketches.base import SecureSketch
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.base import SecureSketch, SymbolSpace
+from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.registry import descriptors, scheme_descriptor
+from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 __all__ = [
     "LINKAGE_ATTACKS",
     "AttackedScheme",
+    "LinearSketch",
     "Linkability",
     "LinkagePairs",
     "UnlinkabilityResult",
+    "attack_for_key",
     "crt_candidates",
     "difference_decoding_score",
     "evaluate_unlinkability",
     "interval_residue_distance",
     "link_pairs",
     "linkability",
+    "linkage_attack",
     "vault_differential_score",
 ]
 
@@ -105,6 +113,10 @@ MAX_UNIT_BINS = 512
 DEFAULT_BINS = 100
 #: Random (D+1)-subsets the vault differential attacker tries per pair (default budget).
 VAULT_TRIALS = 64
+
+#: The linear families difference decoding applies to, and the vault families.
+LinearSketch = CodeOffsetSketch | PinSketch
+VaultSketch = FuzzyVault | WeightedFuzzyVault
 
 
 # -- the measures ------------------------------------------------------------------------------------
@@ -225,20 +237,27 @@ def link_pairs(
 
 
 # -- scores -------------------------------------------------------------------------------------------------
+def _moduli(space: SymbolSpace) -> np.ndarray:
+    """The moduli of a ``"mod"`` symbol group (the interval and vault families' payloads)."""
+    if space.moduli is None:
+        raise ParameterError(f"expected symbols modulo integers, got a {space.kind!r} group")
+    return space.moduli.astype(np.int64)
+
+
 def interval_residue_distance(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
     """Circular distance of the residues of two interval helpers (low ⇒ same person)."""
     a, space = sketch.symbols(sketch.payload(helper_a))
     b, _ = sketch.symbols(sketch.payload(helper_b))
-    moduli = space.moduli.astype(np.int64)  # type: ignore[union-attr]
+    moduli = _moduli(space)
     delta = (a.astype(np.int64) - b.astype(np.int64)) % moduli
     return float(np.minimum(delta, moduli - delta).sum())
 
 
-def _zero_sample(sketch: SecureSketch) -> Any:
-    return bytes(sketch.n) if sketch.scheme_name == "code-offset" else []  # type: ignore[attr-defined]
+def _zero_sample(sketch: LinearSketch) -> Any:
+    return bytes(sketch.n) if isinstance(sketch, CodeOffsetSketch) else []
 
 
-def difference_decoding(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> Any:
+def difference_decoding(sketch: LinearSketch, helper_a: bytes, helper_b: bytes) -> Any:
     """Decode the symbol-wise difference of two linear sketches against the zero sample.
 
     Returns the difference of the secrets (``w ⊕ w'`` as bytes, ``A Δ B`` as a sorted array)
@@ -250,21 +269,21 @@ def difference_decoding(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) 
     return sketch.decode(combined, _zero_sample(sketch))
 
 
-def difference_decoding_score(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
+def difference_decoding_score(sketch: LinearSketch, helper_a: bytes, helper_b: bytes) -> float:
     """Weight of the decoded difference, ``t + 1`` when it does not decode (low ⇒ same person)."""
     try:
         diff = difference_decoding(sketch, helper_a, helper_b)
     except DecodeError:
-        return float(sketch.t + 1)  # type: ignore[attr-defined]
+        return float(sketch.t + 1)
     if isinstance(diff, bytes):
         return float(sum(1 for x in diff if x))
     return float(len(diff))
 
 
-def _vault_values(sketch: SecureSketch, helper: bytes) -> tuple[np.ndarray, int, int]:
+def _vault_values(sketch: VaultSketch, helper: bytes) -> tuple[np.ndarray, int, int]:
     values, space = sketch.symbols(sketch.payload(helper))
-    field_size = int(space.moduli[0])  # type: ignore[index]
-    degree = int(sketch.k) - 1  # type: ignore[attr-defined]
+    field_size = int(_moduli(space)[0])
+    degree = sketch.k - 1
     return values.astype(np.int64), field_size, degree
 
 
@@ -309,7 +328,7 @@ def _differential_best(
 
 
 def vault_differential_score(
-    sketch: SecureSketch, helper_a: bytes, helper_b: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0
+    sketch: VaultSketch, helper_a: bytes, helper_b: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0
 ) -> tuple[float, np.ndarray]:
     """Best agreement count of the differential attack and the agreeing-slot mask."""
     ya, field_size, degree = _vault_values(sketch, helper_a)
@@ -337,71 +356,119 @@ def crt_candidates(r1: np.ndarray, m1: np.ndarray, r2: np.ndarray, m2: np.ndarra
 # -- per-scheme attacks ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Attack:
-    """A scheme's linkage attack: how scores are computed and what its reversibility probe does."""
+    """A linkage attack (named by the descriptors' ``linkage_attacks``): how scores are computed.
+
+    ``score(sketch, helper_a, helper_b, **options)`` takes the sketch class the attack is for;
+    ``by_sample_kind`` words the description per sample kind where it reads differently.
+    """
 
     name: str
     higher_is_mated: bool
     score: Callable[..., float]
     description: str
+    by_sample_kind: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self, sample_kind: str) -> str:
+        return self.by_sample_kind.get(sample_kind, self.description)
 
 
-def _s1_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
-    return float(s1_linkage_score(sketch.published_tolerances(ha), sketch.published_tolerances(hb), tau))  # type: ignore[attr-defined]
+def _s1_score(sketch: AsymmetricIntervalSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
+    return float(s1_linkage_score(sketch.published_tolerances(ha), sketch.published_tolerances(hb), tau))
 
 
-def _s2_score(sketch: SecureSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
-    return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))  # type: ignore[attr-defined]
+def _s2_score(sketch: AsymmetricIntervalSketch, ha: bytes, hb: bytes, *, tau: int = 2, **_: Any) -> float:
+    return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))
 
 
 def _residue_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
     return interval_residue_distance(sketch, ha, hb)
 
 
-def _difference_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+def _difference_score(sketch: LinearSketch, ha: bytes, hb: bytes, **_: Any) -> float:
     return difference_decoding_score(sketch, ha, hb)
 
 
 def _vault_score(
-    sketch: SecureSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any
+    sketch: VaultSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any
 ) -> float:
     return vault_differential_score(sketch, ha, hb, trials=trials, seed=seed)[0]
 
 
+#: Linkage attacks by name; which one applies to a sketch is its descriptor's ``linkage_attacks``.
 LINKAGE_ATTACKS: dict[str, Attack] = {
-    "interval": Attack("residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"),
-    "asymmetric-interval/s1": Attack(
-        "s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"
+    "residue-distance": Attack(
+        "residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"
     ),
-    "asymmetric-interval/s2": Attack(
+    "s1-tolerances": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
+    "s2-similar-intervals": Attack(
         "s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
     ),
-    "asymmetric-interval/s3": Attack(
+    "s3-similar-intervals": Attack(
         "s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
     ),
-    "code-offset": Attack("difference-decoding", False, _difference_score, "weight of decode(S xor S', 0)"),
-    "pinsketch": Attack("difference-decoding", False, _difference_score, "size of decode(s(A) xor s(B), {})"),
-    "fuzzy-vault": Attack(
-        "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
+    "difference-decoding": Attack(
+        "difference-decoding",
+        False,
+        _difference_score,
+        "weight of the difference decoded from the combined sketches",
+        by_sample_kind={"bytes": "weight of decode(S xor S', 0)", "set": "size of decode(s(A) xor s(B), {})"},
     ),
-    "weighted-vault": Attack(
+    "differential-cross-matching": Attack(
         "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
     ),
 }
+#: The attacks that need each sketch class (their scores and probes read its public structure).
+_ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] = {
+    "residue-distance": IntervalSketch,
+    "s1-tolerances": AsymmetricIntervalSketch,
+    "s2-similar-intervals": AsymmetricIntervalSketch,
+    "s3-similar-intervals": AsymmetricIntervalSketch,
+    "difference-decoding": (CodeOffsetSketch, PinSketch),
+    "differential-cross-matching": (FuzzyVault, WeightedFuzzyVault),
+}
 
 
-def _attack_key(sketch: SecureSketch) -> str:
-    if sketch.scheme_name == "asymmetric-interval":
-        return f"asymmetric-interval/{sketch.scheme}"  # type: ignore[attr-defined]
-    return sketch.scheme_name
+def _unknown_key(key: str) -> ParameterError:
+    known = sorted(k for found in descriptors().values() for k in found.linkage_attacks)
+    return ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(known)}")
+
+
+def attack_for_key(key: str) -> Attack:
+    """The linkage attack the descriptors name for an attack key (``interval``,
+    ``asymmetric-interval/s2``: see :meth:`~sketchauth.sketches.base.SchemeDescriptor.attack_key`),
+    described for that family's sample kind. ``ParameterError`` for a key no family names."""
+    try:
+        d = scheme_descriptor(key.partition("/")[0])
+    except ParameterError:  # unknown, or a composite without a descriptor
+        raise _unknown_key(key) from None
+    name = d.linkage_attacks.get(key)
+    if name is None or name not in LINKAGE_ATTACKS:
+        raise _unknown_key(key)
+    attack = LINKAGE_ATTACKS[name]
+    return replace(attack, description=attack.describe(d.sample_kind))
+
+
+def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
+    """The descriptor's attack key of ``sketch`` (``asymmetric-interval/s2``) and its linkage attack.
+
+    ``ParameterError`` for a sketch whose family names none (or a composite without a
+    descriptor), or that is not of the class the attack reads.
+    """
+    d = getattr(type(sketch), "descriptor", None)
+    key = sketch.scheme_name if d is None else d.attack_key(sketch.params())
+    attack = attack_for_key(key)
+    if not isinstance(sketch, _ATTACK_CLASSES[attack.name]):
+        raise _unknown_key(key)
+    return key, attack
 
 
 # -- reversibility probes ---------------------------------------------------------------------------------
-def _reversibility_interval(sketch: SecureSketch, pairs: LinkagePairs, second: SecureSketch) -> dict[str, Any]:
+def _reversibility_interval(sketch: IntervalSketch, pairs: LinkagePairs, second: IntervalSketch) -> dict[str, Any]:
     recovered = []
     for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         ra, sa = sketch.symbols(sketch.payload(ha))
         rb, sb = second.symbols(second.payload(hb))
-        cand = crt_candidates(ra, sa.moduli, rb, sb.moduli, sketch.n)  # type: ignore[attr-defined, arg-type]
+        cand = crt_candidates(ra, _moduli(sa), rb, _moduli(sb), sketch.n)
         recovered.append(float(np.mean(cand == np.asarray(secret))))
     return {
         "applicable": True,
@@ -411,13 +478,13 @@ def _reversibility_interval(sketch: SecureSketch, pairs: LinkagePairs, second: S
     }
 
 
-def _reversibility_s1(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s1(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
     recovered = []
     for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
-        va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)  # type: ignore[attr-defined]
+        va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)
         ra, _ = sketch.symbols(sketch.payload(ha))
         rb, _ = sketch.symbols(sketch.payload(hb))
-        cand = crt_candidates(ra, 2 * va - 1, rb, 2 * vb - 1, sketch.n)  # type: ignore[attr-defined]
+        cand = crt_candidates(ra, 2 * va - 1, rb, 2 * vb - 1, sketch.n)
         recovered.append(float(np.mean((cand == b) & (va != vb))))
     return {
         "applicable": True,
@@ -426,11 +493,11 @@ def _reversibility_s1(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, An
     }
 
 
-def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s2(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
     recovered = []
     for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         hits = 0
-        for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb), strict=False)):  # type: ignore[attr-defined]
+        for j, (pa, pb) in enumerate(zip(sketch.partition(ha), sketch.partition(hb), strict=False)):
             ia = set(zip(pa[:-1].tolist(), pa[1:].tolist(), strict=False))
             # Only even intervals can be (b - v, b + v) (s3's odd decoys cannot; s2 has no others).
             shared = {
@@ -449,7 +516,7 @@ def _reversibility_s2(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, An
     }
 
 
-def _reversibility_difference(sketch: SecureSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_difference(sketch: LinearSketch, pairs: LinkagePairs) -> dict[str, Any]:
     learnt = 0
     for ha, hb in zip(pairs.first_helpers, pairs.second_helpers, strict=False):
         try:
@@ -466,10 +533,10 @@ def _reversibility_difference(sketch: SecureSketch, pairs: LinkagePairs) -> dict
 
 
 def _reversibility_vault(
-    sketch: SecureSketch, pairs: LinkagePairs, mated: Sequence[tuple[float, np.ndarray]], chance: float
+    sketch: VaultSketch, pairs: LinkagePairs, mated: Sequence[tuple[float, np.ndarray]], chance: float
 ) -> dict[str, Any]:
     recovered = []
-    q = int(getattr(sketch, "q", 1)) if sketch.scheme_name == "weighted-vault" else 1
+    q = sketch.q if isinstance(sketch, WeightedFuzzyVault) else 1
     for (score, mask), secret in zip(mated, pairs.first_secrets, strict=False):
         elements = secret[0] if isinstance(secret, tuple) else secret
         # Only a polynomial beating every non-mated pair's best (chance level) names genuine slots.
@@ -534,13 +601,13 @@ class UnlinkabilityResult(AttackedScheme):
         }
 
 
-def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
+def _trial_success(sketch: VaultSketch, pairs: LinkagePairs) -> float:
     """Mean over mated pairs of ``C(c, D+1)/C(N, D+1)``: the chance that one random node set of
     the differential attack is all common genuine slots (``c`` counted from the secrets; for the
     weighted vault the genuine slots are random per enrolment, so ``c`` uses common elements'
     smaller weight — an upper bound on the expected common slots)."""
-    degree = int(sketch.k) - 1  # type: ignore[attr-defined]
-    slots = int(getattr(sketch, "slots", getattr(sketch, "p", 0)))
+    degree = sketch.k - 1
+    slots = sketch.slots if isinstance(sketch, WeightedFuzzyVault) else sketch.p
     probs = []
     for a, b in zip(pairs.first_secrets, pairs.second_secrets, strict=False):
         if isinstance(a, tuple):
@@ -552,9 +619,9 @@ def _trial_success(sketch: SecureSketch, pairs: LinkagePairs) -> float:
     return float(np.mean(probs))
 
 
-def _second_interval(sketch: SecureSketch) -> SecureSketch:
-    v = sketch.v + 1  # type: ignore[attr-defined]
-    return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)  # type: ignore[attr-defined]
+def _second_interval(sketch: IntervalSketch) -> IntervalSketch:
+    v = sketch.v + 1
+    return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)
 
 
 def evaluate_unlinkability(
@@ -573,10 +640,7 @@ def evaluate_unlinkability(
     progress: bool = False,
 ) -> UnlinkabilityResult:
     """Enrol every identity twice, score mated and non-mated pairs, measure, probe reversibility."""
-    key = _attack_key(sketch)
-    if key not in LINKAGE_ATTACKS:
-        raise ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(sorted(LINKAGE_ATTACKS))}")
-    attack = LINKAGE_ATTACKS[key]
+    key, attack = linkage_attack(sketch)
     pairs = link_pairs(
         sketch,
         enrol_fn,
@@ -596,13 +660,15 @@ def evaluate_unlinkability(
         from tqdm import tqdm
 
         iterator = tqdm(all_pairs, desc=f"linkage {key}", unit="pair", leave=False)
-    is_vault = key in ("fuzzy-vault", "weighted-vault")
+    # linkage_attack checked that the sketch is of the class its attack reads: the probes below
+    # narrow on that class.
+    vault = sketch if isinstance(sketch, (FuzzyVault, WeightedFuzzyVault)) else None
     scores, masks = [], []
     for k, (i, j) in enumerate(iterator):
-        if is_vault and k < people:
+        if vault is not None and k < people:
             # Keep the mated pairs' agreeing slots for the reversibility probe.
             score, mask = vault_differential_score(
-                sketch, pairs.first_helpers[i], pairs.second_helpers[j], trials=trials, seed=seed + k
+                vault, pairs.first_helpers[i], pairs.second_helpers[j], trials=trials, seed=seed + k
             )
             masks.append((score, mask))
         else:
@@ -613,25 +679,25 @@ def evaluate_unlinkability(
     mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
     measures = linkability(mated, nonmated, omega=omega, bins=bins)
     extra: dict[str, Any] = {}
-    if key == "interval":
+    if isinstance(sketch, IntervalSketch):
         second = _second_interval(sketch)
         rev_pairs = link_pairs(
             sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second
         )
         reversibility = _reversibility_interval(sketch, rev_pairs, second)
-    elif key == "asymmetric-interval/s1":
-        reversibility = _reversibility_s1(sketch, pairs)
-    elif key in ("asymmetric-interval/s2", "asymmetric-interval/s3"):
-        reversibility = _reversibility_s2(sketch, pairs)
-    elif key in ("code-offset", "pinsketch"):
-        reversibility = _reversibility_difference(sketch, pairs)
-    else:
-        reversibility = _reversibility_vault(sketch, pairs, masks, float(nonmated.max()))
-        extra["success_probability_per_trial"] = _trial_success(sketch, pairs)
-        extra["trials_per_pair"] = trials
-        extra["degree"] = int(sketch.k) - 1  # type: ignore[attr-defined]
-    if key.startswith("asymmetric"):
+    elif isinstance(sketch, AsymmetricIntervalSketch):
+        probe = _reversibility_s1 if attack.name == "s1-tolerances" else _reversibility_s2
+        reversibility = probe(sketch, pairs)
         extra["tau"] = tau
+    elif isinstance(sketch, (CodeOffsetSketch, PinSketch)):
+        reversibility = _reversibility_difference(sketch, pairs)
+    elif vault is not None:
+        reversibility = _reversibility_vault(vault, pairs, masks, float(nonmated.max()))
+        extra["success_probability_per_trial"] = _trial_success(vault, pairs)
+        extra["trials_per_pair"] = trials
+        extra["degree"] = vault.k - 1
+    else:  # unreachable: linkage_attack admits only the classes above
+        raise ParameterError(f"no reversibility probe for {type(sketch).__name__}")
     return UnlinkabilityResult(
         scheme=sketch.scheme_name,
         params=sketch.params(),

@@ -72,7 +72,7 @@ from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
 from sketchauth.evaluate.repeated import _s2_candidates
-from sketchauth.evaluate.unlinkability import LINKAGE_ATTACKS, linkability
+from sketchauth.evaluate.unlinkability import attack_for_key, linkability
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
@@ -193,8 +193,8 @@ def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _registered(key: str) -> PairAttack:
-    """A whole-helper attack of :data:`~sketchauth.evaluate.unlinkability.LINKAGE_ATTACKS`."""
-    attack = LINKAGE_ATTACKS[key]
+    """A whole-helper attack (:func:`~sketchauth.evaluate.unlinkability.attack_for_key`)."""
+    attack = attack_for_key(key)
     return PairAttack(
         attack.name,
         attack.description,
@@ -212,7 +212,7 @@ def _named(
     key: str, prepare: Callable[[SecureSketch, bytes], Any], compare: Callable[[Any, Any, int], float]
 ) -> PairAttack:
     """A registered attack's name and direction with a prepare/compare split of its score."""
-    attack = LINKAGE_ATTACKS[key]
+    attack = attack_for_key(key)
     return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
 
 

@@ -69,6 +69,9 @@ from sketchauth.features.security import (
     tuning_view,
 )
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.interval import IntervalSketch
 
 __all__ = [
     "FMR_TARGETS",
@@ -442,7 +445,9 @@ def evaluate_pipelines(
             decode_check(r, raw, trials.owner, count=decode_checks, seed=seed) if r.build is not None else r
             for r in results
         ]
-    figures, tuning, recommendation = (), (), None
+    figures: tuple[SecurityFigures, ...] = ()
+    tuning: tuple[dict[str, Any], ...] = ()
+    recommendation: dict[str, Any] | None = None
     if security:
         victims = [data.samples[rows] for rows in plan.enrol_rows[:attack_people]]
         attackers = (heldout.samples, heldout.identities, plan.labels[:attack_people])
@@ -601,6 +606,8 @@ def decode_check(
     if pipeline is None:
         return replace(result, decode_check={"checked": 0, "disagreements": 0, "note": "no pipeline at this setting"})
     enrol_raw, probes_raw = raw
+    if result.scores is None:
+        return replace(result, decode_check={"checked": 0, "disagreements": 0, "note": "no scores to check"})
     genuine, impostor = result.scores
     imp_t, imp_p = _impostor_pairs(owner, len(enrol_raw))
     templates = np.concatenate([owner, imp_t])
@@ -614,7 +621,7 @@ def decode_check(
     chosen = crosscheck_sample(accepted, count=count, rng=np.random.default_rng([seed, 0xC0DE]), boundary=boundary)
     sketch = pipeline.sketch
     helpers: dict[int, tuple[bytes, bytes]] = {}
-    disagreements, examples = 0, []
+    disagreements, examples = 0, list[dict[str, Any]]()
     for k in chosen.tolist():
         j = int(templates[k])
         if j not in helpers:
@@ -662,11 +669,14 @@ def _pipeline_at(result: MatcherResult, setting: float) -> Pipeline | None:
         return None
 
 
-_EVALUATORS = {
-    "interval": _interval,
-    "code-offset": _code_offset,
+#: The evaluation of each pipeline kind. A kind backed by one sketch family is that family's
+#: scheme name (its descriptor's); ``thermometer`` (PinSketch over thermometer codes) is a
+#: pipeline kind of its own.
+_EVALUATORS: dict[str, Callable[..., MatcherResult]] = {
+    IntervalSketch.descriptor.name: _interval,
+    CodeOffsetSketch.descriptor.name: _code_offset,
     "thermometer": _thermometer,
-    "asymmetric-interval": _asymmetric,
+    AsymmetricIntervalSketch.descriptor.name: _asymmetric,
 }
 
 
@@ -699,7 +709,7 @@ def _rule_accepts(pipeline: Pipeline, enrol_x: np.ndarray, sample: np.ndarray) -
             <= pipeline.sketch.t
         )
     if isinstance(pipeline, ThermometerPipeline):
-        return int(np.setxor1d(probe, secret).size) <= pipeline.sketch.t
+        return int(np.setxor1d(probe, secret).size) <= int(pipeline.sketch.params()["t"])
     b, v = secret
     rule = ASYMMETRIC_RULES[pipeline.sketch.params()["scheme"]]
     return bool(np.all(rule(np.asarray(probe, dtype=np.int64) - b, v)))

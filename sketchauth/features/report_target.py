@@ -70,7 +70,9 @@ def default_pipeline_sweep(pipeline: Pipeline) -> list[int]:
         return sorted({max(1, round(t * f)) for f in (0.5, 0.75, 1.0, 1.25, 1.5)} | {min(top, t)})
     if isinstance(pipeline, IntervalPipeline):
         return [-2, -1, 0, 1, 2]
-    return sorted({0, 1, 2, pipeline.margin, pipeline.margin + 2})  # type: ignore[attr-defined]
+    if isinstance(pipeline, AsymmetricIntervalPipeline):
+        return sorted({0, 1, 2, pipeline.margin, pipeline.margin + 2})
+    raise ParameterError(f"no report sweep for pipeline kind {pipeline.kind!r}")
 
 
 def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:

@@ -12,11 +12,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
     from sketchauth.sketches._backend import backend
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-    from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace, load_sketch, scheme_class
+    from sketchauth.sketches.base import (
+        EntropyReport,
+        SchemeDescriptor,
+        SecureSketch,
+        SymbolSpace,
+        load_sketch,
+        scheme_class,
+    )
     from sketchauth.sketches.chaff import ChaffPointSketch
     from sketchauth.sketches.code_offset import CodeOffsetSketch
     from sketchauth.sketches.interval import IntervalSketch
     from sketchauth.sketches.pinsketch import PinSketch
+    from sketchauth.sketches.registry import descriptors, scheme_descriptor
     from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 from sketchauth.sketches.registry import REGISTRY

@@ -340,7 +340,7 @@ class Quantiser:
             raise SampleError(f"samples must be rows of {features} features, got shape {arr.shape}")
         if arr.dtype == bool:
             arr = arr.astype(np.int64)
-        bad = np.zeros(arr.shape, dtype=bool)
+        bad: np.ndarray = np.zeros(arr.shape, dtype=bool)
         if arr.dtype.kind == "f":
             arr = arr.astype(np.float64)
             bad = ~np.isfinite(arr)
@@ -348,7 +348,7 @@ class Quantiser:
         levels, masks = self._problems(arr)
         for mask in masks.values():
             bad |= mask
-        malformed = bad.any(axis=1)
+        malformed = np.asarray(bad.any(axis=1), dtype=bool)
         return np.where(malformed[:, None], 0, levels), malformed
 
 
@@ -621,7 +621,7 @@ def _integral_value(value: Any) -> int | None:
     elif isinstance(value, numbers.Real):  # float, numpy floats
         try:
             if math.isfinite(value) and value == math.floor(value):
-                return int(value)
+                return int(float(value))
         except (TypeError, ValueError, OverflowError):
             pass
     return None

@@ -10,9 +10,12 @@ import pytest
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.rates import wilson_interval
-from sketchauth.evaluate.repeated import repeated_enrolment_attack
+from sketchauth.evaluate.repeated import ATTACKS, repeated_enrolment_attack
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.interval import IntervalSketch
+from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.registry import descriptors
 
 
 def _same_evidence(a: dict, b: dict) -> bool:
@@ -181,3 +184,23 @@ def test_to_dict_is_json() -> None:
 def test_bad_arguments_raise_parameter_error(args: tuple, options: dict) -> None:
     with pytest.raises(ParameterError):
         repeated_enrolment_attack(*args, **options)
+
+
+# -- the attacks the descriptors name ----------------------------------------------------------------------
+def test_each_target_runs_the_attack_its_descriptor_names() -> None:
+    for d in descriptors().values():
+        for key, name in d.repeated_attacks.items():
+            assert name in ATTACKS, key
+    s3 = repeated_enrolment_attack("asymmetric-interval/s3", 2, 3, 0, n=32, q=4, features=2)
+    assert (s3.scheme, s3.attack) == ("asymmetric-interval/s3", "partition-intersection")
+    assert s3.description == "even intervals (b, v) similar (tau) in all k partitions"
+    assert s3.params["scheme"] == "s3"
+    pin = repeated_enrolment_attack(PinSketch(8, 2), 2, 3, 0)
+    assert (pin.scheme, pin.attack) == ("pinsketch", "difference-decoding")
+    assert pin.description == "decode(s(A_1) xor s(A_i), {}) = A_1 delta A_i: differences only"
+    co = repeated_enrolment_attack("code-offset", 2, 3, 0, n=8, t=2)
+    assert co.description == "decode(S_1 xor S_i, 0) = w_1 xor w_i: differences only"
+    with pytest.raises(ParameterError, match=r"no repeated-enrolment attack for 'fuzzy-vault'; known: .*pinsketch"):
+        repeated_enrolment_attack("fuzzy-vault", 2, 3, 0)
+    with pytest.raises(ParameterError, match="no repeated-enrolment attack for 'chaff-point'"):
+        repeated_enrolment_attack(ChaffPointSketch(64, 4, 2), 2, 3, 0)

@@ -11,18 +11,24 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.unlinkability import (
+    LINKAGE_ATTACKS,
+    attack_for_key,
     crt_candidates,
     difference_decoding,
     difference_decoding_score,
     evaluate_unlinkability,
     interval_residue_distance,
     linkability,
+    linkage_attack,
     vault_differential_score,
 )
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from sketchauth.sketches.vault import FuzzyVault, VaultRandomness
+from sketchauth.sketches.registry import descriptors
+from sketchauth.sketches.vault import FuzzyVault, VaultRandomness, WeightedFuzzyVault
 
 
 def test_identical_distributions_are_unlinkable() -> None:
@@ -191,3 +197,36 @@ def test_measures_properties(mated: list[int], nonmated: list[int], omega: float
     assert shifted.d_sys == pytest.approx(result.d_sys)
     # A larger prior on "mated" can only make pairs look more linkable.
     assert linkability(mated, nonmated, omega=omega * 2).d_sys >= result.d_sys - 1e-12
+
+
+def test_each_family_s_descriptor_names_its_linkage_attack() -> None:
+    """The attack table is keyed by attack name; the descriptors say which applies to a sketch."""
+    for name, d in descriptors().items():
+        for key, attack_name in d.linkage_attacks.items():
+            assert attack_name in LINKAGE_ATTACKS, (name, key)
+    sketches = {
+        "interval": IntervalSketch(16, 2, features=2),
+        "asymmetric-interval/s3": AsymmetricIntervalSketch(16, 4, scheme="s3", features=2),
+        "code-offset": CodeOffsetSketch(8, 2),
+        "pinsketch": PinSketch(8, 2),
+        "weighted-vault": WeightedFuzzyVault(50, 4, 9, 3),
+    }
+    expected = {
+        "interval": "residue-distance",
+        "asymmetric-interval/s3": "s3-similar-intervals",
+        "code-offset": "difference-decoding",
+        "pinsketch": "difference-decoding",
+        "weighted-vault": "differential-cross-matching",
+    }
+    for key, sketch in sketches.items():
+        found_key, attack = linkage_attack(sketch)
+        assert found_key == key and attack == attack_for_key(key)
+        assert (attack.name, attack.score) == (expected[key], LINKAGE_ATTACKS[expected[key]].score)
+    assert attack_for_key("code-offset").description == "weight of decode(S xor S', 0)"
+    assert attack_for_key("pinsketch").description == "size of decode(s(A) xor s(B), {})"
+    assert attack_for_key("interval") == LINKAGE_ATTACKS["residue-distance"]
+    with pytest.raises(ParameterError, match="no linkage attack for scheme 'chaff-point'"):
+        linkage_attack(ChaffPointSketch(64, 4, 2))
+    for key in ("asymmetric-interval/s9", "mixed", "nonesuch"):
+        with pytest.raises(ParameterError, match=f"no linkage attack for scheme '{key}'; known: .*pinsketch"):
+            attack_for_key(key)

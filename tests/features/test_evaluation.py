@@ -15,6 +15,7 @@ import pytest
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.features import evaluation
 from sketchauth.features.evaluation import (
     GOAL_RATIO,
     FeatureEvaluation,
@@ -25,6 +26,7 @@ from sketchauth.features.evaluation import (
 from sketchauth.features.pipeline import ThermometerPipeline, tolerance_path
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.registry import descriptors
 
 POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 
@@ -144,3 +146,8 @@ def test_every_protected_row_is_cross_checked_by_real_decodes_in_the_same_run(re
         assert check["boundary_trials"] > 0
         assert row.to_dict()["decode_check"] == check
     assert "Disagreements with real encode → decode" in result.table()
+
+
+def test_every_pipeline_kind_has_an_evaluator_and_sketch_backed_kinds_are_scheme_names() -> None:
+    assert set(evaluation._EVALUATORS) == set(evaluation.PIPELINE_KINDS)
+    assert set(evaluation.PIPELINE_KINDS) - {"thermometer"} <= set(descriptors())

@@ -68,6 +68,7 @@ from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
 from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
+from sketchauth.sketches.registry import scheme_descriptor
 
 __all__ = [
     "REPORT_VERSION",
@@ -170,21 +171,12 @@ def check_scheme_params(scheme: str, params: Any, *, where: str = "params") -> N
 
 
 def default_sweep(scheme: str, params: dict[str, Any]) -> list[int]:
-    """A sensible sweep of the tolerance parameter when none is given."""
-    if scheme == "interval":
-        return [2, 4, 6, 8, 10, 12, 16]
-    if scheme == "asymmetric-interval":
-        return [0, 1, 2, 4, 8]
-    if scheme in ("code-offset", "fuzzy-vault"):
-        size = int(params.get("n", params.get("m", 8)))
-        top = (size - 1) // 2
-        return sorted({max(1, round(top * f)) for f in (0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)})
-    if scheme == "pinsketch":
-        return [2, 4, 8, 12, 16, 24]
-    if scheme == "weighted-vault":
-        top = (int(params.get("g", 9)) - 1) // 2
-        return sorted({max(0, round(top * f)) for f in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)})
-    raise ParameterError(f"no default sweep for {scheme!r}: pass the settings explicitly")
+    """A sensible sweep of the tolerance parameter when none is given: the descriptor's own
+    (:attr:`~sketchauth.sketches.base.SchemeDescriptor.default_sweep`, pure: no data)."""
+    d = scheme_descriptor(scheme)
+    if d.default_sweep is None:
+        raise ParameterError(f"no default sweep for {scheme!r}: pass the settings explicitly")
+    return d.default_sweep(params)
 
 
 def choose_operating_point(points: Sequence[RatePoint], override: Any = None) -> RatePoint:
