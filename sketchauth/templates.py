@@ -311,6 +311,7 @@ def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options
     :func:`enrol_interval` with its universe ``n``, cap ``q`` and quantisation (``step``,
     ``offset``); ``options`` are :func:`enrol_interval`'s (``spread``, ``margin``, ``scale``).
     """
+    # cycle: sketchauth.templates <-> sketchauth.sketches.asymmetric (the sketch's template() uses enrol_interval)
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
     if not isinstance(sketch, AsymmetricIntervalSketch):

@@ -820,10 +820,10 @@ _ADVERSARY = {
 def histogram_plot(result: LinkageResult, path: str) -> None:
     """Write a PNG of the mated and non-mated score histograms (needs the ``plots`` extra)."""
     try:
-        import matplotlib
+        import matplotlib  # optional dependency (the 'plots' extra)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional dependency
     except ImportError:
         raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
     scores, mated, nonmated = result.histograms()

@@ -52,7 +52,24 @@ from typing import Any, Literal, ParamSpec, TypedDict
 
 import numpy as np
 
+from sketchauth.entropy import (
+    a_security_rate,
+    avg_min_entropy,
+    entropy_loss,
+    exact_sketch_loss,
+    repeated_observation_rate,
+)
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches, exact_pad_success, guessing_experiment
+from sketchauth.evaluate.linkage import LINKAGE_SCHEMES, ReenrolmentNoise, linkage_experiment
+from sketchauth.evaluate.report.figures import plots_available
+from sketchauth.mixing import mix_symbols
+from sketchauth.mixing.bounds import exact_mixing, two_fuzzy_bounds
+from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
+from sketchauth.sketches.base import SymbolSpace
+from sketchauth.sketches.chaff import ChaffPointSketch
+from sketchauth.sketches.interval import IntervalSketch
+from sketchauth.sketches.vault import candidate_fraction, spurious_polynomials, weighted_spurious_polynomials
 
 __all__ = [
     "ITEMS",
@@ -250,7 +267,6 @@ VAULT_EXAMPLE: VaultExample = {"p": 10_000, "r": 10_000, "mu": 1e-4, "m": 22, "t
 @_reproduces("js-spurious", THESIS, "6.3.2", "Juels–Sudan spurious polynomials")
 def juels_sudan_spurious() -> _Finding:
     """Thesis 6.3.2: Juels–Sudan's estimate of spurious polynomials, printed 9.7629e33."""
-    from sketchauth.sketches.vault import spurious_polynomials
 
     e = VAULT_EXAMPLE
     value = spurious_polynomials(e["mu"], e["p"], e["r"], e["m"], e["t"])
@@ -270,7 +286,6 @@ def juels_sudan_spurious() -> _Finding:
 @_reproduces("weighted-spurious", THESIS, "6.3.2", "weighted spurious polynomials (and the t' they need)")
 def weighted_spurious() -> _Finding:
     """Thesis 6.3.2: weighted spurious polynomials, printed 2.6996e47 — and the t' it needs."""
-    from sketchauth.sketches.vault import weighted_spurious_polynomials
 
     e = VAULT_EXAMPLE
     printed = 2.6996e47
@@ -312,7 +327,6 @@ def printed_candidate_fraction(r: int, g: int, a: int) -> Fraction:
 )
 def candidate_fraction_erratum() -> _Finding:
     """Thesis 6.3.2: the candidate fraction; printed 2.4113e−5, correct 2.9987e−6."""
-    from sketchauth.sketches.vault import candidate_fraction
 
     e = VAULT_EXAMPLE
     value = candidate_fraction(e["r"], e["g"], e["a"])
@@ -337,7 +351,6 @@ def candidate_fraction_erratum() -> _Finding:
 @_reproduces("candidate-count", THESIS, "6.3.2", "number of spurious candidate polynomials")
 def candidate_count_typo() -> _Finding:
     """Thesis 6.3.2: "6.5095e46 candidates" — the product of its own two numbers is 6.5095e42."""
-    from sketchauth.sketches.vault import candidate_fraction, weighted_spurious_polynomials
 
     e = VAULT_EXAMPLE
     spurious = weighted_spurious_polynomials(e["mu"], e["p"], e["q"], e["r"], e["g"], 28)
@@ -398,8 +411,6 @@ def _all_asymmetric_secrets(n: int, q: int, features: int) -> list[tuple[tuple[i
 
 
 def _lemma5(scheme: str, options: Options) -> _Finding:
-    from sketchauth.entropy import exact_sketch_loss
-    from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
     rows = []
     for n, q, features in options.lemma5_instances:
@@ -443,7 +454,6 @@ FIG62_PRINTED = 0.55
 
 def _fig62_experiment(scheme: str, noise: Any, options: Options, pairs: int, features: int, **adversary: Any) -> Any:
     """One seeded linkage experiment at Fig. 6.2's setting (``adversary=`` to choose another one)."""
-    from sketchauth.evaluate.linkage import linkage_experiment
 
     return linkage_experiment(
         scheme, FIG62["n"], FIG62["q"], FIG62["tau"], pairs, options.seed, features=features, noise=noise, **adversary
@@ -452,7 +462,6 @@ def _fig62_experiment(scheme: str, noise: Any, options: Options, pairs: int, fea
 
 def _linkage_runs(noise: Any, options: Options, pairs: int, features: int = 1) -> dict[str, Any]:
     """Accuracy and score histograms of every linkage scheme under one noise model."""
-    from sketchauth.evaluate.linkage import LINKAGE_SCHEMES
 
     out = {}
     for scheme in LINKAGE_SCHEMES:
@@ -497,7 +506,6 @@ def _fig62(noise: Any, options: Options, explanation: str) -> _Finding:
 )
 def fig62_identical(options: Options = Options()) -> _Finding:
     """Thesis Fig. 6.2 with identical re-enrolments: s2 links far better than the printed 0.55."""
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
 
     return _fig62(
         ReenrolmentNoise.identical(),
@@ -514,7 +522,6 @@ def fig62_identical(options: Options = Options()) -> _Finding:
 @_reproduces("fig62-noisy", THESIS, "ch. 6, Fig. 6.2", "s2 linkage, n = 1000, q = 5, τ = 1, noisy re-enrolment")
 def fig62_noisy(options: Options = Options()) -> _Finding:
     """Thesis Fig. 6.2 with a noisy second enrolment: the printed 0.55 is reproduced."""
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
 
     return _fig62(
         ReenrolmentNoise.within_tolerance(),
@@ -536,9 +543,6 @@ def _toy_loss(randomised: bool, pads: tuple[int, int]) -> float:
     ``S = b + 2r mod 4`` with ``r`` one uniform bit. Built with the library's mix and measured
     with :func:`sketchauth.entropy.entropy_loss` on the exact joint distribution of ``(b, Q)``.
     """
-    from sketchauth.entropy import entropy_loss
-    from sketchauth.mixing import mix_symbols
-    from sketchauth.sketches.base import SymbolSpace
 
     modulus = 4 if randomised else 2
     space = SymbolSpace("mod", moduli=np.array([modulus], dtype=np.uint64))
@@ -589,8 +593,6 @@ CHAFF_EXAMPLE = {"universe": 24, "min_distance": 3, "key_bits": 5}
 @_reproduces("chaff-count", THESIS, "7.3.2", "chaff sketches in Z_24 with minimum distance > 3")
 def chaff_sketch_count() -> _Finding:
     """Thesis 7.3.2: the number of chaff sketches in Z_24 (points more than 3 apart), printed 605."""
-    from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches
-    from sketchauth.sketches.chaff import ChaffPointSketch
 
     e = CHAFF_EXAMPLE
     count = count_chaff_sketches(e["universe"], e["min_distance"])
@@ -619,8 +621,6 @@ def chaff_sketch_count() -> _Finding:
 @_reproduces("chaff-guessing", THESIS, "7.3.2, Fig. 7.3", "guessing a 5-bit key mixed into the Z_24 chaff sketch")
 def chaff_key_guessing(options: Options = Options()) -> _Finding:
     """Thesis 7.3.2: exact success of guessing a 5-bit key (printed 0.052), and Fig. 7.3."""
-    from sketchauth.evaluate.guessing import exact_pad_success, guessing_experiment
-    from sketchauth.sketches.chaff import ChaffPointSketch
 
     e = CHAFF_EXAMPLE
     sketch = ChaffPointSketch(e["universe"], e["min_distance"])
@@ -667,9 +667,6 @@ def chaff_key_guessing(options: Options = Options()) -> _Finding:
 # -- thesis 7.2: mixing bounds on exact toys -------------------------------------------------------
 def _mixing_toys() -> list[tuple[str, Any]]:
     """``(name, ExactMixing)`` of the toy cascades: one-bit keys over an interval and a chaff sketch."""
-    from sketchauth.mixing.bounds import exact_mixing
-    from sketchauth.sketches.chaff import ChaffPointSketch
-    from sketchauth.sketches.interval import IntervalSketch
 
     interval = IntervalSketch(n=6, v=2)
     chaff = ChaffPointSketch(6, 1)
@@ -736,9 +733,6 @@ def _two_fuzzy_exact() -> dict[str, float]:
     exact one-bit extractor ``K = ⌊b_2 / 3⌋`` (uniform and independent of ``S_2``: ``δ = 0``);
     ``Q = S_1 + K mod 3`` (:func:`sketchauth.mixing.mix_symbols`) and ``S = Q ‖ S_2``.
     """
-    from sketchauth.entropy import avg_min_entropy
-    from sketchauth.mixing import mix_symbols
-    from sketchauth.sketches.interval import IntervalSketch
 
     sketch = IntervalSketch(n=6, v=2)
     columns: dict[tuple[int, int], int] = {}
@@ -765,7 +759,6 @@ def _two_fuzzy_exact() -> dict[str, float]:
 )
 def mixing_two_fuzzy() -> _Finding:
     """Thesis 7.2: the two-fuzzy-secrets bounds, on an exact toy."""
-    from sketchauth.mixing.bounds import two_fuzzy_bounds
 
     exact = _two_fuzzy_exact()
     log6 = math.log2(6)
@@ -823,7 +816,6 @@ def _geometric_rate_closed_form(alpha: float) -> float:
 @_reproduces("bp-theorem11", BP, "Theorem 11", "rate of the geometric mechanism under repeated observations")
 def bp_theorem11() -> _Finding:
     """Boreale–Paolini, Theorem 11: the repeated-observation rate of the geometric mechanism."""
-    from sketchauth.entropy import repeated_observation_rate
 
     closed = _geometric_rate_closed_form(BP_ALPHA)
     computed = repeated_observation_rate(geometric_mechanism(8, BP_ALPHA))
@@ -845,7 +837,6 @@ def bp_theorem11() -> _Finding:
 @_reproduces("bp-corollary1", BP, "Corollary 1", "the truncated geometric mechanism keeps the rate")
 def bp_corollary1() -> _Finding:
     """Boreale–Paolini, Corollary 1: truncating the geometric mechanism leaves the rate unchanged."""
-    from sketchauth.entropy import repeated_observation_rate
 
     closed = _geometric_rate_closed_form(BP_ALPHA)
     rates = {N: repeated_observation_rate(geometric_mechanism(N, BP_ALPHA)) for N in range(2, 11)}
@@ -901,7 +892,6 @@ def _product_statistics(W: np.ndarray, observations: int) -> tuple[float, float]
 )
 def bp_repeated_rates(options: Options = Options()) -> _Finding:
     """Boreale–Paolini, Theorems 7 and 8: min and max of the Chernoff information over pairs."""
-    from sketchauth.entropy import a_security_rate, repeated_observation_rate
 
     W = geometric_mechanism(4, BP_ALPHA)
     rate_min = repeated_observation_rate(W)
@@ -981,7 +971,6 @@ def bp_example2() -> _Finding:
 # -- supplementary measurements ---------------------------------------------------------------------
 def noise_models() -> list[Any]:
     """The re-enrolment noise models of the supplementary sweeps (and of ``benchmarks/bench_linkage.py``)."""
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
 
     return [
         ReenrolmentNoise.identical(),
@@ -1024,7 +1013,6 @@ def linkage_by_noise(options: Options = Options()) -> list[dict[str, Any]]:
 
 def linkage_by_features(options: Options = Options()) -> list[dict[str, Any]]:
     """s1/s2/s3 linkage accuracy against the number of features, identical and noisy re-enrolments."""
-    from sketchauth.evaluate.linkage import ReenrolmentNoise
 
     rows = []
     for noise in (ReenrolmentNoise.identical(), ReenrolmentNoise.within_tolerance()):
@@ -1087,7 +1075,7 @@ class Reproduction:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: metadata, summary, items, supplementary tables."""
-        from sketchauth import __version__
+        from sketchauth import __version__  # start-up: the version is read from the metadata on first use
 
         return {
             "generated": self.generated,
@@ -1220,7 +1208,7 @@ def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
 
 
 def _figure_linkage(items: Sequence[Item], path: Path) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency (the 'plots' extra)
 
     schemes = list(items[0].details["runs"])
     fig, axes = plt.subplots(len(items), len(schemes), figsize=(5 * len(schemes), 3.2 * len(items)), squeeze=False)
@@ -1244,7 +1232,7 @@ def _figure_linkage(items: Sequence[Item], path: Path) -> None:
 
 
 def _figure_chaff(item: Item, path: Path) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency (the 'plots' extra)
 
     freq = np.array(item.details["sketch_frequencies_sorted"])
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -1260,11 +1248,10 @@ def _figure_chaff(item: Item, path: Path) -> None:
 
 
 def _figures(rep: Reproduction, out: Path) -> dict[str, str]:
-    from sketchauth.evaluate.report.figures import plots_available
 
     if not plots_available():
         return {}
-    import matplotlib
+    import matplotlib  # optional dependency (the 'plots' extra)
 
     matplotlib.use("Agg")
     made = {}

@@ -303,7 +303,7 @@ class FeatureEvaluation:
         targets labelled; every legend entry has a curve (markers when it has few points).
         """
         fig = self.det_figure()  # ParameterError naming the extra when matplotlib is missing
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional dependency (present: det_figure succeeded)
 
         out = Path(path)
         fig.savefig(out, dpi=110)
@@ -313,14 +313,14 @@ class FeatureEvaluation:
     def det_figure(self) -> Any:
         """The DET figure of :meth:`plot` (a matplotlib ``Figure``)."""
         try:
-            import matplotlib
+            import matplotlib  # optional dependency (the 'plots' extra)
 
             matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
+            import matplotlib.pyplot as plt  # optional dependency
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
-        # Cycle, documented: the report layer (sketchauth.evaluate.report) imports sketchauth.features, so
-        # features reaches its DET axes only here, at plot time (docs/architecture.md, layering).
+        # cycle: sketchauth.features.evaluation <-> sketchauth.evaluate.report (the report layer imports
+        # features, so features reaches its DET axes only here, at plot time; docs/architecture.md, layering)
         from sketchauth.evaluate.report.figures import det_axes, det_floor, draw_nist_targets, probit
 
         floor = det_floor(self.genuine_trials, self.impostor_trials)

@@ -8,6 +8,7 @@ dependency, and :func:`plots_available` / :func:`require_plots` say so before a 
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -35,11 +36,7 @@ __all__ = [
 
 def plots_available() -> bool:
     """Whether matplotlib (extra ``plots``) can be imported."""
-    try:  # function-level import: matplotlib is an optional dependency (extra "plots")
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def require_plots() -> None:
@@ -61,11 +58,10 @@ _DET_POINTS = 2000
 
 
 def _pyplot() -> Any:
-    # Function-level import: matplotlib is an optional dependency (extra "plots").
-    import matplotlib
+    import matplotlib  # optional dependency (the 'plots' extra)
 
     matplotlib.use("Agg")  # files only, never a window
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency
 
     return plt
 
