@@ -163,6 +163,14 @@ class SqlStore(Store):
         """A cursor inside one read-only transaction (by default the same as a write one)."""
         return self._transaction()
 
+    def _outcome_transaction(self) -> AbstractContextManager[Any]:
+        """The write transaction that records a verification's outcome (by default a write one).
+
+        A dialect may let it commit without waiting for the disk (see the module's "Round
+        trips"): losing it in a machine crash loses a whole transaction, never part of one.
+        """
+        return self._transaction()
+
     def _sql(self, query: str) -> str:
         return query
 
@@ -360,11 +368,11 @@ class SqlStore(Store):
         return self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
 
     def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
-        with self._transaction() as cur:
+        with self._outcome_transaction() as cur:
             self._audit(cur, user_id, ["verify-fail"], now)
 
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        with self._transaction() as cur:
+        with self._outcome_transaction() as cur:
             row = self._run(
                 cur,
                 "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, secret_hash = ? "

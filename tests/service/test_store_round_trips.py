@@ -36,14 +36,20 @@ class Counter:
     def __init__(self, store: SqlStore) -> None:
         self.transactions = 0
         self.statements = 0
+        self._depth = 0
         transaction, read, run = store._transaction, store._read, store._run
 
         def counted(opener: Any) -> Any:
             @contextmanager
             def wrapper() -> Iterator[Any]:
-                self.transactions += 1
-                with opener() as cur:
-                    yield cur
+                # Outermost only: PostgreSQL's _read opens its _transaction.
+                self.transactions += self._depth == 0
+                self._depth += 1
+                try:
+                    with opener() as cur:
+                        yield cur
+                finally:
+                    self._depth -= 1
 
             return wrapper
 
