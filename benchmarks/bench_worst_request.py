@@ -54,6 +54,12 @@ BUDGET_CPU_S = 0.25
 BUDGET_MB = 64.0
 SAMPLE_LENGTH = 4096  # service.settings.DEFAULT_MAX_SAMPLE_LENGTH
 SAMPLES = 16  # service.settings.DEFAULT_MAX_SAMPLES
+#: service.limits.MAX_ENROLMENT_NUMBERS and MAX_BODY_BYTES: what an operator may configure at most.
+ENROLMENT_NUMBERS = 1 << 18
+BODY_BYTES = 1 << 22
+MOST_CAPTURES = ENROLMENT_NUMBERS // SAMPLE_LENGTH
+OPERATOR_LONGEST = {"max_sample_length": 1 << 16, "max_samples": ENROLMENT_NUMBERS >> 16, "max_body_bytes": BODY_BYTES}
+OPERATOR_MOST_CAPTURES = {"max_samples": MOST_CAPTURES, "max_body_bytes": BODY_BYTES}
 
 
 def _distinct(rng: random.Random, count: int, low: int, high: int) -> list[int]:
@@ -148,35 +154,37 @@ def cases() -> dict[str, dict[str, Any]]:
     # MAX_CANDIDATE_POINTS // q of them).
     longest = out["weighted-vault-16384x8"]
     out["weighted-vault-16384x8-long-sample"] = {**longest, "verify": longest["samples"][0][:SAMPLE_LENGTH]}
-    # What an operator may configure at most (SKETCHAUTH_MAX_SAMPLE_LENGTH = 65536, with the body
-    # limit raised to carry it): the caps must hold there too.
+    # What an operator may configure at most (SKETCHAUTH_MAX_SAMPLE_LENGTH = 65536, then at most
+    # 4 samples per enrolment: service.limits.MAX_ENROLMENT_NUMBERS; the body limit raised to
+    # carry it, within service.limits.MAX_BODY_BYTES): the budget must hold there too.
     big = _distinct(rng, 1 << 16, 1, 1 << 32)
     out["pinsketch-32-256-65536-elements"] = {
         "enrol": {"scheme": "pinsketch", "params": {"m": 32, "t": 256}},
         "samples": [big],
         "verify": _swap(rng, big, 128, 1, 1 << 32),
-        "settings": {"max_sample_length": 1 << 16, "max_body_bytes": 16 << 20},
+        "settings": OPERATOR_LONGEST,
     }
     wide = [rng.randrange(1 << 52) for _ in range(1 << 16)]
     out["interval-65536"] = {
         "enrol": {"scheme": "interval", "params": {"n": 1 << 52, "v": 1 << 50, "features": 1 << 16}},
         "samples": [wide],
         "verify": [(x + 12345) % (1 << 52) for x in wide],
-        "settings": {"max_sample_length": 1 << 16, "max_body_bytes": 16 << 20},
+        "settings": OPERATOR_LONGEST,
     }
-    # The most captures an operator may allow (SKETCHAUTH_MAX_SAMPLES = 256) for the two schemes
-    # that derive a template from many captures.
-    many = {"max_samples": 256, "max_body_bytes": 16 << 20}
+    # The most captures of 4,096 numbers an operator may allow (MAX_ENROLMENT_NUMBERS / 4096 = 64),
+    # for the two schemes that derive a template from many captures. (Before that cap, 256
+    # captures with a 16 MiB body: worst-request-20261124-uncapped.json, over budget.)
+    many = OPERATOR_MOST_CAPTURES
     asym = out["asymmetric-s2-510x4096"]
-    out["asymmetric-s2-510x4096-256-captures"] = {
+    out["asymmetric-s2-510x4096-64-captures"] = {
         **asym,
-        "samples": [asym["samples"][i % SAMPLES] for i in range(256)],
+        "samples": [asym["samples"][i % SAMPLES] for i in range(MOST_CAPTURES)],
         "settings": many,
     }
     weighted = out["weighted-vault-16384x8"]
-    out["weighted-vault-16384x8-256-captures"] = {
+    out["weighted-vault-16384x8-64-captures"] = {
         **weighted,
-        "samples": [weighted["samples"][i % SAMPLES] for i in range(256)],
+        "samples": [weighted["samples"][i % SAMPLES] for i in range(MOST_CAPTURES)],
         "settings": many,
     }
     return out
