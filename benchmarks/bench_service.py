@@ -426,66 +426,81 @@ def service(tree: Path, tmp: Path, backend: str, profile: str, args: argparse.Na
             _drop_schema(args.postgres_url, schema)
 
 
-def alternate(first: Any, second: Any, rounds: int) -> tuple[list[float], list[float]]:
-    """Rates of ``first()`` and ``second()`` measured in alternating slices."""
-    a: list[float] = []
-    b: list[float] = []
+def rotate(baseline: Any, services: list[Any], rounds: int) -> tuple[list[float], list[list[float]]]:
+    """Rates of ``baseline()`` and of each of ``services`` measured in rotating slices."""
+    base: list[float] = []
+    rates: list[list[float]] = [[] for _ in services]
     for _ in range(rounds):
-        a.append(first())
-        b.append(second())
-    return a, b
+        base.append(baseline())
+        for measured, run in zip(rates, services, strict=True):
+            measured.append(run())
+    return base, rates
 
 
-def bench_backend(tree: Path, tmp: Path, backend: str, bare_port: int, args: argparse.Namespace) -> dict[str, Any]:
+def bench_backend(
+    trees: list[Path], tmp: Path, backend: str, bare_port: int, args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """One result per tree: the trees' services share the baseline slices (bare endpoint, ceiling)."""
     people = population(args.users, args.features)
     rounds = max(1, round(args.duration / args.slice))
-    result: dict[str, Any] = {"backend": backend}
     url = "sqlite:///" if backend == "sqlite" else args.postgres_url
-    result["round_trips_per_verification"] = round_trips(tree, url)
-    with service(tree, tmp, backend, "test", args) as port:
-        sequential = asyncio.run(verify_loop(port, people, 1, None, args.sequential))
-        bare, cheap = alternate(
+    results: list[dict[str, Any]] = [
+        {"backend": backend, "tree": str(tree), "round_trips_per_verification": round_trips(tree, url)}
+        for tree in trees
+    ]
+    with contextlib.ExitStack() as stack:
+        ports = [
+            stack.enter_context(service(tree, tmp / f"t{i}", backend, "test", args)) for i, tree in enumerate(trees)
+        ]
+        sequential = [asyncio.run(verify_loop(port, people, 1, None, args.sequential)) for port in ports]
+        bare, cheap = rotate(
             lambda: rate(bare_port, people, args.concurrency, args.slice),
-            lambda: rate(port, people, args.concurrency, args.slice),
+            [lambda port=port: rate(port, people, args.concurrency, args.slice) for port in ports],
             rounds,
         )
     cheap_argon, decode = in_process_costs("test", args.features)
-    seq_p50 = float(np.percentile(sequential, 50))
-    result["overhead"] = {
-        "bare_fastapi_req_per_s": float(np.mean(bare)),
-        "service_test_profile_req_per_s": float(np.mean(cheap)),
-        "ratio": float(np.mean(cheap) / np.mean(bare)),
-        "slices": {"bare": bare, "service": cheap},
-        "sequential_p50_ms": seq_p50 * 1e3,
-        "sequential_p50_minus_argon2_and_decode_ms": (seq_p50 - cheap_argon - decode) * 1e3,
-    }
-    with service(tree, tmp, backend, args.profile, args) as port:
-        ceiling, loaded = alternate(
+    for result, seq, rates in zip(results, sequential, cheap, strict=True):
+        seq_p50 = float(np.percentile(seq, 50))
+        result["overhead"] = {
+            "bare_fastapi_req_per_s": float(np.mean(bare)),
+            "service_test_profile_req_per_s": float(np.mean(rates)),
+            "ratio": float(np.mean(rates) / np.mean(bare)),
+            "slices": {"bare": bare, "service": rates},
+            "sequential_p50_ms": seq_p50 * 1e3,
+            "sequential_p50_minus_argon2_and_decode_ms": (seq_p50 - cheap_argon - decode) * 1e3,
+        }
+    with contextlib.ExitStack() as stack:
+        ports = [
+            stack.enter_context(service(tree, tmp / f"t{i}", backend, args.profile, args))
+            for i, tree in enumerate(trees)
+        ]
+        ceiling, loaded = rotate(
             lambda: argon2_ceiling(args.profile, args.workers, args.slice),
-            lambda: rate(port, people, args.concurrency, args.slice),
+            [lambda port=port: rate(port, people, args.concurrency, args.slice) for port in ports],
             rounds,
         )
-    result["production"] = {
-        "profile": args.profile,
-        "argon2_ceiling_per_s": float(np.mean(ceiling)),
-        "service_req_per_s": float(np.mean(loaded)),
-        "ratio": float(np.mean(loaded) / np.mean(ceiling)),
-        "slices": {"ceiling": ceiling, "service": loaded},
-    }
-    return result
+    for result, rates in zip(results, loaded, strict=True):
+        result["production"] = {
+            "profile": args.profile,
+            "argon2_ceiling_per_s": float(np.mean(ceiling)),
+            "service_req_per_s": float(np.mean(rates)),
+            "ratio": float(np.mean(rates) / np.mean(ceiling)),
+            "slices": {"ceiling": ceiling, "service": rates},
+        }
+    return results
 
 
 def _table(results: list[dict[str, Any]]) -> list[str]:
-    lines = ["| store | trips (genuine / wrong / unknown) | bare req/s | service req/s (test) | ratio |"]
+    lines = ["| store | tree | trips (genuine / wrong / unknown) | bare req/s | service req/s (test) | ratio |"]
     lines[0] += " ceiling/s | service/s (prod) | ratio |"
-    lines.append("| --- " * 9 + "|")
+    lines.append("| --- " * 10 + "|")
     for r in results:
         trips = " / ".join(
             f"{t['transactions']} tx, {t['statements']} st" for t in r["round_trips_per_verification"].values()
         )
         o, p = r["overhead"], r["production"]
         lines.append(
-            f"| {r['backend']} | {trips} | {o['bare_fastapi_req_per_s']:.0f} | "
+            f"| {r['backend']} | {Path(r['tree']).name} | {trips} | {o['bare_fastapi_req_per_s']:.0f} | "
             f"{o['service_test_profile_req_per_s']:.0f} | {o['ratio']:.2f} | {p['argon2_ceiling_per_s']:.1f} | "
             f"{p['service_req_per_s']:.1f} | {p['ratio']:.2f} |"
         )
@@ -507,6 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, default=REPO, help="source tree the servers run (default: this one)")
     parser.add_argument("--label", default="", help="a label for the result file (e.g. before, after)")
     parser.add_argument("--commit", default=None, help="the commit --tree holds, when it is not a git checkout")
+    parser.add_argument(
+        "--compare", type=Path, default=None, help="another tree measured in the same slices (before/after)"
+    )
+    parser.add_argument("--compare-commit", default=None, help="the commit --compare holds")
     parser.add_argument("--out", type=Path, default=None, help="JSON result path (default benchmarks/results/...)")
     args = parser.parse_args(argv)
     tree = args.tree.resolve()
@@ -519,8 +538,9 @@ def main(argv: list[str] | None = None) -> int:
         bare = start_bare(bare_port, args.workers)
         try:
             asyncio.run(verify_loop(bare_port, population(args.users, args.features), args.concurrency, 1.0, None))
+            trees = [tree] + ([args.compare.resolve()] if args.compare else [])
             for backend in args.backends:
-                results.append(bench_backend(tree, Path(tmp), backend, bare_port, args))
+                results += bench_backend(trees, Path(tmp), backend, bare_port, args)
         finally:
             stop(bare)
     document = {
@@ -529,11 +549,14 @@ def main(argv: list[str] | None = None) -> int:
         "date": started.isoformat(timespec="seconds"),
         "commit": args.commit or _tree_commit(tree),
         "tree": str(tree),
+        "compare": {"tree": str(args.compare), "commit": args.compare_commit or _tree_commit(args.compare.resolve())}
+        if args.compare
+        else None,
         "cpu": {"model": timing.cpu_name(), "logical_cpus": os.cpu_count(), "machine": platform.machine()},
         "python": platform.python_version(),
         "load_average_start": load_start,
         "load_average_end": list(os.getloadavg()),
-        "settings": {k: v for k, v in vars(args).items() if k not in {"tree", "out", "postgres_url"}},
+        "settings": {k: v for k, v in vars(args).items() if k not in {"tree", "compare", "out", "postgres_url"}},
         "method": "req/s of W uvicorn workers under C keep-alive clients; the two sides of each ratio alternate "
         "in slices in one run; round trips counted by instrumenting the store in a child process",
         "targets": {"overhead_ratio": 0.5, "production_ratio": 0.9},
