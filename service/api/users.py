@@ -34,13 +34,7 @@ from service.models import USER_ID_PATTERN, EnrolmentResponse, EntropyReportOut,
 from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
 from service.problems import ProblemError, json_body_only, problem_doc
 from service.requests import RequestModels
-from service.store import (
-    AlreadyEnrolled,
-    AttemptRefused,
-    NewEnrolment,
-    UserNotFound,
-    UserRecord,
-)
+from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 from sketchauth.errors import ParameterError, SampleError
 
 __all__ = ["UserId", "build_router", "not_enrolled"]

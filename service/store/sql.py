@@ -50,7 +50,7 @@ spent it. The second transaction records the outcome, and it cannot be folded in
 Measured (``benchmarks/bench_service.py``, ``docs/service/performance.md``): before this a
 verification made three transactions (read, claim, outcome). Merging the read into the claim
 saves one lock acquisition and commit on SQLite and a pool checkout and commit on PostgreSQL;
-the statements stay the same. On PostgreSQL a write commit waits for the WAL flush, about 4 ms
+the statements stay the same. On PostgreSQL a write commit waits for the WAL flush, 3.7 ms
 per commit on the benchmark machine against well under 1 ms for everything else the store does
 in a request, so the two commits of a verification were what bounded its throughput. The
 outcome transaction therefore commits asynchronously there (``synchronous_commit = off``, only
