@@ -1,34 +1,41 @@
-"""Loopback load benchmark of the verification service against the argon2-alone ceiling.
+"""Loopback load benchmark of the verification service: its overhead and its share of argon2's ceiling.
 
-Starts ``sketchauth serve --workers W`` on a free loopback port with a temporary SQLite database,
-enrols a population, then
+For each store (``--backends sqlite postgres``) it starts ``sketchauth serve --workers W`` on free
+loopback ports (a temporary SQLite file; a throw-away schema of the PostgreSQL database
+``--postgres-url``), enrols a population, and measures in the same run:
 
-1. **ceiling**: W processes doing nothing but argon2id verifications with the same profile: the
-   most verifications per second this machine can do (argon2 is the dominant cost by design);
-2. **overhead**: a second server with the same code but argon2's cheapest (``test``) profile
-   answers sequential genuine verifications (one in flight); its p50 latency minus the p50 of
-   one ``test``-profile argon2 verification and of one sketch decode (both in-process) is what
-   HTTP, JSON, validation, the thread hand-off and the store add to every request;
-3. **load**: ``--concurrency`` clients verifying genuine samples against the server with the
-   chosen profile: throughput and p50/p99 latency, and throughput as a share of the ceiling.
+1. **store round trips**: the transactions (and SQL statements) one verification makes, counted in
+   a child process by instrumenting the store (genuine sample, wrong sample, unknown user id);
+2. **overhead ratio**: a bare FastAPI endpoint (:func:`bare_app`: the same route and body model,
+   answering ``{"verified": true}`` with no store, no hash, no middleware, in W uvicorn workers)
+   against the service with argon2's cheapest (``test``) profile, both under ``--concurrency``
+   keep-alive clients: service req/s ÷ bare req/s;
+3. **production ratio**: W processes doing nothing but argon2id verifications with the production
+   profile (the ceiling: argon2 is the dominant cost by design) against the service with that
+   profile: service req/s ÷ ceiling;
+4. the sequential p50 latency with the test profile minus one ``test`` argon2 verification and
+   one sketch decode (in-process): what HTTP, JSON, validation, the thread hand-off and the store
+   add to a request.
 
-Ceiling and load alternate in ``--slice``-second slices for ``--duration`` seconds of load in
-all, so that whatever else runs on the machine weighs on both alike.
+The two sides of each ratio alternate in ``--slice``-second slices, so that whatever else runs on
+the machine weighs on both alike. The load generator shares the cores, so it is a minimal
+keep-alive HTTP/1.1 client on asyncio streams. Targets: overhead ratio >= 0.5, production ratio
+>= 0.9. ``--tree`` runs the servers (and the round-trip count) from another checkout, for
+before/after comparisons with the same harness. Results: ``benchmarks/results/service-<date>.json``.
 
-The load generator runs on the same cores, so it is a minimal keep-alive HTTP/1.1 client on
-asyncio streams (a small fraction of a millisecond of CPU per request). Targets: throughput ≥ 80% of the
-ceiling, overhead < 5 ms at p50.
-
-    python3 benchmarks/bench_service.py --duration 30 --slice 5 --profile owasp
+    python3 benchmarks/bench_service.py --duration 12 --slice 3 --profile owasp
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import datetime
 import json
 import multiprocessing as mp
 import os
+import platform
 import secrets
 import signal
 import socket
@@ -36,10 +43,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
+from pydantic import BaseModel
 
 REPO = Path(__file__).resolve().parents[1]
 # Run from a checkout without installing: the package is the repository root.
@@ -48,7 +58,35 @@ if str(REPO) not in sys.path:
 
 from benchmarks import timing  # noqa: E402
 
-API_KEY = "bench-" + secrets.token_hex(8)
+API_KEY = "bench-" + secrets.token_hex(16)
+DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+RESULTS = REPO / "benchmarks" / "results"
+
+
+class BareVerification(BaseModel):
+    sample: list[int]
+
+
+class BareAnswer(BaseModel):
+    verified: bool
+
+
+def bare_app() -> Any:
+    """uvicorn factory: the floor any FastAPI verification endpoint pays on this machine.
+
+    The service's route and body shape (a path parameter, a JSON body validated by a pydantic
+    model with a list of integers), an ``async`` handler answering ``{"verified": true}``: HTTP
+    parsing, routing, JSON decoding, validation and serialisation, nothing else.
+    """
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.post("/v1/users/{user_id}/verification", response_model=BareAnswer)
+    async def verify(user_id: str, body: BareVerification) -> BareAnswer:
+        return BareAnswer(verified=True)
+
+    return app
 
 
 def _argon2_worker(profile: str, seconds: float, out: mp.Queue) -> None:
@@ -114,41 +152,95 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(workdir: Path, port: int, workers: int, profile: str) -> subprocess.Popen:
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = {
+def _env(tree: Path, **extra: str) -> dict[str, str]:
+    return {
         **os.environ,
-        "SKETCHAUTH_API_KEYS": API_KEY,
-        "SKETCHAUTH_HASH_PROFILE": profile,
-        # The overhead server runs the cheapest ("test") profile, which serve refuses unless allowed.
-        "SKETCHAUTH_ALLOW_TEST_PROFILE": "1" if profile == "test" else "0",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), str(REPO), os.environ.get("PYTHONPATH", "")])),
+        **extra,
     }
-    args = [
-        sys.executable,
-        "-m",
-        "sketchauth.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--db",
-        f"sqlite:///{workdir / 'bench.db'}",
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
-    proc = subprocess.Popen(args, cwd=workdir, env=env, start_new_session=True)
+
+
+def _wait_ready(proc: subprocess.Popen, url: str) -> subprocess.Popen:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return proc
+            httpx.get(url, timeout=1)
+            return proc
         except httpx.HTTPError:
             time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     raise RuntimeError("server did not become ready")
+
+
+def start_server(tree: Path, workdir: Path, port: int, workers: int, profile: str, db: str, schema: str) -> Any:
+    """``sketchauth serve`` from ``tree`` (no access log: the bench measures the request path)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = _env(
+        tree,
+        SKETCHAUTH_API_KEYS=API_KEY,
+        SKETCHAUTH_HASH_PROFILE=profile,
+        # The overhead server runs the cheapest ("test") profile, which serve refuses unless allowed.
+        SKETCHAUTH_ALLOW_TEST_PROFILE="1" if profile == "test" else "0",
+        SKETCHAUTH_SCHEMA=schema,
+        # Genuine samples only, but keep the lockout out of the way of a long run all the same.
+        SKETCHAUTH_LOCKOUT_THRESHOLD="1000000",
+        SKETCHAUTH_DISABLE_THRESHOLD="1000000",
+    )
+    args = [sys.executable, "-m", "sketchauth.cli", "serve", "--port", str(port), "--workers", str(workers)]
+    args += ["--db", db, "--log-level", "warning", "--no-access-log"]
+    proc = subprocess.Popen(args, cwd=workdir, env=env, start_new_session=True)
+    return _wait_ready(proc, f"http://127.0.0.1:{port}/readyz")
+
+
+def serve_bare(port: int, workers: int) -> None:
+    """Serve :func:`bare_app` the way ``sketchauth serve`` serves the service (same uvicorn setup).
+
+    In particular with ``TCP_NODELAY`` on the shared listening socket
+    (:func:`service.app._tcp_nodelay`): plain ``uvicorn --workers N`` leaves Nagle's algorithm on
+    and every answer waits ~40 ms for a delayed ACK, which would make the floor meaningless.
+    """
+    import inspect
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from service.app import _tcp_nodelay
+
+    config = uvicorn.Config(
+        "benchmarks.bench_service:bare_app",
+        factory=True,
+        host="127.0.0.1",
+        port=port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    if workers == 1:
+        server.run()
+        return
+    supervisor_args: dict[str, Any] = {"sockets": [_tcp_nodelay(config.bind_socket())]}
+    if "target" in inspect.signature(Multiprocess).parameters:
+        supervisor_args["target"] = server.run
+    Multiprocess(config, **supervisor_args).run()
+
+
+def start_bare(port: int, workers: int) -> Any:
+    """:func:`bare_app` served by :func:`serve_bare` in its own process group."""
+    code = f"from benchmarks.bench_service import serve_bare; serve_bare({port}, {workers})"
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=_env(REPO), start_new_session=True)
+    return _wait_ready(proc, f"http://127.0.0.1:{port}/docs")
+
+
+def stop(proc: Any) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 async def enrol_all(base: str, people: list[tuple[list[int], list[int]]], features: int) -> None:
@@ -230,82 +322,267 @@ async def verify_loop(
     return latencies
 
 
+def rate(port: int, people: list[tuple[list[int], list[int]]], concurrency: int, seconds: float) -> float:
+    """Verifications per second for one slice of load."""
+    start = time.perf_counter()
+    done = asyncio.run(verify_loop(port, people, concurrency, seconds, None))
+    return len(done) / (time.perf_counter() - start)
+
+
+# -- store round trips ------------------------------------------------------------------------------
+#: Run in a child process with the benchmarked tree first on the path: counts the transactions
+#: and statements of one verification by wrapping the store's three hooks (``_transaction``,
+#: ``_read``, ``_run``), which every version of the SQL store has.
+_COUNT_TRIPS = r"""
+import json, sys, tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from fastapi.testclient import TestClient
+from service.app import create_app
+from service.settings import Settings
+
+url, schema, key = sys.argv[1], sys.argv[2], sys.argv[3]
+tmp = Path(tempfile.mkdtemp())
+if url.startswith("sqlite"):
+    from service.store.sqlite import SQLiteStore
+    store = SQLiteStore(tmp / "trips.db")
+else:
+    from service.store.postgres import PostgresStore
+    store = PostgresStore(url, schema=schema, max_size=2)
+counts = {"transactions": 0, "statements": 0}
+depth = [0]
+def counted(opener):
+    @contextmanager
+    def wrapper():
+        # Outermost only: a dialect's _read may open its _transaction.
+        counts["transactions"] += depth[0] == 0
+        depth[0] += 1
+        try:
+            with opener() as cur:
+                yield cur
+        finally:
+            depth[0] -= 1
+    return wrapper
+run = store._run
+def counted_run(cur, query, params=()):
+    counts["statements"] += 1
+    return run(cur, query, params)
+store._transaction, store._read, store._run = counted(store._transaction), counted(store._read), counted_run
+settings = Settings(database_url=f"sqlite:///{tmp / 'unused.db'}", api_keys=(key,), hash_profile="test",
+                    allow_test_profile=True, lockout_threshold=1000, disable_threshold=1000)
+auth = {"Authorization": f"Bearer {key}"}
+enrol = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
+out = {}
+with TestClient(create_app(settings, store=store)) as client:
+    assert client.post("/v1/users/alice/enrolment", headers=auth, json=enrol).status_code == 201
+    for label, user, sample in (("genuine", "alice", [123, 30, 205, 71]), ("wrong", "alice", [20, 130, 5, 250]),
+                                ("unknown", "nobody", [20, 130, 5, 250])):
+        before = dict(counts)
+        r = client.post(f"/v1/users/{user}/verification", headers=auth, json={"sample": sample})
+        assert r.status_code == 200, r.text
+        out[label] = {k: counts[k] - before[k] for k in counts}
+if not url.startswith("sqlite"):
+    store.drop_schema()
+store.close()
+print(json.dumps(out))
+"""
+
+
+def round_trips(tree: Path, url: str) -> dict[str, dict[str, int]]:
+    """Transactions and statements per verification (genuine, wrong sample, unknown id) of ``tree``."""
+    schema = f"bench_trips_{secrets.token_hex(4)}"
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_TRIPS, url, schema, API_KEY],
+        env=_env(tree),
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextlib.contextmanager
+def service(tree: Path, tmp: Path, backend: str, profile: str, args: argparse.Namespace) -> Iterator[int]:
+    """A running, enrolled service (port) on ``backend`` with ``profile``; stopped and cleaned after."""
+    port = free_port()
+    schema = f"bench_{secrets.token_hex(4)}"
+    db = f"sqlite:///{tmp / f'{backend}-{profile}.db'}" if backend == "sqlite" else args.postgres_url
+    proc = start_server(tree, tmp / f"{backend}-{profile}", port, args.workers, profile, db, schema)
+    try:
+        asyncio.run(enrol_all(f"http://127.0.0.1:{port}", population(args.users, args.features), args.features))
+        asyncio.run(verify_loop(port, population(args.users, args.features), args.concurrency, 1.0, None))  # warm
+        yield port
+    finally:
+        stop(proc)
+        if backend == "postgres":
+            _drop_schema(args.postgres_url, schema)
+
+
+def rotate(baseline: Any, services: list[Any], rounds: int) -> tuple[list[float], list[list[float]]]:
+    """Rates of ``baseline()`` and of each of ``services`` measured in rotating slices."""
+    base: list[float] = []
+    rates: list[list[float]] = [[] for _ in services]
+    for _ in range(rounds):
+        base.append(baseline())
+        for measured, run in zip(rates, services, strict=True):
+            measured.append(run())
+    return base, rates
+
+
+def bench_backend(
+    trees: list[Path], tmp: Path, backend: str, bare_port: int, args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """One result per tree: the trees' services share the baseline slices (bare endpoint, ceiling)."""
+    people = population(args.users, args.features)
+    rounds = max(1, round(args.duration / args.slice))
+    url = "sqlite:///" if backend == "sqlite" else args.postgres_url
+    results: list[dict[str, Any]] = [
+        {"backend": backend, "tree": str(tree), "round_trips_per_verification": round_trips(tree, url)}
+        for tree in trees
+    ]
+    with contextlib.ExitStack() as stack:
+        ports = [
+            stack.enter_context(service(tree, tmp / f"t{i}", backend, "test", args)) for i, tree in enumerate(trees)
+        ]
+        sequential = [asyncio.run(verify_loop(port, people, 1, None, args.sequential)) for port in ports]
+        bare, cheap = rotate(
+            lambda: rate(bare_port, people, args.concurrency, args.slice),
+            [lambda port=port: rate(port, people, args.concurrency, args.slice) for port in ports],
+            rounds,
+        )
+    cheap_argon, decode = in_process_costs("test", args.features)
+    for result, seq, rates in zip(results, sequential, cheap, strict=True):
+        seq_p50 = float(np.percentile(seq, 50))
+        result["overhead"] = {
+            "bare_fastapi_req_per_s": float(np.mean(bare)),
+            "service_test_profile_req_per_s": float(np.mean(rates)),
+            "ratio": float(np.mean(rates) / np.mean(bare)),
+            "slices": {"bare": bare, "service": rates},
+            "sequential_p50_ms": seq_p50 * 1e3,
+            "sequential_p50_minus_argon2_and_decode_ms": (seq_p50 - cheap_argon - decode) * 1e3,
+        }
+    with contextlib.ExitStack() as stack:
+        ports = [
+            stack.enter_context(service(tree, tmp / f"t{i}", backend, args.profile, args))
+            for i, tree in enumerate(trees)
+        ]
+        ceiling, loaded = rotate(
+            lambda: argon2_ceiling(args.profile, args.workers, args.slice),
+            [lambda port=port: rate(port, people, args.concurrency, args.slice) for port in ports],
+            rounds,
+        )
+    for result, rates in zip(results, loaded, strict=True):
+        result["production"] = {
+            "profile": args.profile,
+            "argon2_ceiling_per_s": float(np.mean(ceiling)),
+            "service_req_per_s": float(np.mean(rates)),
+            "ratio": float(np.mean(rates) / np.mean(ceiling)),
+            "slices": {"ceiling": ceiling, "service": rates},
+        }
+    return results
+
+
+def _table(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["| store | tree | trips (genuine / wrong / unknown) | bare req/s | service req/s (test) | ratio |"]
+    lines[0] += " ceiling/s | service/s (prod) | ratio |"
+    lines.append("| --- " * 10 + "|")
+    for r in results:
+        trips = " / ".join(
+            f"{t['transactions']} tx, {t['statements']} st" for t in r["round_trips_per_verification"].values()
+        )
+        o, p = r["overhead"], r["production"]
+        lines.append(
+            f"| {r['backend']} | {Path(r['tree']).name} | {trips} | {o['bare_fastapi_req_per_s']:.0f} | "
+            f"{o['service_test_profile_req_per_s']:.0f} | {o['ratio']:.2f} | {p['argon2_ceiling_per_s']:.1f} | "
+            f"{p['service_req_per_s']:.1f} | {p['ratio']:.2f} |"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
-    parser.add_argument("--slice", type=float, default=5.0, help="seconds per alternating ceiling/load slice")
+    parser.add_argument("--duration", type=float, default=12.0, help="seconds of load per side of a ratio")
+    parser.add_argument("--slice", type=float, default=3.0, help="seconds per alternating slice")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--profile", default="owasp", help="argon2 profile (default owasp)")
+    parser.add_argument("--profile", default="owasp", help="production argon2 profile (default owasp)")
     parser.add_argument("--features", type=int, default=64, help="interval-sketch features (default 64)")
     parser.add_argument("--users", type=int, default=64)
-    parser.add_argument("--sequential", type=int, default=100, help="requests for the overhead phase")
+    parser.add_argument("--sequential", type=int, default=200, help="requests for the sequential latency")
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
+    parser.add_argument("--postgres-url", default=os.environ.get("SKETCHAUTH_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL))
+    parser.add_argument("--tree", type=Path, default=REPO, help="source tree the servers run (default: this one)")
+    parser.add_argument("--label", default="", help="a label for the result file (e.g. before, after)")
+    parser.add_argument("--commit", default=None, help="the commit --tree holds, when it is not a git checkout")
+    parser.add_argument(
+        "--compare", type=Path, default=None, help="another tree measured in the same slices (before/after)"
+    )
+    parser.add_argument("--compare-commit", default=None, help="the commit --compare holds")
+    parser.add_argument("--out", type=Path, default=None, help="JSON result path (default benchmarks/results/...)")
     args = parser.parse_args(argv)
+    tree = args.tree.resolve()
 
-    people = population(args.users, args.features)
-    argon_p50, _ = in_process_costs(args.profile, args.features)
-    cheap_argon_p50, decode_p50 = in_process_costs("test", args.features)
+    started = datetime.datetime.now(datetime.UTC)
+    load_start = list(os.getloadavg())
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        # Overhead: same code path, argon2 made negligible.
-        port = free_port()
-        proc = start_server(Path(tmp) / "overhead", port, args.workers, "test")
-        base = f"http://127.0.0.1:{port}"
+        bare_port = free_port()
+        bare = start_bare(bare_port, args.workers)
         try:
-            asyncio.run(enrol_all(base, people, args.features))
-            asyncio.run(verify_loop(port, people, 1, None, 50))  # warm connections and code
-            sequential = asyncio.run(verify_loop(port, people, 1, None, args.sequential))
+            asyncio.run(verify_loop(bare_port, population(args.users, args.features), args.concurrency, 1.0, None))
+            trees = [tree] + ([args.compare.resolve()] if args.compare else [])
+            for backend in args.backends:
+                results += bench_backend(trees, Path(tmp), backend, bare_port, args)
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
-        port = free_port()
-        proc = start_server(Path(tmp) / "load", port, args.workers, args.profile)
-        base = f"http://127.0.0.1:{port}"
-        ceilings: list[float] = []
-        loaded: list[float] = []
-        elapsed = 0.0
-        try:
-            asyncio.run(enrol_all(base, people, args.features))
-            asyncio.run(verify_loop(port, people, args.concurrency, 2.0, None))  # warm connections
-            # Alternate short ceiling and load slices so that other jobs on the machine weigh on
-            # both alike (the ceiling drifts by tens of percent on a shared machine).
-            rounds = max(1, round(args.duration / args.slice))
-            for _ in range(rounds):
-                ceilings.append(argon2_ceiling(args.profile, args.workers, args.slice))
-                start = time.perf_counter()
-                loaded += asyncio.run(verify_loop(port, people, args.concurrency, args.slice, None))
-                elapsed += time.perf_counter() - start
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
-    ceiling = float(np.mean(ceilings))
-    throughput = len(loaded) / elapsed
-    seq_p50 = float(np.percentile(sequential, 50))
-    overhead = seq_p50 - cheap_argon_p50 - decode_p50
-    p50, p99 = (float(np.percentile(loaded, q)) for q in (50, 99))
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+            stop(bare)
+    document = {
+        "benchmark": "bench_service.py",
+        "label": args.label,
+        "date": started.isoformat(timespec="seconds"),
+        "commit": args.commit or _tree_commit(tree),
+        "tree": str(tree),
+        "compare": {"tree": str(args.compare), "commit": args.compare_commit or _tree_commit(args.compare.resolve())}
+        if args.compare
+        else None,
+        "cpu": {"model": timing.cpu_name(), "logical_cpus": os.cpu_count(), "machine": platform.machine()},
+        "python": platform.python_version(),
+        "load_average_start": load_start,
+        "load_average_end": list(os.getloadavg()),
+        "settings": {k: v for k, v in vars(args).items() if k not in {"tree", "compare", "out", "postgres_url"}},
+        "method": "req/s of W uvicorn workers under C keep-alive clients; the two sides of each ratio alternate "
+        "in slices in one run; round trips counted by instrumenting the store in a child process",
+        "targets": {"overhead_ratio": 0.5, "production_ratio": 0.9},
+        "results": results,
+    }
+    out = args.out or RESULTS / f"service-{started:%Y%m%d}{'-' + args.label if args.label else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=1) + "\n")
     print(
-        f"# sketchauth serve --workers {args.workers}, argon2 profile {args.profile}, interval sketch "
-        f"with {args.features} features, SQLite, {os.cpu_count()} CPUs, {args.duration:.0f} s at concurrency "
-        f"{args.concurrency}, 1-min load average at the end {load:.1f}"
+        f"# {args.workers} workers, concurrency {args.concurrency}, interval sketch with {args.features} "
+        f"features, production profile {args.profile}, {os.cpu_count()} CPUs, load {load_start[0]:.1f}"
     )
-    print("| measure | value |")
-    print("| --- | --- |")
-    print(f"| argon2id verify alone, p50 (1 process) | {argon_p50 * 1e3:.1f} ms |")
-    print(f"| sketch decode, p50 | {decode_p50 * 1e3:.3f} ms |")
-    print(
-        f"| ceiling: argon2 alone in {args.workers} processes (slices: min / max) | {ceiling:.1f} "
-        f"verifications/s ({min(ceilings):.1f} / {max(ceilings):.1f}) |"
-    )
-    print(
-        f"| service throughput under load | {throughput:.1f} verifications/s"
-        f" ({100 * throughput / ceiling:.0f}% of ceiling) |"
-    )
-    print(f"| latency under load, p50 / p99 | {p50 * 1e3:.1f} ms / {p99 * 1e3:.1f} ms |")
-    print(f"| sequential latency with the test profile, p50 | {seq_p50 * 1e3:.2f} ms |")
-    print(f"| service overhead at p50 (that − argon2 test profile − decode) | {overhead * 1e3:.2f} ms |")
-    ok = throughput >= 0.8 * ceiling and overhead < 0.005
-    print(f"targets (>= 80% of ceiling, overhead < 5 ms): {'met' if ok else 'NOT met'}")
+    print("\n".join(_table(results)))
+    print(f"written {out}")
     return 0
+
+
+def _tree_commit(tree: Path) -> str:
+    if tree == REPO:
+        return timing.git_commit()
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -182,8 +182,14 @@ def access_logger() -> logging.Logger:
     return access_log
 
 
+#: A verification's two answers, recognised without parsing them (the common case, per request).
+_ANSWERS = {b'{"verified":true}': "verified", b'{"verified":false}': "rejected"}
+
+
 def _outcome(status: int, content_type: str, body: bytes) -> str:
     """``verified``/``rejected`` for a verification answer, the problem type for an error, else ``ok``."""
+    if status == 200 and body in _ANSWERS:
+        return _ANSWERS[body]
     if len(body) > _SNIFF_LIMIT or not body:
         return "ok" if status < 400 else f"http-{status}"
     try:
@@ -221,16 +227,18 @@ class RequestLog:
 
         async def recording_send(message: Message) -> None:
             nonlocal status, content_type
-            if message["type"] == "http.response.start":
+            kind = message["type"]
+            if kind == "http.response.body":
+                if len(body) <= _SNIFF_LIMIT:
+                    body.extend(message.get("body", b"")[: _SNIFF_LIMIT + 1 - len(body)])
+            elif kind == "http.response.start":
                 status = int(message["status"])
-                headers = list(message.get("headers", []))
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode("ascii"))]
                 for name, value in headers:
                     if name.lower() == b"content-type":
                         content_type = value.decode("latin-1")
-                headers.append((b"x-request-id", request_id.encode("ascii")))
+                        break
                 message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body" and len(body) <= _SNIFF_LIMIT:
-                body.extend(message.get("body", b"")[: _SNIFF_LIMIT + 1 - len(body)])
             await send(message)
 
         try:

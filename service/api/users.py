@@ -299,19 +299,26 @@ def _attempt(
     not fit the enrolment (wrong dimension, a value out of range: the enrolment's parameters
     decide, so the answer would reveal them and the enrolment) is a failed attempt,
     ``{"verified": false}`` after the same argon2 work as any other failure.
+
+    Store round trips: two, whoever the id is and whatever the outcome. The first
+    (:meth:`~service.store.Store.begin_attempt`) reads the enrolment and claims the attempt; the
+    second records the outcome: ``verify-fail`` (:meth:`~service.store.Store.settle_failure`) or
+    the reset of a success (:meth:`~service.store.Store.record_success`). Why two and not one:
+    :mod:`service.store.sql`, "Round trips".
     """
-    record = state.store.get(user_id)
-    pipeline = None if record is None or record.pipeline is None else _enrolled_pipeline(state, record).pipeline
+    pipelines: list[Any] = [None]  # the record's pipeline, found by admit()
+
+    def admit(enrolled: UserRecord) -> None:
+        # Before the claim: a changed pipeline is 409 and nothing is counted.
+        if enrolled.pipeline is not None:
+            pipelines[0] = _enrolled_pipeline(state, enrolled).pipeline
+
     try:
-        if record is not None:
-            try:
-                claim = state.store.claim_attempt(user_id, state.policy, state.clock())
-            except UserNotFound:  # revoked since the read: from here on an unknown id
-                record = None
-        if record is None:
-            claim = state.store.claim_probe(user_id, state.policy, state.clock())
+        # Read and claim in one store transaction (see service.store.sql, "Round trips").
+        attempt = state.store.begin_attempt(user_id, state.policy, state.clock(), admit=admit)
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
+    record, claim, pipeline = attempt.record, attempt.claim, pipelines[0]
     if record is None:
         _decoy_attempt(state, sample, pin, second_sample)
         state.store.settle_failure(user_id, claim, state.clock())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from service.store.base import (
     AUDIT_CLIENT,
     AlreadyEnrolled,
+    Attempt,
     AttemptRefused,
     AuditEvent,
     FailureState,
@@ -23,6 +24,7 @@ from service.store.base import (
 __all__ = [
     "AUDIT_CLIENT",
     "AlreadyEnrolled",
+    "Attempt",
     "AttemptRefused",
     "AuditEvent",
     "FailureState",

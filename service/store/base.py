@@ -19,6 +19,7 @@ state (the event grammar is in :mod:`.sql`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "AUDIT_CLIENT",
     "AUDIT_EVENTS",
     "AlreadyEnrolled",
+    "Attempt",
     "AttemptRefused",
     "AuditEvent",
     "FailureState",
@@ -154,6 +156,18 @@ class FailureState:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    """A claimed verification attempt: the enrolment it runs against and the count it took.
+
+    ``record`` is ``None`` when the id has no enrolment (the attempt was counted on the id's
+    probe row instead, :meth:`Store.claim_probe`).
+    """
+
+    record: UserRecord | None
+    claim: FailureState
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEvent:
     at: float
     user_id: str
@@ -208,6 +222,19 @@ class Store(ABC):
         :meth:`record_success`; a failure, malformed samples included, records its outcome with
         :meth:`settle_failure`. A refusal reports the state that refused it, which is current: a
         wait still running at ``now`` or a disabled biometric.
+        """
+
+    @abstractmethod
+    def begin_attempt(
+        self, user_id: str, policy: LockoutPolicy, now: float, *, admit: Callable[[UserRecord], None] | None = None
+    ) -> Attempt:
+        """Read the enrolment and claim the attempt (:meth:`claim_attempt`, or :meth:`claim_probe`
+        for an id with no enrolment) in ONE transaction: a verification's only store round trip
+        before its decode and hash work. :class:`AttemptRefused` as the claims raise it.
+
+        ``admit`` sees the enrolment before the claim; an exception it raises propagates and
+        nothing is counted (a request the enrolment cannot serve at all, such as one whose
+        feature pipeline changed since).
         """
 
     @abstractmethod

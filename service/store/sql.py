@@ -34,6 +34,32 @@ audit rows (``attempt``, ``lock``, ``disable``, ``verify-fail``): an unknown id 
 answered exactly like an enrolled one, after the same store round trips. Enrolling the id
 deletes its ``probes`` row (the ``enrol`` row clears the state, as the grammar says).
 
+Round trips: a verification makes two store transactions, whoever the id is and whatever the
+outcome (``tests/service/test_store_round_trips.py`` counts them, on both dialects).
+:meth:`SqlStore.begin_attempt` reads the enrolment and claims the attempt in one transaction
+(three statements: the read, the claim on ``users`` or on ``probes``, the audit row), so the
+attempt is counted before any decode or hash work and a request that dies afterwards has still
+spent it. The second transaction records the outcome, and it cannot be folded into the first:
+
+* a success must reset the counter (``verify-ok``), which is only known after the argon2 check;
+* a failure needs no throttling change (the claim counted it), but its ``verify-fail`` row is
+  part of the audit contract: every answered failure has one, so an attempt row without an
+  outcome marks a request that died mid-way. Writing it in the claim would audit an outcome
+  before it happened, and a success could not take it back.
+
+Measured (``benchmarks/bench_service.py``, ``docs/service/performance.md``): before this a
+verification made three transactions (read, claim, outcome). Merging the read into the claim
+saves one lock acquisition and commit on SQLite and a pool checkout and commit on PostgreSQL;
+the statements stay the same. On PostgreSQL a write commit waits for the WAL flush, 3.7 ms
+per commit on the benchmark machine against well under 1 ms for everything else the store does
+in a request, so the two commits of a verification were what bounded its throughput. The
+outcome transaction therefore commits asynchronously there (``synchronous_commit = off``, only
+for that transaction: :meth:`SqlStore._outcome_transaction`) while the claim stays synchronous:
+the count is on disk before any decode or hash work starts, as before, and a server crash can
+lose only a whole outcome transaction (PostgreSQL never applies part of one), which leaves the
+attempt counted as a failure with no ``verify-fail`` row, exactly what a request that died
+mid-way leaves. SQLite's ``synchronous = NORMAL`` already gives every commit that durability.
+
 Remnants: after a change that removes or overwrites helper data or a hash (revocation, a
 replacing enrolment, a re-hash) :meth:`SqlStore._erase_remnants` runs; SQLite uses it to
 checkpoint and truncate its write-ahead log (see :mod:`.sqlite`).
@@ -44,7 +70,7 @@ from __future__ import annotations
 import json
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -52,6 +78,7 @@ from service.observability import METRICS
 from service.store.base import (
     AUDIT_CLIENT,
     AlreadyEnrolled,
+    Attempt,
     AttemptRefused,
     AuditEvent,
     FailureState,
@@ -141,6 +168,14 @@ class SqlStore(Store):
 
     def _read(self) -> AbstractContextManager[Any]:
         """A cursor inside one read-only transaction (by default the same as a write one)."""
+        return self._transaction()
+
+    def _outcome_transaction(self) -> AbstractContextManager[Any]:
+        """The write transaction that records a verification's outcome (by default a write one).
+
+        A dialect may let it commit without waiting for the disk (see the module's "Round
+        trips"): losing it in a machine crash loses a whole transaction, never part of one.
+        """
         return self._transaction()
 
     def _sql(self, query: str) -> str:
@@ -262,55 +297,89 @@ class SqlStore(Store):
 
     def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
-            row = self._claim(cur, user_id, policy, now)
-            if row is None:
-                # Refused: read the state that refused it, locked so that it is current. Under
-                # read committed a success or reset may have committed since the update looked;
-                # then the attempt is allowed after all, and claimed under the lock.
-                current = self._run(
-                    cur, f"SELECT locked_until, disabled FROM users WHERE user_id = ?{self._row_lock}", (user_id,)
-                ).fetchone()
-                if current is None:
-                    raise UserNotFound(user_id)
-                locked_until, disabled = float(current[0]), bool(current[1])
-                if disabled or locked_until > now:
-                    raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
-                row = self._claim(cur, user_id, policy, now)
-                if row is None:  # only a dialect without row locks could get here
-                    raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
-            state = _failure_state(row, policy)
-            self._audit(cur, user_id, state.events, now)
+            state = self._claim_enrolled(cur, user_id, policy, now)
+            if state is None:
+                raise UserNotFound(user_id)
         return state
 
     def claim_probe(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
         with self._transaction() as cur:
-            parameters = _count_parameters(policy, now)
-            for _ in range(_ENROL_ROUNDS):
-                row = self._run(cur, _CLAIM_PROBE, (user_id, *parameters, *parameters, now)).fetchone()
-                if row is not None:
-                    break
-                # The id's row exists and refuses (a running wait, disabled): report its state,
-                # read locked so that it is current. Gone meanwhile (enrolled or revoked): again.
-                current = self._run(
-                    cur, f"SELECT locked_until, disabled FROM probes WHERE user_id = ?{self._row_lock}", (user_id,)
-                ).fetchone()
-                if current is not None:
-                    raise AttemptRefused(user_id, locked_until=float(current[0]), disabled=bool(current[1]))
-            else:
-                raise StoreError("concurrent enrolments and revocations of this user kept conflicting; retry")
-            state = _failure_state(row, policy)
-            self._audit(cur, user_id, state.events, now)
+            return self._claim_probe(cur, user_id, policy, now)
+
+    def begin_attempt(
+        self, user_id: str, policy: LockoutPolicy, now: float, *, admit: Callable[[UserRecord], None] | None = None
+    ) -> Attempt:
+        """Read and claim in one transaction (see the module's "Round trips").
+
+        Three statements whoever the id is, so that the store's time does not tell enrolled ids
+        from unknown ones: the read, the claim (``users`` or ``probes``) and the audit row; a
+        refusal is the read, the claim that matched nothing and the locked read of the state
+        that refused it. Only a revocation committing between the read and the claim adds
+        statements (the attempt then becomes one against an unknown id, as it would have been
+        a moment later).
+        """
+        with self._transaction() as cur:
+            row = self._run(cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,)).fetchone()
+            if row is not None:
+                record = _user(row)
+                if admit is not None:
+                    admit(record)  # raising rolls back a transaction that has written nothing
+                state = self._claim_enrolled(cur, user_id, policy, now)
+                if state is not None:
+                    return Attempt(record, state)
+            return Attempt(None, self._claim_probe(cur, user_id, policy, now))
+
+    def _claim_enrolled(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> FailureState | None:
+        """Claim on ``users`` and audit it; ``None`` if the id has no enrolment, refusals raised."""
+        row = self._claim(cur, user_id, policy, now)
+        if row is None:
+            # Refused: read the state that refused it, locked so that it is current. Under
+            # read committed a success or reset may have committed since the update looked;
+            # then the attempt is allowed after all, and claimed under the lock.
+            current = self._run(
+                cur, f"SELECT locked_until, disabled FROM users WHERE user_id = ?{self._row_lock}", (user_id,)
+            ).fetchone()
+            if current is None:
+                return None
+            locked_until, disabled = float(current[0]), bool(current[1])
+            if disabled or locked_until > now:
+                raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
+            row = self._claim(cur, user_id, policy, now)
+            if row is None:  # only a dialect without row locks could get here
+                raise AttemptRefused(user_id, locked_until=locked_until, disabled=disabled)
+        state = _failure_state(row, policy)
+        self._audit(cur, user_id, state.events, now)
+        return state
+
+    def _claim_probe(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
+        """Claim on the id's ``probes`` row and audit it; refusals raised."""
+        parameters = _count_parameters(policy, now)
+        for _ in range(_ENROL_ROUNDS):
+            row = self._run(cur, _CLAIM_PROBE, (user_id, *parameters, *parameters, now)).fetchone()
+            if row is not None:
+                break
+            # The id's row exists and refuses (a running wait, disabled): report its state,
+            # read locked so that it is current. Gone meanwhile (enrolled or revoked): again.
+            current = self._run(
+                cur, f"SELECT locked_until, disabled FROM probes WHERE user_id = ?{self._row_lock}", (user_id,)
+            ).fetchone()
+            if current is not None:
+                raise AttemptRefused(user_id, locked_until=float(current[0]), disabled=bool(current[1]))
+        else:
+            raise StoreError("concurrent enrolments and revocations of this user kept conflicting; retry")
+        state = _failure_state(row, policy)
+        self._audit(cur, user_id, state.events, now)
         return state
 
     def _claim(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> Any:
         return self._run(cur, _CLAIM_ATTEMPT, (*_count_parameters(policy, now), user_id, now)).fetchone()
 
     def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
-        with self._transaction() as cur:
+        with self._outcome_transaction() as cur:
             self._audit(cur, user_id, ["verify-fail"], now)
 
     def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        with self._transaction() as cur:
+        with self._outcome_transaction() as cur:
             row = self._run(
                 cur,
                 "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, secret_hash = ? "
