@@ -28,12 +28,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from service.store.base import (
+    Attempt,
     AuditEvent,
     FailureState,
     LockoutPolicy,
@@ -180,7 +181,17 @@ class PepperedStore(Store):
         stored in clear, unwraps the last wrapped record read instead (result discarded), as
         :attr:`service.authenticator.Authenticator.decoy` does for decoding.
         """
-        record = self.inner.get(user_id)
+        return self._unwrapped(self.inner.get(user_id))
+
+    def begin_attempt(
+        self, user_id: str, policy: LockoutPolicy, now: float, *, admit: Callable[[UserRecord], None] | None = None
+    ) -> Attempt:
+        """The store's one-transaction read and claim, with the record's helper unwrapped as :meth:`get` does."""
+        attempt = self.inner.begin_attempt(user_id, policy, now, admit=admit)
+        return dataclasses.replace(attempt, record=self._unwrapped(attempt.record))
+
+    def _unwrapped(self, record: UserRecord | None) -> UserRecord | None:
+        """``record`` with its helper in clear, at the cost of exactly one unwrap whatever it is."""
         if record is not None and record.pepper_id is not None:
             self._last = record  # one reference assignment: atomic across threads
             return unwrap_record(self.ring, record)
