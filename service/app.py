@@ -14,8 +14,10 @@ Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:a
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
+import os
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
@@ -200,12 +202,10 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
     ``access_log=False`` turns the JSON request log off in every worker (``SKETCHAUTH_ACCESS_LOG=0``);
     uvicorn's own access log stays off either way, as it prints paths and so raw user ids.
     """
-    import inspect
-    import os
-
     if not access_log:
         os.environ["SKETCHAUTH_ACCESS_LOG"] = "0"
 
+    # start-up: uvicorn is loaded only by the process that serves (tests and tools build the app alone)
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 

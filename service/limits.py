@@ -9,10 +9,8 @@ their bounds from it, so the number a client reads in the OpenAPI schema or in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from service.settings import Settings
+from service.settings import Settings, SettingsError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -85,8 +83,6 @@ class RequestLimits:
     @classmethod
     def of(cls, settings: Settings) -> RequestLimits:
         """The settings' limits; ``SettingsError`` if they would let a request cost more than the budget."""
-        from service.settings import SettingsError
-
         try:
             return cls(settings.max_samples, settings.max_sample_length, settings.max_body_bytes)
         except ValueError as exc:
@@ -95,7 +91,5 @@ class RequestLimits:
     @classmethod
     def default(cls) -> RequestLimits:
         """The limits of the default settings (what the service enforces when nothing is configured)."""
-        from service.settings import Settings
-
         fields = Settings.model_fields
         return cls(fields["max_samples"].default, fields["max_sample_length"].default, fields["max_body_bytes"].default)

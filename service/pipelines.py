@@ -81,6 +81,7 @@ def load_configured(settings: Settings) -> dict[str, LoadedPipeline]:
     """
     if settings.pipelines_dir is None:
         return {}
+    # start-up: a service without pipelines starts without the feature modules
     from sketchauth.features.pipeline import load_pipelines
 
     try:
@@ -142,7 +143,7 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
     symbol group (e.g. PinSketch whose syndromes are not independent) refuses, whatever the
     sample, so the service finds out once, at load, from a helper of the background mean.
     """
-    import numpy as np
+    import numpy as np  # start-up: only pipelines need numpy here
 
     sketch = pipeline.sketch
     helper = sketch.encode(pipeline.secret_from_samples(np.zeros((2, pipeline.transform.features))))
@@ -155,7 +156,7 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
 
 def warm_up_pipeline(pipeline: Pipeline) -> None:
     """Enrol and decode once at the background mean (imports, field tables, compiled code)."""
-    import numpy as np
+    import numpy as np  # start-up: only pipelines need numpy here
 
     origin = np.zeros((2, pipeline.transform.features))
     sketch = pipeline.sketch
@@ -166,7 +167,7 @@ def warm_up_pipeline(pipeline: Pipeline) -> None:
 # -- request bodies for a client that applies the transform itself ----------------------------------------
 def _json_ints(value: Any) -> list[int]:
     """A secret or transformed sample as the JSON integer array the service parses (bytes as byte values)."""
-    import numpy as np
+    import numpy as np  # start-up: only pipelines need numpy here
 
     if isinstance(value, bytes):
         return list(value)
@@ -185,7 +186,7 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
     scheme = pipeline.sketch.scheme_name
     if pipeline.kind != "asymmetric-interval":
         return {"scheme": scheme, "params": params, "samples": [_json_ints(pipeline.secret_from_samples(samples))]}
-    from sketchauth.templates import DEFAULT_SCALE
+    from sketchauth.templates import DEFAULT_SCALE  # start-up: only pipelines need the templates
 
     spread, scale, margin = pipeline.spread, pipeline.scale, pipeline.margin  # type: ignore[attr-defined]
     if scale != DEFAULT_SCALE[spread]:

@@ -31,6 +31,8 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from service.models import ProblemDetails
+
 __all__ = [
     "PROBLEM_BASE",
     "PROBLEM_MEDIA_TYPE",
@@ -55,8 +57,6 @@ def problem_doc(description: str) -> dict[str, Any]:
     FastAPI files a response ``model`` under ``application/json``; :func:`install_problem_openapi`
     moves every error response's schema to ``application/problem+json``.
     """
-    from service.models import ProblemDetails
-
     return {"model": ProblemDetails, "description": description}
 
 

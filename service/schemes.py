@@ -43,6 +43,7 @@ from pydantic import (
 
 from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
+from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.base import SchemeDescriptor, SecureSketch
 from sketchauth.sketches.params import Parameter
 from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
@@ -458,8 +459,6 @@ def _cached(build: Any, name: str, params_json: str, *rest: Any) -> SecureSketch
 
 @lru_cache(maxsize=256)
 def _cascade(name: str, params_json: str, profile: str, pin_min_entropy: float | None) -> SecureSketch:
-    from sketchauth.mixing import Cascade, ExactKey
-
     inner = _cached(_from_params, name, params_json)
     return Cascade(inner, pin=ExactKey(profile, min_entropy=pin_min_entropy), warn=False)
 

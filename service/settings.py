@@ -77,7 +77,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
 from service.pepper import PepperRing, PepperSettingsError
-from sketchauth.enrolment import DEFAULT_HASH_PROFILE
+from service.store.postgres import valid_schema_name
+from sketchauth.enrolment import DEFAULT_HASH_PROFILE, HASH_PROFILES
 
 if TYPE_CHECKING:
     from service.pepper import PepperRing
@@ -296,8 +297,6 @@ class Settings(BaseSettings):
     # -- start-up checks ------------------------------------------------------------------------
     def validate(self) -> Settings:  # type: ignore[override]  # pydantic's deprecated classmethod
         """Raise :class:`SettingsError` unless the service may start with these settings."""
-        from sketchauth.enrolment import HASH_PROFILES
-
         keys = self.key_source()  # reads and checks the key file
         if not keys.ring.keys and not self.dev_mode:
             raise SettingsError(
@@ -323,8 +322,6 @@ class Settings(BaseSettings):
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
         self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
-        from service.store.postgres import valid_schema_name
-
         if not valid_schema_name(self.postgres_schema):
             raise SettingsError(
                 "SKETCHAUTH_SCHEMA must be a lower-case identifier of at most 63 characters: a-z, 0-9 and _, "

@@ -39,8 +39,8 @@ def valid_schema_name(schema: str) -> bool:
 
 def _pool_classes() -> tuple[Any, Any]:
     try:
-        import psycopg
-        import psycopg_pool
+        import psycopg  # optional dependency (the 'postgres' extra)
+        import psycopg_pool  # optional dependency
     except ImportError:
         raise RuntimeError(
             "PostgreSQL support needs the 'postgres' extra: pip install 'sketchauth[postgres]'"

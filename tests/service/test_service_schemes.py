@@ -10,7 +10,7 @@ from service.limits import RequestLimits
 from service.schemes import NOT_OFFERED, SCHEME_SPECS, available_schemes
 from sketchauth.sketches.registry import REGISTRY, scheme_descriptor
 
-LIMITS = (RequestLimits.default(), RequestLimits(3, 10, 10_000), RequestLimits(50, 100_000, 10**7))
+LIMITS = (RequestLimits.default(), RequestLimits(3, 10, 10_000), RequestLimits(2, 100_000, 4 << 20))
 
 
 def _bounds(prop: dict[str, Any]) -> list[dict[str, Any]]:

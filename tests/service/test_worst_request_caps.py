@@ -21,7 +21,6 @@ import pytest
 from service.app import create_app
 from service.limits import MAX_BODY_BYTES, MAX_ENROLMENT_NUMBERS, RequestLimits
 from service.schemes import (
-    CODE_OFFSET_MAX_N,
     MAX_STORED_GAPS,
     MAX_VAULT_PRIME,
     MAX_VAULT_SLOTS,
@@ -30,6 +29,7 @@ from service.schemes import (
 )
 from service.settings import DEFAULT_MAX_SAMPLE_LENGTH, DEFAULT_MAX_SAMPLES, MAX_SAMPLE_LENGTH_CAP, SettingsError
 from sketchauth.errors import ParameterError
+from sketchauth.sketches.code_offset import MAX_N as CODE_OFFSET_MAX_N
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_worst_request.py"
 
