@@ -322,6 +322,10 @@ class Settings(BaseSettings):
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
         self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
+        # cycle: service.settings <-> service.limits (the limits are read from these settings)
+        from service.limits import RequestLimits
+
+        RequestLimits.of(self)  # the cost caps: refused here, before any worker builds the app
         if not valid_schema_name(self.postgres_schema):
             raise SettingsError(
                 "SKETCHAUTH_SCHEMA must be a lower-case identifier of at most 63 characters: a-z, 0-9 and _, "
