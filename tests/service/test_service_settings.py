@@ -165,6 +165,14 @@ def test_unknown_settings_and_bad_changes_are_refused() -> None:
     assert Settings().replace(port=None, workers=3).workers == 3  # None: an unset flag
 
 
+def test_validation_refuses_limits_over_the_cost_caps(tmp_path: Path) -> None:
+    # Checked with the other settings, so `sketchauth serve` refuses before any worker starts.
+    over = test_settings(tmp_path, max_samples=64, max_sample_length=65536)
+    with pytest.raises(SettingsError, match="SKETCHAUTH_MAX_SAMPLES x SKETCHAUTH_MAX_SAMPLE_LENGTH"):
+        over.validate()
+    test_settings(tmp_path, max_samples=16, max_sample_length=16384).validate()  # 2^18: at the cap
+
+
 def test_the_test_profile_is_refused_unless_allowed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
