@@ -1,4 +1,4 @@
-"""The service with a pepper: settings, wrapped storage, every call, start-up refusals, rotation.
+"""The service with a pepper: settings, sealed storage, every call, start-up refusals, rotation.
 
 In-process apps (``TestClient``) on a temporary SQLite database; the database is read directly to
 check what is stored. Rotation is driven by the admin endpoint and by ``sketchauth pepper rotate``,
@@ -24,7 +24,8 @@ from service.pepper import PepperRing, PepperSettingsError, census, rotate
 from service.settings import Settings, SettingsError
 from service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
-from sketchauth.pepper import Pepper, unwrap
+from sketchauth.errors import SketchFormatError
+from sketchauth.pepper import SEAL_TAG_BYTES, Pepper, unwrap
 
 PEPPER_A = "pepper-A-0123456789abcdefghij"
 PEPPER_B = "pepper-B-0123456789abcdefghij"
@@ -141,7 +142,8 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         stored = rows(settings)
         for helper, pepper_id, nonce, _ in stored.values():
             assert pepper_id == pepper.id and nonce is not None and len(nonce) == 16
-            assert unwrap(None, helper, pepper, nonce) != helper
+            clear = unwrap(helper, pepper, nonce)
+            assert clear != helper and len(helper) == len(clear) + SEAL_TAG_BYTES and clear not in helper
         assert verified(c, "alice", GENUINE, PIN)
         assert not verified(c, "alice", GENUINE, "wrong-pin-000")
         assert not verified(c, "alice", IMPOSTOR, PIN)
@@ -156,7 +158,7 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         assert verified(c, "alice", GENUINE, NEW_PIN) and not verified(c, "alice", GENUINE, PIN)
         assert c.get("/v1/users/alice/report").status_code == 200
     raw = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
-    assert PEPPER_A.encode() not in raw and pepper.key not in raw
+    assert PEPPER_A.encode() not in raw and pepper.enc_key not in raw and pepper.mac_key not in raw
 
 
 def test_records_stored_in_clear_keep_working_and_are_marked(tmp_path: Path) -> None:
@@ -182,7 +184,7 @@ def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> Non
 
 
 def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
-    """Reading with the right id but the wrong key (simulated) unwraps to a valid helper that fails."""
+    """Reading with the right id but the wrong key (simulated) is refused by the seal's tag."""
     settings = test_settings(tmp_path, pepper=PEPPER_A)
     with app(settings) as c:
         enrol_people(c, 1)
@@ -190,10 +192,32 @@ def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
     try:
         record = store.get("u0")
         wrong = Pepper.from_text(PEPPER_B)
-        helper = unwrap(None, record.helper, wrong, record.pepper_nonce)
-        assert helper != unwrap(None, record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
+        with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
+            unwrap(record.helper, wrong, record.pepper_nonce)
+        assert unwrap(record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
     finally:
         store.close()
+
+
+def test_a_second_biometric_in_another_group_is_peppered(tmp_path: Path) -> None:
+    """Interval + PinSketch second biometric: no common symbol group, sealed as one record."""
+    from test_second_factor import FIRST, SECOND, SECOND_GENUINE, SECOND_WRONG
+    from test_second_factor import GENUINE as FIRST_GENUINE
+
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    pepper = Pepper.from_text(PEPPER_A)
+    with app(settings) as c:
+        assert c.post("/v1/users/two/enrolment", json={**FIRST, "second": SECOND}).status_code == 201
+        helper, pepper_id, nonce, _ = rows(settings)["two"]
+        assert pepper_id == pepper.id and unwrap(helper, pepper, nonce) not in helper
+
+        def two(second: list[int]) -> bool:
+            body = {"sample": FIRST_GENUINE, "second_sample": second}
+            response = c.post("/v1/users/two/verification", json=body)
+            assert response.status_code == 200, response.text
+            return bool(response.json()["verified"])
+
+        assert two(SECOND_GENUINE) and not two(SECOND_WRONG)
 
 
 # -- rotation -------------------------------------------------------------------------------------------
