@@ -35,7 +35,7 @@ import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
 
 from sketchauth.errors import SketchAuthError
-from sketchauth.evaluate.unlinkability import LINKAGE_ATTACKS, linkability
+from sketchauth.evaluate.unlinkability import attack_for_key, linkability
 from sketchauth.pepper import SEAL_TAG_BYTES, Pepper, unwrap
 from sketchauth.sketches.base import SecureSketch, load_sketch
 
@@ -107,7 +107,7 @@ def _byte_agreement(a: bytes, b: bytes) -> float:
 def _score(sketch: SecureSketch, a: bytes, b: bytes) -> float:
     """The scheme's own attack where both records parse as its helpers, else byte agreement."""
     if _parses(sketch, a) and _parses(sketch, b):
-        return float(LINKAGE_ATTACKS[_attack_key(sketch)].score(sketch, a, b))
+        return float(attack_for_key(_attack_key(sketch)).score(sketch, a, b))
     return _byte_agreement(a, b)
 
 
