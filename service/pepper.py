@@ -350,8 +350,9 @@ def rotate(
 
     One transaction per batch of ``batch_size`` records (locked while re-wrapped, so a
     concurrent PIN change or re-enrolment waits or is waited for); ``max_batches`` bounds one
-    run (the admin endpoint), after which a re-run continues. Records wrapped by a pepper in
-    neither ``old`` nor ``new`` are left alone and counted ``unreadable``.
+    run (the admin endpoint), after which a re-run continues. Records sealed by a pepper in
+    neither ``old`` nor ``new``, or whose seal does not verify (altered in the database), are left
+    alone and counted ``unreadable``: one damaged record does not stop the rotation of the others.
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be in [1, {MAX_BATCH}]")
@@ -368,7 +369,7 @@ def rotate(
                 record = _stub(user_id, bytes(helper), pepper_id, None if nonce is None else bytes(nonce))
                 try:
                     clear = unwrap_record(ring, record).helper
-                except PepperUnavailable:
+                except (PepperUnavailable, SketchFormatError):
                     unreadable += 1
                     continue
                 stored, new_id, new_nonce_ = wrap_new(new, clear)

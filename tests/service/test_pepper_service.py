@@ -284,6 +284,30 @@ def test_rotation_interrupted_inside_a_batch_loses_nothing(tmp_path: Path, monke
         assert all_verify(c, users)
 
 
+def test_rotation_leaves_an_altered_record_alone_and_rotates_the_others(tmp_path: Path) -> None:
+    """A record whose seal no longer verifies (one bit flipped in the database) is counted
+    unreadable and left as it is; the rotation of every other record goes through."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        users = enrol_people(c, 4)
+    path = settings.database_url.removeprefix("sqlite:///")
+    altered = bytearray(rows(settings)["u1"][0])
+    altered[0] ^= 1
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE users SET helper = ? WHERE user_id = 'u1'", (bytes(altered),))
+    new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
+    store = SQLiteStore.from_url(settings.database_url)
+    try:
+        result = rotate(store, new, [old], batch_size=2)
+        assert (result.rewrapped, result.unreadable, result.remaining) == (3, 1, 1)
+        assert census(store) == {old.id: 1, new.id: 3}
+    finally:
+        store.close()
+    assert rows(settings)["u1"][0] == bytes(altered)
+    with app(test_settings(tmp_path, pepper=PEPPER_B, pepper_previous=(PEPPER_A,))) as c:
+        assert all_verify(c, [u for u in users if u != "u1"])
+
+
 def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
