@@ -201,23 +201,28 @@ def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
 
 def test_a_second_biometric_in_another_group_is_peppered(tmp_path: Path) -> None:
     """Interval + PinSketch second biometric: no common symbol group, sealed as one record."""
-    from test_second_factor import FIRST, SECOND, SECOND_GENUINE, SECOND_WRONG
+    from test_second_factor import FIRST, PIN_BITS, SECOND, SECOND_GENUINE, SECOND_WRONG
     from test_second_factor import GENUINE as FIRST_GENUINE
+    from test_second_factor import PIN as CHAIN_PIN
 
-    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    settings = test_settings(tmp_path, pepper=PEPPER_A, pin_min_entropy=PIN_BITS)
     pepper = Pepper.from_text(PEPPER_A)
     with app(settings) as c:
         assert c.post("/v1/users/two/enrolment", json={**FIRST, "second": SECOND}).status_code == 201
-        helper, pepper_id, nonce, _ = rows(settings)["two"]
-        assert pepper_id == pepper.id and unwrap(helper, pepper, nonce) not in helper
+        chain = {**FIRST, "second": SECOND, "pin": CHAIN_PIN}  # the chain PIN -> second -> first
+        assert c.post("/v1/users/trio/enrolment", json=chain).status_code == 201
+        for user in ("two", "trio"):
+            helper, pepper_id, nonce, _ = rows(settings)[user]
+            assert pepper_id == pepper.id and unwrap(helper, pepper, nonce) not in helper
 
-        def two(second: list[int]) -> bool:
-            body = {"sample": FIRST_GENUINE, "second_sample": second}
-            response = c.post("/v1/users/two/verification", json=body)
+        def verify(user: str, second: list[int], **extra: str) -> bool:
+            body = {"sample": FIRST_GENUINE, "second_sample": second, **extra}
+            response = c.post(f"/v1/users/{user}/verification", json=body)
             assert response.status_code == 200, response.text
             return bool(response.json()["verified"])
 
-        assert two(SECOND_GENUINE) and not two(SECOND_WRONG)
+        assert verify("two", SECOND_GENUINE) and not verify("two", SECOND_WRONG)
+        assert verify("trio", SECOND_GENUINE, pin=CHAIN_PIN) and not verify("trio", SECOND_GENUINE, pin="other-pin-1")
 
 
 # -- rotation -------------------------------------------------------------------------------------------
