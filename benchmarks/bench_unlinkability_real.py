@@ -5,8 +5,11 @@ Runs :func:`sketchauth.evaluate.unlinkability_report.run_unlinkability_report` �
 as evaluation data, for two enrolment sizes (2 captures, up to 12 disjoint enrolments per
 speaker; 3 captures, up to 8), and writes JSON (default
 ``benchmarks/results/bench_unlinkability_real.json``) with the date, the commit, the CPU, the wall
-and CPU time of each run, a summary table (D↔sys per pipeline and attack, clear and peppered, with
-the chance level) and the full reports (D↔(s) curves, repeated-enrolment tables).
+and CPU time of each run, a summary table (D↔sys per pipeline and attack, with the chance level:
+``peppered`` = the two deployments' records sealed by their peppers (:func:`sketchauth.pepper.wrap`),
+scored by the attack where they parse as helpers, else by byte agreement; ``clear`` = the same
+records unsealed with the peppers, the control) and the full reports (D↔(s) curves,
+repeated-enrolment tables).
 
 Closed set: the test file holds the same 9 speakers as the training file. The data are not in the
 repository; make them with ``benchmarks/real_data.py``. Run::

@@ -1,12 +1,14 @@
-"""The deployment's pepper in the service: helpers wrapped at the storage boundary, and rotation.
+"""The deployment's pepper in the service: helpers sealed at the storage boundary, and rotation.
 
-**What.** With ``SKETCHAUTH_PEPPER`` set, every helper the service stores is mixed with a
-format-preserving pad keyed by the pepper and a fresh per-enrolment nonce
-(:mod:`sketchauth.pepper`); the nonce and the pepper's public id are stored with the record
+**What.** With ``SKETCHAUTH_PEPPER`` set, every helper record the service stores is sealed as a
+whole (encrypt-then-MAC, :mod:`sketchauth.pepper`) under keys of the pepper and a fresh
+per-enrolment nonce; the nonce and the pepper's public id are stored with the record
 (``users.pepper_nonce``, ``users.pepper_id``, migration 7). Two deployments enrolling the same
-people therefore store unrelated helpers (no equal bytes, no common difference), and a thief of
-the database alone learns nothing from the helpers about the templates. The pepper itself is never
-written to the database nor logged (the settings log shows its id).
+people therefore store unrelated records (no equal bytes, no common difference, no clear
+tolerances or partition structure, whatever the scheme or mixed structure), and a thief of the
+database alone learns nothing from the helpers about the templates. A sealed record that was
+altered, or read with the wrong pepper, is refused (:class:`~sketchauth.errors.SketchFormatError`).
+The pepper itself is never written to the database nor logged (the settings log shows its id).
 
 **Where.** :class:`PepperedStore` wraps the store: ``enrol`` and ``change_pin`` wrap the helper
 they are given, ``get`` unwraps what it reads. Everything above the store (the routes, the
@@ -44,7 +46,7 @@ from service.store.base import (
     UserRecord,
 )
 from service.store.sql import SqlStore
-from sketchauth.errors import SketchAuthError
+from sketchauth.errors import SketchAuthError, SketchFormatError
 from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
 
 if TYPE_CHECKING:
@@ -145,13 +147,13 @@ def unwrap_record(ring: PepperRing, record: UserRecord) -> UserRecord:
             f"the helper of this record was wrapped by pepper id {record.pepper_id}, which is not configured: "
             "set SKETCHAUTH_PEPPER (or SKETCHAUTH_PEPPER_PREVIOUS during a rotation)"
         )
-    return dataclasses.replace(record, helper=unwrap(None, record.helper, pepper, record.pepper_nonce))
+    return dataclasses.replace(record, helper=unwrap(record.helper, pepper, record.pepper_nonce))
 
 
 def wrap_new(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
     """``(stored helper, pepper id, nonce)`` for a helper about to be stored."""
     nonce = new_nonce()
-    return wrap(None, helper, pepper, nonce), pepper.id, nonce
+    return wrap(helper, pepper, nonce), pepper.id, nonce
 
 
 class PepperedStore(Store):
@@ -176,10 +178,10 @@ class PepperedStore(Store):
     def get(self, user_id: str) -> UserRecord | None:
         """The record with its helper unwrapped; every call costs one unwrap, whatever it finds.
 
-        Unwrapping takes a sizeable fraction of a millisecond (parsing the helper, deriving the
-        pad), enough to tell enrolled ids from unknown ones by timing. So a miss, or a record
-        stored in clear, unwraps the last wrapped record read instead (result discarded), as
-        :attr:`service.authenticator.Authenticator.decoy` does for decoding.
+        Unsealing costs a few microseconds (a keyed BLAKE2b tag and a SHAKE-256 keystream over
+        the record); small, but an unknown id would otherwise cost nothing. So a miss, or a
+        record stored in clear, unseals the last sealed record read instead (result discarded),
+        as :attr:`service.authenticator.Authenticator.decoy` does for decoding.
         """
         return self._unwrapped(self.inner.get(user_id))
 
@@ -197,7 +199,7 @@ class PepperedStore(Store):
             return unwrap_record(self.ring, record)
         decoy = self._last
         if decoy is not None:
-            with contextlib.suppress(PepperUnavailable):
+            with contextlib.suppress(PepperUnavailable, SketchFormatError):
                 unwrap_record(self.ring, decoy)
         return record
 
@@ -359,8 +361,9 @@ def rotate(
 
     One transaction per batch of ``batch_size`` records (locked while re-wrapped, so a
     concurrent PIN change or re-enrolment waits or is waited for); ``max_batches`` bounds one
-    run (the admin endpoint), after which a re-run continues. Records wrapped by a pepper in
-    neither ``old`` nor ``new`` are left alone and counted ``unreadable``.
+    run (the admin endpoint), after which a re-run continues. Records sealed by a pepper in
+    neither ``old`` nor ``new``, or whose seal does not verify (altered in the database), are left
+    alone and counted ``unreadable``: one damaged record does not stop the rotation of the others.
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be in [1, {MAX_BATCH}]")
@@ -377,7 +380,7 @@ def rotate(
                 record = _stub(user_id, bytes(helper), pepper_id, None if nonce is None else bytes(nonce))
                 try:
                     clear = unwrap_record(ring, record).helper
-                except PepperUnavailable:
+                except (PepperUnavailable, SketchFormatError):
                     unreadable += 1
                     continue
                 stored, new_id, new_nonce_ = wrap_new(new, clear)

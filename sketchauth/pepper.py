@@ -1,54 +1,67 @@
-"""Pepper-diversified storage: a per-deployment secret mixed over every stored sketch.
+"""Pepper-diversified storage: a per-deployment secret seals every stored helper record.
 
 **Why.** A deterministic sketch (the interval sketch, PinSketch, s1) stores the same helper data
 for the same template in every database, and the linear ones store helpers whose difference is
 a sketch of the captures' difference (Fang's thesis, ch. 6; the linkage attacks of
-:mod:`sketchauth.evaluate.unlinkability`): two deployments that enrol the same people can join
-their databases. A **pepper** — a high-entropy secret of the deployment, kept out of the
-database — diversifies what is stored: every helper is mixed with a format-preserving pad, the
-cascaded-mixing function of :mod:`sketchauth.mixing` (Fang's thesis, ch. 7) with the pepper as
-the less important secret.
+:mod:`sketchauth.evaluate.unlinkability`); the asymmetric sketches publish tolerances (s1) or
+partition structure (s2, s3) that link as well. Two deployments that enrol the same people can
+join their databases. A **pepper** — a high-entropy secret of the deployment, kept out of the
+database — seals what is stored: the *whole* helper record, header, parameters and payload, of
+every scheme and every mixed structure (PIN cascades, two biometrics).
 
-**The pad.** ``Q' = f(Q, K_p, N)``: the helper's symbols (:meth:`SecureSketch.symbols`, each
-in its own group ``Z_m`` or ``GF(2)^bits``) plus ``derive_pad(K_p, N)`` symbol by symbol, where
+**Why a seal and not a format-preserving pad.** Format preservation is what the cascaded mixing
+of Fang's thesis (ch. 7, :mod:`sketchauth.mixing`) needs for a *guessable* secret: a PIN is
+guessed, and a wrong guess must still give a valid-looking sketch so that the sketch cannot
+confirm guesses. A pepper is a machine-drawn key of at least 128 bits that nobody guesses, so
+format preservation gains nothing — a wrong pepper may as well be *recognised* — while it only
+covers a helper's symbols: s1's tolerances and an s2/s3 partition's structure stayed in clear and
+linked, a PinSketch with dependent syndromes had no pad, and a structure mixing symbol groups
+(interval + PinSketch) could not be padded at all. A seal of the whole record hides everything a
+helper carries, for every scheme, mixed structures included.
 
-* ``K_p = HKDF-SHA256(pepper, salt="sketchauth/pepper/v1", info="pad key")`` (RFC 5869), and
-* ``N`` is a fresh 16-byte **per-enrolment nonce** from :mod:`secrets`, stored with the record.
+**The seal** (encrypt-then-MAC, keys from HKDF-SHA256 (RFC 5869) of the pepper, distinct infos)::
 
-The nonce is essential. A pad depending on the pepper alone is one fixed vector per deployment:
-for every person the two databases' helpers would differ by the *same* vector
-``pad_A − pad_B`` (in the group), so one matched pair reveals it and then links everyone (and a
-linear scheme's difference decoding works again after subtracting it). With a nonce per
-enrolment, each stored helper carries an independent pad, exactly uniform per symbol (rejection
-sampling in :func:`~sketchauth.mixing.derive_pad`): to anyone without the pepper, a stored
-helper is a uniformly random element of its scheme's symbol space, independent of the template.
+    K_enc = HKDF(pepper, salt="sketchauth/pepper/v1", info="seal encryption key")   (32 bytes)
+    K_mac = HKDF(pepper, salt="sketchauth/pepper/v1", info="seal mac key")          (32 bytes)
+    body  = helper XOR SHAKE-256("sketchauth/pepper/seal/v1" ‖ K_enc ‖ N)[:len(helper)]
+    tag   = BLAKE2b(key=K_mac, digest_size=16)(N ‖ body)
+    stored = body ‖ tag                                              (len(helper) + 16 bytes)
+
+``N`` is a fresh 16-byte **per-enrolment nonce** from :mod:`secrets` (new at every enrolment,
+PIN change and rotation), stored with the record. SHAKE-256 keyed by ``K_enc`` and ``N`` is a
+stream cipher: the keystream is pseudorandom for a secret key and never reused (the nonce is
+fresh), so ``body`` is computationally independent of the helper. The nonce is essential: a
+keystream from the pepper alone would be one fixed mask per deployment, and for every person the
+two databases' records would differ by the *same* ``mask_A ⊕ mask_B`` (for a deterministic
+scheme), which one matched pair reveals. The keyed BLAKE2b tag authenticates ``N ‖ body``:
+:func:`unwrap` refuses (:class:`~sketchauth.errors.SketchFormatError`) a record altered by a bit
+or sealed by another pepper, before anything is parsed. Only the length of the helper remains
+visible, which every helper of one scheme and parameter set shares.
 
 **Why HKDF and not argon2.** The pepper is not a password: it must carry at least
 :data:`MIN_PEPPER_BYTES` bytes (128 bits) drawn by a machine (``secrets.token_urlsafe(32)``).
 Against ``2^128`` candidates a slow hash adds ``log2(cost) ≈ 20`` bits that nobody needs, and
 would be paid at every start. HKDF is a PRF-based extractor-and-expander suited to a uniformly
 random input key; it also gives the **pepper id** (:attr:`Pepper.id`, a separate 64-bit HKDF
-output, stored in clear with each record) so a record says which pepper generation wrapped it.
+output, stored in clear with each record) so a record says which pepper generation sealed it.
 The id is a keyed hash: it lets someone *holding a candidate pepper* check it, which is harmless
-at 128 bits of entropy, and it says nothing about the pad key (independent HKDF outputs).
+at 128 bits of entropy, and it says nothing about the seal keys (independent HKDF outputs).
 
 **Accounting, per secret.** The pepper is a *key*, not part of what is verified; it changes
-what the stored data reveals, not what the argon2id hash protects:
+what the stored data reveals, not what the argon2id hash protects. The accounting is the same as
+with a format-preserving pad:
 
-* a thief with the **database alone** sees ``Q' = Q + pad`` with a pad uniform and unknown to
-  them: where the symbols are the whole helper (interval, PinSketch, code-offset, the vaults),
-  ``Q'`` is independent of the template, so the helper reveals nothing — a guess of the
-  biometric can only be checked against the argon2id hash of the exact enrolled secret, about
-  ``2^H∞(d)`` evaluations instead of ``2^(H∞(d) − loss)`` — and two databases cannot be linked.
-  What the symbols do not cover stays in clear (s1's tolerances, the structure of s2/s3
-  partitions) and still links;
-* a thief with the **database and the pepper** unwraps every helper: the single-helper bound
+* a thief with the **database alone** sees sealed records, computationally independent of the
+  templates: the helper reveals nothing, a guess of the biometric can only be checked against
+  the argon2id hash of the exact enrolled secret, about ``2^H∞(d)`` evaluations instead of
+  ``2^(H∞(d) − loss)``, and two databases cannot be linked (for every scheme);
+* a thief with the **database and the pepper** unseals every helper: the single-helper bound
   of the scheme applies unchanged (``loss ≤ |S| − H∞(R)``, :meth:`SecureSketch.report`), and
   the linkage attacks work as without a pepper. The pepper never *weakens* anything.
 
 So the bound on the biometric improves only while the pepper is secret; keep it outside the
 database (environment, secret manager), and rotate it (:func:`rewrap`) when it may have leaked.
-Rotation needs no biometric: unwrapping takes only the old pepper.
+Rotation needs no biometric: unsealing takes only the old pepper.
 
 Example::
 
@@ -57,13 +70,17 @@ Example::
     >>> helper = sketch.encode([3, 70, 1000, 2024])
     >>> pepper = Pepper(bytes(range(32)))
     >>> nonce = new_nonce()
-    >>> stored = wrap(sketch, helper, pepper, nonce)
-    >>> len(stored) == len(helper) and stored != helper
+    >>> stored = wrap(helper, pepper, nonce)
+    >>> len(stored) == len(helper) + SEAL_TAG_BYTES and helper not in stored
     True
-    >>> unwrap(sketch, stored, pepper, nonce) == helper
+    >>> unwrap(stored, pepper, nonce) == helper
     True
-    >>> sorted(sketch.decode(unwrap(sketch, stored, pepper, nonce), [3, 70, 1001, 2024]).tolist())
+    >>> sorted(sketch.decode(unwrap(stored, pepper, nonce), [3, 70, 1001, 2024]).tolist())
     [3, 70, 1000, 2024]
+    >>> unwrap(stored, Pepper(bytes(32)), nonce)
+    Traceback (most recent call last):
+    ...
+    sketchauth.errors.SketchFormatError: helper data was not sealed by this pepper, or was altered
 """
 
 from __future__ import annotations
@@ -74,13 +91,12 @@ import secrets as _secrets
 from dataclasses import dataclass, field
 
 from sketchauth.errors import ParameterError, SketchFormatError
-from sketchauth.mixing import mix_helper, unmix_helper
-from sketchauth.sketches.base import SecureSketch, load_sketch
+from sketchauth.sketches.format import MAX_HELPER_BYTES
 
 __all__ = [
     "MIN_PEPPER_BYTES",
-    "PEPPER_DOMAIN",
     "PEPPER_NONCE_BYTES",
+    "SEAL_TAG_BYTES",
     "Pepper",
     "hkdf_sha256",
     "new_nonce",
@@ -95,15 +111,17 @@ MIN_PEPPER_BYTES = 16
 MAX_PEPPER_BYTES = 1024
 #: Length of the per-enrolment nonce.
 PEPPER_NONCE_BYTES = 16
-#: Pad domain of the pepper layer (``"pepp"``): never a component index of a mixed structure,
-#: so the pepper's pad and a cascade's PIN pad are derived under different domains as well as
-#: different keys.
-PEPPER_DOMAIN = 0x70657070
+#: Length of the seal's authentication tag (BLAKE2b-128): a stored record is the helper's length plus this.
+SEAL_TAG_BYTES = 16
 _SALT = b"sketchauth/pepper/v1"
-_PAD_INFO = b"pad key"
+_ENC_INFO = b"seal encryption key"
+_MAC_INFO = b"seal mac key"
 _ID_INFO = b"pepper id"
+#: Domain of the keystream: SHAKE-256 of this, the encryption key and the nonce.
+_STREAM_DOMAIN = b"sketchauth/pepper/seal/v1"
 #: Bytes of the pepper id (shown as hex): 64 bits, so two generations never collide by chance.
 ID_BYTES = 8
+_NOT_SEALED = "helper data was not sealed by this pepper, or was altered"
 
 
 def hkdf_sha256(key: bytes, *, salt: bytes, info: bytes, length: int = 32) -> bytes:
@@ -120,15 +138,18 @@ def hkdf_sha256(key: bytes, *, salt: bytes, info: bytes, length: int = 32) -> by
 
 @dataclass(frozen=True, slots=True)
 class Pepper:
-    """A deployment's pepper: its pad key and its public id, derived once from the secret bytes.
+    """A deployment's pepper: its seal keys and its public id, derived once from the secret bytes.
 
     The secret itself is not kept; ``repr`` shows only the id. ``Pepper(secret)`` with at least
     :data:`MIN_PEPPER_BYTES` bytes; :meth:`from_text` for a configured string.
     """
 
     secret: bytes = field(repr=False)
-    key: bytes = field(init=False, repr=False, compare=False)
-    #: Short keyed hash of the pepper (16 hex digits): which generation wrapped a record.
+    #: Keystream key ``K_enc`` (HKDF info "seal encryption key").
+    enc_key: bytes = field(init=False, repr=False, compare=False)
+    #: Tag key ``K_mac`` (HKDF info "seal mac key").
+    mac_key: bytes = field(init=False, repr=False, compare=False)
+    #: Short keyed hash of the pepper (16 hex digits): which generation sealed a record.
     id: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -137,10 +158,11 @@ class Pepper:
         if not MIN_PEPPER_BYTES <= len(self.secret) <= MAX_PEPPER_BYTES:
             raise ParameterError(
                 f"a pepper needs {MIN_PEPPER_BYTES} to {MAX_PEPPER_BYTES} bytes (at least 128 bits from a "
-                "machine: secrets.token_urlsafe(32)), got {len(self.secret)}"
+                f"machine: secrets.token_urlsafe(32)), got {len(self.secret)}"
             )
         secret = bytes(self.secret)
-        object.__setattr__(self, "key", hkdf_sha256(secret, salt=_SALT, info=_PAD_INFO))
+        object.__setattr__(self, "enc_key", hkdf_sha256(secret, salt=_SALT, info=_ENC_INFO))
+        object.__setattr__(self, "mac_key", hkdf_sha256(secret, salt=_SALT, info=_MAC_INFO))
         object.__setattr__(self, "id", hkdf_sha256(secret, salt=_SALT, info=_ID_INFO, length=ID_BYTES).hex())
         # Only the derived values are needed from now on.
         object.__setattr__(self, "secret", b"")
@@ -169,51 +191,77 @@ def new_nonce() -> bytes:
     return _secrets.token_bytes(PEPPER_NONCE_BYTES)
 
 
-def _check(pepper: Pepper, nonce: bytes) -> None:
+def _check(pepper: Pepper, nonce: bytes) -> bytes:
     if not isinstance(pepper, Pepper):
         raise ParameterError("pepper must be a sketchauth.pepper.Pepper (Pepper(secret) or Pepper.from_text(text))")
     if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != PEPPER_NONCE_BYTES:
         raise SketchFormatError(f"a pepper nonce is {PEPPER_NONCE_BYTES} bytes (new_nonce())")
+    return bytes(nonce)
 
 
-def _sketch(sketch: SecureSketch | None, helper: bytes) -> SecureSketch:
-    """The given sketch, or the one the (self-describing) helper names."""
-    return load_sketch(helper) if sketch is None else sketch
+def _xor_stream(data: bytes, pepper: Pepper, nonce: bytes) -> bytes:
+    """``data`` XOR the keystream ``SHAKE-256(domain ‖ K_enc ‖ N)`` of the same length (an involution)."""
+    if not data:
+        return b""
+    stream = hashlib.shake_256(_STREAM_DOMAIN + pepper.enc_key + nonce).digest(len(data))
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
 
 
-def wrap(sketch: SecureSketch | None, helper: bytes, pepper: Pepper, nonce: bytes) -> bytes:
-    """The stored form of ``helper``: its symbols plus the pepper's pad for ``nonce``.
+def _tag(body: bytes, pepper: Pepper, nonce: bytes) -> bytes:
+    return hashlib.blake2b(nonce + body, key=pepper.mac_key, digest_size=SEAL_TAG_BYTES).digest()
 
-    The result is a valid helper of the same scheme and parameters (same length), so any
-    pepper, right or wrong, unwraps to a valid helper: a wrong pepper is never recognisable by a
-    malformed result. ``sketch=None`` rebuilds the sketch from the helper (:func:`load_sketch`).
-    A mixed structure (a PIN cascade) is wrapped over its stored sketches' symbols; the PIN's
-    own pad stays inside (the two pads add in the same group, in either order).
+
+def wrap(helper: bytes, pepper: Pepper, nonce: bytes) -> bytes:
+    """The stored form of ``helper``: ``body ‖ tag``, the whole record sealed by ``pepper`` and ``nonce``.
+
+    ``body`` is the helper XOR a keystream of the pepper's encryption key and the nonce, ``tag``
+    a keyed BLAKE2b-128 of ``nonce ‖ body`` (encrypt-then-MAC). Any helper record is accepted —
+    every scheme, PIN cascades, structures of two biometrics — as bytes of at most
+    :data:`~sketchauth.sketches.format.MAX_HELPER_BYTES`; the result is 16 bytes longer.
     """
-    _check(pepper, nonce)
-    return mix_helper(_sketch(sketch, helper), helper, pepper.key, bytes(nonce), domain=PEPPER_DOMAIN)
+    nonce = _check(pepper, nonce)
+    if not isinstance(helper, (bytes, bytearray)):
+        raise ParameterError(f"helper data is bytes, not {type(helper).__name__}")
+    if len(helper) > MAX_HELPER_BYTES:
+        raise SketchFormatError(f"helper data is at most {MAX_HELPER_BYTES} bytes, got {len(helper)}")
+    body = _xor_stream(bytes(helper), pepper, nonce)
+    return body + _tag(body, pepper, nonce)
 
 
-def unwrap(sketch: SecureSketch | None, stored: bytes, pepper: Pepper, nonce: bytes) -> bytes:
-    """The inverse of :func:`wrap` (symbols minus the pad)."""
-    _check(pepper, nonce)
-    return unmix_helper(_sketch(sketch, stored), stored, pepper.key, bytes(nonce), domain=PEPPER_DOMAIN)
+def unwrap(stored: bytes, pepper: Pepper, nonce: bytes) -> bytes:
+    """The helper sealed in ``stored`` (the inverse of :func:`wrap`).
 
-
-def rewrap(
-    sketch: SecureSketch | None, stored: bytes, old: Pepper | None, old_nonce: bytes | None, new: Pepper
-) -> tuple[bytes, bytes]:
-    """``(helper wrapped by new, its fresh nonce)`` from a record wrapped by ``old`` (``None``: clear).
-
-    Needs no biometric: unwrapping takes only the old pepper. A fresh nonce is drawn so that
-    the record's old and new stored forms differ by an independent pad.
+    The length is bounded before any work, the tag is checked in constant time
+    (:func:`hmac.compare_digest`) before anything is decrypted: a record sealed by another
+    pepper or altered anywhere (body, tag or nonce) raises
+    :class:`~sketchauth.errors.SketchFormatError`. What comes out is still untrusted helper data
+    for the sketch's own strict parser.
     """
-    sketch = _sketch(sketch, stored)
+    nonce = _check(pepper, nonce)
+    if not isinstance(stored, (bytes, bytearray)):
+        raise SketchFormatError(f"sealed helper data is bytes, not {type(stored).__name__}")
+    if not SEAL_TAG_BYTES <= len(stored) <= MAX_HELPER_BYTES + SEAL_TAG_BYTES:
+        raise SketchFormatError(
+            f"sealed helper data is {SEAL_TAG_BYTES} to {MAX_HELPER_BYTES + SEAL_TAG_BYTES} bytes, got {len(stored)}"
+        )
+    stored = bytes(stored)
+    body, tag = stored[:-SEAL_TAG_BYTES], stored[-SEAL_TAG_BYTES:]
+    if not hmac.compare_digest(tag, _tag(body, pepper, nonce)):
+        raise SketchFormatError(_NOT_SEALED)
+    return _xor_stream(body, pepper, nonce)
+
+
+def rewrap(stored: bytes, old: Pepper | None, old_nonce: bytes | None, new: Pepper) -> tuple[bytes, bytes]:
+    """``(helper sealed by new, its fresh nonce)`` from a record sealed by ``old`` (``None``: clear).
+
+    Needs no biometric: unsealing takes only the old pepper. A fresh nonce is drawn, so the
+    record's old and new stored forms are sealed under independent keystreams.
+    """
     if old is None:
         clear = stored
     else:
         if old_nonce is None:
-            raise ParameterError("a wrapped record needs its nonce to be unwrapped")
-        clear = unwrap(sketch, stored, old, old_nonce)
+            raise ParameterError("a sealed record needs its nonce to be unsealed")
+        clear = unwrap(stored, old, old_nonce)
     nonce = new_nonce()
-    return wrap(sketch, clear, new, nonce), nonce
+    return wrap(clear, new, nonce), nonce

@@ -1,10 +1,9 @@
-"""Pepper-diversified helpers (sketchauth.pepper): round trips, fresh pads per enrolment, no common difference."""
+"""Pepper-sealed helpers (sketchauth.pepper): round trips, refusals, fresh nonces, no common difference."""
 
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +12,7 @@ from sketchauth.errors import ParameterError, SketchFormatError
 from sketchauth.mixing import Cascade, ExactKey, FuzzySecret
 from sketchauth.pepper import (
     PEPPER_NONCE_BYTES,
+    SEAL_TAG_BYTES,
     Pepper,
     hkdf_sha256,
     new_nonce,
@@ -23,6 +23,7 @@ from sketchauth.pepper import (
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.format import MAX_HELPER_BYTES
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
 from tests.test_mixing import FAMILIES, IDS, _same
@@ -35,8 +36,12 @@ S3 = (
     ([10, 100, 200, 250], [3, 5, 6, 2]),
     [11, 97, 204, 250],
 )
-ALL = [*FAMILIES, S3]
-ALL_IDS = [*IDS, "asymmetric-s3"]
+#: A PinSketch whose syndromes are dependent (|S| < t·m): no format-preserving pad existed for it.
+DEPENDENT = ("pinsketch-dependent", PinSketch(9, 30), list(range(1, 41)), list(range(2, 42)))
+ALL = [*FAMILIES, S3, DEPENDENT]
+ALL_IDS = [*IDS, "asymmetric-s3", "pinsketch-dependent"]
+#: What a PIN can be mixed into (the PIN's own pad is format-preserving: not the dependent PinSketch).
+MIXABLE, MIXABLE_IDS = ALL[:-1], ALL_IDS[:-1]
 
 
 def _cascade(sketch):
@@ -55,7 +60,8 @@ def test_pepper_id_is_stable_distinct_and_the_secret_is_not_kept():
     assert Pepper(b"A" * 32).id == PEPPER_A.id
     assert PEPPER_A.id != PEPPER_B.id
     assert len(PEPPER_A.id) == 16
-    assert PEPPER_A.id.encode() not in PEPPER_A.key
+    assert PEPPER_A.id.encode() not in PEPPER_A.enc_key
+    assert len({PEPPER_A.enc_key, PEPPER_A.mac_key, PEPPER_B.enc_key, PEPPER_B.mac_key}) == 4
     assert "AAAA" not in repr(PEPPER_A) and PEPPER_A.secret == b""
 
 
@@ -83,67 +89,111 @@ def test_pepper_strings_of_128_bits_are_accepted():
 def test_wrap_unwrap_round_trip_for_every_scheme(name, sketch, secret, sample, key, nonce):
     helper = sketch.encode(secret)
     pepper = Pepper(key)
-    stored = wrap(sketch, helper, pepper, nonce)
-    assert len(stored) == len(helper)
-    assert load_sketch(stored) == sketch  # a valid helper of the same scheme and parameters
-    assert unwrap(sketch, stored, pepper, nonce) == helper
-    assert unwrap(None, stored, pepper, nonce) == helper  # the sketch rebuilt from the helper
+    stored = wrap(helper, pepper, nonce)
+    assert len(stored) == len(helper) + SEAL_TAG_BYTES
+    assert helper not in stored  # the header, parameters and payload are all sealed
+    assert unwrap(stored, pepper, nonce) == helper
+    assert _same(sketch, sketch.decode(unwrap(stored, pepper, nonce), sample), secret)
 
 
-@pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
+@pytest.mark.parametrize("name,sketch,secret,sample", MIXABLE, ids=MIXABLE_IDS)
 def test_wrapped_pin_cascade_round_trips_and_decodes(name, sketch, secret, sample):
     cascade = _cascade(sketch)
     helper = cascade.encode([secret, "123456"])
     nonce = new_nonce()
-    stored = wrap(cascade, helper, PEPPER_A, nonce)
-    assert unwrap(None, stored, PEPPER_A, nonce) == helper
-    got = cascade.decode(unwrap(cascade, stored, PEPPER_A, nonce), [sample, "123456"])
+    stored = wrap(helper, PEPPER_A, nonce)
+    assert len(stored) == len(helper) + SEAL_TAG_BYTES
+    assert unwrap(stored, PEPPER_A, nonce) == helper
+    got = cascade.decode(unwrap(stored, PEPPER_A, nonce), [sample, "123456"])
     assert _same(sketch, got[0], secret)
 
 
+def _two_biometrics():
+    """Interval + PinSketch second biometric: symbols in different groups (no common pad existed)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Cascade(
+            FuzzySecret(IntervalSketch(n=1000, v=4, features=4), min_entropy=36, importance=2),
+            FuzzySecret(PinSketch(16, 4), min_entropy=60, importance=1, key_bits=64),
+        )
+
+
+@settings(max_examples=15, deadline=None)
+@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=16, max_size=16))
+def test_two_biometrics_in_different_groups_are_sealed(key, nonce):
+    mixed = _two_biometrics()
+    secret = [[10, 200, 300, 999], [3, 70, 1000, 2024]]
+    helper = mixed.encode(secret)
+    stored = wrap(helper, Pepper(key), nonce)
+    assert len(stored) == len(helper) + SEAL_TAG_BYTES
+    assert unwrap(stored, Pepper(key), nonce) == helper
+    got = mixed.decode(unwrap(stored, Pepper(key), nonce), [[11, 199, 301, 998], [3, 70, 1001, 2024]])
+    assert list(got[0]) == secret[0] and sorted(got[1].tolist()) == secret[1]
+
+
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
-def test_wrong_pepper_unwraps_to_a_valid_helper(name, sketch, secret, sample):
+def test_wrong_pepper_is_refused(name, sketch, secret, sample):
     helper = sketch.encode(secret)
     nonce = bytes(range(16))
-    other = unwrap(sketch, wrap(sketch, helper, PEPPER_A, nonce), PEPPER_B, nonce)
-    sketch.payload(other)  # parses: a wrong pepper is not recognisable by a malformed result
+    stored = wrap(helper, PEPPER_A, nonce)
+    with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
+        unwrap(stored, PEPPER_B, nonce)
+    with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
+        unwrap(stored, PEPPER_A, bytes(16))  # another nonce
 
 
-def test_wrapped_helper_does_not_decode_without_unwrapping():
+@pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
+def test_every_flipped_bit_is_refused(name, sketch, secret, sample):
+    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(16))
+    for position in {0, len(stored) // 2, len(stored) - SEAL_TAG_BYTES - 1, len(stored) - 1}:
+        for bit in (0, 7):
+            altered = bytearray(stored)
+            altered[position] ^= 1 << bit
+            with pytest.raises(SketchFormatError, match="altered"):
+                unwrap(bytes(altered), PEPPER_A, bytes(16))
+    with pytest.raises(SketchFormatError):
+        unwrap(stored[:-1], PEPPER_A, bytes(16))  # truncated
+    with pytest.raises(SketchFormatError):
+        unwrap(stored + b"\0", PEPPER_A, bytes(16))  # extended
+
+
+def test_wrapped_helper_is_not_a_helper():
     sketch = PinSketch(16, 8)
     secret = [3, 70, 1000, 2024, 65535]
-    stored = wrap(sketch, sketch.encode(secret), PEPPER_A, bytes(16))
-    try:
-        got = sketch.decode(stored, secret)
-    except Exception:  # DecodeError: the padded syndromes describe no small set difference
-        return
-    assert sorted(got.tolist()) != sorted(secret)
+    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(16))
+    with pytest.raises(SketchFormatError):
+        load_sketch(stored)  # the self-describing header is sealed too
 
 
-# -- fresh pads ----------------------------------------------------------------------------------------
+def test_lengths_are_bounded_before_any_work():
+    with pytest.raises(SketchFormatError, match="bytes"):
+        unwrap(b"\0" * (SEAL_TAG_BYTES - 1), PEPPER_A, bytes(16))
+    with pytest.raises(SketchFormatError, match="bytes"):
+        unwrap(b"\0" * (MAX_HELPER_BYTES + SEAL_TAG_BYTES + 1), PEPPER_A, bytes(16))
+    with pytest.raises(SketchFormatError, match="bytes"):
+        wrap(b"\0" * (MAX_HELPER_BYTES + 1), PEPPER_A, bytes(16))
+    assert unwrap(wrap(b"", PEPPER_A, bytes(16)), PEPPER_A, bytes(16)) == b""
+
+
+# -- fresh nonces ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
 def test_different_nonces_give_different_helpers(name, sketch, secret, sample):
     helper = sketch.encode_with(sketch.check_secret(secret), _fixed_randomness(sketch, secret))
-    stored = {wrap(sketch, helper, PEPPER_A, bytes([i]) * PEPPER_NONCE_BYTES) for i in range(4)}
-    assert len(stored) == 4
+    stored = [wrap(helper, PEPPER_A, bytes([i]) * PEPPER_NONCE_BYTES) for i in range(4)]
+    assert len(set(stored)) == 4
+    assert len({s[:-SEAL_TAG_BYTES] for s in stored}) == 4 and len({s[-SEAL_TAG_BYTES:] for s in stored}) == 4
 
 
 def _fixed_randomness(sketch, secret):
     return sketch.draw_randomness(sketch.check_secret(secret))
 
 
-def _differences(sketch, helpers_a, helpers_b) -> list[tuple[int, ...]]:
-    """Symbol-wise group difference of two deployments' helpers of the same people."""
-    out = []
-    for a, b in zip(helpers_a, helpers_b, strict=True):
-        sa, space = sketch.symbols(sketch.payload(a))
-        sb, _ = sketch.symbols(sketch.payload(b))
-        if space.kind == "xor":
-            out.append(tuple(int(x) for x in sa ^ sb))
-        else:
-            m = space.moduli.astype(np.int64)
-            out.append(tuple(int(x) for x in (sa.astype(np.int64) - sb.astype(np.int64)) % m))
-    return out
+def _differences(helpers_a, helpers_b) -> list[bytes]:
+    """Byte-wise XOR of two deployments' sealed records of the same people (the sealed bodies)."""
+    return [
+        bytes(x ^ y for x, y in zip(a[:-SEAL_TAG_BYTES], b[:-SEAL_TAG_BYTES], strict=True))
+        for a, b in zip(helpers_a, helpers_b, strict=True)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -152,61 +202,56 @@ def _differences(sketch, helpers_a, helpers_b) -> list[tuple[int, ...]]:
         (PinSketch(16, 8), [sorted({i, 1000 + i, 2000 + 3 * i, 30000 + i}) for i in range(1, 21)]),
         (IntervalSketch(n=1000, v=4, features=6), [[(7 * i + j * 101) % 1000 for j in range(6)] for i in range(20)]),
         (CodeOffsetSketch(16, 2), [bytes((i * 7 + j) % 256 for j in range(16)) for i in range(20)]),
+        (
+            AsymmetricIntervalSketch(n=256, q=6, scheme="s1", features=4),
+            [([10 + i, 100 + i, 200 - i, 250 - i], [3, 5, 6, 2]) for i in range(20)],
+        ),
     ],
-    ids=["pinsketch", "interval", "code-offset"],
+    ids=["pinsketch", "interval", "code-offset", "asymmetric-s1"],
 )
 def test_two_deployments_share_no_common_difference(sketch, secrets):
     """Deterministic (and linear) schemes: same people, two peppers, per-enrolment nonces.
 
-    The control shows the test can fail: a pad from the pepper alone (one nonce for everyone)
-    gives every person's two helpers the same difference, which links them all.
+    The control shows the test can fail: a keystream from the pepper alone (one nonce for
+    everyone) gives every person's two records the same difference, which links them all.
     """
     clear = [sketch.encode(s) for s in secrets]
     if sketch.scheme_name != "code-offset":  # deterministic: identical helpers without a pepper
         assert clear == [sketch.encode(s) for s in secrets]
-    a = [wrap(sketch, h, PEPPER_A, new_nonce()) for h in clear]
-    b = [wrap(sketch, h, PEPPER_B, new_nonce()) for h in clear]
+    a = [wrap(h, PEPPER_A, new_nonce()) for h in clear]
+    b = [wrap(h, PEPPER_B, new_nonce()) for h in clear]
     assert not set(a) & set(b)
-    assert len(set(_differences(sketch, a, b))) == len(secrets)
+    assert len(set(_differences(a, b))) == len(secrets)
     fixed = bytes(16)
-    a0 = [wrap(sketch, h, PEPPER_A, fixed) for h in clear]
-    b0 = [wrap(sketch, h, PEPPER_B, fixed) for h in clear]
+    a0 = [wrap(h, PEPPER_A, fixed) for h in clear]
+    b0 = [wrap(h, PEPPER_B, fixed) for h in clear]
     if sketch.scheme_name != "code-offset":
-        assert len(set(_differences(sketch, a0, b0))) == 1
+        assert len(set(_differences(a0, b0))) == 1
 
 
 # -- rotation ------------------------------------------------------------------------------------------
 def test_rewrap_from_clear_and_from_an_old_pepper():
     sketch = IntervalSketch(n=1000, v=4, features=6)
     helper = sketch.encode([10, 200, 300, 999, 0, 517])
-    stored, nonce = rewrap(None, helper, None, None, PEPPER_A)
-    assert unwrap(sketch, stored, PEPPER_A, nonce) == helper
-    again, nonce2 = rewrap(sketch, stored, PEPPER_A, nonce, PEPPER_B)
+    stored, nonce = rewrap(helper, None, None, PEPPER_A)
+    assert unwrap(stored, PEPPER_A, nonce) == helper
+    again, nonce2 = rewrap(stored, PEPPER_A, nonce, PEPPER_B)
     assert nonce2 != nonce
-    assert unwrap(sketch, again, PEPPER_B, nonce2) == helper
+    assert unwrap(again, PEPPER_B, nonce2) == helper
     with pytest.raises(ParameterError, match="nonce"):
-        rewrap(sketch, stored, PEPPER_A, None, PEPPER_B)
+        rewrap(stored, PEPPER_A, None, PEPPER_B)
+    with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
+        rewrap(stored, PEPPER_B, nonce, PEPPER_A)  # the wrong old pepper
 
 
 def test_malformed_arguments_are_refused():
     sketch = IntervalSketch(n=1000, v=4, features=6)
     helper = sketch.encode([10, 200, 300, 999, 0, 517])
     with pytest.raises(SketchFormatError, match="nonce"):
-        wrap(sketch, helper, PEPPER_A, b"short")
+        wrap(helper, PEPPER_A, b"short")
     with pytest.raises(ParameterError, match="Pepper"):
-        wrap(sketch, helper, b"A" * 32, bytes(16))  # type: ignore[arg-type]
+        wrap(helper, b"A" * 32, bytes(16))  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="bytes"):
+        wrap("not bytes", PEPPER_A, bytes(16))  # type: ignore[arg-type]
     with pytest.raises(SketchFormatError):
-        unwrap(None, b"not a helper", PEPPER_A, bytes(16))
-
-
-def test_two_fuzzy_secrets_in_different_groups_are_refused_clearly():
-    """A second biometric whose symbols live in another group: the pad cannot span both yet."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        mixed = Cascade(
-            FuzzySecret(IntervalSketch(n=1000, v=4, features=4), min_entropy=36, importance=2),
-            FuzzySecret(CodeOffsetSketch(16, 2), min_entropy=120, importance=1, key_bits=64),
-        )
-    helper = mixed.encode([[10, 200, 300, 999], bytes(range(16))])
-    with pytest.raises(ParameterError, match="different groups"):
-        wrap(mixed, helper, PEPPER_A, new_nonce())
+        unwrap(b"not a sealed helper", PEPPER_A, bytes(16))

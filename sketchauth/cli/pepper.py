@@ -75,8 +75,9 @@ def _rotate(args: argparse.Namespace) -> int:
     print(json.dumps(result.to_dict(), indent=2))
     if result.unreadable:
         print(
-            f"sketchauth pepper rotate: {result.unreadable} records were wrapped by a pepper not given "
-            "(--old-env/--old-file); they were left as they are",
+            f"sketchauth pepper rotate: {result.unreadable} records were sealed by a pepper not given "
+            "(--old-env/--old-file), or their seal does not verify (altered in the database); they were left "
+            "as they are",
             file=sys.stderr,
         )
         return 1

@@ -20,14 +20,19 @@ similar-interval count, its even-interval variant and the parity test of
 of Gomez-Barrero et al., IEEE TIFS 2018 (:func:`~sketchauth.evaluate.unlinkability.linkability`).
 
 **With a pepper.** Deployment A stores ``wrap(helper, p_A, N)`` and deployment B
-``wrap(helper, p_B, N')``: the helper's symbols plus a format-preserving pad
-(:func:`sketchauth.mixing.mix_helper`) derived from the deployment's pepper and a fresh
-per-enrolment nonce. The attacks then run on what the two databases store. The pad covers the
-helper's *symbols* (:meth:`SecureSketch.symbols`) and nothing else: s1's tolerances, stored in
-clear beside the residues, and the points of an s2/s3 partition outside its movable pairs of gaps
-are stored as without a pepper, which the report shows as ``pad_symbols_mean`` next to the
-measures. A PinSketch whose syndromes are not independent has no format-preserving pad; both
-conditions then use the smallest larger field that has one (:func:`pepper_ready`).
+``wrap(helper, p_B, N')`` (:func:`sketchauth.pepper.wrap`): the whole helper record sealed
+(keystream of the deployment's pepper and a fresh per-enrolment nonce, then a keyed tag), for
+every scheme alike. The attacks then run on what the two databases store. A sealed record no
+longer parses as a helper, so the project's attacks cannot be applied to it as they are; each
+pair is scored by the best generic attack that can be stated (:func:`sealed_attack`): the
+scheme's own attack when both records parse as helpers of the scheme (they practically never
+do: the header is sealed too), else **byte agreement**, the number of equal bytes at equal
+positions of two records of equal length (``-1`` for different lengths). The ``clear``
+condition is the control: the same sealed records unsealed with each deployment's pepper (a
+thief holding the databases *and* the peppers), which link exactly as unpeppered helpers. A
+PinSketch whose syndromes are not independent is sealed like any other helper, but the
+difference-decoding attack cannot read its syndromes as a group; both conditions then use the
+smallest larger field where it can (:func:`attack_ready`).
 
 **Chance level.** ``D↔sys`` is estimated from histograms, and with a few hundred mated pairs even
 two identical distributions give a positive estimate. So the bins follow the sample size (one per
@@ -81,7 +86,7 @@ from sketchauth.features.pipeline import (
     ThermometerPipeline,
 )
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.mixing import mix_helper
+from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.pinsketch import PinSketch
@@ -90,14 +95,16 @@ __all__ = [
     "OPERATIONAL_RULE",
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
+    "attack_ready",
     "build_pipelines",
+    "byte_agreement",
     "enrolment_groups",
     "measure_linkability",
     "partition_parity_bits",
-    "pepper_ready",
     "plot_curves",
     "render_markdown",
     "run_unlinkability_report",
+    "sealed_attack",
     "similar_even_intervals",
     "summary_rows",
     "write_unlinkability_report",
@@ -111,12 +118,9 @@ DEFAULT_PERMUTATIONS = 200
 FEW_MATED_PAIRS = 100
 #: Most non-mated pairs scored per pipeline (a seeded subsample beyond).
 DEFAULT_MAX_NONMATED = 4000
-#: Pad domain of the local pepper stand-in (``"pepp"``, as the pepper layer's).
-_PEPPER_DOMAIN = 0x70657070
 _PEPPER_BYTES = 32
 #: Rows k = 1..this of the repeated-enrolment table in the Markdown (the JSON has every k).
 _MARKDOWN_K = 4
-_NONCE_BYTES = 16
 
 OPERATIONAL_RULE = (
     "The service never keeps two helpers of one person: re-enrolment and revocation replace the "
@@ -125,19 +129,6 @@ OPERATIONAL_RULE = (
     "and several helpers can be combined against the template (sketchauth.evaluate.repeated); a "
     "pepper protects only across deployments (different peppers), not within one."
 )
-
-
-# -- the pepper ------------------------------------------------------------------------------------
-def _peppered(sketch: SecureSketch, helper: bytes, pepper: bytes, nonce: bytes) -> bytes:
-    """What a peppered deployment stores: ``helper`` mixed with the pad of ``(pepper, nonce)``.
-
-    A local stand-in for ``sketchauth.pepper.wrap`` built on :func:`sketchauth.mixing.mix_helper`
-    (the same format-preserving pad; the pepper is used directly as the pad key instead of
-    through HKDF, which does not change the distribution of what is stored). Once
-    :mod:`sketchauth.pepper` is in the library this becomes
-    ``wrap(sketch, helper, Pepper(pepper), nonce)``.
-    """
-    return mix_helper(sketch, helper, pepper, nonce, domain=_PEPPER_DOMAIN)
 
 
 # -- the attacks -----------------------------------------------------------------------------------
@@ -250,6 +241,47 @@ PIPELINE_ATTACKS: dict[str, tuple[PairAttack, ...]] = {
     "s2": (_similar("asymmetric-interval/s2"), _EVEN, _PARITY),
     "s3": (_similar("asymmetric-interval/s3"), _EVEN, _PARITY),
 }
+
+
+def byte_agreement(a: bytes, b: bytes) -> int:
+    """Equal bytes at equal positions of two stored records; ``-1`` when their lengths differ.
+
+    The generic linkage score of sealed records: for two records sealed under independent
+    keystreams it is binomial ``(len, 1/256)`` whoever they belong to; any dependence of the
+    sealed bytes on the template would show as a mated/non-mated difference.
+    """
+    if len(a) != len(b):
+        return -1
+    return sum(x == y for x, y in zip(a, b, strict=True))
+
+
+def _parses(sketch: SecureSketch, record: bytes) -> bool:
+    try:
+        sketch.payload(record)
+    except (SketchAuthError, ValueError):
+        return False
+    return True
+
+
+def sealed_attack(attack: PairAttack) -> PairAttack:
+    """``attack`` on stored records that may be sealed: the attack itself where both records parse
+    as helpers of the scheme, else :func:`byte_agreement` (same name and direction, so the report's
+    rows line up; ``D↔sys`` does not depend on the direction of the scores)."""
+
+    def prepare(sketch: SecureSketch, record: bytes) -> tuple[bool, Any]:
+        if _parses(sketch, record):
+            return True, attack.prepare(sketch, record)
+        return False, record
+
+    def compare(a: tuple[bool, Any], b: tuple[bool, Any], tau: int) -> float:
+        (parsed_a, x), (parsed_b, y) = a, b
+        if parsed_a and parsed_b:
+            return attack.compare(x, y, tau)
+        if parsed_a or parsed_b:  # one parses, the other does not
+            return -1.0
+        return float(byte_agreement(x, y))
+
+    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
 
 
 # -- the measures ----------------------------------------------------------------------------------
@@ -390,10 +422,12 @@ class _Enrolled:
     peppered: tuple[list[list[bytes]], list[list[bytes]]]
 
 
-def pepper_ready(sketch: SecureSketch) -> SecureSketch:
-    """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``, so no
-    format-preserving pad exists) the one of the smallest larger ``m`` whose are: the same sets,
-    the same set-difference tolerance ``t``, a larger field. Other schemes are returned as they are."""
+def attack_ready(sketch: SecureSketch) -> SecureSketch:
+    """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``) the one of
+    the smallest larger ``m`` whose are: the same sets, the same set-difference tolerance ``t``, a
+    larger field. The difference-decoding attack reads the syndromes as a group
+    (:meth:`SecureSketch.symbols`) and needs them independent; the seal itself takes any helper.
+    Other schemes are returned as they are."""
     if not isinstance(sketch, PinSketch):
         return sketch
     m = sketch.m
@@ -403,16 +437,18 @@ def pepper_ready(sketch: SecureSketch) -> SecureSketch:
 
 
 def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
-    peppers = (secrets.token_bytes(_PEPPER_BYTES), secrets.token_bytes(_PEPPER_BYTES))
+    """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
+    peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
     clear: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
     peppered: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
     for _, captures in groups:
         secrets_ = [pipeline.secret_from_samples(c) for c in captures]
         for d in (0, 1):
             # Each deployment encodes anew: a randomised sketch draws fresh randomness.
-            helpers = [sketch.encode(s) for s in secrets_]
-            clear[d].append(helpers)
-            peppered[d].append([_peppered(sketch, h, peppers[d], secrets.token_bytes(_NONCE_BYTES)) for h in helpers])
+            nonces = [new_nonce() for _ in secrets_]
+            sealed = [wrap(sketch.encode(s), peppers[d], n) for s, n in zip(secrets_, nonces, strict=True)]
+            peppered[d].append(sealed)
+            clear[d].append([unwrap(r, peppers[d], n) for r, n in zip(sealed, nonces, strict=True)])
     return _Enrolled(clear, peppered)
 
 
@@ -445,7 +481,7 @@ def _evaluate_pipeline(
 ) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     mated, nonmated = _pairs([len(g) for _, g in groups], max_nonmated, rng)
-    sketch = pepper_ready(pipeline.sketch)
+    sketch = attack_ready(pipeline.sketch)
     enrolled = _enrol_all(pipeline, sketch, groups)
     attacks = PIPELINE_ATTACKS[kind]
     from tqdm import tqdm  # start-up: tqdm loads importlib.metadata; only progress bars need it
@@ -459,27 +495,39 @@ def _evaluate_pipeline(
                 "description": attack.description,
                 "higher_is_mated": attack.higher_is_mated,
             }
-            for label, stored in (("clear", enrolled.clear), ("peppered", enrolled.peppered)):
-                m = _score_pairs(sketch, attack, stored, mated, tau, bar.update)
-                n = _score_pairs(sketch, attack, stored, nonmated, tau, bar.update)
+            for label, stored, scored in (
+                ("clear", enrolled.clear, attack),
+                ("peppered", enrolled.peppered, sealed_attack(attack)),
+            ):
+                m = _score_pairs(sketch, scored, stored, mated, tau, bar.update)
+                n = _score_pairs(sketch, scored, stored, nonmated, tau, bar.update)
                 entry[label] = measure_linkability(m, n, permutations=permutations, seed=seed)
+            entry["peppered"]["parsed_fraction"] = _parsed_fraction(sketch, enrolled.peppered)
             results.append(entry)
     helpers = [h for per_identity in enrolled.clear[0] for h in per_identity]
+    sealed = [h for per_identity in enrolled.peppered[0] for h in per_identity]
     out = {
         "scheme": sketch.scheme_name,
         "params": sketch.params(),
         "dims": int(pipeline.dims.size),
-        # How much of a helper the pepper's pad covers: symbols per helper (what it cannot move stays linkable).
-        "pad_symbols_mean": float(np.mean([sketch.symbols(sketch.payload(h))[0].size for h in helpers])),
+        # What a thief of one database sees of a record: its length (the seal adds a 16-byte tag).
+        "helper_bytes_mean": float(np.mean([len(h) for h in helpers])),
+        "sealed_bytes_mean": float(np.mean([len(h) for h in sealed])),
         "attacks": results,
     }
     if sketch is not pipeline.sketch:
         out["pipeline_params"] = pipeline.sketch.params()
         out["sketch_note"] = (
-            f"the pipeline's {pipeline.sketch!r} has dependent syndromes and cannot be peppered; both conditions "
-            f"use {sketch!r} (same sets and tolerance t, larger field)"
+            f"the pipeline's {pipeline.sketch!r} has dependent syndromes, which the difference-decoding attack "
+            f"cannot read as a group; both conditions use {sketch!r} (same sets and tolerance t, larger field)"
         )
     return out
+
+
+def _parsed_fraction(sketch: SecureSketch, stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
+    """Share of sealed records that happen to parse as helpers of the scheme (expected: 0)."""
+    records = [h for side in stored for person in side for h in person]
+    return float(np.mean([_parses(sketch, h) for h in records]))
 
 
 # -- repeated enrolments in one database (s2, s3) --------------------------------------------------
@@ -627,9 +675,13 @@ def run_unlinkability_report(
             "seed": seed,
         },
         "pepper": {
-            "construction": "helper symbols + format-preserving pad of (deployment pepper, per-enrolment nonce)",
-            "implementation": "local stand-in on sketchauth.mixing.mix_helper (pad domain 'pepp')",
+            "construction": "whole helper record sealed: XOR SHAKE-256 keystream of (K_enc, nonce), "
+            "then BLAKE2b-128 tag under K_mac (encrypt-then-MAC; keys from HKDF-SHA256 of the pepper)",
+            "implementation": "sketchauth.pepper.wrap",
             "deployments": "A stores wrap(helper, p_A, N), B stores wrap(helper, p_B, N'), fresh nonce per enrolment",
+            "sealed_attack": "the scheme's attack where both records parse as helpers, else byte agreement "
+            "(equal bytes at equal positions; -1 for different lengths)",
+            "control": "clear = the sealed records unsealed with each deployment's pepper (database and pepper)",
         },
         "pipelines": report_pipelines,
         "repeated": repeated,
@@ -648,7 +700,7 @@ def summary_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "pipeline": kind,
                     "scheme": entry["scheme"],
                     "attack": attack["attack"],
-                    "pad_symbols_mean": entry["pad_symbols_mean"],
+                    "sealed_bytes_mean": entry["sealed_bytes_mean"],
                     "mated_pairs": attack["clear"]["mated_pairs"],
                     "nonmated_pairs": attack["clear"]["nonmated_pairs"],
                     "clear": attack["clear"]["d_sys"],
@@ -673,17 +725,18 @@ def render_markdown(report: dict[str, Any], figure: str | None = None) -> str:
         "",
         "D<->sys is 0 for unlinkable, 1 for fully linkable sketches; 'chance p95' is the 95th percentile "
         f"of D<->sys with the labels permuted ({s['permutations']} permutations): at or below it the "
-        "scores are indistinguishable from unlinkable at this sample size. 'pad symbols': mean number of "
-        "helper symbols the pepper's pad covers; what it does not cover (s1's clear tolerances, the fixed "
-        "points of an s2/s3 partition) is stored as in clear.",
+        "scores are indistinguishable from unlinkable at this sample size. 'Peppered': the whole record "
+        "sealed by each deployment's pepper, scored by the attack where the records parse as helpers, "
+        "else by byte agreement; 'clear': the same records unsealed with the peppers (the control). "
+        "'sealed bytes': mean length of a stored record.",
         "",
-        "| pipeline | scheme | attack | pad symbols | mated / non-mated | D<->sys clear | chance p95 "
+        "| pipeline | scheme | attack | sealed bytes | mated / non-mated | D<->sys clear | chance p95 "
         "| D<->sys peppered | chance p95 |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in summary_rows(report):
         lines.append(
-            f"| {r['pipeline']} | {r['scheme']} | {r['attack']} | {r['pad_symbols_mean']:.1f} | "
+            f"| {r['pipeline']} | {r['scheme']} | {r['attack']} | {r['sealed_bytes_mean']:.1f} | "
             f"{r['mated_pairs']} / {r['nonmated_pairs']} | "
             f"{r['clear']:.3f} | {r['clear_chance_p95']:.3f} | {r['peppered']:.3f} | {r['peppered_chance_p95']:.3f} |"
         )

@@ -17,11 +17,11 @@ from sketchauth.evaluate.linkage import parity_bits, s2_similar_intervals, simul
 from sketchauth.evaluate.unlinkability_report import (
     PIPELINE_ATTACKS,
     PIPELINE_KINDS,
-    _peppered,
+    attack_ready,
+    byte_agreement,
     enrolment_groups,
     measure_linkability,
     partition_parity_bits,
-    pepper_ready,
     render_markdown,
     run_unlinkability_report,
     similar_even_intervals,
@@ -99,7 +99,9 @@ def test_linear_and_interval_sketches_link_in_clear_and_not_peppered(report: dic
     rows = {(r["pipeline"], r["attack"]): r for r in summary_rows(report)}
     thermo = rows[("thermometer", "difference-decoding")]
     assert thermo["clear"] > 0.5  # difference decoding links PinSketch enrolments of one person
-    assert thermo["peppered"] <= 0.05  # a random pad per enrolment leaves nothing to decode
+    # Sealed records leave nothing to decode; their byte-agreement scores vary by chance, and at 48 mated
+    # pairs the estimator's own floor (labels permuted) can exceed 0.05: bounded by the larger of the two.
+    assert thermo["peppered"] <= max(0.05, thermo["peppered_chance_p95"])
     assert rows[("interval", "residue-distance")]["clear"] > 0.5
 
 
@@ -121,20 +123,29 @@ def test_measure_linkability_extremes() -> None:
     assert apart["d_sys"] == 1.0 and apart["linked"]
 
 
-def test_peppered_helpers_decode_back_and_differ() -> None:
-    sketch = PinSketch(16, 4)
-    helper = sketch.encode([3, 70, 1000, 2024])
-    a = _peppered(sketch, helper, b"p" * 32, b"n" * 16)
-    b = _peppered(sketch, helper, b"p" * 32, b"m" * 16)
-    assert a != helper and a != b and len(a) == len(helper)
+def test_every_pipeline_is_sealed_and_the_control_is_the_unsealed_record(report: dict) -> None:
+    """Every scheme is sealed (s1/s2/s3 and the dependent-syndrome PinSketch included): no sealed
+    record parses as a helper, and the records are the helpers plus the 16-byte tag."""
+    for kind, entry in report["pipelines"].items():
+        if "unavailable" in entry:
+            continue
+        assert entry["sealed_bytes_mean"] == entry["helper_bytes_mean"] + 16, kind
+        for attack in entry["attacks"]:
+            assert attack["peppered"]["parsed_fraction"] == 0.0, (kind, attack["attack"])
 
 
-def test_pepper_ready_widens_dependent_pinsketch_only() -> None:
-    ready = pepper_ready(PinSketch(9, 30))
+def test_attack_ready_widens_dependent_pinsketch_only() -> None:
+    ready = attack_ready(PinSketch(9, 30))
     assert isinstance(ready, PinSketch) and ready.params() == {"m": 11, "t": 30}
-    ready.symbols(ready.payload(ready.encode([1, 2, 3])))  # mixable: no ParameterError
+    ready.symbols(ready.payload(ready.encode([1, 2, 3])))  # readable by difference decoding: no ParameterError
     same = PinSketch(16, 4)
-    assert pepper_ready(same) is same
+    assert attack_ready(same) is same
+
+
+def test_byte_agreement_counts_equal_positions() -> None:
+    assert byte_agreement(b"abcd", b"abzd") == 3
+    assert byte_agreement(b"abc", b"abcd") == -1
+    assert byte_agreement(b"", b"") == 0
 
 
 def test_partition_helpers_match_the_linkage_module() -> None:

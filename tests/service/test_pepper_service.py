@@ -1,4 +1,4 @@
-"""The service with a pepper: settings, wrapped storage, every call, start-up refusals, rotation.
+"""The service with a pepper: settings, sealed storage, every call, start-up refusals, rotation.
 
 In-process apps (``TestClient``) on a temporary SQLite database; the database is read directly to
 check what is stored. Rotation is driven by the admin endpoint and by ``sketchauth pepper rotate``,
@@ -24,7 +24,8 @@ from service.pepper import PepperRing, PepperSettingsError, census, rotate
 from service.settings import Settings, SettingsError
 from service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
-from sketchauth.pepper import Pepper, unwrap
+from sketchauth.errors import SketchFormatError
+from sketchauth.pepper import SEAL_TAG_BYTES, Pepper, unwrap
 
 PEPPER_A = "pepper-A-0123456789abcdefghij"
 PEPPER_B = "pepper-B-0123456789abcdefghij"
@@ -141,7 +142,8 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         stored = rows(settings)
         for helper, pepper_id, nonce, _ in stored.values():
             assert pepper_id == pepper.id and nonce is not None and len(nonce) == 16
-            assert unwrap(None, helper, pepper, nonce) != helper
+            clear = unwrap(helper, pepper, nonce)
+            assert clear != helper and len(helper) == len(clear) + SEAL_TAG_BYTES and clear not in helper
         assert verified(c, "alice", GENUINE, PIN)
         assert not verified(c, "alice", GENUINE, "wrong-pin-000")
         assert not verified(c, "alice", IMPOSTOR, PIN)
@@ -156,7 +158,7 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         assert verified(c, "alice", GENUINE, NEW_PIN) and not verified(c, "alice", GENUINE, PIN)
         assert c.get("/v1/users/alice/report").status_code == 200
     raw = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
-    assert PEPPER_A.encode() not in raw and pepper.key not in raw
+    assert PEPPER_A.encode() not in raw and pepper.enc_key not in raw and pepper.mac_key not in raw
 
 
 def test_records_stored_in_clear_keep_working_and_are_marked(tmp_path: Path) -> None:
@@ -182,7 +184,7 @@ def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> Non
 
 
 def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
-    """Reading with the right id but the wrong key (simulated) unwraps to a valid helper that fails."""
+    """Reading with the right id but the wrong key (simulated) is refused by the seal's tag."""
     settings = test_settings(tmp_path, pepper=PEPPER_A)
     with app(settings) as c:
         enrol_people(c, 1)
@@ -190,10 +192,37 @@ def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
     try:
         record = store.get("u0")
         wrong = Pepper.from_text(PEPPER_B)
-        helper = unwrap(None, record.helper, wrong, record.pepper_nonce)
-        assert helper != unwrap(None, record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
+        with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
+            unwrap(record.helper, wrong, record.pepper_nonce)
+        assert unwrap(record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
     finally:
         store.close()
+
+
+def test_a_second_biometric_in_another_group_is_peppered(tmp_path: Path) -> None:
+    """Interval + PinSketch second biometric: no common symbol group, sealed as one record."""
+    from test_second_factor import FIRST, PIN_BITS, SECOND, SECOND_GENUINE, SECOND_WRONG
+    from test_second_factor import GENUINE as FIRST_GENUINE
+    from test_second_factor import PIN as CHAIN_PIN
+
+    settings = test_settings(tmp_path, pepper=PEPPER_A, pin_min_entropy=PIN_BITS)
+    pepper = Pepper.from_text(PEPPER_A)
+    with app(settings) as c:
+        assert c.post("/v1/users/two/enrolment", json={**FIRST, "second": SECOND}).status_code == 201
+        chain = {**FIRST, "second": SECOND, "pin": CHAIN_PIN}  # the chain PIN -> second -> first
+        assert c.post("/v1/users/trio/enrolment", json=chain).status_code == 201
+        for user in ("two", "trio"):
+            helper, pepper_id, nonce, _ = rows(settings)[user]
+            assert pepper_id == pepper.id and unwrap(helper, pepper, nonce) not in helper
+
+        def verify(user: str, second: list[int], **extra: str) -> bool:
+            body = {"sample": FIRST_GENUINE, "second_sample": second, **extra}
+            response = c.post(f"/v1/users/{user}/verification", json=body)
+            assert response.status_code == 200, response.text
+            return bool(response.json()["verified"])
+
+        assert verify("two", SECOND_GENUINE) and not verify("two", SECOND_WRONG)
+        assert verify("trio", SECOND_GENUINE, pin=CHAIN_PIN) and not verify("trio", SECOND_GENUINE, pin="other-pin-1")
 
 
 # -- rotation -------------------------------------------------------------------------------------------
@@ -258,6 +287,30 @@ def test_rotation_interrupted_inside_a_batch_loses_nothing(tmp_path: Path, monke
         store.close()
     with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:
         assert all_verify(c, users)
+
+
+def test_rotation_leaves_an_altered_record_alone_and_rotates_the_others(tmp_path: Path) -> None:
+    """A record whose seal no longer verifies (one bit flipped in the database) is counted
+    unreadable and left as it is; the rotation of every other record goes through."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)
+    with app(settings) as c:
+        users = enrol_people(c, 4)
+    path = settings.database_url.removeprefix("sqlite:///")
+    altered = bytearray(rows(settings)["u1"][0])
+    altered[0] ^= 1
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE users SET helper = ? WHERE user_id = 'u1'", (bytes(altered),))
+    new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
+    store = SQLiteStore.from_url(settings.database_url)
+    try:
+        result = rotate(store, new, [old], batch_size=2)
+        assert (result.rewrapped, result.unreadable, result.remaining) == (3, 1, 1)
+        assert census(store) == {old.id: 1, new.id: 3}
+    finally:
+        store.close()
+    assert rows(settings)["u1"][0] == bytes(altered)
+    with app(test_settings(tmp_path, pepper=PEPPER_B, pepper_previous=(PEPPER_A,))) as c:
+        assert all_verify(c, [u for u in users if u != "u1"])
 
 
 def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
