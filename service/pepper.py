@@ -3,7 +3,7 @@
 **What.** With ``SKETCHAUTH_PEPPER`` set, every helper record the service stores is sealed as a
 whole (encrypt-then-MAC, :mod:`sketchauth.pepper`) under keys of the pepper and a fresh
 per-enrolment nonce; the nonce and the pepper's public id are stored with the record
-(``users.pepper_nonce``, ``users.pepper_id``, migration 7). Two deployments enrolling the same
+(``users.pepper_nonce``, ``users.pepper_id``, migration 6). Two deployments enrolling the same
 people therefore store unrelated records (no equal bytes, no common difference, no clear
 tolerances or partition structure, whatever the scheme or mixed structure), and a thief of the
 database alone learns nothing from the helpers about the templates. A sealed record that was

@@ -90,9 +90,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "audit.client: the name of the API key on whose behalf the change was made",
         ("ALTER TABLE audit ADD COLUMN client TEXT",),
     ),
-    # -- pepper (sketchauth.pepper): version 7 -------------------------------------------------------
+    # -- pepper (sketchauth.pepper): version 6 -------------------------------------------------------
     Migration(
-        7,
+        6,
         "users.pepper_id and users.pepper_nonce: which pepper generation wrapped the helper and the "
         "per-enrolment nonce of its pad (both NULL: a helper stored in clear, as before peppers), indexed by pepper id",
         (
