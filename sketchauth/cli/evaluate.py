@@ -229,9 +229,8 @@ def _report(args: argparse.Namespace) -> int:
         return _pipeline_report(args)
     # start-up: numpy and the evaluation load only when this command runs.
     from sketchauth.evaluate.data import load_sets, load_vectors
-    from sketchauth.evaluate.report import EvaluationTarget, run_report, write_report
+    from sketchauth.evaluate.report import EvaluationTarget, run_report
     from sketchauth.evaluate.report.figures import require_plots
-    from sketchauth.evaluate.report.render import summary
     from sketchauth.evaluate.report.run import check_scheme_params, range_is_fitted
 
     try:
@@ -257,36 +256,16 @@ def _report(args: argparse.Namespace) -> int:
         source = f"synthetic ({args.synthetic or 'defaults'}, seed {args.seed})"
     # An interval sketch given a step but neither n nor offset: fit the range to the enrolment data.
     target = EvaluationTarget.fitted(args.scheme, params, data, enrol_samples=args.enrol_samples, settings=settings)
-    progress = show_progress(args)
-    report = run_report(
-        target,
-        data,
-        settings,
-        source=source,
-        enrol_samples=args.enrol_samples,
-        max_impostors_per_identity=args.max_impostors,
-        seed=args.seed,
-        jobs=args.jobs,
-        progress=progress,
-        profile=args.profile,
-        source_min_entropy=args.source_entropy,
-        operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
-        set_kind="closed" if args.closed_set else "open",
-        attack_people=args.attack_people,
-        attack_tries=args.attack_tries,
-    )
-    payload = write_report(report, args.out, plots=args.plots)
-    print(summary(payload, args.out))
-    return 0
+    report = run_report(target, data, settings, **_report_options(args, source, args.source_entropy))
+    return _write(report, args)
 
 
 def _pipeline_report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
     # start-up: numpy and the evaluation load only when this command runs.
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.report import run_report, write_report
+    from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import require_plots
-    from sketchauth.evaluate.report.render import summary
     from sketchauth.features.pipeline import load_pipeline
     from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
 
@@ -303,26 +282,11 @@ def _pipeline_report(args: argparse.Namespace) -> int:
     else:
         settings = default_pipeline_sweep(pipeline)
     entropy = args.source_entropy if args.source_entropy is not None else pipeline.secret_bits
+    source = f"file {Path(args.data).name}"
     report = run_report(
-        pipeline_target(pipeline),
-        load_vectors(args.data),
-        settings,
-        source=f"file {Path(args.data).name}",
-        enrol_samples=args.enrol_samples,
-        max_impostors_per_identity=args.max_impostors,
-        seed=args.seed,
-        jobs=args.jobs,
-        progress=show_progress(args),
-        profile=args.profile,
-        source_min_entropy=entropy,
-        operating_setting=None if args.operating_setting is None else json.loads(args.operating_setting),
-        set_kind="closed" if args.closed_set else "open",
-        attack_people=args.attack_people,
-        attack_tries=args.attack_tries,
+        pipeline_target(pipeline), load_vectors(args.data), settings, **_report_options(args, source, entropy)
     )
-    payload = write_report(report, args.out, plots=args.plots)
-    print(summary(payload, args.out))
-    return 0
+    return _write(report, args)
 
 
 # -- evaluate unlinkability (begin) -----------------------------------------------------------------------
@@ -471,3 +435,32 @@ def _settings(text: str | None, scheme: str, params: dict[str, Any]) -> list[Any
     if not values:
         raise ParameterError("--sweep is empty")
     return values
+
+
+def _report_options(args: argparse.Namespace, source: str, source_min_entropy: float | None) -> dict[str, Any]:
+    """The ``run_report`` options both ``evaluate report`` forms (``--scheme``, ``--pipeline``) take from the flags."""
+    return {
+        "source": source,
+        "enrol_samples": args.enrol_samples,
+        "max_impostors_per_identity": args.max_impostors,
+        "seed": args.seed,
+        "jobs": args.jobs,
+        "progress": show_progress(args),
+        "profile": args.profile,
+        "source_min_entropy": source_min_entropy,
+        "operating_setting": None if args.operating_setting is None else json.loads(args.operating_setting),
+        "set_kind": "closed" if args.closed_set else "open",
+        "attack_people": args.attack_people,
+        "attack_tries": args.attack_tries,
+    }
+
+
+def _write(report: Any, args: argparse.Namespace) -> int:
+    """Write the report's files and print its summary (``summary`` is imported lazily: start-up)."""
+    # start-up: the report modules load only when a report is written
+    from sketchauth.evaluate.report import write_report
+    from sketchauth.evaluate.report.render import summary
+
+    payload = write_report(report, args.out, plots=args.plots)
+    print(summary(payload, args.out))
+    return 0

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from service.settings import Settings
+from service.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]
 API_KEY = "test-api-key-0123456789abcdef"
@@ -144,3 +145,24 @@ class ServerProcess:
                 os.killpg(self.proc.pid, sig)
         self.proc.wait(timeout=15)
         self._log.close()
+
+
+class Backend:
+    """One database (a SQLite file or a PostgreSQL schema) and the servers started on it."""
+
+    def __init__(self, kind: str, workdir: Path, url: str, env: dict[str, str], servers: list[ServerProcess]) -> None:
+        self.kind, self.workdir, self.url, self.env, self.servers = kind, workdir, url, env, servers
+
+    def start(self, **env: str) -> ServerProcess:
+        base = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
+        server = ServerProcess(self.workdir, {**base, **self.env, **env}, db=self.url)
+        self.servers.append(server)
+        return server.wait_ready()
+
+    def audit(self, user: str) -> list[str]:
+        """The audit events of ``user``, read from the database directly."""
+        store = open_store(self.url, postgres_schema=self.env.get("SKETCHAUTH_SCHEMA", "public"), pool_size=1)
+        try:
+            return [e.event for e in store.audit_events(user)]
+        finally:
+            store.close()

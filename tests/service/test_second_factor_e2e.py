@@ -19,10 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from service_testing import ADMIN_KEY, API_KEY, ServerProcess
+from service_testing import Backend, ServerProcess
 from test_service_oracle import auc
-
-from service.store import open_store
 
 pytestmark = pytest.mark.slow
 
@@ -41,33 +39,13 @@ CONTEXT = "com.example.backup/v1"
 _VARYING = {"date", "x-request-id"}
 
 
-class Backend:
-    """One database (a SQLite file or a PostgreSQL schema) and the servers started on it."""
-
-    def __init__(self, workdir: Path, url: str, env: dict[str, str], servers: list[ServerProcess]) -> None:
-        self.workdir, self.url, self.env, self.servers = workdir, url, env, servers
-
-    def start(self, **env: str) -> ServerProcess:
-        base = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
-        server = ServerProcess(self.workdir, {**base, **self.env, **env}, db=self.url)
-        self.servers.append(server)
-        return server.wait_ready()
-
-    def audit(self, user: str) -> list[str]:
-        store = open_store(self.url, postgres_schema=self.env.get("SKETCHAUTH_SCHEMA", "public"), pool_size=1)
-        try:
-            return [e.event for e in store.audit_events(user)]
-        finally:
-            store.close()
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path, servers: list[ServerProcess]) -> Iterator[Backend]:
     if request.param == "sqlite":
-        yield Backend(tmp_path, f"sqlite:///{tmp_path / 'second.db'}", {}, servers)
+        yield Backend("sqlite", tmp_path, f"sqlite:///{tmp_path / 'second.db'}", {}, servers)
     else:
         url, schema = request.getfixturevalue("postgres_available"), request.getfixturevalue("postgres_schema")
-        yield Backend(tmp_path, url, {"SKETCHAUTH_SCHEMA": schema}, servers)
+        yield Backend("postgres", tmp_path, url, {"SKETCHAUTH_SCHEMA": schema}, servers)
 
 
 def _body(sample: list[int], pin: str | None, second: list[Any] | None, **extra: Any) -> dict[str, Any]:
@@ -279,7 +257,7 @@ def test_no_second_sample_or_pin_on_disk(tmp_path: Path, servers: list[ServerPro
     """The SQLite files hold helper data and hashes only: no second template, sample or PIN."""
     from sketchauth import PinSketch
 
-    backend = Backend(tmp_path, f"sqlite:///{tmp_path / 'scan.db'}", {}, servers)
+    backend = Backend("sqlite", tmp_path, f"sqlite:///{tmp_path / 'scan.db'}", {}, servers)
     server = backend.start()
     with server.client() as c:
         _enrol(c, "trio", second=SECOND, pin=PIN)

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from service_testing import ADMIN, ADMIN_KEY, API_KEY, ServerProcess
+from service_testing import ADMIN, Backend, ServerProcess
 
 from service.store import open_store
 
@@ -29,26 +29,6 @@ GENUINE = [[987_640, 876_560, 765_400, 654_300], [987_700, 876_500, 765_470, 654
 IMPOSTOR = [12_345, 23_456, 34_567, 45_678]
 PIN, NEW_PIN = "pin-7391-secret", "new-pin-2468"
 ENROL = {"scheme": "interval", "params": {"n": N, "v": 50, "features": 4}, "samples": [TEMPLATE]}
-
-
-class Backend:
-    """One database (a SQLite file or a PostgreSQL schema) and the servers started on it."""
-
-    def __init__(self, kind: str, workdir: Path, url: str, env: dict[str, str], servers: list[ServerProcess]) -> None:
-        self.kind, self.workdir, self.url, self.env, self.servers = kind, workdir, url, env, servers
-
-    def start(self, **env: str) -> ServerProcess:
-        base = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
-        server = ServerProcess(self.workdir, {**base, **self.env, **env}, db=self.url)
-        self.servers.append(server)
-        return server.wait_ready()
-
-    def audit(self, user: str) -> list[str]:
-        store = open_store(self.url, postgres_schema=self.env.get("SKETCHAUTH_SCHEMA", "public"), pool_size=1)
-        try:
-            return [e.event for e in store.audit_events(user)]
-        finally:
-            store.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
