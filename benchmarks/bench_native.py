@@ -67,6 +67,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 # E402: run directly as a script, so the package root must be on sys.path before these imports.
+from benchmarks import timing  # noqa: E402
 from sketchauth.sketches import _gf2m, backend  # noqa: E402
 from sketchauth.sketches._prime_field import berlekamp_welch, poly_eval  # noqa: E402
 from sketchauth.sketches.code_offset import CodeOffsetSketch  # noqa: E402
@@ -104,23 +105,6 @@ def cpu_info() -> dict[str, Any]:
             flags = set(value.split())
             info["flags"] = sorted(flags & {"pclmulqdq", "vpclmulqdq", "avx2", "avx512f", "sse4_1", "bmi2"})
     return info
-
-
-def commit() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # -- timing -------------------------------------------------------------------------------------------
@@ -912,7 +896,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, Any] = {
         "benchmark": "bench_native.py",
         "date": started.isoformat(timespec="seconds"),
-        "commit": commit(),
+        "commit": timing.git_commit(),
         "cpu": cpu_info(),
         "python": platform.python_version(),
         "numpy": np.__version__,
