@@ -99,18 +99,19 @@ def test_linear_and_interval_sketches_link_in_clear_and_not_peppered(report: dic
     rows = {(r["pipeline"], r["attack"]): r for r in summary_rows(report)}
     thermo = rows[("thermometer", "difference-decoding")]
     assert thermo["clear"] > 0.5  # difference decoding links PinSketch enrolments of one person
-    # Sealed records leave nothing to decode; their byte-agreement scores vary by chance, and at 48 mated
-    # pairs the estimator's own floor (labels permuted) can exceed 0.05: bounded by the larger of the two.
-    assert thermo["peppered"] <= max(0.05, thermo["peppered_chance_p95"])
+    # Sealed records leave nothing to decode; at 48 mated pairs with fresh peppers the estimate is
+    # noise around its floor (the <= 0.05 claim is checked on enough pairs in the next test).
+    assert thermo["peppered"] < 0.5 < thermo["clear"]
     assert rows[("interval", "residue-distance")]["clear"] > 0.5
 
 
-def test_peppered_interval_is_unlinkable_with_enough_pairs() -> None:
+@pytest.mark.parametrize("kind", ["interval", "thermometer"])
+def test_peppered_pipelines_are_unlinkable_with_enough_pairs(kind: str) -> None:
     background, data = POPULATION.draw(40, 6, seed=1), POPULATION.draw(30, 16, seed=5)
     out = run_unlinkability_report(
-        background, data, kinds=["interval"], enrol_samples=1, groups=16, max_nonmated=8000, permutations=20, seed=1
+        background, data, kinds=[kind], enrol_samples=1, groups=16, max_nonmated=8000, permutations=20, seed=1
     )
-    attack = out["pipelines"]["interval"]["attacks"][0]
+    attack = out["pipelines"][kind]["attacks"][0]
     assert attack["clear"]["mated_pairs"] == 30 * 120
     assert attack["clear"]["d_sys"] > 0.5
     assert attack["peppered"]["d_sys"] <= 0.05
