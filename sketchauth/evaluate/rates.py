@@ -661,14 +661,21 @@ def write_score_files(
     impostor_labels: Any,
     higher_is_genuine: bool = False,
 ) -> list[str]:
-    """Scores as bob.measure and pyeer read them; returns the file names written.
+    """Scores as bob.measure, bob.bio.base and pyeer read them; returns the file names written.
 
-    * ``<name>.4col`` — bob.measure 4-column: ``claimed_id real_id test_label score`` per trial
-      (a trial is genuine iff ``claimed_id == real_id``);
-    * ``<name>.5col`` — bob.measure 5-column: ``claimed_id model_label real_id test_label score``;
-    * ``<name>_genuine.txt``, ``<name>_impostor.txt`` — pyeer: one score per line.
+    * ``<name>.2col`` — **bob.measure**'s generic two-column format, ``label score`` per trial with
+      label ``1`` for a genuine trial and ``-1`` for an impostor one (``bob.measure.load.split``
+      takes ``1`` as positive and anything else as negative): what ``bob measure metrics``,
+      ``roc``, ``det``, ``epc``, ``hist`` and ``evaluate`` read;
+    * ``<name>.4col`` — **bob.bio.base**'s four-column format: ``claimed_id real_id test_label
+      score`` per trial (genuine iff ``claimed_id == real_id``), read by
+      ``bob.bio.base.score.load.split`` and the ``bob bio metrics|roc|det|epc`` commands;
+    * ``<name>.5col`` — bob.bio.base's five-column format: ``claimed_id model_label real_id
+      test_label score`` (same readers, format detected from the column count);
+    * ``<name>_genuine.txt``, ``<name>_impostor.txt`` — **pyeer**: one score per line, one file per
+      class (``geteerinf -g <genuine> -i <impostor>``, ``pyeer.eer_info.get_eer_stats``).
 
-    Both tools take *higher* scores as more genuine, so distances are negated
+    All these tools take *higher* scores as more genuine, so distances are negated
     (``higher_is_genuine=False``, the default here). Labels are ``(claimed_id, real_id,
     test_label)`` triples per trial, whitespace-free strings (spaces become ``_``).
     """
@@ -681,18 +688,20 @@ def write_score_files(
     def clean(x: Any) -> str:
         return "_".join(str(x).split()) or "_"
 
-    rows4, rows5 = [], []
-    for scores, given in ((gen, genuine_labels), (imp, impostor_labels)):
+    rows2, rows4, rows5 = [], [], []
+    for label, scores, given in ((1, gen, genuine_labels), (-1, imp, impostor_labels)):
         labels = list(given)
         if len(labels) != scores.size:
             raise ParameterError(f"{len(labels)} labels for {scores.size} scores")
         for score, (claimed, real, test) in zip(scores.tolist(), labels, strict=False):
             c, r, t = clean(claimed), clean(real), clean(test)
+            rows2.append(f"{label} {score!r}\n")
             rows4.append(f"{c} {r} {t} {score!r}\n")
             rows5.append(f"{c} {c} {r} {t} {score!r}\n")
-    names = [f"{name}.4col", f"{name}.5col", f"{name}_genuine.txt", f"{name}_impostor.txt"]
-    (out / names[0]).write_text("".join(rows4))
-    (out / names[1]).write_text("".join(rows5))
-    (out / names[2]).write_text("".join(f"{x!r}\n" for x in gen.tolist()))
-    (out / names[3]).write_text("".join(f"{x!r}\n" for x in imp.tolist()))
+    names = [f"{name}.2col", f"{name}.4col", f"{name}.5col", f"{name}_genuine.txt", f"{name}_impostor.txt"]
+    (out / names[0]).write_text("".join(rows2))
+    (out / names[1]).write_text("".join(rows4))
+    (out / names[2]).write_text("".join(rows5))
+    (out / names[3]).write_text("".join(f"{x!r}\n" for x in gen.tolist()))
+    (out / names[4]).write_text("".join(f"{x!r}\n" for x in imp.tolist()))
     return names
