@@ -97,6 +97,7 @@ __all__ = [
     "LinkagePairs",
     "UnlinkabilityResult",
     "attack_for_key",
+    "chance_level",
     "crt_candidates",
     "difference_decoding_score",
     "evaluate_unlinkability",
@@ -176,6 +177,36 @@ def linkability(mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | No
     d[(~both) & (p_m > 0)] = 1.0
     d_sys = float(np.clip(np.sum(p_m * d), 0.0, 1.0))
     return Linkability(edges, p_m, p_n, d, d_sys, float(omega), int(m.size), int(n.size))
+
+
+def chance_level(
+    mated: Any,
+    nonmated: Any,
+    *,
+    omega: float = 1.0,
+    bins: int | None = None,
+    permutations: int = 200,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """``(mean, 95th percentile)`` of ``D↔sys`` with the mated/non-mated labels permuted (seeded).
+
+    What the estimator reads from these many pairs when nothing links them (both score lists
+    drawn from one pool): ``D↔sys`` is biased upwards on finite samples, so a measured value is
+    evidence of linkage only above this level. ``bins`` as for :func:`linkability`.
+
+    >>> mean, p95 = chance_level(np.arange(50) % 7, np.arange(500) % 7, permutations=50)
+    >>> 0.0 <= mean <= p95 < 0.5
+    True
+    """
+    m = np.asarray(mated, dtype=float).ravel()
+    pooled = np.concatenate([m, np.asarray(nonmated, dtype=float).ravel()])
+    rng = np.random.default_rng(seed)
+    null = [0.0]
+    for _ in range(check_int("permutations", permutations, low=0)):
+        shuffled = rng.permutation(pooled)
+        null.append(linkability(shuffled[: m.size], shuffled[m.size :], omega=omega, bins=bins).d_sys)
+    values = np.array(null[1:] or null)
+    return float(values.mean()), float(np.quantile(values, 0.95))
 
 
 # -- enrolling each person twice -----------------------------------------------------------------------

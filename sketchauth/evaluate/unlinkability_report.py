@@ -77,7 +77,7 @@ from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
 from sketchauth.evaluate.repeated import _s2_candidates
-from sketchauth.evaluate.unlinkability import attack_for_key, linkability
+from sketchauth.evaluate.unlinkability import attack_for_key, chance_level, linkability
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
@@ -93,6 +93,7 @@ from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = [
     "OPERATIONAL_RULE",
+    "PairAttack",
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
     "attack_ready",
@@ -102,6 +103,7 @@ __all__ = [
     "measure_linkability",
     "partition_parity_bits",
     "plot_curves",
+    "registered_attack",
     "render_markdown",
     "run_unlinkability_report",
     "sealed_attack",
@@ -183,7 +185,7 @@ def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.array(bits, dtype=np.int64)
 
 
-def _registered(key: str) -> PairAttack:
+def registered_attack(key: str) -> PairAttack:
     """A whole-helper attack (:func:`~sketchauth.evaluate.unlinkability.attack_for_key`)."""
     attack = attack_for_key(key)
     return PairAttack(
@@ -234,9 +236,9 @@ def _similar(key: str) -> PairAttack:
 
 #: Every linkage attack of the project that applies to each pipeline's scheme.
 PIPELINE_ATTACKS: dict[str, tuple[PairAttack, ...]] = {
-    "interval": (_registered("interval"),),
-    "thermometer": (_registered("pinsketch"),),
-    "code-offset": (_registered("code-offset"),),
+    "interval": (registered_attack("interval"),),
+    "thermometer": (registered_attack("pinsketch"),),
+    "code-offset": (registered_attack("code-offset"),),
     "s1": (_S1,),
     "s2": (_similar("asymmetric-interval/s2"), _EVEN, _PARITY),
     "s3": (_similar("asymmetric-interval/s3"), _EVEN, _PARITY),
@@ -302,18 +304,12 @@ def measure_linkability(
     m, n = np.asarray(mated, dtype=float), np.asarray(nonmated, dtype=float)
     bins = _bins(m, n)
     result = linkability(m, n, bins=bins)
-    rng = np.random.default_rng(seed)
-    pooled = np.concatenate([m, n])
-    null = []
-    for _ in range(permutations):
-        shuffled = rng.permutation(pooled)
-        null.append(linkability(shuffled[: m.size], shuffled[m.size :], bins=bins).d_sys)
-    chance = np.array(null) if null else np.zeros(1)
+    chance_mean, chance_p95 = chance_level(m, n, bins=bins, permutations=permutations, seed=seed)
     return {
         "d_sys": result.d_sys,
-        "chance_d_sys_mean": float(chance.mean()),
-        "chance_d_sys_p95": float(np.quantile(chance, 0.95)),
-        "linked": bool(result.d_sys > np.quantile(chance, 0.95)),
+        "chance_d_sys_mean": chance_mean,
+        "chance_d_sys_p95": chance_p95,
+        "linked": bool(result.d_sys > chance_p95),
         "mated_pairs": int(m.size),
         "nonmated_pairs": int(n.size),
         "mated_mean": float(m.mean()),
