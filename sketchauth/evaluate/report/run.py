@@ -11,7 +11,13 @@
 3. the **leakage report** of the sketch at that setting (:mod:`sketchauth.evaluate.leakage`),
    with the false-accept cost from its FMR;
 4. **unlinkability** at that setting (:mod:`sketchauth.evaluate.unlinkability`), when every
-   identity has the ``2k`` samples two enrolments need.
+   identity has the ``2k`` samples two enrolments need, with its chance level, and
+   **renewability** (:mod:`sketchauth.evaluate.renewability`) on the same two enrolments;
+5. the unprotected baselines' **ROC and EPC** (:mod:`sketchauth.evaluate.report.curves`) and the
+   **ISO/IEC 30136 / 24745 section** (:mod:`sketchauth.evaluate.report.standard`).
+
+The rates' 95% intervals are Wilson score intervals, or exact Clopper–Pearson ones with
+``interval="clopper-pearson"`` (:func:`sketchauth.evaluate.rates.rate_interval`).
 
 For the interval family with a ``step`` but neither ``n`` nor ``offset``,
 :meth:`EvaluationTarget.fitted` (what the command line uses) fits the quantiser's range to the
@@ -35,15 +41,15 @@ Example::
     >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
     >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
-    >>> sorted(report.as_dict())[:3]
-    ['data', 'error_rates', 'figures']
+    >>> sorted(report.as_dict()["iso_30136"])
+    ['irreversibility', 'performance', 'reference', 'renewability', 'standards', 'unlinkability']
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -64,8 +70,11 @@ from sketchauth.evaluate.error_rates import (
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.protocol import Protocol
-from sketchauth.evaluate.rates import RatePoint
-from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
+from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
+from sketchauth.evaluate.renewability import evaluate_renewability
+from sketchauth.evaluate.report.curves import baseline_curves
+from sketchauth.evaluate.report.standard import standard_section
+from sketchauth.evaluate.unlinkability import UnlinkabilityResult, chance_level, evaluate_unlinkability
 from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
@@ -226,8 +235,29 @@ class Report:
     #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
     security: dict[str, Any] = field(default_factory=dict)
     score_files: list[str] = field(default_factory=list)
+    #: How the rates' 95% intervals were computed (:data:`~sketchauth.evaluate.rates.INTERVAL_METHODS`).
+    interval_method: str = "wilson"
+    #: Mean and 95th percentile of D↔sys with the pair labels permuted (the unlinkability's chance level).
+    unlinkability_chance: tuple[float, float] | None = None
+    #: :func:`~sketchauth.evaluate.renewability.evaluate_renewability` at the operating setting.
+    renewability: dict[str, Any] | None = None
+    #: ROC and EPC per unprotected baseline (:func:`~sketchauth.evaluate.report.curves.baseline_curves`).
+    curves: list[dict[str, Any]] = field(default_factory=list)
+
+    def _unlinkability_dict(self) -> dict[str, Any] | None:
+        if self.unlinkability is None:
+            return None
+        out = self.unlinkability.to_dict()
+        if self.unlinkability_chance is not None:
+            out["chance_d_sys_mean"], out["chance_d_sys_p95"] = self.unlinkability_chance
+        return out
 
     def as_dict(self) -> dict[str, Any]:
+        payload = self._payload()
+        payload["iso_30136"] = standard_section(payload)
+        return payload
+
+    def _payload(self) -> dict[str, Any]:
         op = self.operating_point
         return _jsonable(
             {
@@ -245,7 +275,10 @@ class Report:
                     "target_fnmr": TARGET_FNMR,
                 },
                 "leakage": {**self.leakage.to_dict(), **self.security},
-                "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
+                "interval_method": self.interval_method,
+                "unlinkability": self._unlinkability_dict(),
+                "renewability": self.renewability,
+                "curves": self.curves,
                 "figures": list(self.figures),
                 "score_files": list(self.score_files),
                 "notes": list(self.notes),
@@ -303,6 +336,7 @@ def run_report(
     set_kind: str = "open",
     attack_people: int = 10,
     attack_tries: int = 100,
+    interval: str = "wilson",
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
 
@@ -310,7 +344,10 @@ def run_report(
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
+    ``interval`` names the method of the rates' 95% intervals (``"wilson"`` or ``"clopper-pearson"``).
     """
+    if interval not in INTERVAL_METHODS:
+        raise ParameterError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
         raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
@@ -333,6 +370,8 @@ def run_report(
         progress=progress,
         crosscheck_trials=crosscheck_trials,
     )
+    if interval != "wilson":
+        rates = replace(rates, points=tuple(p.with_interval(interval) for p in rates.points))
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
     notes: list[str] = list(target.notes)
@@ -355,7 +394,7 @@ def run_report(
         false_matches=op.false_matches,
         impostor_trials=op.impostor_trials,
     )
-    link = None
+    link, chance, renewal = None, None, None
     try:
         link = evaluate_unlinkability(
             sketch,
@@ -369,9 +408,21 @@ def run_report(
             seed=seed,
             progress=progress,
         )
+        chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=seed)
+        renewal = evaluate_renewability(
+            sketch,
+            target.enrol,
+            data,
+            enrol_samples=k,
+            setting=op.setting,
+            nonmated_per_identity=nonmated_per_identity,
+            omega=omega,
+            tau=tau,
+            seed=seed,
+        )
     except (ParameterError, SampleError) as exc:
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
-        notes.append(f"unlinkability not evaluated: {exc}")
+        notes.append(f"unlinkability not evaluated (nor renewability): {exc}")
     protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
     plan = protocol.plan(
         data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
@@ -383,7 +434,21 @@ def run_report(
             f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
         )
     security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
-    return Report(target, description, seed, rates, op, leak, link, notes, security=security)
+    return Report(
+        target,
+        description,
+        seed,
+        rates,
+        op,
+        leak,
+        link,
+        notes,
+        security=security,
+        interval_method=interval,
+        unlinkability_chance=chance,
+        renewability=renewal,
+        curves=baseline_curves(rates, seed=seed),
+    )
 
 
 def _security(
