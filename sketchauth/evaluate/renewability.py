@@ -17,7 +17,7 @@ as a thief holding the database *before* and *after* the renewal would:
 The score is the scheme's own linkage attack where both records parse as helpers, else byte
 agreement (:func:`~sketchauth.evaluate.unlinkability_report.sealed_attack`); ``D↔sys`` comes with
 its chance level (:func:`~sketchauth.evaluate.unlinkability.chance_level`, labels permuted), and a
-scenario is *renewable* when ``D↔sys`` does not exceed the chance level's 95th percentile. Renewal
+scenario is *renewable* unless its permutation p-value is below :data:`LINKED_P_VALUE`. Renewal
 by fresh sketch randomness alone, without a pepper (or with the pepper stolen too), is the
 report's unlinkability measurement itself; deterministic sketches (interval, PinSketch, s1) fail
 it by construction.
@@ -45,12 +45,16 @@ from typing import Any
 import numpy as np
 
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
-from sketchauth.evaluate.unlinkability import chance_level, link_pairs, linkability, linkage_attack
+from sketchauth.evaluate.unlinkability import chance_level, link_pairs, linkage_attack
 from sketchauth.evaluate.unlinkability_report import registered_attack, sealed_attack
 from sketchauth.pepper import MIN_PEPPER_BYTES, Pepper, new_nonce, wrap
 from sketchauth.sketches.base import SecureSketch
 
-__all__ = ["RENEWAL_SCENARIOS", "evaluate_renewability"]
+__all__ = ["LINKED_P_VALUE", "RENEWAL_SCENARIOS", "evaluate_renewability"]
+
+#: A renewal is reported linkable when its ``D↔sys`` is this unlikely under the permutation null
+#: (1%: with two scenarios per report, a 5% test would flag an unlinkable renewal in ~1 report of 10).
+LINKED_P_VALUE = 0.01
 
 #: The renewals measured, and what each stores.
 RENEWAL_SCENARIOS = {
@@ -79,7 +83,7 @@ def evaluate_renewability(
     """Old and renewed references of every identity, attacked per scenario (module docstring).
 
     Returns the attack, the pair counts and per scenario ``d_sys``, ``chance_d_sys_mean``,
-    ``chance_d_sys_p95`` and ``renewable`` (``d_sys ≤ chance_d_sys_p95``).
+    ``chance_d_sys_p95``, ``p_value`` and ``renewable`` (``p_value ≥ LINKED_P_VALUE``).
     """
     key, attack = linkage_attack(sketch)
     pairs = link_pairs(
@@ -102,14 +106,11 @@ def evaluate_renewability(
         new = [scored.prepare(sketch, wrap(h, renewed_pepper, new_nonce())) for h in pairs.second_helpers]
         m = np.array([scored.compare(old[i], new[j], tau) for i, j in mated])
         n = np.array([scored.compare(old[i], new[j], tau) for i, j in nonmated])
-        d_sys = linkability(m, n, omega=omega).d_sys
-        mean, p95 = chance_level(m, n, omega=omega, permutations=permutations, seed=seed)
+        chance = chance_level(m, n, omega=omega, permutations=permutations, seed=seed)
         scenarios[name] = {
             "stores": RENEWAL_SCENARIOS[name],
-            "d_sys": d_sys,
-            "chance_d_sys_mean": mean,
-            "chance_d_sys_p95": p95,
-            "renewable": bool(d_sys <= p95),
+            **chance,
+            "renewable": chance["p_value"] >= LINKED_P_VALUE,
         }
     return {
         "attack": attack.name,

@@ -105,6 +105,7 @@ __all__ = [
     "link_pairs",
     "linkability",
     "linkage_attack",
+    "permuted_d_sys",
     "vault_differential_score",
 ]
 
@@ -179,6 +180,31 @@ def linkability(mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | No
     return Linkability(edges, p_m, p_n, d, d_sys, float(omega), int(m.size), int(n.size))
 
 
+def permuted_d_sys(
+    mated: Any,
+    nonmated: Any,
+    *,
+    omega: float = 1.0,
+    bins: int | None = None,
+    permutations: int = 200,
+    seed: int = 0,
+) -> np.ndarray:
+    """``D↔sys`` of ``permutations`` seeded relabellings of the pooled scores (the null distribution).
+
+    What the estimator reads from these many pairs when nothing links them (both score lists
+    drawn from one pool): ``D↔sys`` is biased upwards on finite samples, so a measured value is
+    evidence of linkage only against this distribution. ``bins`` as for :func:`linkability`.
+    """
+    m = np.asarray(mated, dtype=float).ravel()
+    pooled = np.concatenate([m, np.asarray(nonmated, dtype=float).ravel()])
+    rng = np.random.default_rng(seed)
+    null = []
+    for _ in range(check_int("permutations", permutations, low=0)):
+        shuffled = rng.permutation(pooled)
+        null.append(linkability(shuffled[: m.size], shuffled[m.size :], omega=omega, bins=bins).d_sys)
+    return np.array(null, dtype=float)
+
+
 def chance_level(
     mated: Any,
     nonmated: Any,
@@ -187,26 +213,24 @@ def chance_level(
     bins: int | None = None,
     permutations: int = 200,
     seed: int = 0,
-) -> tuple[float, float]:
-    """``(mean, 95th percentile)`` of ``D↔sys`` with the mated/non-mated labels permuted (seeded).
+) -> dict[str, float]:
+    """``D↔sys`` of the pairs with its chance level: the mean and 95th percentile of
+    :func:`permuted_d_sys` (0 without permutations) and the permutation p-value
+    ``(1 + #{null ≥ D↔sys}) / (1 + permutations)`` of the measured value.
 
-    What the estimator reads from these many pairs when nothing links them (both score lists
-    drawn from one pool): ``D↔sys`` is biased upwards on finite samples, so a measured value is
-    evidence of linkage only above this level. ``bins`` as for :func:`linkability`.
-
-    >>> mean, p95 = chance_level(np.arange(50) % 7, np.arange(500) % 7, permutations=50)
-    >>> 0.0 <= mean <= p95 < 0.5
+    >>> c = chance_level(np.arange(50) % 7, np.arange(500) % 7, permutations=50)
+    >>> 0.0 <= c["chance_d_sys_mean"] <= c["chance_d_sys_p95"] < 0.5 < c["p_value"]
     True
     """
-    m = np.asarray(mated, dtype=float).ravel()
-    pooled = np.concatenate([m, np.asarray(nonmated, dtype=float).ravel()])
-    rng = np.random.default_rng(seed)
-    null = [0.0]
-    for _ in range(check_int("permutations", permutations, low=0)):
-        shuffled = rng.permutation(pooled)
-        null.append(linkability(shuffled[: m.size], shuffled[m.size :], omega=omega, bins=bins).d_sys)
-    values = np.array(null[1:] or null)
-    return float(values.mean()), float(np.quantile(values, 0.95))
+    d_sys = linkability(mated, nonmated, omega=omega, bins=bins).d_sys
+    null = permuted_d_sys(mated, nonmated, omega=omega, bins=bins, permutations=permutations, seed=seed)
+    values = null if null.size else np.zeros(1)
+    return {
+        "d_sys": d_sys,
+        "chance_d_sys_mean": float(values.mean()),
+        "chance_d_sys_p95": float(np.quantile(values, 0.95)),
+        "p_value": float((1 + np.count_nonzero(null >= d_sys)) / (1 + null.size)),
+    }
 
 
 # -- enrolling each person twice -----------------------------------------------------------------------

@@ -93,9 +93,9 @@ from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = [
     "OPERATIONAL_RULE",
-    "PairAttack",
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
+    "PairAttack",
     "attack_ready",
     "build_pipelines",
     "byte_agreement",
@@ -304,12 +304,12 @@ def measure_linkability(
     m, n = np.asarray(mated, dtype=float), np.asarray(nonmated, dtype=float)
     bins = _bins(m, n)
     result = linkability(m, n, bins=bins)
-    chance_mean, chance_p95 = chance_level(m, n, bins=bins, permutations=permutations, seed=seed)
+    chance = chance_level(m, n, bins=bins, permutations=permutations, seed=seed)
     return {
         "d_sys": result.d_sys,
-        "chance_d_sys_mean": chance_mean,
-        "chance_d_sys_p95": chance_p95,
-        "linked": bool(result.d_sys > chance_p95),
+        "chance_d_sys_mean": chance["chance_d_sys_mean"],
+        "chance_d_sys_p95": chance["chance_d_sys_p95"],
+        "linked": bool(result.d_sys > chance["chance_d_sys_p95"]),
         "mated_pairs": int(m.size),
         "nonmated_pairs": int(n.size),
         "mated_mean": float(m.mean()),

@@ -237,8 +237,8 @@ class Report:
     score_files: list[str] = field(default_factory=list)
     #: How the rates' 95% intervals were computed (:data:`~sketchauth.evaluate.rates.INTERVAL_METHODS`).
     interval_method: str = "wilson"
-    #: Mean and 95th percentile of D↔sys with the pair labels permuted (the unlinkability's chance level).
-    unlinkability_chance: tuple[float, float] | None = None
+    #: D↔sys's chance level (labels permuted) and p-value (:func:`~sketchauth.evaluate.unlinkability.chance_level`).
+    unlinkability_chance: dict[str, float] | None = None
     #: :func:`~sketchauth.evaluate.renewability.evaluate_renewability` at the operating setting.
     renewability: dict[str, Any] | None = None
     #: ROC and EPC per unprotected baseline (:func:`~sketchauth.evaluate.report.curves.baseline_curves`).
@@ -249,7 +249,7 @@ class Report:
             return None
         out = self.unlinkability.to_dict()
         if self.unlinkability_chance is not None:
-            out["chance_d_sys_mean"], out["chance_d_sys_p95"] = self.unlinkability_chance
+            out |= {k: v for k, v in self.unlinkability_chance.items() if k != "d_sys"}
         return out
 
     def as_dict(self) -> dict[str, Any]:

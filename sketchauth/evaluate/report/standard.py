@@ -18,7 +18,8 @@ numbers (nothing is recomputed here):
   records give away (the reversibility probe of the unlinkability evaluation);
 * **unlinkability** — ``D↔sys`` (Gomez-Barrero et al., IEEE TIFS 2018; the global measure ISO/IEC
   30136 adopts) of the scheme's linkage attack on two enrolments of each person, with its chance
-  level (labels permuted: what the estimator reads from unlinkable pairs of the same sizes);
+  level (labels permuted: what the estimator reads from unlinkable pairs of the same sizes) and
+  permutation p-value; *linkable* below ``p = 0.01``;
 * **renewability** — old and renewed references of each person attacked across a pepper
   rotation and inside one deployment (:mod:`sketchauth.evaluate.renewability`); renewal by
   fresh randomness alone is the unlinkability measurement.
@@ -27,6 +28,8 @@ numbers (nothing is recomputed here):
 from __future__ import annotations
 
 from typing import Any
+
+from sketchauth.evaluate.renewability import LINKED_P_VALUE
 
 __all__ = ["STANDARDS", "standard_section"]
 
@@ -79,7 +82,8 @@ def _unlinkability(r: dict[str, Any]) -> dict[str, Any] | None:
         "d_sys": ul["d_sys"],
         "chance_d_sys_mean": ul.get("chance_d_sys_mean"),
         "chance_d_sys_p95": ul.get("chance_d_sys_p95"),
-        "linkable": None if ul.get("chance_d_sys_p95") is None else ul["d_sys"] > ul["chance_d_sys_p95"],
+        "p_value": ul.get("p_value"),
+        "linkable": None if ul.get("p_value") is None else ul["p_value"] < LINKED_P_VALUE,
         "mated_pairs": ul["mated_pairs"],
         "nonmated_pairs": ul["nonmated_pairs"],
         "omega": ul["omega"],
