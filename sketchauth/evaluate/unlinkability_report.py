@@ -75,9 +75,18 @@ import numpy as np
 
 from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
+from sketchauth.evaluate.linkage import partition_parity_bits, similar_even_intervals
+from sketchauth.evaluate.record_attacks import (
+    PIPELINE_ATTACKS,
+    PairAttack,
+    attack_ready,
+    byte_agreement,
+    parses_as_helper,
+    registered_attack,
+    sealed_attack,
+)
 from sketchauth.evaluate.repeated import _s2_candidates
-from sketchauth.evaluate.unlinkability import attack_for_key, chance_level, linkability
+from sketchauth.evaluate.unlinkability import chance_level, linkability
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
@@ -89,7 +98,6 @@ from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
-from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = [
     "OPERATIONAL_RULE",
@@ -131,159 +139,6 @@ OPERATIONAL_RULE = (
     "and several helpers can be combined against the template (sketchauth.evaluate.repeated); a "
     "pepper protects only across deployments (different peppers), not within one."
 )
-
-
-# -- the attacks -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PairAttack:
-    """One linkage attack on two stored helpers.
-
-    ``prepare(sketch, helper)`` reads what the attack looks at from one helper (its partition,
-    its clear tolerances, or the helper itself) once per helper; ``compare(a, b, tau)`` scores
-    two prepared helpers.
-    """
-
-    name: str
-    description: str
-    higher_is_mated: bool
-    prepare: Callable[[SecureSketch, bytes], Any]
-    compare: Callable[[Any, Any, int], float]
-
-
-def _even_partition(points: np.ndarray) -> np.ndarray:
-    """The points bounding the even-length intervals only (the possible secret ones), as pairs."""
-    lo, hi = points[:-1], points[1:]
-    keep = (hi - lo) % 2 == 0
-    return np.stack([lo[keep], hi[keep]], axis=1)
-
-
-def similar_even_intervals(parts_a: Sequence[np.ndarray], parts_b: Sequence[np.ndarray], tau: int) -> int:
-    """Similar-interval count (Fang's thesis §6.2) restricted to even-length intervals."""
-    total = 0
-    for pa, pb in zip(parts_a, parts_b, strict=True):
-        ia, ib = _even_partition(np.asarray(pa, dtype=np.int64)), _even_partition(np.asarray(pb, dtype=np.int64))
-        width_a, width_b = ia[:, 1] - ia[:, 0], ib[:, 1] - ib[:, 0]
-        mid_a, mid_b = ia.sum(axis=1), ib.sum(axis=1)
-        close = (np.abs(width_a[:, None] - width_b[None, :]) < 2 * tau) & (
-            np.abs(mid_a[:, None] - mid_b[None, :]) < 2 * tau
-        )
-        total += int(np.count_nonzero(close))
-    return total
-
-
-def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Per feature, the parity shared by most lower ends of even-length intervals (ties: even).
-
-    The same bit as :func:`sketchauth.evaluate.linkage.parity_bits`, read from a real helper's
-    partition (for s2 it is exactly the parity of ``b − v``).
-    """
-    bits = []
-    for p in parts:
-        lower = _even_partition(np.asarray(p, dtype=np.int64))[:, 0]
-        odd = int(np.count_nonzero(lower % 2 == 1))
-        bits.append(int(odd > lower.size - odd))
-    return np.array(bits, dtype=np.int64)
-
-
-def registered_attack(key: str) -> PairAttack:
-    """A whole-helper attack (:func:`~sketchauth.evaluate.unlinkability.attack_for_key`)."""
-    attack = attack_for_key(key)
-    return PairAttack(
-        attack.name,
-        attack.description,
-        attack.higher_is_mated,
-        lambda sketch, helper: (sketch, helper),
-        lambda a, b, tau: float(attack.score(a[0], a[1], b[1], tau=tau)),
-    )
-
-
-def _partition(sketch: SecureSketch, helper: bytes) -> list[np.ndarray]:
-    return sketch.partition(helper)  # type: ignore[attr-defined]
-
-
-def _named(
-    key: str, prepare: Callable[[SecureSketch, bytes], Any], compare: Callable[[Any, Any, int], float]
-) -> PairAttack:
-    """A registered attack's name and direction with a prepare/compare split of its score."""
-    attack = attack_for_key(key)
-    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
-
-
-_S1 = _named(
-    "asymmetric-interval/s1",
-    lambda sketch, helper: sketch.published_tolerances(helper),  # type: ignore[attr-defined]
-    lambda a, b, tau: float(s1_linkage_score(a, b, tau)),
-)
-_EVEN = PairAttack(
-    "similar-even-intervals",
-    "similar even-length intervals of the two partitions (tau)",
-    True,
-    _partition,
-    lambda a, b, tau: float(similar_even_intervals(a, b, tau)),
-)
-_PARITY = PairAttack(
-    "parity",
-    "features whose majority boundary parity agrees",
-    True,
-    lambda sketch, helper: partition_parity_bits(_partition(sketch, helper)),
-    lambda a, b, tau: float(np.count_nonzero(a == b)),
-)
-
-
-def _similar(key: str) -> PairAttack:
-    return _named(key, _partition, lambda a, b, tau: float(s2_similar_intervals(a, b, tau)))
-
-
-#: Every linkage attack of the project that applies to each pipeline's scheme.
-PIPELINE_ATTACKS: dict[str, tuple[PairAttack, ...]] = {
-    "interval": (registered_attack("interval"),),
-    "thermometer": (registered_attack("pinsketch"),),
-    "code-offset": (registered_attack("code-offset"),),
-    "s1": (_S1,),
-    "s2": (_similar("asymmetric-interval/s2"), _EVEN, _PARITY),
-    "s3": (_similar("asymmetric-interval/s3"), _EVEN, _PARITY),
-}
-
-
-def byte_agreement(a: bytes, b: bytes) -> int:
-    """Equal bytes at equal positions of two stored records; ``-1`` when their lengths differ.
-
-    The generic linkage score of sealed records: for two records sealed under independent
-    keystreams it is binomial ``(len, 1/256)`` whoever they belong to; any dependence of the
-    sealed bytes on the template would show as a mated/non-mated difference.
-    """
-    if len(a) != len(b):
-        return -1
-    return sum(x == y for x, y in zip(a, b, strict=True))
-
-
-def _parses(sketch: SecureSketch, record: bytes) -> bool:
-    try:
-        sketch.payload(record)
-    except (SketchAuthError, ValueError):
-        return False
-    return True
-
-
-def sealed_attack(attack: PairAttack) -> PairAttack:
-    """``attack`` on stored records that may be sealed: the attack itself where both records parse
-    as helpers of the scheme, else :func:`byte_agreement` (same name and direction, so the report's
-    rows line up; ``D↔sys`` does not depend on the direction of the scores)."""
-
-    def prepare(sketch: SecureSketch, record: bytes) -> tuple[bool, Any]:
-        if _parses(sketch, record):
-            return True, attack.prepare(sketch, record)
-        return False, record
-
-    def compare(a: tuple[bool, Any], b: tuple[bool, Any], tau: int) -> float:
-        (parsed_a, x), (parsed_b, y) = a, b
-        if parsed_a and parsed_b:
-            return attack.compare(x, y, tau)
-        if parsed_a or parsed_b:  # one parses, the other does not
-            return -1.0
-        return float(byte_agreement(x, y))
-
-    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
 
 
 # -- the measures ----------------------------------------------------------------------------------
@@ -418,20 +273,6 @@ class _Enrolled:
     peppered: tuple[list[list[bytes]], list[list[bytes]]]
 
 
-def attack_ready(sketch: SecureSketch) -> SecureSketch:
-    """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``) the one of
-    the smallest larger ``m`` whose are: the same sets, the same set-difference tolerance ``t``, a
-    larger field. The difference-decoding attack reads the syndromes as a group
-    (:meth:`SecureSketch.symbols`) and needs them independent; the seal itself takes any helper.
-    Other schemes are returned as they are."""
-    if not isinstance(sketch, PinSketch):
-        return sketch
-    m = sketch.m
-    while PinSketch(m, sketch.t).report().sketch_bits < sketch.t * m:
-        m += 1
-    return sketch if m == sketch.m else PinSketch(m, sketch.t)
-
-
 def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
     """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
     peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
@@ -523,7 +364,7 @@ def _evaluate_pipeline(
 def _parsed_fraction(sketch: SecureSketch, stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
     """Share of sealed records that happen to parse as helpers of the scheme (expected: 0)."""
     records = [h for side in stored for person in side for h in person]
-    return float(np.mean([_parses(sketch, h) for h in records]))
+    return float(np.mean([parses_as_helper(sketch, h) for h in records]))
 
 
 # -- repeated enrolments in one database (s2, s3) --------------------------------------------------

@@ -80,8 +80,9 @@ def test_fmr_and_fnmr_at_thresholds_match_counting(tmp_path: Path) -> None:
     fmr, fnmr, thr = det_from_scores(GENUINE, IMPOSTOR)
     for t, false_matches, false_non_matches in zip(thresholds, fm, fnm, strict=True):
         k = int(np.flatnonzero(thr == -t)[0])
-        assert round(fmr[k] * IMPOSTOR.size) == false_matches == np.count_nonzero(IMPOSTOR <= -t)
-        assert round(fnmr[k] * GENUINE.size) == false_non_matches == np.count_nonzero(GENUINE > -t)
+        accepted, rejected = np.count_nonzero(-t >= IMPOSTOR), np.count_nonzero(-t < GENUINE)
+        assert round(fmr[k] * IMPOSTOR.size) == false_matches == accepted
+        assert round(fnmr[k] * GENUINE.size) == false_non_matches == rejected
 
 
 # -- bob.measure's two-column files ----------------------------------------------------------------------

@@ -37,7 +37,9 @@ def test_interval_option_recomputes_the_rates_intervals_from_the_same_counts(rep
     for pw, pe in zip(wilson["error_rates"]["points"], exact["error_rates"]["points"], strict=True):
         assert (pw["false_matches"], pw["impostor_trials"]) == (pe["false_matches"], pe["impostor_trials"])
         assert tuple(pw["fmr_ci"]) == pytest.approx(wilson_interval(pw["false_matches"], pw["impostor_trials"]))
-        assert tuple(pe["fmr_ci"]) == pytest.approx(clopper_pearson_interval(pe["false_matches"], pe["impostor_trials"]))
+        assert tuple(pe["fmr_ci"]) == pytest.approx(
+            clopper_pearson_interval(pe["false_matches"], pe["impostor_trials"])
+        )
         assert tuple(pe["fnmr_ci"]) == pytest.approx(
             clopper_pearson_interval(pe["false_non_matches"], pe["genuine_trials"])
         )

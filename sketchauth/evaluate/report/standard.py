@@ -40,7 +40,7 @@ STANDARDS = ("ISO/IEC 24745:2022", "ISO/IEC 30136:2018")
 def _performance(r: dict[str, Any]) -> dict[str, Any]:
     op, er = r["operating_point"], r["error_rates"]
     keys = ("fnmr", "fnmr_ci", "fmr", "fmr_ci", "false_non_matches", "genuine_trials", "false_matches")
-    point = next((p for p in er["points"] if p["setting"] == op["setting"]), {})
+    point: dict[str, Any] = next((p for p in er["points"] if p["setting"] == op["setting"]), {})
     return {
         "setting": {r["sweep"]: op["setting"]},
         **{k: op[k] for k in (*keys, "impostor_trials")},
