@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import sketchauth
 from service.api import admin, factors, health, schemes, users
-from service.api.deps import ServiceState
+from service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
 from service.authenticator import Authenticator
 from service.bodies import BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
@@ -161,7 +161,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     )
     app.state.request_models = models
     install_problem_handlers(app)
-    install_problem_openapi(app)
+    install_problem_openapi(app, scope_alternatives)
     for router in (
         users.build_router(models),
         factors.build_router(models),
@@ -170,6 +170,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         health.router,
     ):
         app.include_router(router)
+    check_every_route_is_scoped(app)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
     # Outermost: logs and counts every answer, the 413s and contained 500s included.

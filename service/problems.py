@@ -21,7 +21,7 @@ media type the service sends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -273,12 +273,13 @@ async def _require_json(request: Request) -> None:
 json_body_only = Depends(_require_json)
 
 
-def install_problem_openapi(app: FastAPI) -> None:
+def install_problem_openapi(app: FastAPI, *rewrites: Callable[[dict[str, Any]], None]) -> None:
     """Publish every 4xx/5xx response as ``application/problem+json`` with the ProblemDetails schema.
 
     FastAPI files response models under ``application/json`` (and adds its own validation-error
     schema for 422); the service sends RFC 9457 documents, so the generated document is
     rewritten once, on first request, to say so. Integer bounds are written as integers.
+    ``rewrites`` then change the document in place, in order (the scopes' alternatives).
     """
 
     def openapi() -> dict[str, Any]:
@@ -292,6 +293,8 @@ def install_problem_openapi(app: FastAPI) -> None:
             )
             _problem_media_types(document)
             _integer_bounds(document)
+            for rewrite in rewrites:
+                rewrite(document)
             app.openapi_schema = document
         return app.openapi_schema
 

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import AdminKey, State
+from service.api.deps import State, scoped
 from service.api.users import UserId, not_enrolled
+from service.credentials import ADMIN
 from service.models import AuditEntry, AuditTrail
 from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
 from service.problems import ProblemError, json_body_only, problem_doc
@@ -24,7 +25,7 @@ AUDIT_PAGE_MAX = 10_000
 router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
-    dependencies=[AdminKey],
+    dependencies=[scoped(ADMIN)],
     responses={
         401: problem_doc("missing admin key"),
         403: problem_doc("the key lacks the 'admin' scope"),
