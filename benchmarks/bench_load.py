@@ -253,7 +253,9 @@ def key_releases(workdir: Path, *, env: dict[str, str]) -> dict[str, Any]:
     """64 key releases at once (64 keys) while a 65th key verifies one attempt after another."""
     interval = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
     names = [secrets.token_urlsafe(24) for _ in range(CONCURRENCY + 1)]
-    server = Server(workdir, names, {"SKETCHAUTH_LOCKOUT_THRESHOLD": "1000", "SKETCHAUTH_DISABLE_THRESHOLD": "1000", **env})
+    server = Server(
+        workdir, names, {"SKETCHAUTH_LOCKOUT_THRESHOLD": "1000", "SKETCHAUTH_DISABLE_THRESHOLD": "1000", **env}
+    )
     try:
         with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {names[-1]}"}, timeout=60) as c:
             for user in ("holder", "bystander"):
@@ -261,7 +263,9 @@ def key_releases(workdir: Path, *, env: dict[str, str]) -> dict[str, Any]:
             alone = []
             for _ in range(5):
                 start = time.perf_counter()
-                assert c.post("/v1/users/bystander/verification", json={"sample": [123, 30, 205, 71]}).status_code == 200
+                assert (
+                    c.post("/v1/users/bystander/verification", json={"sample": [123, 30, 205, 71]}).status_code == 200
+                )
                 alone.append(1000 * (time.perf_counter() - start))
         release = json.dumps({"sample": [123, 30, 205, 71], "context": "bench/v1"}).encode()
         baseline = server.rss_mb()

@@ -30,13 +30,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import sketchauth
+from service.admission import Admission
 from service.api import admin, factors, health, schemes, users
 from service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
 from service.authenticator import Authenticator
 from service.bodies import BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
 from service.limits import RequestLimits
-from service.observability import RequestLog, UserHasher, access_logger
+from service.observability import RequestLog, UserHasher, access_logger, route_of
 from service.pepper import check_database, peppered
 from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, install_problem_openapi, problem_response
@@ -56,7 +57,8 @@ class ContainErrors:
     Starlette's outermost error middleware answers 500 and then *re-raises* the exception so
     the server can log it: uvicorn would print the traceback with the exception's message,
     and a message from deep in a decode could quote a sample, PIN or embedding value. This
-    middleware sits inside it and swallows the exception after logging its type and the path.
+    middleware sits inside it and swallows the exception after logging its type and the route
+    template (never the path, which holds the user id).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -77,7 +79,8 @@ class ContainErrors:
         try:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:
-            log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), scope.get("path"))
+            # The route template, never the path: paths hold raw user ids.
+            log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), route_of(scope))
             if not started:
                 response = problem_response(
                     500, "internal-error", "the service failed to handle this request", instance=scope.get("path")
@@ -172,8 +175,10 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         app.include_router(router)
     check_every_route_is_scoped(app)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
-    app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
-    # Outermost: logs and counts every answer, the 413s and contained 500s included.
+    app.add_middleware(ContainErrors)  # outside the body guard: it sees every error of the app
+    # Before any body is read: a refused request costs no parsing, no thread, no database call.
+    app.add_middleware(Admission, limit=settings.max_in_flight, per_key=settings.max_in_flight_per_key)
+    # Outermost: logs and counts every answer, the 413s, refusals and contained 500s included.
     app.add_middleware(RequestLog, hasher=UserHasher(settings.log_key), enabled=settings.access_log)
     return app
 
@@ -235,5 +240,11 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
 
 
 def app_from_env() -> Any:
-    """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start)."""
-    return create_app(Settings.from_env())
+    """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start).
+
+    Also sets this worker's connection guards (:class:`~service.bodies.ProblemHTTPProtocol`):
+    uvicorn builds the protocol per connection from its class, so the settings go there.
+    """
+    settings = Settings.from_env()
+    ProblemHTTPProtocol.configure(settings.header_timeout_seconds, settings.max_connections)
+    return create_app(settings)

@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.models import ProblemDetails
+from service.observability import route_of
 
 __all__ = [
     "PROBLEM_BASE",
@@ -247,8 +248,8 @@ async def _on_http(request: Request, exc: StarletteHTTPException) -> JSONRespons
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    # Log the type and where, never the request body.
-    log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    # Log the type and the route template: never the body, nor the path (it holds the user id).
+    log.error("unhandled %s on %s %s", type(exc).__name__, request.method, route_of(request.scope))
     return problem_response(
         500, "internal-error", "the service failed to handle this request", instance=request.url.path
     )

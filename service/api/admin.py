@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import State, scoped
 from service.api.users import UserId, not_enrolled
+from service.bodies import ParsedBodyRoute
 from service.credentials import ADMIN
 from service.models import AuditEntry, AuditTrail
 from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
@@ -26,6 +27,7 @@ router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
     dependencies=[scoped(ADMIN)],
+    route_class=ParsedBodyRoute,
     responses={
         401: problem_doc("missing admin key"),
         403: problem_doc("the key lacks the 'admin' scope"),

@@ -152,9 +152,7 @@ def _check_scopes(key: ConfiguredKey | None, scopes: list[str]) -> None:
     raise ProblemError(403, "forbidden", f"this endpoint needs a key with the {wanted} scope")
 
 
-async def _require_scopes(
-    security: SecurityScopes, request: Request, state: State, credentials: Credentials
-) -> None:
+async def _require_scopes(security: SecurityScopes, request: Request, state: State, credentials: Credentials) -> None:
     _check_scopes(_authenticate(request, state, credentials), security.scopes)
 
 

@@ -37,6 +37,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import State, scoped
 from service.api.users import UserId, _attempt
+from service.bodies import ParsedBodyRoute
 from service.credentials import ENROL, PIN, VERIFY
 from service.problems import json_body_only, problem_doc
 from service.requests import Number, Pin, RequestModels, second_sample
@@ -106,7 +107,7 @@ def _sample(models: RequestModels) -> Any:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=ParsedBodyRoute)
     sample = (_sample(models), ...)
     KeyRequest = create_model(
         "KeyRequest",

@@ -35,6 +35,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ServiceState, State, scoped
 from service.authenticator import EnrolmentResult, SecondFactor, Verification
+from service.bodies import ParsedBodyRoute
 from service.credentials import ENROL, VERIFY
 from service.limits import USER_ID_MAX_LENGTH
 from service.models import (
@@ -60,8 +61,10 @@ UserId = Annotated[
 _COMMON: dict[int | str, dict[str, Any]] = {
     400: problem_doc("malformed JSON"),
     401: problem_doc("missing or invalid API key"),
-    403: problem_doc("the key lacks the scope: 'verify' for verification and key release, 'pin' or 'enrol' for a "
-    "PIN change, 'enrol' for the rest"),
+    403: problem_doc(
+        "the key lacks the scope: 'verify' for verification and key release, 'pin' or 'enrol' for a "
+        "PIN change, 'enrol' for the rest"
+    ),
     413: problem_doc("request body too large"),
     422: problem_doc("invalid request: types, parameters, sample shape or range"),
     429: problem_doc("too many wrong API keys from this address: wait Retry-After seconds"),
@@ -83,7 +86,7 @@ def _invalid(exc: Exception) -> ProblemError:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_COMMON)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_COMMON, route_class=ParsedBodyRoute)
     # Per-app types: a static checker cannot follow them (they exist once the settings are known).
     EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]
     VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]
