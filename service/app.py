@@ -34,7 +34,7 @@ from service.admission import Admission
 from service.api import admin, factors, health, schemes, users
 from service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
 from service.authenticator import Authenticator
-from service.bodies import BodySizeLimit, ProblemHTTPProtocol
+from service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
 from service.limits import RequestLimits
 from service.observability import RequestLog, UserHasher, access_logger, route_of
@@ -225,7 +225,8 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         # uvicorn's access log prints paths, which hold raw user ids: the app writes its own
         # JSON request log instead (SKETCHAUTH_ACCESS_LOG, service.observability).
         access_log=False,
-        http=ProblemHTTPProtocol,  # the parser's own 400s (bad framing) as problem+json
+        http=ProblemHTTPProtocol,  # problem+json 400s, header timeout, connection cap
+        backlog=ACCEPT_BACKLOG,  # also asyncio's accept batch: the descriptors the cap keeps free
     )
     server = uvicorn.Server(config)
     if settings.workers == 1:

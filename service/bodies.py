@@ -36,7 +36,8 @@ its header section must be complete within ``header_timeout`` seconds of its fir
 connection's opening, for the first request), or it is answered ``408 header-timeout`` and
 closed — uvicorn itself waits forever, so a client sending headers a byte at a time held its
 connection, and 1,100 such clients held every file descriptor of the worker. And a worker keeps
-at most ``max_connections`` open, 64 below its file-descriptor limit: a new connection beyond
+at most ``max_connections`` open, 192 below its file-descriptor limit (64 for its own files, 128
+for a batch of accepts: asyncio accepts up to the listen backlog at once): a new connection beyond
 that closes the connection that has waited longest for its header section (a slow or idle
 client; never one whose request is being answered), or, when there is none, is closed itself.
 """
@@ -66,6 +67,7 @@ __all__ = [
     "BodySizeLimit",
     "DuplicateKey",
     "ParsedBodyRoute",
+    "ACCEPT_BACKLOG",
     "ProblemHTTPProtocol",
     "connection_cap",
     "reject_duplicates",
@@ -76,6 +78,10 @@ __all__ = [
 INLINE_BODY_BYTES = 16 * 1024
 #: File descriptors a worker keeps beyond its connections: database, key file, logs, pipes.
 RESERVED_DESCRIPTORS = 64
+#: The listen backlog ``sketchauth serve`` asks for, which is also how many connections asyncio
+#: accepts at once (one batch per readiness event) before any of them can be shed: descriptors are
+#: kept for a whole batch.
+ACCEPT_BACKLOG = 128
 
 
 def _problem_bytes(status: int, reason: str, kind: str, detail: str) -> bytes:
@@ -93,14 +99,16 @@ def _problem_bytes(status: int, reason: str, kind: str, detail: str) -> bytes:
 
 
 def connection_cap(wanted: int) -> int:
-    """``wanted``, held :data:`RESERVED_DESCRIPTORS` below the file-descriptor limit.
+    """``wanted``, held below the file-descriptor limit by :data:`RESERVED_DESCRIPTORS` and a
+    batch of accepts (:data:`ACCEPT_BACKLOG`).
 
     The soft limit is first raised towards the hard one as far as ``wanted`` needs (raising a
     soft limit needs no privilege); whatever it ends at bounds the connections, so accepting one
     never fails for want of a descriptor.
     """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = wanted + RESERVED_DESCRIPTORS
+    spare = RESERVED_DESCRIPTORS + ACCEPT_BACKLOG
+    needed = wanted + spare
     if soft != resource.RLIM_INFINITY and soft < needed:
         target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
         try:
@@ -110,7 +118,7 @@ def connection_cap(wanted: int) -> int:
             pass
     if soft == resource.RLIM_INFINITY:
         return wanted
-    return max(1, min(wanted, soft - RESERVED_DESCRIPTORS))
+    return max(1, min(wanted, soft - spare))
 
 
 class ProblemHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
