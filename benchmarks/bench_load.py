@@ -18,7 +18,8 @@ Scenarios:
 * ``key-releases``: 64 key releases (an argon2id key derivation each on top of the verification)
   with 64 keys, while a 65th key sends cheap verifications one after another (their latency).
 
-Per request: status, latency, ``Retry-After``. Summaries: admitted (2xx) and refused (503/429)
+Per request: status, latency (until the whole answer is read, the request being written meanwhile:
+a refused request is answered before its body is read), ``Retry-After``. Summaries: admitted (2xx) and refused (503/429)
 counts, the slowest refusal, whether every refusal carried ``Retry-After``, any other status,
 ``/livez`` latency (max, p99), and the server's memory (baseline after start-up, peak during).
 
@@ -34,6 +35,7 @@ import json
 import os
 import random
 import secrets
+import selectors
 import signal
 import socket
 import statistics
@@ -169,42 +171,79 @@ class Probes:
             self._stop.wait(0.01)
 
 
-def _fire(url: str, requests: list[tuple[str, str, bytes]]) -> list[dict[str, Any]]:
+def _exchange(sock: socket.socket, request: bytes) -> dict[str, Any]:
+    """Send ``request`` and read the answer at the same time; the answer's latency and status.
+
+    An HTTP client that sends the whole body before it reads (as most do) would measure the
+    upload too; the server answers a refused request before reading its body, so the answer is
+    read while the body is still going out, and the clock stops when the answer is complete.
+    """
+    sock.setblocking(False)
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
+    sent, received = 0, bytearray()
+    start = time.perf_counter()
+    try:
+        while True:
+            for _, events in selector.select(timeout=120):
+                if events & selectors.EVENT_WRITE:
+                    try:
+                        sent += sock.send(request[sent : sent + 65536])
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        sent = len(request)
+                    if sent >= len(request):
+                        selector.modify(sock, selectors.EVENT_READ)
+                if events & selectors.EVENT_READ:
+                    chunk = sock.recv(65536)
+                    received += chunk
+                    answer = _parsed(bytes(received))
+                    if answer is not None or not chunk:
+                        elapsed = 1000 * (time.perf_counter() - start)
+                        status, headers = answer if answer is not None else ("closed", {})
+                        return {"status": status, "ms": elapsed, "retry_after": headers.get("retry-after")}
+    finally:
+        selector.close()
+
+
+def _parsed(data: bytes) -> tuple[int, dict[str, str]] | None:
+    """(status, headers) once ``data`` holds a whole answer (``Content-Length`` bodies), else None."""
+    head, separator, body = data.partition(b"\r\n\r\n")
+    if not separator:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    if len(body) < int(headers.get("content-length", "0")):
+        return None
+    return int(lines[0].split()[1]), headers
+
+
+def _fire(port: int, requests: list[tuple[str, str, bytes]]) -> list[dict[str, Any]]:
     """Send every ``(key, path, body)`` at once, each on its own (already open) connection."""
     results: list[dict[str, Any]] = [{} for _ in requests]
-    clients = [
-        httpx.Client(
-            base_url=url,
-            timeout=120,
-            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        )
-        for key, _, _ in requests
+    sockets = [socket.create_connection(("127.0.0.1", port)) for _ in requests]
+    messages = [
+        (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+        for key, path, body in requests
     ]
-    for client in clients:
-        client.get("/livez")  # the connection is open before the clock starts
     barrier = threading.Barrier(len(requests))
 
     def one(i: int) -> None:
-        _, path, body = requests[i]
         barrier.wait()
-        start = time.perf_counter()
-        try:
-            response = clients[i].post(path, content=body)
-            results[i] = {
-                "status": response.status_code,
-                "ms": 1000 * (time.perf_counter() - start),
-                "retry_after": response.headers.get("retry-after"),
-            }
-        except httpx.HTTPError as exc:
-            results[i] = {"status": type(exc).__name__, "ms": 1000 * (time.perf_counter() - start)}
+        results[i] = _exchange(sockets[i], messages[i])
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(requests))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    for client in clients:
-        client.close()
+    for sock in sockets:
+        sock.close()
     return results
 
 
@@ -242,7 +281,7 @@ def enrolments(workdir: Path, *, keys: int, env: dict[str, str]) -> dict[str, An
         baseline = server.rss_mb()
         requests = [(names[i % keys], f"/v1/users/load-{i}/enrolment", encoded) for i in range(CONCURRENCY)]
         with Probes(server) as probes:
-            results = _fire(server.url, requests)
+            results = _fire(server.port, requests)
             time.sleep(0.2)
         return {"body_bytes": len(encoded), **_summary(results, probes, baseline)}
     finally:
@@ -285,7 +324,7 @@ def key_releases(workdir: Path, *, env: dict[str, str]) -> dict[str, Any]:
         with Probes(server) as probes:
             side = threading.Thread(target=verify_meanwhile)
             side.start()
-            results = _fire(server.url, requests)
+            results = _fire(server.port, requests)
             done.set()
             side.join()
         return {

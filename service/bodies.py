@@ -48,13 +48,14 @@ import asyncio
 import json
 import re
 import resource
+import weakref
 from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
+import anyio.to_thread
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -63,11 +64,11 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 from service.problems import PROBLEM_BASE, PROBLEM_MEDIA_TYPE, ProblemError, problem_response
 
 __all__ = [
+    "ACCEPT_BACKLOG",
     "INLINE_BODY_BYTES",
     "BodySizeLimit",
     "DuplicateKey",
     "ParsedBodyRoute",
-    "ACCEPT_BACKLOG",
     "ProblemHTTPProtocol",
     "connection_cap",
     "reject_duplicates",
@@ -418,6 +419,22 @@ def decode_and_validate(field: Any, body: bytes) -> Any:
     return validated
 
 
+_DECODING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
+
+
+def _decoding_limiter() -> anyio.CapacityLimiter:
+    """The running loop's one place for decoding large bodies (a limiter belongs to its loop).
+
+    Decoding and validating hold the GIL for milliseconds at a time (C code that never releases
+    it); with many at once the event loop waited behind each of them in turn.
+    """
+    loop = asyncio.get_running_loop()
+    limiter = _DECODING.get(loop)
+    if limiter is None:
+        limiter = _DECODING[loop] = anyio.CapacityLimiter(1)
+    return limiter
+
+
 class _ValidatedRequest(Request):
     """The request with its body already read, decoded and validated (FastAPI then takes it as is)."""
 
@@ -454,7 +471,10 @@ class ParsedBodyRoute(APIRoute):
             if not body or not _is_json(request.scope):
                 return await handler(request)
             work = partial(decode_and_validate, field, body)
-            value = work() if len(body) <= INLINE_BODY_BYTES else await run_in_threadpool(work)
+            if len(body) <= INLINE_BODY_BYTES:
+                value = work()
+            else:  # one body at a time: more threads decoding would only contend with the loop for the GIL
+                value = await anyio.to_thread.run_sync(work, limiter=_decoding_limiter())
             return await handler(_ValidatedRequest(request, body, value))
 
         return parsed_handler
