@@ -256,8 +256,13 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _require_json(request: Request) -> None:
-    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either)."""
+    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either).
+
+    A request with no body at all needs no label (``POST /v1/admin/pepper/rotation`` takes none).
+    """
     label = request.headers.get("content-type")
+    if label is None and not await request.body():
+        return
     media = "" if label is None else label.split(";", 1)[0].strip().lower()
     if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
         return

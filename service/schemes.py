@@ -41,6 +41,7 @@ from pydantic import (
     model_validator,
 )
 
+from service.jsontypes import integral
 from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
 from sketchauth.mixing import Cascade, ExactKey
@@ -188,23 +189,28 @@ POLICIES: dict[str, Policy] = {
 
 
 # -- parameter models ------------------------------------------------------------------------------
-def _bounded(base: Any, low: int | float | None, high: int | None, *, exclusive_low: bool = False, **extra: Any) -> Any:
-    """``base`` with the bounds pydantic enforces and the JSON schema publishes."""
-    bounds: dict[str, Any] = dict(extra)
+def _bounds(low: int | float | None, high: int | None, *, exclusive_low: bool = False) -> dict[str, Any]:
+    """The :func:`pydantic.Field` bounds of ``[low, high]`` (``(low, high]`` when ``exclusive_low``)."""
+    bounds: dict[str, Any] = {}
     if low is not None:
         bounds["gt" if exclusive_low else "ge"] = low
     if high is not None:
         bounds["le"] = high
-    return Annotated[base, Field(**bounds)] if bounds else base
+    return bounds
 
 
 def _annotation(p: Parameter) -> Any:
-    """The type of one parameter's value, with its bounds."""
+    """The type of one parameter's value, with its bounds.
+
+    Each bound sits on a scalar type (never on a union), so the schema states it with the JSON
+    Schema keyword (``exclusiveMinimum``, ``minimum``, ``maximum``), not pydantic's ``gt``.
+    """
+    bounds = _bounds(p.low, p.high, exclusive_low=p.exclusive_low)
     if p.kind == "choice":
         return Literal[p.choices]
-    if p.kind == "number":
-        return _bounded(StrictFloat | StrictInt, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
-    item = _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)
+    if p.kind == "number":  # an integer stays one (an offset of integer features must be)
+        return Annotated[StrictInt, Field(**bounds)] | Annotated[StrictFloat, Field(allow_inf_nan=False, **bounds)]
+    item = integral(**bounds)
     if p.kind == "per-feature":
         return item | Annotated[list[item], Field(min_length=1, max_length=p.max_items)]  # type: ignore[valid-type]
     return item

@@ -203,6 +203,8 @@ def _asymmetric(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dict[s
         return {"n": 256, "q": 16, "features": x}, [_zeros(b)] * 2
     if path == "params.margin":
         return {"n": 256, "q": 16, "margin": x}, [[0], [0]]
+    if path == "params.step":
+        return {"n": 256, "q": 16, "step": x}, [[0.0], [0.0]]
     if path == "samples":
         return {"n": 256, "q": 16}, [[0]] * x
     if path == "samples[]":
