@@ -26,6 +26,7 @@ from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -86,6 +87,11 @@ class ContainErrors:
                     500, "internal-error", "the service failed to handle this request", instance=scope.get("path")
                 )
                 await response(scope, receive, send)
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's OpenAPI ``operationId``: its name (``enrol_user``, ``verify_user``, ``release_key``)."""
+    return route.name
 
 
 def _open(settings: Settings, store: Store | None) -> Store:
@@ -161,6 +167,9 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         version=sketchauth.__version__,
         summary="Biometric enrolment and verification that stores only secure sketches and argon2id hashes.",
         lifespan=lifespan,
+        # operationId = the endpoint's name: generated clients get enrol_user, not
+        # enrol_user_v1_users_user_id_enrolment_post (route names are unique: a test checks).
+        generate_unique_id_function=operation_id,
     )
     app.state.request_models = models
     install_problem_handlers(app)

@@ -388,11 +388,12 @@ def _malformed(position: int, why: str) -> RequestValidationError:
 
 
 def decode_and_validate(field: Any, body: bytes) -> Any:
-    """``body`` decoded as strict JSON and validated by the route's body ``field``: the request model.
+    """``body`` decoded as strict JSON and validated by the route's body ``field``: the request model
+    (or, when it does not validate, the decoded value, for FastAPI to refuse after the key checks).
 
     Raises :class:`~service.problems.ProblemError` (not UTF-8, a repeated member name) or
-    :class:`~fastapi.exceptions.RequestValidationError` (not JSON; the model's rules), each
-    answered as the problem the service documents.
+    :class:`~fastapi.exceptions.RequestValidationError` (not JSON), each answered as the problem
+    the service documents (before the key checks, as FastAPI does with malformed JSON).
     """
     try:
         text = body.decode("utf-8")
@@ -414,9 +415,9 @@ def decode_and_validate(field: Any, body: bytes) -> Any:
     except RecursionError:
         raise _malformed(0, "nested too deeply") from None
     validated, errors = field.validate(value, {}, loc=("body",))
-    if errors:
-        raise RequestValidationError(errors)
-    return validated
+    # Invalid: the decoded value goes on, and FastAPI validates it again after the key checks,
+    # so a request without a valid key is 401/403, never a 422 that describes the model.
+    return value if errors else validated
 
 
 _DECODING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
