@@ -198,7 +198,7 @@ def _distinct(raw: Sequence[Any], models: Any) -> list[dict[str, Any]]:
     kept = []
     for errors in by_place.values():
         telling = [err for err in errors if err.get("type") not in _TYPE_MISMATCHES]
-        kept.append((telling or errors)[0])
+        kept.append(telling[0] if telling else errors[-1])  # the last member is the widest (a number)
     return kept
 
 
