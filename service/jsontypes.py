@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, Strict
 from pydantic_core import PydanticCustomError
 
-__all__ = ["Integral", "integral"]
+__all__ = ["AS_INTEGER", "Integral", "integral"]
 
 
 def _integral(value: Any) -> Any:
@@ -51,12 +51,17 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+#: The conversion alone, for a model field written out by hand:
+#: ``Annotated[int, Strict(), Field(ge=1), AS_INTEGER]`` (the bounds before it, as in :func:`integral`).
+AS_INTEGER = BeforeValidator(_integral)
+
+
 def integral(**bounds: Any) -> Any:
     """A JSON integer within ``bounds`` (``ge``, ``gt``, ``le``, ``lt`` of :func:`pydantic.Field`).
 
     The bounds sit on the ``int`` inside the conversion, where the schema can state them.
     """
-    return Annotated[int, Strict(), Field(**bounds), BeforeValidator(_integral)]
+    return Annotated[int, Strict(), Field(**bounds), AS_INTEGER]
 
 
 #: A JSON integer: ``8`` or ``8.0`` (taken as ``8``); not a fraction, a string, a boolean or null.

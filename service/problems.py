@@ -218,9 +218,9 @@ async def _on_validation(request: Request, exc: RequestValidationError) -> JSONR
     raw = _distinct(exc.errors(), models)
     errors = _validation_errors(raw, models)
     if any(err.get("type") == "json_invalid" for err in raw):
-        why = next((err.get("ctx") or {}).get("error", "") for err in raw if err.get("type") == "json_invalid")
-        detail = "the request body is not valid JSON" + (f" ({why[:100]})" if why else "") + ": send a JSON object"
-        return problem_response(400, "malformed-json", detail, instance=request.url.path, errors=errors)
+        why = str(next((err.get("ctx") or {}).get("error", "") for err in raw if err.get("type") == "json_invalid"))
+        said = "the request body is not valid JSON" + (f" ({why[:100]})" if why else "") + ": send a JSON object"
+        return problem_response(400, "malformed-json", said, instance=request.url.path, errors=errors)
     kind, detail = _classify(raw, models)
     if detail is None:
         detail = "; ".join(f"{_where(tuple(err.get('loc', ())), models)[1]}: {_say(err)}" for err in raw[:5])

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import State, scoped
 from service.api.users import UserId, not_enrolled
 from service.bodies import ParsedBodyRoute
 from service.credentials import ADMIN
-from service.jsontypes import integral
+from service.jsontypes import AS_INTEGER
 from service.models import AuditEntry, AuditTrail
 from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
 from service.problems import ProblemError, json_body_only, problem_doc
@@ -89,10 +89,10 @@ class RotationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    batch_size: integral(ge=1, le=MAX_BATCH) = Field(  # type: ignore[valid-type]
+    batch_size: Annotated[int, Strict(), Field(ge=1, le=MAX_BATCH), AS_INTEGER] = Field(
         DEFAULT_BATCH, description="records re-wrapped per transaction"
     )
-    max_batches: integral(ge=1, le=MAX_ROTATION_BATCHES) = Field(  # type: ignore[valid-type]
+    max_batches: Annotated[int, Strict(), Field(ge=1, le=MAX_ROTATION_BATCHES), AS_INTEGER] = Field(
         50, description="batches this call runs at most; call again to go on"
     )
 
@@ -139,7 +139,7 @@ async def pepper_rotation(state: State, body: Annotated[RotationRequest | None, 
     pepper ever travels in a request. Records already wrapped by the current pepper are skipped,
     so calling again continues an interrupted or bounded rotation. Without a body (or with
     ``{}``) the defaults apply."""
-    body = body or RotationRequest()
+    body = body or RotationRequest.model_validate({})
     ring = state.settings.pepper_ring()
     if ring.current is None:
         raise ProblemError(409, "no-pepper", "no pepper is configured: set SKETCHAUTH_PEPPER and restart")

@@ -195,7 +195,7 @@ def api_routes(app: FastAPI) -> list[APIRoute]:
 def check_every_route_is_scoped(app: FastAPI) -> None:
     """``RuntimeError`` if a ``/v1`` route states no scopes: every endpoint there needs a key."""
     loose = [
-        f"{sorted(route.methods)} {route.path}"
+        f"{sorted(route.methods or ())} {route.path}"
         for route in api_routes(app)
         if route.path.startswith("/v1/") and route_scopes(route) is None
     ]
