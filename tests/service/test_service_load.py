@@ -322,6 +322,17 @@ def test_a_slow_header_section_on_a_kept_alive_connection_is_timed_out_too(tmp_p
         server.stop()
 
 
+def test_large_blocks_go_back_to_the_system_on_glibc() -> None:
+    """Workers set glibc's mapping threshold (argon2's memory was otherwise kept per thread)."""
+    import platform
+
+    from service.app import return_large_blocks
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert return_large_blocks()
+
+
 # -- logs ----------------------------------------------------------------------------------------------
 
 
