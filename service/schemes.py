@@ -13,8 +13,9 @@ a pydantic model with ``extra="forbid"`` whose JSON schema ``GET /v1/schemes`` a
 request schema publish exactly as it is enforced. Rules between parameters, which JSON Schema
 cannot state one parameter at a time (``2*t < n``, ``2*t + 1 <= m``, ``v <= n``, the service's
 ``p*q`` and s2-gap caps), are :data:`RULES`: published as ``x-rules`` and checked by the same
-model (p prime stays in the description, checked by the library). Building the sketch goes through the library's public registry (``scheme_class(name)``),
-so the service never reaches into a scheme's internals.
+model (p prime stays in the description, checked by the library). Building the sketch goes
+through the library's public registry (``scheme_class(name)``), so the service never reaches into
+a scheme's internals.
 
 Every registered family is offered unless :data:`NOT_OFFERED` says why not, and only when its
 library module (and its template's) is importable, so a new scheme reaches the service with no
@@ -41,6 +42,7 @@ from pydantic import (
     create_model,
     model_validator,
 )
+from pydantic.config import JsonDict
 
 from service.jsontypes import integral
 from service.limits import RequestLimits
@@ -219,7 +221,7 @@ class _RuleChecks(_Params):
 
 def _ruled(name: str, rules: tuple[Rule, ...], base: type[BaseModel]) -> type[BaseModel]:
     """``base`` checking ``rules`` and publishing them as ``x-rules``."""
-    extra = {"x-rules": [rule.text for rule in rules]} if rules else None
+    extra: JsonDict | None = {"x-rules": [rule.text for rule in rules]} if rules else None
     namespace = {"rules": rules, "model_config": ConfigDict(extra="forbid", json_schema_extra=extra)}
     return type(f"_{name}Rules", (_RuleChecks, base), namespace)
 
