@@ -131,12 +131,14 @@ def test_success_resets_and_rehash_is_guarded(store: Store) -> None:
     store.enrol(_record(), replace=False, now=NOW)
     store.record_failure("alice", POLICY, NOW)
     store.record_failure("alice", POLICY, NOW)
-    store.record_success("alice", NOW + 1, old_hash="$argon2id$h1", new_hash="$argon2id$rehashed")
+    read = store.get("alice")
+    assert read is not None and read.version == 1
+    store.record_success("alice", NOW + 1, version=read.version, new_hash="$argon2id$rehashed")
     got = store.get("alice")
-    assert got is not None and (got.failures, got.secret_hash) == (0, "$argon2id$rehashed")
+    assert got is not None and (got.failures, got.secret_hash, got.version) == (0, "$argon2id$rehashed", 2)
     assert _events(store)[-2:] == ["verify-ok", "rehash"]
-    # A verification that read the old hash must not overwrite a newer enrolment.
-    store.record_success("alice", NOW + 2, old_hash="$argon2id$h1", new_hash="$argon2id$stale")
+    # A verification that read the old record must not overwrite a newer one.
+    store.record_success("alice", NOW + 2, version=read.version, new_hash="$argon2id$stale")
     assert store.get("alice").secret_hash == "$argon2id$rehashed"  # type: ignore[union-attr]
 
 
