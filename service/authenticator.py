@@ -336,7 +336,9 @@ class Authenticator:
             if key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
                 raise ValueError("key release needs the record's key parameters")
             return Verification(
-                True, self._rehash(record, message), key=key_from_message(message, key_params, key_context, limit=self.key_limit)
+                True,
+                self._rehash(record, message),
+                key=key_from_message(message, key_params, key_context, limit=self.key_limit),
             )
         if new_pin is not None:
             return self._rekeyed(record, sketch, candidate, pin, new_pin)

@@ -126,7 +126,7 @@ def read_pepper_file(path: str, variable: str) -> str:
 
 # -- the codec of a deployment --------------------------------------------------------------------------
 def record_codec(settings: Settings, ring: PepperRing | None = None) -> RecordCodec:
-    """The codec ``settings`` describe: the ring's peppers, the deployment id, the rollback ledger, the key-cost bound."""
+    """The codec ``settings`` describe: the ring's peppers, deployment id, rollback ledger and key-cost bound."""
     ring = ring if ring is not None else settings.pepper_ring()
     ledger = None
     if settings.rollback_ledger:
@@ -218,9 +218,7 @@ class RotationResult:
         return dataclasses.asdict(self)
 
 
-_PENDING = (
-    f"SELECT {_USER_COLUMNS} FROM users WHERE {{which}} AND user_id > ? ORDER BY user_id LIMIT ?"
-)
+_PENDING = f"SELECT {_USER_COLUMNS} FROM users WHERE {{which}} AND user_id > ? ORDER BY user_id LIMIT ?"
 _SEALED_ELSEWHERE = "pepper_id IS NOT NULL AND pepper_id <> ?"
 _CLEAR = "pepper_id IS NULL"
 _RESEAL = f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?"

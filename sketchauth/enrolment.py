@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import argon2
-
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -154,7 +153,9 @@ class Enrolment:
         helper = _strict_base64(body["helper"])
         secret_hash = body["secret_hash"]
         if not isinstance(secret_hash, str) or _PHC.fullmatch(secret_hash) is None:
-            raise SketchFormatError("secret_hash must be an argon2id PHC string ('$argon2id$v=19$m=..,t=..,p=..$..$..')")
+            raise SketchFormatError(
+                "secret_hash must be an argon2id PHC string ('$argon2id$v=19$m=..,t=..,p=..$..$..')"
+            )
         key_params = body["key_params"]
         if key_params is not None:
             parse_key_params(key_params)
@@ -166,7 +167,9 @@ ENROLMENT_FORMAT = "sketchauth.enrolment"
 ENROLMENT_VERSION = 1
 #: Longest text :meth:`Enrolment.from_json` reads: the largest helper in base64 plus the rest.
 MAX_ENROLMENT_JSON_BYTES = 2 * MAX_HELPER_BYTES + (1 << 16)
-_PHC = re.compile(r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}")
+_PHC = re.compile(
+    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
+)
 _REPORT_KEYS = {"scheme", "sketch_bits", "randomness_bits", "loss_bound_bits", "notes", "extra"}
 
 
@@ -224,11 +227,16 @@ def _report(value: Any) -> EntropyReport:
     if not all(isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bits):
         raise SketchFormatError("report: sketch_bits, randomness_bits and loss_bound_bits are finite numbers")
     notes, extra = value["notes"], value["extra"]
-    if not isinstance(value["scheme"], str) or not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+    if (
+        not isinstance(value["scheme"], str)
+        or not isinstance(notes, list)
+        or not all(isinstance(n, str) for n in notes)
+    ):
         raise SketchFormatError("report: scheme is a string and notes a list of strings")
     if not isinstance(extra, dict):
         raise SketchFormatError("report: extra is an object")
-    return EntropyReport(value["scheme"], *(float(b) for b in bits), notes=tuple(notes), extra=extra)
+    sketch_bits, randomness_bits, loss_bound_bits = (float(b) for b in bits)
+    return EntropyReport(value["scheme"], sketch_bits, randomness_bits, loss_bound_bits, tuple(notes), extra)
 
 
 def secret_message(sketch: SecureSketch, secret: Any) -> bytes:

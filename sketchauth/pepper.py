@@ -274,7 +274,7 @@ def wrap(record: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b
         raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
     if len(record) > MAX_SEALED_BYTES:
         raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
-    return pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data))  # type: ignore[no-any-return]
+    return pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data))
 
 
 def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b"") -> bytes:
@@ -293,7 +293,7 @@ def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes =
             f"a sealed record is {SEAL_TAG_BYTES} to {MAX_SEALED_BYTES + SEAL_TAG_BYTES} bytes, got {len(stored)}"
         )
     try:
-        return pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data))  # type: ignore[no-any-return]
+        return pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
     except InvalidTag:
         raise SketchFormatError(_NOT_SEALED) from None
 

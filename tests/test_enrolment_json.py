@@ -79,7 +79,7 @@ def test_missing_member_repeated_member_and_non_objects_are_refused() -> None:
     text = RECORD.to_json()
     with pytest.raises(SketchFormatError, match="twice"):
         Enrolment.from_json(text[:-1] + ',"helper":"AAAA"}')
-    for bad in ("[]", "null", "{", 'NaN', 12):
+    for bad in ("[]", "null", "{", "NaN", 12):
         with pytest.raises(SketchFormatError):
             Enrolment.from_json(bad)  # type: ignore[arg-type]
     with pytest.raises(SketchFormatError, match="at most"):

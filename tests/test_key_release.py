@@ -153,7 +153,9 @@ def test_derive_key_works_after_the_json_round_trip() -> None:
     key = derive_key(sketch, record, GENUINE[0], context=b"disk", password_hasher=PH)
     assert key is not None
     assert derive_key(rebuilt, loaded, GENUINE[1], context=b"disk", password_hasher=PH) == key
-    assert derive_key(rebuilt, Enrolment.from_json(text.encode()), IMPOSTOR, context=b"disk", password_hasher=PH) is None
+    assert (
+        derive_key(rebuilt, Enrolment.from_json(text.encode()), IMPOSTOR, context=b"disk", password_hasher=PH) is None
+    )
 
 
 def test_enrolment_without_key_parameters_is_refused_with_what_to_do() -> None:

@@ -63,7 +63,7 @@ class RollbackLedger:
         return hmac.new(self._key, user_key + version.to_bytes(8, "big"), hashlib.sha256).digest()
 
     def mark(self, user_id: str) -> int:
-        """The highest version written for ``user_id`` (0: none); :class:`RecordIntegrityError` if the mark was forged."""
+        """The highest version written for ``user_id`` (0: none); :class:`RecordIntegrityError` if forged."""
         user_key = self._user_key(user_id)
         with self._lock:
             row = self._conn.execute("SELECT version, mac FROM marks WHERE user_key = ?", (user_key,)).fetchone()

@@ -231,7 +231,7 @@ class RecordCodec:
 
     # -- reading --------------------------------------------------------------------------------
     def open(self, row: Sequence[Any]) -> UserRecord:
-        """The record of a row (``SqlStore``'s column order), checked: :class:`RecordIntegrityError` if it must not be used."""
+        """The record of a row (``SqlStore``'s column order), checked: :class:`RecordIntegrityError` if unusable."""
         user_id, pepper_id, nonce, version = row[0], row[14], row[15], int(row[16])
         if pepper_id is None:
             if self.sealing:
@@ -285,4 +285,3 @@ class RecordCodec:
                 "the seal does not open: the record was altered, moved from another user, version or deployment"
             ) from None
         return unpack(plain)
-

@@ -101,6 +101,7 @@ log = logging.getLogger("sketchauth.service")
 class SchemaTooNew(StoreError):
     """The database was migrated by a newer release than this code: refuse it rather than misread it."""
 
+
 _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
     "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"  # the order RecordCodec.open reads
@@ -275,12 +276,12 @@ class SqlStore(Store):
             return None
 
     def _integrity_alert(self, cur: Any, user_id: str, exc: RecordIntegrityError, now: float) -> None:
-        """An ``integrity`` audit event (counted in the metrics) and an error log line naming the cause, not the user."""
+        """An ``integrity`` audit event (counted in the metrics) and an error log line: the cause, not the user."""
         self._audit(cur, user_id, ["integrity"], now)
         log.error("integrity alert: a stored record was refused (%s); see the audit trail's 'integrity' events", exc)
 
     def _decoy(self) -> UserRecord | None:
-        """The last enrolment opened, opened again: what an attempt without a usable record costs and verifies against."""
+        """The last enrolment opened, opened again: the cost and the target of an attempt without a usable record."""
         row = self._last_row
         if row is None:
             return None
@@ -576,4 +577,3 @@ def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
     if failures == policy.disable_threshold:
         events.append("disable")
     return FailureState(failures, locked_until, disabled, tuple(events))
-
