@@ -92,7 +92,7 @@ __all__ = [
     "SEAL_TAG_BYTES",
     "Pepper",
     "associated_data",
-    "hkdf",
+    "kdf",
     "new_nonce",
     "pepper_text_bits",
     "rewrap",
@@ -123,10 +123,10 @@ _NOT_SEALED = "record was not sealed by this pepper for this place, or was alter
 _GENERATE = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
-def hkdf(key: bytes, *, info: bytes, length: int = 32, salt: bytes = _SALT) -> bytes:
+def kdf(key: bytes, *, info: bytes, length: int = 32, salt: bytes = _SALT) -> bytes:
     """HKDF-SHA256 (RFC 5869) from pyca/cryptography: ``length`` bytes of ``key`` for ``info``.
 
-    >>> hkdf(bytes([0x0B] * 22), salt=bytes(range(13)), info=bytes(range(0xF0, 0xFA)), length=42).hex()[:16]
+    >>> kdf(bytes([0x0B] * 22), salt=bytes(range(13)), info=bytes(range(0xF0, 0xFA)), length=42).hex()[:16]
     '3cb25f25faacd57a'
     """
     return HKDF(algorithm=hashes.SHA256(), length=length, salt=salt, info=info).derive(bytes(key))
@@ -212,16 +212,16 @@ class Pepper:
                 f"machine: secrets.token_bytes(32)), got {len(self.secret)}"
             )
         secret = bytes(self.secret)
-        id_tag = ChaCha20Poly1305(hkdf(secret, info=_ID_INFO)).encrypt(_ID_NONCE, b"", _ID_AD)
+        id_tag = ChaCha20Poly1305(kdf(secret, info=_ID_INFO)).encrypt(_ID_NONCE, b"", _ID_AD)
         object.__setattr__(self, "id", id_tag[:ID_BYTES].hex())
-        object.__setattr__(self, "_aead", ChaCha20Poly1305(hkdf(secret, info=_SEAL_INFO)))
+        object.__setattr__(self, "_aead", ChaCha20Poly1305(kdf(secret, info=_SEAL_INFO)))
         # A key for other uses of the deployment's secret (derive_key); the secret itself is dropped.
-        object.__setattr__(self, "_secret_key", hkdf(secret, info=b"derivation key"))
+        object.__setattr__(self, "_secret_key", kdf(secret, info=b"derivation key"))
         object.__setattr__(self, "secret", b"")
 
     def derive(self, info: bytes, length: int = 32) -> bytes:
         """An independent key of this pepper for ``info`` (HKDF-SHA256), e.g. a rollback ledger's MAC key."""
-        return hkdf(self._secret_key, info=b"sketchauth/pepper/derive\x00" + info, length=length)
+        return kdf(self._secret_key, info=b"sketchauth/pepper/derive\x00" + info, length=length)
 
     @classmethod
     def from_text(cls, text: str, *, judge: bool = True) -> Pepper:
