@@ -181,7 +181,13 @@ def pepper_text_bits(text: str) -> float:
     128-bit token. A random ``secrets.token_urlsafe(32)`` gets about 250 bits; "correct horse
     battery staple" gets under 70.
     """
-    from zxcvbn import zxcvbn  # optional dependency: the service extra (judges configured texts only)
+    try:
+        from zxcvbn import zxcvbn  # optional dependency: the service extra (judges configured texts only)
+    except ImportError:
+        raise ParameterError(
+            "judging a pepper text needs zxcvbn: pip install 'sketchauth[service]' (or give Pepper(bytes) "
+            "drawn by secrets.token_bytes(32), which needs no judging)"
+        ) from None
 
     per_char = _bits_per_character(text)
     bits = 0.0

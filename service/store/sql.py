@@ -27,6 +27,9 @@ them, each with its own row. Replaying a user's rows therefore reproduces the st
 * ``revoke``: the enrolment and every throttling state of the id are gone;
 * ``pin-change``: right after the ``verify-ok`` of the attempt that authorised it, the helper data
   and hash were replaced by those under the new PIN (no throttling change).
+* ``integrity``: right after an attempt's ``attempt``, its record failed the record codec's
+  checks (:mod:`.records`); ``seal``: the one-time conversion sealed a clear record (neither
+  changes the throttling state).
 
 User ids with no enrolment: a verification against one is claimed and counted like any other
 (:meth:`SqlStore.claim_probe`), on the id's row of ``probes`` instead of ``users``, with the same

@@ -64,20 +64,28 @@ def _texts(env: str | None, path: str | None, default_env: str, *, many: bool, f
     return [v.strip() for v in value.split(",") if v.strip()] if many else [value]
 
 
+def _new_pepper(args: argparse.Namespace) -> Pepper:
+    """The pepper ``--new-env``/``--new-file`` name (default ``SKETCHAUTH_PEPPER``), judged (PepperSettingsError)."""
+    # optional dependency: the service extra, loaded when the command runs
+    from service.pepper import PepperSettingsError, parse_pepper
+
+    texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
+    if not texts:
+        raise PepperSettingsError(
+            f"no new pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
+            "(a pepper is never taken from the command line)"
+        )
+    return parse_pepper(texts[0], "new pepper")
+
+
 def _rotate(args: argparse.Namespace) -> int:
     # optional dependency: the service extra, loaded when the command runs
     from service.pepper import PepperSettingsError, parse_pepper, rotate
 
     try:
-        new_texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
-        if not new_texts:
-            raise PepperSettingsError(
-                f"no new pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
-                "(a pepper is never taken from the command line)"
-            )
-        new = parse_pepper(new_texts[0], "new pepper")
+        new = _new_pepper(args)
         old = [
-            parse_pepper(t, "old pepper")
+            parse_pepper(t, "old pepper", judge=False)
             for t in _texts(args.old_env, args.old_file, "SKETCHAUTH_PEPPER_PREVIOUS", many=True, flag="--old-file")
         ]
     except PepperSettingsError as exc:
@@ -103,16 +111,10 @@ def _rotate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     """Seal every record stored in clear under the pepper (``--new-env``/``--new-file``), once."""
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperSettingsError, convert, parse_pepper
+    from service.pepper import PepperSettingsError, convert
 
     try:
-        texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
-        if not texts:
-            raise PepperSettingsError(
-                f"no pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
-                "(a pepper is never taken from the command line)"
-            )
-        pepper = parse_pepper(texts[0], "pepper")
+        pepper = _new_pepper(args)
     except PepperSettingsError as exc:
         print(f"sketchauth pepper convert: {exc}", file=sys.stderr)
         return 2
