@@ -19,7 +19,7 @@ Argon2 profiles (:data:`HASH_PROFILES`):
 
 Key release (Fang's thesis §7.1: the recovered secret "can be used in standard cryptographic
 applications"): ``derive_key(sketch, enrolment, sample, context=b"...")`` verifies the sample as
-````verify`` does and, only for a genuine one, returns ``HKDF(argon2id(message, key salt), info=context)``,
+``verify`` does and, only for a genuine one, returns ``HKDF(argon2id(message, key salt), info=context)``,
 32 bytes, where ``message`` is the hashed :func:`secret_message` (so a mixed PIN or second
 secret is part of the key) and the key salt and argon2 parameters are drawn at enrolment and
 kept in :attr:`Enrolment.key_params` (public, like the helper data). The same genuine person

@@ -332,7 +332,7 @@ class SqlStore(Store):
 
         Reads the row locked, opens it through the codec, seals the changed record anew (fresh
         nonce, the next version in its associated data). ``None`` (nothing written) if the record
-        is gone or no longer at ``version``; :class:`RecordIntegrityError` if it does not open.
+        is gone or no longer at ``version``, or does not open any more (alerted).
         """
         row = self._run(
             cur,
@@ -341,7 +341,12 @@ class SqlStore(Store):
         ).fetchone()
         if row is None:
             return None
-        content = dataclasses.replace(Content.of(self.codec.open(row)), **changes)
+        try:
+            record = self.codec.open(row)
+        except RecordIntegrityError as exc:  # altered since the attempt read it: nothing is written
+            self._integrity_alert(cur, user_id, exc, time.time())
+            return None
+        content = dataclasses.replace(Content.of(record), **changes)
         columns = self.codec.columns(user_id, content, version + 1)
         self._run(cur, f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?", (*columns.values(), user_id))
         return version + 1
@@ -525,7 +530,11 @@ class SqlStore(Store):
             ).fetchone()
             if row is None:
                 return None
-            record = self.codec.open(row)
+            try:
+                record = self.codec.open(row)
+            except RecordIntegrityError as exc:  # altered since the attempt read it: no key
+                self._integrity_alert(cur, user_id, exc, time.time())
+                return None
             if record.key_params is not None:
                 return record.key_params
             content = dataclasses.replace(Content.of(record), key_params=key_params)

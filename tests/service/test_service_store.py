@@ -69,6 +69,26 @@ def test_migrations_are_versioned_and_idempotent(store_url: tuple[str, str]) -> 
     second.close()
 
 
+def test_a_schema_newer_than_the_code_is_refused(store: Store, tmp_path: Path) -> None:
+    """A database migrated by a newer release is refused, at migration and at service start, not misread."""
+    from fastapi.testclient import TestClient
+    from service_testing import test_settings
+
+    from service.app import create_app
+    from service.store.sql import SchemaTooNew
+
+    with store._transaction() as cur:  # type: ignore[attr-defined]
+        store._run(  # type: ignore[attr-defined]
+            cur,
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (LATEST_VERSION + 1, "from a newer release", NOW),
+        )
+    with pytest.raises(SchemaTooNew, match=f"version {LATEST_VERSION + 1}, newer than this release's"):
+        store.migrate()
+    with pytest.raises(SchemaTooNew), TestClient(create_app(test_settings(tmp_path), store=store)):
+        pass
+
+
 def test_enrol_get_roundtrip(store: Store) -> None:
     assert store.get("alice") is None
     assert store.enrol(_record(), replace=False, now=NOW) is False
