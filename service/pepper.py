@@ -50,6 +50,7 @@ __all__ = [
     "census",
     "check_database",
     "convert",
+    "hash_census",
     "peppered",
     "record_codec",
     "rotate",
@@ -168,6 +169,33 @@ def census(store: Store) -> dict[str | None, int]:
     with sql._read() as cur:
         rows = sql._run(cur, "SELECT pepper_id, COUNT(*) FROM users GROUP BY pepper_id").fetchall()
     return {row[0]: int(row[1]) for row in rows}
+
+
+def hash_census(store: Store, profile: str, *, batch_size: int = DEFAULT_BATCH) -> dict[str, int]:
+    """Records by the state of their hash under the argon2 ``profile``, opened through the store's codec.
+
+    ``current``: made with the profile's costs; ``rehash_pending``: made with other costs, re-made
+    at the user's next successful verification (argon2-cffi's ``check_needs_rehash``) as the
+    record's next version; ``unreadable``: records the codec refuses (without the pepper, every
+    sealed one: a thief's view).
+    """
+    sql, ph = _sql(store), hasher(profile)
+    counts = {"current": 0, "rehash_pending": 0, "unreadable": 0}
+    after = ""
+    while True:
+        with sql._read() as cur:
+            query = f"SELECT {_USER_COLUMNS} FROM users WHERE user_id > ? ORDER BY user_id LIMIT ?"
+            rows = sql._run(cur, query, (after, batch_size)).fetchall()
+        if not rows:
+            return counts
+        for row in rows:
+            try:
+                record = sql.codec.open(row)
+            except RecordIntegrityError:
+                counts["unreadable"] += 1
+                continue
+            counts["rehash_pending" if ph.check_needs_rehash(record.secret_hash) else "current"] += 1
+        after = rows[-1][0]
 
 
 def check_database(store: Store, ring: PepperRing) -> dict[str | None, int]:

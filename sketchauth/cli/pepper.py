@@ -46,7 +46,7 @@ def _open(args: argparse.Namespace, new: Pepper | None = None, old: Sequence[Pep
     settings = Settings.model_construct(
         deployment_id=os.environ.get("SKETCHAUTH_DEPLOYMENT_ID") or "default",
         rollback_ledger=(os.environ.get("SKETCHAUTH_ROLLBACK_LEDGER") or None) if new is not None else None,
-        hash_profile=os.environ.get("SKETCHAUTH_HASH_PROFILE") or DEFAULT_HASH_PROFILE,
+        hash_profile=_profile(),
     )
     return peppered(store, PepperRing(new, tuple(old)), settings)
 
@@ -136,15 +136,33 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import census
+    from service.pepper import PepperSettingsError, census, hash_census, parse_pepper
 
-    store = _open(args)
+    peppers: list[Pepper] = []
+    if args.hashes:
+        try:
+            texts = _texts(None, None, "SKETCHAUTH_PEPPER", many=False, flag="")
+            peppers = [parse_pepper(texts[0], "SKETCHAUTH_PEPPER")] if texts else []
+            peppers += [
+                parse_pepper(t, "SKETCHAUTH_PEPPER_PREVIOUS", judge=False)
+                for t in _texts(None, None, "SKETCHAUTH_PEPPER_PREVIOUS", many=True, flag="")
+            ]
+        except PepperSettingsError as exc:
+            print(f"sketchauth pepper status: {exc}", file=sys.stderr)
+            return 2
+    store = _open(args, *((peppers[0], peppers[1:]) if peppers else ()))
     try:
         counts = census(store)
+        hashes = hash_census(store, _profile()) if args.hashes else None
     finally:
         store.close()
-    print(json.dumps({("clear" if k is None else k): v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))}))
+    records = {("clear" if k is None else k): v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))}
+    print(json.dumps(records if hashes is None else {"records": records, "hashes": hashes}))
     return 0
+
+
+def _profile() -> str:
+    return os.environ.get("SKETCHAUTH_HASH_PROFILE") or DEFAULT_HASH_PROFILE
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -158,6 +176,13 @@ def add(sub: argparse._SubParsersAction) -> None:
     commands = p.add_subparsers(dest="pepper_command", required=True, metavar="ACTION")
     status = commands.add_parser("status", help="stored records per pepper id ('clear': not sealed)")
     status.add_argument("--db", help="database URL (default $SKETCHAUTH_DATABASE_URL or sqlite:///./sketchauth.db)")
+    status.add_argument(
+        "--hashes",
+        action="store_true",
+        help="also count hashes made with the current argon2 profile ($SKETCHAUTH_HASH_PROFILE) and those re-made "
+        "at their next successful verification; opens every record (SKETCHAUTH_PEPPER and _PREVIOUS as the "
+        "service reads them)",
+    )
     status.set_defaults(func=_status)
     conv = commands.add_parser(
         "convert",

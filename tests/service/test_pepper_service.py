@@ -394,6 +394,39 @@ def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
         assert all_verify(c, users + clear_users)
 
 
+def test_status_counts_hashes_upgraded_at_the_next_verification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hashes inside the seal are re-made with a new argon2 profile at each user's next successful
+    verification (a new record version); ``pepper status --hashes`` counts what is left — and,
+    without the pepper, sees nothing it could test."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)  # the cheap test profile
+    with app(settings) as c:
+        users = enrol_people(c, 2)
+    db = settings.database_url
+    monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "owasp")
+    monkeypatch.delenv("SKETCHAUTH_PEPPER_PREVIOUS", raising=False)
+    monkeypatch.delenv("SKETCHAUTH_PEPPER", raising=False)
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    assert json.loads(capsys.readouterr().out)["hashes"] == {"current": 0, "rehash_pending": 0, "unreadable": 2}
+    monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_A)
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    assert json.loads(capsys.readouterr().out)["hashes"] == {"current": 0, "rehash_pending": 2, "unreadable": 0}
+    with app(test_settings(tmp_path, pepper=PEPPER_A, hash_profile="owasp")) as c:
+        assert all_verify(c, users[:1])
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status == {
+        "records": {Pepper.from_text(PEPPER_A).id: 2},
+        "hashes": {"current": 1, "rehash_pending": 1, "unreadable": 0},
+    }
+    store = opened(settings)
+    try:
+        assert store.get("u0").version == 2 and store.get("u1").version == 1  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
 def test_cli_never_takes_a_pepper_from_the_command_line(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.delenv("SKETCHAUTH_PEPPER", raising=False)
     assert main(["pepper", "rotate", "--db", "sqlite:///unused.db"]) == 2
