@@ -128,27 +128,9 @@ def _codec() -> dict[str, Any]:
     codec = RecordCodec(Pepper(SECRET))
     clear = RecordCodec()
     columns = codec.columns("user-0001", Content.of(record), 3)
-    row = (
-        "user-0001",
-        columns.scheme,
-        columns.params,
-        columns.helper,
-        columns.secret_hash,
-        columns.report,
-        columns.has_pin,
-        0,
-        0.0,
-        False,
-        0.0,
-        columns.pipeline,
-        columns.pipeline_sha256,
-        columns.key_params,
-        columns.pepper_id,
-        columns.pepper_nonce,
-        columns.record_version,
-    )
+    row = columns.row("user-0001")
     plain = clear.columns("user-0001", Content.of(record), 3)
-    clear_row = ("user-0001", *plain.values()[:6], 0, 0.0, False, 0.0, *plain.values()[6:])
+    clear_row = plain.row("user-0001")
     return {
         "sealed_record_bytes": len(columns.helper),
         "codec_seal_us": _us(lambda: codec.columns("user-0001", Content.of(record), 3), 64),

@@ -121,6 +121,13 @@ class Columns:
     def values(self) -> tuple[Any, ...]:
         return dataclasses.astuple(self)
 
+    def row(
+        self, user_id: str, *, failures: int = 0, locked_until: float = 0.0, enrolled_at: float = 0.0
+    ) -> tuple[Any, ...]:
+        """The row ``SqlStore`` reads for these columns (in ``_USER_COLUMNS`` order), for :meth:`RecordCodec.open`."""
+        v = self.values()
+        return (user_id, *v[:6], failures, locked_until, False, enrolled_at, *v[6:])
+
 
 def pack(content: Content) -> bytes:
     """The sealed plaintext: magic, header length (4 bytes), canonical JSON header, helper bytes."""
