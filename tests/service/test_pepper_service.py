@@ -111,6 +111,8 @@ def test_serve_refuses_to_start_without_a_required_pepper(
         ({"pepper_previous": (PEPPER_A,)}, "SKETCHAUTH_PEPPER_PREVIOUS needs a current"),
         ({"pepper": PEPPER_A, "pepper_file": "/nonexistent"}, "not both"),
         ({"pepper_file": "/nonexistent/pepper"}, "cannot read"),
+        ({"rollback_ledger": "/tmp/marks.db"}, "SKETCHAUTH_ROLLBACK_LEDGER needs a pepper"),
+        ({"deployment_id": "not an id!"}, "SKETCHAUTH_DEPLOYMENT_ID"),
     ],
 )
 def test_bad_pepper_settings_are_refused_without_quoting_them(tmp_path: Path, changes: dict, match: str) -> None:
