@@ -7,8 +7,8 @@ Run::
 The earlier seal (a SHAKE-256 keystream XORed in, then a keyed BLAKE2b-128 tag over
 ``nonce ‖ body``) is not in the tree any more: it is loaded, for this comparison only, from the
 git revision ``--baseline`` names (default: the last commit whose ``sketchauth/pepper.py`` still
-defines ``hkdf_sha256``), into a module of its own. Without git, the baseline columns are left
-out.
+defines its keystream helper ``_xor_stream``), into a module of its own. Without git, the
+baseline columns are left out.
 
 What is measured, per size (64 B, 1 KiB, 4 KiB, 64 KiB, 16 MiB): seal (``wrap``)
 and open (``unwrap``), median wall time of many runs (:func:`timing.median_ms`), old and new in the
@@ -49,7 +49,7 @@ def _baseline_revision() -> str | None:
     """The newest commit whose sketchauth/pepper.py still has the hand-made seal."""
     try:
         log = subprocess.run(
-            ["git", "log", "--format=%H", "-S", "def hkdf_sha256", "--", "sketchauth/pepper.py"],
+            ["git", "log", "--format=%H", "-S", "_xor_stream", "--", "sketchauth/pepper.py"],
             cwd=ROOT,
             capture_output=True,
             text=True,
