@@ -313,7 +313,9 @@ def test_a_database_thief_without_the_pepper_cannot_test_even_the_right_secret(
 def test_the_seal_and_the_kdf_are_library_calls() -> None:
     """No hand-written HKDF, stream cipher or keyed BLAKE2b MAC, and no argon2-cffi internals, anywhere but the
     format-preserving mixing of Fang's thesis (sketchauth/mixing/, a PRF pad by design)."""
-    forbidden = re.compile(r"def hkdf|shake_256\(|blake2b\(.*key=|low_level\.(ffi|lib|core)")
+    # Assembled from parts, so that a search of the tree for these patterns does not find this test.
+    patterns = ("def " + "hkdf", "shake" + r"_256\(", "blake" + r"2b\(.*key=", r"low_level\.(ffi|lib|core)")
+    forbidden = re.compile("|".join(patterns))
     offenders = [
         f"{path.relative_to(REPO)}:{number}"
         for root in ("sketchauth", "service")
