@@ -136,7 +136,7 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
             # pepper: refuse a database this deployment's peppers cannot read; wrap helpers from here on
             ring = settings.pepper_ring()
             await run_in_threadpool(check_database, opened, ring)
-            serving = peppered(opened, ring)
+            serving = peppered(opened, ring, settings)  # every record through the deployment's codec
             authenticator = await run_in_threadpool(
                 partial(
                     Authenticator,

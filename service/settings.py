@@ -70,6 +70,8 @@ Variables (defaults in brackets):
 * ``SKETCHAUTH_PEPPER_PREVIOUS``: comma-separated earlier peppers, read-only, during a rotation
   (records they wrapped stay readable until ``sketchauth pepper rotate`` re-wraps them);
 * ``SKETCHAUTH_REQUIRE_PEPPER`` [off]: refuse to start without a pepper;
+* ``SKETCHAUTH_DEPLOYMENT_ID`` [default]: the deployment's name, bound into every sealed record;
+* ``SKETCHAUTH_ROLLBACK_LEDGER``: a file of per-user rollback marks outside the database (with a pepper);
 * ``SKETCHAUTH_HOST`` [127.0.0.1], ``SKETCHAUTH_PORT`` [8000], ``SKETCHAUTH_WORKERS`` [1]: where
   ``sketchauth serve`` listens and how many processes it runs.
 """
@@ -241,7 +243,10 @@ class Settings(BaseSettings):
 
     # -- pepper (service.pepper) ---------------------------------------------------------------
     pepper: str | None = Field(
-        None, repr=False, description="the deployment's pepper: at least 22 base64url characters or 32 hex digits"
+        None,
+        repr=False,
+        description="the deployment's pepper: a machine-drawn secret judged to carry at least 128 bits "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
     )
     pepper_file: str | None = Field(None, description="file whose first line is the pepper")
     pepper_previous: KeyList = Field(
@@ -249,6 +254,14 @@ class Settings(BaseSettings):
     )
     require_pepper: bool = Field(
         False, description="refuse to start without a pepper (1/0, true/false, yes/no, on/off)"
+    )
+    deployment_id: str = Field(
+        "default",
+        pattern=r"^[A-Za-z0-9._-]{1,64}$",
+        description="this deployment's name, bound into every sealed record (1-64 of A-Z a-z 0-9 . _ -)",
+    )
+    rollback_ledger: str | None = Field(
+        None, description="SQLite file of rollback marks, kept outside the database's storage (needs a pepper)"
     )
     # -- end pepper ----------------------------------------------------------------------------
 
@@ -353,7 +366,9 @@ class Settings(BaseSettings):
             raise SettingsError("SKETCHAUTH_DATABASE_URL must be sqlite:///PATH or postgresql://...")
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
-        self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
+        ring = self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
+        if self.rollback_ledger and ring.current is None:
+            raise SettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by SKETCHAUTH_PEPPER")
         # cycle: service.settings <-> service.limits (the limits are read from these settings)
         from service.limits import RequestLimits
 

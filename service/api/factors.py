@@ -7,7 +7,7 @@ them exactly as they refuse verifications.
 
 Key release (Fang's thesis §7.1: the recovered secret "can be used in standard cryptographic
 applications"): ``{"sample", "pin"?, "context"}`` → ``{"verified": true, "key": "<base64url>"}``,
-32 bytes ``argon2id(recovered secret, per-enrolment key salt, associated data = context)``
+32 bytes ``HKDF(argon2id(recovered secret, per-enrolment key salt), info = context)``
 (``sketchauth.enrolment.key_from_message``). The same for every genuine sample and across
 restarts and replicas, independent per context; never stored or logged; sent with
 ``Cache-Control: no-store``. Its strength is that of the secret it comes from: at most the

@@ -326,8 +326,8 @@ def _attempt(
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
     record, claim, pipeline = attempt.record, attempt.claim, pipelines[0]
-    if record is None:
-        _decoy_attempt(state, sample, pin, second_sample)
+    if record is None:  # no enrolment, or one that failed its integrity checks (counted, alerted)
+        _decoy_attempt(state, attempt.decoy, sample, pin, second_sample)
         state.store.settle_failure(user_id, claim, state.clock())
         return Verification(False)
     state.authenticator.remember(record)
@@ -361,7 +361,7 @@ def _attempt(
         changed = state.store.change_pin(
             user_id,
             state.clock(),
-            old_hash=record.secret_hash,
+            version=record.version,
             helper=outcome.new_helper,
             secret_hash=outcome.new_hash or "",
         )
@@ -372,17 +372,21 @@ def _attempt(
                 "the enrolment was replaced or revoked during the PIN change; nothing was changed",
             )
     else:
-        state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
+        state.store.record_success(user_id, state.clock(), version=record.version, new_hash=outcome.new_hash)
     return outcome
 
 
 def _decoy_attempt(
-    state: ServiceState, sample: list[Any], pin: str | None, second_sample: list[Any] | None = None
+    state: ServiceState,
+    decoy: UserRecord | None,
+    sample: list[Any],
+    pin: str | None,
+    second_sample: list[Any] | None = None,
 ) -> None:
-    """The work of a failed attempt, for a user id with no enrolment: decode and hash ``sample``
-    against the authenticator's decoy enrolment (another user's, its outcome ignored), else
-    (no decoy yet, or the sample does not fit it) the argon2 work of a failure."""
-    decoy = state.authenticator.decoy
+    """The work of a failed attempt, for a user id with no usable enrolment: decode and hash ``sample``
+    against the store's decoy (:attr:`service.store.Attempt.decoy`, another user's enrolment opened at
+    the cost of the id's own, its outcome ignored), else (no decoy yet, or the sample does not fit
+    it) the argon2 work of a failure."""
     pipeline = None
     if decoy is not None and decoy.pipeline is not None:
         try:

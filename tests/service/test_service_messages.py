@@ -11,6 +11,7 @@ valid list`` for a base64 string, operationIds like ``enrol_user_v1_users_user_i
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from service_testing import ADMIN, AUTH, test_settings
 from service.app import create_app
 from service.schemes import available_schemes
 
+#: Machine-drawn, as a pepper must be.
+PEPPER = secrets.token_urlsafe(32)
 PINSKETCH = {"scheme": "pinsketch", "params": {"m": 16, "t": 2}, "samples": [[3, 70, 1000, 2024]]}
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 #: Keywords of JSON Schema 2020-12 and OpenAPI 3.1's schema object (plus ``x-`` extensions).
@@ -177,14 +180,14 @@ def test_integral_numbers_are_integers(client: TestClient) -> None:
 
 @pytest.mark.parametrize("bad", [True, "5", 2.5, None, -1, 0])
 def test_the_rotation_body_is_strict(tmp_path: Path, bad: Any) -> None:
-    with TestClient(create_app(test_settings(tmp_path, pepper="p" * 43))) as c:
+    with TestClient(create_app(test_settings(tmp_path, pepper=PEPPER))) as c:
         r = c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={"batch_size": bad})
         assert r.status_code == 422, r.text
         assert r.json()["errors"][0]["loc"] == "body/batch_size"
 
 
 def test_the_rotation_needs_no_body(tmp_path: Path) -> None:
-    with TestClient(create_app(test_settings(tmp_path, pepper="p" * 43))) as c:
+    with TestClient(create_app(test_settings(tmp_path, pepper=PEPPER))) as c:
         assert _enrol(c, INTERVAL).status_code == 201
         bare = c.post("/v1/admin/pepper/rotation", headers=ADMIN)
         assert bare.status_code == 200 and bare.json()["complete"] is True

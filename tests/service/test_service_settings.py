@@ -55,6 +55,8 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_PEPPER_FILE": ("pepper_file", "/run/secrets/pepper", "/run/secrets/pepper"),
     "SKETCHAUTH_PEPPER_PREVIOUS": ("pepper_previous", "old-one, old-two", ("old-one", "old-two")),
     "SKETCHAUTH_REQUIRE_PEPPER": ("require_pepper", "on", True),
+    "SKETCHAUTH_DEPLOYMENT_ID": ("deployment_id", "eu-west.prod", "eu-west.prod"),
+    "SKETCHAUTH_ROLLBACK_LEDGER": ("rollback_ledger", "/var/lib/marks/ledger.db", "/var/lib/marks/ledger.db"),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -91,6 +93,8 @@ DEFAULTS: dict[str, Any] = {
     "pepper_file": None,
     "pepper_previous": (),
     "require_pepper": False,
+    "deployment_id": "default",
+    "rollback_ledger": None,
 }
 
 
