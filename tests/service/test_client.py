@@ -60,7 +60,12 @@ def test_enrol_verify_report_delete_with_numpy_inputs(api: Client) -> None:
     template = np.array([120, 33, 200, 71])
     enrolment = api.enrol("alice", "interval", [template], params=INTERVAL)
     assert isinstance(enrolment, Enrolment)
-    assert (enrolment.user_id, enrolment.scheme, enrolment.pin, enrolment.replaced) == ("alice", "interval", False, False)
+    assert (enrolment.user_id, enrolment.scheme, enrolment.pin, enrolment.replaced) == (
+        "alice",
+        "interval",
+        False,
+        False,
+    )
     assert enrolment.report["loss_bound_bits"] > 0
     assert api.verify("alice", np.array([123, 30, 205, 71], dtype=np.int64)) is True
     assert api.verify("alice", [20, 130, 5, 250]) is False
