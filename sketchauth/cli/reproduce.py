@@ -15,17 +15,13 @@ def _reproduce(args: argparse.Namespace) -> int:
     # Function-level imports: command-line start-up cost (the reproduction loads the whole library).
     from tqdm import tqdm
 
-    from sketchauth.evaluate.reproduce import STEPS, Options, output_directory, reproduce, write_report
+    from sketchauth.evaluate.reproduce import STEPS, Options, output_directory, reproduce, summary_line, write_report
 
     output_directory(args.out)  # fail before the computation, not after it
     with tqdm(total=STEPS, unit="item", desc="reproduce", file=sys.stderr, disable=not show_progress(args)) as bar:
         rep = reproduce(Options(quick=args.quick), progress=lambda _name: bar.update(1))
     paths = write_report(rep, args.out, args.json)
-    s = rep.summary()
-    print(
-        f"{s['agrees']} agree, {s['differs']} differ, {s['not reproducible']} not reproducible "
-        f"({rep.seconds:.1f} s) -> {paths['markdown']}, {paths['json']}"
-    )
+    print(f"{summary_line(rep.summary())} ({rep.seconds:.1f} s) -> {paths['markdown']}, {paths['json']}")
     return 0
 
 
@@ -35,7 +31,8 @@ def add(sub: SubParsers) -> None:
         "reproduce",
         help="recompute the thesis' and Boreale-Paolini's numbers and figures, errata included",
         description="Write a Markdown report with PNG figures and a JSON file: per item the source, "
-        "the printed value, the library's value and a verdict (agrees / differs / not reproducible).",
+        "the printed value, the library's value and a verdict (agrees / differs / not reproducible / "
+        "new finding) with an explanation.",
     )
     p.add_argument(
         "--out",
