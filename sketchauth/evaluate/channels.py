@@ -107,7 +107,9 @@ def max_ratio(W: Sequence[Sequence[Fraction | int]]) -> Fraction | None:
 def max_l1(W: Sequence[Sequence[Fraction | int]]) -> Fraction:
     """``l = max_{x,x'} ‖W_x − W_x'‖₁`` (the A-security level is ``log2(l/2 + 1)``)."""
     rows = _channel(W)
-    return max(sum(abs(p - q) for p, q in zip(a, b, strict=True)) for a, b in itertools.combinations(rows, 2))
+    return max(
+        sum((abs(p - q) for p, q in zip(a, b, strict=True)), Fraction(0)) for a, b in itertools.combinations(rows, 2)
+    )
 
 
 def graph_ratio(W: Sequence[Sequence[Fraction | int]], edges: Sequence[tuple[int, int]]) -> Fraction | None:

@@ -820,8 +820,8 @@ def separated_maximal_sets(universe: int, distance: int, *, cycle: bool = False)
     listing; the path count is also the chaff sketch's dynamic programme with
     ``min_distance = distance − 1``).
 
-    >>> separated_maximal_sets(6, 2), separated_maximal_sets(6, 2, cycle=True)
-    (4, 5)
+    >>> separated_maximal_sets(10, 3), separated_maximal_sets(10, 3, cycle=True)
+    (18, 15)
     """
     n = check_int("universe", universe, 2, 64)
     d = check_int("distance", distance, 1, n - 1)
