@@ -146,6 +146,8 @@ VERDICTS: tuple[Verdict, ...] = ("agrees", "differs", "not reproducible", "new f
 THESIS = "Fang, PhD thesis"
 BP = "Boreale–Paolini"
 LOG3 = math.log2(3)
+#: How an item whose printed value the project does not have begins its explanation.
+UNAVAILABLE = "Not reproducible: the printed value is not available here — "
 P = ParamSpec("P")
 
 
@@ -1317,7 +1319,7 @@ def bp_example1() -> _Finding:
         library=None,
         verdict="not reproducible",
         explanation=(
-            "Not reproducible: the printed value is not available here — the example's matrix "
+            f"{UNAVAILABLE}the example's matrix "
             "entries are not among the project's sources, so nothing of it is recomputed. A check "
             "against the paper recorded a paper error: the printed matrix gives the likelihood ratio "
             f"3.0012 (a worst-case level of log2 3.0012 = {math.log2(recorded_ratio):.4f} bits; "
@@ -1460,19 +1462,13 @@ def bp_rate_security() -> _Finding:
         }
     epsilons = ", ".join(f"{v['epsilon_bits']:.0f}" for v in levels.values())
     a_levels = ", ".join(f"{v['a_level_bits']:.4f}" for v in levels.values())
-    return _Finding(
-        printed=None,
-        library=None,
-        verdict="not reproducible",
-        explanation=(
-            "Not reproducible: the printed value is not available here — the statements of "
-            "Proposition 1, Definitions 5–6 and Theorem 6 are not among the project's sources, so "
-            "nothing is compared. Computed for reference on Example 2's matrix, exactly over the "
-            "product channel of n = 1, 2, 3 observations: the worst-case level grows as n·ε "
-            f"({epsilons} bits) and the A-level approaches its 1-bit ceiling ({a_levels} "
-            "bits); the rates of these are the items 'bp-repeated-rates' and 'bp-theorem7-q'."
-        ),
-        details={"levels_by_observations": levels},
+    return _unavailable(
+        "the statements of Proposition 1, Definitions 5–6 and Theorem 6 are not among the project's "
+        "sources, so nothing is compared. Computed for reference on Example 2's matrix, exactly over "
+        "the product channel of n = 1, 2, 3 observations: the worst-case level grows as n·ε "
+        f"({epsilons} bits) and the A-level approaches its 1-bit ceiling ({a_levels} bits); the rates "
+        "of these are the items 'bp-repeated-rates' and 'bp-theorem7-q'.",
+        levels_by_observations=levels,
     )
 
 
@@ -1486,12 +1482,9 @@ def bp_dp_relations() -> _Finding:
     level = math.log2(float(max_ratio(W) or 0))
     path = math.log2(float(graph_ratio(W, path_edges(BP_EXAMPLE2_ROWS)) or 0))
     square = math.log2(float(best_assignment(W, hamming_edges(2))[0] or 0))
-    return _Finding(
-        printed=None,
-        library=None,
-        verdict="not reproducible",
-        explanation=(
-            "Not reproducible: the printed value is not available here — the statements of "
+    return _unavailable(
+        (
+            "the statements of "
             "Theorems 3–5 and Definition 4 are not among the project's sources. Computed for "
             f"reference on Example 2's matrix: worst-case level ε = {level:.0f} bits; as ε-DP, "
             f"{path:.0f} bit on the path of databases and {square:.0f} bits on the Hamming square (best "
@@ -1499,38 +1492,38 @@ def bp_dp_relations() -> _Finding:
             f"same ratio over fewer pairs), and ε ≤ diameter × DP level (path: 3 × {path:.0f} = "
             f"{3 * path:.0f} ≥ {level:.0f}, tight; square: 2 × {square:.0f} = {2 * square:.0f} ≥ {level:.0f})."
         ),
-        details={"epsilon_bits": level, "dp_bits_path": path, "dp_bits_hamming": square},
+        epsilon_bits=level,
+        dp_bits_path=path,
+        dp_bits_hamming=square,
+    )
+
+
+def _unavailable(what: str, **computed: Any) -> _Finding:
+    """A "not reproducible" finding for statements and numbers the project does not have.
+
+    ``computed``: quantities the item computes for reference (its details), compared with nothing.
+    """
+    return _Finding(
+        printed=None, library=None, verdict="not reproducible", explanation=UNAVAILABLE + what, details=computed
     )
 
 
 @_reproduces("bp-utility", BP, "Theorems 9–10, Example 3", "utility of the mechanisms")
 def bp_utility() -> _Finding:
     """Boreale–Paolini's utility results: not available here."""
-    return _Finding(
-        printed=None,
-        library=None,
-        verdict="not reproducible",
-        explanation=(
-            "Not reproducible: the printed value is not available here — the utility definitions, "
-            "Theorems 9–10 and Example 3's mechanism and numbers are not among the project's "
-            "sources, so nothing is computed or compared."
-        ),
+    return _unavailable(
+        "the utility definitions, Theorems 9–10 and Example 3's mechanism and numbers are not among "
+        "the project's sources, so nothing is computed or compared."
     )
 
 
 @_reproduces("fingerprint-chaff", THESIS, "7.3.2", "the 2-D (fingerprint) chaff sketch")
 def fingerprint_chaff() -> _Finding:
     """Thesis 7.3.2's 2-D chaff: not available here."""
-    return _Finding(
-        printed=None,
-        library=None,
-        verdict="not reproducible",
-        explanation=(
-            "Not reproducible: the printed value is not available here — the 2-D (fingerprint "
-            "minutiae) chaff setting of 7.3.2, its parameters and its printed numbers are not among "
-            "the project's sources; the library's chaff sketch (ChaffPointSketch) is the 1-D one of "
-            "the Z_24 items."
-        ),
+    return _unavailable(
+        "the 2-D (fingerprint minutiae) chaff setting of 7.3.2, its parameters and its printed "
+        "numbers are not among the project's sources; the library's chaff sketch "
+        "(ChaffPointSketch) is the 1-D one of the Z_24 items."
     )
 
 
