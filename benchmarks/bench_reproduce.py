@@ -7,7 +7,8 @@ the CPU and:
 * the wall and CPU time (``time.process_time``: this process, all threads) of
   ``reproduce(quick=True)`` (the CI run) and of the full run, one run each, with the load average
   when each started (the machine is shared: wall time depends on the other jobs, CPU time much
-  less), and the full run's steps sorted by CPU time;
+  less), and the full run's steps sorted by CPU time — run as the command runs it, inside
+  ``sketchauth.cli.reproduce.retained_heap``;
 * the exact chaff randomness of ``ChaffPointSketch(24, 3)`` (605 sketches): median ms of the run
   tables + exact ``H∞(R)`` from a cold cache, of the exact sketch distribution, and of the exact
   5-bit guessing success;
@@ -67,6 +68,7 @@ def _chaff() -> dict[str, float]:
 
 
 def _reproduce(quick: bool) -> dict[str, Any]:
+    from sketchauth.cli.reproduce import retained_heap
     from sketchauth.evaluate.reproduce import Options, reproduce
 
     steps: list[tuple[str, float]] = []
@@ -79,8 +81,10 @@ def _reproduce(quick: bool) -> dict[str, Any]:
 
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
-    reproduce(Options(quick=quick), progress=progress)
+    with retained_heap() as applied:  # as the command runs it
+        reproduce(Options(quick=quick), progress=progress)
     return {
+        "retained_heap": applied,
         "wall_seconds": round(time.perf_counter() - wall, 2),
         "cpu_seconds": round(time.process_time() - cpu, 2),
         "load_average_1min_at_start": round(load, 2),

@@ -116,6 +116,18 @@ def test_default_json_goes_beside_the_report(tmp_path: Path, capsys) -> None:
         R.write_report(rep, Path(paths["json"]) / "sub")  # a file in the way
 
 
+def test_retained_heap_applies_on_glibc_and_restores() -> None:
+    import platform
+
+    from sketchauth.cli.reproduce import retained_heap
+
+    with retained_heap() as applied:
+        assert applied == (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
+        blocks = [bytearray(8 << 20) for _ in range(4)]  # served from the heap while inside
+        assert sum(len(b) for b in blocks) == 32 << 20
+    del blocks
+
+
 def test_cli_reports_bad_output_directory(tmp_path: Path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
