@@ -22,7 +22,9 @@ import inspect
 import json
 import logging
 import os
+import shutil
 import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -42,16 +44,26 @@ from service.authenticator import Authenticator
 from service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
 from service.limits import RequestLimits
-from service.observability import RequestLog, UserHasher, access_logger, route_of
+from service.observability import (
+    METRICS,
+    MULTIPROC_ENV,
+    ProcessSampler,
+    RequestLog,
+    UserHasher,
+    access_logger,
+    logging_config,
+    multiprocess_dir,
+    route_of,
+)
 from service.pepper import check_database, peppered
 from service.pipelines import load_configured, warm_up_pipeline
 from service.problems import install_problem_handlers, install_problem_openapi, problem_response
 from service.requests import build_request_models
 from service.schemes import available_schemes, warm_up
-from service.settings import TEST_PROFILE_WARNING, Settings
-from service.store import LockoutPolicy, Store, open_store
+from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError
+from service.store import LockoutPolicy, Store, StoreError, open_store
 
-__all__ = ["BodySizeLimit", "ContainErrors", "app_from_env", "create_app", "run_server"]
+__all__ = ["BodySizeLimit", "ContainErrors", "StartupError", "app_from_env", "create_app", "preflight", "run_server"]
 
 log = logging.getLogger("sketchauth.service")
 
@@ -104,6 +116,58 @@ def _open(settings: Settings, store: Store | None) -> Store:
     return open_store(settings.database_url, postgres_schema=settings.postgres_schema, pool_size=8)
 
 
+def _ready_store(settings: Settings, store: Store) -> Store:
+    """Migrate ``store`` and check it against the peppers; the store to serve from (peppered)."""
+    store.migrate()
+    # pepper: refuse a database this deployment's peppers cannot read; wrap helpers from here on
+    ring = settings.pepper_ring()
+    check_database(store, ring)
+    return peppered(store, ring, settings)  # every record through the deployment's codec
+
+
+class StartupError(SettingsError):
+    """The service cannot start with this database or installation (one line: what and how to fix)."""
+
+
+def preflight(settings: Settings) -> None:
+    """What the workers would refuse at start, checked once before any starts (:class:`StartupError`).
+
+    ``sketchauth serve`` runs it in the supervisor: the database opens and migrates, its records
+    are readable with the configured peppers, and the backend's driver is installed. Each failure
+    becomes one line naming the setting and the remedy instead of a traceback per worker.
+    """
+    where = settings.public_view()["database_url"]
+    # The pool's own retry warnings would print once per try before the one line below.
+    logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
+    try:
+        opened = _open(settings, None)
+    except ImportError as exc:
+        raise StartupError(
+            f"SKETCHAUTH_DATABASE_URL names {where.split(':', 1)[0]}, whose driver is not installed "
+            f"({exc.name or exc}): pip install 'sketchauth[postgres]'"
+        ) from None
+    except ValueError as exc:
+        raise StartupError(f"SKETCHAUTH_DATABASE_URL: {exc}") from None
+    except OSError as exc:
+        raise StartupError(
+            f"the database at {where} cannot be opened ({exc.strerror or type(exc).__name__}): check "
+            "SKETCHAUTH_DATABASE_URL and that its directory exists and is writable"
+        ) from None
+    try:
+        _ready_store(settings, opened)
+    except SettingsError:
+        raise
+    except (ValueError, StoreError) as exc:  # the pepper checks (PepperSettingsError), a newer schema
+        raise StartupError(str(exc)) from None
+    except Exception as exc:
+        raise StartupError(
+            f"the database at {where} cannot be opened and migrated ({type(exc).__name__}): check "
+            "SKETCHAUTH_DATABASE_URL, that the server runs and that this user may create tables"
+        ) from None
+    finally:
+        opened.close()
+
+
 def create_app(settings: Settings, *, store: Store | None = None, clock: Callable[[], float] = time.time) -> FastAPI:
     """The service app for ``settings`` (validated here: refuses to build without an API key).
 
@@ -131,12 +195,9 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = _open(settings, store)
+        sampler = ProcessSampler(METRICS).start() if multiprocess_dir() else None
         try:
-            await run_in_threadpool(opened.migrate)
-            # pepper: refuse a database this deployment's peppers cannot read; wrap helpers from here on
-            ring = settings.pepper_ring()
-            await run_in_threadpool(check_database, opened, ring)
-            serving = peppered(opened, ring, settings)  # every record through the deployment's codec
+            serving = await run_in_threadpool(_ready_store, settings, opened)
             authenticator = await run_in_threadpool(
                 partial(
                     Authenticator,
@@ -163,6 +224,8 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
             )
             yield
         finally:
+            if sampler is not None:
+                sampler.stop()
             if store is None:
                 opened.close()
 
@@ -223,6 +286,7 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
     """
     if not access_log:
         os.environ["SKETCHAUTH_ACCESS_LOG"] = "0"
+    shared = _metrics_dir(settings.workers)
 
     # start-up: uvicorn is loaded only by the process that serves (tests and tools build the app alone)
     import uvicorn
@@ -235,6 +299,7 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         port=settings.port,
         workers=settings.workers,
         log_level=log_level,
+        log_config=logging_config(log_level),
         # uvicorn's access log prints paths, which hold raw user ids: the app writes its own
         # JSON request log instead (SKETCHAUTH_ACCESS_LOG, service.observability).
         access_log=False,
@@ -249,8 +314,25 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
     supervisor_args: dict[str, Any] = {"sockets": [_tcp_nodelay(config.bind_socket())]}
     if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn < 0.36 takes the target
         supervisor_args["target"] = server.run
-    Multiprocess(config, **supervisor_args).run()
+    try:
+        Multiprocess(config, **supervisor_args).run()
+    finally:
+        if shared is not None:
+            shutil.rmtree(shared, ignore_errors=True)
     return 0
+
+
+def _metrics_dir(workers: int) -> str | None:
+    """A fresh directory for the workers' shared metrics (several workers), exported to them.
+
+    Fresh at every start: files a previous run left would add its counts to this one's.
+    """
+    if workers == 1:
+        os.environ.pop(MULTIPROC_ENV, None)
+        return None
+    shared = tempfile.mkdtemp(prefix="sketchauth-metrics-")
+    os.environ[MULTIPROC_ENV] = shared
+    return shared
 
 
 #: glibc's ``mallopt`` parameter for the size from which blocks are mapped, not carved from an arena.
@@ -266,8 +348,7 @@ def return_large_blocks() -> bool:
     after the first argon2id hash (19 MiB with ``owasp``, 64 with ``rfc9106-low-memory``) every
     later one is carved from the arena of the thread that runs it, and kept there: a worker held one
     hash's memory per thread that ever hashed. Measured with 16 key releases in flight: peak RSS
-    377 MB → 111 MB, and the event loop, no longer waiting on page faults, answered ``/livez`` in
-    47 ms instead of 176 (``benchmarks/bench_load.py``). Setting the threshold explicitly stops the
+    377 MB → 111 MB (``benchmarks/bench_load.py``). Setting the threshold explicitly stops the
     raising. Elsewhere than glibc (no ``mallopt``) nothing changes.
     """
     try:
