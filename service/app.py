@@ -4,16 +4,20 @@ Building the app loads the feature pipelines of ``settings.pipelines_dir`` once 
 :class:`~service.settings.SettingsError`: the service does not start). The lifespan opens the
 store named by ``settings.database_url``, applies migrations, makes the argon2 dummy hash and
 warms every offered scheme and pipeline (imports, field tables, compiled code) so the first
-request is not slow. A pure-ASGI guard (:mod:`service.bodies`) reads every body before it is
-parsed, whether or not the client sent ``Content-Length``: over ``max_body_bytes`` is 413, not
-received within ``body_timeout_seconds`` 408, a JSON body not in UTF-8 400, one repeating a
-member name 422.
+request is not slow. Admission control (:mod:`service.admission`) refuses a request beyond the
+in-flight limits (``503``/``429`` with ``Retry-After``) before anything is read; a pure-ASGI guard
+(:mod:`service.bodies`) then reads every body before it is parsed, whether or not the client sent
+``Content-Length``: over ``max_body_bytes`` is 413, not received within ``body_timeout_seconds``
+408; the routes decode it once, strictly (not UTF-8: 400; a repeated member name: 422), off the
+event loop when large. Under ``sketchauth serve`` the HTTP protocol also times out unfinished
+header sections and caps the open connections below the file-descriptor limit.
 
 Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:app_from_env``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import json
 import logging
@@ -28,14 +32,16 @@ from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import sketchauth
+from service.admission import Admission
 from service.api import admin, factors, health, schemes, users
-from service.api.deps import ServiceState
+from service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
 from service.authenticator import Authenticator
-from service.bodies import BodySizeLimit, ProblemHTTPProtocol
+from service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
 from service.credentials import FailureThrottle
 from service.limits import RequestLimits
 from service.observability import (
@@ -47,6 +53,7 @@ from service.observability import (
     access_logger,
     logging_config,
     multiprocess_dir,
+    route_of,
 )
 from service.pepper import check_database, peppered
 from service.pipelines import load_configured, warm_up_pipeline
@@ -67,7 +74,8 @@ class ContainErrors:
     Starlette's outermost error middleware answers 500 and then *re-raises* the exception so
     the server can log it: uvicorn would print the traceback with the exception's message,
     and a message from deep in a decode could quote a sample, PIN or embedding value. This
-    middleware sits inside it and swallows the exception after logging its type and the path.
+    middleware sits inside it and swallows the exception after logging its type and the route
+    template (never the path, which holds the user id).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -88,12 +96,18 @@ class ContainErrors:
         try:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:
-            log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), scope.get("path"))
+            # The route template, never the path: paths hold raw user ids.
+            log.error("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), route_of(scope))
             if not started:
                 response = problem_response(
                     500, "internal-error", "the service failed to handle this request", instance=scope.get("path")
                 )
                 await response(scope, receive, send)
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's OpenAPI ``operationId``: its name (``enrol_user``, ``verify_user``, ``release_key``)."""
+    return route.name
 
 
 def _open(settings: Settings, store: Store | None) -> Store:
@@ -220,10 +234,13 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         version=sketchauth.__version__,
         summary="Biometric enrolment and verification that stores only secure sketches and argon2id hashes.",
         lifespan=lifespan,
+        # operationId = the endpoint's name: generated clients get enrol_user, not
+        # enrol_user_v1_users_user_id_enrolment_post (route names are unique: a test checks).
+        generate_unique_id_function=operation_id,
     )
     app.state.request_models = models
     install_problem_handlers(app)
-    install_problem_openapi(app)
+    install_problem_openapi(app, scope_alternatives)
     for router in (
         users.build_router(models),
         factors.build_router(models),
@@ -232,9 +249,12 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
         health.router,
     ):
         app.include_router(router)
+    check_every_route_is_scoped(app)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
-    app.add_middleware(ContainErrors)  # added last: the outermost of ours, so it sees every error
-    # Outermost: logs and counts every answer, the 413s and contained 500s included.
+    app.add_middleware(ContainErrors)  # outside the body guard: it sees every error of the app
+    # Before any body is read: a refused request costs no parsing, no thread, no database call.
+    app.add_middleware(Admission, limit=settings.max_in_flight, per_key=settings.max_in_flight_per_key)
+    # Outermost: logs and counts every answer, the 413s, refusals and contained 500s included.
     app.add_middleware(RequestLog, hasher=UserHasher(settings.log_key), enabled=settings.access_log)
     return app
 
@@ -283,7 +303,8 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         # uvicorn's access log prints paths, which hold raw user ids: the app writes its own
         # JSON request log instead (SKETCHAUTH_ACCESS_LOG, service.observability).
         access_log=False,
-        http=ProblemHTTPProtocol,  # the parser's own 400s (bad framing) as problem+json
+        http=ProblemHTTPProtocol,  # problem+json 400s, header timeout, connection cap
+        backlog=ACCEPT_BACKLOG,  # also asyncio's accept batch: the descriptors the cap keeps free
     )
     server = uvicorn.Server(config)
     if settings.workers == 1:
@@ -314,6 +335,37 @@ def _metrics_dir(workers: int) -> str | None:
     return shared
 
 
+#: glibc's ``mallopt`` parameter for the size from which blocks are mapped, not carved from an arena.
+_M_MMAP_THRESHOLD = -3
+#: The threshold set: glibc's default start value, held there.
+MMAP_THRESHOLD_BYTES = 128 * 1024
+
+
+def return_large_blocks() -> bool:
+    """Have glibc map every block of 128 KiB or more and unmap it when freed; whether it took.
+
+    glibc raises its mapping threshold to the size of the largest block freed (up to 32 MiB), so
+    after the first argon2id hash (19 MiB with ``owasp``, 64 with ``rfc9106-low-memory``) every
+    later one is carved from the arena of the thread that runs it, and kept there: a worker held one
+    hash's memory per thread that ever hashed. Measured with 16 key releases in flight: peak RSS
+    377 MB → 111 MB (``benchmarks/bench_load.py``). Setting the threshold explicitly stops the
+    raising. Elsewhere than glibc (no ``mallopt``) nothing changes.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
 def app_from_env() -> Any:
-    """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start)."""
-    return create_app(Settings.from_env())
+    """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start).
+
+    Also sets this worker's connection guards (:class:`~service.bodies.ProblemHTTPProtocol`):
+    uvicorn builds the protocol per connection from its class, so the settings go there; and
+    has large blocks returned to the system when freed (:func:`return_large_blocks`).
+    """
+    settings = Settings.from_env()
+    ProblemHTTPProtocol.configure(settings.header_timeout_seconds, settings.max_connections)
+    return_large_blocks()
+    return create_app(settings)

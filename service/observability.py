@@ -62,6 +62,7 @@ __all__ = [
     "json_line",
     "logging_config",
     "multiprocess_dir",
+    "route_of",
     "timed",
 ]
 
@@ -392,7 +393,7 @@ class RequestLog:
 
     def _record(self, scope: Scope, request_id: str, status: int, outcome: str, start: float) -> None:
         elapsed = time.perf_counter() - start
-        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        route = route_of(scope)
         method = str(scope.get("method", ""))
         self.metrics.inc(
             "sketchauth_http_requests_total", route=route, method=method, status=str(status), outcome=outcome
@@ -414,6 +415,14 @@ class RequestLog:
             entry["client"] = state["api_key"]
         entry.update(status=status, outcome=outcome, latency_ms=round(elapsed * 1000, 2))
         self.log.info(json.dumps(entry, separators=(",", ":")))
+
+
+def route_of(scope: Scope) -> str:
+    """The request's route template (``/v1/users/{user_id}/verification``), or ``unmatched``.
+
+    What logs name a request by: its path holds the raw user id, the template never does.
+    """
+    return getattr(scope.get("route"), "path", None) or "unmatched"
 
 
 def _request_id(scope: Scope) -> str:

@@ -45,6 +45,15 @@ Variables (defaults in brackets):
   sample, at most 65,536], ``SKETCHAUTH_MAX_SAMPLES`` [16 samples per enrolment, at most 256]:
   the request limits, published as they are enforced (``GET /v1/schemes`` and the OpenAPI schema);
 * ``SKETCHAUTH_HASH_THREADS`` [0: one per CPU]: argon2 hashes one process runs at once;
+* ``SKETCHAUTH_MAX_IN_FLIGHT`` [16], ``SKETCHAUTH_MAX_IN_FLIGHT_PER_KEY`` [8]: requests one worker
+  handles at once, in all and per API key; beyond, ``503`` / ``429`` with ``Retry-After``
+  (:mod:`service.admission`);
+* ``SKETCHAUTH_HEADER_TIMEOUT_SECONDS`` [10]: a connection whose request header section is not
+  complete this long after its first byte (or after the connection opened) is answered ``408``
+  and closed; ``SKETCHAUTH_BODY_TIMEOUT_SECONDS`` [5] does the same for the body;
+* ``SKETCHAUTH_MAX_CONNECTIONS`` [1000]: open connections per worker, also held 64 below the
+  process's file-descriptor limit; a new connection beyond it closes the one that has waited
+  longest for its header section, or is itself closed (:mod:`service.bodies`);
 * ``SKETCHAUTH_SCHEMA`` [``public``]: PostgreSQL schema to keep the tables in (tests use a
   unique one per run);
 * ``SKETCHAUTH_PIPELINES``: a directory of feature-pipeline JSON files (``sketchauth features fit
@@ -176,6 +185,29 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
+    )
+    # -- load (service.admission, service.bodies) --------------------------------------------------
+    max_in_flight: int = Field(
+        16, ge=1, le=10_000, description="requests one worker handles at once (503 beyond), an integer in [1, 10000]"
+    )
+    max_in_flight_per_key: int = Field(
+        8,
+        ge=1,
+        le=10_000,
+        description="requests of one API key one worker handles at once (429 beyond), an integer in [1, 10000]",
+    )
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="longest time to receive a request's header section in seconds, a number in (0, 300]",
+    )
+    max_connections: int = Field(
+        1000,
+        ge=16,
+        le=1_000_000,
+        description="open connections one worker keeps (also held under its file-descriptor limit), "
+        "an integer in [16, 1000000]",
     )
     max_sample_length: int = Field(
         DEFAULT_MAX_SAMPLE_LENGTH,

@@ -362,7 +362,7 @@ def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: byt
         (
             {"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]},
             "invalid-parameters",
-            "2t < n",
+            "2*t < n",
         ),
         ({"scheme": "code-offset", "params": {"n": "4", "t": 1}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "n"),
     ],

@@ -135,7 +135,7 @@ def test_settings_line_names_keys_never_secrets(tmp_path: Path, request_lines: l
     line = json.loads(request_lines[0])
     assert line["api_keys"] == [
         {"name": "api-key-1", "scopes": ["enrol", "verify"]},
-        {"name": "admin-key-1", "scopes": ["admin", "enrol", "verify"]},
+        {"name": "admin-key-1", "scopes": ["admin", "enrol", "pin", "verify"]},
     ]
     assert line["log_key"] == "set" and line["hash_profile"] == "test" and line["lockout_threshold"] == 5
     for secret in (API_KEY, ADMIN_KEY, LOG_KEY):
