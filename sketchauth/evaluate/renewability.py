@@ -2,9 +2,10 @@
 
 ISO/IEC 24745 asks that a protected reference can be **revoked and renewed**: from the same
 person's biometric, a new reference that cannot be linked to the old one. ISO/IEC 30136 measures
-this as unlinkability between the old and the renewed references. Here every identity is
-enrolled twice from disjoint samples with fresh randomness
-(:func:`~sketchauth.evaluate.unlinkability.link_pairs`), and the two stored records are attacked
+this as unlinkability between the old and the renewed references. Here every identity's two
+enrolments from disjoint samples with fresh randomness
+(:func:`~sketchauth.evaluate.unlinkability.link_pairs`) are the old and the renewed reference, and
+the two stored records are attacked
 as a thief holding the database *before* and *after* the renewal would:
 
 * ``pepper_rotation`` — the old record sealed under one pepper, the renewed one under a new
@@ -28,10 +29,12 @@ Example::
 
     >>> from sketchauth.evaluate.data import synthetic_vectors
     >>> from sketchauth.evaluate.error_rates import adapter
+    >>> from sketchauth.evaluate.unlinkability import link_pairs
     >>> from sketchauth.sketches.interval import IntervalSketch
     >>> data = synthetic_vectors(12, 2, 4, noise=1.0, seed=1)
     >>> sketch = IntervalSketch(256, 3, features=4)
-    >>> out = evaluate_renewability(sketch, adapter("interval").enrol, data, permutations=20)
+    >>> pairs = link_pairs(sketch, adapter("interval").enrol, data)
+    >>> out = evaluate_renewability(sketch, pairs, permutations=20)
     >>> sorted(out["scenarios"])
     ['pepper_rotation', 'pin_change']
 """
@@ -39,13 +42,11 @@ Example::
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from sketchauth.evaluate.data import LabelledSets, LabelledVectors
-from sketchauth.evaluate.unlinkability import chance_level, link_pairs, linkage_attack
+from sketchauth.evaluate.unlinkability import LinkagePairs, chance_level, linkage_attack
 from sketchauth.evaluate.unlinkability_report import registered_attack, sealed_attack
 from sketchauth.pepper import MIN_PEPPER_BYTES, Pepper, new_nonce, wrap
 from sketchauth.sketches.base import SecureSketch
@@ -69,12 +70,8 @@ def _pepper() -> Pepper:
 
 def evaluate_renewability(
     sketch: SecureSketch,
-    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
-    data: LabelledVectors | LabelledSets,
+    pairs: LinkagePairs,
     *,
-    enrol_samples: int = 1,
-    setting: Any = None,
-    nonmated_per_identity: int = 10,
     omega: float = 1.0,
     tau: int = 2,
     permutations: int = 200,
@@ -82,19 +79,13 @@ def evaluate_renewability(
 ) -> dict[str, Any]:
     """Old and renewed references of every identity, attacked per scenario (module docstring).
 
-    Returns the attack, the pair counts and per scenario ``d_sys``, ``chance_d_sys_mean``,
-    ``chance_d_sys_p95``, ``p_value`` and ``renewable`` (``p_value ≥ LINKED_P_VALUE``).
+    ``pairs``: two enrolments of every identity with fresh randomness
+    (:func:`~sketchauth.evaluate.unlinkability.link_pairs`): the first is the old reference, the
+    second the renewed one. Returns the attack, the pair counts and per scenario ``d_sys``,
+    ``chance_d_sys_mean``, ``chance_d_sys_p95``, ``p_value`` and ``renewable``
+    (``p_value ≥ LINKED_P_VALUE``).
     """
     key, attack = linkage_attack(sketch)
-    pairs = link_pairs(
-        sketch,
-        enrol_fn,
-        data,
-        enrol_samples=enrol_samples,
-        setting=setting,
-        nonmated_per_identity=nonmated_per_identity,
-        seed=seed,
-    )
     scored = sealed_attack(registered_attack(key))
     first, second = _pepper(), _pepper()
     people = len(pairs.first_helpers)

@@ -105,7 +105,6 @@ __all__ = [
     "link_pairs",
     "linkability",
     "linkage_attack",
-    "permuted_d_sys",
     "vault_differential_score",
 ]
 
@@ -180,31 +179,6 @@ def linkability(mated: Any, nonmated: Any, *, omega: float = 1.0, bins: int | No
     return Linkability(edges, p_m, p_n, d, d_sys, float(omega), int(m.size), int(n.size))
 
 
-def permuted_d_sys(
-    mated: Any,
-    nonmated: Any,
-    *,
-    omega: float = 1.0,
-    bins: int | None = None,
-    permutations: int = 200,
-    seed: int = 0,
-) -> np.ndarray:
-    """``D↔sys`` of ``permutations`` seeded relabellings of the pooled scores (the null distribution).
-
-    What the estimator reads from these many pairs when nothing links them (both score lists
-    drawn from one pool): ``D↔sys`` is biased upwards on finite samples, so a measured value is
-    evidence of linkage only against this distribution. ``bins`` as for :func:`linkability`.
-    """
-    m = np.asarray(mated, dtype=float).ravel()
-    pooled = np.concatenate([m, np.asarray(nonmated, dtype=float).ravel()])
-    rng = np.random.default_rng(seed)
-    null = []
-    for _ in range(check_int("permutations", permutations, low=0)):
-        shuffled = rng.permutation(pooled)
-        null.append(linkability(shuffled[: m.size], shuffled[m.size :], omega=omega, bins=bins).d_sys)
-    return np.array(null, dtype=float)
-
-
 def chance_level(
     mated: Any,
     nonmated: Any,
@@ -214,16 +188,24 @@ def chance_level(
     permutations: int = 200,
     seed: int = 0,
 ) -> dict[str, float]:
-    """``D↔sys`` of the pairs with its chance level: the mean and 95th percentile of
-    :func:`permuted_d_sys` (0 without permutations) and the permutation p-value
-    ``(1 + #{null ≥ D↔sys}) / (1 + permutations)`` of the measured value.
+    """``D↔sys`` of the pairs with its chance level and permutation p-value.
+
+    The null distribution is ``D↔sys`` of ``permutations`` seeded relabellings of the pooled
+    scores: what the estimator reads from these many pairs when nothing links them. ``D↔sys`` is
+    biased upwards on finite samples, so a measured value is evidence of linkage only against it.
+    Returned: the null's mean and 95th percentile (0 without permutations) and the p-value
+    ``(1 + #{null ≥ D↔sys}) / (1 + permutations)``. ``bins`` as for :func:`linkability`.
 
     >>> c = chance_level(np.arange(50) % 7, np.arange(500) % 7, permutations=50)
     >>> 0.0 <= c["chance_d_sys_mean"] <= c["chance_d_sys_p95"] < 0.5 < c["p_value"]
     True
     """
     d_sys = linkability(mated, nonmated, omega=omega, bins=bins).d_sys
-    null = permuted_d_sys(mated, nonmated, omega=omega, bins=bins, permutations=permutations, seed=seed)
+    m = np.asarray(mated, dtype=float).ravel()
+    pooled = np.concatenate([m, np.asarray(nonmated, dtype=float).ravel()])
+    rng = np.random.default_rng(seed)
+    shuffles = (rng.permutation(pooled) for _ in range(check_int("permutations", permutations, low=0)))
+    null = np.array([linkability(x[: m.size], x[m.size :], omega=omega, bins=bins).d_sys for x in shuffles])
     values = null if null.size else np.zeros(1)
     return {
         "d_sys": d_sys,

@@ -14,7 +14,7 @@ from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.rates import clopper_pearson_interval, wilson_interval
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report import EvaluationTarget, run_report, write_report
-from sketchauth.evaluate.unlinkability import chance_level, evaluate_unlinkability
+from sketchauth.evaluate.unlinkability import chance_level, evaluate_unlinkability, link_pairs
 from sketchauth.sketches.interval import IntervalSketch
 
 SCHEME = ["--scheme", "interval", "--params", '{"n": 256, "features": 8}', "--sweep", "2,4,6,8,10", "--seed", "3"]
@@ -73,7 +73,7 @@ def test_renewability_sealed_records_do_not_link_and_clear_ones_do() -> None:
     data = synthetic_vectors(80, 2, 8, noise=1.0, seed=2)
     sketch = IntervalSketch(256, 6, features=8)
     enrol = adapter("interval").enrol
-    out = evaluate_renewability(sketch, enrol, data, nonmated_per_identity=10, permutations=100, seed=1)
+    out = evaluate_renewability(sketch, link_pairs(sketch, enrol, data, seed=1), permutations=100, seed=1)
     assert (out["mated_pairs"], out["nonmated_pairs"]) == (80, 800)
     for scenario in out["scenarios"].values():
         # Byte agreement of independently sealed records: chance-level D↔sys. Measured 0.01-0.09
