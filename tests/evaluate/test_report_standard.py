@@ -100,6 +100,9 @@ def test_roc_and_epc_in_the_json_and_as_figures(tmp_path: Path) -> None:
     assert curve["roc"]["tpr"][-1] == 1.0 - base.fnmr[-1]
     e = curve["epc"]
     assert len(e["alpha"]) == len(e["hter"]) == 21 and all(0.0 <= h <= 1.0 for h in e["hter"])
-    assert e["development_trials"]["genuine"] + e["evaluation_trials"]["genuine"] == base.genuine_scores.size
+    assert (
+        e["development_trials"]["genuine"] + e["evaluation_trials"]["genuine"]
+        == payload["error_rates"]["genuine_trials"]
+    )
     assert "seeded halves" in e["split"]
     assert "scores/unprotected_euclidean.2col" in payload["score_files"]

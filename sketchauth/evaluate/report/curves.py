@@ -8,8 +8,8 @@
   on the second's; impostor trials across the halves are in neither. The JSON says so
   (``split``) with the trial counts of both halves.
 
-Both need the per-trial baseline scores and their identities; a report without them (no
-baseline) has no curves.
+The ROC needs only the baseline's DET arrays; the EPC needs the per-trial baseline scores and
+their identities (``epc`` is ``None`` without them).
 """
 
 from __future__ import annotations
@@ -37,46 +37,52 @@ def _thin(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(n, MAX_CURVE_POINTS)).astype(int))
 
 
-def _trial_scores(baseline: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The baseline's per-trial (genuine, impostor) distances, in the plan's trial order."""
-    return np.asarray(baseline.genuine_scores, dtype=float), np.asarray(baseline.impostor_scores, dtype=float)
+def _trial_scores(baseline: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The baseline's per-trial (genuine, impostor) distances in the plan's trial order, when kept.
+
+    ``scores`` where a run keeps them only for small populations (streamed evaluations), else the
+    ``genuine_scores``/``impostor_scores`` arrays.
+    """
+    kept = getattr(baseline, "scores", None)
+    if kept is None and hasattr(baseline, "genuine_scores"):
+        kept = (baseline.genuine_scores, baseline.impostor_scores)
+    if kept is None:
+        return None
+    return np.asarray(kept[0], dtype=float), np.asarray(kept[1], dtype=float)
+
+
+def _epc(er: ErrorRateResult, baseline: Any, seed: int) -> dict[str, Any] | None:
+    """The EPC of one baseline over the identity halves; ``None`` without per-trial scores and
+    identities, or when a half lacks genuine or impostor trials (tiny populations)."""
+    kept = _trial_scores(baseline)
+    if kept is None or er.trial_labels is None:
+        return None
+    claimed, real, _rows = er.trial_labels
+    dev, ev = identity_halves(claimed.astype(str), real.astype(str), seed=seed)
+    scores = np.concatenate(kept)
+    genuine = np.arange(scores.size) < kept[0].size
+    try:
+        alphas, hter, thresholds = epc(
+            scores[dev & genuine], scores[dev & ~genuine], scores[ev & genuine], scores[ev & ~genuine]
+        )
+    except ParameterError:
+        return None
+    return {
+        "alpha": alphas.tolist(),
+        "hter": hter.tolist(),
+        "threshold": thresholds.tolist(),
+        "split": SPLIT_STATEMENT,
+        "seed": seed,
+        "development_trials": {"genuine": int((dev & genuine).sum()), "impostor": int((dev & ~genuine).sum())},
+        "evaluation_trials": {"genuine": int((ev & genuine).sum()), "impostor": int((ev & ~genuine).sum())},
+    }
 
 
 def baseline_curves(er: ErrorRateResult, *, seed: int = 0) -> list[dict[str, Any]]:
     """Per unprotected baseline: its ROC points and its EPC over the identity halves (module docstring)."""
-    if not er.baselines or er.trial_labels is None:
-        return []
-    claimed, real, _rows = er.trial_labels
-    dev, ev = identity_halves(claimed.astype(str), real.astype(str), seed=seed)
-    n_gen = er.points[0].genuine_trials
     out = []
     for b in er.baselines:
         keep = _thin(b.fmr.size)
-        entry: dict[str, Any] = {
-            "metric": b.metric,
-            "roc": {"fmr": b.fmr[keep].tolist(), "tpr": (1.0 - b.fnmr[keep]).tolist()},
-        }
-        gen, imp = _trial_scores(b)
-        scores = np.concatenate([gen, imp])
-        genuine = np.arange(scores.size) < n_gen
-        try:
-            alphas, hter, thresholds = epc(
-                scores[dev & genuine], scores[dev & ~genuine], scores[ev & genuine], scores[ev & ~genuine]
-            )
-        except ParameterError:  # a half without genuine or impostor trials (tiny populations)
-            entry["epc"] = None
-        else:
-            entry["epc"] = {
-                "alpha": alphas.tolist(),
-                "hter": hter.tolist(),
-                "threshold": thresholds.tolist(),
-                "split": SPLIT_STATEMENT,
-                "seed": seed,
-                "development_trials": {
-                    "genuine": int((dev & genuine).sum()),
-                    "impostor": int((dev & ~genuine).sum()),
-                },
-                "evaluation_trials": {"genuine": int((ev & genuine).sum()), "impostor": int((ev & ~genuine).sum())},
-            }
-        out.append(entry)
+        roc = {"fmr": b.fmr[keep].tolist(), "tpr": (1.0 - b.fnmr[keep]).tolist()}
+        out.append({"metric": b.metric, "roc": roc, "epc": _epc(er, b, seed)})
     return out
