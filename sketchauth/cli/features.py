@@ -268,7 +268,9 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
     import numpy as np
 
     from sketchauth.evaluate.trials import pair_scores
-    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, _abs_delta, byte_error_scores
+    from sketchauth.features.code_offset import byte_error_scores
+    from sketchauth.features.interval import IntervalPipeline, _abs_delta
+    from sketchauth.features.thermometer import ThermometerPipeline
 
     transform = pipeline.transform
     if isinstance(pipeline, IntervalPipeline):

@@ -47,18 +47,10 @@ from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.pipeline import (
-    AsymmetricIntervalPipeline,
-    CodeOffsetPipeline,
-    IntervalPipeline,
-    Pipeline,
-    ThermometerPipeline,
-    _abs_delta,
-    _code_dims,
-    asymmetric_scale_scores,
-    byte_error_scores,
-    tolerance_path,
-)
+from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
+from sketchauth.features.base import Pipeline
+from sketchauth.features.code_offset import CodeOffsetPipeline, _code_dims, byte_error_scores
+from sketchauth.features.interval import IntervalPipeline, _abs_delta, tolerance_path
 from sketchauth.features.security import (
     GUARANTEE_BITS,
     PIN_DIGITS,
@@ -68,6 +60,7 @@ from sketchauth.features.security import (
     security_figures,
     tuning_view,
 )
+from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch

@@ -426,7 +426,7 @@ def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -
 
 def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:
     # 5 of 100 genuine trials rejected is FNMR 0.05 exactly: it meets target 0.05.
-    import sketchauth.features.pipeline as pl
+    import sketchauth.features.code_offset as pl
 
     genuine = np.array([0] * 60 + [1] * 35 + [2] * 5)
     monkeypatch.setattr(pl, "byte_error_scores", lambda *a, **k: (genuine, np.array([3, 4, 5])))
