@@ -10,14 +10,16 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _allowed_false_matches, _one_sample
+from sketchauth.evaluate.trials import ProjectedTrials, pair_scores
+from sketchauth.features.base import Pipeline, _fold_transform, _one_sample, _with_calibration
+from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, Spread
 from sketchauth.sketches.params import check_int
 from sketchauth.templates import enrol_interval
 
-__all__ = ["AsymmetricIntervalPipeline", "asymmetric_scale_scores"]
+__all__ = ["SCALE_GRID", "AsymmetricIntervalPipeline", "asymmetric_decider", "asymmetric_scale_scores"]
 
 
 class AsymmetricIntervalPipeline(Pipeline):
@@ -36,7 +38,7 @@ class AsymmetricIntervalPipeline(Pipeline):
         *,
         q: int,
         scale: float = 3.0,
-        margin: int = 1,
+        margin: int = DEFAULTS.asymmetric_margin,
         spread: Spread = "std",
         scheme: str = "s2",
     ) -> None:
@@ -56,27 +58,35 @@ class AsymmetricIntervalPipeline(Pipeline):
         transform: FeatureTransform,
         heldout: LabelledVectors,
         *,
-        target_fmr: float = 1e-2,
+        target_fmr: float = DEFAULTS.target_fmr,
         enrol_samples: int = 3,
         q: int | None = None,
-        margin: int = 1,
+        margin: int = DEFAULTS.asymmetric_margin,
+        folds: int = DEFAULTS.folds,
+        confidence: float = DEFAULTS.confidence,
+        refit: bool = False,
     ) -> AsymmetricIntervalPipeline:
-        """The largest ``scale`` whose FMR on held-out identities is at most ``target_fmr`` (s2, spread ``std``).
+        """The largest ``scale`` on :data:`SCALE_GRID` admissible for ``target_fmr`` (s2, spread ``std``).
 
-        Each held-out comparison has the smallest scale accepting it
-        (:func:`asymmetric_scale_scores`); with ``k = ⌊target·I⌋`` of the ``I`` impostor trials
-        allowed, the scale is the ``(k+1)``-th smallest impostor score, which accepts only trials
-        scoring strictly below it: at most ``k`` (counted in integers).
+        Each comparison has the smallest scale accepting it (:func:`asymmetric_scale_scores`); the
+        pipeline at scale ``c`` accepts the trials scoring strictly below ``c``.
+
+        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
+        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
+        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
+        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
+        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
+        (e.g. all the background): each fold's transform is then refitted without the fold's people.
         """
         if enrol_samples < 2:
             raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")
-        allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
         q = transform.levels if q is None else q
-        trials = projected_trials(transform.project, heldout, enrol_samples)
-        _, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
-        ordered = np.sort(impostor)
-        scale = float(ordered[allowed]) if allowed < ordered.size else float(ordered[-1]) + 1.0
-        return cls(transform, np.arange(transform.dimensions), q=q, scale=max(0.0, scale), margin=margin, spread="std")
+        decider = asymmetric_decider(transform, q=q, margin=margin, refit=refit)
+        choice = calibrate(
+            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
+        )
+        pipeline = cls(transform, np.arange(transform.dimensions), q=q, scale=float(choice.point), margin=margin)
+        return _with_calibration(pipeline, choice)
 
     @property
     def sketch(self) -> AsymmetricIntervalSketch:
@@ -139,19 +149,47 @@ def asymmetric_scale_scores(
     at scale ``c`` iff every ``w_j < q`` and ``c·s_j > w_j − margin`` (or ``w_j < max(1, margin)``
     when ``s_j = 0``). Scores are clipped to ``[0, 10^9]``.
     """
+    packed, probes = _templates_and_probes(transform, trials)
+    return pair_scores(packed, probes, trials.owner, lambda t, p: _scale_score(t, p, q=q, margin=margin))
+
+
+def _templates_and_probes(transform: FeatureTransform, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+    """``(b, s)`` packed per enrolled identity (``J × 2 × k``) and the probes' levels, from projected trials."""
     m = trials.enrolment.shape[1]
     levels = transform.quantise(trials.enrolment)
     b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
     spread = levels.astype(np.float64).std(axis=1, ddof=1)
-    probes = transform.quantise(trials.probes)
+    return np.stack([b, spread], axis=1).astype(np.float64), transform.quantise(trials.probes)
 
-    def score(template: np.ndarray, probe: np.ndarray) -> np.ndarray:
-        bj, sj = template[..., 0, :], template[..., 1, :]
-        signed = probe - bj
-        w = np.where(signed < 0, -signed - 1, signed)
-        need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
-        need = np.where(w >= q, np.inf, need)
-        return np.max(need, axis=-1).clip(0.0, 1e9)
 
-    packed = np.stack([b, spread], axis=1).astype(np.float64)
-    return pair_scores(packed, probes, trials.owner, score)
+def _scale_score(template: np.ndarray, probe: np.ndarray, *, q: int, margin: int) -> np.ndarray:
+    bj, sj = template[..., 0, :], template[..., 1, :]
+    signed = probe - bj
+    w = np.where(signed < 0, -signed - 1, signed)
+    need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
+    need = np.where(w >= q, np.inf, need)
+    return np.max(need, axis=-1).clip(0.0, 1e9)
+
+
+#: Scales :meth:`AsymmetricIntervalPipeline.for_target_fmr` chooses from (ascending).
+SCALE_GRID = np.round(np.concatenate([np.arange(0.0, 10.0, 0.02), np.arange(10.0, 100.0, 0.5)]), 2)
+
+
+def asymmetric_decider(transform: FeatureTransform, *, q: int, margin: int, refit: bool) -> Decider:
+    """The scale of :func:`~sketchauth.templates.enrol_interval` as a
+    :class:`~sketchauth.features.calibration.Decider` (accept iff the trial's
+    :func:`asymmetric_scale_scores` score ``< scale``), over :data:`SCALE_GRID`."""
+
+    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        fold = transform if model is None else model
+        shape = trials.enrolment.shape
+        enrolment = fold.project(trials.enrolment.reshape(-1, shape[-1])).reshape(shape[0], shape[1], -1)
+        return _templates_and_probes(fold, ProjectedTrials(enrolment, fold.project(trials.probes), trials.owner))
+
+    return Decider(
+        grid=SCALE_GRID,
+        score=lambda model, t, p: _scale_score(t, p, q=q, margin=margin),
+        strict=True,
+        fit=_fold_transform(transform, refit),
+        features=features,
+    )

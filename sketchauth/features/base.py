@@ -11,9 +11,9 @@ import hashlib
 import hmac
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import argon2
 import numpy as np
@@ -22,6 +22,7 @@ from sketchauth.enrolment import Enrolment, enrol, verify
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import projected_trials
+from sketchauth.features.calibration import Calibration
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 
@@ -29,6 +30,7 @@ __all__ = ["PIPELINE_FORMAT", "Pipeline"]
 
 
 PIPELINE_FORMAT = "sketchauth-pipeline/v1"
+P = TypeVar("P", bound="Pipeline")
 
 
 def _dims(dims: Any, transform: FeatureTransform) -> np.ndarray:
@@ -54,6 +56,8 @@ class Pipeline(ABC):
             raise ParameterError("transform must be a FeatureTransform")
         self.transform = transform
         self.dims = _dims(dims, transform)
+        #: How the setting was chosen (``for_target_fmr``): predicted rates on new people; not configuration.
+        self.calibration: Calibration | None = None
 
     # -- the sketch and the two conversions ---------------------------------------------------
     @property
@@ -212,3 +216,13 @@ def _allowed_false_matches(
         raise ParameterError(f"target_fmr must be in (0, 1), got {target_fmr!r}")
     trials = projected_trials(transform.project, heldout, enrol_samples)
     return int(Fraction(target_fmr) * trials.impostor_trials)
+
+
+def _fold_transform(transform: FeatureTransform, refit: bool) -> Callable[[LabelledVectors], FeatureTransform] | None:
+    """Per-fold model of a pipeline whose only learned part is the transform: refitted, or none."""
+    return transform.refit if refit else None
+
+
+def _with_calibration(pipeline: P, calibration: Calibration) -> P:
+    pipeline.calibration = calibration
+    return pipeline

@@ -13,12 +13,20 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _allowed_false_matches, _one_sample
+from sketchauth.features.base import Pipeline, _fold_transform, _one_sample, _with_calibration
+from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.params import check_int
 
-__all__ = ["CodeOffsetPipeline", "ToleranceChoice", "byte_error_scores", "choose_error_tolerance"]
+__all__ = [
+    "CodeOffsetPipeline",
+    "ToleranceChoice",
+    "byte_error_scores",
+    "choose_error_tolerance",
+    "code_offset_decider",
+]
 
 
 def _code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -> np.ndarray:
@@ -52,8 +60,8 @@ class CodeOffsetPipeline(Pipeline):
         transform: FeatureTransform,
         heldout: LabelledVectors,
         *,
-        bits: int = 2,
-        target_fnmr: float = 0.05,
+        bits: int = DEFAULTS.code_bits,
+        target_fnmr: float = DEFAULTS.target_fnmr,
         enrol_samples: int = 1,
         dimensions: int | None = None,
     ) -> CodeOffsetPipeline:
@@ -69,31 +77,38 @@ class CodeOffsetPipeline(Pipeline):
         transform: FeatureTransform,
         heldout: LabelledVectors,
         *,
-        target_fmr: float = 1e-2,
-        bits: int = 2,
-        enrol_samples: int = 1,
+        target_fmr: float = DEFAULTS.target_fmr,
+        bits: int = DEFAULTS.code_bits,
+        enrol_samples: int = DEFAULTS.enrol_samples,
         dimensions: int | None = None,
+        folds: int = DEFAULTS.folds,
+        confidence: float = DEFAULTS.confidence,
+        refit: bool = False,
     ) -> CodeOffsetPipeline:
-        """The largest ``t`` (``1 ≤ t``, ``2t < n``) whose held-out FMR is at most ``target_fmr``.
+        """The largest useful ``t`` (``1 ≤ t``, ``2t < n``) for ``target_fmr``.
 
         A comparison is accepted iff at most ``t`` bytes differ (Reed–Solomon corrects exactly
-        that many). Counts are compared as integers: ``#{impostor errors ≤ t} ≤ ⌊target·I⌋``.
-        ``ParameterError`` if even ``t = 1`` exceeds the target.
+        that many). ``ParameterError`` if even ``t = 1`` is not admissible.
+
+        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
+        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
+        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
+        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
+        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
+        (e.g. all the background): each fold's transform is then refitted without the fold's people.
         """
-        allowed = _allowed_false_matches(target_fmr, heldout, transform, enrol_samples)
         dims = _code_dims(transform, bits, dimensions)
-        trials = projected_trials(transform.project, heldout, enrol_samples)
-        _, impostor = byte_error_scores(transform, trials, bits, dims)
-        n = dims.size * bits // 8
-        t_max = (n - 1) // 2
-        accepted = np.searchsorted(np.sort(impostor), np.arange(t_max + 1), side="right")
-        ok = np.flatnonzero(accepted[1:] <= allowed)
-        if t_max < 1 or ok.size == 0:
+        t_max = (dims.size * bits // 8 - 1) // 2
+        if t_max < 1:
             raise ParameterError(
-                f"no byte-error tolerance 1 <= t <= {max(t_max, 0)} reaches FMR {target_fmr} on {n} bytes; "
-                "use more bits or dimensions"
+                f"{dims.size} dimensions × {bits} bits give {dims.size * bits // 8} bytes: no byte-error "
+                "tolerance 1 <= t with 2t < n; use more bits or dimensions"
             )
-        return cls(transform, dims, bits=bits, t=int(ok[-1]) + 1)
+        decider = code_offset_decider(transform, dims, bits=bits, t_max=t_max, refit=refit)
+        choice = calibrate(
+            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
+        )
+        return _with_calibration(cls(transform, dims, bits=bits, t=int(choice.point)), choice)
 
     @property
     def sketch(self) -> CodeOffsetSketch:
@@ -150,8 +165,8 @@ def choose_error_tolerance(
     transform: FeatureTransform,
     heldout: LabelledVectors,
     *,
-    bits: int = 2,
-    target_fnmr: float = 0.05,
+    bits: int = DEFAULTS.code_bits,
+    target_fnmr: float = DEFAULTS.target_fnmr,
     enrol_samples: int = 1,
     dimensions: int | None = None,
 ) -> ToleranceChoice:
@@ -186,3 +201,23 @@ def choose_error_tolerance(
     t = int(ok[0]) + 1
     fmr = float(np.count_nonzero(impostor <= t)) / impostor.size
     return ToleranceChoice(t, dims, float(fnmr[t]), fmr, int(genuine.size), int(impostor.size))
+
+
+def code_offset_decider(
+    transform: FeatureTransform, dims: np.ndarray, *, bits: int, t_max: int, refit: bool
+) -> Decider:
+    """The Reed–Solomon budget as a :class:`~sketchauth.features.calibration.Decider`: accept iff at
+    most ``t`` bytes differ, ``t = 1 … t_max``. With ``refit`` each fold refits the transform
+    (same ``bits``, as many of its leading dimensions as ``dims`` holds)."""
+
+    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        fold = transform if model is None else model
+        use = dims if model is None else _code_dims(fold, bits, dims.size)
+        t_bytes = fold.binarise_array(fold.quantise(fold.project(trials.templates)), bits, use)
+        p_bytes = fold.binarise_array(fold.quantise(fold.project(trials.probes)), bits, use)
+        return t_bytes, p_bytes
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        return np.count_nonzero(templates != probes, axis=-1)
+
+    return Decider(grid=np.arange(1, t_max + 1), score=score, fit=_fold_transform(transform, refit), features=features)

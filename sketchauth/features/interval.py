@@ -15,7 +15,7 @@ levels check nothing and are dropped from the sketch (they would only leak).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,11 +23,13 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _one_sample
+from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
+from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.interval import IntervalSketch
 
-__all__ = ["IntervalPipeline", "TolerancePath", "tolerance_path"]
+__all__ = ["PATH_LOG_FMR_GRID", "IntervalPipeline", "TolerancePath", "interval_decider", "tolerance_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,19 @@ class TolerancePath:
     fnmr: np.ndarray
     genuine_trials: int
     impostor_trials: int
+    #: ``Σ_j log q_j(v_j)`` per step: the log of the impostor acceptance the per-dimension rates
+    #: predict (independent dimensions). Strictly increasing along the path, never flat where no
+    #: measured impostor is accepted yet: the calibration's stopping scale.
+    log_model_fmr: np.ndarray | None = None
+
+    def step_for_log_model_fmr(self, log_fmr: float) -> int:
+        """The most permissive step whose :attr:`log_model_fmr` does not exceed ``log_fmr``."""
+        if self.log_model_fmr is None:
+            raise ParameterError("this tolerance path carries no model FMR (build it with tolerance_path)")
+        ok = np.flatnonzero(self.log_model_fmr <= log_fmr)
+        if ok.size == 0:
+            raise ParameterError(f"no step of the tolerance path has a model FMR <= exp({log_fmr:g})")
+        return int(ok[-1])
 
     def step_for_fmr(self, target_fmr: float) -> int:
         """The most permissive step whose measured FMR does not exceed ``target_fmr``."""
@@ -124,7 +139,8 @@ def tolerance_path(transform: FeatureTransform, heldout: LabelledVectors, *, enr
     steps = np.arange(len(path))
     fmr = np.searchsorted(np.sort(impostor), steps, side="right") / impostor.size
     fnmr = 1.0 - np.searchsorted(np.sort(genuine), steps, side="right") / genuine.size
-    return TolerancePath(path, fmr, fnmr, int(genuine.size), int(impostor.size))
+    log_model = log_q[np.arange(path.shape[1])[None, :], path - 1].sum(axis=1)
+    return TolerancePath(path, fmr, fnmr, int(genuine.size), int(impostor.size), log_model)
 
 
 class IntervalPipeline(Pipeline):
@@ -149,11 +165,38 @@ class IntervalPipeline(Pipeline):
 
     @classmethod
     def for_target_fmr(
-        cls, transform: FeatureTransform, heldout: LabelledVectors, *, target_fmr: float = 1e-2, enrol_samples: int = 1
+        cls,
+        transform: FeatureTransform,
+        heldout: LabelledVectors,
+        *,
+        target_fmr: float = DEFAULTS.target_fmr,
+        enrol_samples: int = DEFAULTS.enrol_samples,
+        folds: int = DEFAULTS.folds,
+        confidence: float = DEFAULTS.confidence,
+        refit: bool = False,
     ) -> IntervalPipeline:
-        """Tolerances for ``target_fmr`` measured on held-out background identities."""
+        """Tolerances for ``target_fmr``: a step of the tolerance path built on all of ``heldout``.
+
+        The path itself is learned from the data, so it is cross-validated too: each fold builds
+        its own path without the fold's people, and the calibrated setting is the *model FMR*
+        ``x`` (log, on :data:`PATH_LOG_FMR_GRID`) at which to stop — the last step whose
+        :attr:`TolerancePath.log_model_fmr` is ``≤ x``. The pipeline is that step of the path built
+        on all of ``heldout``.
+
+        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
+        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
+        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
+        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
+        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
+        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        """
+        decider = interval_decider(transform, enrol_samples=enrol_samples, refit=refit)
+        choice = calibrate(
+            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
+        )
         path = tolerance_path(transform, heldout, enrol_samples=enrol_samples)
-        return cls.from_path(transform, path, path.step_for_fmr(target_fmr))
+        pipeline = cls.from_path(transform, path, path.step_for_log_model_fmr(float(choice.point)))
+        return _with_calibration(pipeline, replace(choice, model=(transform, path)))
 
     @property
     def sketch(self) -> IntervalSketch:
@@ -183,3 +226,38 @@ class IntervalPipeline(Pipeline):
         if pipeline.sketch.params() != dict(params):
             raise ParameterError("pipeline parameters do not match its transform (levels) or dims")
         return pipeline
+
+
+#: A fold's model in :func:`interval_decider`: its transform and its tolerance path.
+_PathModel = tuple[FeatureTransform, TolerancePath]
+
+#: Log model FMRs at which :meth:`IntervalPipeline.for_target_fmr` may stop (ascending, e^-1400 … 1):
+#: every integer up to -100, then steps of 0.1 (the products of hundreds of per-dimension rates are tiny).
+PATH_LOG_FMR_GRID = np.round(np.concatenate([np.arange(-1400.0, -100.0, 1.0), np.arange(-100.0, 0.05, 0.1)]), 1)
+
+
+def interval_decider(transform: FeatureTransform, *, enrol_samples: int, refit: bool) -> Decider:
+    """The stopping point of a tolerance path as a :class:`~sketchauth.features.calibration.Decider`.
+
+    Each fold's model is ``(transform, path)`` fitted on the other folds (the transform refitted
+    when ``refit``); a trial's score is the log model FMR of the first step whose box accepts it,
+    and the pipeline stopping at log model FMR ``x`` accepts exactly the trials scoring ``≤ x``
+    (the boxes are nested and the model FMR increases along the path).
+    """
+
+    def fit(train: LabelledVectors) -> _PathModel:
+        fold = transform.refit(train) if refit else transform
+        return fold, tolerance_path(fold, train, enrol_samples=enrol_samples)
+
+    def features(
+        model: tuple[FeatureTransform, TolerancePath], trials: ProjectedTrials
+    ) -> tuple[np.ndarray, np.ndarray]:
+        fold = model[0]
+        return fold.quantise(fold.project(trials.templates)), fold.quantise(fold.project(trials.probes))
+
+    def score(model: _PathModel, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        path = model[1]
+        assert path.log_model_fmr is not None  # tolerance_path records it
+        return path.log_model_fmr[path.steps_needed(_abs_delta(templates, probes))]
+
+    return Decider(grid=PATH_LOG_FMR_GRID, score=score, fit=fit, features=features)

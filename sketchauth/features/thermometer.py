@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,12 +10,14 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _one_sample
+from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
+from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.params import check_positive_float
-from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.pinsketch import MAX_T, PinSketch
 
-__all__ = ["MAX_THERMOMETER_BITS", "THERMOMETER_RANGE", "ThermometerPipeline", "fisher_weights"]
+__all__ = ["MAX_THERMOMETER_BITS", "THERMOMETER_RANGE", "ThermometerPipeline", "fisher_weights", "thermometer_decider"]
 
 
 #: Range of each dimension's uniform quantiser, in standard deviations of the background.
@@ -79,20 +80,28 @@ class ThermometerPipeline(Pipeline):
         transform: FeatureTransform,
         heldout: LabelledVectors,
         *,
-        target_fmr: float = 1e-2,
-        enrol_samples: int = 1,
-        resolution: float = 0.2,
+        target_fmr: float = DEFAULTS.target_fmr,
+        enrol_samples: int = DEFAULTS.enrol_samples,
+        resolution: float = DEFAULTS.thermometer_resolution,
+        folds: int = DEFAULTS.folds,
+        confidence: float = DEFAULTS.confidence,
+        refit: bool = False,
     ) -> ThermometerPipeline:
-        """All kept dimensions, steps from :func:`fisher_weights`, ``t`` for ``target_fmr`` on held-out data."""
+        """All kept dimensions, steps from :func:`fisher_weights`, the budget ``t`` for ``target_fmr``.
+
+        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
+        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
+        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
+        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
+        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
+        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        """
         draft = cls.with_resolution(transform, enrol_samples=enrol_samples, resolution=resolution, t=1)
-        _genuine, impostor = draft.level_distances(heldout, enrol_samples=enrol_samples)
-        ok = np.sort(impostor)
-        # Largest t with #{impostor distance ≤ t} ≤ target · trials.
-        allowed = math.floor(target_fmr * impostor.size + 1e-9)
-        t = int(ok[allowed]) - 1 if allowed < ok.size else int(ok[-1])
-        if t < 1:
-            raise ParameterError(f"no error budget t >= 1 reaches FMR {target_fmr} on the held-out data")
-        return cls(transform, draft.dims, steps=draft.steps, t=t)
+        decider = thermometer_decider(draft, enrol_samples=enrol_samples, resolution=resolution, refit=refit)
+        choice = calibrate(
+            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
+        )
+        return _with_calibration(cls(transform, draft.dims, steps=draft.steps, t=int(choice.point)), choice)
 
     @classmethod
     def with_resolution(
@@ -146,3 +155,30 @@ class ThermometerPipeline(Pipeline):
         if pipeline.sketch.params() != dict(raw["params"]):
             raise ParameterError("pipeline parameters do not match its dims and steps")
         return pipeline
+
+
+def thermometer_decider(draft: ThermometerPipeline, *, enrol_samples: int, resolution: float, refit: bool) -> Decider:
+    """The PinSketch budget as a :class:`~sketchauth.features.calibration.Decider`: accept iff the L1
+    level distance ``≤ t`` for every ``t`` PinSketch accepts over ``draft``'s universe.
+
+    With ``refit`` each fold's model is the pipeline at the same resolution on a refitted transform.
+    """
+
+    def fit(train: LabelledVectors) -> ThermometerPipeline:
+        return ThermometerPipeline.with_resolution(
+            draft.transform.refit(train), enrol_samples=enrol_samples, resolution=resolution, t=1
+        )
+
+    def features(model: ThermometerPipeline | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        model = draft if model is None else model
+        project = model.transform.project
+        return model.levels(project(trials.templates)[:, model.dims]), model.levels(
+            project(trials.probes)[:, model.dims]
+        )
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        return np.abs(templates - probes).sum(axis=-1)
+
+    # Every budget PinSketch takes over this universe (t ≤ MAX_T, t < 2^(m−1)).
+    grid = np.arange(1, min(MAX_T, (1 << (draft.sketch.m - 1)) - 1) + 1)
+    return Decider(grid=grid, score=score, fit=fit if refit else None, features=features)
