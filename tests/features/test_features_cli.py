@@ -44,12 +44,15 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     transform = FeatureTransform.from_json(transform_path.read_text())
     assert summary["kept_dimensions"] == transform.dimensions
     assert summary["levels"] == 16 and summary["bits_per_dimension"] == 4
-    assert summary["background"]["identities"] == 105  # 70% of 150 identities fit the transform
-    assert summary["calibration_identities"] + summary["check_identities"] == 45
-    assert transform.training["holdout"] == 0.3 and transform.training["split_seed"] == 0
+    # Every background identity fits the transform and calibrates by 5-fold cross-validation.
+    assert summary["background"]["identities"] == 150 == summary["calibration_identities"]
+    assert "check_identities" not in summary and "cross-validation" in summary["protocol"]
+    assert transform.training["folds"] == 5 and transform.training["split_seed"] == 0
     for name in ("interval", "thermometer"):
-        expected = summary["pipelines"][name]["expected_on_check"]
-        assert 0.0 <= expected["fnmr"] <= 1.0 and expected["impostor_trials"] > 0
+        predicted = summary["pipelines"][name]["predicted_on_new_people"]
+        assert predicted["predicted_fmr_upper"] <= 0.01 and predicted["folds"] == 5
+        low, high = predicted["predicted_fmr_interval"]
+        assert low <= predicted["predicted_fmr"] <= high and predicted["impostor_trials"] == 150 * 4 * 149
         assert load_pipeline((pipelines / f"{name}.json").read_text()).transform == transform
 
     out = tmp_path / "report"
