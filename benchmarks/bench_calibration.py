@@ -15,6 +15,9 @@ impostor pairs counted with the pipeline's exact decision rule (the deciders of
   person, the setting chosen by identity-disjoint 5-fold cross-validation with the 95%
   Clopper–Pearson bound on design-effect counts ``≤ target`` (``for_target_fmr(..., refit=True)``).
 
+On the real set the "after" protocol also runs on the raw embedding normalised and whitened
+without an LDA (``projection="whiten", normalise=True``: the integrator's path).
+
 Reported per data set, pipeline and target: realised FMR, realised / target, the predicted FMR and
 its interval (after), whether the realised FMR lies in it, and the realised FNMR. The defaults
 candidates (thermometer resolution, code-offset bits, asymmetric margin) are compared the same way.
@@ -150,7 +153,12 @@ def after(
     kind: str, background: LabelledVectors, people: LabelledVectors, target: float, options: dict[str, Any]
 ) -> dict[str, Any]:
     """Calibrated by cross-validation on every background person; measured on ``people``."""
-    transform = FeatureTransform.fit(background, levels=options["levels"], projection=options["projection"])
+    transform = FeatureTransform.fit(
+        background,
+        levels=options["levels"],
+        projection=options["projection"],
+        normalise=options.get("normalise", False),
+    )
     pipeline = calibrated_pipeline(
         kind,
         transform,
@@ -186,10 +194,14 @@ def measure(name: str, data: LabelledVectors, options: dict[str, Any], kinds: tu
     for kind in kinds:
         for target in TARGETS:
             row: dict[str, Any] = {"data": name, "pipeline": kind, "target_fmr": target}
-            for label, run in (("before", before), ("after", after)):
+            runs = [("before", before, options), ("after", after, options)]
+            if name != "synthetic":
+                # Item of the integrator's path: the raw deep embedding, normalised and whitened without LDA.
+                runs.append(("after_whiten_normalise", after, {**options, "projection": "whiten", "normalise": True}))
+            for label, run, chosen in runs:
                 start = time.perf_counter()
                 try:
-                    result = run(kind, background, people, target, options)
+                    result = run(kind, background, people, target, chosen)
                 except SketchAuthError as exc:
                     result = {"unavailable": str(exc)}
                 if "fmr" in result:
@@ -213,7 +225,8 @@ def _line(row: dict[str, Any]) -> str:
         return f"FMR {r['fmr']:.2e} ({r['fmr_over_target']:.2f}x) FNMR {r['fnmr']:.3f}"
 
     head = f"{row['data']:>10} {row['pipeline']:>12} {row['target_fmr']:g}"
-    return f"{head}: before {cell(row['before'])} | after {cell(row['after'])}"
+    tail = f" | whiten {cell(row['after_whiten_normalise'])}" if "after_whiten_normalise" in row else ""
+    return f"{head}: before {cell(row['before'])} | after {cell(row['after'])}{tail}"
 
 
 def main() -> None:
