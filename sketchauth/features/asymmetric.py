@@ -71,12 +71,8 @@ class AsymmetricIntervalPipeline(Pipeline):
         Each comparison has the smallest scale accepting it (:func:`asymmetric_scale_scores`); the
         pipeline at scale ``c`` accepts the trials scoring strictly below ``c``.
 
-        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
-        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
-        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
-        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
-        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
-        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
+        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
         """
         if enrol_samples < 2:
             raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")

@@ -47,7 +47,15 @@ def _dims(dims: Any, transform: FeatureTransform) -> np.ndarray:
 
 
 class Pipeline(ABC):
-    """A transform chained with a sketch on a subset ``dims`` of the transform's dimensions."""
+    """A transform chained with a sketch on a subset ``dims`` of the transform's dimensions.
+
+    Calibration (every ``for_target_fmr``, :func:`sketchauth.features.calibration.calibrate`):
+    identity-disjoint ``folds``-fold cross-validation over all of ``heldout``; the setting whose
+    one-sided Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr`` and whose
+    FNMR is lowest; :attr:`calibration` holds the predicted FMR/FNMR and their intervals.
+    ``refit=True`` when ``heldout`` includes the people the transform was fitted on (e.g. all the
+    background): each fold's transform is then refitted without the fold's people.
+    """
 
     kind: ClassVar[str]
 

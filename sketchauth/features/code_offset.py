@@ -90,12 +90,8 @@ class CodeOffsetPipeline(Pipeline):
         A comparison is accepted iff at most ``t`` bytes differ (Reed–Solomon corrects exactly
         that many). ``ParameterError`` if even ``t = 1`` is not admissible.
 
-        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
-        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
-        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
-        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
-        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
-        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
+        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
         """
         dims = _code_dims(transform, bits, dimensions)
         t_max = (dims.size * bits // 8 - 1) // 2

@@ -183,12 +183,8 @@ class IntervalPipeline(Pipeline):
         :attr:`TolerancePath.log_model_fmr` is ``≤ x``. The pipeline is that step of the path built
         on all of ``heldout``.
 
-        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
-        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
-        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
-        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
-        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
-        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
+        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
         """
         decider = interval_decider(transform, enrol_samples=enrol_samples, refit=refit)
         choice = calibrate(

@@ -89,12 +89,8 @@ class ThermometerPipeline(Pipeline):
     ) -> ThermometerPipeline:
         """All kept dimensions, steps from :func:`fisher_weights`, the budget ``t`` for ``target_fmr``.
 
-        Calibration (:func:`sketchauth.features.calibration.calibrate`): identity-disjoint
-        ``folds``-fold cross-validation over all of ``heldout``, the setting whose one-sided
-        Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr``; the pipeline's
-        :attr:`~sketchauth.features.base.Pipeline.calibration` holds the predicted FMR/FNMR and
-        intervals. ``refit=True`` when ``heldout`` includes the people the transform was fitted on
-        (e.g. all the background): each fold's transform is then refitted without the fold's people.
+        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
+        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
         """
         draft = cls.with_resolution(transform, enrol_samples=enrol_samples, resolution=resolution, t=1)
         decider = thermometer_decider(draft, enrol_samples=enrol_samples, resolution=resolution, refit=refit)
