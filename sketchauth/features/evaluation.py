@@ -49,6 +49,7 @@ from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
 from sketchauth.features.base import Pipeline
+from sketchauth.features.calibrated import heldout_table
 from sketchauth.features.code_offset import CodeOffsetPipeline, _code_dims, byte_error_scores
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.interval import IntervalPipeline, _abs_delta, tolerance_path
@@ -269,9 +270,6 @@ class FeatureEvaluation:
     def _calibrated_table(self) -> str:
         if not self.calibrated:
             return ""
-        # cycle-free: calibrated imports the pipelines, as this module does
-        from sketchauth.features.calibrated import heldout_table
-
         return (
             "\nCalibrated on the background (identity-disjoint cross-validation, Clopper–Pearson bound), "
             "measured on these people:\n\n" + heldout_table(self.calibrated)
