@@ -22,10 +22,12 @@ Reported per data set, pipeline and target: realised FMR, realised / target, the
 its interval (after), whether the realised FMR lies in it, and the realised FNMR. The defaults
 candidates (thermometer resolution, code-offset bits, asymmetric margin) are compared the same way.
 
-Data: ``lfw-facenet-keras`` (512-D FaceNet embeddings of LFW faces: real people; read from the
-local cache ``$SKETCHAUTH_EMBEDDINGS_DIR`` or ``~/.cache/sketchauth/embeddings`` as
-``<name>.npz`` with arrays ``X`` and ``labels``; never committed: see ``benchmarks/deep_embeddings.py``
-for the rebuild recipe) — skipped when absent — and a synthetic population
+Data: ``lfw-dlib`` (128-D dlib ResNet face descriptors of LFW, 610 people) and
+``lfw-facenet-keras`` (512-D FaceNet embeddings of LFW faces, 213 people with two or more images):
+real people, read from the local cache ``$SKETCHAUTH_EMBEDDINGS_DIR`` or
+``~/.cache/sketchauth/embeddings`` as ``<name>.npz`` with arrays ``X`` and ``labels``; never
+committed (``benchmarks/deep_embeddings.py`` holds the rebuild recipes); each skipped when absent
+— and a synthetic population
 (:class:`~sketchauth.evaluate.embeddings.EmbeddingPopulation`, 600 people × 4 captures).
 
 Run: ``python benchmarks/bench_calibration.py`` → ``benchmarks/results/bench_calibration.json``.
@@ -61,6 +63,8 @@ from sketchauth.features.transform import FeatureTransform, SmallPopulationWarni
 TARGETS = (1e-2, 1e-3)
 KINDS = ("interval", "thermometer", "code-offset")
 OUT = Path(__file__).resolve().parent / "results" / "bench_calibration.json"
+#: Real embedding sets measured when cached (the first one also compares the defaults' candidates).
+DEEP_SETS = ("lfw-dlib", "lfw-facenet-keras")
 
 
 def _subset(data: LabelledVectors, labels: np.ndarray) -> LabelledVectors:
@@ -239,9 +243,8 @@ def main() -> None:
         "margin": DEFAULTS.asymmetric_margin,
     }
     result: dict[str, Any] = {**provenance("bench_calibration"), "targets": list(TARGETS), "sets": {}}
-    face = _deep("lfw-facenet-keras")
-    synthetic = EmbeddingPopulation(seed=0).draw(600, 4, seed=1)
-    sets = {"synthetic": synthetic} if face is None else {"lfw-facenet-keras": face, "synthetic": synthetic}
+    sets = {name: data for name in DEEP_SETS if (data := _deep(name)) is not None}
+    sets["synthetic"] = EmbeddingPopulation(seed=0).draw(600, 4, seed=1)
     for name, data in sets.items():
         result["sets"][name] = measure(name, data, defaults, KINDS)
     # The defaults' candidates, measured the same way (after only): on the real set when present.
