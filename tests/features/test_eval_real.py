@@ -370,6 +370,9 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
         e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"], strict=False)
     )
     assert report["data"]["protocol"]["set"] == "closed"
+    # Picked by the NIST rule on these people: labelled optimistic wherever it is stated.
+    assert report["operating_point"]["chosen_on_evaluated_people"] is True
+    assert "**optimistic**" in (out / "report.md").read_text() and "optimistic: setting chosen" in printed
     assert report["error_rates"]["impostor_trials"] == 12 * 11 * 2
     md = (out / "report.md").read_text()
     assert "impostor trials (zero effort): each identity against every probe of every other identity" in md
