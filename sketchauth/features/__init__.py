@@ -9,6 +9,8 @@
   :mod:`.pipeline` re-exports them all;
 * :mod:`.calibration` — the setting for a target FMR, chosen by identity-disjoint
   cross-validation on the background with a Clopper–Pearson bound (any decider plugs in);
+* :mod:`.calibrated` — each pipeline kind calibrated on the background, and its prediction
+  checked on held-out people; :mod:`.defaults` — the one set of defaults (library and CLI);
 * :mod:`.loading` — pipeline configurations read back from JSON (one file or a directory);
 * :mod:`.evaluation` — error rates of every pipeline next to the unprotected reference.
 
@@ -21,15 +23,21 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "DEFAULTS",
     "AsymmetricIntervalPipeline",
+    "Calibration",
     "CodeOffsetPipeline",
+    "Decider",
     "FeatureTransform",
     "IntervalPipeline",
     "Pipeline",
     "ThermometerPipeline",
     "TolerancePath",
+    "calibrate",
+    "calibrated_pipeline",
     "choose_error_tolerance",
     "evaluate_pipelines",
+    "heldout_check",
     "load_pipeline",
     "load_pipelines",
     "tolerance_path",
@@ -48,6 +56,12 @@ _WHERE = {
     "load_pipeline": "loading",
     "load_pipelines": "loading",
     "evaluate_pipelines": "evaluation",
+    "Calibration": "calibration",
+    "Decider": "calibration",
+    "calibrate": "calibration",
+    "calibrated_pipeline": "calibrated",
+    "heldout_check": "calibrated",
+    "DEFAULTS": "defaults",
 }
 
 
