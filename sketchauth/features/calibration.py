@@ -368,7 +368,8 @@ def _effective(k: np.ndarray, n: int, deff: np.ndarray) -> tuple[np.ndarray, np.
 class Calibration:
     """The chosen setting and what it predicts for new people (rates pooled over the folds).
 
-    ``counts`` holds the per-person counts at every grid point. The ``fmr_*``/``fnmr_*`` fields are
+    ``false_matches``/``false_non_matches`` hold the pooled counts at every grid point (the
+    per-person counts behind the design effect are not kept). The ``fmr_*``/``fnmr_*`` fields are
     those of the chosen point ``grid[index]``: the observed rate, the two-sided Clopper–Pearson
     interval at ``confidence`` on the *effective* counts (trials of one person are correlated:
     :func:`design_effect`) and, for the FMR, the one-sided upper bound that admitted it
@@ -381,7 +382,14 @@ class Calibration:
     confidence: float
     folds: int
     identities: int
-    counts: Counts = field(repr=False)
+    #: Pooled false matches and false non-matches at every grid point.
+    false_matches: np.ndarray = field(repr=False)
+    false_non_matches: np.ndarray = field(repr=False)
+    impostor_trials: int
+    genuine_trials: int
+    #: Effective (design-effect) impostor trials and false matches at the chosen point.
+    effective_impostor_trials: int
+    effective_false_matches: int
     fmr: float
     fmr_upper: float
     fmr_interval: tuple[float, float]
@@ -390,14 +398,6 @@ class Calibration:
     #: The decider calibrated and the model of the final configuration (for :meth:`realised`).
     decider: Decider | None = field(default=None, repr=False, compare=False)
     model: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def impostor_trials(self) -> int:
-        return self.counts.impostor_trials
-
-    @property
-    def genuine_trials(self) -> int:
-        return self.counts.genuine_trials
 
     def realised(self, people: LabelledVectors, *, enrol_samples: int) -> dict[str, Any]:
         """The chosen point measured on other people (e.g. held out from the background).
@@ -416,7 +416,7 @@ class Calibration:
         fnm, g = int(counts.false_non_matches[i]), counts.genuine_trials
         k_eff, n_eff = (int(x[i]) for x in counts.fmr_effective())
         fnm_eff, g_eff = (int(x[i]) for x in counts.fnmr_effective())
-        cal_k, cal_n = (int(x[i]) for x in self.counts.fmr_effective())
+        cal_n = self.effective_impostor_trials
         fmr = k / n
         # Prediction interval for this population: effective trials of both measurements combined.
         p = self.fmr
@@ -435,7 +435,7 @@ class Calibration:
             "genuine_trials": g,
             "impostor_trials": n,
             "calibration_effective_impostor_trials": cal_n,
-            "calibration_effective_false_matches": cal_k,
+            "calibration_effective_false_matches": self.effective_false_matches,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -448,8 +448,10 @@ class Calibration:
             "identities": self.identities,
             "impostor_trials": self.impostor_trials,
             "genuine_trials": self.genuine_trials,
-            "false_matches": int(self.counts.false_matches[self.index]),
-            "false_non_matches": int(self.counts.false_non_matches[self.index]),
+            "false_matches": int(self.false_matches[self.index]),
+            "false_non_matches": int(self.false_non_matches[self.index]),
+            "effective_impostor_trials": self.effective_impostor_trials,
+            "effective_false_matches": self.effective_false_matches,
             "predicted_fmr": self.fmr,
             "predicted_fmr_upper": self.fmr_upper,
             "predicted_fmr_interval": list(self.fmr_interval),
@@ -610,7 +612,12 @@ def _choose(
         confidence=confidence,
         folds=folds,
         identities=identities,
-        counts=counts,
+        false_matches=counts.false_matches,
+        false_non_matches=fnm,
+        impostor_trials=counts.impostor_trials,
+        genuine_trials=counts.genuine_trials,
+        effective_impostor_trials=n,
+        effective_false_matches=k,
         fmr=int(counts.false_matches[index]) / counts.impostor_trials,
         fmr_upper=clopper_pearson_upper(k, n, confidence),
         fmr_interval=clopper_pearson_interval(k, n, confidence),

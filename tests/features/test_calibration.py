@@ -125,15 +125,15 @@ def test_score_and_accept_deciders_give_the_same_counts_and_choice() -> None:
         data,
         target_fmr=0.02,
     )
-    assert np.array_equal(by_score.counts.false_matches, by_accept.counts.false_matches)
-    assert np.array_equal(by_score.counts.false_non_matches, by_accept.counts.false_non_matches)
+    assert np.array_equal(by_score.false_matches, by_accept.false_matches)
+    assert np.array_equal(by_score.false_non_matches, by_accept.false_non_matches)
     assert by_score.point == by_accept.point and by_score.fmr_upper <= 0.02
     # Counted directly: every ordered pair of a template and another person's probe.
     trials = projected_trials(lambda x: x, data, 1)
     d = _squared_distance(None, trials.templates[:, None], trials.probes[None])
     impostor = d[np.arange(trials.identities)[:, None] != trials.owner[None, :]]
     assert by_score.impostor_trials == impostor.size == 60 * 120 - 120
-    assert by_score.counts.false_matches[by_score.index] == int(np.count_nonzero(impostor <= by_score.point))
+    assert by_score.false_matches[by_score.index] == int(np.count_nonzero(impostor <= by_score.point))
 
 
 def test_every_pair_is_scored_once_by_a_model_that_saw_neither_person() -> None:

@@ -189,8 +189,8 @@ def test_thermometer_pipeline_for_one_percent(transform, heldout, people) -> Non
     assert calibration is not None and calibration.point == t and calibration.fmr_upper <= 1e-2
     genuine, impostor = _l1_distances(pipeline, heldout)
     assert (genuine.size, impostor.size) == (240, 14160)
-    assert calibration.counts.false_matches[calibration.index] == int(np.sum(impostor <= t))
-    assert calibration.counts.false_non_matches[calibration.index] == int(np.sum(genuine > t))
+    assert calibration.false_matches[calibration.index] == int(np.sum(impostor <= t))
+    assert calibration.false_non_matches[calibration.index] == int(np.sum(genuine > t))
     assert int(np.sum(impostor <= t)) <= 141  # never more than the plain count would allow
     # On people outside the background: rates near the calibration (here 0/200 and 45/9800).
     genuine, impostor = pipeline.level_distances(people, enrol_samples=1)
