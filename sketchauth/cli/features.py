@@ -264,9 +264,7 @@ def _fit(args: argparse.Namespace) -> int:
             "pipelines": {
                 name: {
                     "scheme": p.sketch.scheme_name,
-                    "params": (
-                        {"n": p.transform.levels, "dims": int(p.dims.size)} if p.kind == "interval" else p.sketch.params()
-                    ),
+                    "params": _summary_params(p),
                     "loss_bound_bits": round(p.report().loss_bound_bits, 1),
                     "secret_bits": round(p.secret_bits, 1),
                     "predicted_on_new_people": p.calibration.to_dict() if p.calibration else None,
@@ -280,6 +278,13 @@ def _fit(args: argparse.Namespace) -> int:
         summary["check_identities"] = int(np.unique(check.identities).size)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _summary_params(pipeline: CalibratedPipeline) -> dict[str, Any]:
+    """The sketch parameters the summary shows (an interval sketch's per-dimension ``v`` left out)."""
+    if pipeline.kind == "interval":
+        return {"n": pipeline.transform.levels, "dims": int(pipeline.dims.size)}
+    return dict(pipeline.sketch.params())
 
 
 def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str, Any]:
