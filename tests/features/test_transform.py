@@ -194,7 +194,6 @@ def test_levels_are_monotone_in_each_projected_coordinate(transform: FeatureTran
 
 # -- raw float embeddings: no LDA, optional normalisation -----------------------------------------------
 def test_whiten_keeps_more_axes_than_identities_and_normalise_ignores_scale() -> None:
-
     background = EmbeddingPopulation(informative=30, useless=2, seed=3).draw(12, 6, seed=1)
     lda = FeatureTransform.fit(background, levels=8)
     whiten = FeatureTransform.fit(background, levels=8, projection="whiten", normalise=True)
