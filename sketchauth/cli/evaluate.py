@@ -211,7 +211,10 @@ def _add_report(sub: SubParsers) -> None:
         "--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)"
     )
     p.add_argument(
-        "--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)"
+        "--operating-setting",
+        default=None,
+        help="setting for leakage and linkage (default: with --pipeline its calibrated setting; otherwise the NIST "
+        "targets rule on the evaluated people, labelled optimistic)",
     )
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
     p.add_argument(
@@ -267,7 +270,7 @@ def _pipeline_report(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
+    from sketchauth.features.report_target import configured_setting, default_pipeline_sweep, pipeline_target
 
     if args.data is None:
         raise ParameterError("--pipeline needs --data: labelled raw feature vectors of people outside the background")
@@ -283,9 +286,13 @@ def _pipeline_report(args: argparse.Namespace) -> int:
         settings = default_pipeline_sweep(pipeline)
     entropy = args.source_entropy if args.source_entropy is not None else pipeline.secret_bits
     source = f"file {Path(args.data).name}"
-    report = run_report(
-        pipeline_target(pipeline), load_vectors(args.data), settings, **_report_options(args, source, entropy)
-    )
+    options = _report_options(args, source, entropy)
+    if options["operating_setting"] is None:
+        # The calibrated configuration, measured on these people (not a setting picked on them).
+        configured = configured_setting(pipeline)
+        options["operating_setting"] = configured
+        settings = sorted({*settings, configured})
+    report = run_report(pipeline_target(pipeline), load_vectors(args.data), settings, **options)
     return _write(report, args)
 
 

@@ -226,6 +226,8 @@ class Report:
     #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
     security: dict[str, Any] = field(default_factory=dict)
     score_files: list[str] = field(default_factory=list)
+    #: True when the operating point was picked by the NIST rule on this data (no ``operating_setting``).
+    chosen_on_evaluated_people: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         op = self.operating_point
@@ -241,6 +243,8 @@ class Report:
                 "operating_point": {
                     **op.to_dict(),
                     "meets_targets": op.meets(TARGET_FMR, TARGET_FNMR),
+                    # A setting picked from the sweep on the evaluated people flatters its own rates.
+                    "chosen_on_evaluated_people": self.chosen_on_evaluated_people,
                     "target_fmr": TARGET_FMR,
                     "target_fnmr": TARGET_FNMR,
                 },
@@ -383,7 +387,18 @@ def run_report(
             f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
         )
     security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
-    return Report(target, description, seed, rates, op, leak, link, notes, security=security)
+    return Report(
+        target,
+        description,
+        seed,
+        rates,
+        op,
+        leak,
+        link,
+        notes,
+        security=security,
+        chosen_on_evaluated_people=operating_setting is None,
+    )
 
 
 def _security(
