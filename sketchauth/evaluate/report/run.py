@@ -303,6 +303,7 @@ def run_report(
     set_kind: str = "open",
     attack_people: int = 10,
     attack_tries: int = 100,
+    client: Any = None,
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
 
@@ -310,6 +311,8 @@ def run_report(
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
+    ``jobs`` worker processes, or a Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the
+    comparisons (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way).
     """
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
@@ -332,6 +335,7 @@ def run_report(
         jobs=jobs,
         progress=progress,
         crosscheck_trials=crosscheck_trials,
+        client=client,
     )
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
