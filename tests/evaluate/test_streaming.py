@@ -83,7 +83,9 @@ def test_streamed_counts_equal_the_materialised_path_and_real_decodes(scheme: st
     data = make()
     expected, n_gen, n_imp = _materialised_counts(scheme, data, params, SWEEPS[scheme])
     result = _streamed(scheme, data, params, SWEEPS[scheme], jobs=jobs)
-    got = [(p.false_non_matches, p.false_matches, m) for p, m in zip(result.points, result.malformed_probes)]
+    got = [
+        (p.false_non_matches, p.false_matches, m) for p, m in zip(result.points, result.malformed_probes, strict=False)
+    ]
     assert got == [e[:3] for e in expected]
     assert all(p.genuine_trials == n_gen and p.impostor_trials == n_imp for p in result.points)
     assert result.decode_check["disagreements"] == 0 and result.decode_check["all_trials"]
@@ -92,7 +94,7 @@ def test_streamed_counts_equal_the_materialised_path_and_real_decodes(scheme: st
 def test_subsampled_impostors_stream_through_pair_lists() -> None:
     make, params = CASES["interval"]
     data = make()
-    expected, n_gen, n_imp = _materialised_counts("interval", data, params, [3, 5], max_impostors=7)
+    expected, _n_gen, n_imp = _materialised_counts("interval", data, params, [3, 5], max_impostors=7)
     for jobs in (1, 2):
         result = _streamed("interval", data, params, [3, 5], max_impostors_per_identity=7, jobs=jobs)
         assert [(p.false_non_matches, p.false_matches) for p in result.points] == [e[:2] for e in expected]
@@ -130,7 +132,9 @@ def test_merge_is_associative_and_independent_of_the_split() -> None:
     left = reduce(lambda x, y: x.merge(y), parts)
     right = reduce(lambda x, y: y.merge(x), reversed(parts))
     shuffled = [parts[i] for i in np.random.default_rng(1).permutation(len(parts))]
-    pairwise = reduce(lambda x, y: x.merge(y), [a.merge(b) for a, b in zip(shuffled[::2], shuffled[1::2])])
+    pairwise = reduce(
+        lambda x, y: x.merge(y), [a.merge(b) for a, b in zip(shuffled[::2], shuffled[1::2], strict=False)]
+    )
     pairwise = pairwise.merge(shuffled[-1]) if len(shuffled) % 2 else pairwise
     whole = blocks.run_band(job, 0, 20)
     for other in (right, pairwise, whole, blocks.run(job, jobs=2)):
