@@ -93,13 +93,14 @@ def main() -> None:
         runs = []
         for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:
             load = [round(x, 2) for x in os.getloadavg()]
+            stamp = timing.provenance("scale")  # the code that runs, before it runs
             cmd = ["evaluate", "report", "--pipeline", f"pipelines/{kind}.json", "--data", "people.csv"]
             cmd += ["--out", f"report-{kind}", "--no-plots", "--quiet", "--jobs", str(args.jobs)]
             result = measured(EXE + cmd, work, args.timeout)
             er = json.loads((work / f"report-{kind}" / "report.json").read_text())["error_rates"]
             runs.append(
                 {
-                    **timing.provenance("scale"),
+                    **stamp,
                     "kind": kind,
                     "command": " ".join(["sketchauth", *cmd]),
                     "people": args.people,

@@ -263,11 +263,13 @@ def _candidates(
         lo, hi = np.searchsorted(job.picked, [a * job.positions + p0, (b - 1) * job.positions + p1])
         chosen = job.picked[lo:hi]
         chosen = chosen[(chosen % job.positions >= p0) & (chosen % job.positions < p1)]
-        at = (chosen // job.positions - a) * width + chosen % job.positions - p0
-        where = np.union1d(np.flatnonzero(accepted.any(axis=0)), at)
+        picked = np.zeros(accepted.shape[1], dtype=bool)
+        picked[(chosen // job.positions - a) * width + chosen % job.positions - p0] = True
+        where = np.flatnonzero(accepted.any(axis=0) | picked)
         ids = (a + where // width) * job.positions + p0 + where % width
     else:
-        where = np.flatnonzero(accepted.any(axis=0) | np.isin(block, job.picked))
+        picked = np.isin(block, job.picked)
+        where = np.flatnonzero(accepted.any(axis=0) | picked)
         ids = block[where]
         order = np.argsort(ids, kind="stable")
         where, ids = where[order], ids[order]
@@ -275,9 +277,9 @@ def _candidates(
         ids.astype(np.int64),
         accepted[:, where],
         np.stack([m[where] for m in malformed]),
-        np.isin(ids, job.picked),
+        picked[where],
     )
-    return found.pruned(k=job.k, seed=job.seed)
+    return found
 
 
 def run_band(job: Job, e0: int, e1: int) -> Tally:
@@ -297,7 +299,7 @@ def run_band(job: Job, e0: int, e1: int) -> Tally:
             decisions = [d.tile(a, b, p0, p1) for d in job.deciders]
             scores = [s.tile(a, b, p0, p1) for s in job.scorers]
             tally = _reduce(job, tally, (a, b, p0, p1), genuine, decisions, scores, e0, e1)
-    return tally
+    return tally.pruned()
 
 
 def _drawn_band(job: Job, tally: Tally, e0: int, e1: int) -> Tally:
@@ -311,7 +313,7 @@ def _drawn_band(job: Job, tally: Tally, e0: int, e1: int) -> Tally:
     genuine = np.arange(e.size) < gen_e.size
     decisions = [d.pairs(e, p) for d in job.deciders]
     scores = [s.pairs(e, p) for s in job.scorers]
-    return _reduce(job, tally, e * job.positions + p, genuine, decisions, scores, e0, e1)
+    return _reduce(job, tally, e * job.positions + p, genuine, decisions, scores, e0, e1).pruned()
 
 
 # -- running the bands ----------------------------------------------------------------------------------
@@ -337,14 +339,14 @@ def run(job: Job, *, jobs: int = 1, client: Any = None, progress: Callable[[int]
     if client is not None:
         from sketchauth.evaluate.distributed import run_on_cluster  # optional extra: dask
 
-        return run_on_cluster(client, job, total, tick)
+        return run_on_cluster(client, job, total, tick).pruned()
     bands = job.bands(jobs)
     if jobs <= 1 or len(bands) <= 1:
         for e0, e1 in bands:
             part = run_band(job, e0, e1)
             total = total.merge(part)
             tick(part.genuine_trials + part.impostor_trials)
-        return total
+        return total.pruned()
     # Forked workers inherit the prepared job (templates, probe levels, bitmaps) without pickling it.
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_adopt, initargs=(job,)) as pool:
@@ -353,4 +355,4 @@ def run(job: Job, *, jobs: int = 1, client: Any = None, progress: Callable[[int]
             part = future.result()
             total = total.merge(part)
             tick(part.genuine_trials + part.impostor_trials)
-    return total
+    return total.pruned()

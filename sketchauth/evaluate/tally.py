@@ -82,30 +82,37 @@ class Candidates:
         return self.accepted.any(axis=0) & ~self.accepted.all(axis=0)
 
     def merge(self, other: Candidates, *, k: int, seed: int) -> Candidates:
-        ids = np.concatenate([self.ids, other.ids])
-        first = np.unique(ids, return_index=True)[1]
+        """The union (blocks are disjoint: no pair is in both), pruned once it outgrows a few times
+        what pruning keeps. Pruning late or early keeps the same pairs (the ``k`` smallest keys of
+        a union are among the ``k`` smallest of its parts), so this only trades memory for work.
+        """
         both = Candidates(
-            ids[first],
-            np.concatenate([self.accepted, other.accepted], axis=1)[:, first],
-            np.concatenate([self.malformed, other.malformed], axis=1)[:, first],
-            np.concatenate([self.picked, other.picked])[first],
+            np.concatenate([self.ids, other.ids]),
+            np.concatenate([self.accepted, other.accepted], axis=1),
+            np.concatenate([self.malformed, other.malformed], axis=1),
+            np.concatenate([self.picked, other.picked]),
         )
+        if both.ids.size <= 8 * k * both.accepted.shape[0] + int(both.picked.sum()):
+            return both
         return both.pruned(k=k, seed=seed)
 
     def pruned(self, *, k: int, seed: int) -> Candidates:
-        """Keep the random set and, per setting, the ``k`` smallest keys among boundary and accepted pairs."""
+        """Keep the random set and, per setting, the ``k`` smallest keys among boundary and accepted
+        pairs; sorted by id (the canonical form: equal whatever the order the blocks merged in).
+
+        The keys are a bijection of the ids (:func:`pair_keys`), so there are no ties.
+        """
         keep = self.picked.copy()
         boundary = self.boundary
         for s in range(self.accepted.shape[0]):
-            keys = pair_keys(self.ids, seed, s)
             for pool in (boundary, self.accepted[s]):
                 where = np.flatnonzero(pool)
                 if where.size > k:
-                    where = where[np.argsort(keys[where], kind="stable")[:k]]
+                    where = where[np.argpartition(pair_keys(self.ids[where], seed, s), k - 1)[:k]]
                 keep[where] = True
-        if keep.all():
-            return self
-        return Candidates(self.ids[keep], self.accepted[:, keep], self.malformed[:, keep], self.picked[keep])
+        where = np.flatnonzero(keep)
+        where = where[np.argsort(self.ids[where], kind="stable")]
+        return Candidates(self.ids[where], self.accepted[:, where], self.malformed[:, where], self.picked[where])
 
 
 @dataclass(frozen=True)
@@ -236,6 +243,11 @@ class Tally:
                 (g.merge(og), i.merge(oi)) for (g, i), (og, oi) in zip(self.scores, other.scores, strict=True)
             ),
         )
+
+    def pruned(self) -> Tally:
+        """The same tally with its check candidates pruned to their canonical bottom-k form."""
+        assert self.candidates is not None
+        return replace(self, candidates=self.candidates.pruned(k=self.k, seed=self.seed))
 
     def per_identity(self, identities: int) -> tuple[np.ndarray, np.ndarray]:
         """``(trials (2, J), errors (settings, 2, J))`` over all ``identities`` (row 0 genuine, 1 impostor)."""
