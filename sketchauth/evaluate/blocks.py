@@ -137,7 +137,8 @@ class Job:
             drawn,
             max(1, int(features)),
         )
-        picked = np.unique(np.concatenate([check_ids(job, int(check), s) for s in range(len(deciders))] or [[]]))
+        chosen = [check_ids(job, int(check), s) for s in range(len(deciders))]
+        picked = np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
         return cls(**{**job.__dict__, "picked": picked.astype(np.int64)})
 
     @property

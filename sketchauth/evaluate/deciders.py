@@ -328,10 +328,10 @@ class _IntervalTiles(PreparedDecider):
 
     def _rule(self, x: np.ndarray) -> np.ndarray:
         if not self.unsigned:
-            return ((x >= 0) & (x < self.width)).all(axis=-1)
+            return np.asarray(((x >= 0) & (x < self.width)).all(axis=-1))
         if self.uniform:
-            return x.max(axis=-1) < self.width[0]
-        return (x < self.width).all(axis=-1)
+            return np.asarray(x.max(axis=-1) < self.width[0])
+        return np.asarray((x < self.width).all(axis=-1))
 
     def _redo(self, accepted: np.ndarray, malformed: np.ndarray, e: np.ndarray, p: np.ndarray) -> None:
         """Pairs of identities whose helper residues do not match: real decodes, in place."""

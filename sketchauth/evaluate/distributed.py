@@ -18,7 +18,7 @@ Cost on a cluster: a band of ``B`` identities against ``P`` probes is ``B·P`` c
 setting, decided at the per-worker throughput measured in ``benchmarks/bench_scale.py``; the
 client receives one tally per band (``O(B)`` integers), so the wall time is about
 ``comparisons × settings / (workers × per-worker throughput)`` plus enrolment, which stays on
-the client (docs/evaluation-at-scale.md has the figures for 10^5 people).
+the client (the evaluation guide, *At scale*, has the figures for 10^5 people).
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ def read_vectors(path: str | Path, *, split_column: str | None = None, blocksize
     population's samples are assembled (never a pair).
     """
     _require()
-    import dask
     import dask.dataframe as dd
+    from dask.base import compute
+    from dask.delayed import delayed
 
     path = Path(path)
     reader = dd.read_parquet if path.suffix.lower() in (".parquet", ".pq") else dd.read_csv
@@ -111,9 +112,9 @@ def read_vectors(path: str | Path, *, split_column: str | None = None, blocksize
         (i for i, n in enumerate(lowered) if i > 0 and (n == wanted or (wanted is None and n in SPLIT_COLUMNS))), None
     )
     features = [n for i, n in enumerate(names) if i > 0 and i != split]
-    parts = dask.compute(
+    parts = compute(
         *[
-            dask.delayed(_partition)(p, names[0], features, None if split is None else names[split])
+            delayed(_partition)(p, names[0], features, None if split is None else names[split])
             for p in frame.to_delayed()
         ]
     )

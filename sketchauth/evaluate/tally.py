@@ -79,7 +79,7 @@ class Candidates:
     @property
     def boundary(self) -> np.ndarray:
         """Accepted at some setting and rejected at another."""
-        return self.accepted.any(axis=0) & ~self.accepted.all(axis=0)
+        return np.asarray(self.accepted.any(axis=0) & ~self.accepted.all(axis=0))
 
     def merge(self, other: Candidates, *, k: int, seed: int) -> Candidates:
         """The union (blocks are disjoint: no pair is in both), pruned once it outgrows a few times
