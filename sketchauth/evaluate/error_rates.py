@@ -298,7 +298,7 @@ def evaluate_scheme(
     if probe_fn is None:
         probes: Any = raw[order] if isinstance(raw, np.ndarray) else [raw[r] for r in order.tolist()]
     else:
-        probes = [probe_fn(raw[r]) for r in order.tolist()]
+        probes = _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
     sketches = [scheme_factory(setting) for setting in settings]
     scheme_name = sketches[0].scheme_name
     population = [enrol_population(sk, enrol_fn, data, trials, st) for sk, st in zip(sketches, settings, strict=True)]
@@ -359,6 +359,15 @@ def evaluate_scheme(
         eer_range=_sweep_eer_range(points),
         trial_labels=_trial_labels(data, trials) if baselines and baselines[0].scores is not None else None,
     )
+
+
+def _matrix_if_possible(rows: list[Any]) -> Any:
+    """Transformed probes as one numeric matrix when they are equal-length vectors (compact to send
+    to worker processes and a cluster), else the list as it is (sets, bytes)."""
+    if rows and all(isinstance(r, np.ndarray) and r.ndim == 1 and r.dtype.kind in "iuf" for r in rows):
+        if len({r.shape for r in rows}) == 1 and len({r.dtype for r in rows}) == 1:
+            return np.stack(rows)
+    return rows
 
 
 def _width(probes: Any) -> int:
