@@ -262,16 +262,24 @@ def _on_pairs(
     """A pair-list decider from a preparer: prepare the identities and probes used, decide the pairs."""
     if len(enrolled_index) == 0:
         return _empty()
+    subset, rows, local_e, local_q = _restrict(enrolled, probes, enrolled_index, probe_index)
+    prepared = prepare(sketch, subset, rows)
+    if prepared is None:
+        return fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    return prepared.pairs(local_e, local_q)
+
+
+def _restrict(
+    enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[Enrolled, Any, np.ndarray, np.ndarray]:
+    """Only the identities and probes some pair uses, and the pairs re-indexed into them."""
     used_e, local_e = np.unique(enrolled_index, return_inverse=True)
     used_q, local_q = np.unique(probe_index, return_inverse=True)
     subset = Enrolled(
         *(tuple(getattr(enrolled, f)[i] for i in used_e.tolist()) for f in ("helpers", "canonical", "secrets"))
     )
     rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
-    prepared = prepare(sketch, subset, rows)
-    if prepared is None:
-        return fallback(sketch, enrolled, probes, enrolled_index, probe_index)
-    return prepared.pairs(local_e.astype(np.int64), local_q.astype(np.int64))
+    return subset, rows, local_e.astype(np.int64), local_q.astype(np.int64)
 
 
 def _levels(sketch: IntervalSketch | AsymmetricIntervalSketch, probes: Any) -> tuple[np.ndarray, np.ndarray] | None:
@@ -617,8 +625,9 @@ def crosscheck_by_decoding(
     e, q = pairs[0, chosen], pairs[1, chosen]
     if jobs > 1 and chosen.size >= 64:
         parts = np.array_split(np.arange(chosen.size), jobs * 4)
+        # Each worker gets only the identities and probes of its part, not the population.
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_real_decide, [(sketch, enrolled, probes, e[p], q[p]) for p in parts]))
+            results = list(pool.map(_real_decide, [(sketch, *_restrict(enrolled, probes, e[p], q[p])) for p in parts]))
         real_acc = np.concatenate([r[0] for r in results])
         real_bad = np.concatenate([r[1] for r in results])
     else:
