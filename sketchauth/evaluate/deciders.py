@@ -57,6 +57,7 @@ rejected at another, where an off-by-one rule would show), a third accepted, a t
 from __future__ import annotations
 
 import hmac
+import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -269,17 +270,52 @@ def _on_pairs(
     return prepared.pairs(local_e, local_q)
 
 
+def _compact(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(index, return_inverse=True)`` in linear time (indices are small non-negative ints).
+
+    >>> [x.tolist() for x in _compact(np.array([5, 2, 5, 9]))]
+    [[2, 5, 9], [1, 0, 1, 2]]
+    """
+    index = np.asarray(index, dtype=np.int64)
+    seen = np.zeros(int(index.max(initial=-1)) + 1, dtype=bool)
+    seen[index] = True
+    used = np.flatnonzero(seen)
+    remap = np.cumsum(seen, dtype=np.int64) - 1
+    return used, remap[index]
+
+
 def _restrict(
     enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[Enrolled, Any, np.ndarray, np.ndarray]:
     """Only the identities and probes some pair uses, and the pairs re-indexed into them."""
-    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    used_e, local_e = _compact(enrolled_index)
+    used_q, local_q = _compact(probe_index)
     subset = Enrolled(
         *(tuple(getattr(enrolled, f)[i] for i in used_e.tolist()) for f in ("helpers", "canonical", "secrets"))
     )
     rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
     return subset, rows, local_e.astype(np.int64), local_q.astype(np.int64)
+
+
+def _by_runs(e: np.ndarray, p: np.ndarray, rule: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``rule(identity, probe positions)`` over a pair list, in bounded chunks.
+
+    Pair lists of an evaluation come identity by identity: over a long run of one identity the
+    rule gets that identity as an int (its template row broadcasts, only the probes are
+    gathered); otherwise it gets the identities' array (both sides gathered).
+    """
+    out = np.empty(e.size, dtype=bool)
+    cut = np.flatnonzero(np.diff(e)) + 1
+    if e.size >= 64 * (cut.size + 1):
+        bounds = [0, *cut.tolist(), e.size]
+        for a, b in itertools.pairwise(bounds):
+            for start in range(a, b, CHUNK):
+                stop = min(start + CHUNK, b)
+                out[start:stop] = rule(int(e[a]), p[start:stop])
+        return out
+    for start in range(0, e.size, CHUNK):
+        out[start : start + CHUNK] = rule(e[start : start + CHUNK], p[start : start + CHUNK])
+    return out
 
 
 def _levels(sketch: IntervalSketch | AsymmetricIntervalSketch, probes: Any) -> tuple[np.ndarray, np.ndarray] | None:
@@ -359,10 +395,7 @@ class _IntervalTiles(PreparedDecider):
         return accepted, malformed
 
     def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        accepted = np.empty(e.size, dtype=bool)
-        for start in range(0, e.size, CHUNK):
-            ee, pp = e[start : start + CHUNK], p[start : start + CHUNK]
-            accepted[start : start + ee.size] = self._rule(self.levels[pp] - self.lo[ee])
+        accepted = _by_runs(e, p, lambda ee, pp: self._rule(self.levels[pp] - self.lo[ee]))
         malformed = self.refused[p]
         accepted &= ~malformed
         self._redo(accepted, malformed, e, p)
@@ -400,10 +433,9 @@ class _RuleTiles(PreparedDecider):
         return accepted & ~malformed, malformed
 
     def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        accepted = np.empty(e.size, dtype=bool)
-        for start in range(0, e.size, CHUNK):
-            ee, pp = e[start : start + CHUNK], p[start : start + CHUNK]
-            accepted[start : start + ee.size] = self.rule(self.levels[pp] - self.b[ee], self.v[ee]).all(axis=1)
+        accepted = _by_runs(
+            e, p, lambda ee, pp: np.asarray(self.rule(self.levels[pp] - self.b[ee], self.v[ee]).all(axis=-1))
+        )
         malformed = self.refused[p]
         return accepted & ~malformed, malformed
 
@@ -442,10 +474,7 @@ class _CountTiles(PreparedDecider):
         return accepted, np.zeros(accepted.shape, dtype=bool)
 
     def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        accepted = np.empty(e.size, dtype=bool)
-        for start in range(0, e.size, CHUNK):
-            ee, pp = e[start : start + CHUNK], p[start : start + CHUNK]
-            accepted[start : start + ee.size] = self._differences(self.p[pp], self.s[ee]) <= self.t
+        accepted = _by_runs(e, p, lambda ee, pp: self._differences(self.p[pp], self.s[ee]) <= self.t)
         return accepted, np.zeros(e.size, dtype=bool)
 
 
