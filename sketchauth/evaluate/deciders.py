@@ -560,36 +560,43 @@ def decide_by_real(
     return decide_by_decoding(sketch, enrolled, probes, e, q)
 
 
-def decide_asymmetric(
-    sketch: AsymmetricIntervalSketch,
-    enrolled: Enrolled,
-    probes: Any,
-    enrolled_index: np.ndarray,
-    probe_index: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``."""
-    return _on_pairs(_prepare_asymmetric, decide_by_real, sketch, enrolled, probes, enrolled_index, probe_index)
+def _pair_decider(name: str, prepare: Preparer, fallback: DecideFn, doc: str) -> DecideFn:
+    """A public pair-list decider: ``prepare``'s array rule on the pairs, ``fallback`` when it does not apply."""
+
+    def decide(
+        sketch: Any, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return _on_pairs(prepare, fallback, sketch, enrolled, probes, enrolled_index, probe_index)
+
+    decide.__name__ = decide.__qualname__ = name
+    decide.__doc__ = doc
+    return decide
 
 
-def decide_code_offset(
-    sketch: CodeOffsetSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret."""
-    return _on_pairs(_prepare_code_offset, decide_by_real, sketch, enrolled, probes, enrolled_index, probe_index)
-
-
-def decide_pinsketch(
-    sketch: PinSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included)."""
-    return _on_pairs(_prepare_pinsketch, decide_batch, sketch, enrolled, probes, enrolled_index, probe_index)
-
-
-def decide_exact(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The scheme's exact array decider, or its real batch decoder when it has none."""
-    return _on_pairs(_prepare_exact, decide_batch, sketch, enrolled, probes, enrolled_index, probe_index)
+decide_asymmetric = _pair_decider(
+    "decide_asymmetric",
+    _prepare_asymmetric,
+    decide_by_real,
+    "Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``.",
+)
+decide_code_offset = _pair_decider(
+    "decide_code_offset",
+    _prepare_code_offset,
+    decide_by_real,
+    "Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret.",
+)
+decide_pinsketch = _pair_decider(
+    "decide_pinsketch",
+    _prepare_pinsketch,
+    decide_batch,
+    "PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included).",
+)
+decide_exact = _pair_decider(
+    "decide_exact",
+    _prepare_exact,
+    decide_batch,
+    "The scheme's exact array decider, or its real batch decoder when it has none.",
+)
 
 
 for _decide, _prepare in (
