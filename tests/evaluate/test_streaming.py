@@ -235,3 +235,36 @@ def test_baselines_from_histograms_equal_the_per_trial_scores(monkeypatch: pytes
             (b.eer, b.fnmr_at_target, b.fmr_at_target_fnmr)
         )
         assert np.array_equal(a.thresholds, b.thresholds)
+
+
+@pytest.mark.parametrize("kind", ["interval", "thermometer"])
+def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
+    """The feature pipelines (``evaluate report --pipeline``): the streamed counts of every setting
+    equal real encode → decode on every materialised pair of the plan."""
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.evaluate.error_rates import evaluate_scheme
+    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
+    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
+    from sketchauth.features.transform import FeatureTransform
+
+    population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.4, seed=7)
+    transform = FeatureTransform.fit(population.draw(60, 4, seed=1), levels=16)
+    heldout, data = population.draw(20, 4, seed=2), population.draw(14, 4, seed=3)
+    kind_class = IntervalPipeline if kind == "interval" else ThermometerPipeline
+    pipeline = kind_class.for_target_fmr(transform, heldout, target_fmr=0.05)
+    target = pipeline_target(pipeline)
+    sweep = default_pipeline_sweep(pipeline)
+    result = evaluate_scheme(
+        target.factory, target.enrol, data, sweep, probe_fn=target.probe, decide=target.decide, jobs=2
+    )
+    plan = plan_trials(data)
+    pairs = np.hstack([plan.genuine, plan.impostor])
+    probes = [target.probe(x) for x in data.samples]
+    n_gen = plan.genuine_count
+    for point, setting in zip(result.points, sweep, strict=True):
+        sketch = target.factory(setting)
+        enrolled = enrol_population(sketch, target.enrol, data, plan, setting)
+        accepted, _ = decide_by_decoding(sketch, enrolled, probes, pairs[0], pairs[1])
+        assert point.false_non_matches == n_gen - int(accepted[:n_gen].sum())
+        assert point.false_matches == int(accepted[n_gen:].sum())
+    assert result.decode_check["disagreements"] == 0
