@@ -251,6 +251,10 @@ def _empty() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
 
 
+#: What an array decider keeps of the population once its arrays are built (nothing: it never decodes).
+_NOTHING = Enrolled((), (), ())
+
+
 def _on_pairs(
     prepare: Preparer,
     fallback: DecideFn,
@@ -369,6 +373,8 @@ class _IntervalTiles(PreparedDecider):
         self.unsigned = bits is not None
         self.uniform = bool(np.all(width == width[0]))
         self.refused = refused
+        if not self.odd.any():  # nothing to decode for real: do not carry (or ship) the population
+            self.enrolled, self.probes = _NOTHING, ()
 
     def _rule(self, x: np.ndarray) -> np.ndarray:
         if not self.unsigned:
@@ -421,7 +427,7 @@ class _RuleTiles(PreparedDecider):
         levels: np.ndarray,
         refused: np.ndarray,
     ):
-        super().__init__(decide_by_decoding, sketch, enrolled, probes)
+        super().__init__(decide_by_decoding, sketch, _NOTHING, ())
         self.rule, self.levels, self.refused = rule, levels.astype(np.int64), refused
         self.b = np.stack([np.asarray(s[0], dtype=np.int64) for s in enrolled.secrets])
         self.v = np.stack([np.asarray(s[1], dtype=np.int64) for s in enrolled.secrets])
@@ -461,7 +467,7 @@ class _CountTiles(PreparedDecider):
         *,
         bitmaps: bool,
     ):
-        super().__init__(decide_by_decoding, sketch, enrolled, probes)
+        super().__init__(decide_by_decoding, sketch, _NOTHING, ())
         self.s, self.p, self.t, self.bitmaps = secrets, rows, int(sketch.t), bitmaps  # type: ignore[attr-defined]
 
     def _differences(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
