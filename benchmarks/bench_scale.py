@@ -15,6 +15,7 @@ Run ``python3 benchmarks/bench_scale.py --people 3000 --kinds thermometer,interv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -38,10 +39,8 @@ EXE = [sys.executable, "-m", "sketchauth.cli"]
 def _tree_pss(proc: psutil.Process) -> int:
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             total += p.memory_full_info().pss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
     return total
 
 
@@ -58,7 +57,7 @@ def measured(cmd: list[str], cwd: Path, timeout: float) -> dict:
             raise TimeoutError(f"{' '.join(cmd)} exceeded {timeout} s")
         peak = max(peak, _tree_pss(proc))
         time.sleep(0.2)
-    out, err = child.communicate()
+    _out, err = child.communicate()
     if child.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -82,10 +81,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
+        people = ["--identities", str(args.people), "--samples", "6", "--seed", "2", "--prefix", "person"]
         setup = [
             ["features", "synth", "--out", "background.csv", "--identities", "600", "--samples", "6", "--seed", "1"],
-            ["features", "synth", "--out", "people.csv", "--identities", str(args.people), "--samples", "6"]
-            + ["--seed", "2", "--prefix", "person"],
+            ["features", "synth", "--out", "people.csv", *people],
             ["features", "fit", "--data", "background.csv", "--out", "transform.json", "--pipelines", "pipelines"],
         ]
         for step in setup:

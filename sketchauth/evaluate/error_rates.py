@@ -41,7 +41,7 @@ Speed and exactness: the registered schemes are decided by their exact acceptanc
 re-decides a seeded sample of at least 10^4 comparisons (all of them in smaller runs) by real
 ``decode``; the result's
 ``decode_check`` states how many disagreed (0 — anything else is a bug the report shows loudly).
-Custom deciders without the ``vectorised`` mark run in processes (``jobs``).
+The comparisons stream in tiles on ``jobs`` worker processes or a Dask cluster (:mod:`.blocks`).
 
 Modules: this one runs the sweep and holds its result; the comparison plan and the enrolment of
 the population are :mod:`.trials`, the acceptance rules :mod:`.deciders`, the unprotected
@@ -364,9 +364,9 @@ def evaluate_scheme(
 def _matrix_if_possible(rows: list[Any]) -> Any:
     """Transformed probes as one numeric matrix when they are equal-length vectors (compact to send
     to worker processes and a cluster), else the list as it is (sets, bytes)."""
-    if rows and all(isinstance(r, np.ndarray) and r.ndim == 1 and r.dtype.kind in "iuf" for r in rows):
-        if len({r.shape for r in rows}) == 1 and len({r.dtype for r in rows}) == 1:
-            return np.stack(rows)
+    vectors = bool(rows) and all(isinstance(r, np.ndarray) and r.ndim == 1 and r.dtype.kind in "iuf" for r in rows)
+    if vectors and len({(r.shape, r.dtype) for r in rows}) == 1:
+        return np.stack(rows)
     return rows
 
 
