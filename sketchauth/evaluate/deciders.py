@@ -83,6 +83,7 @@ __all__ = [
     "DecideFn",
     "PreparedDecider",
     "crosscheck_by_decoding",
+    "crosscheck_sample",
     "crosscheck_with_verify",
     "decide_asymmetric",
     "decide_batch",
@@ -619,6 +620,29 @@ VECTORISED: frozenset[Callable[..., Any]] = frozenset(TILE_DECIDERS)
 
 
 # -- the cross-check ---------------------------------------------------------------------------------
+def crosscheck_sample(
+    accepted: np.ndarray, *, count: int, rng: np.random.Generator, boundary: np.ndarray | None = None
+) -> np.ndarray:
+    """Indices of ``count`` trials: a third boundary, a third accepted, the rest at random (seeded)."""
+    total = accepted.size
+    if count >= total:
+        return np.arange(total)
+    chosen: list[np.ndarray] = []
+    taken = np.zeros(total, dtype=bool)
+    for candidates, want in (
+        (np.flatnonzero(boundary) if boundary is not None else np.zeros(0, dtype=np.int64), count // 3),
+        (np.flatnonzero(accepted), count // 3),
+    ):
+        pool = candidates[~taken[candidates]]
+        pick = rng.choice(pool, size=min(want, pool.size), replace=False) if pool.size else pool
+        taken[pick] = True
+        chosen.append(pick)
+    rest = np.flatnonzero(~taken)
+    need = count - sum(c.size for c in chosen)
+    chosen.append(rng.choice(rest, size=min(need, rest.size), replace=False))
+    return np.sort(np.concatenate(chosen)).astype(np.int64)
+
+
 def _real_decide(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
     return decide_by_decoding(*args)
 
