@@ -268,3 +268,15 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
         assert point.false_non_matches == n_gen - int(accepted[:n_gen].sum())
         assert point.false_matches == int(accepted[n_gen:].sum())
     assert result.decode_check["disagreements"] == 0
+
+
+def test_report_says_when_the_score_files_are_not_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sketchauth.evaluate import error_rates
+    from sketchauth.evaluate.report import EvaluationTarget, run_report
+
+    monkeypatch.setattr(error_rates, "SCORE_FILE_LIMIT", 10)
+    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    target = EvaluationTarget.from_scheme("interval", {"n": 64, "features": 4})
+    report = run_report(target, data, [3], profile=None, crosscheck_trials=0, attack_tries=0)
+    assert report.error_rates.trial_labels is None
+    assert any("no per-trial score files" in n for n in report.notes)

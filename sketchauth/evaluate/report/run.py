@@ -50,6 +50,7 @@ import numpy as np
 
 from sketchauth.enrolment import enrol, hasher
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
     QUANTISED_SCHEMES,
@@ -340,6 +341,14 @@ def run_report(
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
     notes: list[str] = list(target.notes)
+    if rates.baselines and rates.trial_labels is None:
+        first = rates.points[0]
+        notes.append(
+            f"no per-trial score files: they are written up to {SCORE_FILE_LIMIT:,} comparisons per setting and this "
+            f"run has {first.genuine_trials + first.impostor_trials:,}; the unprotected baselines' DET, EER and rates "
+            "come from their score histograms (exact counts, or a 65,536-bin grid beyond 2^18 distinct scores: "
+            "'score_histogram' in report.json)"
+        )
     malformed = sum(rates.malformed_probes)
     if malformed:
         per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
