@@ -76,6 +76,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--workdir", default=None, help="keep the data and reports here (default: a temporary one)")
+    parser.add_argument(
+        "--tree",
+        default=None,
+        help="run the reports with the sketchauth of this source tree (e.g. an earlier commit extracted with "
+        "git archive, for a before figure under the same load); the data is always made by this tree",
+    )
+    parser.add_argument("--label", default=None, help="what --tree is, recorded with the run (e.g. its commit)")
     args = parser.parse_args()
     out_path = ROOT / "benchmarks" / "results" / "bench_scale.json"
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,12 +102,18 @@ def main() -> None:
             stamp = timing.provenance("scale")  # the code that runs, before it runs
             cmd = ["evaluate", "report", "--pipeline", f"pipelines/{kind}.json", "--data", "people.csv"]
             cmd += ["--out", f"report-{kind}", "--no-plots", "--quiet", "--jobs", str(args.jobs)]
-            result = measured(EXE + cmd, work, args.timeout)
+            if args.tree is not None:
+                os.environ["PYTHONPATH"] = str(Path(args.tree).resolve())
+            try:
+                result = measured(EXE + cmd, work, args.timeout)
+            finally:
+                os.environ["PYTHONPATH"] = str(ROOT)
             er = json.loads((work / f"report-{kind}" / "report.json").read_text())["error_rates"]
             runs.append(
                 {
                     **stamp,
                     "kind": kind,
+                    "tree": args.label or "this commit",
                     "command": " ".join(["sketchauth", *cmd]),
                     "people": args.people,
                     "jobs": args.jobs,
