@@ -180,9 +180,21 @@ def _add_report(sub: SubParsers) -> None:
     source.add_argument(
         "--synthetic", metavar="OPTIONS", help="synthetic population, e.g. identities=200,samples=4,noise=2"
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.json, report.md and PNG figures")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="directory for report.json, report.md and PNG figures (default: report-<scheme or pipeline name>)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes for comparisons (default 2)")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the comparisons on a Dask cluster: tcp://host:8786, or local:N for N local worker processes "
+        "(extra 'dask'); --data CSV/Parquet is then read by partitions",
+    )
     p.add_argument(
         "--enrol-samples",
         type=int,
@@ -228,10 +240,26 @@ def _report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report``: ``--scheme`` (this function) or ``--pipeline`` (:func:`_pipeline_report`)."""
     # The report measures this profile's cost (None there would mean: do not measure).
     args.profile = profile(args)
+    if args.out is None:
+        args.out = f"report-{Path(args.pipeline).stem if args.pipeline is not None else args.scheme}"
+    if args.scheduler is not None:
+        from sketchauth.evaluate.distributed import connect  # optional extra: dask
+
+        args.client = connect(args.scheduler)
+        try:
+            return _pipeline_report(args) if args.pipeline is not None else _scheme_report(args)
+        finally:
+            args.client.close()
+    args.client = None
     if args.pipeline is not None:
         return _pipeline_report(args)
+    return _scheme_report(args)
+
+
+def _scheme_report(args: argparse.Namespace) -> int:
+    """``sketchauth evaluate report --scheme ...``."""
     # start-up: numpy and the evaluation load only when this command runs.
-    from sketchauth.evaluate.data import load_sets, load_vectors
+    from sketchauth.evaluate.data import load_sets
     from sketchauth.evaluate.report import EvaluationTarget, run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.evaluate.report.run import check_scheme_params, range_is_fitted
@@ -252,7 +280,7 @@ def _report(args: argparse.Namespace) -> int:
     settings = _settings(args.sweep, args.scheme, provisional)
     target.factory(settings[0])  # the parameters' values, checked before any data is read or made
     if args.data is not None:
-        data = load_sets(args.data) if target.data_kind == "sets" else load_vectors(args.data)
+        data = load_sets(args.data) if target.data_kind == "sets" else _vectors(args)
         source = f"file {Path(args.data).name}"
     else:
         data = synthetic_data(target, args.synthetic, args.seed)
@@ -266,7 +294,6 @@ def _report(args: argparse.Namespace) -> int:
 def _pipeline_report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
     # start-up: numpy and the evaluation load only when this command runs.
-    from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.features.pipeline import load_pipeline
@@ -292,8 +319,19 @@ def _pipeline_report(args: argparse.Namespace) -> int:
         configured = configured_setting(pipeline)
         options["operating_setting"] = configured
         settings = sorted({*settings, configured})
-    report = run_report(pipeline_target(pipeline), load_vectors(args.data), settings, **options)
+    report = run_report(pipeline_target(pipeline), _vectors(args), settings, **options)
     return _write(report, args)
+
+
+def _vectors(args: argparse.Namespace) -> LabelledVectors:
+    """``--data`` as labelled vectors: by partitions through Dask with ``--scheduler``, else whole."""
+    if args.client is not None:
+        from sketchauth.evaluate.distributed import read_vectors  # optional extra: dask
+
+        return read_vectors(args.data)
+    from sketchauth.evaluate.data import load_vectors  # start-up: numpy loads only when this runs
+
+    return load_vectors(args.data)
 
 
 # -- evaluate unlinkability (begin) -----------------------------------------------------------------------
@@ -459,6 +497,7 @@ def _report_options(args: argparse.Namespace, source: str, source_min_entropy: f
         "set_kind": "closed" if args.closed_set else "open",
         "attack_people": args.attack_people,
         "attack_tries": args.attack_tries,
+        "client": args.client,
     }
 
 

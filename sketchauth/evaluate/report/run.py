@@ -50,6 +50,7 @@ import numpy as np
 
 from sketchauth.enrolment import enrol, hasher
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
     QUANTISED_SCHEMES,
@@ -307,6 +308,7 @@ def run_report(
     set_kind: str = "open",
     attack_people: int = 10,
     attack_tries: int = 100,
+    client: Any = None,
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
 
@@ -314,6 +316,8 @@ def run_report(
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
+    ``jobs`` worker processes, or a Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the
+    comparisons (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way).
     """
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
@@ -336,10 +340,19 @@ def run_report(
         jobs=jobs,
         progress=progress,
         crosscheck_trials=crosscheck_trials,
+        client=client,
     )
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
     notes: list[str] = list(target.notes)
+    if rates.baselines and rates.trial_labels is None:
+        first = rates.points[0]
+        notes.append(
+            f"no per-trial score files: they are written up to {SCORE_FILE_LIMIT:,} comparisons per setting and this "
+            f"run has {first.genuine_trials + first.impostor_trials:,}; the unprotected baselines' DET, EER and rates "
+            "come from their score histograms (exact counts, or a 65,536-bin grid beyond 2^18 distinct scores: "
+            "'score_histogram' in report.json)"
+        )
     malformed = sum(rates.malformed_probes)
     if malformed:
         per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
