@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import secrets as _secrets
 from array import array
 from collections.abc import Iterable, Iterator
 from fractions import Fraction
@@ -60,12 +59,16 @@ from typing import Any, SupportsIndex
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_element_set, as_integers
 from sketchauth.sketches.types import ElementSet
+
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
 
 __all__ = [
     "MAX_ENUMERATED_CHAFF",

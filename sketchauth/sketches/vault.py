@@ -41,7 +41,6 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-import secrets as _secrets
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -51,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches._prime_field import (
@@ -74,6 +74,9 @@ from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set, as_integers
 from sketchauth.sketches.types import ElementSet, WeightedSet
+
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
 
 __all__ = [
     "MAX_CANDIDATE_POINTS",
