@@ -2,7 +2,7 @@
 
 Run::
 
-    python3 benchmarks/bench_code_offset.py     # -> benchmarks/results/code-offset-codecs.json
+    python3 benchmarks/bench_code_offset.py     # -> benchmarks/results/bench_code_offset.json
 
 For each ``(n, t)`` the library call (``CodeOffsetSketch(n, t, codec=…)``: ``encode(secret)``,
 ``decode(helper, sample)`` with ``t`` byte errors, the most it corrects, and with ``t // 2``) is
@@ -74,8 +74,8 @@ def measure_problem(n: int, t: int, rng: random.Random) -> dict[str, Any]:
 def main() -> None:
     rng = random.Random(20261128)
     rows = [measure_problem(n, t, rng) for n, t in PROBLEMS]
-    result = {**provenance("code-offset-codecs"), "batches": BATCHES, "calls_per_batch": CALLS, "problems": rows}
-    write_result(ROOT / "benchmarks" / "results" / "code-offset-codecs.json", result, echo=False)
+    result = {**provenance("bench_code_offset.py"), "batches": BATCHES, "calls_per_batch": CALLS, "problems": rows}
+    write_result(ROOT / "benchmarks" / "results" / "bench_code_offset.json", result, echo=False)
     print(f"{'n':>4} {'t':>3} | {'encode':>8} {'dec t':>8} {'dec t/2':>8}   (speedup, reedsolo / creedsolo)")
     for row in rows:
         speedups = [row[k]["speedup"] for k in ("encode", "decode_t_errors", "decode_half_t_errors")]

@@ -2,7 +2,7 @@
 
 Run::
 
-    python3 benchmarks/bench_import.py [--before DIR] [--label L]   # -> benchmarks/results/import-L.json
+    python3 benchmarks/bench_import.py [--before DIR] [--label L]   # -> benchmarks/results/bench_import-L.json
 
 Each statement runs in a fresh ``python -c`` many times, interleaved; the CPU time (user + system)
 of each child comes from ``getrusage(RUSAGE_CHILDREN)``. A statement's *import cost* is its CPU
@@ -133,10 +133,11 @@ def main() -> None:
         "built) measured in the same run, each against its own numpy baseline",
     )
     args = parser.parse_args()
-    result: dict[str, Any] = {**provenance("import"), "statements": STATEMENTS, "after": measure(ROOT, args.repeats)}
+    result: dict[str, Any] = {**provenance("bench_import.py"), "statements": STATEMENTS}
+    result["after"] = measure(ROOT, args.repeats)
     if args.before is not None:
         result["before"] = {"tree": str(args.before), **measure(args.before, args.repeats)}
-    write_result(ROOT / "benchmarks" / "results" / f"import-{args.label}.json", result)
+    write_result(ROOT / "benchmarks" / "results" / f"bench_import-{args.label}.json", result)
 
 
 if __name__ == "__main__":
