@@ -1,5 +1,5 @@
 """Importing the library loads no more than it needs: the modules a first call needs (secrets and
-with it hmac, hashlib and OpenSSL; json; the Reed–Solomon codec) are imported at that call
+with it hmac, hashlib and OpenSSL; json; argon2-cffi; the Reed–Solomon codec) are imported at that call
 (sketchauth._lazy), not at import. What the saving is worth in CPU time is measured by
 benchmarks/bench_import.py, not asserted here (timed assertions do not belong in tests)."""
 
@@ -12,7 +12,7 @@ import textwrap
 from sketchauth._lazy import LazyModule
 
 #: Loaded on first use only.
-DEFERRED = {"secrets", "hmac", "hashlib", "_hashlib", "json", "reedsolo", "creedsolo", "decimal"}
+DEFERRED = {"secrets", "hmac", "hashlib", "_hashlib", "json", "base64", "reedsolo", "creedsolo", "decimal", "argon2"}
 
 PROBE = textwrap.dedent(
     """
@@ -20,12 +20,17 @@ PROBE = textwrap.dedent(
     import numpy
     before = set(sys.modules)
     from sketchauth import CodeOffsetSketch, IntervalSketch, PinSketch
+    from sketchauth.enrolment import HASH_PROFILES, enrol, hasher, verify
+    assert "test" in HASH_PROFILES and list(HASH_PROFILES) == ["rfc9106-low-memory", "owasp", "test"]
     imported = set(sys.modules) - before
     print(" ".join(sorted(m for m in imported if not m.startswith("sketchauth"))))
     sketch = CodeOffsetSketch(16, 2)
     assert sketch.decode(sketch.encode(bytes(16)), bytes(15) + b"x") == bytes(16)
     pin = PinSketch(16, 4)
     assert pin.decode(pin.encode({1, 2, 3}), {1, 2, 3, 4}).tolist() == [1, 2, 3]
+    record = enrol(pin, {5, 6, 7}, password_hasher=hasher("test"))
+    assert verify(pin, record, {5, 6, 7, 8}, password_hasher=hasher("test"))
+    assert HASH_PROFILES["test"].memory_cost == 8
     print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("sketchauth"))))
     """
 )
@@ -37,7 +42,7 @@ def test_sketch_imports_defer_what_only_a_call_needs() -> None:
     ).stdout.splitlines()
     assert not DEFERRED & set(at_import.split()), at_import
     # the calls themselves loaded what they need
-    assert {"secrets", "hashlib", "json"} <= set(after_calls.split())
+    assert {"secrets", "hashlib", "json", "argon2"} <= set(after_calls.split())
     assert {"reedsolo", "creedsolo"} & set(after_calls.split())
 
 
