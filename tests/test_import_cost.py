@@ -12,14 +12,17 @@ import textwrap
 from sketchauth._lazy import LazyModule
 
 #: Loaded on first use only.
-DEFERRED = {"secrets", "hmac", "hashlib", "_hashlib", "json", "base64", "reedsolo", "creedsolo", "decimal", "argon2"}
+DEFERRED = {"secrets", "hmac", "hashlib", "_hashlib", "json", "base64", "reedsolo", "creedsolo", "decimal", "fractions", "argon2"}
 
 PROBE = textwrap.dedent(
     """
     import sys
     import numpy
     before = set(sys.modules)
-    from sketchauth import CodeOffsetSketch, IntervalSketch, PinSketch
+    from sketchauth import (
+        AsymmetricIntervalSketch, ChaffPointSketch, CodeOffsetSketch, FuzzyVault, IntervalSketch, PinSketch,
+        WeightedFuzzyVault,
+    )
     from sketchauth.enrolment import HASH_PROFILES, enrol, hasher, verify
     assert "test" in HASH_PROFILES and list(HASH_PROFILES) == ["rfc9106-low-memory", "owasp", "test"]
     imported = set(sys.modules) - before
