@@ -12,7 +12,19 @@ import textwrap
 from sketchauth._lazy import LazyModule
 
 #: Loaded on first use only.
-DEFERRED = {"secrets", "hmac", "hashlib", "_hashlib", "json", "base64", "reedsolo", "creedsolo", "decimal", "fractions", "argon2"}
+DEFERRED = {
+    "secrets",
+    "hmac",
+    "hashlib",
+    "_hashlib",
+    "json",
+    "base64",
+    "reedsolo",
+    "creedsolo",
+    "decimal",
+    "fractions",
+    "argon2",
+}
 
 PROBE = textwrap.dedent(
     """
