@@ -11,7 +11,7 @@ pipeline sketch's secret (enrolment) or sample (verification) first; the rest is
 
 Key release and PIN change run the same verification and, only on success, derive the key
 (``sketchauth.enrolment.key_from_message``: argon2id of the recovered secret's message with the
-enrolment's key salt and the context as associated data) or re-mix the stored cascade under the
+enrolment's key salt, expanded by HKDF for the context) or re-mix the stored cascade under the
 new PIN (``MixedSketch.rekey``) and hash the new secret. The recovered message never leaves
 this module.
 
@@ -26,8 +26,10 @@ mixes the second's sketch, whose key mixes the first's. Verification needs every
 enrolment holds; a missing, unexpected or wrong one is the same failure after the same work.
 
 Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
-Unknown users cost the same argon2 work: :meth:`Authenticator.dummy_verify` verifies against a
-hash made at start-up with the current profile, so timing does not reveal who is enrolled.
+Unknown users cost the same work: the store hands every attempt without a usable record a decoy
+enrolment to verify against (:attr:`service.store.Attempt.decoy`), and without one
+:meth:`Authenticator.dummy_verify` verifies against a hash made at start-up with the current
+profile, so timing does not reveal who is enrolled.
 """
 
 from __future__ import annotations
@@ -43,7 +45,15 @@ import argon2
 from service.observability import timed
 from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from service.store import UserRecord
-from sketchauth.enrolment import Enrolment, enrol, hasher, key_from_message, new_key_params, secret_message
+from sketchauth.enrolment import (
+    Enrolment,
+    enrol,
+    hasher,
+    key_cost_limit,
+    key_from_message,
+    new_key_params,
+    secret_message,
+)
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret, MixedSketch
 from sketchauth.sketches.base import SecureSketch
@@ -197,10 +207,10 @@ class Authenticator:
         # Bounds the CPU-bound work (decode + argon2) running at once in this process.
         self._slots = threading.BoundedSemaphore(concurrency)
         self.hasher: argon2.PasswordHasher = hasher(profile)
+        #: The costs stored key-release parameters may ask for (the deployment's strongest profile).
+        self.key_limit = key_cost_limit(self.hasher)
         self._dummy_hash = self.hasher.hash(secrets.token_bytes(32))
         self._dummy_salt = secrets.token_bytes(16)
-        #: The enrolment an attempt against an unknown user id is decoded against (see :meth:`decoy`).
-        self._decoy: UserRecord | None = None
         #: The last enrolment verified of each shape (PIN?, second biometric?): see :meth:`_mismatch`.
         self._shaped: dict[tuple[bool, bool], UserRecord] = {}
 
@@ -326,7 +336,9 @@ class Authenticator:
             if key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
                 raise ValueError("key release needs the record's key parameters")
             return Verification(
-                True, self._rehash(record, message), key=key_from_message(message, key_params, key_context)
+                True,
+                self._rehash(record, message),
+                key=key_from_message(message, key_params, key_context, limit=self.key_limit),
             )
         if new_pin is not None:
             return self._rekeyed(record, sketch, candidate, pin, new_pin)
@@ -370,23 +382,13 @@ class Authenticator:
         """Fresh key-release parameters with this service's argon2 profile (costs and a new salt)."""
         return new_key_params(self.hasher)
 
-    @property
-    def decoy(self) -> UserRecord | None:
-        """A real enrolment of this deployment, the last one an attempt was verified against.
-
-        An attempt against a user id with no enrolment is decoded and hashed against it (its
-        outcome ignored: the answer is a failure) so that it costs what an enrolled user's
-        failed attempt costs: the scheme's decode, the PIN stretching and the argon2 check, not
-        only the argon2 check of :meth:`dummy_verify` (the decode of an interval sketch alone
-        took about 0.45 ms, enough to tell enrolled ids from unknown ones). A deployment
-        enrolling everyone with one configuration decodes unknown ids exactly like enrolled
-        ones. Helper data and hash are public in the scheme's model and already in memory.
-        """
-        return self._decoy
-
     def remember(self, record: UserRecord) -> None:
-        """Make ``record`` the :attr:`decoy` (one reference assignment: atomic across threads)."""
-        self._decoy = record
+        """Keep ``record`` as the enrolment of its shape for :meth:`_mismatch` (one assignment: atomic across threads).
+
+        The decoy an unknown id is verified against is not kept here: the store hands it out with
+        every attempt that has no usable record (:attr:`service.store.Attempt.decoy`), opened at
+        the cost of opening a record, so that no endpoint can claim an attempt without it.
+        """
         self._remember_shape(record)
 
     def _remember_shape(self, record: UserRecord) -> None:

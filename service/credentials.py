@@ -14,8 +14,10 @@ otherwise (a base64url character carries 6 bits; 22 × 6 = 132). Shorter keys st
 from starting, except in local mode (``SKETCHAUTH_DEV_MODE=1``), where they are accepted with a
 warning. A length rule cannot see a key that is long but guessable (``aaaa…``): generate keys.
 
-Scopes: ``enrol`` (enrol, read the report, revoke, and other changes to an enrolment),
-``verify`` (verification and key release) and ``admin`` (``/v1/admin``: reset, audit trail).
+Scopes: ``enrol`` (enrol, read the report, revoke, and other changes to an enrolment, a PIN
+change included), ``verify`` (verification and key release), ``pin`` (PIN change only: a kiosk
+that lets people change their PIN needs neither to enrol nor to verify for others) and ``admin``
+(``/v1/admin``: reset, audit trail, pepper). :mod:`service.api.deps` has the table per route.
 
 Sources:
 
@@ -27,9 +29,10 @@ Sources:
   and lines starting with ``#`` are ignored; names are ``[A-Za-z0-9._-]{1,64}`` and unique
   across all sources. The file is re-read when it changes (its modification time, size or inode:
   an atomic ``mv`` of a new file counts), checked at most once per second per process, so keys
-  are added, removed or rotated without a restart. A file that fails to parse on reload is
-  ignored with an error in the log and the previous keys stay in force; at start it stops the
-  service.
+  are added, removed or rotated without a restart. Emptying or deleting the file revokes every
+  key it held (a warning in the log names them). A file that fails to parse or cannot be read
+  on reload is ignored with an error in the log and the previous keys stay in force; at start,
+  a missing, unreadable or malformed file stops the service.
 
 Throttle
 --------
@@ -61,6 +64,7 @@ from pathlib import Path
 __all__ = [
     "ADMIN",
     "ENROL",
+    "PIN",
     "SCOPES",
     "VERIFY",
     "ApiKey",
@@ -75,8 +79,8 @@ __all__ = [
 
 log = logging.getLogger("sketchauth.service")
 
-ENROL, VERIFY, ADMIN = "enrol", "verify", "admin"
-SCOPES = frozenset({ENROL, VERIFY, ADMIN})
+ENROL, VERIFY, PIN, ADMIN = "enrol", "verify", "pin", "admin"
+SCOPES = frozenset({ENROL, VERIFY, PIN, ADMIN})
 #: Smallest key lengths giving 128 bits: all-hex keys, and any other alphabet (base64url and wider).
 MIN_HEX_KEY_LENGTH = 32
 MIN_KEY_LENGTH = 22
@@ -217,8 +221,11 @@ class KeySource:
         self._signature: tuple[int, int, int] | None = None
         self._ring = self._load()  # raises KeyFileError at start
 
-    def _read_file(self) -> list[ApiKey]:
+    def _read_file(self, *, missing_ok: bool = False) -> list[ApiKey]:
+        """The file's keys; ``missing_ok``: a file that no longer exists holds none (it was deleted)."""
         if self._path is None:
+            return []
+        if missing_ok and not self._path.exists():
             return []
         try:
             text = self._path.read_text(encoding="utf-8")
@@ -226,9 +233,9 @@ class KeySource:
             raise KeyFileError(f"cannot read the key file {self._path}: {type(exc).__name__}") from None
         return parse_key_file(text, source=str(self._path))
 
-    def _load(self) -> KeyRing:
+    def _load(self, *, missing_ok: bool = False) -> KeyRing:
         signature = None if self._path is None else _file_signature(self._path)
-        keys = self._fixed + self._read_file()
+        keys = self._fixed + self._read_file(missing_ok=missing_ok)
         _check_unique(keys)
         self._signature = signature
         return KeyRing(tuple(keys))
@@ -250,7 +257,7 @@ class KeySource:
 
     def _reload(self) -> None:
         try:
-            ring = self._load()
+            ring = self._load(missing_ok=True)  # deleted: its keys are revoked, not kept
         except KeyFileError as exc:
             log.error("key file not reloaded, the previous keys stay in force: %s", exc)
             self._signature = _file_signature(self._path) if self._path else None

@@ -21,11 +21,16 @@ logger (standard error under ``sketchauth serve``)::
 
 Metrics
 -------
-:class:`Metrics` keeps counters and histograms in the process and renders the Prometheus text
-exposition format 0.0.4 itself (no client library needed). Every series carries a ``worker``
-label (the process id): with ``--workers N`` a scrape reaches one worker, and the label keeps
-the workers' counters apart instead of making them look like resets; ``sum without (worker)``
-adds them up.
+:class:`Metrics` keeps the service's counters and histograms in a `prometheus_client
+<https://prometheus.github.io/client_python/>`_ registry and renders the text exposition format
+0.0.4 with it. With one worker the registry also carries the client's process, platform and
+garbage-collector collectors (``process_resident_memory_bytes``, ``python_gc_collections_total``…).
+With ``--workers N`` the workers share a multiprocess directory (``PROMETHEUS_MULTIPROC_DIR``,
+made fresh by ``sketchauth serve`` at every start): a scrape reaching any worker answers for the
+whole service — counters and histograms summed over the workers, no per-process label, so a restart
+adds no new series. The process figures are then kept by each worker every few seconds
+(:class:`ProcessSampler`): resident memory and open descriptors summed over the live workers, CPU
+seconds and GC collections over all of them.
 """
 
 from __future__ import annotations
@@ -34,19 +39,32 @@ import hashlib
 import hmac
 import json
 import logging
-import math
 import os
 import re
 import secrets
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from contextlib import contextmanager, suppress
+from typing import Any, Literal, cast
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["METRICS", "Metrics", "RequestLog", "UserHasher", "access_logger", "timed"]
+__all__ = [
+    "METRICS",
+    "MULTIPROC_ENV",
+    "JsonFormatter",
+    "Metrics",
+    "ProcessSampler",
+    "RequestLog",
+    "UserHasher",
+    "access_logger",
+    "json_line",
+    "logging_config",
+    "multiprocess_dir",
+    "route_of",
+    "timed",
+]
 
 access_log = logging.getLogger("sketchauth.access")
 
@@ -63,78 +81,98 @@ _HELP = {
     "sketchauth_lockouts_total": ("counter", "lockouts imposed: kind=wait (a wait started) or kind=disable"),
     "sketchauth_decode_seconds": ("histogram", "secure-sketch decode time per verification (PIN stretching included)"),
     "sketchauth_argon2_seconds": ("histogram", "argon2id hash verification time per verification"),
+    # Process figures of every worker (multiprocess mode; one worker has prometheus_client's collectors).
+    "process_resident_memory_bytes": ("livesum", "resident memory of the live workers, in bytes"),
+    "process_open_fds": ("livesum", "open file descriptors of the live workers"),
+    "process_cpu_seconds_total": ("sum", "user and system CPU time of every worker since start, in seconds"),
+    "python_gc_collections_total": ("sum", "garbage collections of every worker, by generation"),
 }
+#: How the workers' values of a gauge add up in multiprocess mode (prometheus_client's modes).
+_GaugeMode = Literal["sum", "livesum"]
+#: Set by ``sketchauth serve`` with several workers: the directory their metrics share.
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(pairs: Sequence[tuple[str, str]]) -> str:
-    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in pairs) + "}"
-
-
-def _number(value: float) -> str:
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+def multiprocess_dir() -> str | None:
+    """The directory the workers share their metrics in, or ``None`` in a single process."""
+    return os.environ.get(MULTIPROC_ENV) or None
 
 
 class Metrics:
-    """Counters and histograms of one process, rendered in the Prometheus text format."""
+    """The service's counters and histograms (names and help texts: ``_HELP``) in a registry.
 
-    def __init__(self) -> None:
+    ``inc``/``observe`` take the labels as keywords; a series is created at its first use.
+    ``render()`` is the exposition text of this registry (in multiprocess mode: of every worker).
+    """
+
+    def __init__(self, *, collectors: bool = False) -> None:
+        # Function-level import: prometheus_client reads PROMETHEUS_MULTIPROC_DIR when it is first
+        # imported, which for a worker must be after ``sketchauth serve`` set it (start-up).
+        import prometheus_client as prom
+
+        self._prom = prom
+        prom.disable_created_metrics()  # no *_created series: one timestamp per series is noise here
         self._lock = threading.Lock()
-        self._counters: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
-        self._histograms: dict[str, dict[tuple[tuple[str, str], ...], list[float]]] = {}
+        self._families: dict[tuple[str, tuple[str, ...]], Any] = {}
+        shared = multiprocess_dir()
+        self._own = prom.CollectorRegistry(auto_describe=True)
+        if shared is None:
+            self._scrape = self._own
+            if collectors:
+                prom.ProcessCollector(registry=self._own)
+                prom.PlatformCollector(registry=self._own)
+                prom.GCCollector(registry=self._own)
+        else:
+            # Values go to the shared files; a scrape collects every worker's files.
+            from prometheus_client import multiprocess
+
+            self._scrape = prom.CollectorRegistry()
+            multiprocess.MultiProcessCollector(self._scrape, path=shared)
+
+    def _family(self, name: str, labels: tuple[str, ...]) -> Any:
+        key = (name, labels)
+        family = self._families.get(key)
+        if family is None:
+            with self._lock:
+                family = self._families.get(key)
+                if family is None:
+                    kind, text = _HELP[name]
+                    if kind == "counter":
+                        family = self._prom.Counter(name, text, labels, registry=self._own)
+                    elif kind == "histogram":
+                        family = self._prom.Histogram(name, text, labels, buckets=LATENCY_BUCKETS, registry=self._own)
+                    else:
+                        mode = cast(_GaugeMode, kind)
+                        family = self._prom.Gauge(name, text, labels, registry=self._own, multiprocess_mode=mode)
+                    self._families[key] = family
+        return family
+
+    def _series(self, name: str, labels: dict[str, str]) -> Any:
+        names = tuple(sorted(labels))
+        family = self._family(name, names)
+        return family.labels(*(labels[n] for n in names)) if names else family
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        key = tuple(sorted(labels.items()))
-        with self._lock:
-            series = self._counters.setdefault(name, {})
-            series[key] = series.get(key, 0.0) + amount
+        self._series(name, labels).inc(amount)
 
     def observe(self, name: str, seconds: float, **labels: str) -> None:
-        """Add one observation: bucket counts (non-cumulative here), then sum and count."""
-        key = tuple(sorted(labels.items()))
-        with self._lock:
-            series = self._histograms.setdefault(name, {})
-            cells = series.setdefault(key, [0.0] * (len(LATENCY_BUCKETS) + 2))
-            for i, bound in enumerate(LATENCY_BUCKETS):
-                if seconds <= bound:
-                    cells[i] += 1
-                    break
-            cells[-2] += seconds
-            cells[-1] += 1
+        """Add one observation to histogram ``name``."""
+        self._series(name, labels).observe(seconds)
+
+    def set(self, name: str, value: float, **labels: str) -> None:
+        """Set gauge ``name`` (process figures in multiprocess mode)."""
+        self._series(name, labels).set(value)
 
     def value(self, name: str, **labels: str) -> float:
-        """A counter's value, or a histogram's count (tests)."""
-        key = tuple(sorted(labels.items()))
-        with self._lock:
-            if name in self._counters:
-                return self._counters[name].get(key, 0.0)
-            return self._histograms.get(name, {}).get(key, [0.0])[-1]
+        """A counter's value, or a histogram's count, in this registry (tests)."""
+        kind = _HELP[name][0]
+        sample = f"{name}_count" if kind == "histogram" else name
+        found = self._own.get_sample_value(sample, labels)
+        return float(found or 0.0)
 
     def render(self) -> str:
         """The exposition text (``text/plain; version=0.0.4``)."""
-        worker = ("worker", str(os.getpid()))
-        lines: list[str] = []
-        with self._lock:
-            for name, (kind, text) in _HELP.items():
-                lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
-                if kind == "counter":
-                    for key, value in sorted(self._counters.get(name, {}).items()):
-                        lines.append(f"{name}{_labels((*key, worker))} {_number(value)}")
-                    continue
-                for key, cells in sorted(self._histograms.get(name, {}).items()):
-                    running = 0.0
-                    for bound, count in zip(LATENCY_BUCKETS, cells, strict=False):
-                        running += count
-                        lines.append(f"{name}_bucket{_labels((*key, worker, ('le', repr(bound))))} {_number(running)}")
-                    lines.append(f"{name}_bucket{_labels((*key, worker, ('le', '+Inf')))} {_number(cells[-1])}")
-                    lines.append(f"{name}_sum{_labels((*key, worker))} {_number(cells[-2])}")
-                    lines.append(f"{name}_count{_labels((*key, worker))} {_number(cells[-1])}")
-        return "\n".join(lines) + "\n"
+        return self._prom.generate_latest(self._scrape).decode("utf-8")
 
     def audit_written(self, events: Sequence[str]) -> None:
         """Count audit rows (called by the store as it writes them)."""
@@ -146,8 +184,58 @@ class Metrics:
                 self.inc("sketchauth_lockouts_total", kind="disable")
 
 
+class ProcessSampler:
+    """Keeps a worker's process figures in the shared metrics (multiprocess mode only).
+
+    prometheus_client's process and GC collectors read the process that answers the scrape, which
+    with several workers is any one of them; instead every worker writes its own figures every
+    ``interval`` seconds and the scrape adds them up (live workers for memory and descriptors).
+    """
+
+    def __init__(self, metrics: Metrics, interval: float = 5.0) -> None:
+        self.metrics = metrics
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sketchauth-process-sampler", daemon=True)
+
+    def start(self) -> ProcessSampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def sample(self) -> None:
+        """Write this process's resident memory, open descriptors, CPU seconds and GC collections."""
+        import gc
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.metrics.set("process_cpu_seconds_total", usage.ru_utime + usage.ru_stime)
+        self.metrics.set("process_resident_memory_bytes", _resident_bytes())
+        with suppress(OSError):
+            self.metrics.set("process_open_fds", len(os.listdir("/proc/self/fd")))
+        for generation, stats in enumerate(gc.get_stats()):
+            self.metrics.set("python_gc_collections_total", stats["collections"], generation=str(generation))
+
+
+def _resident_bytes() -> float:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return float(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
 #: The process's metrics (one per worker process).
-METRICS = Metrics()
+METRICS = Metrics(collectors=True)
 
 
 @contextmanager
@@ -170,12 +258,69 @@ class UserHasher:
         return "hmac-sha256:" + hmac.new(self._key, user_id.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
 
+def json_line(level: str, logger: str, message: str) -> str:
+    """One log line of the service's format, for what is written before logging is set up."""
+    return json.dumps(
+        {"ts": round(time.time(), 3), "level": level, "logger": logger, "message": message}, separators=(",", ":")
+    )
+
+
+class JsonFormatter(logging.Formatter):
+    """Every log record as one JSON object: ``ts``, ``level``, ``logger``, ``message``.
+
+    A record with an exception gets ``exc_type`` and ``stack`` (``file:line function`` frames)
+    but never the exception's message or a formatted traceback: either can quote a value from
+    deep in a decode — a sample, a PIN, an embedding coordinate. Records whose message is
+    already a JSON object (the request log) are written as that object.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if message.startswith("{") and record.name == access_log.name:
+            return message
+        entry: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": message,
+        }
+        if record.exc_info and record.exc_info[0] is not None:
+            import traceback
+
+            entry["exc_type"] = record.exc_info[0].__name__
+            frames = traceback.extract_tb(record.exc_info[2])
+            entry["stack"] = [f"{frame.filename}:{frame.lineno} {frame.name}" for frame in frames]
+        return json.dumps(entry, separators=(",", ":"), default=str)
+
+
+def logging_config(level: str = "info") -> dict[str, Any]:
+    """``logging.config.dictConfig`` of ``sketchauth serve``: every logger writes JSON to stderr.
+
+    uvicorn applies it in the server process and in each worker (its ``log_config``), so the
+    server's own lines (start, stop, bad requests), the service's warnings and the request log
+    share one format; uvicorn's access log stays off (it prints paths, which hold user ids).
+    """
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}},
+        "handlers": {"stderr": handler},
+        "root": {"handlers": ["stderr"], "level": level.upper()},
+        "loggers": {
+            "uvicorn": {"handlers": [], "level": level.upper(), "propagate": True},
+            "uvicorn.error": {"handlers": [], "level": level.upper(), "propagate": True},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+            access_log.name: {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        },
+    }
+
+
 def access_logger() -> logging.Logger:
     """The request logger, writing bare JSON lines to standard error (set up once per process)."""
-    if not any(getattr(h, "_sketchauth", False) for h in access_log.handlers):
+    if not any(isinstance(h, logging.StreamHandler) for h in access_log.handlers):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
-        handler._sketchauth = True  # type: ignore[attr-defined]
         access_log.addHandler(handler)
     access_log.setLevel(logging.INFO)
     access_log.propagate = False
@@ -248,7 +393,7 @@ class RequestLog:
 
     def _record(self, scope: Scope, request_id: str, status: int, outcome: str, start: float) -> None:
         elapsed = time.perf_counter() - start
-        route = getattr(scope.get("route"), "path", None) or "unmatched"
+        route = route_of(scope)
         method = str(scope.get("method", ""))
         self.metrics.inc(
             "sketchauth_http_requests_total", route=route, method=method, status=str(status), outcome=outcome
@@ -270,6 +415,14 @@ class RequestLog:
             entry["client"] = state["api_key"]
         entry.update(status=status, outcome=outcome, latency_ms=round(elapsed * 1000, 2))
         self.log.info(json.dumps(entry, separators=(",", ":")))
+
+
+def route_of(scope: Scope) -> str:
+    """The request's route template (``/v1/users/{user_id}/verification``), or ``unmatched``.
+
+    What logs name a request by: its path holds the raw user id, the template never does.
+    """
+    return getattr(scope.get("route"), "path", None) or "unmatched"
 
 
 def _request_id(scope: Scope) -> str:

@@ -1,53 +1,42 @@
-"""The deployment's pepper in the service: helpers sealed at the storage boundary, and rotation.
+"""The deployment's pepper in the service: sealed records, the start-up check, conversion and rotation.
 
-**What.** With ``SKETCHAUTH_PEPPER`` set, every helper record the service stores is sealed as a
-whole (encrypt-then-MAC, :mod:`sketchauth.pepper`) under keys of the pepper and a fresh
-per-enrolment nonce; the nonce and the pepper's public id are stored with the record
-(``users.pepper_nonce``, ``users.pepper_id``, migration 6). Two deployments enrolling the same
-people therefore store unrelated records (no equal bytes, no common difference, no clear
-tolerances or partition structure, whatever the scheme or mixed structure), and a thief of the
-database alone learns nothing from the helpers about the templates. A sealed record that was
-altered, or read with the wrong pepper, is refused (:class:`~sketchauth.errors.SketchFormatError`).
-The pepper itself is never written to the database nor logged (the settings log shows its id).
+**What.** With ``SKETCHAUTH_PEPPER`` set, every user record the service stores is sealed as a
+whole by ChaCha20-Poly1305 (:mod:`sketchauth.pepper`), bound by its associated data to the
+deployment (``SKETCHAUTH_DEPLOYMENT_ID``), the user id, the per-user record version and the pepper
+id (:mod:`service.store.records`, where the one codec every row goes through lives). The pepper
+itself is never written to the database nor logged (the settings log shows its id).
 
-**Where.** :class:`PepperedStore` wraps the store: ``enrol`` and ``change_pin`` wrap the helper
-they are given, ``get`` unwraps what it reads. Everything above the store (the routes, the
-authenticator, the decoy) sees clear helpers only, exactly as without a pepper. A record whose
-``pepper_id`` is ``NULL`` was stored in clear (before the pepper, or by a deployment without
-one) and is read as it is; ``sketchauth pepper rotate`` wraps it.
+**Start-up** (:func:`check_database`): a database holding records sealed by a pepper no
+configured pepper has is refused, and so is one holding records in clear while a pepper is
+configured — a configured pepper never reads an unsealed row, so a row forged offline is refused
+like any alteration. A clear database is sealed by an explicit, one-time, audited command
+(:func:`convert`, ``sketchauth pepper convert``), never as a side effect of anything else.
 
-**Rotation** (:func:`rotate`): needs no biometric, only the old pepper: every record not yet
-wrapped by the new pepper is unwrapped (old pepper, or clear) and wrapped again with a fresh
-nonce, in batches of one transaction each, in ``user_id`` order. Each record says which pepper
-wrapped it, so an interrupted rotation resumes where it stopped (a re-run skips the records
-already wrapped by the new pepper) and, meanwhile, every record is readable with the old *or*
-the new pepper: run the service with ``SKETCHAUTH_PEPPER=new`` and
-``SKETCHAUTH_PEPPER_PREVIOUS=old`` during the rotation.
+**Rotation** (:func:`rotate`): needs no biometric, only the old pepper: every *sealed* record not
+yet sealed by the new pepper is opened and sealed again with a fresh nonce, in batches of one
+transaction each, in ``user_id`` order; records in clear are left to :func:`convert`. Each record
+says which pepper sealed it, so an interrupted rotation resumes where it stopped and, meanwhile,
+every record opens with the old *or* the new pepper: run the service with
+``SKETCHAUTH_PEPPER=new`` and ``SKETCHAUTH_PEPPER_PREVIOUS=old`` during the rotation.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from service.store.base import (
-    Attempt,
-    AuditEvent,
-    FailureState,
-    LockoutPolicy,
-    NewEnrolment,
-    Store,
-    StoreError,
-    UserRecord,
-)
-from service.store.sql import SqlStore
-from sketchauth.errors import SketchAuthError, SketchFormatError
-from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
+from service.store.base import Store
+from service.store.ledger import RollbackLedger
+from service.store.records import Content, PepperUnavailable, RecordCodec, RecordIntegrityError
+from service.store.sql import _PROTECTED_SET, _USER_COLUMNS, SqlStore
+from sketchauth.enrolment import hasher, key_cost_limit
+from sketchauth.errors import SketchAuthError
+from sketchauth.pepper import Pepper
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -57,16 +46,19 @@ __all__ = [
     "PepperRing",
     "PepperSettingsError",
     "PepperUnavailable",
-    "PepperedStore",
     "RotationResult",
     "census",
     "check_database",
+    "convert",
+    "hash_census",
+    "peppered",
+    "record_codec",
     "rotate",
 ]
 
 log = logging.getLogger("sketchauth.service")
 
-#: Records re-wrapped per transaction by a rotation.
+#: Records re-sealed per transaction by a rotation.
 DEFAULT_BATCH = 200
 #: Largest batch a rotation accepts.
 MAX_BATCH = 10_000
@@ -74,10 +66,6 @@ MAX_BATCH = 10_000
 
 class PepperSettingsError(ValueError):
     """The pepper settings are unusable (the message names the variable; it never quotes a pepper)."""
-
-
-class PepperUnavailable(StoreError):
-    """A record was wrapped by a pepper this process does not have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +83,8 @@ class PepperRing:
         if settings.pepper_file:
             text = read_pepper_file(settings.pepper_file, "SKETCHAUTH_PEPPER_FILE")
         current = parse_pepper(text, "SKETCHAUTH_PEPPER") if text else None
-        previous = tuple(parse_pepper(p, "SKETCHAUTH_PEPPER_PREVIOUS") for p in settings.pepper_previous)
+        # Earlier peppers are being retired: only their length is checked (they must still open records).
+        previous = tuple(parse_pepper(p, "SKETCHAUTH_PEPPER_PREVIOUS", judge=False) for p in settings.pepper_previous)
         if current is None and settings.require_pepper:
             raise PepperSettingsError(
                 "SKETCHAUTH_REQUIRE_PEPPER is on but no pepper is configured: set SKETCHAUTH_PEPPER (or "
@@ -117,10 +106,10 @@ class PepperRing:
         return frozenset(p.id for p in (self.current, *self.previous) if p is not None)
 
 
-def parse_pepper(text: str, variable: str) -> Pepper:
+def parse_pepper(text: str, variable: str, *, judge: bool = True) -> Pepper:
     """A pepper from configured text (:class:`PepperSettingsError` naming ``variable`` if too weak)."""
     try:
-        return Pepper.from_text(text)
+        return Pepper.from_text(text, judge=judge)
     except SketchAuthError as exc:
         raise PepperSettingsError(f"{variable}: {exc}") from None
 
@@ -136,171 +125,86 @@ def read_pepper_file(path: str, variable: str) -> str:
     return lines[0].strip()
 
 
-# -- wrapping at the storage boundary ------------------------------------------------------------------
-def unwrap_record(ring: PepperRing, record: UserRecord) -> UserRecord:
-    """``record`` with its helper in clear (a clear record is returned as it is)."""
-    if record.pepper_id is None:
-        return record
-    pepper = ring.by_id(record.pepper_id)
-    if pepper is None or record.pepper_nonce is None:
-        raise PepperUnavailable(
-            f"the helper of this record was wrapped by pepper id {record.pepper_id}, which is not configured: "
-            "set SKETCHAUTH_PEPPER (or SKETCHAUTH_PEPPER_PREVIOUS during a rotation)"
-        )
-    return dataclasses.replace(record, helper=unwrap(record.helper, pepper, record.pepper_nonce))
-
-
-def wrap_new(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
-    """``(stored helper, pepper id, nonce)`` for a helper about to be stored."""
-    nonce = new_nonce()
-    return wrap(helper, pepper, nonce), pepper.id, nonce
-
-
-class PepperedStore(Store):
-    """A store whose helpers are wrapped by the current pepper (:mod:`sketchauth.pepper`).
-
-    Every method of :class:`Store` is delegated; the three that carry helper data convert it:
-    ``enrol`` and ``change_pin`` wrap with a fresh nonce, ``get`` unwraps. Any new method that
-    reads or writes helper data must be added here as well (an abstract method left out makes
-    this class impossible to instantiate, so it cannot be forgotten silently).
-    """
-
-    def __init__(self, inner: Store, ring: PepperRing) -> None:
+# -- the codec of a deployment --------------------------------------------------------------------------
+def record_codec(settings: Settings, ring: PepperRing | None = None) -> RecordCodec:
+    """The codec ``settings`` describe: the ring's peppers, deployment id, rollback ledger and key-cost bound."""
+    ring = ring if ring is not None else settings.pepper_ring()
+    ledger = None
+    if settings.rollback_ledger:
         if ring.current is None:
-            raise ValueError("a PepperedStore needs a current pepper")
-        self.inner = inner
-        self.ring = ring
-        self.current: Pepper = ring.current
-        #: The last wrapped record read (see :meth:`get`).
-        self._last: UserRecord | None = None
-
-    # -- helper data ---------------------------------------------------------------------------------
-    def get(self, user_id: str) -> UserRecord | None:
-        """The record with its helper unwrapped; every call costs one unwrap, whatever it finds.
-
-        Unsealing costs a few microseconds (a keyed BLAKE2b tag and a SHAKE-256 keystream over
-        the record); small, but an unknown id would otherwise cost nothing. So a miss, or a
-        record stored in clear, unseals the last sealed record read instead (result discarded),
-        as :attr:`service.authenticator.Authenticator.decoy` does for decoding.
-        """
-        return self._unwrapped(self.inner.get(user_id))
-
-    def begin_attempt(
-        self, user_id: str, policy: LockoutPolicy, now: float, *, admit: Callable[[UserRecord], None] | None = None
-    ) -> Attempt:
-        """The store's one-transaction read and claim, with the record's helper unwrapped as :meth:`get` does."""
-        attempt = self.inner.begin_attempt(user_id, policy, now, admit=admit)
-        return dataclasses.replace(attempt, record=self._unwrapped(attempt.record))
-
-    def _unwrapped(self, record: UserRecord | None) -> UserRecord | None:
-        """``record`` with its helper in clear, at the cost of exactly one unwrap whatever it is."""
-        if record is not None and record.pepper_id is not None:
-            self._last = record  # one reference assignment: atomic across threads
-            return unwrap_record(self.ring, record)
-        decoy = self._last
-        if decoy is not None:
-            with contextlib.suppress(PepperUnavailable, SketchFormatError):
-                unwrap_record(self.ring, decoy)
-        return record
-
-    def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
-        helper, pepper_id, nonce = wrap_new(self.current, record.helper)
-        wrapped = dataclasses.replace(record, helper=helper, pepper_id=pepper_id, pepper_nonce=nonce)
-        return self.inner.enrol(wrapped, replace=replace, now=now)
-
-    def change_pin(
-        self,
-        user_id: str,
-        now: float,
-        *,
-        old_hash: str,
-        helper: bytes,
-        secret_hash: str,
-        pepper_id: str | None = None,
-        pepper_nonce: bytes | None = None,
-    ) -> bool:
-        stored, pepper_id, nonce = wrap_new(self.current, helper)
-        return self.inner.change_pin(
-            user_id,
-            now,
-            old_hash=old_hash,
-            helper=stored,
-            secret_hash=secret_hash,
-            pepper_id=pepper_id,
-            pepper_nonce=nonce,
-        )
-
-    # -- delegated as they are -------------------------------------------------------------------------
-    def migrate(self) -> int:
-        return self.inner.migrate()
-
-    def schema_version(self) -> int:
-        return self.inner.schema_version()
-
-    def ping(self) -> None:
-        self.inner.ping()
-
-    def record_failure(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
-        return self.inner.record_failure(user_id, policy, now)
-
-    def claim_attempt(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
-        return self.inner.claim_attempt(user_id, policy, now)
-
-    def claim_probe(self, user_id: str, policy: LockoutPolicy, now: float) -> FailureState:
-        return self.inner.claim_probe(user_id, policy, now)
-
-    def settle_failure(self, user_id: str, claim: FailureState, now: float) -> None:
-        self.inner.settle_failure(user_id, claim, now)
-
-    def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        self.inner.record_success(user_id, now, old_hash=old_hash, new_hash=new_hash)
-
-    def ensure_key_params(self, user_id: str, key_params: str) -> str | None:
-        return self.inner.ensure_key_params(user_id, key_params)
-
-    def revoke(self, user_id: str, now: float) -> None:
-        self.inner.revoke(user_id, now)
-
-    def reset(self, user_id: str, now: float) -> None:
-        self.inner.reset(user_id, now)
-
-    def audit_events(self, user_id: str | None = None, limit: int = 1000) -> list[AuditEvent]:
-        return self.inner.audit_events(user_id, limit)
-
-    def close(self) -> None:
-        self.inner.close()
+            raise PepperSettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by it")
+        ledger = RollbackLedger(settings.rollback_ledger, ring.current)
+    return RecordCodec(
+        ring.current,
+        ring.previous,
+        deployment=settings.deployment_id,
+        ledger=ledger,
+        key_limit=key_cost_limit(hasher(settings.hash_profile)),
+    )
 
 
-def peppered(store: Store, ring: PepperRing) -> Store:
-    """``store`` behind a :class:`PepperedStore` when a pepper is configured, else as it is."""
-    return store if ring.current is None else PepperedStore(store, ring)
+def peppered(store: Store, ring: PepperRing, settings: Settings | None = None) -> Store:
+    """``store`` reading and writing every record through the deployment's codec (sealed when a pepper is set).
+
+    Not a wrapper: the SQL store itself holds the codec, so no method can bypass it.
+    """
+    sql = _sql(store)
+    if settings is not None:
+        sql.use_codec(record_codec(settings, ring))
+    else:
+        sql.use_codec(RecordCodec(ring.current, ring.previous))
+    return store
 
 
-def _sql(store: Store) -> Any:
-    """The SQL store under any wrappers (rotation and the census run SQL of their own)."""
-    while isinstance(store, PepperedStore):
-        store = store.inner
+def _sql(store: Store) -> SqlStore:
     if not isinstance(store, SqlStore):
-        raise TypeError(f"pepper rotation needs an SQL store, not {type(store).__name__}")
+        raise TypeError(f"sealed records need an SQL store, not {type(store).__name__}")
     return store
 
 
 # -- census and start-up check -------------------------------------------------------------------------
 def census(store: Store) -> dict[str | None, int]:
-    """How many records each pepper id wrapped (``None``: stored in clear)."""
+    """How many records each pepper id sealed (``None``: stored in clear)."""
     sql = _sql(store)
     with sql._read() as cur:
         rows = sql._run(cur, "SELECT pepper_id, COUNT(*) FROM users GROUP BY pepper_id").fetchall()
     return {row[0]: int(row[1]) for row in rows}
 
 
-def check_database(store: Store, ring: PepperRing) -> dict[str | None, int]:
-    """Refuse (:class:`PepperSettingsError`) a database holding records no configured pepper reads.
+def hash_census(store: Store, profile: str, *, batch_size: int = DEFAULT_BATCH) -> dict[str, int]:
+    """Records by the state of their hash under the argon2 ``profile``, opened through the store's codec.
 
-    Called at start-up after the migrations: a deployment started without its pepper, or with a
-    new one before the rotation finished and without ``SKETCHAUTH_PEPPER_PREVIOUS``, would
-    otherwise fail every verification of those users. Records stored in clear are readable, and
-    counted (a warning says to rotate when a pepper is set).
+    ``current``: made with the profile's costs; ``rehash_pending``: made with other costs, re-made
+    at the user's next successful verification (argon2-cffi's ``check_needs_rehash``) as the
+    record's next version; ``unreadable``: records the codec refuses (without the pepper, every
+    sealed one: a thief's view).
+    """
+    sql, ph = _sql(store), hasher(profile)
+    counts = {"current": 0, "rehash_pending": 0, "unreadable": 0}
+    after = ""
+    while True:
+        with sql._read() as cur:
+            query = f"SELECT {_USER_COLUMNS} FROM users WHERE user_id > ? ORDER BY user_id LIMIT ?"
+            rows = sql._run(cur, query, (after, batch_size)).fetchall()
+        if not rows:
+            return counts
+        for row in rows:
+            try:
+                record = sql.codec.open(row)
+            except RecordIntegrityError:
+                counts["unreadable"] += 1
+                continue
+            counts["rehash_pending" if ph.check_needs_rehash(record.secret_hash) else "current"] += 1
+        after = rows[-1][0]
+
+
+def check_database(store: Store, ring: PepperRing) -> dict[str | None, int]:
+    """Refuse (:class:`PepperSettingsError`) a database this deployment must not serve as it is.
+
+    Called at start-up after the migrations: records sealed by pepper ids no configured pepper
+    has (started without the pepper, or with a new one before the rotation finished and without
+    ``SKETCHAUTH_PEPPER_PREVIOUS``; or records of the pre-release seal), and records in clear
+    while a pepper is configured (convert them once: ``sketchauth pepper convert``).
     """
     try:
         counts = census(store)
@@ -310,14 +214,14 @@ def check_database(store: Store, ring: PepperRing) -> dict[str | None, int]:
     if unknown:
         held = sum(counts[pid] for pid in unknown)
         raise PepperSettingsError(
-            f"{held} stored helpers were wrapped by pepper ids {', '.join(unknown)}, which no configured pepper "
+            f"{held} stored records were sealed by pepper ids {', '.join(unknown)}, which no configured pepper "
             "has: set SKETCHAUTH_PEPPER to the deployment's pepper (and SKETCHAUTH_PEPPER_PREVIOUS to the old "
             "one while a rotation runs)"
         )
     if ring.current is not None and counts.get(None):
-        log.warning(
-            "%d helpers are stored in clear (enrolled before the pepper): run 'sketchauth pepper rotate' to wrap them",
-            counts[None],
+        raise PepperSettingsError(
+            f"{counts[None]} records are stored in clear, and a configured pepper reads sealed records only: "
+            "seal them once with 'sketchauth pepper convert' (service stopped, SKETCHAUTH_PEPPER set), then start"
         )
     return counts
 
@@ -325,9 +229,9 @@ def check_database(store: Store, ring: PepperRing) -> dict[str | None, int]:
 # -- rotation ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class RotationResult:
-    """What one rotation run did.
+    """What one rotation (or conversion) run did.
 
-    ``remaining``: records not wrapped by the new pepper after the run (unreadable ones
+    ``remaining``: records not sealed by the new pepper after the run (unreadable and clear ones
     included); ``complete``: the run went through every record (not stopped by ``max_batches``).
     """
 
@@ -342,11 +246,10 @@ class RotationResult:
         return dataclasses.asdict(self)
 
 
-_PENDING = (
-    "SELECT user_id, helper, pepper_id, pepper_nonce FROM users "
-    "WHERE (pepper_id IS NULL OR pepper_id <> ?) AND user_id > ? ORDER BY user_id LIMIT ?"
-)
-_REWRAP = "UPDATE users SET helper = ?, pepper_id = ?, pepper_nonce = ? WHERE user_id = ?"
+_PENDING = f"SELECT {_USER_COLUMNS} FROM users WHERE {{which}} AND user_id > ? ORDER BY user_id LIMIT ?"
+_SEALED_ELSEWHERE = "pepper_id IS NOT NULL AND pepper_id <> ?"
+_CLEAR = "pepper_id IS NULL"
+_RESEAL = f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?"
 
 
 def rotate(
@@ -357,43 +260,118 @@ def rotate(
     batch_size: int = DEFAULT_BATCH,
     max_batches: int | None = None,
 ) -> RotationResult:
-    """Re-wrap every record under ``new``: from a pepper of ``old``, or from clear.
+    """Re-seal every sealed record under ``new``, from a pepper of ``old``; records in clear are left alone.
 
-    One transaction per batch of ``batch_size`` records (locked while re-wrapped, so a
-    concurrent PIN change or re-enrolment waits or is waited for); ``max_batches`` bounds one
-    run (the admin endpoint), after which a re-run continues. Records sealed by a pepper in
-    neither ``old`` nor ``new``, or whose seal does not verify (altered in the database), are left
-    alone and counted ``unreadable``: one damaged record does not stop the rotation of the others.
+    One transaction per batch of ``batch_size`` records (locked while re-sealed, so a concurrent
+    PIN change or re-enrolment waits or is waited for); ``max_batches`` bounds one run (the admin
+    endpoint), after which a re-run continues. The record's version is kept (its content does
+    not change; the pepper id in the associated data does) and its rollback mark is re-made
+    under the new pepper. Records sealed by a pepper in neither ``old`` nor ``new``, or whose seal
+    does not open (altered in the database), are left alone and counted ``unreadable``: one
+    damaged record does not stop the rotation of the others.
+    """
+    sql = _sql(store)
+    base = sql.codec
+    old = tuple(old)
+    reader = RecordCodec(new, old, deployment=base.deployment, key_limit=base.key_limit)
+    if base.ledger is None:
+        codec = RecordCodec(new, old, deployment=base.deployment, key_limit=base.key_limit)
+        return _reseal(sql, reader, codec, _SEALED_ELSEWHERE, (new.id,), batch_size, max_batches)
+    # Marks made under any of the peppers count (a rolled-back record is not laundered by a rotation);
+    # they are re-made under the new one.
+    ledgers = [RollbackLedger(base.ledger.path, p) for p in (new, *old)]
+    codec = RecordCodec(new, old, deployment=base.deployment, ledger=ledgers[0], key_limit=base.key_limit)
+    try:
+        return _reseal(
+            sql,
+            reader,
+            codec,
+            _SEALED_ELSEWHERE,
+            (new.id,),
+            batch_size,
+            max_batches,
+            mark=lambda user_id: max(ledger.mark(user_id) for ledger in ledgers),
+        )
+    finally:
+        for ledger in ledgers:
+            ledger.close()
+
+
+def convert(store: Store, pepper: Pepper, *, batch_size: int = DEFAULT_BATCH) -> RotationResult:
+    """Seal every record stored in clear under ``pepper``: the explicit, one-time conversion of a clear database.
+
+    Run once, with the service stopped (it refuses to start on a peppered deployment while
+    clear records remain). Each record is opened as stored (its key-release costs checked
+    against the deployment's bound), sealed as its next version and audited (``seal``); the
+    clear columns are emptied in the same transaction and their remnants erased. A re-run finds
+    nothing left to do. Rows whose key parameters are out of bounds are left alone and counted
+    ``unreadable``.
+    """
+    sql = _sql(store)
+    base = sql.codec
+    reader = RecordCodec(deployment=base.deployment, key_limit=base.key_limit)
+    codec = RecordCodec(pepper, deployment=base.deployment, ledger=base.ledger, key_limit=base.key_limit)
+    result = _reseal(sql, reader, codec, _CLEAR, (), batch_size, None, audit=True)
+    log.warning(
+        "sketchauth pepper convert: %d records sealed under pepper id %s, %d left in clear (unreadable)",
+        result.rewrapped,
+        pepper.id,
+        result.unreadable,
+    )
+    return result
+
+
+def _reseal(
+    sql: SqlStore,
+    reader: RecordCodec,
+    codec: RecordCodec,
+    which: str,
+    args: tuple[Any, ...],
+    batch_size: int,
+    max_batches: int | None,
+    *,
+    audit: bool = False,
+    mark: Callable[[str], int] | None = None,
+) -> RotationResult:
+    """Open the records ``which`` selects with ``reader`` and write them with ``codec``, batch by batch.
+
+    ``audit``: a conversion (each record becomes its next version, audited ``seal``); ``mark``:
+    the rollback mark a record must not be below (it is then counted unreadable and left alone).
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be in [1, {MAX_BATCH}]")
-    ring = PepperRing(new, tuple(old))
-    sql = _sql(store)
+    assert codec.current is not None
     after, rewrapped, unreadable, batches, complete = "", 0, 0, 0, False
+    written: list[tuple[str, int]] = []
+    query = _PENDING.format(which=which) + sql._row_lock
     while max_batches is None or batches < max_batches:
         with sql._transaction() as cur:
-            rows = sql._run(cur, _PENDING + sql._row_lock, (new.id, after, batch_size)).fetchall()
+            rows = sql._run(cur, query, (*args, after, batch_size)).fetchall()
             if not rows:
                 complete = True
                 break
-            for user_id, helper, pepper_id, nonce in rows:
-                record = _stub(user_id, bytes(helper), pepper_id, None if nonce is None else bytes(nonce))
+            for row in rows:
+                user_id = row[0]
                 try:
-                    clear = unwrap_record(ring, record).helper
-                except (PepperUnavailable, SketchFormatError):
+                    record = reader.open(row)
+                    if mark is not None and record.version < mark(user_id):
+                        raise RecordIntegrityError("rolled back")
+                except RecordIntegrityError:
                     unreadable += 1
                     continue
-                stored, new_id, new_nonce_ = wrap_new(new, clear)
-                sql._run(cur, _REWRAP, (stored, new_id, new_nonce_, user_id))
+                version = record.version + 1 if audit else record.version
+                columns = codec.columns(user_id, Content.of(record), version)
+                sql._run(cur, _RESEAL, (*columns.values(), user_id))
+                if audit:
+                    sql._audit(cur, user_id, ["seal"], time.time())
+                written.append((user_id, version))
                 rewrapped += 1
             after = rows[-1][0]
         batches += 1
+        for user_id, version in written:
+            if codec.ledger is not None:
+                codec.ledger.advance(user_id, version)
+        written.clear()
         sql._erase_remnants()  # the old stored forms leave the write-ahead log too
-    remaining = sum(n for pid, n in census(store).items() if pid != new.id)
-    return RotationResult(new.id, rewrapped, unreadable, batches, remaining, complete)
-
-
-def _stub(user_id: str, helper: bytes, pepper_id: str | None, nonce: bytes | None) -> UserRecord:
-    return UserRecord(
-        user_id, "", {}, helper, "", {}, False, 0, 0.0, False, 0.0, pepper_id=pepper_id, pepper_nonce=nonce
-    )
+    remaining = sum(n for pid, n in census(sql).items() if pid != codec.current.id)
+    return RotationResult(codec.current.id, rewrapped, unreadable, batches, remaining, complete)

@@ -21,7 +21,7 @@ media type the service sends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.models import ProblemDetails
+from service.observability import route_of
 
 __all__ = [
     "PROBLEM_BASE",
@@ -103,13 +104,107 @@ def problem_response(
     return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    return "/".join(str(part) for part in loc)
+def _is_union_member(part: Any) -> bool:
+    """Whether a location part is pydantic's name for a member of a union (``int``,
+    ``constrained-int``, ``list[...]``, ``function-before[...]``), not a field or an index."""
+    return isinstance(part, str) and (part in _MEMBER_NAMES or part.startswith(_MEMBER_PREFIXES) or "[" in part)
 
 
-def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+_MEMBER_NAMES = frozenset({"int", "float", "str", "bool", "list", "dict", "none"})
+_MEMBER_PREFIXES = ("constrained-", "function-", "lax-", "strict-", "nullable", "tagged-union", "json-or-python")
+
+
+def _where(loc: Sequence[Any], models: Any) -> tuple[str, str]:
+    """``(loc, path)`` of an error: the slash-separated location without pydantic's union-member
+    names or the enrolment's scheme tag (``body/samples/0/3``), and the field as a caller writes
+    it (``samples[0][3]``; ``the body`` for the body itself, ``user_id`` for a path parameter)."""
+    parts = [part for part in loc if not _is_union_member(part)]
+    tags = set(getattr(models, "schemes", {})) | set(getattr(models, "pipelines", {}))
+    kept = [
+        part
+        for i, part in enumerate(parts)
+        if not (i > 0 and parts[i - 1] in ("body", "second") and part in tags)  # the discriminator's branch
+    ]
+    path = ""
+    for part in kept[1:]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return "/".join(str(part) for part in kept), path or ("the body" if kept[:1] == ["body"] else "the request")
+
+
+def _kind_of_input(value: Any) -> str:
+    """The JSON kind of an input (never its value: it could be a sample or a PIN)."""
+    kinds = ((type(None), "null"), (bool, "true or false"), (str, "a string"), (list, "an array"), (dict, "an object"))
+    for python_type, name in kinds:
+        if isinstance(value, python_type):
+            return name
+    return "a number" if isinstance(value, (int, float)) else "something else"
+
+
+#: pydantic error types and what to say instead (``{given}``: the JSON kind sent; the rest: the rule's figures).
+_PHRASES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field of this request: remove it",
+    "list_type": "must be a JSON array, not {given}",
+    "dict_type": "must be a JSON object, not {given}",
+    "model_type": "must be a JSON object, not {given}",
+    "model_attributes_type": "must be a JSON object, not {given}",
+    "float_type": "must be a number, not {given}",
+    "int_type": "must be a whole number, not {given}",
+    "bool_type": "must be true or false, not {given}",
+    "string_type": "must be a string, not {given}",
+    "finite_number": "must be a finite number",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "literal_error": "must be one of {expected}",
+    "string_pattern_mismatch": "must match the pattern {pattern}",
+}
+
+
+def _say(err: dict[str, Any]) -> str:
+    """What is wrong, in words a caller can act on (pydantic's type names and ``Input should be``
+    replaced; never the offending value)."""
+    kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    given = _kind_of_input(err.get("input"))
+    if kind == "list_type" and given == "a string":
+        return (
+            "must be a JSON array of numbers, not a string: send the numbers themselves "
+            "(base64 or another encoding of them is not accepted)"
+        )
+    if kind in ("too_short", "too_long"):
+        unit = "characters" if given == "a string" else "items"
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        return f"must have {'at least' if kind == 'too_short' else 'at most'} {bound} {unit}"
+    phrase = _PHRASES.get(kind)
+    if phrase is None:
+        return str(err.get("msg", "")).removeprefix("Value error, ")
+    try:
+        return phrase.format(given=given, **ctx)
+    except (KeyError, IndexError):
+        return str(err.get("msg", ""))
+
+
+#: Errors that only say a union member's type did not match: dropped when the same place has another.
+_TYPE_MISMATCHES = frozenset({"int_type", "int_from_float", "float_type", "list_type", "bool_type", "string_type"})
+
+
+def _distinct(raw: Sequence[Any], models: Any) -> list[dict[str, Any]]:
+    """One error per place: where a union's members each failed (``3.5`` for an integer *or* a
+    finite number), the telling one, not "must be a whole number" beside "must be finite"."""
+    by_place: dict[str, list[dict[str, Any]]] = {}
+    for err in raw:
+        by_place.setdefault(_where(tuple(err.get("loc", ())), models)[0], []).append(err)
+    kept = []
+    for errors in by_place.values():
+        telling = [err for err in errors if err.get("type") not in _TYPE_MISMATCHES]
+        kept.append(telling[0] if telling else errors[-1])  # the last member is the widest (a number)
+    return kept
+
+
+def _validation_errors(raw: Sequence[Any], models: Any) -> list[dict[str, Any]]:
     # Only where and what rule: never pydantic's "input" (it could be a sample or a PIN).
-    return [{"loc": _loc(tuple(err.get("loc", ()))), "msg": str(err.get("msg", ""))} for err in exc.errors()]
+    return [{"loc": _where(tuple(err.get("loc", ())), models)[0], "msg": _say(err)} for err in raw]
 
 
 async def _on_problem(request: Request, exc: ProblemError) -> JSONResponse:
@@ -119,15 +214,16 @@ async def _on_problem(request: Request, exc: ProblemError) -> JSONResponse:
 
 
 async def _on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-    raw = exc.errors()
-    errors = _validation_errors(exc)
+    models = getattr(request.app.state, "request_models", None)
+    raw = _distinct(exc.errors(), models)
+    errors = _validation_errors(raw, models)
     if any(err.get("type") == "json_invalid" for err in raw):
-        return problem_response(
-            400, "malformed-json", "the request body is not valid JSON", instance=request.url.path, errors=errors
-        )
-    kind, detail = _classify(raw, getattr(request.app.state, "request_models", None))
+        why = str(next((err.get("ctx") or {}).get("error", "") for err in raw if err.get("type") == "json_invalid"))
+        said = "the request body is not valid JSON" + (f" ({why[:100]})" if why else "") + ": send a JSON object"
+        return problem_response(400, "malformed-json", said, instance=request.url.path, errors=errors)
+    kind, detail = _classify(raw, models)
     if detail is None:
-        detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
+        detail = "; ".join(f"{_where(tuple(err.get('loc', ())), models)[1]}: {_say(err)}" for err in raw[:5])
     return problem_response(422, kind, detail, instance=request.url.path, errors=errors)
 
 
@@ -157,6 +253,10 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
     ctx = err.get("ctx") or {}
     if len(loc) == 1 and kind == "union_tag_invalid":
         return _unknown_scheme(str(ctx.get("tag", "")), models)
+    if len(loc) == 1 and kind == "union_tag_not_found":
+        return "unknown-scheme", f"the enrolment needs a 'scheme': one of {_offered(models)}"
+    if loc[1:] == ("second",) and kind in ("union_tag_invalid", "union_tag_not_found"):
+        return "unknown-scheme", f"the second biometric needs a 'scheme': one of {', '.join(models.schemes)}"
     tag = loc[1] if len(loc) > 1 and (loc[1] in models.schemes or loc[1] in models.pipelines) else None
     fields = loc[2:] if tag is not None else loc[1:]
     if fields == ("pin",) and kind == "extra_forbidden" and tag in models.pin_refusals:
@@ -166,8 +266,8 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
         if tag in models.pipelines:
             name = models.pipelines[tag]
             return "invalid-parameters", f"pipeline {name!r} fixes its scheme and parameters; send no params"
-        where = "/".join(str(part) for part in fields[1:]) or "params"
-        return "invalid-parameters", f"invalid parameters for {tag}: {where}: {err.get('msg', '')}"
+        where = _where(("body", *fields), models)[1]
+        return "invalid-parameters", f"invalid parameters for {tag}: {where}: {_say(err)}"
     if kind in _RANGE_ERRORS and fields[:1] == ("samples",) and len(fields) == 3:
         bound = "at least {ge}".format(**ctx) if "ge" in ctx else "at most {le}".format(**ctx)
         return "invalid-sample", f"sample {fields[1]}: element {fields[2]} is outside the allowed range ({bound})"
@@ -205,8 +305,12 @@ def _unknown_scheme(tag: str, models: Any) -> tuple[str, str]:
     if tag.startswith("pipeline:"):
         offered = ", ".join(sorted(models.pipelines.values())) or "none (SKETCHAUTH_PIPELINES is not set)"
         return "unknown-pipeline", f"unknown pipeline {tag.removeprefix('pipeline:')!r}; offered: {offered}"
-    offered = ", ".join(models.schemes) + (", or pipeline:<name>" if models.pipelines else "")
-    return "unknown-scheme", f"unknown scheme {tag!r}; offered: {offered}"
+    return "unknown-scheme", f"unknown scheme {tag!r}: send one of {_offered(models)}"
+
+
+def _offered(models: Any) -> str:
+    """The offered ``scheme`` values, for a message."""
+    return ", ".join(models.schemes) + (", or pipeline:<name>" if models.pipelines else "")
 
 
 def _sample_count(tag: Any, kind: str, ctx: dict[str, Any], actual: Any, models: Any) -> tuple[str, str]:
@@ -247,16 +351,21 @@ async def _on_http(request: Request, exc: StarletteHTTPException) -> JSONRespons
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    # Log the type and where, never the request body.
-    log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    # Log the type and the route template: never the body, nor the path (it holds the user id).
+    log.error("unhandled %s on %s %s", type(exc).__name__, request.method, route_of(request.scope))
     return problem_response(
         500, "internal-error", "the service failed to handle this request", instance=request.url.path
     )
 
 
 async def _require_json(request: Request) -> None:
-    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either)."""
+    """415 unless the body is labelled JSON (FastAPI does not read an unlabelled body as JSON either).
+
+    A request with no body at all needs no label (``POST /v1/admin/pepper/rotation`` takes none).
+    """
     label = request.headers.get("content-type")
+    if label is None and not await request.body():
+        return
     media = "" if label is None else label.split(";", 1)[0].strip().lower()
     if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
         return
@@ -273,12 +382,13 @@ async def _require_json(request: Request) -> None:
 json_body_only = Depends(_require_json)
 
 
-def install_problem_openapi(app: FastAPI) -> None:
+def install_problem_openapi(app: FastAPI, *rewrites: Callable[[dict[str, Any]], None]) -> None:
     """Publish every 4xx/5xx response as ``application/problem+json`` with the ProblemDetails schema.
 
     FastAPI files response models under ``application/json`` (and adds its own validation-error
     schema for 422); the service sends RFC 9457 documents, so the generated document is
     rewritten once, on first request, to say so. Integer bounds are written as integers.
+    ``rewrites`` then change the document in place, in order (the scopes' alternatives).
     """
 
     def openapi() -> dict[str, Any]:
@@ -292,6 +402,8 @@ def install_problem_openapi(app: FastAPI) -> None:
             )
             _problem_media_types(document)
             _integer_bounds(document)
+            for rewrite in rewrites:
+                rewrite(document)
             app.openapi_schema = document
         return app.openapi_schema
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -39,6 +38,7 @@ from pydantic import (
     create_model,
 )
 
+from service.jsontypes import integral
 from service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
 from service.pipelines import PIPELINE_PREFIX, min_samples
 from service.schemes import SchemeSpec
@@ -51,7 +51,7 @@ __all__ = ["Number", "Pin", "RequestModels", "build_request_models", "second_bio
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Number = StrictInt | FiniteFloat
-Byte = Annotated[StrictInt, Field(ge=0, le=255)]
+Byte = integral(ge=0, le=255)
 Pin = Annotated[
     StrictStr,
     Field(
@@ -103,16 +103,7 @@ def _item_type(spec: SchemeSpec) -> Any:
         return Byte
     # A set element is an integer; an integral JSON number (``3.0``, as numpy-backed clients write
     # integers) is the same element, as JSON Schema's "integer" type says.
-    return (
-        Annotated[StrictInt, Field(ge=spec.min_element)]
-        | Annotated[FiniteFloat, Field(ge=spec.min_element), AfterValidator(_integral)]
-    )
-
-
-def _integral(x: float) -> int:
-    if not x.is_integer():
-        raise ValueError("a set element must be an integer")
-    return int(x)
+    return integral(ge=spec.min_element)
 
 
 def _model_name(prefix: str, name: str) -> str:

@@ -10,10 +10,12 @@ at the configured sample length (:class:`~service.limits.RequestLimits`), and wh
 stores less than the library allows (vault slots, s2 gaps) or defaults differently, the
 per-scheme :data:`POLICIES` below tighten the library's bounds — never widen them. The result is
 a pydantic model with ``extra="forbid"`` whose JSON schema ``GET /v1/schemes`` and the OpenAPI
-request schema publish exactly as it is enforced. Rules between parameters the JSON schema
-cannot say (2t < n, m >= 2t + 1, v <= n, p prime) are in the descriptions and enforced by the
-library. Building the sketch goes through the library's public registry (``scheme_class(name)``),
-so the service never reaches into a scheme's internals.
+request schema publish exactly as it is enforced. Rules between parameters, which JSON Schema
+cannot state one parameter at a time (``2*t < n``, ``2*t + 1 <= m``, ``v <= n``, the service's
+``p*q`` and s2-gap caps), are :data:`RULES`: published as ``x-rules`` and checked by the same
+model (p prime stays in the description, checked by the library). Building the sketch goes
+through the library's public registry (``scheme_class(name)``), so the service never reaches into
+a scheme's internals.
 
 Every registered family is offered unless :data:`NOT_OFFERED` says why not, and only when its
 library module (and its template's) is importable, so a new scheme reaches the service with no
@@ -28,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -40,7 +42,9 @@ from pydantic import (
     create_model,
     model_validator,
 )
+from pydantic.config import JsonDict
 
+from service.jsontypes import integral
 from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
 from sketchauth.mixing import Cascade, ExactKey
@@ -54,6 +58,7 @@ __all__ = [
     "MAX_VAULT_SLOTS",
     "NOT_OFFERED",
     "POLICIES",
+    "RULES",
     "SCHEME_SPECS",
     "SchemeSpec",
     "UnknownScheme",
@@ -144,29 +149,81 @@ def _weighted_sizes(limits: RequestLimits, fields: dict[str, Parameter]) -> dict
     return _cap("min_count", limits.max_samples)(limits, fields)
 
 
-class _WeightedVaultChecks(_Params):
-    @model_validator(mode="after")
-    def _slots_within_cap(self) -> Any:
+# -- rules between parameters: published as x-rules, checked by the parameter model -----------------------
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule between parameters, which JSON Schema cannot state one parameter at a time.
+
+    Its ``text`` is published in the parameters' schema (``"x-rules": ["v <= n"]``, with the
+    same names and Python's arithmetic), and the parameter model refuses what breaks it, saying
+    ``remedy``: what the schema publishes is what the service enforces (the library checks the
+    same rules again when it builds the sketch).
+    """
+
+    text: str
+    holds: Callable[[Mapping[str, Any]], bool]
+    remedy: str
+
+
+def _each(value: Any) -> list[Any]:
+    """A per-feature value as a list (one value for every feature, or a list of them)."""
+    return value if isinstance(value, list) else [value]
+
+
+def _s2_gaps(p: Mapping[str, Any]) -> bool:
+    # An s2 (or s3) helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
+    # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
+    return p.get("scheme") not in ("s2", "s3") or (p.get("features") or 1) * (p["n"] // 2 + 1) <= MAX_STORED_GAPS
+
+
+#: The rules between each scheme's parameters (the library's, and the service's own caps).
+RULES: dict[str, tuple[Rule, ...]] = {
+    "interval": (Rule("v <= n", lambda p: all(v <= p["n"] for v in _each(p["v"])), "lower v or raise n"),),
+    "code-offset": (Rule("2*t < n", lambda p: 2 * p["t"] < p["n"], "lower t or raise n"),),
+    "pinsketch": (Rule("t < 2**(m-1)", lambda p: p["t"] < 2 ** (p["m"] - 1), "lower t or raise m"),),
+    "fuzzy-vault": (
+        Rule("m <= p", lambda p: p["m"] <= p["p"], "lower m or raise p"),
+        Rule("2*t + 1 <= m", lambda p: 2 * p["t"] + 1 <= p["m"], "lower t or raise m"),
+    ),
+    "weighted-vault": (
+        Rule("2*t + 1 <= g", lambda p: 2 * p["t"] + 1 <= p["g"], "lower t or raise g"),
         # The helper lists a value for every one of the p*q slots: the library allows 2^21 of
         # them (an 8 MiB record per enrolment); the service holds it to the plain vault's cap.
-        if self.p * self.q > MAX_VAULT_SLOTS:  # type: ignore[attr-defined]
-            raise ValueError(f"p*q must be at most {MAX_VAULT_SLOTS} slots (the helper lists every slot)")
-        return self
+        Rule(
+            f"p*q <= {MAX_VAULT_SLOTS}",
+            lambda p: p["p"] * p["q"] <= MAX_VAULT_SLOTS,
+            "the helper lists every one of the p*q slots: lower p or q",
+        ),
+    ),
+    "asymmetric-interval": (
+        Rule(
+            f"features*(n//2 + 1) <= {MAX_STORED_GAPS} if scheme in ('s2', 's3')",
+            _s2_gaps,
+            "an s2 or s3 helper lists up to n//2 + 1 gaps per feature: lower n or features, or use scheme s1",
+        ),
+    ),
+}
 
 
-class _AsymmetricChecks(_Params):
+class _RuleChecks(_Params):
+    """A parameter model that checks its scheme's :data:`RULES` once each value is valid."""
+
+    rules: ClassVar[tuple[Rule, ...]] = ()
+
     @model_validator(mode="after")
-    def _gaps_within_cap(self) -> Any:
-        # An s2 helper lists every gap of a random partition of [0, n): up to n // 2 + 1 per
-        # feature. The service holds the worst case to MAX_STORED_GAPS (bytes and encode time).
-        scheme, features, n = self.scheme, self.features, self.n  # type: ignore[attr-defined]
-        if scheme in ("s2", "s3") and features * (n // 2 + 1) > MAX_STORED_GAPS:
-            raise ValueError(
-                f"an {scheme} sketch lists up to features * (n // 2 + 1) gaps, "
-                f"at most {MAX_STORED_GAPS} here: "
-                "lower n or features, or use scheme s1"
-            )
+    def _rules_hold(self) -> Any:
+        values = self.model_dump()
+        broken = [rule for rule in self.rules if not rule.holds(values)]
+        if broken:
+            raise ValueError("; ".join(f"{rule.text} must hold: {rule.remedy}" for rule in broken))
         return self
+
+
+def _ruled(name: str, rules: tuple[Rule, ...], base: type[BaseModel]) -> type[BaseModel]:
+    """``base`` checking ``rules`` and publishing them as ``x-rules``."""
+    extra: JsonDict | None = {"x-rules": [rule.text for rule in rules]} if rules else None
+    namespace = {"rules": rules, "model_config": ConfigDict(extra="forbid", json_schema_extra=extra)}
+    return type(f"_{name}Rules", (_RuleChecks, base), namespace)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,29 +239,34 @@ class Policy:
 POLICIES: dict[str, Policy] = {
     "code-offset": Policy((_half_of("t", "n"),)),
     "fuzzy-vault": Policy((_cap("p", MAX_VAULT_PRIME), _half_of("t", "m"))),
-    "weighted-vault": Policy((_weighted_sizes,), _WeightedVaultChecks),
-    "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1)), _AsymmetricChecks),
+    "weighted-vault": Policy((_weighted_sizes,)),
+    "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1))),
 }
 
 
 # -- parameter models ------------------------------------------------------------------------------
-def _bounded(base: Any, low: int | float | None, high: int | None, *, exclusive_low: bool = False, **extra: Any) -> Any:
-    """``base`` with the bounds pydantic enforces and the JSON schema publishes."""
-    bounds: dict[str, Any] = dict(extra)
+def _bounds(low: int | float | None, high: int | None, *, exclusive_low: bool = False) -> dict[str, Any]:
+    """The :func:`pydantic.Field` bounds of ``[low, high]`` (``(low, high]`` when ``exclusive_low``)."""
+    bounds: dict[str, Any] = {}
     if low is not None:
         bounds["gt" if exclusive_low else "ge"] = low
     if high is not None:
         bounds["le"] = high
-    return Annotated[base, Field(**bounds)] if bounds else base
+    return bounds
 
 
 def _annotation(p: Parameter) -> Any:
-    """The type of one parameter's value, with its bounds."""
+    """The type of one parameter's value, with its bounds.
+
+    Each bound sits on a scalar type (never on a union), so the schema states it with the JSON
+    Schema keyword (``exclusiveMinimum``, ``minimum``, ``maximum``), not pydantic's ``gt``.
+    """
+    bounds = _bounds(p.low, p.high, exclusive_low=p.exclusive_low)
     if p.kind == "choice":
         return Literal[p.choices]
-    if p.kind == "number":
-        return _bounded(StrictFloat | StrictInt, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
-    item = _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)
+    if p.kind == "number":  # an integer stays one (an offset of integer features must be)
+        return Annotated[StrictInt, Field(**bounds)] | Annotated[StrictFloat, Field(allow_inf_nan=False, **bounds)]
+    item = integral(**bounds)
     if p.kind == "per-feature":
         return item | Annotated[list[item], Field(min_length=1, max_length=p.max_items)]  # type: ignore[valid-type]
     return item
@@ -247,7 +309,9 @@ def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> 
     for tighten in policy.tighten:
         fields = tighten(limits, fields)
     definitions = {name: _field(p) for name, p in fields.items()}
-    return create_model(_model_name(descriptor.name), __base__=policy.checks, **definitions)  # type: ignore[call-overload]
+    name = _model_name(descriptor.name)
+    base = _ruled(name, RULES.get(descriptor.name, ()), policy.checks)
+    return create_model(name, __base__=base, **definitions)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True, slots=True)

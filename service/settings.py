@@ -45,6 +45,15 @@ Variables (defaults in brackets):
   sample, at most 65,536], ``SKETCHAUTH_MAX_SAMPLES`` [16 samples per enrolment, at most 256]:
   the request limits, published as they are enforced (``GET /v1/schemes`` and the OpenAPI schema);
 * ``SKETCHAUTH_HASH_THREADS`` [0: one per CPU]: argon2 hashes one process runs at once;
+* ``SKETCHAUTH_MAX_IN_FLIGHT`` [16], ``SKETCHAUTH_MAX_IN_FLIGHT_PER_KEY`` [8]: requests one worker
+  handles at once, in all and per API key; beyond, ``503`` / ``429`` with ``Retry-After``
+  (:mod:`service.admission`);
+* ``SKETCHAUTH_HEADER_TIMEOUT_SECONDS`` [10]: a connection whose request header section is not
+  complete this long after its first byte (or after the connection opened) is answered ``408``
+  and closed; ``SKETCHAUTH_BODY_TIMEOUT_SECONDS`` [5] does the same for the body;
+* ``SKETCHAUTH_MAX_CONNECTIONS`` [1000]: open connections per worker, also held 64 below the
+  process's file-descriptor limit; a new connection beyond it closes the one that has waited
+  longest for its header section, or is itself closed (:mod:`service.bodies`);
 * ``SKETCHAUTH_SCHEMA`` [``public``]: PostgreSQL schema to keep the tables in (tests use a
   unique one per run);
 * ``SKETCHAUTH_PIPELINES``: a directory of feature-pipeline JSON files (``sketchauth features fit
@@ -61,6 +70,8 @@ Variables (defaults in brackets):
 * ``SKETCHAUTH_PEPPER_PREVIOUS``: comma-separated earlier peppers, read-only, during a rotation
   (records they wrapped stay readable until ``sketchauth pepper rotate`` re-wraps them);
 * ``SKETCHAUTH_REQUIRE_PEPPER`` [off]: refuse to start without a pepper;
+* ``SKETCHAUTH_DEPLOYMENT_ID`` [default]: the deployment's name, bound into every sealed record;
+* ``SKETCHAUTH_ROLLBACK_LEDGER``: a file of per-user rollback marks outside the database (with a pepper);
 * ``SKETCHAUTH_HOST`` [127.0.0.1], ``SKETCHAUTH_PORT`` [8000], ``SKETCHAUTH_WORKERS`` [1]: where
   ``sketchauth serve`` listens and how many processes it runs.
 """
@@ -175,6 +186,29 @@ class Settings(BaseSettings):
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
     )
+    # -- load (service.admission, service.bodies) --------------------------------------------------
+    max_in_flight: int = Field(
+        16, ge=1, le=10_000, description="requests one worker handles at once (503 beyond), an integer in [1, 10000]"
+    )
+    max_in_flight_per_key: int = Field(
+        8,
+        ge=1,
+        le=10_000,
+        description="requests of one API key one worker handles at once (429 beyond), an integer in [1, 10000]",
+    )
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="longest time to receive a request's header section in seconds, a number in (0, 300]",
+    )
+    max_connections: int = Field(
+        1000,
+        ge=16,
+        le=1_000_000,
+        description="open connections one worker keeps (also held under its file-descriptor limit), "
+        "an integer in [16, 1000000]",
+    )
     max_sample_length: int = Field(
         DEFAULT_MAX_SAMPLE_LENGTH,
         ge=MIN_SAMPLE_LENGTH_SETTING,
@@ -209,7 +243,10 @@ class Settings(BaseSettings):
 
     # -- pepper (service.pepper) ---------------------------------------------------------------
     pepper: str | None = Field(
-        None, repr=False, description="the deployment's pepper: at least 22 base64url characters or 32 hex digits"
+        None,
+        repr=False,
+        description="the deployment's pepper: a machine-drawn secret judged to carry at least 128 bits "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
     )
     pepper_file: str | None = Field(None, description="file whose first line is the pepper")
     pepper_previous: KeyList = Field(
@@ -217,6 +254,14 @@ class Settings(BaseSettings):
     )
     require_pepper: bool = Field(
         False, description="refuse to start without a pepper (1/0, true/false, yes/no, on/off)"
+    )
+    deployment_id: str = Field(
+        "default",
+        pattern=r"^[A-Za-z0-9._-]{1,64}$",
+        description="this deployment's name, bound into every sealed record (1-64 of A-Z a-z 0-9 . _ -)",
+    )
+    rollback_ledger: str | None = Field(
+        None, description="SQLite file of rollback marks, kept outside the database's storage (needs a pepper)"
     )
     # -- end pepper ----------------------------------------------------------------------------
 
@@ -321,7 +366,9 @@ class Settings(BaseSettings):
             raise SettingsError("SKETCHAUTH_DATABASE_URL must be sqlite:///PATH or postgresql://...")
         if self.database_url in {"sqlite:///:memory:", "sqlite://"}:
             raise SettingsError("an in-memory SQLite database cannot be shared; give a file path")
-        self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
+        ring = self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
+        if self.rollback_ledger and ring.current is None:
+            raise SettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by SKETCHAUTH_PEPPER")
         # cycle: service.settings <-> service.limits (the limits are read from these settings)
         from service.limits import RequestLimits
 

@@ -1,6 +1,6 @@
 """Key release (``derive_key``) and PIN change without the biometric (``MixedSketch.rekey``).
 
-A released key is ``argon2id(secret message, per-enrolment salt, ad = context)``: the same for
+A released key is ``HKDF(argon2id(secret message, per-enrolment salt), info = context)``: the same for
 every genuine sample and after the record is stored and reloaded, independent per context and
 per enrolment, and never produced for a wrong sample or PIN.
 """
@@ -16,6 +16,7 @@ from sketchauth.enrolment import (
     derive_key,
     enrol,
     hasher,
+    key_cost_limit,
     key_from_message,
     secret_message,
     verify,
@@ -58,52 +59,49 @@ def test_same_key_for_every_genuine_sample_and_after_reload() -> None:
     assert isinstance(key, bytes) and len(key) == KEY_BYTES == 32
 
 
-def test_key_is_argon2id_with_the_context_as_associated_data() -> None:
-    """Recomputed through argon2-cffi's own low-level API from the stored public parameters."""
-    sketch = _interval()
-    record = enrol(sketch, TEMPLATE, password_hasher=PH)
-    key = derive_key(sketch, record, GENUINE[0], context=b"ctx", password_hasher=PH)
-    _, _, costs, salt_b64 = record.key_params.split("$")[1:]
-    memory, passes, lanes = (int(part.split("=")[1]) for part in costs.split(","))
+def test_key_is_an_hkdf_expansion_of_argon2id_through_public_apis() -> None:
+    """Recomputed from the stored public parameters with argon2-cffi's public ``hash_secret_raw`` and
+    pyca/cryptography's HKDF (RFC 5869): one argon2id, one HKDF expansion per context."""
     import base64
 
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    sketch = _interval()
+    record = enrol(sketch, TEMPLATE, password_hasher=PH)
+    _, _, costs, salt_b64 = record.key_params.split("$")[1:]
+    memory, passes, lanes = (int(part.split("=")[1]) for part in costs.split(","))
     salt = base64.b64decode(salt_b64 + "==")
     assert len(salt) == 16
     assert (memory, passes, lanes) == (PH.memory_cost, PH.time_cost, PH.parallelism)
-    ffi, lib = argon2.low_level.ffi, argon2.low_level.lib
-    pwd = b"sketchauth/key/v1\x00" + secret_message(sketch, TEMPLATE)
-    # Keep every buffer referenced: the context holds only raw pointers into them.
-    out, pwd_buf, salt_buf, ad_buf = (ffi.new("uint8_t[]", x) for x in (32, pwd, salt, b"ctx"))
-    ctx = ffi.new(
-        "argon2_context *",
-        {
-            "out": out,
-            "outlen": 32,
-            "pwd": pwd_buf,
-            "pwdlen": len(pwd),
-            "salt": salt_buf,
-            "saltlen": 16,
-            "secret": ffi.NULL,
-            "secretlen": 0,
-            "ad": ad_buf,
-            "adlen": 3,
-            "t_cost": passes,
-            "m_cost": memory,
-            "lanes": lanes,
-            "threads": lanes,
-            "version": 19,
-            "allocate_cbk": ffi.NULL,
-            "free_cbk": ffi.NULL,
-            "flags": lib.ARGON2_DEFAULT_FLAGS,
-        },
+    tag = b"sketchauth/key/v2\x00"
+    root = argon2.low_level.hash_secret_raw(
+        tag + secret_message(sketch, TEMPLATE),
+        salt,
+        time_cost=passes,
+        memory_cost=memory,
+        parallelism=lanes,
+        hash_len=32,
+        type=argon2.low_level.Type.ID,
     )
-    assert argon2.low_level.core(ctx, argon2.low_level.Type.ID.value) == lib.ARGON2_OK
-    assert key == bytes(ffi.buffer(out, 32))
-    # Without associated data the same password and salt give another value.
-    plain = argon2.low_level.hash_secret_raw(
-        pwd, salt, time_cost=passes, memory_cost=memory, parallelism=lanes, hash_len=32, type=argon2.low_level.Type.ID
-    )
-    assert plain != key
+    for context in (b"ctx", b"disk"):
+        expected = HKDF(algorithm=hashes.SHA256(), length=32, salt=tag, info=context).derive(root)
+        assert derive_key(sketch, record, GENUINE[0], context=context, password_hasher=PH) == expected
+    assert root != derive_key(sketch, record, GENUINE[0], context=b"ctx", password_hasher=PH)
+
+
+def test_stored_costs_are_bounded_by_the_deployments_profiles() -> None:
+    """A record asking for more than the strongest profile (64 MiB, t = 3, p = 4) is refused before any work."""
+    limit = key_cost_limit(PH)
+    assert (limit.memory_kib, limit.time_cost, limit.parallelism) == (65536, 3, 4)
+    big = "$argon2id$v=19$m=2097152,t=16,p=1$AAAAAAAAAAAAAAAAAAAAAA"  # 2 GiB, t = 16: 14.5 s before
+    with pytest.raises(SketchFormatError, match="out of range"):
+        key_from_message(b"m", big, b"ctx", limit=limit)
+    with pytest.raises(SketchFormatError, match="out of range"):
+        key_from_message(b"m", "$argon2id$v=19$m=65537,t=1,p=1$AAAAAAAAAAAAAAAAAAAAAA", b"ctx")
+    dear = key_cost_limit(hasher("rfc9106-low-memory"))
+    assert dear == limit  # every known profile is inside: a cheaper profile still releases older keys
+    assert len(key_from_message(b"m", "$argon2id$v=19$m=64,t=3,p=4$AAAAAAAAAAAAAAAAAAAAAA", b"c", limit=limit)) == 32
 
 
 def test_keys_differ_per_context_and_per_enrolment() -> None:
@@ -144,13 +142,30 @@ def test_bad_context_is_refused(context: object) -> None:
         derive_key(sketch, record, GENUINE[0], context=context, password_hasher=PH)  # type: ignore[arg-type]
 
 
+def test_derive_key_works_after_the_json_round_trip() -> None:
+    """What a library user stores: Enrolment.to_json(); loaded back, the same key for the same person."""
+    sketch = _interval()
+    record = enrol(sketch, TEMPLATE, password_hasher=PH)
+    text = record.to_json()
+    loaded = Enrolment.from_json(text)
+    assert loaded == record and isinstance(text, str)
+    rebuilt = IntervalSketch.from_params(sketch.params())
+    key = derive_key(sketch, record, GENUINE[0], context=b"disk", password_hasher=PH)
+    assert key is not None
+    assert derive_key(rebuilt, loaded, GENUINE[1], context=b"disk", password_hasher=PH) == key
+    assert (
+        derive_key(rebuilt, Enrolment.from_json(text.encode()), IMPOSTOR, context=b"disk", password_hasher=PH) is None
+    )
+
+
 def test_enrolment_without_key_parameters_is_refused_with_what_to_do() -> None:
     sketch = _interval()
     record = enrol(sketch, TEMPLATE, password_hasher=PH)
     old = Enrolment(record.helper, record.secret_hash, record.report)
     assert verify(sketch, old, GENUINE[0], password_hasher=PH)
-    with pytest.raises(ParameterError, match="re-enrol"):
+    with pytest.raises(ParameterError, match=r"re-enrol") as refused:
         derive_key(sketch, old, GENUINE[0], context=b"disk", password_hasher=PH)
+    assert "to_json" in str(refused.value)  # says how to keep the key parameters of a fresh enrolment
 
 
 @pytest.mark.parametrize(

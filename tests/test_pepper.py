@@ -1,4 +1,5 @@
-"""Pepper-sealed helpers (sketchauth.pepper): round trips, refusals, fresh nonces, no common difference."""
+"""Pepper-sealed records (sketchauth.pepper): ChaCha20-Poly1305 round trips, associated data, refusals,
+fresh nonces, no common difference, and pepper texts judged by entropy."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from hypothesis import strategies as st
 from sketchauth.errors import ParameterError, SketchFormatError
 from sketchauth.mixing import Cascade, ExactKey, FuzzySecret
 from sketchauth.pepper import (
+    MAX_SEALED_BYTES,
     PEPPER_NONCE_BYTES,
     SEAL_TAG_BYTES,
     Pepper,
-    hkdf_sha256,
+    associated_data,
+    kdf,
     new_nonce,
+    pepper_text_bits,
     rewrap,
     unwrap,
     wrap,
@@ -23,7 +27,6 @@ from sketchauth.pepper import (
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
-from sketchauth.sketches.format import MAX_HELPER_BYTES
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
 from tests.test_mixing import FAMILIES, IDS, _same
@@ -51,18 +54,31 @@ def _cascade(sketch):
 
 
 # -- the key derivation ----------------------------------------------------------------------------
-def test_hkdf_matches_rfc5869_test_case_1():
-    okm = hkdf_sha256(bytes([0x0B] * 22), salt=bytes(range(13)), info=bytes(range(0xF0, 0xFA)), length=42)
+def test_kdf_is_pycas_hkdf_and_and_matches_rfc5869_test_case_1():
+    okm = kdf(bytes([0x0B] * 22), salt=bytes(range(13)), info=bytes(range(0xF0, 0xFA)), length=42)
     assert okm.hex() == ("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
 
 
-def test_pepper_id_is_stable_distinct_and_the_secret_is_not_kept():
+def test_seal_is_chacha20_poly1305_under_the_hkdf_key_with_the_associated_data():
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    key = kdf(b"A" * 32, salt=b"sketchauth/pepper/v2", info=b"record seal key")
+    nonce, ad = bytes(range(12)), associated_data(b"user", b"7")
+    assert wrap(b"record", PEPPER_A, nonce, ad) == ChaCha20Poly1305(key).encrypt(nonce, b"record", ad)
+
+
+def test_pepper_id_is_stable_distinct_an_aead_tag_and_the_secret_is_not_kept():
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
     assert Pepper(b"A" * 32).id == PEPPER_A.id
     assert PEPPER_A.id != PEPPER_B.id
     assert len(PEPPER_A.id) == 16
-    assert PEPPER_A.id.encode() not in PEPPER_A.enc_key
-    assert len({PEPPER_A.enc_key, PEPPER_A.mac_key, PEPPER_B.enc_key, PEPPER_B.mac_key}) == 4
+    # Testing a candidate pepper against the id costs one HKDF and one AEAD over 1 KiB: more than a record.
+    id_key = kdf(b"A" * 32, salt=b"sketchauth/pepper/v2", info=b"pepper id key")
+    tag = ChaCha20Poly1305(id_key).encrypt(bytes(12), bytes(1024), b"sketchauth/pepper-id/v2")[-16:]
+    assert tag[:8].hex() == PEPPER_A.id
     assert "AAAA" not in repr(PEPPER_A) and PEPPER_A.secret == b""
+    assert PEPPER_A.derive(b"x") != PEPPER_A.derive(b"y") != PEPPER_B.derive(b"y")
 
 
 @pytest.mark.parametrize("bad", [b"short", b"x" * 15, "a-string-not-bytes", b"x" * 1025])
@@ -71,21 +87,41 @@ def test_weak_or_malformed_peppers_are_refused(bad):
         Pepper(bad)
 
 
-@pytest.mark.parametrize("text", ["0123456789abcdef0123456789abcde", "short", "a" * 21])
-def test_pepper_strings_need_128_bits(text):
+@pytest.mark.parametrize(
+    "text",
+    [
+        "correct horse battery staple",
+        "correcthorsebatterystaple" * 2,
+        "deployment-A-pepper-0123456789",
+        "Tr0ub4dor&3" * 4,
+        "a" * 64,
+        "0123456789abcdef" * 3,
+        "short",
+        "a" * 21,
+    ],
+)
+def test_human_phrases_and_patterns_are_refused_whatever_their_length(text):
     with pytest.raises(ParameterError, match="128 bits"):
         Pepper.from_text(text)
+    assert pepper_text_bits(text) < 128 or len(text) < 22
 
 
-def test_pepper_strings_of_128_bits_are_accepted():
-    assert Pepper.from_text("0123456789abcdef0123456789abcdef").id
-    assert Pepper.from_text(" " + "Z" * 22 + "\n") == Pepper.from_text("Z" * 22)
+def test_machine_drawn_peppers_are_accepted_and_credited_by_their_alphabet():
+    import secrets
+
+    for _ in range(20):
+        token = secrets.token_urlsafe(32)
+        assert pepper_text_bits(token) >= 200  # 256 bits drawn: never near the bound
+        assert Pepper.from_text(" " + token + "\n") == Pepper.from_text(token)
+        assert pepper_text_bits(secrets.token_hex(32)) >= 200
+    # Retiring peppers (a rotation's old ones) are checked by length only.
+    assert Pepper.from_text("deployment-A-pepper-0123456789", judge=False).id
 
 
 # -- round trips -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
 @settings(max_examples=15, deadline=None)
-@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=16, max_size=16))
+@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=12, max_size=12))
 def test_wrap_unwrap_round_trip_for_every_scheme(name, sketch, secret, sample, key, nonce):
     helper = sketch.encode(secret)
     pepper = Pepper(key)
@@ -119,7 +155,7 @@ def _two_biometrics():
 
 
 @settings(max_examples=15, deadline=None)
-@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=16, max_size=16))
+@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=12, max_size=12))
 def test_two_biometrics_in_different_groups_are_sealed(key, nonce):
     mixed = _two_biometrics()
     secret = [[10, 200, 300, 999], [3, 70, 1000, 2024]]
@@ -134,45 +170,64 @@ def test_two_biometrics_in_different_groups_are_sealed(key, nonce):
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
 def test_wrong_pepper_is_refused(name, sketch, secret, sample):
     helper = sketch.encode(secret)
-    nonce = bytes(range(16))
+    nonce = bytes(range(12))
     stored = wrap(helper, PEPPER_A, nonce)
     with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
         unwrap(stored, PEPPER_B, nonce)
     with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
-        unwrap(stored, PEPPER_A, bytes(16))  # another nonce
+        unwrap(stored, PEPPER_A, bytes(12))  # another nonce
 
 
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
 def test_every_flipped_bit_is_refused(name, sketch, secret, sample):
-    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(16))
+    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(12))
     for position in {0, len(stored) // 2, len(stored) - SEAL_TAG_BYTES - 1, len(stored) - 1}:
         for bit in (0, 7):
             altered = bytearray(stored)
             altered[position] ^= 1 << bit
             with pytest.raises(SketchFormatError, match="altered"):
-                unwrap(bytes(altered), PEPPER_A, bytes(16))
+                unwrap(bytes(altered), PEPPER_A, bytes(12))
     with pytest.raises(SketchFormatError):
-        unwrap(stored[:-1], PEPPER_A, bytes(16))  # truncated
+        unwrap(stored[:-1], PEPPER_A, bytes(12))  # truncated
     with pytest.raises(SketchFormatError):
-        unwrap(stored + b"\0", PEPPER_A, bytes(16))  # extended
+        unwrap(stored + b"\0", PEPPER_A, bytes(12))  # extended
+
+
+def test_associated_data_binds_the_record_to_its_place():
+    """A record sealed for one user, version or deployment does not open for another (cut-and-paste)."""
+    nonce = new_nonce()
+    ad = associated_data(b"deployment", b"user-M", (3).to_bytes(8, "big"))
+    stored = wrap(b"M's helper and hash", PEPPER_A, nonce, ad)
+    assert unwrap(stored, PEPPER_A, nonce, ad) == b"M's helper and hash"
+    for other in (
+        associated_data(b"deployment", b"user-V", (3).to_bytes(8, "big")),
+        associated_data(b"deployment", b"user-M", (2).to_bytes(8, "big")),
+        associated_data(b"other", b"user-M", (3).to_bytes(8, "big")),
+        b"",
+    ):
+        with pytest.raises(SketchFormatError, match="altered"):
+            unwrap(stored, PEPPER_A, nonce, other)
+    assert associated_data(b"ab", b"c") != associated_data(b"a", b"bc")
+    with pytest.raises(ParameterError, match="bytes"):
+        associated_data("text")  # type: ignore[arg-type]
 
 
 def test_wrapped_helper_is_not_a_helper():
     sketch = PinSketch(16, 8)
     secret = [3, 70, 1000, 2024, 65535]
-    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(16))
+    stored = wrap(sketch.encode(secret), PEPPER_A, bytes(12))
     with pytest.raises(SketchFormatError):
         load_sketch(stored)  # the self-describing header is sealed too
 
 
 def test_lengths_are_bounded_before_any_work():
     with pytest.raises(SketchFormatError, match="bytes"):
-        unwrap(b"\0" * (SEAL_TAG_BYTES - 1), PEPPER_A, bytes(16))
+        unwrap(b"\0" * (SEAL_TAG_BYTES - 1), PEPPER_A, bytes(12))
     with pytest.raises(SketchFormatError, match="bytes"):
-        unwrap(b"\0" * (MAX_HELPER_BYTES + SEAL_TAG_BYTES + 1), PEPPER_A, bytes(16))
+        unwrap(b"\0" * (MAX_SEALED_BYTES + SEAL_TAG_BYTES + 1), PEPPER_A, bytes(12))
     with pytest.raises(SketchFormatError, match="bytes"):
-        wrap(b"\0" * (MAX_HELPER_BYTES + 1), PEPPER_A, bytes(16))
-    assert unwrap(wrap(b"", PEPPER_A, bytes(16)), PEPPER_A, bytes(16)) == b""
+        wrap(b"\0" * (MAX_SEALED_BYTES + 1), PEPPER_A, bytes(12))
+    assert unwrap(wrap(b"", PEPPER_A, bytes(12)), PEPPER_A, bytes(12)) == b""
 
 
 # -- fresh nonces ----------------------------------------------------------------------------------------
@@ -222,7 +277,7 @@ def test_two_deployments_share_no_common_difference(sketch, secrets):
     b = [wrap(h, PEPPER_B, new_nonce()) for h in clear]
     assert not set(a) & set(b)
     assert len(set(_differences(a, b))) == len(secrets)
-    fixed = bytes(16)
+    fixed = bytes(12)
     a0 = [wrap(h, PEPPER_A, fixed) for h in clear]
     b0 = [wrap(h, PEPPER_B, fixed) for h in clear]
     if sketch.scheme_name != "code-offset":
@@ -250,8 +305,8 @@ def test_malformed_arguments_are_refused():
     with pytest.raises(SketchFormatError, match="nonce"):
         wrap(helper, PEPPER_A, b"short")
     with pytest.raises(ParameterError, match="Pepper"):
-        wrap(helper, b"A" * 32, bytes(16))  # type: ignore[arg-type]
+        wrap(helper, b"A" * 32, bytes(12))  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="bytes"):
-        wrap("not bytes", PEPPER_A, bytes(16))  # type: ignore[arg-type]
+        wrap("not bytes", PEPPER_A, bytes(12))  # type: ignore[arg-type]
     with pytest.raises(SketchFormatError):
-        unwrap(b"not a sealed helper", PEPPER_A, bytes(16))
+        unwrap(b"not a sealed helper", PEPPER_A, bytes(12))

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Body, Query, Response
+from pydantic import BaseModel, ConfigDict, Field, Strict
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import AdminKey, State
+from service.api.deps import State, scoped
 from service.api.users import UserId, not_enrolled
+from service.bodies import ParsedBodyRoute
+from service.credentials import ADMIN
+from service.jsontypes import AS_INTEGER
 from service.models import AuditEntry, AuditTrail
 from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
 from service.problems import ProblemError, json_body_only, problem_doc
@@ -20,11 +23,14 @@ __all__ = ["AUDIT_PAGE_MAX", "router"]
 
 #: Largest ``limit`` of one audit read.
 AUDIT_PAGE_MAX = 10_000
+#: Most batches one rotation call may run.
+MAX_ROTATION_BATCHES = 10_000
 
 router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
-    dependencies=[AdminKey],
+    dependencies=[scoped(ADMIN)],
+    route_class=ParsedBodyRoute,
     responses={
         401: problem_doc("missing admin key"),
         403: problem_doc("the key lacks the 'admin' scope"),
@@ -79,10 +85,16 @@ class PepperStatus(BaseModel):
 
 
 class RotationRequest(BaseModel):
+    """How much one rotation call does (every field optional; the body itself may be left out)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    batch_size: int = Field(DEFAULT_BATCH, ge=1, le=MAX_BATCH, description="records re-wrapped per transaction")
-    max_batches: int = Field(50, ge=1, le=10_000, description="batches this call runs at most; call again to go on")
+    batch_size: Annotated[int, Strict(), Field(ge=1, le=MAX_BATCH), AS_INTEGER] = Field(
+        DEFAULT_BATCH, description="records re-wrapped per transaction"
+    )
+    max_batches: Annotated[int, Strict(), Field(ge=1, le=MAX_ROTATION_BATCHES), AS_INTEGER] = Field(
+        50, description="batches this call runs at most; call again to go on"
+    )
 
 
 class RotationResponse(BaseModel):
@@ -121,12 +133,13 @@ async def pepper_status(state: State) -> PepperStatus:
     },
     summary="Re-wrap stored helpers with the current pepper (from the previous ones or from clear), resumable",
 )
-async def pepper_rotation(state: State, body: RotationRequest) -> RotationResponse:
+async def pepper_rotation(state: State, body: Annotated[RotationRequest | None, Body()] = None) -> RotationResponse:
     """Re-wraps up to ``max_batches`` batches, one transaction each, with the peppers this
     deployment runs with (``SKETCHAUTH_PEPPER``, reading ``SKETCHAUTH_PEPPER_PREVIOUS``): no
     pepper ever travels in a request. Records already wrapped by the current pepper are skipped,
-    so calling again continues an interrupted or bounded rotation. The body may be ``{}``
-    (the defaults)."""
+    so calling again continues an interrupted or bounded rotation. Without a body (or with
+    ``{}``) the defaults apply."""
+    body = body or RotationRequest.model_validate({})
     ring = state.settings.pepper_ring()
     if ring.current is None:
         raise ProblemError(409, "no-pepper", "no pepper is configured: set SKETCHAUTH_PEPPER and restart")

@@ -3,9 +3,28 @@
 API keys are bearer tokens whose SHA-256 digests are compared with :func:`hmac.compare_digest`
 against *every* configured key's (no early exit), so the time taken does not depend on which
 key, how much of one, or how long a key, matched. Keys are named and scoped
-(:mod:`service.credentials`): ``UserKey`` asks for ``verify`` on verification routes and
-``enrol`` on the other ``/v1/users`` routes, ``AdminKey`` for ``admin``. Failed
-authentications are throttled per client address (429 with ``Retry-After``).
+(:mod:`service.credentials`). Every route states the scopes it accepts with :func:`scoped`, and
+a key is let through when it holds *any one* of them (least privilege: the smallest scope that
+does the job):
+
+=====================================  ===============================
+route                                  scopes (any one of)
+=====================================  ===============================
+``POST /v1/users/{id}/enrolment``      ``enrol``
+``GET /v1/users/{id}/report``          ``enrol``
+``DELETE /v1/users/{id}``              ``enrol``
+``POST /v1/users/{id}/verification``   ``verify``
+``POST /v1/users/{id}/key``            ``verify``
+``POST /v1/users/{id}/pin``            ``pin``, ``enrol``
+``/v1/admin/...``                      ``admin``
+``GET /v1/schemes``                    any key
+=====================================  ===============================
+
+The OpenAPI document publishes the same table: each operation's ``security`` lists one
+requirement per accepted scope (OpenAPI 3.1 lets a bearer scheme's requirement name roles).
+:func:`check_every_route_is_scoped` refuses to build an app with a ``/v1`` route that states
+none, so a new endpoint cannot be reached without a key. Failed authentications are throttled
+per client address (429 with ``Retry-After``).
 
 The dependencies are ``async`` on purpose: FastAPI runs plain ``def`` dependencies in the
 thread pool, a hand-off per dependency per request for work that takes microseconds.
@@ -17,13 +36,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+import fastapi.routing
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
 from service.authenticator import Authenticator
-from service.credentials import ADMIN, ENROL, VERIFY, FailureThrottle, KeySource, client_bucket
+from service.credentials import ADMIN, FailureThrottle, KeySource, client_bucket
 from service.credentials import ApiKey as ConfiguredKey
 from service.problems import ProblemError
 from service.settings import Settings
@@ -32,7 +53,16 @@ from service.store import AUDIT_CLIENT, LockoutPolicy, Store
 if TYPE_CHECKING:
     from service.pipelines import LoadedPipeline
 
-__all__ = ["AdminKey", "ApiKey", "ServiceState", "State", "UserKey"]
+__all__ = [
+    "ANY_KEY",
+    "ServiceState",
+    "State",
+    "api_routes",
+    "check_every_route_is_scoped",
+    "route_scopes",
+    "scope_alternatives",
+    "scoped",
+]
 
 
 @dataclass(slots=True)
@@ -70,9 +100,8 @@ AdminCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_admin
 
 #: The audit trail's name for requests of local mode without keys.
 DEV_CLIENT = "dev-mode"
-#: ``/v1/users`` routes (by their last path segment) that need the ``verify`` scope; every
-#: other route of that router changes or reads an enrolment and needs ``enrol``.
-_VERIFY_ROUTES = frozenset({"verification", "key", "pin"})  # attempts: verification, key release, PIN change
+#: :func:`scoped` with no scope: any configured key will do (``GET /v1/schemes``).
+ANY_KEY: tuple[str, ...] = ()
 
 
 def _unauthorized(detail: str) -> ProblemError:
@@ -80,7 +109,7 @@ def _unauthorized(detail: str) -> ProblemError:
 
 
 def _authenticate(
-    request: Request, state: ServiceState, credentials: HTTPAuthorizationCredentials | None
+    request: Request, state: ServiceState, credentials: HTTPAuthorizationCredentials | None, *, what: str = "an API key"
 ) -> ConfiguredKey | None:
     """The configured key the request presents (``None``: local mode without keys, everyone trusted).
 
@@ -105,7 +134,7 @@ def _authenticate(
             headers={"Retry-After": str(seconds)},
         )
     if credentials is None or credentials.scheme.lower() != "bearer":
-        raise _unauthorized("send an API key as 'Authorization: Bearer <key>'")
+        raise _unauthorized(f"send {what} as 'Authorization: Bearer <key>'")
     key = ring.match(credentials.credentials)
     if key is None:
         state.throttle.fail(address, now)
@@ -115,33 +144,76 @@ def _authenticate(
     return key
 
 
-def _forbidden(scope: str) -> ProblemError:
-    return ProblemError(403, "forbidden", f"this endpoint needs a key with the {scope!r} scope")
+def _check_scopes(key: ConfiguredKey | None, scopes: list[str]) -> None:
+    """403 unless ``key`` holds one of ``scopes`` (none listed: any key; ``None``: local mode)."""
+    if key is None or not scopes or any(key.allows(scope) for scope in scopes):
+        return
+    wanted = " or ".join(repr(scope) for scope in scopes)
+    raise ProblemError(403, "forbidden", f"this endpoint needs a key with the {wanted} scope")
 
 
-async def _require_api_key(request: Request, state: State, credentials: Credentials) -> None:
-    """Any configured key, whatever its scopes (``GET /v1/schemes``)."""
-    _authenticate(request, state, credentials)
+async def _require_scopes(security: SecurityScopes, request: Request, state: State, credentials: Credentials) -> None:
+    _check_scopes(_authenticate(request, state, credentials), security.scopes)
 
 
-async def _require_user_key(request: Request, state: State, credentials: Credentials) -> None:
-    """A key with the scope the ``/v1/users`` route needs: ``verify`` to verify, ``enrol`` otherwise."""
-    key = _authenticate(request, state, credentials)
-    route = request.scope.get("route")
-    last = getattr(route, "path", request.url.path).rstrip("/").rsplit("/", 1)[-1]
-    scope = VERIFY if last in _VERIFY_ROUTES else ENROL
-    if key is not None and not key.allows(scope):
-        raise _forbidden(scope)
+async def _require_admin_scopes(
+    security: SecurityScopes, request: Request, state: State, credentials: AdminCredentials
+) -> None:
+    key = _authenticate(request, state, credentials, what="an admin key")
+    _check_scopes(key, security.scopes)
 
 
-async def _require_admin_key(request: Request, state: State, credentials: AdminCredentials) -> None:
-    if credentials is None or credentials.scheme.lower() != "bearer":
-        raise _unauthorized("send an admin key as 'Authorization: Bearer <key>'")
-    key = _authenticate(request, state, credentials)
-    if key is None or not key.allows(ADMIN):
-        raise ProblemError(403, "forbidden", "this endpoint needs a key with the 'admin' scope (SKETCHAUTH_ADMIN_KEYS)")
+def scoped(*scopes: str) -> Any:
+    """The route dependency that lets through a key with any one of ``scopes`` (none: any key).
+
+    ``scoped(ADMIN)`` documents the ``AdminKey`` bearer scheme, every other the API-key one.
+    """
+    check = _require_admin_scopes if scopes == (ADMIN,) else _require_scopes
+    return Security(check, scopes=list(scopes))
 
 
-ApiKey = Depends(_require_api_key)
-UserKey = Depends(_require_user_key)
-AdminKey = Depends(_require_admin_key)
+def route_scopes(route: APIRoute) -> tuple[str, ...] | None:
+    """The scopes a route accepts (``()``: any key), or ``None`` if it asks for no key at all."""
+    for dependant in route.dependant.dependencies:
+        if dependant.call in (_require_scopes, _require_admin_scopes):
+            return tuple(dependant.own_oauth_scopes or ())
+    return None
+
+
+def api_routes(app: FastAPI) -> list[APIRoute]:
+    """Every FastAPI route of ``app``, those of included routers too.
+
+    FastAPI from 0.16x keeps an included router as one entry of ``app.routes`` and resolves its
+    routes lazily; :func:`fastapi.routing.iter_route_contexts` lists them (earlier versions
+    copied them into ``app.routes``).
+    """
+    iterate = getattr(fastapi.routing, "iter_route_contexts", None)
+    found = [context.original_route for context in iterate(app.routes)] if iterate else list(app.routes)
+    return [route for route in found if isinstance(route, APIRoute)]
+
+
+def check_every_route_is_scoped(app: FastAPI) -> None:
+    """``RuntimeError`` if a ``/v1`` route states no scopes: every endpoint there needs a key."""
+    loose = [
+        f"{sorted(route.methods or ())} {route.path}"
+        for route in api_routes(app)
+        if route.path.startswith("/v1/") and route_scopes(route) is None
+    ]
+    if loose:
+        raise RuntimeError(f"routes without a scope (add dependencies=[scoped(...)]): {', '.join(loose)}")
+
+
+def scope_alternatives(document: dict[str, Any]) -> None:
+    """Publish "any one of these scopes" as OpenAPI alternatives: one requirement per scope.
+
+    FastAPI writes a route's scopes into one requirement (``{"HTTPBearer": ["pin", "enrol"]}``),
+    which OpenAPI reads as *all* of them; the service accepts any one.
+    """
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            alternatives = []
+            for requirement in operation.get("security", []):
+                for scheme, scopes in requirement.items():
+                    alternatives += [{scheme: [scope]} for scope in scopes] or [{scheme: []}]
+            if alternatives:
+                operation["security"] = alternatives

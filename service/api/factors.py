@@ -7,7 +7,7 @@ them exactly as they refuse verifications.
 
 Key release (Fang's thesis §7.1: the recovered secret "can be used in standard cryptographic
 applications"): ``{"sample", "pin"?, "context"}`` → ``{"verified": true, "key": "<base64url>"}``,
-32 bytes ``argon2id(recovered secret, per-enrolment key salt, associated data = context)``
+32 bytes ``HKDF(argon2id(recovered secret, per-enrolment key salt), info = context)``
 (``sketchauth.enrolment.key_from_message``). The same for every genuine sample and across
 restarts and replicas, independent per context; never stored or logged; sent with
 ``Cache-Control: no-store``. Its strength is that of the secret it comes from: at most the
@@ -35,8 +35,10 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import State, UserKey
+from service.api.deps import State, scoped
 from service.api.users import UserId, _attempt
+from service.bodies import ParsedBodyRoute
+from service.credentials import ENROL, PIN, VERIFY
 from service.problems import json_body_only, problem_doc
 from service.requests import Number, Pin, RequestModels, second_sample
 
@@ -48,6 +50,7 @@ CONTEXT_PATTERN = r"^[A-Za-z0-9._:/@+\-]{1,128}$"
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     400: problem_doc("malformed JSON"),
     401: problem_doc("missing or invalid API key"),
+    403: problem_doc("the key lacks the scope: 'verify' for key release, 'pin' or 'enrol' for a PIN change"),
     409: problem_doc(
         "pipeline-changed: the feature pipeline of the enrolment changed since (nothing counted); "
         "enrolment-changed: the enrolment was replaced or revoked during a PIN change"
@@ -104,7 +107,7 @@ def _sample(models: RequestModels) -> Any:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_RESPONSES)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=ParsedBodyRoute)
     sample = (_sample(models), ...)
     KeyRequest = create_model(
         "KeyRequest",
@@ -134,7 +137,7 @@ def build_router(models: RequestModels) -> APIRouter:
         "/{user_id}/key",
         response_model=KeyResponse,
         response_model_exclude_none=True,
-        dependencies=[json_body_only],
+        dependencies=[scoped(VERIFY), json_body_only],
         summary="Release the user's key for a context after a genuine verification",
     )
     async def release_key(
@@ -156,7 +159,8 @@ def build_router(models: RequestModels) -> APIRouter:
     @router.post(
         "/{user_id}/pin",
         response_model=PinChangeResponse,
-        dependencies=[json_body_only],
+        # Its own scope: a PIN change rewrites the enrolment, which a verify-only key must not do.
+        dependencies=[scoped(PIN, ENROL), json_body_only],
         summary="Change the PIN after a genuine verification, without a new capture",
     )
     async def change_pin(

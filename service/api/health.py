@@ -21,8 +21,12 @@ __all__ = ["router"]
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", response_model=HealthResponse, summary="Liveness: the process answers (no database call)")
-@router.get("/livez", response_model=HealthResponse, summary="Liveness: the process answers (no database call)")
+@router.get(
+    "/healthz", name="healthz", response_model=HealthResponse, summary="Liveness (alias of /livez): the process answers"
+)
+@router.get(
+    "/livez", name="livez", response_model=HealthResponse, summary="Liveness: the process answers (no database call)"
+)
 async def healthz() -> HealthResponse:
     return HealthResponse(status="ok")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.api.deps import ApiKey, State
+from service.api.deps import ANY_KEY, State, scoped
 from service.limits import RequestLimits
 from service.models import LimitsInfo, PipelineInfo, SchemeInfo, SchemeList
 from service.pipelines import PIPELINE_PREFIX, min_samples
@@ -18,7 +18,7 @@ __all__ = ["router"]
 router = APIRouter(
     prefix="/v1",
     tags=["schemes"],
-    dependencies=[ApiKey],
+    dependencies=[scoped(*ANY_KEY)],
     responses={
         401: problem_doc("missing or invalid API key"),
         429: problem_doc("too many wrong API keys from this address: wait Retry-After seconds"),

@@ -33,8 +33,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import ServiceState, State, UserKey
+from service.api.deps import ServiceState, State, scoped
 from service.authenticator import EnrolmentResult, SecondFactor, Verification
+from service.bodies import ParsedBodyRoute
+from service.credentials import ENROL, VERIFY
 from service.limits import USER_ID_MAX_LENGTH
 from service.models import (
     USER_ID_PATTERN,
@@ -59,7 +61,10 @@ UserId = Annotated[
 _COMMON: dict[int | str, dict[str, Any]] = {
     400: problem_doc("malformed JSON"),
     401: problem_doc("missing or invalid API key"),
-    403: problem_doc("the key lacks the scope: 'verify' for verification, 'enrol' for the rest"),
+    403: problem_doc(
+        "the key lacks the scope: 'verify' for verification and key release, 'pin' or 'enrol' for a "
+        "PIN change, 'enrol' for the rest"
+    ),
     413: problem_doc("request body too large"),
     422: problem_doc("invalid request: types, parameters, sample shape or range"),
     429: problem_doc("too many wrong API keys from this address: wait Retry-After seconds"),
@@ -81,7 +86,7 @@ def _invalid(exc: Exception) -> ProblemError:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], dependencies=[UserKey], responses=_COMMON)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_COMMON, route_class=ParsedBodyRoute)
     # Per-app types: a static checker cannot follow them (they exist once the settings are known).
     EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]
     VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]
@@ -90,7 +95,7 @@ def build_router(models: RequestModels) -> APIRouter:
         "/{user_id}/enrolment",
         status_code=201,
         response_model=EnrolmentResponse,
-        dependencies=[json_body_only],
+        dependencies=[scoped(ENROL), json_body_only],
         responses={
             **_JSON_BODY,
             409: problem_doc("already enrolled and replace is false"),
@@ -112,7 +117,7 @@ def build_router(models: RequestModels) -> APIRouter:
     @router.post(
         "/{user_id}/verification",
         response_model=VerificationResponse,
-        dependencies=[json_body_only],
+        dependencies=[scoped(VERIFY), json_body_only],
         responses={
             **_JSON_BODY,
             409: problem_doc(
@@ -135,6 +140,7 @@ def build_router(models: RequestModels) -> APIRouter:
     @router.get(
         "/{user_id}/report",
         response_model=EntropyReportOut,
+        dependencies=[scoped(ENROL)],
         responses={404: problem_doc("not enrolled")},
         summary="The stored entropy report (never the helper data)",
     )
@@ -148,6 +154,7 @@ def build_router(models: RequestModels) -> APIRouter:
         "/{user_id}",
         status_code=204,
         response_class=Response,
+        dependencies=[scoped(ENROL)],
         responses={404: problem_doc("not enrolled")},
         summary="Revoke: delete the enrolment",
     )
@@ -319,8 +326,8 @@ def _attempt(
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
     record, claim, pipeline = attempt.record, attempt.claim, pipelines[0]
-    if record is None:
-        _decoy_attempt(state, sample, pin, second_sample)
+    if record is None:  # no enrolment, or one that failed its integrity checks (counted, alerted)
+        _decoy_attempt(state, attempt.decoy, sample, pin, second_sample)
         state.store.settle_failure(user_id, claim, state.clock())
         return Verification(False)
     state.authenticator.remember(record)
@@ -354,7 +361,7 @@ def _attempt(
         changed = state.store.change_pin(
             user_id,
             state.clock(),
-            old_hash=record.secret_hash,
+            version=record.version,
             helper=outcome.new_helper,
             secret_hash=outcome.new_hash or "",
         )
@@ -365,17 +372,21 @@ def _attempt(
                 "the enrolment was replaced or revoked during the PIN change; nothing was changed",
             )
     else:
-        state.store.record_success(user_id, state.clock(), old_hash=record.secret_hash, new_hash=outcome.new_hash)
+        state.store.record_success(user_id, state.clock(), version=record.version, new_hash=outcome.new_hash)
     return outcome
 
 
 def _decoy_attempt(
-    state: ServiceState, sample: list[Any], pin: str | None, second_sample: list[Any] | None = None
+    state: ServiceState,
+    decoy: UserRecord | None,
+    sample: list[Any],
+    pin: str | None,
+    second_sample: list[Any] | None = None,
 ) -> None:
-    """The work of a failed attempt, for a user id with no enrolment: decode and hash ``sample``
-    against the authenticator's decoy enrolment (another user's, its outcome ignored), else
-    (no decoy yet, or the sample does not fit it) the argon2 work of a failure."""
-    decoy = state.authenticator.decoy
+    """The work of a failed attempt, for a user id with no usable enrolment: decode and hash ``sample``
+    against the store's decoy (:attr:`service.store.Attempt.decoy`, another user's enrolment opened at
+    the cost of the id's own, its outcome ignored), else (no decoy yet, or the sample does not fit
+    it) the argon2 work of a failure."""
     pipeline = None
     if decoy is not None and decoy.pipeline is not None:
         try:

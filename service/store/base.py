@@ -60,6 +60,8 @@ AUDIT_EVENTS = frozenset(
         "revoke",
         "reset",
         "pin-change",
+        "integrity",
+        "seal",
     }
 )
 
@@ -115,10 +117,6 @@ class NewEnrolment:
     pipeline_sha256: str | None = None
     #: Public key-release parameters (``sketchauth.enrolment.new_key_params``): argon2id costs, salt.
     key_params: str | None = None
-    #: Pepper (:mod:`service.pepper`): the id of the pepper that wrapped ``helper`` and the
-    #: per-enrolment nonce of its pad; both ``None`` for a helper stored in clear.
-    pepper_id: str | None = None
-    pepper_nonce: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +138,11 @@ class UserRecord:
     pipeline_sha256: str | None = None
     #: ``None`` for an enrolment made before key release: :meth:`Store.ensure_key_params` sets it.
     key_params: str | None = None
-    #: Pepper (:mod:`service.pepper`): which pepper wrapped ``helper`` and its nonce (``None``: clear).
+    #: Pepper (:mod:`service.store.records`): which pepper sealed the record and its nonce (``None``: clear).
     pepper_id: str | None = None
     pepper_nonce: bytes | None = None
+    #: The per-user record version (raised by every write of the protected part; bound into the seal).
+    version: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,11 +160,20 @@ class Attempt:
     """A claimed verification attempt: the enrolment it runs against and the count it took.
 
     ``record`` is ``None`` when the id has no enrolment (the attempt was counted on the id's
-    probe row instead, :meth:`Store.claim_probe`).
+    probe row instead, :meth:`Store.claim_probe`) or when its stored record failed its integrity
+    checks (counted on its own row, with an ``integrity`` audit event). Then ``decoy`` is another
+    enrolment of this deployment, opened at the cost of opening the id's own: the attempt must
+    be verified against it (outcome ignored), so that its work and time are those of a failure.
     """
 
     record: UserRecord | None
     claim: FailureState
+    decoy: UserRecord | None = None
+
+    @property
+    def target(self) -> UserRecord | None:
+        """What to verify against: the record, or else the decoy (``None`` only before any enrolment was read)."""
+        return self.record if self.record is not None else self.decoy
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,10 +261,10 @@ class Store(ABC):
         """Audit that a claimed attempt failed (``verify-fail``); its count was taken by the claim."""
 
     @abstractmethod
-    def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
-        """Reset the failure count, wait and disabled flag if the hash is still ``old_hash`` (the
-        enrolment the attempt verified against); with ``new_hash``, also replace the hash and
-        erase the old one's remnants."""
+    def record_success(self, user_id: str, now: float, *, version: int, new_hash: str | None = None) -> None:
+        """Reset the failure count, wait and disabled flag if the record is still at ``version`` (the
+        enrolment the attempt verified against); with ``new_hash``, also replace the hash (a new
+        version) and erase the old one's remnants."""
 
     @abstractmethod
     def change_pin(
@@ -263,17 +272,14 @@ class Store(ABC):
         user_id: str,
         now: float,
         *,
-        old_hash: str,
+        version: int,
         helper: bytes,
         secret_hash: str,
-        pepper_id: str | None = None,
-        pepper_nonce: bytes | None = None,
     ) -> bool:
         """After a successful verification: clear the throttling state (``verify-ok``) and replace
-        the helper data and hash with those of the new PIN (``pin-change``), in one transaction,
-        if the hash is still ``old_hash``; then erase the old record's remnants. False (nothing
-        written) if the enrolment was revoked or replaced meanwhile. ``pepper_id``/``pepper_nonce``
-        describe how ``helper`` is wrapped (``None``: in clear) and replace the stored ones."""
+        the helper data and hash with those of the new PIN (``pin-change``, a new record version),
+        in one transaction, if the record is still at ``version``; then erase the old record's
+        remnants. False (nothing written) if the enrolment was revoked or changed meanwhile."""
 
     @abstractmethod
     def ensure_key_params(self, user_id: str, key_params: str) -> str | None:

@@ -14,8 +14,20 @@ __all__ = ["LATEST_VERSION", "MIGRATIONS", "TYPES", "Migration", "statements"]
 
 #: Column types per dialect: the only place where the two schemas differ.
 TYPES: dict[str, dict[str, str]] = {
-    "sqlite": {"blob": "BLOB", "bool": "INTEGER", "float": "REAL", "serial": "INTEGER PRIMARY KEY AUTOINCREMENT"},
-    "postgres": {"blob": "BYTEA", "bool": "BOOLEAN", "float": "DOUBLE PRECISION", "serial": "BIGSERIAL PRIMARY KEY"},
+    "sqlite": {
+        "blob": "BLOB",
+        "bool": "INTEGER",
+        "float": "REAL",
+        "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
+        "bigint": "INTEGER",
+    },
+    "postgres": {
+        "blob": "BYTEA",
+        "bool": "BOOLEAN",
+        "float": "DOUBLE PRECISION",
+        "serial": "BIGSERIAL PRIMARY KEY",
+        "bigint": "BIGINT",
+    },
 }
 
 TRACKING_TABLE = """
@@ -103,6 +115,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     # -- end pepper --------------------------------------------------------------------------------
+    # -- record integrity (service.store.records): version 7 ------------------------------------------
+    Migration(
+        7,
+        "users.record_version: the per-user record version bound into the seal's associated data (raised by "
+        "every write of the record; a rollback ledger outside the database keeps its high-water mark)",
+        ("ALTER TABLE users ADD COLUMN record_version {bigint} NOT NULL DEFAULT 0",),
+    ),
+    # -- end record integrity ------------------------------------------------------------------------
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -27,6 +27,9 @@ them, each with its own row. Replaying a user's rows therefore reproduces the st
 * ``revoke``: the enrolment and every throttling state of the id are gone;
 * ``pin-change``: right after the ``verify-ok`` of the attempt that authorised it, the helper data
   and hash were replaced by those under the new PIN (no throttling change).
+* ``integrity``: right after an attempt's ``attempt``, its record failed the record codec's
+  checks (:mod:`.records`); ``seal``: the one-time conversion sealed a clear record (neither
+  changes the throttling state).
 
 User ids with no enrolment: a verification against one is claimed and counted like any other
 (:meth:`SqlStore.claim_probe`), on the id's row of ``probes`` instead of ``users``, with the same
@@ -67,7 +70,8 @@ checkpoint and truncate its write-ahead log (see :mod:`.sqlite`).
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import logging
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
@@ -89,9 +93,17 @@ from service.store.base import (
     UserNotFound,
     UserRecord,
 )
-from service.store.migrations import MIGRATIONS, statements, tracking_table
+from service.store.migrations import LATEST_VERSION, MIGRATIONS, statements, tracking_table
+from service.store.records import Content, RecordCodec, RecordIntegrityError
 
-__all__ = ["SqlStore"]
+__all__ = ["SchemaTooNew", "SqlStore"]
+
+log = logging.getLogger("sketchauth.service")
+
+
+class SchemaTooNew(StoreError):
+    """The database was migrated by a newer release than this code: refuse it rather than misread it."""
+
 
 #: Whether the migration tracking table exists (the store's schema on PostgreSQL: its search_path).
 _HAS_TRACKING_TABLE = {
@@ -102,7 +114,12 @@ _HAS_TRACKING_TABLE = {
 
 _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
-    "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce"  # pepper: the last two
+    "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"  # the order RecordCodec.open reads
+)
+#: The columns a write of the protected part sets, in :class:`~service.store.records.Columns` order.
+_PROTECTED_SET = (
+    "scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?, pipeline = ?, pipeline_sha256 = ?, "
+    "key_params = ?, pepper_id = ?, pepper_nonce = ?, record_version = ?"
 )
 
 _COUNT_FAILURE = """
@@ -132,17 +149,16 @@ ON CONFLICT (user_id) DO UPDATE SET
 WHERE probes.disabled = FALSE AND probes.locked_until <= ?
 RETURNING failures, locked_until, disabled"""
 
-_INSERT_USER = f"""
-INSERT INTO users ({_USER_COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE, ?, ?, ?, ?, ?, ?)
+_INSERT_USER = """
+INSERT INTO users (scheme, params, helper, secret_hash, report, has_pin, pipeline, pipeline_sha256, key_params,
+    pepper_id, pepper_nonce, record_version, enrolled_at, user_id, failures, locked_until, disabled)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, FALSE)
 ON CONFLICT (user_id) DO NOTHING
 RETURNING user_id"""
 
-# A replacing enrolment: new public data and hash, throttling state cleared (same value order).
-_REPLACE_USER = """
-UPDATE users SET scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?,
-    failures = 0, locked_until = 0, disabled = FALSE, enrolled_at = ?, pipeline = ?, pipeline_sha256 = ?,
-    key_params = ?, pepper_id = ?, pepper_nonce = ?
+# A replacing enrolment: the new record, throttling state cleared (same value order).
+_REPLACE_USER = f"""
+UPDATE users SET {_PROTECTED_SET}, enrolled_at = ?, failures = 0, locked_until = 0, disabled = FALSE
 WHERE user_id = ?
 RETURNING user_id"""
 
@@ -158,8 +174,15 @@ class SqlStore(Store):
     #: Appended to a ``SELECT`` to lock the rows it reads until the transaction ends (PostgreSQL's
     #: ``FOR UPDATE``); empty where a write transaction already excludes every other writer.
     _row_lock: str = ""
-    #: The last enrolled row an attempt read: an unknown id's attempt parses it too (result unused).
+    #: The last enrolled row an attempt opened: an unknown id's attempt opens it as its decoy.
     _last_row: tuple[Any, ...] | None = None
+    #: How rows become records and back (sealed by the pepper, or clear): :meth:`use_codec`.
+    codec: RecordCodec = RecordCodec()
+
+    def use_codec(self, codec: RecordCodec) -> None:
+        """Read and write every record through ``codec`` from now on (the service sets it at start-up)."""
+        self.codec = codec
+        self._last_row = None
 
     @abstractmethod
     def _transaction(self) -> AbstractContextManager[Any]:
@@ -218,6 +241,11 @@ class SqlStore(Store):
         with self._locked_migration() as cur:
             self._run(cur, tracking_table(self.dialect))
             current = self._version(cur)
+            if current > LATEST_VERSION:
+                raise SchemaTooNew(
+                    f"the database schema is at version {current}, newer than this release's {LATEST_VERSION}: "
+                    "it was migrated by a newer sketchauth; run that release (or restore a backup made before it)"
+                )
             for migration in MIGRATIONS:
                 if migration.version <= current:
                     continue
@@ -257,9 +285,32 @@ class SqlStore(Store):
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, user_id: str) -> UserRecord | None:
+        """The user's record, or ``None`` when there is none *or it fails its integrity checks* (alerted)."""
         with self._read() as cur:
             row = self._run(cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,)).fetchone()
-        return None if row is None else _user(row)
+        if row is None:
+            return None
+        try:
+            return self.codec.open(row)
+        except RecordIntegrityError as exc:
+            with self._transaction() as cur:
+                self._integrity_alert(cur, user_id, exc, time.time())
+            return None
+
+    def _integrity_alert(self, cur: Any, user_id: str, exc: RecordIntegrityError, now: float) -> None:
+        """An ``integrity`` audit event (counted in the metrics) and an error log line: the cause, not the user."""
+        self._audit(cur, user_id, ["integrity"], now)
+        log.error("integrity alert: a stored record was refused (%s); see the audit trail's 'integrity' events", exc)
+
+    def _decoy(self) -> UserRecord | None:
+        """The last enrolment opened, opened again: the cost and the target of an attempt without a usable record."""
+        row = self._last_row
+        if row is None:
+            return None
+        try:
+            return self.codec.open(row)
+        except RecordIntegrityError:  # altered since, or a rotation ran: the cost was paid all the same
+            return None
 
     def audit_events(self, user_id: str | None = None, limit: int = 1000) -> list[AuditEvent]:
         where, params = ("WHERE user_id = ?", (user_id,)) if user_id is not None else ("", ())
@@ -271,19 +322,53 @@ class SqlStore(Store):
 
     # -- writes --------------------------------------------------------------------------------------
     def enrol(self, record: NewEnrolment, *, replace: bool, now: float) -> bool:
-        params, report = json.dumps(record.params, sort_keys=True), json.dumps(record.report, sort_keys=True)
-        columns = (record.scheme, params, record.helper, record.secret_hash, report, record.has_pin)
-        pipeline = (record.pipeline, record.pipeline_sha256, record.key_params, record.pepper_id, record.pepper_nonce)
-        insert = (record.user_id, *columns, now, *pipeline)
         with self._transaction() as cur:
             if replace:
                 self._lock_user(cur, record.user_id)
-            replaced = self._write_enrolment(cur, insert, (*columns, now, *pipeline, record.user_id), replace)
+            version = self._next_version(cur, record.user_id)
+            values = (*self.codec.columns(record.user_id, Content.of(record), version).values(), now, record.user_id)
+            replaced = self._write_enrolment(cur, values, values, replace)
             self._run(cur, "DELETE FROM probes WHERE user_id = ?", (record.user_id,))
             self._audit(cur, record.user_id, ["re-enrol" if replaced else "enrol"], now)
+        self._marked(record.user_id, version)
         if replaced:
             self._erase_remnants()
         return replaced
+
+    def _next_version(self, cur: Any, user_id: str) -> int:
+        """The version a new record of ``user_id`` takes: above the stored one and above its rollback mark."""
+        row = self._run(cur, "SELECT record_version FROM users WHERE user_id = ?", (user_id,)).fetchone()
+        mark = self.codec.ledger.mark(user_id) if self.codec.ledger is not None else 0
+        return max(0 if row is None else int(row[0]), mark) + 1
+
+    def _marked(self, user_id: str, version: int) -> None:
+        """After a commit: raise the user's rollback mark to ``version`` (when a ledger is configured)."""
+        if self.codec.ledger is not None:
+            self.codec.ledger.advance(user_id, version)
+
+    def _rewrite(self, cur: Any, user_id: str, version: int, **changes: Any) -> int | None:
+        """Replace protected fields of ``user_id``'s record at ``version`` with ``changes``, as version + 1.
+
+        Reads the row locked, opens it through the codec, seals the changed record anew (fresh
+        nonce, the next version in its associated data). ``None`` (nothing written) if the record
+        is gone or no longer at ``version``, or does not open any more (alerted).
+        """
+        row = self._run(
+            cur,
+            f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ? AND record_version = ?{self._row_lock}",
+            (user_id, version),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            record = self.codec.open(row)
+        except RecordIntegrityError as exc:  # altered since the attempt read it: nothing is written
+            self._integrity_alert(cur, user_id, exc, time.time())
+            return None
+        content = dataclasses.replace(Content.of(record), **changes)
+        columns = self.codec.columns(user_id, content, version + 1)
+        self._run(cur, f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?", (*columns.values(), user_id))
+        return version + 1
 
     def _write_enrolment(self, cur: Any, insert: tuple[Any, ...], update: tuple[Any, ...], replace: bool) -> bool:
         """Insert the row, or with ``replace`` overwrite an existing one; True if one was replaced.
@@ -297,7 +382,7 @@ class SqlStore(Store):
         """
         if not replace:
             if self._run(cur, _INSERT_USER, insert).fetchone() is None:
-                raise AlreadyEnrolled(insert[0])
+                raise AlreadyEnrolled(insert[-1])
             return False
         for _ in range(_ENROL_ROUNDS):
             if self._run(cur, _REPLACE_USER, update).fetchone() is not None:
@@ -342,18 +427,25 @@ class SqlStore(Store):
         with self._transaction() as cur:
             row = self._run(cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,)).fetchone()
             if row is not None:
-                self._last_row = row  # one reference assignment: atomic across threads
-                record = _user(row)
-                if admit is not None:
-                    admit(record)  # raising rolls back a transaction that has written nothing
-                state = self._claim_enrolled(cur, user_id, policy, now)
-                if state is not None:
-                    return Attempt(record, state)
-            elif self._last_row is not None:
-                # An unknown id costs the same parsing as an enrolled one: decoding a row's JSON
-                # (parameters and report) took ~0.02 ms, enough to move the timing oracle's AUC.
-                _user(self._last_row)
-            return Attempt(None, self._claim_probe(cur, user_id, policy, now))
+                try:
+                    record = self.codec.open(row)
+                except RecordIntegrityError as exc:
+                    # Altered, moved, rolled back or unsealed: a counted failure on its own row,
+                    # an alert, and the work of a failure against the decoy.
+                    state = self._claim_enrolled(cur, user_id, policy, now)
+                    if state is not None:
+                        self._integrity_alert(cur, user_id, exc, now)
+                        return Attempt(None, state, self._decoy())
+                else:
+                    self._last_row = row  # one reference assignment: atomic across threads
+                    if admit is not None:
+                        admit(record)  # raising rolls back a transaction that has written nothing
+                    state = self._claim_enrolled(cur, user_id, policy, now)
+                    if state is not None:
+                        return Attempt(record, state)
+            # An unknown id opens the last enrolled row (parsing, unsealing, the rollback mark's
+            # look-up: what an enrolled id's own row costs) and is verified against it.
+            return Attempt(None, self._claim_probe(cur, user_id, policy, now), self._decoy())
 
     def _claim_enrolled(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> FailureState | None:
         """Claim on ``users`` and audit it; ``None`` if the id has no enrolment, refusals raised."""
@@ -404,13 +496,19 @@ class SqlStore(Store):
         with self._outcome_transaction() as cur:
             self._audit(cur, user_id, ["verify-fail"], now)
 
-    def record_success(self, user_id: str, now: float, *, old_hash: str, new_hash: str | None = None) -> None:
+    def record_success(self, user_id: str, now: float, *, version: int, new_hash: str | None = None) -> None:
+        written = version
         with self._outcome_transaction() as cur:
+            if new_hash is not None:
+                rewritten = self._rewrite(cur, user_id, version, secret_hash=new_hash)
+                if rewritten is None:
+                    return  # revoked or changed meanwhile: the answer stands, the state is the new record's
+                written = rewritten
             row = self._run(
                 cur,
-                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, secret_hash = ? "
-                "WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
-                (new_hash or old_hash, user_id, old_hash),
+                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE "
+                "WHERE user_id = ? AND record_version = ? RETURNING user_id",
+                (user_id, written),
             ).fetchone()
             if row is None:
                 # Revoked or re-enrolled while this verification ran: the answer stands, the
@@ -418,6 +516,7 @@ class SqlStore(Store):
                 return
             self._audit(cur, user_id, ["verify-ok"] if new_hash is None else ["verify-ok", "rehash"], now)
         if new_hash is not None:
+            self._marked(user_id, written)
             self._erase_remnants()
 
     def change_pin(
@@ -425,40 +524,52 @@ class SqlStore(Store):
         user_id: str,
         now: float,
         *,
-        old_hash: str,
+        version: int,
         helper: bytes,
         secret_hash: str,
-        pepper_id: str | None = None,
-        pepper_nonce: bytes | None = None,
     ) -> bool:
         with self._transaction() as cur:
-            row = self._run(
-                cur,
-                "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE, helper = ?, secret_hash = ?, "
-                "pepper_id = ?, pepper_nonce = ? WHERE user_id = ? AND secret_hash = ? RETURNING user_id",
-                (helper, secret_hash, pepper_id, pepper_nonce, user_id, old_hash),
-            ).fetchone()
-            if row is None:
+            written = self._rewrite(cur, user_id, version, helper=helper, secret_hash=secret_hash)
+            if written is None:
                 return False
+            self._run(
+                cur, "UPDATE users SET failures = 0, locked_until = 0, disabled = FALSE WHERE user_id = ?", (user_id,)
+            )
             self._audit(cur, user_id, ["verify-ok", "pin-change"], now)
+        self._marked(user_id, written)
         self._erase_remnants()
         return True
 
     def ensure_key_params(self, user_id: str, key_params: str) -> str | None:
+        """Set once under the record's own version (re-sealed with a fresh nonce): no verification in
+        flight loses its claim on the record, and a record rolled back to before it only draws a new salt."""
         with self._transaction() as cur:
-            self._run(
-                cur, "UPDATE users SET key_params = ? WHERE user_id = ? AND key_params IS NULL", (key_params, user_id)
-            )
-            row = self._run(cur, "SELECT key_params FROM users WHERE user_id = ?", (user_id,)).fetchone()
-        return None if row is None else row[0]
+            row = self._run(
+                cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?{self._row_lock}", (user_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            try:
+                record = self.codec.open(row)
+            except RecordIntegrityError as exc:  # altered since the attempt read it: no key
+                self._integrity_alert(cur, user_id, exc, time.time())
+                return None
+            if record.key_params is not None:
+                return record.key_params
+            content = dataclasses.replace(Content.of(record), key_params=key_params)
+            columns = self.codec.columns(user_id, content, record.version)
+            self._run(cur, f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?", (*columns.values(), user_id))
+        return key_params
 
     def revoke(self, user_id: str, now: float) -> None:
         with self._transaction() as cur:
             self._lock_user(cur, user_id)
-            if self._run(cur, "DELETE FROM users WHERE user_id = ? RETURNING user_id", (user_id,)).fetchone() is None:
+            row = self._run(cur, "DELETE FROM users WHERE user_id = ? RETURNING record_version", (user_id,)).fetchone()
+            if row is None:
                 raise UserNotFound(user_id)
             self._run(cur, "DELETE FROM probes WHERE user_id = ?", (user_id,))
             self._audit(cur, user_id, ["revoke"], now)
+        self._marked(user_id, int(row[0]) + 1)  # a restored copy of the deleted row is below its mark
         self._erase_remnants()
 
     def reset(self, user_id: str, now: float) -> None:
@@ -497,24 +608,3 @@ def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
     if failures == policy.disable_threshold:
         events.append("disable")
     return FailureState(failures, locked_until, disabled, tuple(events))
-
-
-def _user(row: tuple[Any, ...]) -> UserRecord:
-    return UserRecord(
-        user_id=row[0],
-        scheme=row[1],
-        params=json.loads(row[2]),
-        helper=bytes(row[3]),
-        secret_hash=row[4],
-        report=json.loads(row[5]),
-        has_pin=bool(row[6]),
-        failures=int(row[7]),
-        locked_until=float(row[8]),
-        disabled=bool(row[9]),
-        enrolled_at=float(row[10]),
-        pipeline=row[11],
-        pipeline_sha256=row[12],
-        key_params=row[13],
-        pepper_id=row[14],
-        pepper_nonce=None if row[15] is None else bytes(row[15]),
-    )

@@ -19,7 +19,8 @@ def _serve(args: argparse.Namespace) -> int:
     # Function-level imports (here and below): the service is an optional dependency (fastapi and
     # uvicorn, extra "service") and a command-line start-up cost; the web framework loads only once
     # the settings are valid. Only the command line imports the service; the library never does.
-    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
+    from service.observability import json_line
+    from service.settings import Settings, SettingsError, env_name
 
     # Flags override the environment (settings fields; None: flag not given).
     overrides: dict[str, object] = {
@@ -42,14 +43,17 @@ def _serve(args: argparse.Namespace) -> int:
         from service.pipelines import load_configured
 
         load_configured(settings)
+        # The database, its schema and the peppers, checked once here: a refusal is one line,
+        # not a traceback from every worker (optional dependency: the service, as above).
+        from service.app import preflight, run_server
+
+        preflight(settings)
     except SettingsError as exc:
-        print(f"sketchauth serve: {exc}", file=sys.stderr)
+        # One JSON line like every other line the service writes: what is wrong and what to set.
+        print(json_line("error", "sketchauth.serve", f"sketchauth serve: {exc}"), file=sys.stderr)
         return 2
-    if settings.insecure_hash_profile:
-        print(f"sketchauth serve: WARNING: {TEST_PROFILE_WARNING}", file=sys.stderr)
     # Workers are separate processes that build their settings from the environment.
     os.environ.update({env_name(field): "1" if value is True else str(value) for field, value in given.items()})
-    from service.app import run_server  # optional dependency: the service (fastapi, uvicorn)
 
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
 

@@ -21,7 +21,7 @@ of Gomez-Barrero et al., IEEE TIFS 2018 (:func:`~sketchauth.evaluate.unlinkabili
 
 **With a pepper.** Deployment A stores ``wrap(helper, p_A, N)`` and deployment B
 ``wrap(helper, p_B, N')`` (:func:`sketchauth.pepper.wrap`): the whole helper record sealed
-(keystream of the deployment's pepper and a fresh per-enrolment nonce, then a keyed tag), for
+(ChaCha20-Poly1305 under a key of the deployment's pepper, a fresh per-enrolment nonce), for
 every scheme alike. The attacks then run on what the two databases store. A sealed record no
 longer parses as a helper, so the project's attacks cannot be applied to it as they are; each
 pair is scored by the best generic attack that can be stated (:func:`sealed_attack`): the
@@ -675,8 +675,8 @@ def run_unlinkability_report(
             "seed": seed,
         },
         "pepper": {
-            "construction": "whole helper record sealed: XOR SHAKE-256 keystream of (K_enc, nonce), "
-            "then BLAKE2b-128 tag under K_mac (encrypt-then-MAC; keys from HKDF-SHA256 of the pepper)",
+            "construction": "whole helper record sealed by ChaCha20-Poly1305 (pyca/cryptography) under a key "
+            "from HKDF-SHA256 of the pepper, fresh 96-bit nonce per enrolment",
             "implementation": "sketchauth.pepper.wrap",
             "deployments": "A stores wrap(helper, p_A, N), B stores wrap(helper, p_B, N'), fresh nonce per enrolment",
             "sealed_attack": "the scheme's attack where both records parse as helpers, else byte agreement "

@@ -78,6 +78,7 @@ def test_compose_runs_postgres_a_migration_and_two_replicas_of_the_image(monkeyp
             monkeypatch.setenv(key, str(value))
         settings = Settings.from_env()
         assert settings.require_pepper and settings.pepper_file and settings.api_key_file
+        assert settings.deployment_id != "default"
     ports = {services[name]["ports"][0] for name in replicas}
     assert len(ports) == 2 and all(port.startswith("127.0.0.1:") for port in ports)
 

@@ -380,7 +380,7 @@ def _store_op(store: Store, user: str, op: str, policy: LockoutPolicy, now: floa
         return "disabled" if refused.disabled else "locked"
     time.sleep(rng.uniform(0.0, 0.002))  # the decode and hash work, other attempts meanwhile
     if op == "genuine":
-        store.record_success(user, now, old_hash=record.secret_hash)
+        store.record_success(user, now, version=record.version)
         return "counted-ok"
     store.settle_failure(user, claim, now)  # a wrong or a malformed sample alike
     return "counted-fail"

@@ -1,8 +1,9 @@
-"""The service with a pepper: settings, sealed storage, every call, start-up refusals, rotation.
+"""The service with a pepper: settings, sealed records, every call, start-up refusals, conversion, rotation.
 
 In-process apps (``TestClient``) on a temporary SQLite database; the database is read directly to
 check what is stored. Rotation is driven by the admin endpoint and by ``sketchauth pepper rotate``,
-interrupted (bounded runs, a crash inside a batch) and resumed.
+interrupted (bounded runs, a crash inside a batch) and resumed; a clear database is sealed by the
+explicit ``sketchauth pepper convert``, never by a rotation.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, test_settings
 
-import service.pepper as service_pepper
 from service.app import create_app
 from service.pepper import PepperRing, PepperSettingsError, census, rotate
 from service.settings import Settings, SettingsError
+from service.store.records import RecordCodec
 from service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
-from sketchauth.errors import SketchFormatError
-from sketchauth.pepper import SEAL_TAG_BYTES, Pepper, unwrap
+from sketchauth.pepper import PEPPER_NONCE_BYTES, SEAL_TAG_BYTES, Pepper
 
-PEPPER_A = "pepper-A-0123456789abcdefghij"
-PEPPER_B = "pepper-B-0123456789abcdefghij"
+#: Machine-drawn (secrets.token_urlsafe(32)), as a pepper must be.
+PEPPER_A = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
+PEPPER_B = "Xe2Wn7QkHb4cVt9LzMs1PdRg8JuYo3FaKi6ENxC0lSv"
 N = 1 << 20
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -50,6 +51,13 @@ def rows(settings: Settings) -> dict[str, tuple[bytes, str | None, bytes | None,
     with sqlite3.connect(path) as db:
         found = db.execute("SELECT user_id, helper, pepper_id, pepper_nonce, has_pin FROM users").fetchall()
     return {u: (bytes(h), pid, None if n is None else bytes(n), bool(p)) for u, h, pid, n, p in found}
+
+
+def opened(settings: Settings, pepper: str | None = PEPPER_A) -> SQLiteStore:
+    """The settings' database read through a codec of ``pepper`` (``None``: clear): what the service reads."""
+    store = SQLiteStore.from_url(settings.database_url)
+    store.use_codec(RecordCodec(None if pepper is None else Pepper.from_text(pepper)))
+    return store
 
 
 def verified(c: TestClient, user: str, sample: list[int], pin: str | None = None) -> bool:
@@ -98,17 +106,20 @@ def test_serve_refuses_to_start_without_a_required_pepper(
     "changes,match",
     [
         ({"pepper": "too-short"}, "SKETCHAUTH_PEPPER: a pepper needs at least 128 bits"),
-        ({"pepper": "0123456789abcdef0123456789abcde"}, "128 bits"),  # 31 hex digits: 124 bits
+        ({"pepper": "0123456789abcdef0123456789abcdef"}, "128 bits"),  # a sequence, judged far below 128 bits
+        ({"pepper": "correct horse battery staple"}, "judged to carry"),
         ({"pepper_previous": (PEPPER_A,)}, "SKETCHAUTH_PEPPER_PREVIOUS needs a current"),
         ({"pepper": PEPPER_A, "pepper_file": "/nonexistent"}, "not both"),
         ({"pepper_file": "/nonexistent/pepper"}, "cannot read"),
+        ({"rollback_ledger": "/tmp/marks.db"}, "SKETCHAUTH_ROLLBACK_LEDGER needs a pepper"),
+        ({"deployment_id": "not an id!"}, "SKETCHAUTH_DEPLOYMENT_ID"),
     ],
 )
 def test_bad_pepper_settings_are_refused_without_quoting_them(tmp_path: Path, changes: dict, match: str) -> None:
     with pytest.raises(SettingsError, match=match) as info:
         test_settings(tmp_path, **changes).validate()
     for value in changes.values():
-        if isinstance(value, str) and value.startswith(("too", "0123")):
+        if isinstance(value, str) and value.startswith(("too", "0123", "correct")):
             assert value not in str(info.value)
 
 
@@ -140,10 +151,16 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         assert c.post("/v1/users/alice/enrolment", json={**INTERVAL, "pin": PIN}).status_code == 201
         assert c.post("/v1/users/bob/enrolment", json=PINSKETCH).status_code == 201
         stored = rows(settings)
-        for helper, pepper_id, nonce, _ in stored.values():
-            assert pepper_id == pepper.id and nonce is not None and len(nonce) == 16
-            clear = unwrap(helper, pepper, nonce)
-            assert clear != helper and len(helper) == len(clear) + SEAL_TAG_BYTES and clear not in helper
+        store = opened(settings)
+        try:
+            for user, (sealed, pepper_id, nonce, has_pin) in stored.items():
+                assert pepper_id == pepper.id and nonce is not None and len(nonce) == PEPPER_NONCE_BYTES
+                record = store.get(user)
+                assert record is not None and record.has_pin == (user == "alice") and not has_pin  # the flag is sealed
+                assert record.helper not in sealed and record.secret_hash.encode() not in sealed
+                assert len(sealed) > len(record.helper) + len(record.secret_hash) + SEAL_TAG_BYTES
+        finally:
+            store.close()
         assert verified(c, "alice", GENUINE, PIN)
         assert not verified(c, "alice", GENUINE, "wrong-pin-000")
         assert not verified(c, "alice", IMPOSTOR, PIN)
@@ -158,21 +175,41 @@ def test_enrol_verify_key_and_pin_change_with_a_pepper(tmp_path: Path) -> None:
         assert verified(c, "alice", GENUINE, NEW_PIN) and not verified(c, "alice", GENUINE, PIN)
         assert c.get("/v1/users/alice/report").status_code == 200
     raw = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
-    assert PEPPER_A.encode() not in raw and pepper.enc_key not in raw and pepper.mac_key not in raw
+    assert PEPPER_A.encode() not in raw and b"$argon2id$" not in raw  # no hash in clear: all sealed
 
 
-def test_records_stored_in_clear_keep_working_and_are_marked(tmp_path: Path) -> None:
+def test_a_clear_database_is_sealed_by_the_explicit_one_time_conversion_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     plain = test_settings(tmp_path)
     with app(plain) as c:
         users = enrol_people(c, 3)
     assert {pid for _, pid, _, _ in rows(plain).values()} == {None}
     peppered = test_settings(tmp_path, pepper=PEPPER_A)
+    # A configured pepper reads sealed records only: the service refuses to start, naming the command.
+    with pytest.raises(PepperSettingsError, match="sketchauth pepper convert"), app(peppered):
+        pass
+    # A rotation re-seals sealed records only: clear ones stay as they are.
+    store = opened(plain, None)
+    try:
+        result = rotate(store, Pepper.from_text(PEPPER_A))
+        assert (result.rewrapped, result.remaining) == (0, 3) and census(store) == {None: 3}
+    finally:
+        store.close()
+    monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_A)
+    assert main(["pepper", "convert", "--db", plain.database_url]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "sealed": 3,
+        "unreadable": 0,
+        "pepper_id": Pepper.from_text(PEPPER_A).id,
+    }
+    assert main(["pepper", "convert", "--db", plain.database_url]) == 0  # one-time: nothing left to do
+    assert json.loads(capsys.readouterr().out)["sealed"] == 0
     with app(peppered) as c:
         assert all_verify(c, users)
-        assert c.post("/v1/users/new/enrolment", json=INTERVAL).status_code == 201
-        status = c.get("/v1/admin/pepper", headers=ADMIN).json()
-        assert status["records"] == {"clear": 3, Pepper.from_text(PEPPER_A).id: 1}
-        assert all_verify(c, users)
+        assert c.get("/v1/admin/pepper", headers=ADMIN).json()["records"] == {Pepper.from_text(PEPPER_A).id: 3}
+        trail = c.get("/v1/admin/users/u0/audit", headers=ADMIN).json()["events"]
+        assert [e["event"] for e in trail][:2] == ["enrol", "seal"]  # audited, record by record
 
 
 def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> None:
@@ -183,18 +220,27 @@ def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> Non
             pass
 
 
-def test_a_wrong_pepper_never_verifies(tmp_path: Path) -> None:
+def test_a_wrong_pepper_never_opens(tmp_path: Path) -> None:
     """Reading with the right id but the wrong key (simulated) is refused by the seal's tag."""
+    from service.store.records import RecordIntegrityError
+
     settings = test_settings(tmp_path, pepper=PEPPER_A)
     with app(settings) as c:
         enrol_people(c, 1)
-    store = SQLiteStore.from_url(settings.database_url)
+    right, wrong = Pepper.from_text(PEPPER_A), Pepper.from_text(PEPPER_B)
+    codec = RecordCodec(wrong)
+    codec.peppers[right.id] = wrong  # the id of the right pepper, the key of another
+    with sqlite3.connect(settings.database_url.removeprefix("sqlite:///")) as db:
+        row = db.execute("SELECT * FROM users").fetchone()
+    store = opened(settings)
     try:
-        record = store.get("u0")
-        wrong = Pepper.from_text(PEPPER_B)
-        with pytest.raises(SketchFormatError, match="not sealed by this pepper"):
-            unwrap(record.helper, wrong, record.pepper_nonce)
-        assert unwrap(record.helper, Pepper.from_text(PEPPER_A), record.pepper_nonce)
+        assert store.get("u0") is not None
+        from service.store.sql import _USER_COLUMNS
+
+        with store._read() as cur:
+            row = store._run(cur, f"SELECT {_USER_COLUMNS} FROM users").fetchone()
+        with pytest.raises(RecordIntegrityError, match="does not open"):
+            codec.open(row)
     finally:
         store.close()
 
@@ -211,9 +257,11 @@ def test_a_second_biometric_in_another_group_is_peppered(tmp_path: Path) -> None
         assert c.post("/v1/users/two/enrolment", json={**FIRST, "second": SECOND}).status_code == 201
         chain = {**FIRST, "second": SECOND, "pin": CHAIN_PIN}  # the chain PIN -> second -> first
         assert c.post("/v1/users/trio/enrolment", json=chain).status_code == 201
+        store = opened(settings)
         for user in ("two", "trio"):
-            helper, pepper_id, nonce, _ = rows(settings)[user]
-            assert pepper_id == pepper.id and unwrap(helper, pepper, nonce) not in helper
+            sealed, pepper_id, _, _ = rows(settings)[user]
+            assert pepper_id == pepper.id and store.get(user).helper not in sealed  # type: ignore[union-attr]
+        store.close()
 
         def verify(user: str, second: list[int], **extra: str) -> bool:
             body = {"sample": FIRST_GENUINE, "second_sample": second, **extra}
@@ -266,21 +314,21 @@ def test_rotation_interrupted_inside_a_batch_loses_nothing(tmp_path: Path, monke
         users = enrol_people(c, 6)
     new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
     calls = {"n": 0}
-    real = service_pepper.wrap_new
+    real = RecordCodec.columns
 
-    def crashing(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
+    def crashing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 5:  # the second record of the second batch
             raise RuntimeError("power cut")
-        return real(pepper, helper)
+        return real(self, *args, **kwargs)
 
     store = SQLiteStore.from_url(settings.database_url)
     try:
-        monkeypatch.setattr(service_pepper, "wrap_new", crashing)
+        monkeypatch.setattr(RecordCodec, "columns", crashing)
         with pytest.raises(RuntimeError, match="power cut"):
             rotate(store, new, [old], batch_size=3)
         assert census(store) == {old.id: 3, new.id: 3}  # the first batch committed, the second rolled back
-        monkeypatch.setattr(service_pepper, "wrap_new", real)
+        monkeypatch.setattr(RecordCodec, "columns", real)
         result = rotate(store, new, [old], batch_size=3)
         assert (result.rewrapped, result.remaining, result.complete) == (3, 0, True)
     finally:
@@ -319,15 +367,18 @@ def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
     plain = test_settings(tmp_path)
     with app(plain) as c:
         clear_users = enrol_people(c, 2, prefix="v")
-    with app(test_settings(tmp_path, pepper=PEPPER_A)) as c:
-        users = enrol_people(c, 3, prefix="w")
     db = plain.database_url
     monkeypatch.delenv("SKETCHAUTH_PEPPER_PREVIOUS", raising=False)
+    monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_A)
+    assert main(["pepper", "convert", "--db", db]) == 0  # the clear records, sealed once by A
+    capsys.readouterr()
+    with app(test_settings(tmp_path, pepper=PEPPER_A)) as c:
+        users = enrol_people(c, 3, prefix="w")
     monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_B)
-    # No old pepper given: the clear records are wrapped, A's are reported unreadable (exit 1).
+    # No old pepper given: A's records are reported unreadable (exit 1) and left alone.
     assert main(["pepper", "rotate", "--db", db]) == 1
     out = capsys.readouterr()
-    assert json.loads(out.out)["unreadable"] == 3 and "left as they are" in out.err
+    assert json.loads(out.out)["unreadable"] == 5 and "left as they are" in out.err
     old_file = tmp_path / "old-pepper"
     old_file.write_text(PEPPER_A + "\n")
     # Interrupted: one batch of one record, then the rest.
@@ -335,7 +386,7 @@ def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
         main(["pepper", "rotate", "--db", db, "--old-file", str(old_file), "--batch-size", "1", "--max-batches", "1"])
         == 0
     )
-    assert json.loads(capsys.readouterr().out)["remaining"] == 2
+    assert json.loads(capsys.readouterr().out)["remaining"] == 4
     monkeypatch.setenv("OLD_PEPPER", PEPPER_A)
     assert main(["pepper", "rotate", "--db", db, "--old-env", "OLD_PEPPER"]) == 0
     assert json.loads(capsys.readouterr().out)["remaining"] == 0
@@ -343,6 +394,39 @@ def test_cli_rotation_reads_peppers_from_env_and_files_and_resumes(
     assert json.loads(capsys.readouterr().out) == {Pepper.from_text(PEPPER_B).id: 5}
     with app(test_settings(tmp_path, pepper=PEPPER_B)) as c:
         assert all_verify(c, users + clear_users)
+
+
+def test_status_counts_hashes_upgraded_at_the_next_verification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hashes inside the seal are re-made with a new argon2 profile at each user's next successful
+    verification (a new record version); ``pepper status --hashes`` counts what is left — and,
+    without the pepper, sees nothing it could test."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A)  # the cheap test profile
+    with app(settings) as c:
+        users = enrol_people(c, 2)
+    db = settings.database_url
+    monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "owasp")
+    monkeypatch.delenv("SKETCHAUTH_PEPPER_PREVIOUS", raising=False)
+    monkeypatch.delenv("SKETCHAUTH_PEPPER", raising=False)
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    assert json.loads(capsys.readouterr().out)["hashes"] == {"current": 0, "rehash_pending": 0, "unreadable": 2}
+    monkeypatch.setenv("SKETCHAUTH_PEPPER", PEPPER_A)
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    assert json.loads(capsys.readouterr().out)["hashes"] == {"current": 0, "rehash_pending": 2, "unreadable": 0}
+    with app(test_settings(tmp_path, pepper=PEPPER_A, hash_profile="owasp")) as c:
+        assert all_verify(c, users[:1])
+    assert main(["pepper", "status", "--db", db, "--hashes"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status == {
+        "records": {Pepper.from_text(PEPPER_A).id: 2},
+        "hashes": {"current": 1, "rehash_pending": 1, "unreadable": 0},
+    }
+    store = opened(settings)
+    try:
+        assert store.get("u0").version == 2 and store.get("u1").version == 1  # type: ignore[union-attr]
+    finally:
+        store.close()
 
 
 def test_cli_never_takes_a_pepper_from_the_command_line(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -358,32 +442,29 @@ def test_ring_ignores_a_previous_pepper_equal_to_the_current_one(tmp_path: Path)
     assert [p.id for p in ring.previous] == [Pepper.from_text(PEPPER_B).id]
 
 
-def test_every_read_costs_one_unwrap_enrolled_or_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An unknown id (or a record stored in clear) unwraps the last wrapped record read, so that
-    the unwrap's fraction of a millisecond does not tell enrolled ids from unknown ones."""
-    plain = test_settings(tmp_path)
-    with app(plain) as c:
-        enrol_people(c, 1, prefix="v")  # stored in clear
-    settings = test_settings(tmp_path, pepper=PEPPER_A)
+def test_every_attempt_opens_one_record_enrolled_unknown_or_tampered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One mechanism for every endpoint: the store opens exactly one record per attempt — the id's
+    own, or for an unknown id or a tampered record the last one opened (its decoy) — so unsealing
+    does not tell them apart, and the attempt is verified against the decoy it hands out."""
+    settings = test_settings(tmp_path, pepper=PEPPER_A, lockout_threshold=1000, disable_threshold=1000)
+    calls: list[str] = []
+    real = RecordCodec.open
+    monkeypatch.setattr(RecordCodec, "open", lambda self, row: calls.append(row[0]) or real(self, row))
     with app(settings) as c:
-        enrol_people(c, 1)
-    store = service_pepper.PepperedStore(SQLiteStore.from_url(settings.database_url), settings.pepper_ring())
-    calls: list[str | None] = []
-    real = service_pepper.unwrap_record
-
-    def counting(ring: PepperRing, record):  # type: ignore[no-untyped-def]
-        calls.append(record.user_id)
-        return real(ring, record)
-
-    monkeypatch.setattr(service_pepper, "unwrap_record", counting)
-    try:
-        assert store.get("nobody") is None and calls == []  # nothing read yet: nothing to unwrap
-        assert store.get("u0").helper != rows(settings)["u0"][0]
-        assert store.get("nobody") is None
-        assert store.get("v0").helper == rows(settings)["v0"][0]
-        assert calls == ["u0", "u0", "u0"]
-    finally:
-        store.close()
+        enrol_people(c, 2)
+        path = settings.database_url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as db:  # u1's seal: one byte flipped
+            sealed = bytearray(db.execute("SELECT helper FROM users WHERE user_id = 'u1'").fetchone()[0])
+            sealed[3] ^= 1
+            db.execute("UPDATE users SET helper = ? WHERE user_id = 'u1'", (bytes(sealed),))
+        for user, opened_ in (("u0", ["u0"]), ("nobody", ["u0"]), ("u1", ["u1", "u0"]), ("nobody", ["u0"])):
+            calls.clear()
+            assert not verified(c, user, IMPOSTOR)
+            assert calls == opened_, user
+        events = [e["event"] for e in c.get("/v1/admin/users/u1/audit", headers=ADMIN).json()["events"]]
+        assert events[-3:] == ["attempt", "integrity", "verify-fail"]
 
 
 @pytest.mark.postgres
@@ -401,21 +482,21 @@ def test_rotation_on_postgresql_interrupted_and_resumed(
         users = enrol_people(c, 5)
         assert c.post("/v1/users/pin-user/enrolment", json={**INTERVAL, "pin": PIN}).status_code == 201
     new, old = Pepper.from_text(PEPPER_B), Pepper.from_text(PEPPER_A)
-    real, calls = service_pepper.wrap_new, {"n": 0}
+    real, calls = RecordCodec.columns, {"n": 0}
 
-    def crashing(pepper: Pepper, helper: bytes) -> tuple[bytes, str, bytes]:
+    def crashing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("power cut")
-        return real(pepper, helper)
+        return real(self, *args, **kwargs)
 
     store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)
     try:
-        monkeypatch.setattr(service_pepper, "wrap_new", crashing)
+        monkeypatch.setattr(RecordCodec, "columns", crashing)
         with pytest.raises(RuntimeError, match="power cut"):
             rotate(store, new, [old], batch_size=2)
         assert census(store) == {old.id: 4, new.id: 2}
-        monkeypatch.setattr(service_pepper, "wrap_new", real)
+        monkeypatch.setattr(RecordCodec, "columns", real)
         assert rotate(store, new, [old], batch_size=2).remaining == 0
     finally:
         store.close()

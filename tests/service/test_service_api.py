@@ -93,7 +93,7 @@ def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(cli
     # The unknown id's sample was decoded and checked against the decoy: the last enrolment an
     # attempt ran against (alice's), so that it costs the same decode as hers.
     assert calls[0] == calls[1] and calls[0].startswith("$argon2id$")
-    assert state.authenticator.decoy.user_id == "alice"
+    assert state.store._decoy().user_id == "alice"  # the store's decoy: the last record opened
 
 
 def test_duplicate_enrolment_is_409_and_replace_gives_fresh_sketch(client: TestClient, sqlite_store: Store) -> None:
@@ -362,7 +362,7 @@ def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: byt
         (
             {"scheme": "code-offset", "params": {"n": 4, "t": 2}, "samples": [[1, 2, 3, 4]]},
             "invalid-parameters",
-            "2t < n",
+            "2*t < n",
         ),
         ({"scheme": "code-offset", "params": {"n": "4", "t": 1}, "samples": [[1, 2, 3, 4]]}, "invalid-parameters", "n"),
     ],

@@ -284,15 +284,15 @@ def test_store_key_params_first_writer_wins_and_unknown_is_none(store: Any) -> N
     assert store.get("old").key_params == first
 
 
-def test_store_change_pin_only_over_the_verified_hash(store: Any) -> None:
+def test_store_change_pin_only_over_the_verified_record_version(store: Any) -> None:
     from service.store import LockoutPolicy
 
     store.enrol(_record("u", "$old", None), replace=False, now=1.0)
     store.claim_attempt("u", LockoutPolicy(), 2.0)
-    assert not store.change_pin("u", 3.0, old_hash="$other", helper=b"new-helper", secret_hash="$new")
+    assert not store.change_pin("u", 3.0, version=7, helper=b"new-helper", secret_hash="$new")
     assert store.get("u").helper == b"helper-u"
-    assert store.change_pin("u", 4.0, old_hash="$old", helper=b"new-helper", secret_hash="$new")
+    assert store.change_pin("u", 4.0, version=1, helper=b"new-helper", secret_hash="$new")
     record = store.get("u")
-    assert (record.helper, record.secret_hash, record.failures) == (b"new-helper", "$new", 0)
-    assert not store.change_pin("gone", 5.0, old_hash="$old", helper=b"x", secret_hash="$y")
+    assert (record.helper, record.secret_hash, record.failures, record.version) == (b"new-helper", "$new", 0, 2)
+    assert not store.change_pin("gone", 5.0, version=1, helper=b"x", secret_hash="$y")
     assert [e.event for e in store.audit_events("u")] == ["enrol", "attempt", "verify-ok", "pin-change"]

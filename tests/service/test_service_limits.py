@@ -203,6 +203,8 @@ def _asymmetric(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dict[s
         return {"n": 256, "q": 16, "features": x}, [_zeros(b)] * 2
     if path == "params.margin":
         return {"n": 256, "q": 16, "margin": x}, [[0], [0]]
+    if path == "params.step":
+        return {"n": 256, "q": 16, "step": x}, [[0.0], [0.0]]
     if path == "samples":
         return {"n": 256, "q": 16}, [[0]] * x
     if path == "samples[]":
@@ -499,3 +501,51 @@ def test_library_bounds_the_schema_states_hold_in_the_library() -> None:
     assert schema["pinsketch"]["properties"]["t"]["maximum"] == pinsketch.MAX_T
     assert schema["fuzzy-vault"]["properties"]["m"]["maximum"] == vault.MAX_CANDIDATE_POINTS
     assert schema["weighted-vault"]["properties"]["g"]["maximum"] == vault.MAX_CANDIDATE_POINTS
+
+
+# -- rules between parameters (x-rules): at the rule accepted, one beyond refused --------------------------
+#: (scheme, rule) -> (parameters on the rule's edge, their samples, parameters one step beyond it).
+RULE_CASES: dict[tuple[str, str], tuple[dict[str, Any], list[Any], dict[str, Any]]] = {
+    ("interval", "v <= n"): ({"n": 16, "v": 16, "features": 1}, [[3]], {"n": 16, "v": 17, "features": 1}),
+    ("code-offset", "2*t < n"): ({"n": 5, "t": 2}, [[0] * 5], {"n": 4, "t": 2}),
+    ("pinsketch", "t < 2**(m-1)"): ({"m": 8, "t": 127}, [[1, 2, 3]], {"m": 8, "t": 128}),
+    ("fuzzy-vault", "m <= p"): ({"p": 5, "m": 5, "t": 0}, [[0, 1, 2, 3, 4]], {"p": 5, "m": 6, "t": 0}),
+    ("fuzzy-vault", "2*t + 1 <= m"): ({"p": 521, "m": 3, "t": 1}, [[0, 1, 2]], {"p": 521, "m": 2, "t": 1}),
+    ("weighted-vault", "2*t + 1 <= g"): (
+        {"p": 50, "q": 4, "g": 3, "t": 1},
+        [[3, 17]] * 2,
+        {"p": 50, "q": 4, "g": 3, "t": 2},
+    ),
+    ("weighted-vault", "p*q <= 131072"): (
+        {"p": 32768, "q": 4, "g": 3, "t": 0},
+        [[3, 17]] * 2,
+        {"p": 32769, "q": 4, "g": 3, "t": 0},
+    ),
+    ("asymmetric-interval", "features*(n//2 + 1) <= 1048576 if scheme in ('s2', 's3')"): (
+        {"n": 2097151, "q": 64, "scheme": "s2", "features": 1},
+        [[1000000], [1000003]],
+        {"n": 2097152, "q": 64, "scheme": "s2", "features": 1},
+    ),
+}
+
+
+def test_every_published_rule_is_enforced_exactly_there(service: Service) -> None:
+    """Each ``x-rules`` entry of each scheme: parameters on its edge enrol, one step beyond is a 422
+    naming the rule. A published rule without a case here fails the test."""
+    problems = []
+    published = {
+        (entry["name"], rule)
+        for entry in service.listing["schemes"]
+        for rule in entry["params_schema"].get("x-rules", [])
+    }
+    assert published == set(RULE_CASES), published ^ set(RULE_CASES)
+    for (scheme, rule), (edge, samples, beyond) in RULE_CASES.items():
+        accepted = service.enrol({"scheme": scheme, "params": edge, "samples": samples})
+        if accepted.status_code != 201:
+            problems.append(f"{scheme}: {rule}: on the edge refused: {accepted.text[:300]}")
+        refused = service.enrol({"scheme": scheme, "params": beyond, "samples": samples})
+        if refused.status_code != 422 or f"{rule} must hold" not in refused.json().get("detail", ""):
+            problems.append(
+                f"{scheme}: {rule}: beyond not refused by the rule: {refused.status_code} {refused.text[:300]}"
+            )
+    assert not problems, "\n".join(problems)

@@ -12,6 +12,7 @@ import hmac
 import json
 import logging
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 from service_testing import ADMIN, ADMIN_KEY, API_KEY, AUTH, ServerProcess, test_settings
 
 from service.app import create_app
@@ -30,8 +32,6 @@ IMPOSTOR = [12_345, 23_456, 34_567, 45_678]
 ENROL = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 4}, "samples": [TEMPLATE]}
 USER = "alice.example-77"
 LOG_KEY = "log-key-for-tests-0123456789"
-#: One sample line of the exposition format: name{labels} value.
-SAMPLE_LINE = re.compile(r'[a-zA-Z_:][a-zA-Z0-9_:]*\{([a-zA-Z_]+="(?:[^"\\]|\\.)*",?)*\} [0-9.e+-]+|.*\+Inf')
 
 
 class _Lines(logging.Handler):
@@ -56,16 +56,17 @@ def _hash(user: str, key: str = LOG_KEY) -> str:
 
 
 def _parse_metrics(text: str) -> dict[str, float]:
-    """``name{labels without worker}`` → value, checking every line's syntax."""
+    """``name{labels}`` → value, read by prometheus_client's own parser (which checks the syntax).
+
+    No series may carry a per-process label: a restart must not start new series.
+    """
     values: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("# "):
-            assert line.startswith(("# HELP ", "# TYPE ")), line
-            continue
-        assert SAMPLE_LINE.fullmatch(line), line
-        series, value = line.rsplit(" ", 1)
-        series = re.sub(r',?worker="\d+"', "", series).replace("{,", "{").replace("{}", "")
-        values[series] = values.get(series, 0.0) + float(value)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            assert "worker" not in sample.labels and "pid" not in sample.labels, sample
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            series = f"{sample.name}{{{labels}}}" if labels else sample.name
+            values[series] = values.get(series, 0.0) + sample.value
     return values
 
 
@@ -85,6 +86,7 @@ def test_exposition_histogram_is_cumulative_and_labels_are_escaped() -> None:
     assert values["sketchauth_argon2_seconds_count"] == 4
     assert values["sketchauth_argon2_seconds_sum"] == pytest.approx(20.0065)
     assert 'route="/a\\"b\\\\c\\nd"' in metrics.render()
+    assert values['sketchauth_http_requests_total{method="GET",outcome="ok",route="/a"b\\c\nd",status="200"}'] == 1
 
 
 # -- in-process ------------------------------------------------------------------------------------
@@ -133,7 +135,7 @@ def test_settings_line_names_keys_never_secrets(tmp_path: Path, request_lines: l
     line = json.loads(request_lines[0])
     assert line["api_keys"] == [
         {"name": "api-key-1", "scopes": ["enrol", "verify"]},
-        {"name": "admin-key-1", "scopes": ["admin", "enrol", "verify"]},
+        {"name": "admin-key-1", "scopes": ["admin", "enrol", "pin", "verify"]},
     ]
     assert line["log_key"] == "set" and line["hash_profile"] == "test" and line["lockout_threshold"] == 5
     for secret in (API_KEY, ADMIN_KEY, LOG_KEY):
@@ -224,13 +226,15 @@ def _exercise(server: ServerProcess) -> dict[str, Any]:
     assert metrics[f'sketchauth_http_requests_total{{method="POST",outcome="rejected",{route},status="200"}}'] == 1
     assert metrics["sketchauth_argon2_seconds_count"] == 2
     log = server.log()
-    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
-    assert lines[0]["event"] == "settings" and API_KEY not in log and ADMIN_KEY not in log and LOG_KEY not in log
+    lines = [json.loads(line) for line in log.splitlines()]  # every line of every logger is one JSON object
+    assert any(line.get("logger") == "uvicorn.error" for line in lines)  # the server's own lines too
+    settings_line = next(line for line in lines if line.get("event") == "settings")
+    assert API_KEY not in log and ADMIN_KEY not in log and LOG_KEY not in log
     requests = [line for line in lines if line.get("route", "").startswith("/v1/users/")]
     assert [(r["status"], r["outcome"]) for r in requests] == [(201, "ok"), (200, "verified"), (200, "rejected")]
     assert {r["user"] for r in requests} == {_hash(USER)}
     assert USER not in log  # neither the app's log nor uvicorn's access log names the user
-    return lines[0]
+    return settings_line
 
 
 def _serve(servers: list[ServerProcess], tmp_path: Path, db: str, **env: str) -> ServerProcess:
@@ -271,4 +275,91 @@ def test_no_access_log_flag_silences_the_request_log(tmp_path: Path, servers: li
     server.wait_ready()
     with server.client() as c:
         assert c.get("/v1/schemes").status_code == 200
-    assert not [line for line in server.log().splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in server.log().splitlines()]
+    assert lines and not [line for line in lines if "route" in line or line.get("event") == "settings"]
+
+
+# -- start-up refusals and multi-worker metrics ------------------------------------------------------
+
+
+def _refusal_line(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The one line ``sketchauth serve`` wrote when it refused to start (JSON, level error)."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    entry = json.loads(lines[0])
+    assert entry["level"] == "error" and entry["logger"] == "sketchauth.serve"
+    return entry
+
+
+def _serve_env(monkeypatch: pytest.MonkeyPatch, **env: str) -> None:
+    for variable in ("SKETCHAUTH_PEPPER", "SKETCHAUTH_PEPPER_FILE", "SKETCHAUTH_PEPPER_PREVIOUS"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("SKETCHAUTH_API_KEYS", API_KEY)
+    monkeypatch.setenv("SKETCHAUTH_HASH_PROFILE", "test")
+    monkeypatch.setenv("SKETCHAUTH_ALLOW_TEST_PROFILE", "1")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_serve_refuses_a_wrong_pepper_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sketchauth.cli import main
+
+    pepper_a, pepper_b = "UTmVZ19mR8b6R8ksLtKN2diBddZRk5nJtuAnUHxE2Sc", "4h5bgxa1fNQLTxmxv1PSStvkhyiWs2o9awfcnIuvbLI"
+    db = f"sqlite:///{tmp_path / 'peppered.db'}"
+    with TestClient(create_app(test_settings(tmp_path, database_url=db, pepper=pepper_a))) as client:
+        assert client.post(f"/v1/users/{USER}/enrolment", json=ENROL, headers=AUTH).status_code == 201
+    _serve_env(monkeypatch, SKETCHAUTH_PEPPER=pepper_b)
+    assert main(["serve", "--db", db, "--port", "0"]) == 2
+    message = _refusal_line(capsys)["message"]
+    assert "SKETCHAUTH_PEPPER" in message and pepper_a not in message and pepper_b not in message
+
+
+def test_serve_names_the_missing_postgres_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sketchauth.cli import main
+
+    _serve_env(monkeypatch)
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the 'postgres' extra were not installed
+    monkeypatch.setitem(sys.modules, "service.store.postgres", None)
+    assert main(["serve", "--db", "postgresql://nobody@127.0.0.1:5432/test", "--port", "0"]) == 2
+    assert "pip install 'sketchauth[postgres]'" in _refusal_line(capsys)["message"]
+
+
+def test_serve_names_an_unreachable_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sketchauth.cli import main
+
+    _serve_env(monkeypatch)
+    assert main(["serve", "--db", f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}", "--port", "0"]) == 2
+    assert "SKETCHAUTH_DATABASE_URL" in _refusal_line(capsys)["message"]
+
+
+@pytest.mark.slow
+def test_two_workers_share_one_metrics_view_without_a_process_label(
+    tmp_path: Path, servers: list[ServerProcess]
+) -> None:
+    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
+    server = ServerProcess(tmp_path, env, workers=2, db=f"sqlite:///{tmp_path / 'mp.db'}")
+    servers.append(server)
+    server.wait_ready()
+    with server.client() as c:
+        assert c.post(f"/v1/users/{USER}/enrolment", json=ENROL).status_code == 201
+        for _ in range(12):  # new connections: the requests spread over both workers
+            with server.client() as fresh:
+                assert fresh.post(f"/v1/users/{USER}/verification", json={"sample": GENUINE}).json() == {
+                    "verified": True
+                }
+    route = 'route="/v1/users/{user_id}/verification"'
+    series = f'sketchauth_http_requests_total{{method="POST",outcome="verified",{route},status="200"}}'
+    # Every scrape (whichever worker answers) sees the sum over both workers.
+    for _ in range(6):
+        metrics = _parse_metrics(httpx.get(f"{server.url}/metrics").text)
+        assert metrics[series] == 12
+        assert metrics["sketchauth_argon2_seconds_count"] == 12
+        assert metrics["process_resident_memory_bytes"] > 10_000_000  # both workers' memory, summed
+        assert metrics['python_gc_collections_total{generation="0"}'] >= 0
+    assert all(line.startswith("{") for line in server.log().splitlines())

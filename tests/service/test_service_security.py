@@ -293,7 +293,7 @@ def test_weighted_vault_slots_are_capped_at_enrolment(client: TestClient) -> Non
     body = {"scheme": "weighted-vault", "params": {"p": 32768, "q": 64, "g": 9, "t": 3}, "samples": sets}
     r = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body)
     assert r.status_code == 422 and r.json()["type"].endswith("/invalid-parameters")
-    assert "p*q must be at most 131072 slots" in r.json()["detail"]
+    assert "p*q <= 131072 must hold" in r.json()["detail"]
     assert client.get("/v1/users/alice/report", headers=AUTH).status_code == 404
     body["params"] = {"p": 2048, "q": 64, "g": 9, "t": 3}  # exactly 2^17 slots
     r = client.post("/v1/users/alice/enrolment", headers=AUTH, json=body)

@@ -37,6 +37,10 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_DISABLE_THRESHOLD": ("disable_threshold", "9", 9),
     "SKETCHAUTH_MAX_BODY_BYTES": ("max_body_bytes", "2048", 2048),
     "SKETCHAUTH_BODY_TIMEOUT_SECONDS": ("body_timeout_seconds", "2.5", 2.5),
+    "SKETCHAUTH_MAX_IN_FLIGHT": ("max_in_flight", "32", 32),
+    "SKETCHAUTH_MAX_IN_FLIGHT_PER_KEY": ("max_in_flight_per_key", "4", 4),
+    "SKETCHAUTH_HEADER_TIMEOUT_SECONDS": ("header_timeout_seconds", "3.5", 3.5),
+    "SKETCHAUTH_MAX_CONNECTIONS": ("max_connections", "200", 200),
     "SKETCHAUTH_MAX_SAMPLE_LENGTH": ("max_sample_length", "100", 100),
     "SKETCHAUTH_MAX_SAMPLES": ("max_samples", "4", 4),
     "SKETCHAUTH_SCHEMA": ("postgres_schema", "tenant_2", "tenant_2"),
@@ -51,6 +55,8 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_PEPPER_FILE": ("pepper_file", "/run/secrets/pepper", "/run/secrets/pepper"),
     "SKETCHAUTH_PEPPER_PREVIOUS": ("pepper_previous", "old-one, old-two", ("old-one", "old-two")),
     "SKETCHAUTH_REQUIRE_PEPPER": ("require_pepper", "on", True),
+    "SKETCHAUTH_DEPLOYMENT_ID": ("deployment_id", "eu-west.prod", "eu-west.prod"),
+    "SKETCHAUTH_ROLLBACK_LEDGER": ("rollback_ledger", "/var/lib/marks/ledger.db", "/var/lib/marks/ledger.db"),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -70,6 +76,10 @@ DEFAULTS: dict[str, Any] = {
     "disable_threshold": 50,
     "max_body_bytes": 1 << 20,
     "body_timeout_seconds": 5.0,
+    "max_in_flight": 16,
+    "max_in_flight_per_key": 8,
+    "header_timeout_seconds": 10.0,
+    "max_connections": 1000,
     "max_sample_length": 4096,
     "max_samples": 16,
     "postgres_schema": "public",
@@ -83,6 +93,8 @@ DEFAULTS: dict[str, Any] = {
     "pepper_file": None,
     "pepper_previous": (),
     "require_pepper": False,
+    "deployment_id": "default",
+    "rollback_ledger": None,
 }
 
 
@@ -126,6 +138,9 @@ def test_empty_variables_mean_the_default(monkeypatch: pytest.MonkeyPatch) -> No
         ("SKETCHAUTH_MAX_SAMPLE_LENGTH", "65537", ["SKETCHAUTH_MAX_SAMPLE_LENGTH", "[8, 65536]"]),
         ("SKETCHAUTH_MAX_BODY_BYTES", "100", ["SKETCHAUTH_MAX_BODY_BYTES", ">= 1024"]),
         ("SKETCHAUTH_BODY_TIMEOUT_SECONDS", "0", ["SKETCHAUTH_BODY_TIMEOUT_SECONDS", "(0, 300]"]),
+        ("SKETCHAUTH_MAX_IN_FLIGHT", "0", ["SKETCHAUTH_MAX_IN_FLIGHT", "[1, 10000]"]),
+        ("SKETCHAUTH_HEADER_TIMEOUT_SECONDS", "0", ["SKETCHAUTH_HEADER_TIMEOUT_SECONDS", "(0, 300]"]),
+        ("SKETCHAUTH_MAX_CONNECTIONS", "15", ["SKETCHAUTH_MAX_CONNECTIONS", "[16, 1000000]"]),
         ("SKETCHAUTH_DEV_MODE", "banana", ["SKETCHAUTH_DEV_MODE", "boolean", "yes/no"]),
         ("SKETCHAUTH_PORT", "70000", ["SKETCHAUTH_PORT", "65535"]),
         ("SKETCHAUTH_PIN_MIN_ENTROPY", "lots", ["SKETCHAUTH_PIN_MIN_ENTROPY", "number of bits"]),

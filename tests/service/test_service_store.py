@@ -69,6 +69,26 @@ def test_migrations_are_versioned_and_idempotent(store_url: tuple[str, str]) -> 
     second.close()
 
 
+def test_a_schema_newer_than_the_code_is_refused(store: Store, tmp_path: Path) -> None:
+    """A database migrated by a newer release is refused, at migration and at service start, not misread."""
+    from fastapi.testclient import TestClient
+    from service_testing import test_settings
+
+    from service.app import create_app
+    from service.store.sql import SchemaTooNew
+
+    with store._transaction() as cur:  # type: ignore[attr-defined]
+        store._run(  # type: ignore[attr-defined]
+            cur,
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (LATEST_VERSION + 1, "from a newer release", NOW),
+        )
+    with pytest.raises(SchemaTooNew, match=f"version {LATEST_VERSION + 1}, newer than this release's"):
+        store.migrate()
+    with pytest.raises(SchemaTooNew), TestClient(create_app(test_settings(tmp_path), store=store)):
+        pass
+
+
 def test_enrol_get_roundtrip(store: Store) -> None:
     assert store.get("alice") is None
     assert store.enrol(_record(), replace=False, now=NOW) is False
@@ -131,12 +151,14 @@ def test_success_resets_and_rehash_is_guarded(store: Store) -> None:
     store.enrol(_record(), replace=False, now=NOW)
     store.record_failure("alice", POLICY, NOW)
     store.record_failure("alice", POLICY, NOW)
-    store.record_success("alice", NOW + 1, old_hash="$argon2id$h1", new_hash="$argon2id$rehashed")
+    read = store.get("alice")
+    assert read is not None and read.version == 1
+    store.record_success("alice", NOW + 1, version=read.version, new_hash="$argon2id$rehashed")
     got = store.get("alice")
-    assert got is not None and (got.failures, got.secret_hash) == (0, "$argon2id$rehashed")
+    assert got is not None and (got.failures, got.secret_hash, got.version) == (0, "$argon2id$rehashed", 2)
     assert _events(store)[-2:] == ["verify-ok", "rehash"]
-    # A verification that read the old hash must not overwrite a newer enrolment.
-    store.record_success("alice", NOW + 2, old_hash="$argon2id$h1", new_hash="$argon2id$stale")
+    # A verification that read the old record must not overwrite a newer one.
+    store.record_success("alice", NOW + 2, version=read.version, new_hash="$argon2id$stale")
     assert store.get("alice").secret_hash == "$argon2id$rehashed"  # type: ignore[union-attr]
 
 

@@ -116,7 +116,7 @@ def test_large_records_on_overflow_pages_and_rehashed_hashes_are_erased(
     assert bob is not None
     assert _copies(_files(tmp_path, "s.db"), _markers(big, old_hash)) > 0
     new_hash = "$argon2id$v=19$m=19456,t=2,p=1$" + secrets.token_hex(16)
-    sqlite_store.record_success("alice", NOW, old_hash=old_hash, new_hash=new_hash)  # a re-hash
+    sqlite_store.record_success("alice", NOW, version=1, new_hash=new_hash)  # a re-hash
     on_disk = _files(tmp_path, "s.db")
     assert _copies(on_disk, [old_hash.encode()]) == 0 and _copies(on_disk, [new_hash.encode()]) > 0
     sqlite_store.enrol(_record("alice", b"small", "$argon2id$replacement"), replace=True, now=NOW)

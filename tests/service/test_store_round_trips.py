@@ -159,11 +159,12 @@ def _policy() -> Any:
 
 def test_an_unknown_id_parses_a_row_like_an_enrolled_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Parsing a row's JSON took ~0.02 ms: enough, unequalised, to move the timing oracle's AUC to 0.6.
-    import service.store.sql as sql
+    # Every row is opened by the record codec (parsing, and with a pepper unsealing): one per attempt.
+    from service.store.records import RecordCodec
 
     parsed: list[str] = []
-    real = sql._user
-    monkeypatch.setattr(sql, "_user", lambda row: parsed.append(row[0]) or real(row))
+    real = RecordCodec.open
+    monkeypatch.setattr(RecordCodec, "open", lambda self, row: parsed.append(row[0]) or real(self, row))
     store = SQLiteStore(tmp_path / "parse.db")
     try:
         with TestClient(
