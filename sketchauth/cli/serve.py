@@ -20,7 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
     # uvicorn, extra "service") and a command-line start-up cost; the web framework loads only once
     # the settings are valid. Only the command line imports the service; the library never does.
     from service.observability import json_line
-    from service.settings import Settings, SettingsError, env_name
+    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
 
     # Flags override the environment (settings fields; None: flag not given).
     overrides: dict[str, object] = {
@@ -52,6 +52,8 @@ def _serve(args: argparse.Namespace) -> int:
         # One JSON line like every other line the service writes: what is wrong and what to set.
         print(json_line("error", "sketchauth.serve", f"sketchauth serve: {exc}"), file=sys.stderr)
         return 2
+    if settings.insecure_hash_profile:
+        print(json_line("warning", "sketchauth.serve", f"WARNING: {TEST_PROFILE_WARNING}"), file=sys.stderr)
     # Workers are separate processes that build their settings from the environment.
     os.environ.update({env_name(field): "1" if value is True else str(value) for field, value in given.items()})
 
