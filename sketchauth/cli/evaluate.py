@@ -243,7 +243,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.out is None:
         args.out = f"report-{Path(args.pipeline).stem if args.pipeline is not None else args.scheme}"
     if args.scheduler is not None:
-        from sketchauth.evaluate.distributed import connect  # optional extra: dask
+        from sketchauth.evaluate.distributed import connect  # optional dependency: dask
 
         args.client = connect(args.scheduler)
         try:
@@ -326,7 +326,7 @@ def _pipeline_report(args: argparse.Namespace) -> int:
 def _vectors(args: argparse.Namespace) -> LabelledVectors:
     """``--data`` as labelled vectors: by partitions through Dask with ``--scheduler``, else whole."""
     if args.client is not None:
-        from sketchauth.evaluate.distributed import read_vectors  # optional extra: dask
+        from sketchauth.evaluate.distributed import read_vectors  # optional dependency: dask
 
         return read_vectors(args.data)
     from sketchauth.evaluate.data import load_vectors  # start-up: numpy loads only when this runs

@@ -26,6 +26,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.blocks import Scorer
+from sketchauth.evaluate.deciders import MAX_BITMAP_UNIVERSE, _bitmaps  # the bitmaps of PinSketch's decider
 from sketchauth.evaluate.protocol import TrialPlan
 from sketchauth.evaluate.rates import det_from_counts, eer_interval, fmr_at_fnmr_on_counts, fnmr_at_fmr_on_det
 from sketchauth.evaluate.tally import ScoreHistogram
@@ -103,7 +104,6 @@ def scorer(metric: str, data: Data, trials: TrialPlan) -> Scorer | None:
         k = x.shape[1]
         upper = {"euclidean": span * np.sqrt(k), "chebyshev": span, "hamming": float(k)}[metric]
         return Scorer(metric, templates, probes, max(upper, 1.0) * (1 + 1e-9))
-    from sketchauth.evaluate.deciders import MAX_BITMAP_UNIVERSE, _bitmaps  # the bitmaps of PinSketch's decider
 
     chosen = [x[r] for r in rows.tolist()]
     top = max((int(np.max(s, initial=0)) for s in [*templates, *chosen]), default=0) + 1

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.evaluate.deciders import PreparedDecider
+from sketchauth.evaluate.deciders import PreparedDecider, _popcount  # the bitmap count of PinSketch's decider
 from sketchauth.evaluate.protocol import TrialPlan
 from sketchauth.evaluate.tally import Candidates, ScoreHistogram, Tally
 
@@ -68,8 +68,6 @@ class Scorer:
 
     def _distance(self, x: np.ndarray, t: np.ndarray) -> np.ndarray:
         if self.metric == "set-difference":
-            from sketchauth.evaluate.deciders import _popcount  # the bitmap count of PinSketch's decider
-
             return _popcount(x ^ t).astype(np.float64)
         diff = x - t
         if self.metric == "euclidean":
@@ -338,7 +336,7 @@ def run(job: Job, *, jobs: int = 1, client: Any = None, progress: Callable[[int]
     tick = progress or (lambda n: None)
     total = Tally.empty(job.settings, k=job.k, seed=job.seed, uppers=tuple(s.upper for s in job.scorers))
     if client is not None:
-        from sketchauth.evaluate.distributed import run_on_cluster  # optional extra: dask
+        from sketchauth.evaluate.distributed import run_on_cluster  # optional dependency: dask
 
         return run_on_cluster(client, job, total, tick).pruned()
     bands = job.bands(jobs)

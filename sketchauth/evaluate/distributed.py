@@ -39,7 +39,7 @@ __all__ = ["connect", "read_vectors", "run_on_cluster"]
 
 def _require() -> Any:
     try:
-        import distributed
+        import distributed  # optional dependency: the dask extra
     except ImportError:
         raise ParameterError(
             "the distributed engine needs Dask: pip install 'sketchauth[dask]' (dask.distributed)"
@@ -93,6 +93,7 @@ def read_vectors(path: str | Path, *, split_column: str | None = None, blocksize
     population's samples are assembled (never a pair).
     """
     _require()
+    # optional dependency: the dask extra
     import dask.dataframe as dd
     from dask.base import compute
     from dask.delayed import delayed
