@@ -35,15 +35,18 @@ seconds and GC collections over all of them.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
 import json
 import logging
 import os
 import re
+import resource
 import secrets
 import threading
 import time
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Literal, cast
@@ -108,7 +111,7 @@ class Metrics:
     def __init__(self, *, collectors: bool = False) -> None:
         # Function-level import: prometheus_client reads PROMETHEUS_MULTIPROC_DIR when it is first
         # imported, which for a worker must be after ``sketchauth serve`` set it (start-up).
-        import prometheus_client as prom
+        import prometheus_client as prom  # start-up: reads PROMETHEUS_MULTIPROC_DIR at first import
 
         self._prom = prom
         prom.disable_created_metrics()  # no *_created series: one timestamp per series is noise here
@@ -124,7 +127,7 @@ class Metrics:
                 prom.GCCollector(registry=self._own)
         else:
             # Values go to the shared files; a scrape collects every worker's files.
-            from prometheus_client import multiprocess
+            from prometheus_client import multiprocess  # start-up: as above
 
             self._scrape = prom.CollectorRegistry()
             multiprocess.MultiProcessCollector(self._scrape, path=shared)
@@ -212,9 +215,6 @@ class ProcessSampler:
 
     def sample(self) -> None:
         """Write this process's resident memory, open descriptors, CPU seconds and GC collections."""
-        import gc
-        import resource
-
         usage = resource.getrusage(resource.RUSAGE_SELF)
         self.metrics.set("process_cpu_seconds_total", usage.ru_utime + usage.ru_stime)
         self.metrics.set("process_resident_memory_bytes", _resident_bytes())
@@ -229,8 +229,6 @@ def _resident_bytes() -> float:
         with open("/proc/self/statm", encoding="ascii") as statm:
             return float(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
-        import resource
-
         return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
@@ -285,8 +283,6 @@ class JsonFormatter(logging.Formatter):
             "message": message,
         }
         if record.exc_info and record.exc_info[0] is not None:
-            import traceback
-
             entry["exc_type"] = record.exc_info[0].__name__
             frames = traceback.extract_tb(record.exc_info[2])
             entry["stack"] = [f"{frame.filename}:{frame.lineno} {frame.name}" for frame in frames]

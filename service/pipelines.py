@@ -143,10 +143,8 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
     symbol group (e.g. PinSketch whose syndromes are not independent) refuses, whatever the
     sample, so the service finds out once, at load, from a helper of the background mean.
     """
-    import numpy as np  # start-up: only pipelines need numpy here
-
     sketch = pipeline.sketch
-    helper = sketch.encode(pipeline.secret_from_samples(np.zeros((2, pipeline.transform.features))))
+    helper = sketch.encode(pipeline.secret_from_samples(_background_mean(pipeline)))
     try:
         sketch.symbols(sketch.payload(helper))
     except ParameterError as exc:
@@ -154,11 +152,17 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
     return None
 
 
-def warm_up_pipeline(pipeline: Pipeline) -> None:
-    """Enrol and decode once at the background mean (imports, field tables, compiled code)."""
+def _background_mean(pipeline: Pipeline) -> Any:
+    """Two copies of the background mean: valid raw samples for any transform (a normalising one
+    refuses the zero vector, which has no direction)."""
     import numpy as np  # start-up: only pipelines need numpy here
 
-    origin = np.zeros((2, pipeline.transform.features))
+    return np.tile(pipeline.transform.mean, (2, 1))
+
+
+def warm_up_pipeline(pipeline: Pipeline) -> None:
+    """Enrol and decode once at the background mean (imports, field tables, compiled code)."""
+    origin = _background_mean(pipeline)
     sketch = pipeline.sketch
     helper = sketch.encode(pipeline.secret_from_samples(origin))
     sketch.decode(helper, pipeline.sample_transform(origin[0]))

@@ -35,21 +35,30 @@ strictly; the sketch itself is rebuilt from its parameters (``SecureSketch.param
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 import re
-import secrets
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import argon2
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 from sketchauth.sketches.format import MAX_HELPER_BYTES, canonical_params
+
+if TYPE_CHECKING:
+    import argon2
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf import hkdf
+else:
+    # argon2-cffi loads cffi and its bindings, secrets and cryptography load OpenSSL: paid at the
+    # first hash or key release instead of at import (sketchauth._lazy).
+    argon2 = LazyModule("argon2")
+    hashes = LazyModule("cryptography.hazmat.primitives.hashes")
+    hkdf = LazyModule("cryptography.hazmat.primitives.kdf.hkdf")
+base64 = LazyModule("base64")
+json = LazyModule("json")
+secrets = LazyModule("secrets")
 
 __all__ = [
     "DEFAULT_HASH_PROFILE",
@@ -74,15 +83,44 @@ __all__ = [
     "verify",
 ]
 
-HASH_PROFILES: dict[str, argon2.Parameters] = {
-    "rfc9106-low-memory": argon2.profiles.RFC_9106_LOW_MEMORY,
-    "owasp": argon2.Parameters(
-        type=argon2.Type.ID, version=19, salt_len=16, hash_len=32, time_cost=2, memory_cost=19456, parallelism=1
-    ),
-    "test": argon2.Parameters(
-        type=argon2.Type.ID, version=19, salt_len=16, hash_len=32, time_cost=1, memory_cost=8, parallelism=1
-    ),
-}
+
+def _profiles() -> dict[str, argon2.Parameters]:
+    return {
+        "rfc9106-low-memory": argon2.profiles.RFC_9106_LOW_MEMORY,
+        "owasp": argon2.Parameters(
+            type=argon2.Type.ID, version=19, salt_len=16, hash_len=32, time_cost=2, memory_cost=19456, parallelism=1
+        ),
+        "test": argon2.Parameters(
+            type=argon2.Type.ID, version=19, salt_len=16, hash_len=32, time_cost=1, memory_cost=8, parallelism=1
+        ),
+    }
+
+
+class _HashProfiles(Mapping[str, "argon2.Parameters"]):
+    """The argon2id profiles by name; names are known at once, parameters built at the first read."""
+
+    _NAMES = ("rfc9106-low-memory", "owasp", "test")
+
+    def __init__(self) -> None:
+        self._built: dict[str, argon2.Parameters] | None = None
+
+    def __getitem__(self, name: str) -> argon2.Parameters:
+        if self._built is None:
+            self._built = _profiles()
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._NAMES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._NAMES)
+
+    def __len__(self) -> int:
+        return len(self._NAMES)
+
+
+#: The argon2id profiles by name (a read-only mapping).
+HASH_PROFILES: Mapping[str, argon2.Parameters] = _HashProfiles()
 #: The profile used wherever none is named: the library's ``hasher()`` and ``enrol``/``verify``,
 #: the service (``SKETCHAUTH_HASH_PROFILE``) and every command-line ``--profile``.
 DEFAULT_HASH_PROFILE = "owasp"
@@ -408,7 +446,7 @@ def key_from_message(message: bytes, key_params: str, context: bytes, *, limit: 
         hash_len=KEY_BYTES,
         type=argon2.low_level.Type.ID,
     )
-    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=_KEY_TAG, info=context).derive(root)
+    return hkdf.HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=_KEY_TAG, info=context).derive(root)
 
 
 def derive_key(

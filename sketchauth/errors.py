@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "DecodeError",
     "MixingWarning",
+    "NativeBackendWarning",
     "ParameterError",
     "SampleError",
     "SketchAuthError",
@@ -43,3 +44,12 @@ class SketchAuthWarning(UserWarning):
 
 class MixingWarning(SketchAuthWarning):
     """A cascade is configured against the guidelines of Fang's thesis, ch. 7 (the message says why)."""
+
+
+class NativeBackendWarning(SketchAuthWarning):
+    """The compiled extension is not installed, so the numpy implementation runs (same results, slower).
+
+    Issued once per process, the first time an object takes the default backend without it.
+    Install a wheel (``pip install --only-binary sketchauth sketchauth``) or reinstall where a C
+    compiler and Python's headers exist; ``backend="numpy"`` asked for explicitly issues none.
+    """

@@ -105,6 +105,13 @@ class SchemaTooNew(StoreError):
     """The database was migrated by a newer release than this code: refuse it rather than misread it."""
 
 
+#: Whether the migration tracking table exists (the store's schema on PostgreSQL: its search_path).
+_HAS_TRACKING_TABLE = {
+    "sqlite": "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+    "postgres": "SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema() "
+    "AND tablename = 'schema_migrations'",
+}
+
 _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
     "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"  # the order RecordCodec.open reads
@@ -259,6 +266,18 @@ class SqlStore(Store):
     def schema_version(self) -> int:
         with self._read() as cur:
             return self._version(cur)
+
+    def applied_migrations(self) -> list[tuple[int, str, float]]:
+        """``(version, description, applied_at)`` of each applied migration, oldest first; ``[]`` if none.
+
+        Read-only, unlike :meth:`migrate`: it creates nothing, so an operator can look at a
+        database (``sketchauth db status``) without changing it.
+        """
+        with self._read() as cur:
+            if not self._run(cur, _HAS_TRACKING_TABLE[self.dialect]).fetchone()[0]:
+                return []
+            rows = self._run(cur, "SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
+            return [(int(version), str(text), float(at)) for version, text, at in rows.fetchall()]
 
     def ping(self) -> None:
         with self._read() as cur:

@@ -9,6 +9,8 @@
 * ``sketchauth reproduce`` (:mod:`~sketchauth.cli.reproduce`): the source papers' numbers;
 * ``sketchauth serve`` (:mod:`~sketchauth.cli.serve`): the enrolment/verification service
   (:mod:`service`, uvicorn) — the only place the library's code imports the service;
+* ``sketchauth db ...`` (:mod:`~sketchauth.cli.db`): the service database's schema status,
+  migration, backup and restore;
 * ``sketchauth --version``: the installed version.
 
 Building the parser imports only the standard library: each command imports what it needs when
@@ -28,7 +30,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 import sketchauth
-from sketchauth.cli import demo, evaluate, features, pepper, reproduce, serve
+from sketchauth.cli import db, demo, evaluate, features, pepper, reproduce, serve
 from sketchauth.cli._common import DEFAULT_PROFILE_NAME, SubParsers
 from sketchauth.errors import SketchAuthError
 
@@ -44,6 +46,7 @@ _COMMANDS: list[Callable[[SubParsers], None]] = [
     features.add,
     reproduce.add,
     pepper.add,
+    db.add,
 ]
 
 

@@ -180,7 +180,12 @@ def _add_report(sub: SubParsers) -> None:
     source.add_argument(
         "--synthetic", metavar="OPTIONS", help="synthetic population, e.g. identities=200,samples=4,noise=2"
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.json, report.md and PNG figures")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="directory for report.json, report.md and PNG figures (default: report-<scheme or pipeline name>)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
     p.add_argument(
         "--interval",
@@ -188,7 +193,14 @@ def _add_report(sub: SubParsers) -> None:
         default="wilson",
         help="95%% intervals of FNMR and FMR: Wilson score (default) or exact Clopper-Pearson",
     )
-    p.add_argument("--jobs", type=int, default=2, help="worker processes/threads for comparisons (default 2)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes for comparisons (default 2)")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the comparisons on a Dask cluster: tcp://host:8786, or local:N for N local worker processes "
+        "(extra 'dask'); --data CSV/Parquet is then read by partitions",
+    )
     p.add_argument(
         "--enrol-samples",
         type=int,
@@ -217,7 +229,10 @@ def _add_report(sub: SubParsers) -> None:
         "--source-entropy", type=float, default=None, help="declared source min-entropy in bits (default: estimated)"
     )
     p.add_argument(
-        "--operating-setting", default=None, help="setting for leakage and linkage (default: NIST targets rule)"
+        "--operating-setting",
+        default=None,
+        help="setting for leakage and linkage (default: with --pipeline its calibrated setting; otherwise the NIST "
+        "targets rule on the evaluated people, labelled optimistic)",
     )
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG figures (no matplotlib needed)")
     p.add_argument(
@@ -231,10 +246,26 @@ def _report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report``: ``--scheme`` (this function) or ``--pipeline`` (:func:`_pipeline_report`)."""
     # The report measures this profile's cost (None there would mean: do not measure).
     args.profile = profile(args)
+    if args.out is None:
+        args.out = f"report-{Path(args.pipeline).stem if args.pipeline is not None else args.scheme}"
+    if args.scheduler is not None:
+        from sketchauth.evaluate.distributed import connect  # optional dependency: dask
+
+        args.client = connect(args.scheduler)
+        try:
+            return _pipeline_report(args) if args.pipeline is not None else _scheme_report(args)
+        finally:
+            args.client.close()
+    args.client = None
     if args.pipeline is not None:
         return _pipeline_report(args)
+    return _scheme_report(args)
+
+
+def _scheme_report(args: argparse.Namespace) -> int:
+    """``sketchauth evaluate report --scheme ...``."""
     # start-up: numpy and the evaluation load only when this command runs.
-    from sketchauth.evaluate.data import load_sets, load_vectors
+    from sketchauth.evaluate.data import load_sets
     from sketchauth.evaluate.report import EvaluationTarget, run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.evaluate.report.run import check_scheme_params, range_is_fitted
@@ -255,7 +286,7 @@ def _report(args: argparse.Namespace) -> int:
     settings = _settings(args.sweep, args.scheme, provisional)
     target.factory(settings[0])  # the parameters' values, checked before any data is read or made
     if args.data is not None:
-        data = load_sets(args.data) if target.data_kind == "sets" else load_vectors(args.data)
+        data = load_sets(args.data) if target.data_kind == "sets" else _vectors(args)
         source = f"file {Path(args.data).name}"
     else:
         data = synthetic_data(target, args.synthetic, args.seed)
@@ -269,11 +300,10 @@ def _report(args: argparse.Namespace) -> int:
 def _pipeline_report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
     # start-up: numpy and the evaluation load only when this command runs.
-    from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
+    from sketchauth.features.report_target import configured_setting, default_pipeline_sweep, pipeline_target
 
     if args.data is None:
         raise ParameterError("--pipeline needs --data: labelled raw feature vectors of people outside the background")
@@ -289,10 +319,25 @@ def _pipeline_report(args: argparse.Namespace) -> int:
         settings = default_pipeline_sweep(pipeline)
     entropy = args.source_entropy if args.source_entropy is not None else pipeline.secret_bits
     source = f"file {Path(args.data).name}"
-    report = run_report(
-        pipeline_target(pipeline), load_vectors(args.data), settings, **_report_options(args, source, entropy)
-    )
+    options = _report_options(args, source, entropy)
+    if options["operating_setting"] is None:
+        # The calibrated configuration, measured on these people (not a setting picked on them).
+        configured = configured_setting(pipeline)
+        options["operating_setting"] = configured
+        settings = sorted({*settings, configured})
+    report = run_report(pipeline_target(pipeline), _vectors(args), settings, **options)
     return _write(report, args)
+
+
+def _vectors(args: argparse.Namespace) -> LabelledVectors:
+    """``--data`` as labelled vectors: by partitions through Dask with ``--scheduler``, else whole."""
+    if args.client is not None:
+        from sketchauth.evaluate.distributed import read_vectors  # optional dependency: dask
+
+        return read_vectors(args.data)
+    from sketchauth.evaluate.data import load_vectors  # start-up: numpy loads only when this runs
+
+    return load_vectors(args.data)
 
 
 # -- evaluate unlinkability (begin) -----------------------------------------------------------------------
@@ -459,6 +504,7 @@ def _report_options(args: argparse.Namespace, source: str, source_min_entropy: f
         "attack_people": args.attack_people,
         "attack_tries": args.attack_tries,
         "interval": args.interval,
+        "client": args.client,
     }
 
 

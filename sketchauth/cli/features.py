@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +32,15 @@ from sketchauth.errors import ParameterError, SketchAuthError
 
 if TYPE_CHECKING:
     from sketchauth.evaluate.trials import ProjectedTrials
-    from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline
+    from sketchauth.features.pipeline import (
+        AsymmetricIntervalPipeline,
+        CodeOffsetPipeline,
+        IntervalPipeline,
+        ThermometerPipeline,
+    )
 
     #: The pipelines ``features fit`` calibrates.
-    CalibratedPipeline = IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline
+    CalibratedPipeline = IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline | AsymmetricIntervalPipeline
 
 __all__ = ["add", "split_background"]
 
@@ -162,60 +168,71 @@ def _fit(args: argparse.Namespace) -> int:
 
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.trials import projected_trials
-    from sketchauth.features.pipeline import CodeOffsetPipeline, IntervalPipeline, ThermometerPipeline, tolerance_path
+    from sketchauth.features.calibrated import calibrated_pipeline
     from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
 
-    steps = ["load", "fit transform", "calibrate interval", "calibrate thermometer", "calibrate code-offset", "check"]
+    kinds = ["interval", "thermometer", "code-offset"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
     summary: dict[str, Any] = {}
     pipelines: dict[str, CalibratedPipeline] = {}
+    cross_validated = args.calibration_split == "identities"
     with tqdm(
-        total=len(steps), desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
+        total=len(kinds) + 3, desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
     ) as bar:
         data = load_vectors(args.data)
         m = args.enrol_samples
-        fit, calibration, check = split_background(
-            data, args.holdout, args.seed, by=args.calibration_split, source=str(args.data), enrol_samples=m
-        )
+        if cross_validated:
+            # Open set by cross-validation: the transform is fitted on every background person and each
+            # fold of the calibration refits it without the fold's people (features.calibration).
+            fit, calibration, check = data, data, None
+        else:
+            fit, calibration, check = split_background(
+                data, args.holdout, args.seed, by=args.calibration_split, source=str(args.data), enrol_samples=m
+            )
         bar.update()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SmallPopulationWarning)
             transform = FeatureTransform.fit(
-                fit, levels=args.levels, dimensions=args.dimensions, min_fisher_ratio=args.min_fisher_ratio
+                fit,
+                levels=args.levels,
+                dimensions=args.dimensions,
+                min_fisher_ratio=args.min_fisher_ratio,
+                projection=args.projection,
+                normalise=args.normalise,
             )
+        part = "all identities" if cross_validated else "fit part"
         for warning in caught:
-            summary.setdefault("warnings", []).append(f"{args.data}, fit part: {warning.message}")
-            print(f"warning: {args.data}, fit part: {warning.message}", file=sys.stderr)
+            summary.setdefault("warnings", []).append(f"{args.data}, {part}: {warning.message}")
+            print(f"warning: {args.data}, {part}: {warning.message}", file=sys.stderr)
         training = dict(transform.training)
-        training.update({"holdout": args.holdout, "split_seed": args.seed, "calibration_split": args.calibration_split})
+        training.update({"split_seed": args.seed, "calibration_split": args.calibration_split})
+        training.update({"folds": args.folds} if cross_validated else {"holdout": args.holdout})
         transform = FeatureTransform(
             transform.mean, transform.scale, transform.projection, transform.fisher_ratios, transform.edges, training
         )
         bar.update()
         # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
-        try:
-            path = tolerance_path(transform, calibration, enrol_samples=m)
-            pipelines["interval"] = IntervalPipeline.from_path(transform, path, path.step_for_fmr(args.target_fmr))
-        except SketchAuthError as exc:
-            summary["interval"] = {"unavailable": str(exc)}
-        bar.update()
-        try:
-            pipelines["thermometer"] = ThermometerPipeline.for_target_fmr(
-                transform, calibration, target_fmr=args.target_fmr, enrol_samples=m, resolution=args.resolution
-            )
-        except SketchAuthError as exc:
-            summary["thermometer"] = {"unavailable": str(exc)}
-        bar.update()
-        try:
-            pipelines["code-offset"] = CodeOffsetPipeline.for_target_fnmr(
-                transform, calibration, bits=args.code_bits, target_fnmr=args.target_fnmr, enrol_samples=m
-            )
-        except SketchAuthError as exc:
-            summary["code-offset"] = {"unavailable": str(exc)}
-        bar.update()
-        trials = projected_trials(transform.project, check, m)
+        for kind in kinds:
+            try:
+                pipelines[kind] = calibrated_pipeline(  # type: ignore[assignment]
+                    kind,
+                    transform,
+                    calibration,
+                    target_fmr=args.target_fmr,
+                    enrol_samples=m,
+                    refit=cross_validated,
+                    folds=args.folds,
+                    confidence=args.confidence,
+                    resolution=args.resolution,
+                    code_bits=args.code_bits,
+                    margin=args.asymmetric_margin,
+                )
+            except SketchAuthError as exc:
+                summary[kind] = {"unavailable": str(exc)}
+            bar.update()
         expected = {}
-        for name, pipeline in pipelines.items():
-            expected[name] = _expected(pipeline, trials)
+        if check is not None:
+            trials = projected_trials(transform.project, check, m)
+            expected = {name: _expected(p, trials) for name, p in pipelines.items() if name != "asymmetric-interval"}
         bar.update()
     Path(args.out).write_text(transform.to_json() + "\n", encoding="utf-8")
     if args.pipelines:
@@ -228,15 +245,17 @@ def _fit(args: argparse.Namespace) -> int:
             "transform": str(args.out),
             "background": {k: training[k] for k in ("identities", "samples", "features")},
             "protocol": (
-                "closed set: the calibration and check parts are later samples of the people "
-                "the transform was fitted on "
-                "(split by samples); expected rates are optimistic"
-                if args.calibration_split == "samples"
-                else "open set: calibration and check identities are disjoint from the fit identities"
+                f"open set by {args.folds}-fold identity-disjoint cross-validation over every background identity "
+                "(each fold's transform refitted without its people; impostor pairs across folds scored by a "
+                "transform fitted without either); predicted rates carry Clopper-Pearson intervals"
+                if cross_validated
+                else "closed set: the calibration and check parts are later samples of the people the transform "
+                "was fitted on (split by samples); predicted and expected rates are OPTIMISTIC"
             ),
             "calibration_identities": int(np.unique(calibration.identities).size),
-            "check_identities": int(np.unique(check.identities).size),
             "kept_dimensions": transform.dimensions,
+            "projection": transform.projection_kind,
+            "normalise": transform.normalises,
             "levels": transform.levels,
             "bits_per_dimension": transform.level_bits,
             "fisher_ratios_top": [round(float(x), 3) for x in transform.fisher_ratios[:8]],
@@ -245,21 +264,27 @@ def _fit(args: argparse.Namespace) -> int:
             "pipelines": {
                 name: {
                     "scheme": p.sketch.scheme_name,
-                    "params": (
-                        {"n": p.sketch.n, "dims": int(p.dims.size)}
-                        if isinstance(p, IntervalPipeline)
-                        else p.sketch.params()
-                    ),
+                    "params": _summary_params(p),
                     "loss_bound_bits": round(p.report().loss_bound_bits, 1),
                     "secret_bits": round(p.secret_bits, 1),
-                    "expected_on_check": expected[name],
+                    "predicted_on_new_people": p.calibration.to_dict() if p.calibration else None,
+                    **({"expected_on_check_optimistic": expected[name]} if name in expected else {}),
                 }
                 for name, p in pipelines.items()
             },
         }
     )
+    if check is not None:
+        summary["check_identities"] = int(np.unique(check.identities).size)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _summary_params(pipeline: CalibratedPipeline) -> dict[str, Any]:
+    """The sketch parameters the summary shows (an interval sketch's per-dimension ``v`` left out)."""
+    if pipeline.kind == "interval":
+        return {"n": pipeline.transform.levels, "dims": int(pipeline.dims.size)}
+    return dict(pipeline.sketch.params())
 
 
 def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str, Any]:
@@ -268,7 +293,9 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
     import numpy as np
 
     from sketchauth.evaluate.trials import pair_scores
-    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline, _abs_delta, byte_error_scores
+    from sketchauth.features.code_offset import CodeOffsetPipeline, byte_error_scores
+    from sketchauth.features.interval import IntervalPipeline, _abs_delta
+    from sketchauth.features.thermometer import ThermometerPipeline
 
     transform = pipeline.transform
     if isinstance(pipeline, IntervalPipeline):
@@ -281,6 +308,8 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
         return _rates(*pipeline.trial_distances(trials), pipeline.sketch.t)
+    if not isinstance(pipeline, CodeOffsetPipeline):
+        raise ParameterError(f"no check-part rates for pipeline kind {pipeline.kind!r}")
     genuine, impostor = byte_error_scores(transform, trials, pipeline.bits, pipeline.dims)
     return _rates(genuine, impostor, pipeline.sketch.t)
 
@@ -291,25 +320,33 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
+    from sketchauth.features.calibrated import heldout_check
+    from sketchauth.features.defaults import DEFAULTS
     from sketchauth.features.evaluation import evaluate_pipelines
     from sketchauth.features.transform import FeatureTransform
 
-    with tqdm(total=3, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
+    with tqdm(total=4, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
         transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
         training = transform.training
-        fit, calibration, check = split_background(
-            load_vectors(args.background),
-            float(training.get("holdout", 0.3)),
-            int(training.get("split_seed", 0)),
-            by=str(training.get("calibration_split", "identities")),
-            source=str(args.background),
-            enrol_samples=args.enrol_samples,
-        )
-        # Both held-out parts build the interval path here: nothing is being checked on them.
-        calibration = LabelledVectors(
-            np.concatenate([calibration.identities, check.identities]),
-            np.concatenate([calibration.samples, check.samples]),
-        )
+        background = load_vectors(args.background)
+        cross_validated = str(training.get("calibration_split", "identities")) == "identities" and "folds" in training
+        if cross_validated:
+            # Fitted on every background identity ('features fit' default): the whole background calibrates.
+            fit = calibration = background
+        else:
+            fit, calibration, check = split_background(
+                background,
+                float(training.get("holdout", 0.3)),
+                int(training.get("split_seed", 0)),
+                by=str(training.get("calibration_split", "identities")),
+                source=str(args.background),
+                enrol_samples=args.enrol_samples,
+            )
+            # Both held-out parts build the interval path here: nothing is being checked on them.
+            calibration = LabelledVectors(
+                np.concatenate([calibration.identities, check.identities]),
+                np.concatenate([calibration.samples, check.samples]),
+            )
         data = _evaluation_data(args)
         # Closed set when the transform was fitted on any of the people evaluated here.
         seen = np.intersect1d(np.unique(data.identities).astype(str), np.unique(fit.identities).astype(str))
@@ -329,6 +366,22 @@ def _evaluate(args: argparse.Namespace) -> int:
             attack_tries=args.attack_tries,
             decode_checks=args.decode_checks,
         )
+        bar.update()
+        # The honest figures: settings chosen on the background, measured on these people.
+        calibrated = heldout_check(
+            transform,
+            calibration,
+            data,
+            kinds=kinds,
+            target_fmr=args.target_fmr,
+            enrol_samples=args.enrol_samples,
+            refit=cross_validated,
+            folds=int(training.get("folds", DEFAULTS.folds)),
+            resolution=args.resolution,
+            code_bits=args.code_bits,
+            margin=args.asymmetric_margin,
+        )
+        result = replace(result, calibrated=tuple(calibrated))
         bar.update()
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -367,6 +420,9 @@ def _evaluation_data(args: argparse.Namespace) -> Any:
 
 def add(sub: SubParsers) -> None:
     """Add the ``features`` group and its sub-commands to the top-level parser."""
+    # The one set of defaults the Python API reads too (a dataclass: no numpy at start-up).
+    from sketchauth.features.defaults import DEFAULTS as D
+
     p = sub.add_parser("features", help="feature preparation: fit transforms, build and evaluate pipelines")
     group = p.add_subparsers(dest="features_command", required=True, metavar="FEATURES")
 
@@ -380,31 +436,84 @@ def add(sub: SubParsers) -> None:
     s.set_defaults(func=_synth)
 
     f = group.add_parser("fit", help="fit a feature transform on background data and calibrate pipelines")
-    f.add_argument("--data", required=True, help="background population: CSV (identity,f1,...) or NPZ")
+    f.add_argument("--data", required=True, help="background population: CSV (identity,f1,...) or NPZ / NPY")
     f.add_argument("--out", required=True, help="transform JSON to write")
-    f.add_argument("--pipelines", metavar="DIR", help="also write interval/thermometer/code-offset pipeline JSON here")
-    f.add_argument("--levels", type=int, default=32, help="quantiser levels, a power of two (default 32)")
+    f.add_argument(
+        "--pipelines", metavar="DIR", help="also write the calibrated pipelines' JSON here (for the service)"
+    )
+    f.add_argument(
+        "--levels", type=int, default=D.levels, help=f"quantiser levels, a power of two (default {D.levels})"
+    )
     f.add_argument("--dimensions", type=int, help="keep at most this many whitened dimensions")
-    f.add_argument("--min-fisher-ratio", type=float, default=0.05, help="smallest Fisher ratio kept (default 0.05)")
-    f.add_argument("--holdout", type=float, default=0.3, help="share of identities held out (default 0.3)")
-    f.add_argument("--seed", type=int, default=0, help="seed of the identity split (default 0)")
+    f.add_argument(
+        "--min-fisher-ratio",
+        type=float,
+        default=D.min_fisher_ratio,
+        help=f"smallest Fisher ratio kept (default {D.min_fisher_ratio})",
+    )
+    f.add_argument(
+        "--projection",
+        choices=("lda", "whiten"),
+        default=D.projection,
+        help="'lda' (Fisher directions, at most identities - 1) or 'whiten' (within-class whitening of every "
+        f"embedding axis, no LDA) (default {D.projection})",
+    )
+    f.add_argument(
+        "--normalise", action="store_true", help="divide every vector by its Euclidean norm first (cosine embeddings)"
+    )
+    f.add_argument(
+        "--folds",
+        type=int,
+        default=D.folds,
+        help=f"identity-disjoint cross-validation folds of the calibration (default {D.folds})",
+    )
+    f.add_argument(
+        "--confidence",
+        type=float,
+        default=D.confidence,
+        help=f"confidence of the Clopper-Pearson bound on the FMR (default {D.confidence})",
+    )
+    f.add_argument(
+        "--holdout", type=float, default=0.3, help="with --calibration-split samples: share held out (default 0.3)"
+    )
+    f.add_argument("--seed", type=int, default=0, help="seed of the folds or of the split (default 0)")
     f.add_argument(
         "--calibration-split",
         choices=SPLITS,
         default="identities",
-        help="hold out whole identities (open set, default) or later samples of every identity (closed set, "
-        "for populations too small to spare identities)",
-    )
-    f.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
-    f.add_argument(
-        "--target-fmr", type=float, default=1e-2, help="FMR the interval/thermometer pipelines aim at (default 0.01)"
+        help="'identities' (default): fit on every background identity and calibrate by identity-disjoint "
+        "cross-validation (open set); 'samples': later samples of every identity (closed set, for populations "
+        "too small to spare identities; rates optimistic)",
     )
     f.add_argument(
-        "--target-fnmr", type=float, default=0.05, help="FNMR the code-offset pipeline aims at (default 0.05)"
+        "--enrol-samples",
+        type=int,
+        default=D.enrol_samples,
+        help=f"enrolment samples per person (default {D.enrol_samples})",
     )
-    f.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
     f.add_argument(
-        "--resolution", type=float, default=0.15, help="thermometer step in weighted whitened units (default 0.15)"
+        "--target-fmr",
+        type=float,
+        default=D.target_fmr,
+        help=f"FMR every pipeline is held to: its upper confidence bound (default {D.target_fmr})",
+    )
+    f.add_argument(
+        "--code-bits",
+        type=int,
+        default=D.code_bits,
+        help=f"Gray bits per dimension for code-offset (default {D.code_bits})",
+    )
+    f.add_argument(
+        "--resolution",
+        type=float,
+        default=D.thermometer_resolution,
+        help=f"thermometer step in weighted whitened units (default {D.thermometer_resolution})",
+    )
+    f.add_argument(
+        "--asymmetric-margin",
+        type=int,
+        default=D.asymmetric_margin,
+        help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
     )
     add_quiet(f)
     f.set_defaults(func=_fit)
@@ -419,9 +528,36 @@ def add(sub: SubParsers) -> None:
         help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
         "of each identity); default: roles from --data's split/session/role column, else row order",
     )
-    e.add_argument("--enrol-samples", type=int, default=1, help="enrolment samples per person (default 1)")
-    e.add_argument("--code-bits", type=int, default=1, help="Gray bits per dimension for code-offset (default 1)")
-    e.add_argument("--resolution", type=float, default=0.15, help="thermometer step (default 0.15)")
+    e.add_argument(
+        "--enrol-samples",
+        type=int,
+        default=D.enrol_samples,
+        help=f"enrolment samples per person (default {D.enrol_samples})",
+    )
+    e.add_argument(
+        "--code-bits",
+        type=int,
+        default=D.code_bits,
+        help=f"Gray bits per dimension for code-offset (default {D.code_bits})",
+    )
+    e.add_argument(
+        "--resolution",
+        type=float,
+        default=D.thermometer_resolution,
+        help=f"thermometer step (default {D.thermometer_resolution})",
+    )
+    e.add_argument(
+        "--target-fmr",
+        type=float,
+        default=D.target_fmr,
+        help=f"FMR the calibrated pipelines are held to on the background (default {D.target_fmr})",
+    )
+    e.add_argument(
+        "--asymmetric-margin",
+        type=int,
+        default=D.asymmetric_margin,
+        help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
+    )
     e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
     e.add_argument(
         "--attack-tries",

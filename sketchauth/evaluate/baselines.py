@@ -6,10 +6,18 @@ is visible. Templates are formed from the same enrolment rows as the protected r
 :class:`~sketchauth.evaluate.protocol.TrialPlan`): the (real) mean vector for
 ``euclidean``/``chebyshev``, the per-position mode for ``hamming`` and the majority set for
 ``set-difference`` (``|A Δ B|``). Scores are distances: lower is more similar.
+
+At scale the scores are never all held: :func:`scorer` gives the streaming evaluation
+(:mod:`.blocks`) a :class:`~sketchauth.evaluate.blocks.Scorer` that scores tiles, reduced into
+score histograms (:class:`~sketchauth.evaluate.tally.ScoreHistogram`: exact value counts, or a
+fixed grid of 65,536 bins beyond 2^18 distinct values), from which :meth:`BaselineResult.from_histograms`
+reads the DET curve, the EER and the rates at the NIST targets. The per-trial scores (score files)
+are kept only for runs of at most :data:`SCORE_FILE_LIMIT` comparisons.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -17,12 +25,15 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.blocks import Scorer
+from sketchauth.evaluate.deciders import MAX_BITMAP_UNIVERSE, _bitmaps  # the bitmaps of PinSketch's decider
 from sketchauth.evaluate.protocol import TrialPlan
-from sketchauth.evaluate.rates import det_from_scores, eer_interval, fmr_at_fnmr, fnmr_at_fmr_on_det
+from sketchauth.evaluate.rates import det_from_counts, eer_interval, fmr_at_fnmr_on_counts, fnmr_at_fmr_on_det
+from sketchauth.evaluate.tally import ScoreHistogram
 from sketchauth.evaluate.trials import Data, samples_of
 from sketchauth.templates import enrol_byte_mode, enrol_majority_set
 
-__all__ = ["METRICS", "TARGET_FMR", "TARGET_FNMR", "BaselineResult", "baseline_scores"]
+__all__ = ["METRICS", "SCORE_FILE_LIMIT", "TARGET_FMR", "TARGET_FNMR", "BaselineResult", "baseline_scores", "scorer"]
 
 #: Target FMR of NIST SP 800-63B-4 (1 in 10,000), reported for the unprotected comparator.
 TARGET_FMR = 1e-4
@@ -32,6 +43,8 @@ TARGET_FNMR = 0.05
 METRICS = ("euclidean", "chebyshev", "hamming", "set-difference")
 #: Pairs per chunk of the vector distances (≈ 16 MiB per float64 array at 128 features).
 _CHUNK = 16_384
+#: Largest number of comparisons whose per-trial baseline scores are kept (for the score files).
+SCORE_FILE_LIMIT = 2_000_000
 
 
 def _vector_scores(metric: str, x: np.ndarray, templates: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -47,11 +60,8 @@ def _vector_scores(metric: str, x: np.ndarray, templates: np.ndarray, pairs: np.
     return out
 
 
-def baseline_scores(metric: str, data: Data, trials: TrialPlan, pairs: np.ndarray) -> np.ndarray:
-    """Distances (lower = more similar) between unprotected templates and probes of ``pairs``.
-
-    ``pairs`` is a ``(2, T)`` array of (enrolled identity index, probe row), as in ``trials``.
-    """
+def _templates(metric: str, data: Data, trials: TrialPlan) -> tuple[Any, Any]:
+    """(templates, samples) of a metric: float matrices, or the majority sets and the sets."""
     samples = samples_of(data)
     if metric in ("euclidean", "chebyshev", "hamming"):
         x = np.asarray(samples, dtype=float)
@@ -61,14 +71,49 @@ def baseline_scores(metric: str, data: Data, trials: TrialPlan, pairs: np.ndarra
             ).astype(float)
         else:
             templates = np.stack([x[r].mean(axis=0) for r in trials.enrol_rows])
-        return _vector_scores(metric, x, templates, pairs)
+        return templates, x
     if metric == "set-difference":
-        sets = [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows]
-        return np.array(
-            [np.setxor1d(sets[e], samples[q]).size for e, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)],
-            dtype=float,
-        )
+        return [enrol_majority_set(None, [samples[r] for r in rows]) for rows in trials.enrol_rows], samples
     raise ParameterError(f"unknown comparison metric {metric!r}; known: {', '.join(METRICS)}")
+
+
+def baseline_scores(metric: str, data: Data, trials: TrialPlan, pairs: np.ndarray) -> np.ndarray:
+    """Distances (lower = more similar) between unprotected templates and probes of ``pairs``.
+
+    ``pairs`` is a ``(2, T)`` array of (enrolled identity index, probe row), as in ``trials``.
+    """
+    templates, x = _templates(metric, data, trials)
+    if metric != "set-difference":
+        return _vector_scores(metric, x, templates, pairs)
+    return np.array(
+        [np.setxor1d(templates[e], x[q]).size for e, q in zip(pairs[0].tolist(), pairs[1].tolist(), strict=False)],
+        dtype=float,
+    )
+
+
+def scorer(metric: str, data: Data, trials: TrialPlan) -> Scorer | None:
+    """The streaming scorer of ``metric`` over the plan's probe positions, or ``None`` when the
+    sets do not fit bitmaps (then :func:`baseline_scores` on pair lists is the only way)."""
+    templates, x = _templates(metric, data, trials)
+    rows = trials.probe_index
+    if metric != "set-difference":
+        probes = x[rows]
+        lo = min(float(probes.min(initial=0.0)), float(templates.min(initial=0.0)))
+        hi = max(float(probes.max(initial=0.0)), float(templates.max(initial=0.0)))
+        span = hi - lo
+        k = x.shape[1]
+        upper = {"euclidean": span * np.sqrt(k), "chebyshev": span, "hamming": float(k)}[metric]
+        return Scorer(metric, templates, probes, max(upper, 1.0) * (1 + 1e-9))
+
+    chosen = [x[r] for r in rows.tolist()]
+    top = max((int(np.max(s, initial=0)) for s in [*templates, *chosen]), default=0) + 1
+    if top > MAX_BITMAP_UNIVERSE:
+        return None
+    a, b = _bitmaps(templates, max(top, 2)), _bitmaps(chosen, max(top, 2))
+    if a is None or b is None:
+        return None
+    upper = max((len(s) for s in templates), default=0) + max((len(s) for s in chosen), default=0)
+    return Scorer(metric, a, b, float(max(upper, 1)))
 
 
 @dataclass(frozen=True)
@@ -76,8 +121,8 @@ class BaselineResult:
     """Unprotected matching of the same templates and probes by a plain distance."""
 
     metric: str
-    genuine_scores: np.ndarray
-    impostor_scores: np.ndarray
+    genuine: ScoreHistogram
+    impostor: ScoreHistogram
     fmr: np.ndarray
     fnmr: np.ndarray
     thresholds: np.ndarray
@@ -91,20 +136,35 @@ class BaselineResult:
     fmr_at_target_fnmr: float = math.nan
     fmr_at_target_fnmr_ci: tuple[float, float] = (math.nan, math.nan)
     target_fnmr: float = TARGET_FNMR
+    #: The per-trial (genuine, impostor) scores, in plan order, for the score files (small runs only).
+    scores: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def from_scores(cls, metric: str, genuine: np.ndarray, impostor: np.ndarray) -> BaselineResult:
-        fmr, fnmr, thr = det_from_scores(genuine, impostor)
-        at, _, ci = fnmr_at_fmr_on_det(fmr, fnmr, thr, TARGET_FMR, genuine_trials=genuine.size)
+        """From every trial's score (kept: the score files are written from them)."""
+        upper = float(max(genuine.max(initial=0.0), impostor.max(initial=0.0), 1.0))
+        result = cls.from_histograms(
+            metric, ScoreHistogram.of(genuine, upper=upper), ScoreHistogram.of(impostor, upper=upper)
+        )
+        return dataclasses.replace(result, scores=(genuine, impostor))
+
+    @classmethod
+    def from_histograms(cls, metric: str, genuine: ScoreHistogram, impostor: ScoreHistogram) -> BaselineResult:
+        """From the score histograms of a streaming run: the DET at every distinct score (or grid edge)."""
+        thresholds, rejected, accepted, g, i = det_from_counts(
+            genuine.values, genuine.counts, impostor.values, impostor.counts
+        )
+        fmr, fnmr = accepted / i, rejected / g
+        at, _, ci = fnmr_at_fmr_on_det(fmr, fnmr, thresholds, TARGET_FMR, genuine_trials=g)
         span = eer_interval(fmr, fnmr)
-        f_at, _, f_ci = fmr_at_fnmr(genuine, impostor, TARGET_FNMR)
+        f_at, _, f_ci = fmr_at_fnmr_on_counts(thresholds, rejected, accepted, g, i, TARGET_FNMR)
         return cls(
             metric,
             genuine,
             impostor,
             fmr,
             fnmr,
-            thr,
+            thresholds,
             span.interpolated,
             at,
             ci,
@@ -124,6 +184,7 @@ class BaselineResult:
             "target_fnmr": self.target_fnmr,
             "fmr_at_target_fnmr": self.fmr_at_target_fnmr,
             "fmr_at_target_fnmr_ci": list(self.fmr_at_target_fnmr_ci),
-            "genuine_mean": float(self.genuine_scores.mean()),
-            "impostor_mean": float(self.impostor_scores.mean()),
+            "genuine_mean": self.genuine.mean,
+            "impostor_mean": self.impostor.mean,
+            "score_histogram": "exact" if not (self.genuine.grid or self.impostor.grid) else "grid of 65536 bins",
         }

@@ -250,12 +250,28 @@ def _split_position(path: Path, header: list[str], split_column: str | None) -> 
 
 
 def _load_npz_vectors(path: Path, split_column: str | None) -> LabelledVectors:
-    """Identities, features and (when present or asked for) the ``split`` array of an NPZ file."""
-    arrays = _open_npz(path, ("identity", "features"))
+    """Identities, features and (when present or asked for) the ``split`` array of an NPZ file.
+
+    The arrays may also carry the names a model's export usually has: ``labels`` (or ``y``) for
+    ``identity``, ``X`` (or ``embeddings``) for ``features`` — ``numpy.savez(path, X=X, labels=y)``.
+    """
+    names = _npz_names(path)
+    label_name = next((n for n in NPZ_LABEL_NAMES if n in names), "identity")
+    feature_name = next((n for n in NPZ_FEATURE_NAMES if n in names), "features")
+    arrays = _open_npz(path, (label_name, feature_name))
     split = None
-    if split_column is not None or "split" in _npz_names(path):
+    if split_column is not None or "split" in names:
         split = _open_npz(path, ("split",))["split"]
-    return LabelledVectors(arrays["identity"], arrays["features"], split, "split" if split is not None else None)
+    labels = np.asarray(arrays[label_name])
+    if labels.dtype.kind in "SU":
+        labels = labels.astype(str)
+    return LabelledVectors(labels, arrays[feature_name], split, "split" if split is not None else None)
+
+
+#: Names of the identity-label array of an NPZ file, in order of preference.
+NPZ_LABEL_NAMES = ("identity", "labels", "y")
+#: Names of the feature (embedding) array of an NPZ file, in order of preference.
+NPZ_FEATURE_NAMES = ("features", "X", "embeddings")
 
 
 def _check_row(path: Path, line: int, cells: list[str], width: int | None) -> int:
@@ -270,7 +286,7 @@ def _check_row(path: Path, line: int, cells: list[str], width: int | None) -> in
 
 
 def load_vectors(path: str | Path, *, split_column: str | None = None) -> LabelledVectors:
-    """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``, ``features``).
+    """Labelled feature vectors from CSV (``identity,f1,...,fd``) or NPZ (``identity``/``labels``, ``features``/``X``).
 
     A CSV header with a column named ``split``, ``session`` or ``role`` (or ``split_column``) gives
     every row a role — enrolment or probe (:class:`sketchauth.evaluate.protocol.Protocol`) — instead
@@ -279,6 +295,11 @@ def load_vectors(path: str | Path, *, split_column: str | None = None) -> Labell
     path = Path(path)
     if path.suffix.lower() == ".npz":
         return _load_npz_vectors(path, split_column)
+    if path.suffix.lower() == ".npy":
+        raise SampleError(
+            f"{path}: an .npy file holds one array and no identity labels; save the embeddings with their labels "
+            "as NPZ (numpy.savez(path, X=embeddings, labels=labels)) or as CSV (identity,f1,...,fd)"
+        )
     labels: list[str] = []
     rows: list[list[float]] = []
     roles: list[str] = []

@@ -40,21 +40,27 @@ rule with numpy:
 * the **fuzzy vaults** are decided by their real batch decoders
   (:func:`decide_batch`), which are already the scheme.
 
-The array deciders (:data:`VECTORISED`, or any decider with a true ``vectorised`` attribute: numpy
-releases the GIL) run on threads, the others on processes (:func:`decide_chunked`).
+**Streaming** (:mod:`sketchauth.evaluate.blocks`): each exact decider has a *prepared* form
+(:class:`PreparedDecider`, registered in :data:`TILE_DECIDERS`) bound to one setting's enrolled
+population and the probes, which decides a tile of identities × probes with broadcasting (no
+gathers, no per-call re-quantisation or helper parsing). A new family's decider streams as it is
+(the generic :class:`PreparedDecider` calls it on each tile's pair list); to stream at array speed
+it registers a preparer with :func:`register_tile_decider` — the contract is in its docstring.
 
 :func:`crosscheck_by_decoding` re-decides a seeded sample of trials by real ``decode`` and
 compares: every trial when a run has at most :data:`CROSSCHECK_MIN` comparisons, otherwise at
 least that many over the sweep, a third of them *boundary* trials (accepted at some setting and
-rejected at another, where an off-by-one rule would show), a third accepted, a third at random;
+rejected at another, where an off-by-one rule would show), a third accepted, a third at random
+(chosen from the pairs a streaming run keeps, :class:`sketchauth.evaluate.tally.Candidates`);
 :func:`crosscheck_with_verify` re-runs trials through the real argon2 ``enrol``/``verify``.
 """
 
 from __future__ import annotations
 
 import hmac
+import itertools
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -71,23 +77,25 @@ from sketchauth.sketches.pinsketch import PinSketch
 __all__ = [
     "ASYMMETRIC_RULES",
     "CROSSCHECK_MIN",
-    "INTERVAL_CHUNK",
+    "TILE_DECIDERS",
     "VECTORISED",
     "AcceptanceRule",
     "DecideFn",
+    "PreparedDecider",
     "crosscheck_by_decoding",
     "crosscheck_sample",
     "crosscheck_with_verify",
     "decide_asymmetric",
     "decide_batch",
     "decide_by_decoding",
-    "decide_chunked",
     "decide_code_offset",
     "decide_exact",
     "decide_interval",
     "decide_interval_exact",
     "decide_pinsketch",
+    "prepare_decider",
     "register_asymmetric_rule",
+    "register_tile_decider",
 ]
 
 #: ``decide(sketch, enrolled, probes, enrolled_index, probe_index) -> (accepted, malformed)``.
@@ -95,10 +103,8 @@ DecideFn = Callable[[SecureSketch, Enrolled, Sequence[Any], np.ndarray, np.ndarr
 
 #: Comparisons re-decided by real ``decode`` per run (all of them when a run has fewer).
 CROSSCHECK_MIN = 10_000
-#: Pairs per chunk of the array deciders (bounded memory).
+#: Pairs per chunk of the array deciders on pair lists (bounded memory).
 CHUNK = 65_536
-#: Pairs per work item of :func:`decide_chunked` for an array decider is four times this.
-INTERVAL_CHUNK = 16_384
 #: Largest PinSketch universe decided on bitmaps (bits per set).
 MAX_BITMAP_UNIVERSE = 1 << 16
 
@@ -184,143 +190,314 @@ def decide_batch(
     return accepted, np.zeros(len(results), dtype=bool)
 
 
-# -- helpers ---------------------------------------------------------------------------------------
+# -- prepared deciders: one setting's population, decided tile by tile --------------------------------
+class PreparedDecider:
+    """A decider bound to one setting's enrolled population and to every probe, prepared once.
+
+    The streaming evaluation (:mod:`sketchauth.evaluate.blocks`) decides *tiles*: enrolled
+    identities ``e0:e1`` × probe positions ``p0:p1`` (``probes`` in the order they were given).
+    :meth:`tile` returns ``(accepted, malformed)`` boolean arrays of shape ``(e1 − e0, p1 − p0)``;
+    :meth:`pairs` decides a list of ``(identity, probe position)`` pairs. This base class decides
+    by a :data:`DecideFn` on the pair lists (the generic path: any decider streams, e.g. a real
+    batch decoder); the families with an exact array rule subclass it and prepare arrays once
+    (templates, quantised probe levels, bitmaps), so a tile costs a few numpy operations per
+    feature and pair with no gathers. Instances must pickle (worker processes, a Dask cluster).
+    """
+
+    def __init__(self, decide: DecideFn, sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any]) -> None:
+        self.decide, self.sketch, self.enrolled, self.probes = decide, sketch, enrolled, probes
+
+    def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(accepted, malformed)`` of the pairs ``(e[k], p[k])``."""
+        if e.size == 0:
+            return _empty()
+        return self.decide(self.sketch, self.enrolled, self.probes, e, p)
+
+    def tile(self, e0: int, e1: int, p0: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(accepted, malformed)`` of identities ``e0:e1`` × probe positions ``p0:p1``."""
+        e = np.repeat(np.arange(e0, e1, dtype=np.int64), p1 - p0)
+        p = np.tile(np.arange(p0, p1, dtype=np.int64), e1 - e0)
+        accepted, malformed = self.pairs(e, p)
+        return accepted.reshape(e1 - e0, p1 - p0), malformed.reshape(e1 - e0, p1 - p0)
+
+
+#: ``prepare(sketch, enrolled, probes) -> PreparedDecider | None`` (``None``: use the generic path).
+Preparer = Callable[[SecureSketch, Enrolled, Sequence[Any]], "PreparedDecider | None"]
+#: The array rule behind each exact decider (:func:`register_tile_decider` adds one).
+TILE_DECIDERS: dict[Callable[..., Any], Preparer] = {}
+
+
+def register_tile_decider(decide: Callable[..., Any], prepare: Preparer) -> None:
+    """Stream ``decide`` through ``prepare``: the contract of a new family's fast decider.
+
+    ``prepare(sketch, enrolled, probes)`` returns a :class:`PreparedDecider` subclass whose
+    :meth:`~PreparedDecider.tile` and :meth:`~PreparedDecider.pairs` equal ``decide`` on the same
+    pairs, or ``None`` when the inputs do not suit its arrays (``decide`` then runs on pair lists).
+    Without a registration ``decide`` still streams (the generic path); the evaluation re-decides
+    a seeded sample by real ``decode`` either way.
+    """
+    TILE_DECIDERS[decide] = prepare
+
+
+def prepare_decider(
+    decide: DecideFn, sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any]
+) -> PreparedDecider:
+    """The prepared form of ``decide`` for one setting (its registered array rule, else generic)."""
+    prepare = TILE_DECIDERS.get(decide)
+    prepared = None if prepare is None else prepare(sketch, enrolled, probes)
+    return prepared if prepared is not None else PreparedDecider(decide, sketch, enrolled, probes)
+
+
 def _empty() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
 
 
-def _levels(
-    sketch: IntervalSketch | AsymmetricIntervalSketch, probes: Any, used: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Levels of the probes ``used`` by the sketch's own quantiser, or ``None`` if not a matrix."""
-    rows = probes[used] if isinstance(probes, np.ndarray) else [probes[i] for i in used.tolist()]
-    try:
-        return sketch.quantiser.levels_many(rows, sketch.features)
-    except (SampleError, ValueError):
-        return None
+#: What an array decider keeps of the population once its arrays are built (nothing: it never decodes).
+_NOTHING = Enrolled((), (), ())
 
 
-def _box(
-    diff_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    rule: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    e: np.ndarray,
-    q: np.ndarray,
-) -> np.ndarray:
-    accepted = np.empty(e.size, dtype=bool)
-    for start in range(0, e.size, CHUNK):
-        ee, qq = e[start : start + CHUNK], q[start : start + CHUNK]
-        accepted[start : start + ee.size] = rule(diff_of(ee, qq), ee).all(axis=1)
-    return accepted
-
-
-# -- interval ---------------------------------------------------------------------------------------
-def decide_interval_exact(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` for every feature (module docstring).
-
-    Costs one subtraction, one absolute value and one comparison per feature and pair: about a
-    plain L∞ comparison of the same arrays (``benchmarks/bench_deciders.py``). Another
-    scheme's sketch is decided by its real batch decoder.
-    """
-    if len(enrolled_index) == 0:
-        return _empty()
-    if not isinstance(sketch, IntervalSketch):
-        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
-    got = _levels(sketch, probes, used_q)
-    if got is None:
-        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
-    levels, refused = got
-    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
-    b = np.stack([np.asarray(enrolled.secrets[i], dtype=np.int64) for i in used_e.tolist()])
-    v = np.asarray(sketch.v, dtype=np.int64)
-    moduli = 2 * v - 1
-    stored = np.stack(
-        [sketch.symbols(sketch.payload(enrolled.helpers[i]))[0].astype(np.int64) for i in used_e.tolist()]
-    )
-    consistent = np.all(stored == b % moduli, axis=1)  # S ≡ b (mod 2v − 1), once per identity
-    span = max(int(sketch.n), int(np.abs(levels).max(initial=0))) * 2 + 1
-    dtype = np.int16 if span < 2**15 else np.int32 if span < 2**31 else np.int64
-    levels, b, v = levels.astype(dtype), b.astype(dtype), v.astype(dtype)
-    accepted = _box(
-        lambda ee, qq: np.abs(levels[qq] - b[ee]),
-        lambda diff, ee: diff < v,
-        local_e,
-        local_q,
-    )
-    malformed = refused[local_q]
-    accepted &= ~malformed
-    odd = ~consistent[local_e]
-    if odd.any():
-        redo = decide_by_real(sketch, enrolled, probes, enrolled_index[odd], probe_index[odd])
-        accepted[odd], malformed[odd] = redo
-    return accepted, malformed
-
-
-#: The interval adapter's decider (the exact rule; name kept for callers and docs).
-decide_interval = decide_interval_exact
-
-
-def decide_by_real(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    return decide_by_decoding(sketch, enrolled, probes, e, q)
-
-
-# -- asymmetric interval -----------------------------------------------------------------------------
-def decide_asymmetric(
-    sketch: AsymmetricIntervalSketch,
+def _on_pairs(
+    prepare: Preparer,
+    fallback: DecideFn,
+    sketch: SecureSketch,
     enrolled: Enrolled,
     probes: Any,
     enrolled_index: np.ndarray,
     probe_index: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``."""
+    """A pair-list decider from a preparer: prepare the identities and probes used, decide the pairs."""
     if len(enrolled_index) == 0:
         return _empty()
+    subset, rows, local_e, local_q = _restrict(enrolled, probes, enrolled_index, probe_index)
+    prepared = prepare(sketch, subset, rows)
+    if prepared is None:
+        return fallback(sketch, enrolled, probes, enrolled_index, probe_index)
+    return prepared.pairs(local_e, local_q)
+
+
+def _compact(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(index, return_inverse=True)`` in linear time (indices are small non-negative ints).
+
+    >>> [x.tolist() for x in _compact(np.array([5, 2, 5, 9]))]
+    [[2, 5, 9], [1, 0, 1, 2]]
+    """
+    index = np.asarray(index, dtype=np.int64)
+    seen = np.zeros(int(index.max(initial=-1)) + 1, dtype=bool)
+    seen[index] = True
+    used = np.flatnonzero(seen)
+    remap = np.cumsum(seen, dtype=np.int64) - 1
+    return used, remap[index]
+
+
+def _restrict(
+    enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[Enrolled, Any, np.ndarray, np.ndarray]:
+    """Only the identities and probes some pair uses, and the pairs re-indexed into them."""
+    used_e, local_e = _compact(enrolled_index)
+    used_q, local_q = _compact(probe_index)
+    subset = Enrolled(
+        *(tuple(getattr(enrolled, f)[i] for i in used_e.tolist()) for f in ("helpers", "canonical", "secrets"))
+    )
+    rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
+    return subset, rows, local_e.astype(np.int64), local_q.astype(np.int64)
+
+
+def _by_runs(e: np.ndarray, p: np.ndarray, rule: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``rule(identity, probe positions)`` over a pair list, in bounded chunks.
+
+    Pair lists of an evaluation come identity by identity: over a long run of one identity the
+    rule gets that identity as an int (its template row broadcasts, only the probes are
+    gathered); otherwise it gets the identities' array (both sides gathered).
+    """
+    out = np.empty(e.size, dtype=bool)
+    cut = np.flatnonzero(np.diff(e)) + 1
+    if e.size >= 64 * (cut.size + 1):
+        bounds = [0, *cut.tolist(), e.size]
+        for a, b in itertools.pairwise(bounds):
+            for start in range(a, b, CHUNK):
+                stop = min(start + CHUNK, b)
+                out[start:stop] = rule(int(e[a]), p[start:stop])
+        return out
+    for start in range(0, e.size, CHUNK):
+        out[start : start + CHUNK] = rule(e[start : start + CHUNK], p[start : start + CHUNK])
+    return out
+
+
+def _levels(sketch: IntervalSketch | AsymmetricIntervalSketch, probes: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """Levels of the probes by the sketch's own quantiser, or ``None`` if they are not a matrix."""
+    try:
+        return sketch.quantiser.levels_many(probes if isinstance(probes, np.ndarray) else list(probes), sketch.features)
+    except (SampleError, ValueError):
+        return None
+
+
+def _window_bits(low: int, top: int, width: int) -> int | None:
+    """Narrowest unsigned width (8, 16, 32 bits) in which ``(d − lo) mod 2^w < width`` ⇔ ``0 ≤ d − lo < width``.
+
+    With ``d − lo ∈ [low, top]``: non-negative values must stay below ``2^w`` (``top < 2^w``) and
+    negative ones must wrap to at least ``width`` (``2^w + low ≥ width``). ``None``: none fits.
+    """
+    for bits in (8, 16, 32):
+        if top < (1 << bits) and (1 << bits) + low >= width:
+            return bits
+    return None
+
+
+class _IntervalTiles(PreparedDecider):
+    """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` ⇔ ``0 ≤ d'_j − lo_j < w_j`` with
+    ``lo_j = b_j − v_j + 1`` and ``w_j = 2v_j − 1``, evaluated as one unsigned comparison
+    ``(d'_j − lo_j) mod 2^k < w_j`` in the narrowest type where it is exact (:func:`_window_bits`):
+    one subtraction and one comparison per feature and pair, where a plain L∞ comparison needs a
+    subtraction, an absolute value and a maximum. With one tolerance for every feature the
+    comparison is a maximum over the features (as L∞), else a comparison then ``all``.
+    """
+
+    def __init__(
+        self, sketch: IntervalSketch, enrolled: Enrolled, probes: Any, levels: np.ndarray, refused: np.ndarray
+    ) -> None:
+        super().__init__(decide_by_decoding, sketch, enrolled, probes)
+        b = np.stack([np.asarray(s, dtype=np.int64) for s in enrolled.secrets])
+        v = np.asarray(sketch.v, dtype=np.int64)
+        stored = np.stack([sketch.symbols(sketch.payload(h))[0].astype(np.int64) for h in enrolled.helpers])
+        # S ≡ b (mod 2v − 1), once per identity; an identity whose helper does not match is decoded for real.
+        self.odd = ~np.all(stored == b % (2 * v - 1), axis=1)
+        lo, width, levels = b - v + 1, 2 * v - 1, levels.astype(np.int64)
+        bits = _window_bits(
+            int(levels.min(initial=0) - lo.max()), int(levels.max(initial=0) - lo.min()), int(width.max())
+        )
+        kind = np.dtype(f"uint{bits}") if bits is not None else np.dtype(np.int64)
+        if bits is None:  # no unsigned type fits (huge n): signed 64-bit, still exact
+            self.lo, self.levels, self.width = lo, levels, width
+        else:
+            self.lo, self.levels = (lo % (1 << bits)).astype(kind), (levels % (1 << bits)).astype(kind)
+            self.width = width.astype(kind)
+        self.unsigned = bits is not None
+        self.uniform = bool(np.all(width == width[0]))
+        self.refused = refused
+        if not self.odd.any():  # nothing to decode for real: do not carry (or ship) the population
+            self.enrolled, self.probes = _NOTHING, ()
+
+    def _rule(self, x: np.ndarray) -> np.ndarray:
+        if not self.unsigned:
+            return np.asarray(((x >= 0) & (x < self.width)).all(axis=-1))
+        if self.uniform:
+            return np.asarray(x.max(axis=-1) < self.width[0])
+        return np.asarray((x < self.width).all(axis=-1))
+
+    def _redo(self, accepted: np.ndarray, malformed: np.ndarray, e: np.ndarray, p: np.ndarray) -> None:
+        """Pairs of identities whose helper residues do not match: real decodes, in place."""
+        mask = self.odd[e]
+        if mask.any():
+            accepted[mask], malformed[mask] = decide_by_decoding(
+                self.sketch, self.enrolled, self.probes, e[mask], p[mask]
+            )
+
+    def tile(self, e0: int, e1: int, p0: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+        accepted = self._rule(self.levels[None, p0:p1] - self.lo[e0:e1, None])
+        malformed = np.repeat(self.refused[None, p0:p1], e1 - e0, axis=0)
+        accepted &= ~malformed
+        if self.odd[e0:e1].any():
+            e, p = np.meshgrid(np.arange(e0, e1), np.arange(p0, p1), indexing="ij")
+            self._redo(accepted.reshape(-1), malformed.reshape(-1), e.ravel(), p.ravel())
+        return accepted, malformed
+
+    def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        accepted = _by_runs(e, p, lambda ee, pp: self._rule(self.levels[pp] - self.lo[ee]))
+        malformed = self.refused[p]
+        accepted &= ~malformed
+        self._redo(accepted, malformed, e, p)
+        return accepted, malformed
+
+
+def _prepare_interval(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+    if not isinstance(sketch, IntervalSketch) or not enrolled.secrets:
+        return None
+    got = _levels(sketch, probes)
+    return None if got is None else _IntervalTiles(sketch, enrolled, probes, *got)
+
+
+class _RuleTiles(PreparedDecider):
+    """Asymmetric interval sketch: the construction's registered rule on ``Δ = d' − b`` per feature."""
+
+    def __init__(
+        self,
+        sketch: AsymmetricIntervalSketch,
+        enrolled: Enrolled,
+        probes: Any,
+        rule: AcceptanceRule,
+        levels: np.ndarray,
+        refused: np.ndarray,
+    ):
+        super().__init__(decide_by_decoding, sketch, _NOTHING, ())
+        self.rule, self.levels, self.refused = rule, levels.astype(np.int64), refused
+        self.b = np.stack([np.asarray(s[0], dtype=np.int64) for s in enrolled.secrets])
+        self.v = np.stack([np.asarray(s[1], dtype=np.int64) for s in enrolled.secrets])
+
+    def tile(self, e0: int, e1: int, p0: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+        delta = self.levels[None, p0:p1] - self.b[e0:e1, None]
+        accepted = self.rule(delta, self.v[e0:e1, None]).all(axis=-1)
+        malformed = np.broadcast_to(self.refused[None, p0:p1], accepted.shape)
+        return accepted & ~malformed, malformed
+
+    def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        accepted = _by_runs(
+            e, p, lambda ee, pp: np.asarray(self.rule(self.levels[pp] - self.b[ee], self.v[ee]).all(axis=-1))
+        )
+        malformed = self.refused[p]
+        return accepted & ~malformed, malformed
+
+
+def _prepare_asymmetric(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+    if not isinstance(sketch, AsymmetricIntervalSketch) or not enrolled.secrets:
+        return None
     rule = ASYMMETRIC_RULES.get(sketch.scheme)
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
-    got = None if rule is None else _levels(sketch, probes, used_q)
-    if rule is None or got is None:
-        return decide_by_real(sketch, enrolled, probes, enrolled_index, probe_index)
-    levels, refused = got
-    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
-    b = np.stack([np.asarray(enrolled.secrets[i][0], dtype=np.int64) for i in used_e.tolist()])
-    v = np.stack([np.asarray(enrolled.secrets[i][1], dtype=np.int64) for i in used_e.tolist()])
-    accepted = _box(lambda ee, qq: levels[qq] - b[ee], lambda delta, ee: rule(delta, v[ee]), local_e, local_q)
-    malformed = refused[local_q]
-    return accepted & ~malformed, malformed
+    got = None if rule is None else _levels(sketch, probes)
+    return None if rule is None or got is None else _RuleTiles(sketch, enrolled, probes, rule, *got)
 
 
-# -- code-offset --------------------------------------------------------------------------------------
+class _CountTiles(PreparedDecider):
+    """Accept ⇔ at most ``t`` differences: code-offset (bytes ``!=``) and PinSketch (bitmap XOR popcount)."""
+
+    def __init__(
+        self,
+        sketch: SecureSketch,
+        enrolled: Enrolled,
+        probes: Any,
+        secrets: np.ndarray,
+        rows: np.ndarray,
+        *,
+        bitmaps: bool,
+    ):
+        super().__init__(decide_by_decoding, sketch, _NOTHING, ())
+        self.s, self.p, self.t, self.bitmaps = secrets, rows, int(sketch.t), bitmaps  # type: ignore[attr-defined]
+
+    def _differences(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.bitmaps:
+            return _popcount(a ^ b)
+        return np.count_nonzero(a != b, axis=-1)
+
+    def tile(self, e0: int, e1: int, p0: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+        accepted = self._differences(self.p[None, p0:p1], self.s[e0:e1, None]) <= self.t
+        return accepted, np.zeros(accepted.shape, dtype=bool)
+
+    def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        accepted = _by_runs(e, p, lambda ee, pp: self._differences(self.p[pp], self.s[ee]) <= self.t)
+        return accepted, np.zeros(e.size, dtype=bool)
+
+
 def _byte_rows(rows: Sequence[Any], n: int) -> np.ndarray | None:
     if not all(isinstance(r, (bytes, bytearray)) and len(r) == n for r in rows):
         return None
     return np.frombuffer(b"".join(bytes(r) for r in rows), dtype=np.uint8).reshape(len(rows), n)
 
 
-def decide_code_offset(
-    sketch: CodeOffsetSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret."""
-    if len(enrolled_index) == 0:
-        return _empty()
-    n, t = sketch.n, sketch.t
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
-    p = _byte_rows([probes[i] for i in used_q.tolist()], n)
-    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
-    s = _byte_rows([enrolled.secrets[i] for i in used_e.tolist()], n)
-    if p is None or s is None:
-        return decide_by_real(sketch, enrolled, probes, enrolled_index, probe_index)
-    accepted = np.empty(enrolled_index.size, dtype=bool)
-    for start in range(0, accepted.size, CHUNK):
-        ee, qq = local_e[start : start + CHUNK], local_q[start : start + CHUNK]
-        accepted[start : start + ee.size] = np.count_nonzero(p[qq] != s[ee], axis=1) <= t
-    return accepted, np.zeros(accepted.size, dtype=bool)
+def _prepare_code_offset(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+    if not isinstance(sketch, CodeOffsetSketch):
+        return None
+    p, s = _byte_rows(list(probes), sketch.n), _byte_rows(list(enrolled.secrets), sketch.n)
+    return None if p is None or s is None else _CountTiles(sketch, enrolled, probes, s, p, bitmaps=False)
 
 
-# -- PinSketch ---------------------------------------------------------------------------------------
 def _bitmaps(sets: Sequence[Any], universe: int) -> np.ndarray | None:
     """Packed membership bitmaps (one row per set) of integer sets in ``[1, universe)``."""
     rows = np.zeros((len(sets), universe), dtype=bool)
@@ -340,55 +517,106 @@ def _bitmaps(sets: Sequence[Any], universe: int) -> np.ndarray | None:
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint16)
 
 
-def _popcount_rows(words: np.ndarray) -> np.ndarray:
-    """Set bits per row of a uint64 matrix (``np.bitwise_count`` on numpy ≥ 2, a byte table before)."""
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """Set bits along the last axis of a uint64 array (``np.bitwise_count`` on numpy ≥ 2, a byte table before)."""
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
-    return _POPCOUNT[words.view(np.uint8)].sum(axis=1, dtype=np.int64)
+        return np.bitwise_count(words).sum(axis=-1, dtype=np.int64)
+    return _POPCOUNT[words.view(np.uint8)].sum(axis=-1, dtype=np.int64)
 
 
-def decide_pinsketch(
-    sketch: PinSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included)."""
-    if len(enrolled_index) == 0:
-        return _empty()
-    universe = 1 << sketch.m
-    if universe > MAX_BITMAP_UNIVERSE:
-        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
-    p = _bitmaps([probes[i] for i in used_q.tolist()], universe)
-    used_e, local_e = np.unique(enrolled_index, return_inverse=True)
-    s = _bitmaps([enrolled.secrets[i] for i in used_e.tolist()], universe)
-    if p is None or s is None:
-        return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
-    t = sketch.t
-    accepted = np.empty(enrolled_index.size, dtype=bool)
-    step = max(1, CHUNK * 32 // max(1, p.shape[1]))
-    for start in range(0, accepted.size, step):
-        ee, qq = local_e[start : start + step], local_q[start : start + step]
-        accepted[start : start + ee.size] = _popcount_rows(p[qq] ^ s[ee]) <= t
-    return accepted, np.zeros(accepted.size, dtype=bool)
+def _prepare_pinsketch(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+    if not isinstance(sketch, PinSketch) or (1 << sketch.m) > MAX_BITMAP_UNIVERSE:
+        return None
+    p, s = _bitmaps(list(probes), 1 << sketch.m), _bitmaps(list(enrolled.secrets), 1 << sketch.m)
+    return None if p is None or s is None else _CountTiles(sketch, enrolled, probes, s, p, bitmaps=True)
 
 
-def decide_exact(
+def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+    for kind, prepare in (
+        (IntervalSketch, _prepare_interval),
+        (AsymmetricIntervalSketch, _prepare_asymmetric),
+        (CodeOffsetSketch, _prepare_code_offset),
+        (PinSketch, _prepare_pinsketch),
+    ):
+        if isinstance(sketch, kind):
+            return prepare(sketch, enrolled, probes)
+    return None
+
+
+# -- the exact deciders on pair lists (the same array rules) ------------------------------------------
+def decide_interval_exact(
     sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The scheme's exact array decider, or its real batch decoder when it has none."""
-    if isinstance(sketch, IntervalSketch):
-        return decide_interval_exact(sketch, enrolled, probes, enrolled_index, probe_index)
-    if isinstance(sketch, AsymmetricIntervalSketch):
-        return decide_asymmetric(sketch, enrolled, probes, enrolled_index, probe_index)
-    if isinstance(sketch, CodeOffsetSketch):
-        return decide_code_offset(sketch, enrolled, probes, enrolled_index, probe_index)
-    if isinstance(sketch, PinSketch):
-        return decide_pinsketch(sketch, enrolled, probes, enrolled_index, probe_index)
-    return decide_batch(sketch, enrolled, probes, enrolled_index, probe_index)
+    """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` for every feature (module docstring).
+
+    Written ``(d'_j − (b_j − v_j + 1)) mod 2^w < 2v_j − 1`` on the narrowest unsigned type: one
+    subtraction and one comparison per feature and pair, against a plain L∞ comparison's
+    subtraction, absolute value and maximum (``benchmarks/bench_deciders.py``). Another scheme's
+    sketch is decided by its real batch decoder.
+    """
+    return _on_pairs(_prepare_interval, decide_batch, sketch, enrolled, probes, enrolled_index, probe_index)
 
 
-#: The array deciders (numpy releases the GIL): :func:`decide_chunked` runs them on threads, as
-#: it does any decider with a true ``vectorised`` attribute; the others run on processes.
-VECTORISED: frozenset[Callable[..., Any]] = frozenset({decide_interval_exact, decide_exact})
+#: The interval adapter's decider (the exact rule; name kept for callers and docs).
+decide_interval = decide_interval_exact
+
+
+def decide_by_real(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    return decide_by_decoding(sketch, enrolled, probes, e, q)
+
+
+def _pair_decider(name: str, prepare: Preparer, fallback: DecideFn, doc: str) -> DecideFn:
+    """A public pair-list decider: ``prepare``'s array rule on the pairs, ``fallback`` when it does not apply."""
+
+    def decide(
+        sketch: Any, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return _on_pairs(prepare, fallback, sketch, enrolled, probes, enrolled_index, probe_index)
+
+    decide.__name__ = decide.__qualname__ = name
+    decide.__doc__ = doc
+    return decide
+
+
+decide_asymmetric = _pair_decider(
+    "decide_asymmetric",
+    _prepare_asymmetric,
+    decide_by_real,
+    "Asymmetric interval sketch: the registered rule of its construction on ``Δ = d' − b``.",
+)
+decide_code_offset = _pair_decider(
+    "decide_code_offset",
+    _prepare_code_offset,
+    decide_by_real,
+    "Code-offset: accept ⇔ at most ``t`` bytes of the probe differ from the enrolled secret.",
+)
+decide_pinsketch = _pair_decider(
+    "decide_pinsketch",
+    _prepare_pinsketch,
+    decide_batch,
+    "PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included).",
+)
+decide_exact = _pair_decider(
+    "decide_exact",
+    _prepare_exact,
+    decide_batch,
+    "The scheme's exact array decider, or its real batch decoder when it has none.",
+)
+
+
+for _decide, _prepare in (
+    (decide_interval_exact, _prepare_interval),
+    (decide_asymmetric, _prepare_asymmetric),
+    (decide_code_offset, _prepare_code_offset),
+    (decide_pinsketch, _prepare_pinsketch),
+    (decide_exact, _prepare_exact),
+):
+    register_tile_decider(_decide, _prepare)
+
+#: The array deciders (numpy releases the GIL). Kept for callers that ask whether a decider is one.
+VECTORISED: frozenset[Callable[..., Any]] = frozenset(TILE_DECIDERS)
 
 
 # -- the cross-check ---------------------------------------------------------------------------------
@@ -440,8 +668,9 @@ def crosscheck_by_decoding(
     e, q = pairs[0, chosen], pairs[1, chosen]
     if jobs > 1 and chosen.size >= 64:
         parts = np.array_split(np.arange(chosen.size), jobs * 4)
+        # Each worker gets only the identities and probes of its part, not the population.
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_real_decide, [(sketch, enrolled, probes, e[p], q[p]) for p in parts]))
+            results = list(pool.map(_real_decide, [(sketch, *_restrict(enrolled, probes, e[p], q[p])) for p in parts]))
         real_acc = np.concatenate([r[0] for r in results])
         real_bad = np.concatenate([r[1] for r in results])
     else:
@@ -498,47 +727,3 @@ def crosscheck_with_verify(
             outcome = False
         agreed += int(outcome == bool(accepted[k]))
     return agreed, int(chosen.size)
-
-
-# -- running a decider over many pairs ------------------------------------------------------------------
-def decide_chunked(
-    decide: DecideFn,
-    sketch: SecureSketch,
-    enrolled: Enrolled,
-    probes: Any,
-    pairs: np.ndarray,
-    *,
-    jobs: int,
-    chunk: int,
-    progress: Any,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Run ``decide`` over chunks of ``pairs`` on ``jobs`` workers, calling ``progress.update(n)``."""
-    chunks = [pairs[:, i : i + chunk] for i in range(0, pairs.shape[1], chunk)]
-    results: list[tuple[np.ndarray, np.ndarray]] = []
-    if jobs <= 1 or len(chunks) <= 1:
-        for c in chunks:
-            results.append(decide(sketch, enrolled, probes, c[0], c[1]))
-            progress.update(c.shape[1])
-    else:
-        # Array deciders release the GIL inside numpy, so threads suffice; decoding in Python
-        # (reedsolo, field arithmetic) needs processes.
-        pool_type: type[ThreadPoolExecutor] | type[ProcessPoolExecutor] = (
-            ThreadPoolExecutor if decide in VECTORISED or getattr(decide, "vectorised", False) else ProcessPoolExecutor
-        )
-        with pool_type(max_workers=jobs) as pool:
-            futures = [pool.submit(decide, sketch, enrolled, *_probe_subset(probes, c, pool_type)) for c in chunks]
-            for c, fut in zip(chunks, futures, strict=False):
-                results.append(fut.result())
-                progress.update(c.shape[1])
-    if not results:
-        return _empty()
-    return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
-
-
-def _probe_subset(probes: Any, pairs: np.ndarray, pool_type: type) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The probes a chunk needs, re-indexed: processes get only those, not the whole data set."""
-    if pool_type is ThreadPoolExecutor:
-        return probes, pairs[0], pairs[1]
-    used, local = np.unique(pairs[1], return_inverse=True)
-    subset = probes[used] if isinstance(probes, np.ndarray) else [probes[q] for q in used.tolist()]
-    return subset, pairs[0], local.astype(np.int64)

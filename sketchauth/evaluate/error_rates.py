@@ -41,7 +41,7 @@ Speed and exactness: the registered schemes are decided by their exact acceptanc
 re-decides a seeded sample of at least 10^4 comparisons (all of them in smaller runs) by real
 ``decode``; the result's
 ``decode_check`` states how many disagreed (0 — anything else is a bug the report shows loudly).
-Custom deciders without the ``vectorised`` mark run in processes (``jobs``).
+The comparisons stream in tiles on ``jobs`` worker processes or a Dask cluster (:mod:`.blocks`).
 
 Modules: this one runs the sweep and holds its result; the comparison plan and the enrolment of
 the population are :mod:`.trials`, the acceptance rules :mod:`.deciders`, the unprotected
@@ -81,22 +81,29 @@ from sketchauth.evaluate.adapters import (
     adapter,
     fit_quantiser_params,
 )
-from sketchauth.evaluate.baselines import TARGET_FMR, TARGET_FNMR, BaselineResult, baseline_scores
+from sketchauth.evaluate.baselines import (
+    SCORE_FILE_LIMIT,
+    TARGET_FMR,
+    TARGET_FNMR,
+    BaselineResult,
+    baseline_scores,
+    scorer,
+)
+from sketchauth.evaluate.blocks import Job, check_ids, run
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.deciders import (
     CROSSCHECK_MIN,
-    INTERVAL_CHUNK,
     DecideFn,
     crosscheck_by_decoding,
-    crosscheck_sample,
     crosscheck_with_verify,
     decide_batch,
     decide_by_decoding,
-    decide_chunked,
     decide_interval,
+    prepare_decider,
 )
 from sketchauth.evaluate.protocol import TrialPlan
 from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstrap
+from sketchauth.evaluate.tally import Candidates, Tally, pair_keys
 from sketchauth.evaluate.trials import Data, EnrolFn, Enrolled, enrol_population, plan_trials, samples_of
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.params import check_int
@@ -211,18 +218,14 @@ def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
     return span.low, span.high
 
 
-def _identity_intervals(
-    accepted: np.ndarray, pairs: np.ndarray, n_gen: int, identities: int, *, seed: int
-) -> dict[str, Any]:
-    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded."""
-    owner = pairs[0]
-    gen_trials = np.bincount(owner[:n_gen], minlength=identities)
-    gen_errors = np.bincount(owner[:n_gen][~accepted[:n_gen]], minlength=identities)
-    imp_trials = np.bincount(owner[n_gen:], minlength=identities)
-    imp_errors = np.bincount(owner[n_gen:][accepted[n_gen:]], minlength=identities)
+def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> dict[str, Any]:
+    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
+
+    ``trials`` ``(2, J)`` and ``errors`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity.
+    """
     return {
-        "fnmr_ci_identity": list(identity_bootstrap(gen_errors, gen_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "fmr_ci_identity": list(identity_bootstrap(imp_errors, imp_trials, resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "fnmr_ci_identity": list(identity_bootstrap(errors[0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
+        "fmr_ci_identity": list(identity_bootstrap(errors[1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
         "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
     }
 
@@ -258,10 +261,10 @@ def evaluate_scheme(
     max_impostors_per_identity: int | None = None,
     seed: int = 0,
     jobs: int = 1,
-    chunk: int | None = None,
     progress: bool = False,
     crosscheck_trials: int = 0,
     decode_check: int | None = None,
+    client: Any = None,
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
@@ -277,6 +280,11 @@ def evaluate_scheme(
     when the sweep has fewer, else that many spread evenly over the settings, a third of them
     boundary trials (accepted at one setting, rejected at another). The result's
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
+
+    The comparisons stream (:mod:`sketchauth.evaluate.blocks`): tiles of identities × probes are
+    decided under every setting and reduced at once to exact counts, on ``jobs`` worker processes
+    or on the Dask ``client`` given (:mod:`sketchauth.evaluate.distributed`), in memory bounded by
+    a tile and the population; the result is the same integers whichever runs it.
     """
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
@@ -285,77 +293,55 @@ def evaluate_scheme(
         data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed
     )
     raw = samples_of(data)
-    probes = raw if probe_fn is None else [probe_fn(x) for x in raw]
-    fast = getattr(decide, "vectorised", False)
-    step = chunk or (4 * INTERVAL_CHUNK if fast else max(64, -(-trials.impostor.shape[1] // (8 * jobs))))
-    pairs = np.hstack([trials.genuine, trials.impostor])
-    n_gen = trials.genuine.shape[1]
-    points, malformed_counts = [], []
-    runs: list[tuple[SecureSketch, Enrolled, np.ndarray, np.ndarray]] = []
-    intervals: list[dict[str, Any]] = []
-    agreed = checked = 0
-    scheme_name = ""
-    for setting in settings:
-        sketch = scheme_factory(setting)
-        scheme_name = sketch.scheme_name
-        enrolled = enrol_population(sketch, enrol_fn, data, trials, setting)
-        bar = _progress(pairs.shape[1], f"{scheme_name} {parameter}={setting}", progress)
-        accepted, malformed = decide_chunked(
-            decide, sketch, enrolled, probes, pairs, jobs=jobs, chunk=step, progress=bar
-        )
-        bar.close()
-        if n_gen and malformed[:n_gen].all():
+    order = trials.probe_index
+    # The probes in plan order (identity by identity): the tiles' probe positions.
+    if probe_fn is None:
+        probes: Any = raw[order] if isinstance(raw, np.ndarray) else [raw[r] for r in order.tolist()]
+    else:
+        probes = _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
+    sketches = [scheme_factory(setting) for setting in settings]
+    scheme_name = sketches[0].scheme_name
+    population = [enrol_population(sk, enrol_fn, data, trials, st) for sk, st in zip(sketches, settings, strict=True)]
+    budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
+    per_setting = -(-budget // len(settings)) if budget else 0
+    scorers = [scorer(m, data, trials) for m in baseline_metrics]
+    streamed = [m for m, sc in zip(baseline_metrics, scorers, strict=True) if sc is not None]
+    job = Job.create(
+        trials,
+        [prepare_decider(decide, sk, en, probes) for sk, en in zip(sketches, population, strict=True)],
+        seed=seed,
+        check=max(per_setting, crosscheck_trials),
+        scorers=[sc for sc in scorers if sc is not None],
+        features=_width(probes),
+    )
+    comparisons = trials.genuine_count + trials.impostor_count
+    bar = _progress(comparisons, f"{scheme_name}: {len(settings)} settings of {parameter}", progress)
+    tally = run(job, jobs=jobs, client=client, progress=bar.update)
+    bar.close()
+    n_gen, n_imp = tally.genuine_trials, tally.impostor_trials
+    per_trials, per_errors = tally.per_identity(len(trials.labels))
+    points, intervals = [], []
+    for s, setting in enumerate(settings):
+        if n_gen and tally.genuine_malformed[s] == n_gen:
             raise SampleError(
                 f"no genuine probe could be decoded by {scheme_name} with {parameter}={setting}: "
                 "the data does not fit the scheme"
             )
-        false_non_matches = int(n_gen - np.count_nonzero(accepted[:n_gen]))
         points.append(
-            RatePoint.from_counts(
-                setting, false_non_matches, n_gen, int(np.count_nonzero(accepted[n_gen:])), pairs.shape[1] - n_gen
-            )
+            RatePoint.from_counts(setting, int(tally.false_non_matches[s]), n_gen, int(tally.false_matches[s]), n_imp)
         )
-        malformed_counts.append(int(malformed.sum()))
-        runs.append((sketch, enrolled, accepted, malformed))
-        intervals.append(_identity_intervals(accepted, pairs, n_gen, len(trials.labels), seed=seed))
-        if crosscheck_trials:
-            a, c = crosscheck_with_verify(sketch, enrolled, probes, pairs, accepted, crosscheck_trials, seed=seed)
+        intervals.append(_identity_intervals(per_trials, per_errors[s], len(trials.labels), seed=seed))
+    checks = _Checks(job, tally, sketches, population, probes, order, jobs=jobs, seed=seed)
+    agreed = checked = 0
+    if crosscheck_trials:
+        for s in range(len(settings)):
+            a, c = checks.verify(s, crosscheck_trials)
             agreed, checked = agreed + a, checked + c
-    budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
     check: dict[str, Any] = {}
     if budget:
-        # Boundary trials: decided differently by two settings of the sweep.
-        stacked = np.stack([r[2] for r in runs])
-        boundary = np.asarray(stacked.any(axis=0) & ~stacked.all(axis=0))
-        per_setting = -(-budget // len(runs))
-        rng = np.random.default_rng([seed, 0x5EED])
-        total = checked_decodes = disagreements = boundary_checked = 0
-        examples: list[dict[str, Any]] = []
-        bar = _progress(
-            min(per_setting, pairs.shape[1]) * len(runs), f"{scheme_name}: real decodes (cross-check)", progress
-        )
-        for setting, (sketch, enrolled, accepted, malformed) in zip(settings, runs, strict=False):
-            chosen = crosscheck_sample(accepted, count=per_setting, rng=rng, boundary=boundary)
-            c, d, ex = crosscheck_by_decoding(sketch, enrolled, probes, pairs, accepted, malformed, chosen, jobs=jobs)
-            total += pairs.shape[1]
-            checked_decodes += c
-            disagreements += d
-            boundary_checked += int(boundary[chosen].sum())
-            examples += [{parameter: setting, **x} for x in ex]
-            bar.update(c)
-        bar.close()
-        check = {
-            "method": "real encode -> decode -> compare on a seeded sample of trials",
-            "checked": checked_decodes,
-            "disagreements": disagreements,
-            "boundary_trials": boundary_checked,
-            "total_trials": total,
-            "all_trials": checked_decodes == total,
-            "examples": examples[:5],
-        }
+        check = checks.decode(per_setting, settings, parameter, progress)
     baselines = tuple(
-        BaselineResult.from_scores(m, *np.split(baseline_scores(m, data, trials, pairs), [n_gen]))
-        for m in baseline_metrics
+        _baseline(m, tally.scores[streamed.index(m)] if m in streamed else None, data, trials) for m in baseline_metrics
     )
     return ErrorRateResult(
         scheme=scheme_name,
@@ -365,18 +351,133 @@ def evaluate_scheme(
         identities=len(trials.labels),
         samples=trials.samples,
         enrol_samples=enrol_samples,
-        malformed_probes=tuple(malformed_counts),
+        malformed_probes=tuple(int(x) for x in tally.malformed),
         baselines=baselines,
         crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
         decode_check=check,
         identity_intervals=tuple(intervals),
         eer_range=_sweep_eer_range(points),
-        trial_labels=(
-            np.asarray(trials.labels, dtype=object)[pairs[0]],
-            np.asarray(data.identities)[pairs[1]],
-            pairs[1],
-        ),
+        trial_labels=_trial_labels(data, trials) if baselines and baselines[0].scores is not None else None,
     )
+
+
+def _matrix_if_possible(rows: list[Any]) -> Any:
+    """Transformed probes as one numeric matrix when they are equal-length vectors (compact to send
+    to worker processes and a cluster), else the list as it is (sets, bytes)."""
+    vectors = bool(rows) and all(isinstance(r, np.ndarray) and r.ndim == 1 and r.dtype.kind in "iuf" for r in rows)
+    if vectors and len({(r.shape, r.dtype) for r in rows}) == 1:
+        return np.stack(rows)
+    return rows
+
+
+def _width(probes: Any) -> int:
+    """Cells per pair of a tile: the features of a vector, else a bitmap's words (a set) or bytes."""
+    if isinstance(probes, np.ndarray) and probes.ndim == 2:
+        return int(probes.shape[1])
+    return 64
+
+
+def _pairs(trials: TrialPlan) -> np.ndarray:
+    return np.hstack([trials.genuine, trials.impostor])
+
+
+def _trial_labels(data: Data, trials: TrialPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Enrolled identity label, probe's label and probe row of every trial (plan order; small runs)."""
+    pairs = _pairs(trials)
+    return np.asarray(trials.labels, dtype=object)[pairs[0]], np.asarray(data.identities)[pairs[1]], pairs[1]
+
+
+def _baseline(metric: str, histograms: Any, data: Data, trials: TrialPlan) -> BaselineResult:
+    """A baseline from the run's histograms; with every trial's score when the run is small enough."""
+    if trials.genuine_count + trials.impostor_count <= SCORE_FILE_LIMIT or histograms is None:
+        pairs = _pairs(trials)
+        return BaselineResult.from_scores(
+            metric, *np.split(baseline_scores(metric, data, trials, pairs), [trials.genuine_count])
+        )
+    return BaselineResult.from_histograms(metric, *histograms)
+
+
+@dataclass
+class _Checks:
+    """The same run's checks of the fast decisions on the pairs the tally kept (:class:`~.tally.Candidates`)."""
+
+    job: Job
+    tally: Tally
+    sketches: list[SecureSketch]
+    population: list[Enrolled]
+    probes: Any
+    order: np.ndarray
+    jobs: int
+    seed: int
+
+    @property
+    def pairs(self) -> np.ndarray:
+        ids = self.candidates.ids
+        return np.vstack([ids // self.job.positions, ids % self.job.positions])
+
+    @property
+    def candidates(self) -> Candidates:
+        assert self.tally.candidates is not None
+        return self.tally.candidates
+
+    def verify(self, s: int, count: int) -> tuple[int, int]:
+        """Argon2 ``verify`` on ``count`` kept pairs, half of them accepted (:func:`crosscheck_with_verify`)."""
+        c = self.candidates
+        return crosscheck_with_verify(
+            self.sketches[s], self.population[s], self.probes, self.pairs, c.accepted[s], count, seed=self.seed
+        )
+
+    def chosen(self, s: int, count: int) -> np.ndarray:
+        """Indices into the candidates: a third boundary, a third accepted (smallest keys), the rest random."""
+        c = self.candidates
+        if self.job.total() <= count:
+            return np.flatnonzero(c.picked)
+        keys = pair_keys(c.ids, self.seed, s)
+        taken = np.zeros(c.ids.size, dtype=bool)
+        for pool in (c.boundary, c.accepted[s]):
+            where = np.flatnonzero(pool & ~taken)
+            taken[where[np.argsort(keys[where], kind="stable")[: count // 3]]] = True
+        randoms = np.searchsorted(c.ids, check_ids(self.job, self.job.k, s))
+        randoms = randoms[~taken[randoms]][: count - int(taken.sum())]
+        taken[randoms] = True
+        return np.flatnonzero(taken)
+
+    def decode(self, count: int, settings: Sequence[Any], parameter: str, progress: bool) -> dict[str, Any]:
+        """Re-decide ``count`` comparisons per setting by real ``decode`` (:func:`crosscheck_by_decoding`)."""
+        c = self.candidates
+        boundary = c.boundary
+        total = checked = disagreements = boundary_checked = 0
+        examples: list[dict[str, Any]] = []
+        bar = _progress(min(count, self.job.total()) * len(settings), "real decodes (cross-check)", progress)
+        for s, setting in enumerate(settings):
+            chosen = self.chosen(s, count)
+            n, d, ex = crosscheck_by_decoding(
+                self.sketches[s],
+                self.population[s],
+                self.probes,
+                self.pairs,
+                c.accepted[s],
+                c.malformed[s],
+                chosen,
+                jobs=self.jobs,
+            )
+            total += self.tally.genuine_trials + self.tally.impostor_trials
+            checked += n
+            disagreements += d
+            boundary_checked += int(boundary[chosen].sum())
+            # The examples name the probe's row in the data, not its position in the plan.
+            examples += [{parameter: setting, **x, "probe_row": int(self.order[x["probe_row"]])} for x in ex]
+            bar.update(n)
+        bar.close()
+        return {
+            "method": "real encode -> decode -> compare on a seeded sample of trials",
+            "checked": checked,
+            "disagreements": disagreements,
+            "boundary_trials": boundary_checked,
+            "total_trials": total,
+            "all_trials": checked == total,
+            "examples": examples[:5],
+        }
 
 
 def evaluate_adapter(

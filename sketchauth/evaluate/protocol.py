@@ -34,6 +34,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -55,26 +56,62 @@ SET_KINDS = ("open", "closed")
 class TrialPlan:
     """Rows of one data set arranged by a :class:`Protocol`.
 
-    ``labels[i]`` enrols from ``enrol_rows[i]`` and owns ``probe_rows[i]``; ``genuine`` and
-    ``impostor`` are ``(2, T)`` int arrays of (enrolled identity index, probe row).
+    ``labels[i]`` enrols from ``enrol_rows[i]`` and owns ``probe_rows[i]``. The pairs are not
+    stored: with every impostor (``drawn is None``) they are the whole cross product of enrolled
+    identities × probe *positions* (the probes identity by identity, :attr:`probe_index`), a pair
+    genuine iff the probe's owner is the enrolled identity — which :mod:`.blocks` walks in tiles,
+    in memory bounded by the tile. With impostors subsampled, ``drawn`` holds the drawn
+    ``(identity, probe row)`` pairs (``max_impostors_per_identity`` per identity, chosen by the caller).
+
+    :attr:`genuine` and :attr:`impostor` materialise the ``(2, T)`` int arrays of (enrolled identity
+    index, probe row) for small plans and for tests; an evaluation never needs them.
     """
 
     labels: tuple[Any, ...]
     enrol_rows: tuple[np.ndarray, ...]
     probe_rows: tuple[np.ndarray, ...]
-    genuine: np.ndarray
-    impostor: np.ndarray
     samples: int
+    #: The subsampled impostor pairs ``(2, T)`` (enrolled identity, probe row), or ``None``: all of them.
+    drawn: np.ndarray | None = None
 
-    @property
+    @cached_property
     def probe_owner(self) -> np.ndarray:
         """Identity index of every probe row, in the order of :attr:`probe_index`."""
-        return np.concatenate([np.full(r.size, i) for i, r in enumerate(self.probe_rows)]).astype(np.int64)
+        return np.repeat(np.arange(len(self.probe_rows), dtype=np.int64), [r.size for r in self.probe_rows])
 
-    @property
+    @cached_property
     def probe_index(self) -> np.ndarray:
         """All probe rows, identity by identity."""
+        if not self.probe_rows:
+            return np.zeros(0, dtype=np.int64)
         return np.concatenate(self.probe_rows).astype(np.int64)
+
+    @property
+    def genuine_count(self) -> int:
+        """Genuine trials: every probe against its own identity."""
+        return int(sum(r.size for r in self.probe_rows))
+
+    @property
+    def impostor_count(self) -> int:
+        """Impostor trials (without materialising them)."""
+        if self.drawn is not None:
+            return int(self.drawn.shape[1])
+        return len(self.labels) * self.genuine_count - self.genuine_count
+
+    @cached_property
+    def genuine(self) -> np.ndarray:
+        """``(2, G)``: each identity against each of its probes (materialised)."""
+        return np.vstack([self.probe_owner, self.probe_index])
+
+    @cached_property
+    def impostor(self) -> np.ndarray:
+        """``(2, I)``: the impostor pairs identity by identity (materialised: small plans only)."""
+        if self.drawn is not None:
+            return self.drawn
+        owner, rows = self.probe_owner, self.probe_index
+        e = [np.full(int((owner != i).sum()), i) for i in range(len(self.labels))]
+        q = [rows[owner != i] for i in range(len(self.labels))]
+        return np.vstack([np.concatenate(e), np.concatenate(q)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -145,28 +182,25 @@ class Protocol:
                 f"{len(short)} identit{'y has' if len(short) == 1 else 'ies have'} fewer than {k} {where} "
                 f"(first: {short[0]}); lower enrol_samples or drop those identities"
             )
-        genuine, impostor = self._pairs(probe_rows, max_impostors_per_identity, seed)
-        if genuine.shape[1] == 0:
+        if not any(r.size for r in probe_rows):
             raise ParameterError(f"no genuine trials: no identity has a probe beyond its {k} enrolment sample(s)")
-        return TrialPlan(tuple(labels), tuple(enrol_rows), tuple(probe_rows), genuine, impostor, int(ids.size))
+        drawn = None if max_impostors_per_identity is None else self._draw(probe_rows, max_impostors_per_identity, seed)
+        return TrialPlan(tuple(labels), tuple(enrol_rows), tuple(probe_rows), int(ids.size), drawn)
 
     @staticmethod
-    def _pairs(probe_rows: list[np.ndarray], max_impostors: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    def _draw(probe_rows: list[np.ndarray], max_impostors: int, seed: int) -> np.ndarray:
+        """``max_impostors`` probes of the other identities per identity, drawn with a seeded generator."""
         rng = np.random.default_rng(seed)
         all_probes = np.concatenate(probe_rows).astype(np.int64)
-        owner = np.concatenate([np.full(r.size, i) for i, r in enumerate(probe_rows)]).astype(np.int64)
-        gen_e, gen_q, imp_e, imp_q = [], [], [], []
-        for i, rows in enumerate(probe_rows):
-            gen_e.append(np.full(rows.size, i))
-            gen_q.append(rows)
+        owner = np.repeat(np.arange(len(probe_rows)), [r.size for r in probe_rows])
+        imp_e, imp_q = [], []
+        for i in range(len(probe_rows)):
             others = all_probes[owner != i]
-            if max_impostors is not None and others.size > max_impostors:
+            if others.size > max_impostors:
                 others = np.sort(rng.choice(others, size=max_impostors, replace=False))
             imp_e.append(np.full(others.size, i))
             imp_q.append(others)
-        genuine = np.vstack([np.concatenate(gen_e), np.concatenate(gen_q)]).astype(np.int64)
-        impostor = np.vstack([np.concatenate(imp_e), np.concatenate(imp_q)]).astype(np.int64)
-        return genuine, impostor
+        return np.vstack([np.concatenate(imp_e), np.concatenate(imp_q)]).astype(np.int64)
 
     # -- statement --------------------------------------------------------------------------------
     def describe(self, plan: TrialPlan | None = None) -> str:
@@ -195,8 +229,8 @@ class Protocol:
         )
         if plan is not None:
             text += (
-                f" {len(plan.labels)} identities, {plan.genuine.shape[1]} genuine and "
-                f"{plan.impostor.shape[1]} impostor trials."
+                f" {len(plan.labels)} identities, {plan.genuine_count} genuine and "
+                f"{plan.impostor_count} impostor trials."
             )
         return text
 

@@ -59,10 +59,12 @@ __all__ = [
     "binomial_cdf",
     "clopper_pearson_interval",
     "clopper_pearson_upper",
+    "det_from_counts",
     "det_from_scores",
     "eer",
     "eer_interval",
     "fmr_at_fnmr",
+    "fmr_at_fnmr_on_counts",
     "fnmr_at_fmr",
     "fnmr_at_fmr_on_det",
     "identity_bootstrap",
@@ -541,15 +543,37 @@ def _sorted_counts(
     if higher_is_genuine:
         # Negate so that "accept iff score <= τ" covers both orientations with one code path.
         gen, imp = -gen, -imp
-    gen.sort()
-    imp.sort()
-    distinct = np.unique(np.concatenate([gen, imp]))
-    rejected = np.concatenate([[gen.size], gen.size - np.searchsorted(gen, distinct, side="right")])
-    accepted = np.concatenate([[0], np.searchsorted(imp, distinct, side="right")])
-    thresholds = np.concatenate([[-np.inf], distinct])
+    gv, gc = np.unique(gen, return_counts=True)
+    iv, ic = np.unique(imp, return_counts=True)
+    thresholds, rejected, accepted, g, i = det_from_counts(gv, gc, iv, ic)
     if higher_is_genuine:
         thresholds = -thresholds
-    return thresholds, rejected.astype(np.int64), accepted.astype(np.int64), gen.size, imp.size
+    return thresholds, rejected, accepted, g, i
+
+
+def det_from_counts(
+    genuine_values: Any, genuine_counts: Any, impostor_values: Any, impostor_counts: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """``(thresholds, rejected genuine, accepted impostor, G, I)`` of score histograms (lower = genuine).
+
+    ``*_values`` are sorted distinct scores (or a histogram's right bin edges) and ``*_counts``
+    how many trials have each; a trial is accepted at ``τ`` iff its score ``≤ τ``. The thresholds
+    are ``−inf`` (accept nothing) then every value of either histogram, as :func:`det_from_scores`
+    has them: the same integers from histograms merged over blocks as from the scores themselves.
+
+    >>> thr, rej, acc, g, i = det_from_counts([0.1, 0.2], [1, 1], [0.2, 0.5], [2, 1])
+    >>> thr.tolist(), rej.tolist(), acc.tolist(), g, i
+    ([-inf, 0.1, 0.2, 0.5], [2, 1, 0, 0], [0, 0, 2, 3], 2, 3)
+    """
+    gv, iv = np.asarray(genuine_values, dtype=float), np.asarray(impostor_values, dtype=float)
+    gc, ic = np.asarray(genuine_counts, dtype=np.int64), np.asarray(impostor_counts, dtype=np.int64)
+    g, i = _positive("genuine trials", int(gc.sum())), _positive("impostor trials", int(ic.sum()))
+    distinct = np.union1d(gv[gc > 0], iv[ic > 0])
+    gen_below = np.concatenate([[0], np.cumsum(gc)])[np.searchsorted(gv, distinct, side="right")]
+    imp_below = np.concatenate([[0], np.cumsum(ic)])[np.searchsorted(iv, distinct, side="right")]
+    rejected = np.concatenate([[g], g - gen_below])
+    accepted = np.concatenate([[0], imp_below])
+    return np.concatenate([[-np.inf], distinct]), rejected.astype(np.int64), accepted.astype(np.int64), g, i
 
 
 def fmr_at_fnmr(
@@ -563,8 +587,14 @@ def fmr_at_fnmr(
     >>> fmr_at_fnmr([1, 2, 3, 4], [2.5, 5, 6, 7], 0.25)[:2]
     (0.25, 3.0)
     """
+    return fmr_at_fnmr_on_counts(*_sorted_counts(genuine_scores, impostor_scores, higher_is_genuine), target)
+
+
+def fmr_at_fnmr_on_counts(
+    thresholds: np.ndarray, rejected: np.ndarray, accepted: np.ndarray, g: int, i: int, target: float
+) -> tuple[float, float, tuple[float, float]]:
+    """:func:`fmr_at_fnmr` on the counts of :func:`det_from_counts` (score histograms)."""
     target = _target_rate("FNMR", target)
-    thresholds, rejected, accepted, g, i = _sorted_counts(genuine_scores, impostor_scores, higher_is_genuine)
     # Rejections fall along the arrays: the first index meeting the target is the strictest.
     t = _exact(target)
     ok = np.flatnonzero(rejected * t.denominator <= t.numerator * g)

@@ -3,9 +3,15 @@
 * :mod:`.transform` — :class:`FeatureTransform`, fitted once on a background population and
   frozen: standardisation, within-class whitening, Fisher-ratio selection, equal-probability
   quantisers, Gray-coded binarisation; JSON (de)serialisation of population statistics only.
-* :mod:`.pipeline` — pipelines chaining a transform with a sketch (interval, asymmetric
-  interval, code-offset, thermometer codes → PinSketch), usable for enrol/verify, with
-  tolerance selection on held-out data.
+* :mod:`.base` — the :class:`Pipeline` interface chaining a transform with a sketch; one module
+  per pipeline: :mod:`.interval` (with its tolerance path), :mod:`.asymmetric`,
+  :mod:`.code_offset`, :mod:`.thermometer` (thermometer codes → PinSketch);
+  :mod:`.pipeline` re-exports them all;
+* :mod:`.calibration` — the setting for a target FMR, chosen by identity-disjoint
+  cross-validation on the background with a Clopper–Pearson bound (any decider plugs in);
+* :mod:`.calibrated` — each pipeline kind calibrated on the background, and its prediction
+  checked on held-out people; :mod:`.defaults` — the one set of defaults (library and CLI);
+* :mod:`.loading` — pipeline configurations read back from JSON (one file or a directory);
 * :mod:`.evaluation` — error rates of every pipeline next to the unprotected reference.
 
 Names are imported lazily so that ``import sketchauth.features`` costs nothing.
@@ -17,15 +23,21 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "DEFAULTS",
     "AsymmetricIntervalPipeline",
+    "Calibration",
     "CodeOffsetPipeline",
+    "Decider",
     "FeatureTransform",
     "IntervalPipeline",
     "Pipeline",
     "ThermometerPipeline",
     "TolerancePath",
+    "calibrate",
+    "calibrated_pipeline",
     "choose_error_tolerance",
     "evaluate_pipelines",
+    "heldout_check",
     "load_pipeline",
     "load_pipelines",
     "tolerance_path",
@@ -33,17 +45,23 @@ __all__ = [
 
 _WHERE = {
     "FeatureTransform": "transform",
-    "Pipeline": "pipeline",
-    "IntervalPipeline": "pipeline",
-    "AsymmetricIntervalPipeline": "pipeline",
-    "CodeOffsetPipeline": "pipeline",
-    "ThermometerPipeline": "pipeline",
-    "TolerancePath": "pipeline",
-    "tolerance_path": "pipeline",
-    "choose_error_tolerance": "pipeline",
-    "load_pipeline": "pipeline",
-    "load_pipelines": "pipeline",
+    "Pipeline": "base",
+    "IntervalPipeline": "interval",
+    "AsymmetricIntervalPipeline": "asymmetric",
+    "CodeOffsetPipeline": "code_offset",
+    "ThermometerPipeline": "thermometer",
+    "TolerancePath": "interval",
+    "tolerance_path": "interval",
+    "choose_error_tolerance": "code_offset",
+    "load_pipeline": "loading",
+    "load_pipelines": "loading",
     "evaluate_pipelines": "evaluation",
+    "Calibration": "calibration",
+    "Decider": "calibration",
+    "calibrate": "calibration",
+    "calibrated_pipeline": "calibrated",
+    "heldout_check": "calibrated",
+    "DEFAULTS": "defaults",
 }
 
 

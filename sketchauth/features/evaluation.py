@@ -47,18 +47,12 @@ from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.pipeline import (
-    AsymmetricIntervalPipeline,
-    CodeOffsetPipeline,
-    IntervalPipeline,
-    Pipeline,
-    ThermometerPipeline,
-    _abs_delta,
-    _code_dims,
-    asymmetric_scale_scores,
-    byte_error_scores,
-    tolerance_path,
-)
+from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
+from sketchauth.features.base import Pipeline
+from sketchauth.features.calibrated import heldout_table
+from sketchauth.features.code_offset import CodeOffsetPipeline, _code_dims, byte_error_scores
+from sketchauth.features.defaults import DEFAULTS
+from sketchauth.features.interval import IntervalPipeline, _abs_delta, tolerance_path
 from sketchauth.features.security import (
     GUARANTEE_BITS,
     PIN_DIGITS,
@@ -68,6 +62,7 @@ from sketchauth.features.security import (
     security_figures,
     tuning_view,
 )
+from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -86,8 +81,8 @@ __all__ = [
 FMR_TARGETS = (1e-2, 1e-3, 1e-4)
 #: the goal: best protected FNMR at FMR 1% within this factor of the reference's.
 GOAL_RATIO = 1.25
-#: enrol_interval margin for the asymmetric pipeline in evaluations (a fixed floor on every tolerance).
-ASYMMETRIC_MARGIN = 3
+#: enrol_interval margin for the asymmetric pipeline in evaluations: the one default (a floor on every tolerance).
+ASYMMETRIC_MARGIN = DEFAULTS.asymmetric_margin
 PIPELINE_KINDS = ("interval", "asymmetric-interval", "code-offset", "thermometer")
 
 
@@ -167,6 +162,9 @@ class FeatureEvaluation:
     #: FNMR/FMR against guaranteed bits along each pipeline's setting.
     tuning: tuple[dict[str, Any], ...] = ()
     recommendation: dict[str, Any] | None = None
+    #: Pipelines calibrated on the background and measured on these people
+    #: (:func:`sketchauth.features.calibrated.heldout_check`): the honest "is the target met" figures.
+    calibrated: tuple[dict[str, Any], ...] = ()
 
     @property
     def reference(self) -> MatcherResult:
@@ -181,7 +179,11 @@ class FeatureEvaluation:
 
     @property
     def goal(self) -> dict[str, Any]:
-        """Best protected FNMR at FMR 1% over the reference's (``ratio``), and whether ≤ 1.25."""
+        """Best protected FNMR at FMR 1% over the reference's (``ratio``), and whether ≤ 1.25.
+
+        Optimistic by construction: every FNMR here is read at a threshold chosen on the evaluated
+        people. ``calibrated`` holds the held-out figures of settings chosen on the background.
+        """
         if not any(r.protected for r in self.results):
             ref = self.reference.at(1e-2).fnmr
             return {
@@ -190,7 +192,8 @@ class FeatureEvaluation:
                 "reference_fnmr": ref,
                 "ratio": None,
                 "target_ratio": GOAL_RATIO,
-                "met": False,
+                "within_optimistic": False,
+                "optimistic": True,
             }
         best, ref = self.best_protected.at(1e-2).fnmr, self.reference.at(1e-2).fnmr
         ratio = math.inf if ref == 0 and best > 0 else (1.0 if ref == 0 else best / ref)
@@ -200,7 +203,9 @@ class FeatureEvaluation:
             "reference_fnmr": ref,
             "ratio": ratio,
             "target_ratio": GOAL_RATIO,
-            "met": ratio <= GOAL_RATIO,
+            # Thresholds chosen on the evaluated people: never a "met" verdict (see ``calibrated``).
+            "within_optimistic": ratio <= GOAL_RATIO,
+            "optimistic": True,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -216,6 +221,7 @@ class FeatureEvaluation:
             "tuning": [dict(row) for row in self.tuning],
             "recommendation": self.recommendation,
             "goal": self.goal,
+            "calibrated_on_background": [dict(row) for row in self.calibrated],
         }
 
     def table(self) -> str:
@@ -253,12 +259,21 @@ class FeatureEvaluation:
         if g["pipeline"] is None:
             foot += "Goal: no protected pipeline could be built on this data (see the unavailable rows).\n"
         else:
-            verdict = "met" if g["met"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
+            verdict = "within" if g["within_optimistic"] else f"missed by {g['ratio'] / GOAL_RATIO:.2f}×"
             foot += (
                 f"Goal (best protected FNMR at FMR 1e-2 ≤ {GOAL_RATIO}× reference): {g['pipeline']} "
-                f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}.\n"
+                f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}, OPTIMISTIC: every "
+                "row reads its FMR off thresholds chosen on these people; the calibrated table is the held-out one.\n"
             )
-        return head + "\n".join(rows) + "\n" + foot + self._security_table()
+        return head + "\n".join(rows) + "\n" + foot + self._calibrated_table() + self._security_table()
+
+    def _calibrated_table(self) -> str:
+        if not self.calibrated:
+            return ""
+        return (
+            "\nCalibrated on the background (identity-disjoint cross-validation, Clopper–Pearson bound), "
+            "measured on these people:\n\n" + heldout_table(self.calibrated)
+        )
 
     def _security_table(self) -> str:
         if not self.security and not self.tuning:
@@ -390,8 +405,8 @@ def evaluate_pipelines(
     *,
     enrol_samples: int = 1,
     kinds: Sequence[str] = ("interval", "code-offset", "thermometer"),
-    code_bits: int = 1,
-    thermometer_resolution: float = 0.15,
+    code_bits: int = DEFAULTS.code_bits,
+    thermometer_resolution: float = DEFAULTS.thermometer_resolution,
     set_kind: str = "open",
     security: bool = True,
     attack_people: int = 10,

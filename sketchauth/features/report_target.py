@@ -14,6 +14,10 @@ Swept setting per pipeline kind (the dimensions and the secret stay fixed along 
 * ``interval`` — ``offset``: every per-dimension tolerance becomes ``clip(v_j + offset, 1, L)``;
 * ``asymmetric-interval`` — ``margin`` of :func:`sketchauth.templates.enrol_interval`.
 
+The report's operating point is the configured setting (:func:`configured_setting`) unless
+``--operating-setting`` names another: the configuration was calibrated on background people, so
+its rates on the report's people are a held-out measurement, not a setting chosen on them.
+
 Unless ``--source-entropy`` is given, the declared source min-entropy is the secret's bits under
 the background (levels uniform and independent: an optimistic figure, stated as declared).
 """
@@ -36,7 +40,7 @@ from sketchauth.features.pipeline import (
 )
 from sketchauth.sketches.base import SecureSketch
 
-__all__ = ["default_pipeline_sweep", "pipeline_target"]
+__all__ = ["configured_setting", "default_pipeline_sweep", "pipeline_target"]
 
 
 def _variant(pipeline: Pipeline, setting: Any) -> Pipeline:
@@ -59,6 +63,20 @@ def _variant(pipeline: Pipeline, setting: Any) -> Pipeline:
             spread=pipeline.spread,
             scheme=pipeline.sketch.params()["scheme"],
         )
+    raise ParameterError(f"no report sweep for pipeline kind {pipeline.kind!r}")
+
+
+def configured_setting(pipeline: Pipeline) -> int:
+    """The sweep value of the pipeline as configured (calibrated on the background, not on the report's people).
+
+    ``t`` for thermometer / code-offset, offset ``0`` for interval, ``margin`` for asymmetric-interval.
+    """
+    if isinstance(pipeline, (ThermometerPipeline, CodeOffsetPipeline)):
+        return int(pipeline.sketch.params()["t"])
+    if isinstance(pipeline, IntervalPipeline):
+        return 0
+    if isinstance(pipeline, AsymmetricIntervalPipeline):
+        return pipeline.margin
     raise ParameterError(f"no report sweep for pipeline kind {pipeline.kind!r}")
 
 

@@ -67,6 +67,7 @@ from sketchauth.sketches.params import check_int, check_positive_float
 
 __all__ = [
     "MIN_IDENTITIES",
+    "PROJECTIONS",
     "TRANSFORM_FORMAT",
     "FeatureTransform",
     "SmallPopulationWarning",
@@ -79,6 +80,8 @@ MIN_IDENTITIES = 10
 #: Bounds checked when parsing a transform from JSON (untrusted configuration).
 MAX_FEATURES = 8192
 MAX_LEVELS = 256
+#: Projections :meth:`FeatureTransform.fit` offers: Fisher LDA, or within-class whitening only.
+PROJECTIONS = ("lda", "whiten")
 TRANSFORM_FORMAT = "sketchauth-feature-transform/v1"
 
 
@@ -148,12 +151,25 @@ class FeatureTransform:
         dimensions: int | None = None,
         min_fisher_ratio: float = 0.05,
         shrinkage: float | None = None,
+        projection: str = "lda",
+        normalise: bool = False,
     ) -> FeatureTransform:
         """Fit on a background population (``LabelledVectors`` or ``(samples, identities)``).
 
         ``levels`` (a power of two, 2 … 256) is ``L``; ``dimensions`` caps the kept directions;
         ``shrinkage`` fixes ``α ∈ [0, 1]`` (``None``: Ledoit–Wolf).
+
+        ``projection``: ``"lda"`` (steps 2–3 of the module docstring: at most ``J − 1`` directions
+        for ``J`` background identities) or ``"whiten"`` — within-class whitening only, no
+        Fisher rotation: every whitened axis of the raw embedding is kept (up to ``d``, ordered by
+        its own Fisher ratio, the diagonal of the identity-mean covariance), however few people
+        the background holds. ``normalise=True`` divides every sample by its Euclidean norm first
+        (embeddings compared by cosine); the transform applies it to every later sample too.
         """
+        if projection not in PROJECTIONS:
+            raise ParameterError(f"projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
+        if not isinstance(normalise, bool):
+            raise ParameterError(f"normalise must be True or False, got {normalise!r}")
         data = _as_data(data)
         levels = _check_levels(levels)
         dimensions = None if dimensions is None else check_int("dimensions", dimensions)
@@ -163,14 +179,21 @@ class FeatureTransform:
         x = np.asarray(data.samples, dtype=np.float64)
         inverse, counts = _group_index(data.identities)
         _check_population(x, counts)
+        if normalise:
+            x = _unit_rows(x)
         mean, scale = _standardisation(x)
         z = (x - mean) / scale
         whitening, alpha = _within_whitening(z, inverse, counts, shrinkage)
-        ratios, directions = _fisher_directions(z, inverse, counts, whitening)
-        keep = _select(ratios, min_fisher_ratio, dimensions, counts.size)
-        projection = whitening @ directions[:, keep]
-        edges = _quantiser_edges(z @ projection, levels)
-        training = {
+        if projection == "lda":
+            ratios, directions = _fisher_directions(z, inverse, counts, whitening)
+            cap = counts.size
+        else:
+            ratios, directions = _axis_ratios(z, inverse, counts, whitening)
+            cap = z.shape[1] + 1
+        keep = _select(ratios, min_fisher_ratio, dimensions, cap)
+        matrix = whitening @ directions[:, keep]
+        edges = _quantiser_edges(z @ matrix, levels)
+        training: dict[str, Any] = {
             "identities": int(counts.size),
             "samples": int(x.shape[0]),
             "features": int(x.shape[1]),
@@ -178,7 +201,37 @@ class FeatureTransform:
             "min_fisher_ratio": float(min_fisher_ratio),
             "small_population": bool(counts.size < MIN_IDENTITIES),
         }
-        return cls(mean, scale, projection, ratios[keep], edges, training)
+        if projection != "lda" or normalise:
+            # Recorded only when not the defaults, so earlier transforms keep their fingerprints.
+            training.update({"projection": projection, "normalise": normalise})
+        return cls(mean, scale, matrix, ratios[keep], edges, training)
+
+    def refit(self, data: LabelledVectors | tuple[Any, Any]) -> FeatureTransform:
+        """A transform fitted on ``data`` with this one's settings (levels, projection, normalisation,
+        minimum Fisher ratio, at most this many dimensions; shrinkage re-estimated by Ledoit–Wolf).
+
+        Cross-validation refits the transform without a fold's people (:mod:`sketchauth.features.calibration`).
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SmallPopulationWarning)
+            return FeatureTransform.fit(
+                data,
+                levels=self.levels,
+                dimensions=self.dimensions,
+                min_fisher_ratio=float(self.training.get("min_fisher_ratio", 0.05)),
+                projection=self.projection_kind,
+                normalise=self.normalises,
+            )
+
+    @property
+    def projection_kind(self) -> str:
+        """``"lda"`` or ``"whiten"`` (see :meth:`fit`)."""
+        return str(self.training.get("projection", "lda"))
+
+    @property
+    def normalises(self) -> bool:
+        """True when samples are divided by their Euclidean norm before standardisation."""
+        return self.training.get("normalise") is True
 
     # -- shape ----------------------------------------------------------------------------------
     @property
@@ -205,6 +258,8 @@ class FeatureTransform:
     def project(self, samples: Any) -> np.ndarray:
         """Whitened, selected features ``y`` of one sample (``d``) or many (``N × d``)."""
         x = self._check_samples(samples)
+        if self.normalises:
+            x = _unit_rows(x)
         # Finite but huge inputs (a caller's bug, or hostile ones) overflow to inf/NaN here,
         # which would quantise to arbitrary levels: refuse them instead.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -314,6 +369,10 @@ class FeatureTransform:
         training = raw.get("training", {})
         if not isinstance(training, Mapping):
             raise ParameterError("transform training must be an object")
+        if training.get("projection", "lda") not in PROJECTIONS or not isinstance(
+            training.get("normalise", False), bool
+        ):
+            raise ParameterError(f"transform training: projection must be one of {PROJECTIONS}, normalise a boolean")
         return cls(mean, scale, projection, ratios, edges, dict(training))
 
     @classmethod
@@ -421,6 +480,31 @@ def _fisher_directions(
     values, vectors = np.linalg.eigh(between)
     order = np.argsort(values)[::-1]
     return values[order], vectors[:, order]
+
+
+def _axis_ratios(
+    z: np.ndarray, inverse: np.ndarray, counts: np.ndarray, whitening: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per whitened axis its own Fisher ratio (no rotation), axes ordered by decreasing ratio.
+
+    The ratio of axis ``j`` is the ``j``-th diagonal entry of the noise-corrected identity-mean
+    covariance of :func:`_fisher_directions`; the "directions" returned are columns of ``I``.
+    """
+    y = z @ whitening
+    sums = np.zeros((counts.size, y.shape[1]))
+    np.add.at(sums, inverse, y)
+    means = sums / counts[:, None]
+    ratios = means.var(axis=0, ddof=1) - float(np.mean(1.0 / counts))
+    order = np.argsort(ratios, kind="stable")[::-1]
+    return ratios[order], np.eye(y.shape[1])[:, order]
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows divided by their Euclidean norm (``SampleError`` for an all-zero row)."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise SampleError("a sample is the zero vector; it has no direction to normalise")
+    return x / norms
 
 
 def _select(ratios: np.ndarray, min_ratio: float, dimensions: int | None, identities: int) -> np.ndarray:

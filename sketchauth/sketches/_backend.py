@@ -9,15 +9,20 @@ explicitly, per object: ``PinSketch(16, 8, backend="numpy")``, ``FuzzyVault(…,
 check them against each other and against plain-integer references); the native one is faster
 and allocates far less.
 
-The public door is :func:`sketchauth.sketches.backend`.
+The public door is :func:`sketchauth.sketches.backend`. Without the extension, the first object
+that takes the default backend issues one :class:`~sketchauth.errors.NativeBackendWarning` per
+process (the numpy kernels are correct but PinSketch decoding is two orders of magnitude slower,
+which a deployment should not discover from its latencies).
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
 from types import ModuleType
 from typing import Literal
 
-from sketchauth.errors import ParameterError
+from sketchauth.errors import NativeBackendWarning, ParameterError
 
 __all__ = ["BACKENDS", "backend", "native_module", "native_or_none", "resolve"]
 
@@ -30,6 +35,12 @@ except ImportError:  # not built (no compiler at install time, or SKETCHAUTH_NO_
     _NATIVE = None
 
 _DEFAULT: Backend = "native" if _NATIVE is not None else "numpy"
+_FALLBACK_MESSAGE = (
+    "sketchauth's compiled extension is not installed: the numpy implementation runs (same results, "
+    "PinSketch decoding about 100x slower). Install a binary wheel (pip install --only-binary sketchauth "
+    "sketchauth) or reinstall where a C compiler and Python's headers exist; pass backend='numpy' to "
+    "choose it explicitly and silence this warning"
+)
 
 
 def backend() -> Backend:
@@ -44,6 +55,8 @@ def backend() -> Backend:
 def resolve(requested: str) -> Backend:
     """The backend an object asked for: ``"auto"`` (the default), ``"native"`` or ``"numpy"``."""
     if requested == "auto":
+        if _DEFAULT == "numpy":
+            _warn_fallback()
         return _DEFAULT
     if requested == "numpy":
         return "numpy"
@@ -55,6 +68,12 @@ def resolve(requested: str) -> Backend:
             )
         return "native"
     raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}, got {requested!r}")
+
+
+@functools.cache  # once per process
+def _warn_fallback() -> None:
+    """One :class:`NativeBackendWarning` per process, pointing at the caller's code."""
+    warnings.warn(_FALLBACK_MESSAGE, NativeBackendWarning, stacklevel=4)
 
 
 def native_module() -> ModuleType:

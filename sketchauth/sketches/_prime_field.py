@@ -58,12 +58,14 @@ Example::
 
 from __future__ import annotations
 
-import secrets as _secrets
-
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.sketches import _backend
+
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
 
 __all__ = [
     "MAX_MODULUS",

@@ -20,7 +20,6 @@ the sample is close to it. Each scheme here
 from __future__ import annotations
 
 import importlib
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.entropy import sketch_loss_bound
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches.format import (
@@ -43,6 +43,8 @@ from sketchauth.sketches.format import (
 from sketchauth.sketches.params import Parameter, ParameterSpec
 from sketchauth.sketches.registry import REGISTRY, SCHEMES, scheme_class, scheme_name_of
 from sketchauth.sketches.samples import as_batch, as_collection
+
+json = LazyModule("json")  # on first use (sketchauth._lazy)
 
 __all__ = [
     "SCHEMES",

@@ -51,21 +51,27 @@ from __future__ import annotations
 
 import itertools
 import math
-import secrets as _secrets
 from array import array
 from collections.abc import Iterable, Iterator
-from fractions import Fraction
 from functools import cached_property, lru_cache
-from typing import Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_element_set, as_integers
 from sketchauth.sketches.types import ElementSet
+
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
+_fractions = LazyModule("fractions")  # exact probabilities, for evaluation only (with decimal: ~1.5 ms)
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 __all__ = [
     "MAX_ENUMERATED_CHAFF",
@@ -169,7 +175,7 @@ def segment_distributions(length: int, min_distance: int) -> tuple[dict[Chaff, F
     {(0, 2): Fraction(2, 3), (1,): Fraction(1, 3)}
     """
     return tuple(
-        {chaff: Fraction(w, math.factorial(run)) for chaff, w in table.items()}
+        {chaff: _fractions.Fraction(w, math.factorial(run)) for chaff, w in table.items()}
         for run, table in enumerate(_segment_weights(length, min_distance))
     )
 
@@ -195,7 +201,7 @@ def fill_by_orders(universe: int, min_distance: int, secret: Iterable[int]) -> d
         if chosen in memo:
             return memo[chosen]
         if free == 0:
-            memo[chosen] = {chosen: Fraction(1)}
+            memo[chosen] = {chosen: _fractions.Fraction(1)}
             return memo[chosen]
         options = [x for x in range(n) if free >> x & 1]
         out: dict[int, Fraction] = {}
@@ -419,7 +425,8 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
             ]
         scale = math.prod(math.factorial(length) for _, length in runs)
         return [
-            (chaff, Fraction(w, scale)) for chaff, w in sorted(space, key=lambda item: sum(1 << x for x in item[0]))
+            (chaff, _fractions.Fraction(w, scale))
+            for chaff, w in sorted(space, key=lambda item: sum(1 << x for x in item[0]))
         ]
 
     def randomness_space(self, secret: Any) -> list[tuple[Chaff, float]]:
@@ -440,7 +447,7 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
         secrets_list = list(self.secret_space())
         if len(secrets_list) > MAX_ENUMERATED_CHAFF:
             raise ParameterError(f"{len(secrets_list)} secrets are too many to enumerate")
-        share = Fraction(1, len(secrets_list))
+        share = _fractions.Fraction(1, len(secrets_list))
         out: dict[int, Fraction] = {}
         for secret in secrets_list:
             for chaff, p in self.exact_randomness_space(secret):
@@ -544,8 +551,8 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
         if segment_set_counts(n, d, MAX_ENUMERATED_SETS) is None:
             return None
         tables = _segment_weights(n, d)
-        peak = [Fraction(max(t.values()), math.factorial(run)) for run, t in enumerate(tables)]
-        size = [Fraction(len(t)) for t in tables]
+        peak = [_fractions.Fraction(max(t.values()), math.factorial(run)) for run, t in enumerate(tables)]
+        size = [_fractions.Fraction(len(t)) for t in tables]
         top = self._best_secret(peak)
         widest = self._best_secret(size)
         return -_log2_fraction(top), _log2_fraction(widest)

@@ -1,8 +1,13 @@
 """Code-offset sketch (fuzzy commitment) for the Hamming metric over bytes (Dodis–Ostrovsky–Reyzin–Smith §5).
 
 The secret ``w`` is a string of ``n`` bytes; ``C`` is the ``[n, k = n − 2t]`` Reed–Solomon code
-over GF(2^8) (``reedsolo``, primitive polynomial 0x11d, shortened from length 255), which
-corrects ``t`` byte errors. Enc picks a uniformly random message ``x ∈ GF(2^8)^k`` with
+over GF(2^8) (primitive polynomial 0x11d, shortened from length 255), which corrects ``t`` byte
+errors. The codec is ``creedsolo`` where it is installed (compiled; the ``fast`` extra, shipped in
+reedsolo 2.x wheels), else the pure-Python ``reedsolo``: the same maintainer's two implementations
+of one algorithm, which give byte-identical codewords and corrections (tested), so a helper made
+with one decodes with the other. ``codec="reedsolo"`` or ``"creedsolo"`` asks for one explicitly.
+
+Enc picks a uniformly random message ``x ∈ GF(2^8)^k`` with
 :mod:`secrets` and outputs ``S = w ⊕ C(x)``. Dec(``w'``): decode ``w' ⊕ S = C(x) ⊕ (w ⊕ w')`` to
 ``C(x)`` and return ``S ⊕ C(x)``.
 
@@ -29,21 +34,28 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import itertools
-import secrets as _secrets
 from collections.abc import Iterable, Mapping, Sized
+from types import ModuleType
 from typing import Any
 
 import numpy as np
-import reedsolo
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_integers
 from sketchauth.sketches.types import ByteString
 
-__all__ = ["CodeOffsetSketch"]
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
+
+__all__ = ["CODECS", "CodeOffsetSketch", "reed_solomon"]
+
+#: Reed–Solomon implementations, fastest first: compiled creedsolo, pure-Python reedsolo.
+CODECS = ("creedsolo", "reedsolo")
 
 #: ``randomness_space`` enumerates at most this many messages (exact evaluation only).
 MAX_ENUMERATED_MESSAGES = 1 << 16
@@ -65,6 +77,25 @@ def _as_bytes(value: Any, n: int, name: str) -> bytes:
     if len(data) != n:
         raise SampleError(f"{name} must be {n} bytes long, got {len(data)}")
     return data
+
+
+def reed_solomon(codec: str = "auto") -> ModuleType:
+    """The Reed–Solomon module a sketch uses: the first of :data:`CODECS` installed, or the one named.
+
+    >>> reed_solomon("reedsolo").__name__
+    'reedsolo'
+    """
+    if codec not in ("auto", *CODECS):
+        raise ParameterError(f"codec must be one of auto, {', '.join(CODECS)}, got {codec!r}")
+    for name in CODECS if codec == "auto" else (codec,):
+        try:
+            return importlib.import_module(name)  # first use only: later calls are a dictionary lookup
+        except ImportError:
+            if codec != "auto":
+                raise ParameterError(
+                    f"codec={codec!r} is not installed: pip install 'sketchauth[fast]', or use codec='auto'"
+                ) from None
+    raise ParameterError("no Reed-Solomon codec is installed: pip install reedsolo")
 
 
 def _xor(a: bytes, b: bytes) -> bytes:
@@ -113,13 +144,17 @@ class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
         example=({"n": 16, "t": 2}, [list(range(16))], [99, *range(1, 15), 0]),
     )
 
-    def __init__(self, n: int, t: int) -> None:
+    def __init__(self, n: int, t: int, *, codec: str = "auto") -> None:
         self.n = check_int("n", n, MIN_N, MAX_N)
         self.t = check_int("t", t, 1)
         self.k = self.n - 2 * self.t
         if self.k < 1:
             raise ParameterError(f"t={self.t} leaves no message symbols for n={self.n} (need 2t < n)")
-        self._codec = reedsolo.RSCodec(2 * self.t, nsize=255)
+        module = reed_solomon(codec)
+        #: The Reed–Solomon implementation in use (``creedsolo`` or ``reedsolo``); not a parameter.
+        self.codec: str = module.__name__
+        self._codec = module.RSCodec(2 * self.t, nsize=255)
+        self._codec_error: type[Exception] = module.ReedSolomonError
 
     def params(self) -> dict[str, Any]:
         return {"n": self.n, "t": self.t}
@@ -141,7 +176,7 @@ class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
         return ((bytes(m), 1.0 / count) for m in itertools.product(range(256), repeat=self.k))
 
     def _codeword(self, message: bytes) -> bytes:
-        return bytes(self._codec.encode(message))
+        return bytes(self._codec.encode(bytearray(message)))  # creedsolo takes writable buffers only
 
     # -- encode / decode ----------------------------------------------------------------------------
     def _encode_payload(self, secret: bytes, randomness: Any) -> bytes:
@@ -158,7 +193,7 @@ class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
         try:
             # The decoder returns the corrected codeword C(x) itself: no re-encoding needed.
             _, codeword, errata = self._codec.decode(bytearray(noisy))
-        except reedsolo.ReedSolomonError:
+        except self._codec_error:
             raise DecodeError(f"more than {self.t} byte errors") from None
         if len(errata) > self.t or len(codeword) != self.n:
             raise DecodeError(f"more than {self.t} byte errors")

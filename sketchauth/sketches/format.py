@@ -20,15 +20,18 @@ against ``max_bytes`` before anything is allocated.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import struct
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import SketchFormatError
+
+# Loaded on first use (sketchauth._lazy): a helper is parsed or written long after import.
+hashlib = LazyModule("hashlib")
+json = LazyModule("json")
 
 __all__ = [
     "FORMAT_VERSION",

@@ -49,10 +49,10 @@ import itertools
 import math
 import numbers
 import operator
+import sys
 from collections.abc import Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -569,7 +569,17 @@ def _out_of_range(name: str, low: int | None, high: int | None) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (numbers.Number, Decimal, np.generic))
+    # Decimal registers itself as a numbers.Number when its module loads.
+    return isinstance(value, (numbers.Number, np.generic))
+
+
+def _is_decimal(value: Any) -> bool:
+    """Whether ``value`` is a :class:`decimal.Decimal`, without importing :mod:`decimal` (~1 ms).
+
+    A Decimal exists only once its module is imported, so an absent module answers no.
+    """
+    decimal = sys.modules.get("decimal")
+    return decimal is not None and isinstance(value, decimal.Decimal)
 
 
 def _bounds(low: int | None, high: int | None) -> tuple[int, int]:
@@ -615,7 +625,7 @@ def _integral_value(value: Any) -> int | None:
     if isinstance(value, numbers.Rational):
         if value.denominator == 1:
             return int(value.numerator)
-    elif isinstance(value, Decimal):
+    elif _is_decimal(value):
         if value.is_finite() and value == value.to_integral_value():
             return int(value)
     elif isinstance(value, numbers.Real):  # float, numpy floats

@@ -41,16 +41,15 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-import secrets as _secrets
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
 from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches._prime_field import (
@@ -74,6 +73,10 @@ from sketchauth.sketches.format import pack_uints, uint_width, unpack_uints
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set, as_integers
 from sketchauth.sketches.types import ElementSet, WeightedSet
+
+# secrets loads hmac, hashlib and OpenSSL: on first use (sketchauth._lazy).
+_secrets = LazyModule("secrets")
+_fractions = LazyModule("fractions")  # exact probabilities, for evaluation only (with decimal: ~1.5 ms)
 
 __all__ = [
     "MAX_CANDIDATE_POINTS",
@@ -212,7 +215,7 @@ def candidate_fraction(r: int, g: int, a: int, *, q: int = 2) -> float:
         )
     else:
         count = sum(math.comb(r, e) * _covering_subsets(e, q, g) for e in range(a + 1))
-    return float(Fraction(count, math.comb(q * r, g)))
+    return float(_fractions.Fraction(count, math.comb(q * r, g)))
 
 
 # -- shared helpers ----------------------------------------------------------------------------

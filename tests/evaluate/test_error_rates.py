@@ -146,7 +146,7 @@ def test_code_offset_exact_counts_and_parallel_equal() -> None:
     assert counts == [(1, 9, 0), (2, 2, 0), (3, 0, 0)]
     assert one.points[0].genuine_trials == 20 and one.points[0].impostor_trials == 180
     assert one.eer == 0.0
-    two = evaluate_adapter("code-offset", {"n": 8}, strings, [1, 2, 3], seed=0, jobs=2, chunk=50)
+    two = evaluate_adapter("code-offset", {"n": 8}, strings, [1, 2, 3], seed=0, jobs=2)
     assert [p.to_dict() for p in two.points] == [p.to_dict() for p in one.points]
 
 

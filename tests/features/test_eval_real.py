@@ -71,13 +71,19 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     first = np.tile(np.arange(17) < 12, 9)  # rows are identity by identity
     _write_csv(background, LabelledVectors(nine.identities[first], nine.samples[first]))
     transform = tmp_path / "t.json"
-    assert features_fit(background, transform, "--levels", "8") == 2
-    err = capsys.readouterr().err
-    # "got 6" used to be all it said for a file of 9 identities.
-    assert "nine.csv" in err and "6 for fit, 1 for calibration, 2 for check" in err
-    assert "at least 2 identities" in err and "at least 12 identities" in err and "--calibration-split samples" in err
+    # Cross-validation uses all 9 people; the summary says what such a background is worth.
+    assert features_fit(background, transform, "--levels", "8", "--folds", "3") == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert "nine.csv, all identities" in summary["warnings"][0] and "9 identities (fewer than 10)" in captured.err
+    assert summary["calibration_identities"] == 9 and "cross-validation" in summary["protocol"]
+    for name in ("interval", "thermometer"):
+        # Each either calibrated within its bound or unavailable, saying how many trials it needs.
+        entry = summary["pipelines"].get(name) or summary[name]
+        assert "needs >=" in entry.get("unavailable", "needs >=") or entry["predicted_on_new_people"]
 
     args = ["--levels", "8", "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
+    args += ["--target-fmr", "0.1", "--folds", "3"]  # 72 impostor trials: enough for a 10% bound only
     assert features_fit(background, transform, *args) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
@@ -364,6 +370,9 @@ def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path,
         e is None or 1 <= e <= s for e, s in zip(attack["per_person"], attack["argon2_evaluations_spent"], strict=False)
     )
     assert report["data"]["protocol"]["set"] == "closed"
+    # Picked by the NIST rule on these people: labelled optimistic wherever it is stated.
+    assert report["operating_point"]["chosen_on_evaluated_people"] is True
+    assert "**optimistic**" in (out / "report.md").read_text() and "optimistic: setting chosen" in printed
     assert report["error_rates"]["impostor_trials"] == 12 * 11 * 2
     md = (out / "report.md").read_text()
     assert "impostor trials (zero effort): each identity against every probe of every other identity" in md

@@ -44,20 +44,30 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     transform = FeatureTransform.from_json(transform_path.read_text())
     assert summary["kept_dimensions"] == transform.dimensions
     assert summary["levels"] == 16 and summary["bits_per_dimension"] == 4
-    assert summary["background"]["identities"] == 105  # 70% of 150 identities fit the transform
-    assert summary["calibration_identities"] + summary["check_identities"] == 45
-    assert transform.training["holdout"] == 0.3 and transform.training["split_seed"] == 0
+    # Every background identity fits the transform and calibrates by 5-fold cross-validation.
+    assert summary["background"]["identities"] == 150 == summary["calibration_identities"]
+    assert "check_identities" not in summary and "cross-validation" in summary["protocol"]
+    assert transform.training["folds"] == 5 and transform.training["split_seed"] == 0
     for name in ("interval", "thermometer"):
-        expected = summary["pipelines"][name]["expected_on_check"]
-        assert 0.0 <= expected["fnmr"] <= 1.0 and expected["impostor_trials"] > 0
+        predicted = summary["pipelines"][name]["predicted_on_new_people"]
+        assert predicted["predicted_fmr_upper"] <= 0.01 and predicted["folds"] == 5
+        low, high = predicted["predicted_fmr_interval"]
+        assert low <= predicted["predicted_fmr"] <= high and predicted["impostor_trials"] == 150 * 4 * 149
         assert load_pipeline((pipelines / f"{name}.json").read_text()).transform == transform
 
     out = tmp_path / "report"
     args = ["--data", str(people), "--no-plots", "--attack-tries", "10", "--decode-checks", "400"]
     code = features_evaluate(transform_path, background, out, *args)
     assert code == 0
-    assert "reference (whitened Euclidean, unprotected)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "reference (whitened Euclidean, unprotected)" in printed
+    # Thresholds read off these people are labelled optimistic; the held-out figures are separate.
+    assert "OPTIMISTIC" in printed and "Calibrated on the background" in printed and " met" not in printed
     report = json.loads((out / "features.json").read_text())
+    calibrated = {row["pipeline"]: row for row in report["calibrated_on_background"]}
+    realised = calibrated["thermometer"]["realised"]
+    assert realised["impostor_trials"] == report["impostor_trials"] and 0.0 <= realised["fmr"] <= 1.0
+    assert calibrated["thermometer"]["predicted"]["predicted_fmr_upper"] <= 0.01
     for row in report["matchers"][1:]:
         assert row["decode_check"]["disagreements"] == 0
         assert row["decode_check"]["checked"] in (0, 400, row["decode_check"].get("total_trials"))
@@ -71,11 +81,13 @@ def test_synth_fit_evaluate(tmp_path, capsys) -> None:
     thermometer = load_pipeline((pipelines / "thermometer.json").read_text())
     t = thermometer.sketch.params()["t"]
     pipeline = str(pipelines / "thermometer.json")
-    args = ["--pipeline", pipeline, "--data", str(few), "--max-impostors", "3", "--sweep", str(t)]
+    args = ["--pipeline", pipeline, "--data", str(few), "--max-impostors", "3", "--sweep", str(t + 1)]
     code = evaluate_report(tmp_path / "full", *args)
     assert code == 0
     full = json.loads((tmp_path / "full" / "report.json").read_text())
+    # The operating point is the calibrated configuration (added to the sweep), not one picked here.
     assert full["scheme"] == "pipeline:thermometer" and full["operating_point"]["setting"] == t
+    assert full["operating_point"]["chosen_on_evaluated_people"] is False
     # Few comparisons: every one is re-decided by real PinSketch decodes, none disagrees.
     check = full["error_rates"]["decode_check"]
     assert check["all_trials"] and check["disagreements"] == 0 and check["checked"] == check["total_trials"]

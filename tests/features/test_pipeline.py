@@ -89,10 +89,14 @@ def _box_errors(transform, data, dims, tolerances) -> tuple[int, int]:
 
 
 def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
-    step = path.step_for_fmr(1e-2)
-    # The definition: the most permissive step of the (monotone) path whose held-out FMR ≤ 1%.
-    assert path.fmr[step] <= 1e-2 < path.fmr[step + 1]
     pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    # The definition: the path on all of heldout, stopped at the model FMR cross-validation chose,
+    # whose (design-effect) Clopper–Pearson 95% bound on the FMR is at most the target.
+    calibration = pipeline.calibration
+    assert calibration is not None and calibration.fmr_upper <= 1e-2 and calibration.folds == 5
+    step = path.step_for_log_model_fmr(float(calibration.point))
+    assert path.log_model_fmr is not None and np.all(np.diff(path.log_model_fmr) > 0)
+    assert path.log_model_fmr[step] <= calibration.point < path.log_model_fmr[step + 1]
     assert pipeline == IntervalPipeline.from_path(transform, path, step)
     v = path.tolerances[step]
     assert pipeline.dims.tolist() == np.flatnonzero(v < 16).tolist()  # dimensions accepting every level dropped
@@ -179,10 +183,15 @@ def test_thermometer_pipeline_for_one_percent(transform, heldout, people) -> Non
     m, t = pipeline.sketch.params()["m"], pipeline.sketch.params()["t"]
     universe = int(np.sum(pipeline.counts - 1))
     assert m == max(8, universe.bit_length()) and universe <= 2**m - 1
-    # The definition: the largest t with at most ⌊1% · 14160⌋ = 141 held-out impostors within t.
+    # The definition: the t with the fewest held-out false non-matches among those whose 95% upper
+    # bound on the FMR is at most 1%; its counts are the real L1 distances' (recounted here).
+    calibration = pipeline.calibration
+    assert calibration is not None and calibration.point == t and calibration.fmr_upper <= 1e-2
     genuine, impostor = _l1_distances(pipeline, heldout)
     assert (genuine.size, impostor.size) == (240, 14160)
-    assert int(np.sum(impostor <= t)) <= 141 < int(np.sum(impostor <= t + 1))
+    assert calibration.false_matches[calibration.index] == int(np.sum(impostor <= t))
+    assert calibration.false_non_matches[calibration.index] == int(np.sum(genuine > t))
+    assert int(np.sum(impostor <= t)) <= 141  # never more than the plain count would allow
     # On people outside the background: rates near the calibration (here 0/200 and 45/9800).
     genuine, impostor = pipeline.level_distances(people, enrol_samples=1)
     assert (genuine.size, impostor.size) == (200, 9800)
@@ -426,7 +435,7 @@ def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -
 
 def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:
     # 5 of 100 genuine trials rejected is FNMR 0.05 exactly: it meets target 0.05.
-    import sketchauth.features.pipeline as pl
+    import sketchauth.features.code_offset as pl
 
     genuine = np.array([0] * 60 + [1] * 35 + [2] * 5)
     monkeypatch.setattr(pl, "byte_error_scores", lambda *a, **k: (genuine, np.array([3, 4, 5])))

@@ -190,3 +190,41 @@ def test_levels_are_monotone_in_each_projected_coordinate(transform: FeatureTran
     lv = transform.quantise(y)
     assert np.all((lv >= 0) & (lv < 16))
     assert np.all(transform.quantise(y + 1.0) >= lv)
+
+
+# -- raw float embeddings: no LDA, optional normalisation -----------------------------------------------
+def test_whiten_keeps_more_axes_than_identities_and_normalise_ignores_scale() -> None:
+    background = EmbeddingPopulation(informative=30, useless=2, seed=3).draw(12, 6, seed=1)
+    lda = FeatureTransform.fit(background, levels=8)
+    whiten = FeatureTransform.fit(background, levels=8, projection="whiten", normalise=True)
+    assert lda.dimensions <= 11 < whiten.dimensions  # LDA: at most J - 1 directions for J = 12 people
+    assert np.all(np.diff(whiten.fisher_ratios) <= 0)
+    # Defaults add nothing to the JSON: transforms written before keep their fingerprints.
+    assert "projection" not in lda.training and "normalise" not in lda.training
+    again = FeatureTransform.from_json(whiten.to_json())
+    assert again == whiten and again.normalises and again.projection_kind == "whiten"
+    assert again.refit(background).dimensions == whiten.dimensions
+
+    @settings(max_examples=25, deadline=None)
+    @given(st.floats(1e-3, 1e3), st.integers(0, background.samples.shape[0] - 1))
+    def scale_free(factor: float, row: int) -> None:
+        x = background.samples[row]
+        np.testing.assert_allclose(whiten.project(x * factor), whiten.project(x), rtol=1e-9, atol=1e-9)
+
+    scale_free()
+
+
+@pytest.mark.parametrize(("key", "value"), [("projection", "pca"), ("normalise", "yes")])
+def test_transform_json_refuses_unknown_projection_or_normalise(key: str, value: str) -> None:
+    raw = FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8).to_dict()
+    raw["training"] = {**raw["training"], key: value}
+    with pytest.raises(ParameterError, match="projection must be one of"):
+        FeatureTransform.from_dict(raw)
+
+
+def test_normalise_refuses_the_zero_vector() -> None:
+    transform = FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8, normalise=True)
+    with pytest.raises(SampleError, match="zero vector"):
+        transform.project(np.zeros(transform.features))
+    with pytest.raises(ParameterError, match="projection must be one of"):
+        FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), projection="pca")

@@ -131,7 +131,7 @@ def test_schemes_lists_pipelines_with_fingerprint_dimension_and_scheme(api: Test
         "fingerprint": thermometer.fingerprint,
         "transform_sha256": thermometer.transform.fingerprint,
     }
-    assert set(thermometer.sketch.params()) == {"m", "t"}  # m = 10, t = 57 here: fitted through float algebra
+    assert set(thermometer.sketch.params()) == {"m", "t"}  # m = 10, t = 54 here: fitted through float algebra
     assert listed["interval"]["scheme"] == "interval" and listed["interval"]["input_dimension"] == 14
     assert listed["interval"]["fingerprint"] == fitted.pipelines["interval"].fingerprint
 
@@ -371,7 +371,7 @@ def test_key_release_and_pin_change_through_a_pipeline(api: TestClient, fitted: 
 
 
 def test_pin_on_an_unmixable_pipeline_sketch_is_a_clear_422(api: TestClient, fitted: Fitted) -> None:
-    # PinSketch with t = 57 over GF(2^10): its syndromes are not independent, so the library
+    # PinSketch with t = 54 over GF(2^10): its syndromes are not independent, so the library
     # refuses format-preserving mixing; the service passes the reason on, stores nothing.
     body = _problem(_enrol(api, "thermometer", fitted.person[:1], pin=PIN), 422, "invalid-parameters")
     assert "cannot be mixed format-preservingly" in body["detail"]

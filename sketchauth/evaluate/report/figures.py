@@ -220,13 +220,22 @@ def _draw_scores(report: Report, path: Path) -> None:
     baselines = report.error_rates.baselines
     fig, axes = plt.subplots(1, max(1, len(baselines)), figsize=(5.5 * max(1, len(baselines)), 4.0), squeeze=False)
     for ax, b in zip(axes[0], baselines, strict=False):
-        both = np.concatenate([b.genuine_scores, b.impostor_scores])
+        # From the run's score histograms (exact counts, or a fine grid): no per-trial scores needed.
+        both = np.concatenate([b.genuine.values, b.impostor.values])
         edges = np.histogram_bin_edges(both, bins=60)
-        for scores, colour, name in (
-            (b.impostor_scores, OTHER_PERSON_COLOUR, "impostor"),
-            (b.genuine_scores, SAME_PERSON_COLOUR, "genuine"),
+        for h, colour, name in (
+            (b.impostor, OTHER_PERSON_COLOUR, "impostor"),
+            (b.genuine, SAME_PERSON_COLOUR, "genuine"),
         ):
-            ax.hist(scores, bins=edges, density=True, alpha=0.6, color=colour, label=f"{name} ({scores.size})")
+            ax.hist(
+                h.values,
+                bins=edges,
+                weights=h.counts,
+                density=True,
+                alpha=0.6,
+                color=colour,
+                label=f"{name} ({h.total})",
+            )
         ax.set_xlabel(f"{b.metric} distance to the enrolled template")
         ax.set_ylabel("density")
         ax.set_title(f"unprotected scores ({b.metric}), EER {100 * b.eer:.3g}%")

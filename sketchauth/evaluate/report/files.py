@@ -43,18 +43,18 @@ def write_scores(report: Report, directory: Path) -> list[str]:
     """Each unprotected baseline's scores as bob.measure 4/5-column and pyeer files (see
     :func:`sketchauth.evaluate.rates.write_score_files`), so the rates can be re-checked there."""
     er = report.error_rates
-    if not er.baselines or er.trial_labels is None:
-        return []
+    if not er.baselines or er.trial_labels is None or any(b.scores is None for b in er.baselines):
+        return []  # above SCORE_FILE_LIMIT comparisons only the histograms exist (see the report's notes)
     claimed, real, rows = er.trial_labels
     labels = [(c, r, f"sample{q}") for c, r, q in zip(claimed.tolist(), real.tolist(), rows.tolist(), strict=False)]
     n_gen = er.points[0].genuine_trials
     names: list[str] = []
     for b in er.baselines:
+        assert b.scores is not None
         written = write_score_files(
             directory,
             f"unprotected_{b.metric}",
-            b.genuine_scores,
-            b.impostor_scores,
+            *b.scores,
             genuine_labels=labels[:n_gen],
             impostor_labels=labels[n_gen:],
         )

@@ -56,6 +56,7 @@ import numpy as np
 
 from sketchauth.enrolment import enrol, hasher
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
     QUANTISED_SCHEMES,
@@ -243,6 +244,8 @@ class Report:
     renewability: dict[str, Any] | None = None
     #: ROC and EPC per unprotected baseline (:func:`~sketchauth.evaluate.report.curves.baseline_curves`).
     curves: list[dict[str, Any]] = field(default_factory=list)
+    #: True when the operating point was picked by the NIST rule on this data (no ``operating_setting``).
+    chosen_on_evaluated_people: bool = False
 
     def _unlinkability_dict(self) -> dict[str, Any] | None:
         if self.unlinkability is None:
@@ -271,6 +274,8 @@ class Report:
                 "operating_point": {
                     **op.to_dict(),
                     "meets_targets": op.meets(TARGET_FMR, TARGET_FNMR),
+                    # A setting picked from the sweep on the evaluated people flatters its own rates.
+                    "chosen_on_evaluated_people": self.chosen_on_evaluated_people,
                     "target_fmr": TARGET_FMR,
                     "target_fnmr": TARGET_FNMR,
                 },
@@ -337,6 +342,7 @@ def run_report(
     attack_people: int = 10,
     attack_tries: int = 100,
     interval: str = "wilson",
+    client: Any = None,
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
 
@@ -345,6 +351,8 @@ def run_report(
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
     ``interval`` names the method of the rates' 95% intervals (``"wilson"`` or ``"clopper-pearson"``).
+    ``jobs`` worker processes, or a Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the
+    comparisons (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way).
     """
     if interval not in INTERVAL_METHODS:
         raise ParameterError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
@@ -369,12 +377,21 @@ def run_report(
         jobs=jobs,
         progress=progress,
         crosscheck_trials=crosscheck_trials,
+        client=client,
     )
     if interval != "wilson":
         rates = replace(rates, points=tuple(p.with_interval(interval) for p in rates.points))
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
     notes: list[str] = list(target.notes)
+    if rates.baselines and rates.trial_labels is None:
+        first = rates.points[0]
+        notes.append(
+            f"no per-trial score files: they are written up to {SCORE_FILE_LIMIT:,} comparisons per setting and this "
+            f"run has {first.genuine_trials + first.impostor_trials:,}; the unprotected baselines' DET, EER and rates "
+            "come from their score histograms (exact counts, or a 65,536-bin grid beyond 2^18 distinct scores: "
+            "'score_histogram' in report.json)"
+        )
     malformed = sum(rates.malformed_probes)
     if malformed:
         per_setting = ", ".join(f"{p.setting}: {m}" for p, m in zip(rates.points, rates.malformed_probes, strict=False))
@@ -430,6 +447,7 @@ def run_report(
         unlinkability_chance=chance,
         renewability=renewal,
         curves=baseline_curves(rates, seed=seed),
+        chosen_on_evaluated_people=operating_setting is None,
     )
 
 

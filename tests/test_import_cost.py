@@ -1,0 +1,95 @@
+"""Importing the library loads no more than it needs: the modules a first call needs (secrets and
+with it hmac, hashlib and OpenSSL; json; argon2-cffi; the Reed–Solomon codec) are imported at that call
+(sketchauth._lazy), not at import. What the saving is worth in CPU time is measured by
+benchmarks/bench_import.py, not asserted here (timed assertions do not belong in tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from sketchauth._lazy import LazyModule
+
+#: Loaded on first use only.
+DEFERRED = {
+    "secrets",
+    "hmac",
+    "hashlib",
+    "_hashlib",
+    "json",
+    "base64",
+    "reedsolo",
+    "creedsolo",
+    "decimal",
+    "fractions",
+    "argon2",
+}
+
+PROBE = textwrap.dedent(
+    """
+    import sys
+    import numpy
+    before = set(sys.modules)
+    from sketchauth import (
+        AsymmetricIntervalSketch, ChaffPointSketch, CodeOffsetSketch, FuzzyVault, IntervalSketch, PinSketch,
+        WeightedFuzzyVault,
+    )
+    from sketchauth.enrolment import HASH_PROFILES, enrol, hasher, verify
+    assert "test" in HASH_PROFILES and list(HASH_PROFILES) == ["rfc9106-low-memory", "owasp", "test"]
+    imported = set(sys.modules) - before
+    print(" ".join(sorted(m for m in imported if not m.startswith("sketchauth"))))
+    sketch = CodeOffsetSketch(16, 2)
+    assert sketch.decode(sketch.encode(bytes(16)), bytes(15) + b"x") == bytes(16)
+    pin = PinSketch(16, 4)
+    assert pin.decode(pin.encode({1, 2, 3}), {1, 2, 3, 4}).tolist() == [1, 2, 3]
+    record = enrol(pin, {5, 6, 7}, password_hasher=hasher("test"))
+    assert verify(pin, record, {5, 6, 7, 8}, password_hasher=hasher("test"))
+    assert HASH_PROFILES["test"].memory_cost == 8
+    print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("sketchauth"))))
+    """
+)
+
+
+def test_sketch_imports_defer_what_only_a_call_needs() -> None:
+    at_import, after_calls = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.splitlines()
+    assert not DEFERRED & set(at_import.split()), at_import
+    # the calls themselves loaded what they need
+    assert {"secrets", "hashlib", "json", "argon2"} <= set(after_calls.split())
+    assert {"reedsolo", "creedsolo"} & set(after_calls.split())
+
+
+def test_lazy_module_is_the_module_once_touched_from_many_threads() -> None:
+    # a fresh interpreter, so that the module is really imported by the racing threads
+    probe = textwrap.dedent(
+        """
+        import sys, threading
+        from sketchauth._lazy import LazyModule
+        assert "colorsys" not in sys.modules
+        colorsys = LazyModule("colorsys")
+        start = threading.Barrier(8)
+        results = []
+        def touch():
+            start.wait()
+            results.append(colorsys.rgb_to_hsv(1.0, 0.0, 0.0))
+        threads = [threading.Thread(target=touch) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(len(results), set(results))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "8 {(0.0, 1.0, 1.0)}"
+
+
+def test_lazy_module_reports_a_missing_module_when_touched() -> None:
+    missing = LazyModule("sketchauth_no_such_module")
+    assert "sketchauth_no_such_module" in repr(missing)
+    try:
+        missing.anything  # noqa: B018
+    except ModuleNotFoundError as exc:
+        assert exc.name == "sketchauth_no_such_module"
+    else:
+        raise AssertionError("a missing module must raise when first used")
