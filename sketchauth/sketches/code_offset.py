@@ -126,6 +126,11 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"n": 3, "t": 1}, [bytes([a, b, 0]) for a in range(4) for b in range(8)]
 
 
+def _rebuild(n: int, t: int, codec: str) -> CodeOffsetSketch:
+    """The sketch a pickled :class:`CodeOffsetSketch` stands for, with the same codec."""
+    return CodeOffsetSketch(n, t, codec=codec)
+
+
 class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
     """Code-offset sketch of ``n``-byte strings correcting ``t`` byte errors (``n ≤ 255``)."""
 
@@ -155,6 +160,10 @@ class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
         self.codec: str = module.__name__
         self._codec = module.RSCodec(2 * self.t, nsize=255)
         self._codec_error: type[Exception] = module.ReedSolomonError
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # creedsolo's compiled codec cannot be pickled: a copy (worker processes) builds its own.
+        return (_rebuild, (self.n, self.t, self.codec))
 
     def params(self) -> dict[str, Any]:
         return {"n": self.n, "t": self.t}

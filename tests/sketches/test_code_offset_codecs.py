@@ -105,3 +105,18 @@ def test_unknown_or_missing_codec_says_what_to_do(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ParameterError, match=r"sketchauth\[fast\]"):
         CodeOffsetSketch(16, 2, codec="creedsolo")
     assert CodeOffsetSketch(16, 2).codec == "reedsolo"  # the fallback
+
+
+@pytest.mark.parametrize("codec", ["reedsolo", "creedsolo"])
+def test_a_sketch_pickles_with_its_codec(codec: str) -> None:
+    """Worker processes receive sketches by pickling; the compiled codec itself cannot be pickled."""
+    import pickle
+
+    if codec == "creedsolo":
+        pytest.importorskip("creedsolo")
+    sketch = CodeOffsetSketch(16, 2, codec=codec)
+    copy = pickle.loads(pickle.dumps(sketch))
+    assert (copy.n, copy.t, copy.codec) == (16, 2, codec)
+    secret = bytes(range(16))
+    helper = sketch.encode(secret)
+    assert copy.decode(helper, bytes([99, *secret[1:15], 0])) == secret
