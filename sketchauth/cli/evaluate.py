@@ -187,6 +187,12 @@ def _add_report(sub: SubParsers) -> None:
         help="directory for report.json, report.md and PNG figures (default: report-<scheme or pipeline name>)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of data generation and trial subsampling (default 0)")
+    p.add_argument(
+        "--interval",
+        choices=("wilson", "clopper-pearson"),
+        default="wilson",
+        help="95%% intervals of FNMR and FMR: Wilson score (default) or exact Clopper-Pearson",
+    )
     p.add_argument("--jobs", type=int, default=2, help="worker processes for comparisons (default 2)")
     p.add_argument(
         "--scheduler",
@@ -497,6 +503,7 @@ def _report_options(args: argparse.Namespace, source: str, source_min_entropy: f
         "set_kind": "closed" if args.closed_set else "open",
         "attack_people": args.attack_people,
         "attack_tries": args.attack_tries,
+        "interval": args.interval,
         "client": args.client,
     }
 

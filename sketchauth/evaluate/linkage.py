@@ -101,11 +101,13 @@ __all__ = [
     "linkage_experiment",
     "parity_bits",
     "parity_linkage_score",
+    "partition_parity_bits",
     "s1_linkage_score",
     "s2_partitions_from_draws",
     "s2_similar_interval_counts",
     "s2_similar_intervals",
     "s3_partitions_from_draws",
+    "similar_even_intervals",
     "simulate_enrolments",
     "simulate_s2_partitions",
 ]
@@ -146,14 +148,16 @@ def _as_partitions(points: Any) -> list[np.ndarray]:
     return [np.asarray(p, dtype=np.int64) for p in points]
 
 
-def s2_similar_intervals(points_a: Any, points_b: Any, tau: int) -> int:
+def s2_similar_intervals(points_a: Any, points_b: Any, tau: int, *, even_only: bool = False) -> int:
     """s2 adversary's score for two sketches: the number of similar interval pairs (reference).
 
     ``points_a``/``points_b``: one partition (the points ``g_1 < … < g_k``) or a sequence of
     them, one per feature, e.g. ``AsymmetricIntervalSketch.partition(helper)``. Intervals
     ``(c0, c1)`` and ``(c0', c1')`` are similar iff ``|(c1−c0) − (c1'−c0')| < 2τ`` and
-    ``|(c0+c1)/2 − (c0'+c1')/2| < τ``. Plain broadcasting per feature: the readable reference for
-    :func:`s2_similar_interval_counts`.
+    ``|(c0+c1)/2 − (c0'+c1')/2| < τ``. ``even_only``: only intervals of even length in both
+    partitions (the possible secret ones: the ``similar-even-intervals`` adversary). Plain
+    broadcasting per feature: the readable reference for :func:`s2_similar_interval_counts`, and
+    the form the attacks on real helpers use.
     """
     parts_a, parts_b = _as_partitions(points_a), _as_partitions(points_b)
     if len(parts_a) != len(parts_b):
@@ -163,6 +167,9 @@ def s2_similar_intervals(points_a: Any, points_b: Any, tau: int) -> int:
         width_a, width_b = np.diff(pa), np.diff(pb)
         # Compare doubled centres (c0 + c1) so everything stays an integer.
         mid_a, mid_b = pa[:-1] + pa[1:], pb[:-1] + pb[1:]
+        if even_only:
+            keep_a, keep_b = width_a % 2 == 0, width_b % 2 == 0
+            width_a, mid_a, width_b, mid_b = width_a[keep_a], mid_a[keep_a], width_b[keep_b], mid_b[keep_b]
         close_width = np.abs(width_a[:, None] - width_b[None, :]) < 2 * tau
         close_centre = np.abs(mid_a[:, None] - mid_b[None, :]) < 2 * tau
         total += int(np.count_nonzero(close_width & close_centre))
@@ -425,6 +432,27 @@ def parity_bits(batch: PartitionBatch) -> np.ndarray:
     odd = ((lower % 2 == 1) & valid).sum(axis=1)
     even = ((lower % 2 == 0) & valid).sum(axis=1)
     return (odd > even).astype(np.int64)
+
+
+def similar_even_intervals(parts_a: Sequence[np.ndarray], parts_b: Sequence[np.ndarray], tau: int) -> int:
+    """The ``similar-even-intervals`` score of two real partitions: :func:`s2_similar_intervals` with ``even_only``."""
+    return s2_similar_intervals(parts_a, parts_b, tau, even_only=True)
+
+
+def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """:func:`parity_bits` of one real helper: per feature (one partition's points each), the
+    parity shared by most lower ends of its even-length intervals (ties: even).
+
+    >>> partition_parity_bits([np.array([1, 3, 5, 6])]).tolist()  # (1, 3), (3, 5) even: lower ends odd
+    [1]
+    """
+    bits = []
+    for p in parts:
+        points = np.asarray(p, dtype=np.int64)
+        lower = points[:-1][(points[1:] - points[:-1]) % 2 == 0]
+        odd = int(np.count_nonzero(lower % 2 == 1))
+        bits.append(int(odd > lower.size - odd))
+    return np.array(bits, dtype=np.int64)
 
 
 def parity_linkage_score(bits_a: Any, bits_b: Any) -> np.ndarray:

@@ -4,6 +4,13 @@ Vocabulary follows ISO/IEC 19795-1: a *genuine* trial compares a sample with its
 enrolment, an *impostor* trial with somebody else's (zero effort). FNMR is the share of genuine
 trials rejected, FMR the share of impostor trials accepted.
 
+* :func:`clopper_pearson_interval` — the exact (Clopper–Pearson) interval: ``lo`` solves
+  ``P[Bin(n, p) ≥ k] = α/2`` and ``hi`` solves ``P[Bin(n, p) ≤ k] = α/2`` (Clopper and Pearson,
+  Biometrika 26(4), 1934) — the ``α/2`` and ``1 − α/2`` quantiles of ``Beta(k, n − k + 1)`` and
+  ``Beta(k + 1, n − k)``. Never below the nominal coverage (conservative); at ``k = 0`` the upper
+  end is ``1 − (α/2)^(1/n)``. :func:`clopper_pearson_upper` is the one-sided upper bound and
+  :func:`binomial_cdf` the exact tail both invert (log-space sums, no scipy);
+  :func:`rate_interval` picks either method by name (``INTERVAL_METHODS``).
 * :func:`wilson_interval` — the Wilson score interval for a binomial proportion ``k/n``:
   ``(p̂ + z²/2n ± z·sqrt(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)``. Unlike the normal ("Wald")
   interval it stays inside ``[0, 1]`` and is not degenerate at ``k = 0`` — which matters, because
@@ -35,9 +42,10 @@ Example::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -45,8 +53,12 @@ import numpy as np
 from sketchauth.errors import ParameterError
 
 __all__ = [
+    "INTERVAL_METHODS",
     "EERInterval",
     "RatePoint",
+    "binomial_cdf",
+    "clopper_pearson_interval",
+    "clopper_pearson_upper",
     "det_from_counts",
     "det_from_scores",
     "eer",
@@ -58,6 +70,7 @@ __all__ = [
     "identity_bootstrap",
     "rate_at_most",
     "rate_below",
+    "rate_interval",
     "wilson_interval",
     "write_score_files",
 ]
@@ -72,13 +85,7 @@ def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     >>> [round(x, 4) for x in wilson_interval(0, 100)]
     [0.0, 0.037]
     """
-    if isinstance(k, bool) or isinstance(n, bool):
-        raise ParameterError("k and n must be integers")
-    k, n = int(k), int(n)
-    if n <= 0:
-        raise ParameterError(f"a rate needs at least one trial, got n={n}")
-    if k < 0 or k > n:
-        raise ParameterError(f"k must be in [0, n={n}], got {k}")
+    k, n = _counts(k, n)
     if not (math.isfinite(z) and z > 0):
         raise ParameterError(f"z must be a positive finite number, got {z!r}")
     p = k / n
@@ -90,6 +97,241 @@ def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     lo = 0.0 if k == 0 else max(0.0, centre - half)
     hi = 1.0 if k == n else min(1.0, centre + half)
     return lo, hi
+
+
+# -- exact binomial tails and the Clopper–Pearson interval --------------------------------------------------
+#: Interval methods for a rate ``k/n`` (:func:`rate_interval`): the Wilson score interval and the exact one.
+INTERVAL_METHODS = ("wilson", "clopper-pearson")
+
+
+def _counts(k: int, n: int) -> tuple[int, int]:
+    if isinstance(k, bool) or isinstance(n, bool):
+        raise ParameterError("k and n must be integers")
+    k, n = int(k), int(n)
+    if n <= 0:
+        raise ParameterError(f"a rate needs at least one trial, got n={n}")
+    if k < 0 or k > n:
+        raise ParameterError(f"k must be in [0, n={n}], got {k}")
+    return k, n
+
+
+def _window(k: int) -> int:
+    """Terms a tail sum keeps past its largest term.
+
+    ``log P[Bin(n, p) = i]`` is concave with second difference ``≤ −1/(i + 2) − 1/(n − i)``, so
+    ``m`` steps from the largest term of a tail at ``k`` fall by at least
+    ``m(m − 1)/(2(min(k, n − k) + m + 2))`` nats: with ``k`` here the smaller of ``k`` and ``n − k``,
+    past this window every term is below ``e^−60`` of the largest, out of double precision's reach.
+    """
+    return 260 + 11 * math.isqrt(k + 2)
+
+
+#: Stirling's series of ``stirlerr(x) = log Γ(x + 1) − (x + ½)·log x + x − ½·log 2π`` (x > 15).
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
+
+
+def _stirlerr(x: np.ndarray) -> np.ndarray:
+    """``stirlerr`` of positive integers: the series above 15, ``lgamma`` at and below."""
+    out = np.empty_like(x)
+    big = x > 15
+    inv = 1.0 / x[big]
+    inv2 = inv * inv
+    out[big] = inv * (
+        _STIRLING[0] + inv2 * (_STIRLING[1] + inv2 * (_STIRLING[2] + inv2 * (_STIRLING[3] + inv2 * _STIRLING[4])))
+    )
+    small = x[~big]
+    out[~big] = [math.lgamma(v + 1) - (v + 0.5) * math.log(v) + v - 0.5 * math.log(2 * math.pi) for v in small.tolist()]
+    return out
+
+
+def _bd0(x: np.ndarray, m: float) -> np.ndarray:
+    """``x·log(x/m) + m − x`` without cancellation (the deviance term of Loader's algorithm)."""
+    out = x * np.log(x / m) + m - x
+    near = np.abs(x - m) < 0.1 * (x + m)
+    v = (x[near] - m) / (x[near] + m)
+    xs, v2 = x[near], v * v
+    series, power = np.zeros_like(v), v.copy()
+    for j in range(1, 20):
+        power = power * v2
+        series += power / (2 * j + 1)
+    out[near] = (xs - m) * v + 2 * xs * series
+    return out
+
+
+def _log_mass(n: int, p: float, start: int, stop: int) -> float:
+    """``log Σ_{start ≤ i ≤ stop} P[Bin(n, p) = i]`` for ``0 < p < 1``, summed in log space.
+
+    Each term by Loader's saddle-point form (C. Loader, "Fast and accurate computation of binomial
+    probabilities", 2000), accurate to a few ulps for any ``n``::
+
+        log P[i] = stirlerr(n) − stirlerr(i) − stirlerr(n − i) − bd0(i, np) − bd0(n − i, nq) + ½·log(n / (2π·i·(n − i)))
+
+    with ``P[0] = q^n`` and ``P[n] = p^n``.
+    """
+    i = np.arange(start, stop + 1, dtype=float)
+    logs = np.empty_like(i)
+    inner = (i > 0) & (i < n)
+    x = i[inner]
+    nf, q = float(n), 1.0 - p
+    logs[inner] = (
+        _stirlerr(np.array([nf]))[0]
+        - _stirlerr(x)
+        - _stirlerr(nf - x)
+        - _bd0(x, nf * p)
+        - _bd0(nf - x, nf * q)
+        + 0.5 * np.log(nf / (2 * math.pi * x * (nf - x)))
+    )
+    logs[i == 0] = nf * math.log1p(-p)
+    logs[i == n] = nf * math.log(p)
+    top = float(logs.max())
+    return top + math.log(float(np.exp(logs - top).sum()))
+
+
+def _mode(n: int, p: float) -> int:
+    return min(n, math.floor((n + 1) * p))
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """``P[Bin(n, p) ≤ k]``, exact to double precision for any ``n`` (no scipy).
+
+    The smaller tail is summed in log space over the terms that matter (:func:`_window`): the
+    ones just below ``k`` when the mode is at or above ``k``, else ``1 −`` the ones just above.
+
+    >>> binomial_cdf(0, 10, 0.5) == 0.5 ** 10
+    True
+    >>> round(binomial_cdf(3, 10, 0.3), 6)
+    0.649611
+    """
+    k, n = _counts(k, n)
+    p = _probability(p)
+    if k == n or p == 0.0:
+        return 1.0
+    if p == 1.0:
+        return 0.0
+    w = _window(min(k, n - k))
+    if _mode(n, p) >= k:
+        return min(1.0, math.exp(_log_mass(n, p, max(0, k - w), k)))
+    return max(0.0, 1.0 - math.exp(_log_mass(n, p, k + 1, min(n, k + 1 + w))))
+
+
+def _binomial_sf(k: int, n: int, p: float) -> float:
+    """``P[Bin(n, p) ≥ k]`` for ``1 ≤ k ≤ n``: the mirror of :func:`binomial_cdf` (summed
+    directly, so a tiny upper tail keeps its relative precision)."""
+    if p == 0.0 or p == 1.0:
+        return p
+    w = _window(min(k, n - k))
+    if _mode(n, p) <= k:
+        return min(1.0, math.exp(_log_mass(n, p, k, min(n, k + w))))
+    return max(0.0, 1.0 - math.exp(_log_mass(n, p, max(0, k - 1 - w), k - 1)))
+
+
+def _probability(p: float) -> float:
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ParameterError(f"p must be in [0, 1], got {p!r}")
+    return p
+
+
+def _confidence(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+def _solve(falls: Any, level: float, lo: float, hi: float) -> float:
+    """The ``p ∈ [lo, hi]`` where the decreasing ``falls(p)`` crosses ``level``, to a few ulps.
+
+    Illinois false position (a bracketing secant: superlinear, never leaves the bracket), with a
+    bisection step whenever an update fails to halve the bracket twice running.
+    """
+    f_lo, f_hi = falls(lo) - level, falls(hi) - level
+    return _refine(falls, level, lo, hi, f_lo, f_hi)
+
+
+def _solve_near(falls: Any, level: float, lo: float, hi: float, near: tuple[float, float]) -> float:
+    """:func:`_solve` starting from the narrower bracket ``near`` when it brackets the crossing
+    (a normal approximation: a few evaluations instead of dozens on long tails)."""
+    a, b = max(lo, near[0]), min(hi, near[1])
+    if lo < a < b < hi:
+        f_a, f_b = falls(a) - level, falls(b) - level
+        if f_a > 0 >= f_b:
+            return _refine(falls, level, a, b, f_a, f_b)
+    return _solve(falls, level, lo, hi)
+
+
+def _refine(falls: Any, level: float, lo: float, hi: float, f_lo: float, f_hi: float) -> float:
+    """Illinois iterations on a bracket ``[lo, hi]`` with ``f_lo > 0 ≥ f_hi`` (see :func:`_solve`)."""
+    side, slow = 0, 0
+    for _ in range(400):
+        width = hi - lo
+        if width <= 4 * math.ulp(hi):
+            break
+        mid = hi - f_hi * width / (f_hi - f_lo) if f_hi != f_lo else 0.5 * (lo + hi)
+        if slow >= 2 or not lo < mid < hi:
+            mid, slow = 0.5 * (lo + hi), 0
+        f_mid = falls(mid) - level
+        if f_mid == 0.0:
+            return mid
+        if f_mid > 0:
+            lo, f_lo = mid, f_mid
+            f_hi = f_hi / 2 if side == -1 else f_hi
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            f_lo = f_lo / 2 if side == 1 else f_lo
+            side = 1
+        slow = slow + 1 if hi - lo > width / 2 else 0
+    return 0.5 * (lo + hi)
+
+
+def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95) -> float:
+    """One-sided exact upper bound on a rate: the ``p`` with ``P[Bin(n, p) ≤ k] = 1 − confidence``.
+
+    The ``confidence`` quantile of ``Beta(k + 1, n − k)``; 1 when ``k = n``. With no error in
+    ``n`` trials it is ``1 − (1 − confidence)^(1/n)``, about ``3/n`` at 95% ("rule of three"):
+
+    >>> abs(clopper_pearson_upper(0, 3000) - (1 - 0.05 ** (1 / 3000))) < 1e-15
+    True
+    """
+    k, n = _counts(k, n)
+    alpha = 1.0 - _confidence(confidence)
+    if k == n:
+        return 1.0
+    z = NormalDist().inv_cdf(1.0 - alpha)
+    near = (wilson_interval(k, n, z)[1], wilson_interval(k, n, z + 0.5)[1])
+    return _solve_near(lambda p: binomial_cdf(k, n, p), alpha, k / n, 1.0, near)
+
+
+def clopper_pearson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The two-sided exact (Clopper–Pearson) interval ``(lo, hi)`` at ``confidence``.
+
+    ``hi`` is :func:`clopper_pearson_upper` at ``1 − α/2`` and ``lo`` solves
+    ``P[Bin(n, p) ≥ k] = α/2`` (0 when ``k = 0``): each tail holds at most ``α/2``.
+
+    >>> [round(x, 4) for x in clopper_pearson_interval(5, 100)]
+    [0.0164, 0.1128]
+    """
+    k, n = _counts(k, n)
+    half = (1.0 - _confidence(confidence)) / 2.0
+    hi = clopper_pearson_upper(k, n, 1.0 - half)
+    # P[Bin(n, p) ≥ k] rises with p: solve on its negation, which falls.
+    z = NormalDist().inv_cdf(1.0 - half)
+    near = (wilson_interval(k, n, z + 0.5)[0], wilson_interval(k, n, z)[0])
+    lo = 0.0 if k == 0 else _solve_near(lambda p: -_binomial_sf(k, n, p), -half, 0.0, k / n, near)
+    return lo, hi
+
+
+def rate_interval(k: int, n: int, method: str = "wilson") -> tuple[float, float]:
+    """The 95% interval of ``k/n`` by ``method`` (``INTERVAL_METHODS``): Wilson or Clopper–Pearson.
+
+    >>> [round(x, 4) for x in rate_interval(3, 100)], [round(x, 4) for x in rate_interval(3, 100, "clopper-pearson")]
+    ([0.0103, 0.0845], [0.0062, 0.0852])
+    """
+    if method == "wilson":
+        return wilson_interval(k, n)
+    if method == "clopper-pearson":
+        return clopper_pearson_interval(k, n)
+    raise ParameterError(f"interval method must be one of {', '.join(INTERVAL_METHODS)}, got {method!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +375,18 @@ class RatePoint:
             impostor_trials=int(impostor_trials),
             false_non_matches=int(false_non_matches),
             false_matches=int(false_matches),
+        )
+
+    def with_interval(self, method: str) -> RatePoint:
+        """The same counts with both 95% intervals by ``method`` (:func:`rate_interval`).
+
+        >>> RatePoint.from_counts(2, 0, 50, 0, 1000).with_interval("clopper-pearson").fmr_ci[1] > 0.0036
+        True
+        """
+        return replace(
+            self,
+            fnmr_ci=rate_interval(self.false_non_matches, self.genuine_trials, method),
+            fmr_ci=rate_interval(self.false_matches, self.impostor_trials, method),
         )
 
     def meets(self, target_fmr: float, target_fnmr: float, *, strict_fnmr: bool = True) -> bool:
@@ -437,14 +691,21 @@ def write_score_files(
     impostor_labels: Any,
     higher_is_genuine: bool = False,
 ) -> list[str]:
-    """Scores as bob.measure and pyeer read them; returns the file names written.
+    """Scores as bob.measure, bob.bio.base and pyeer read them; returns the file names written.
 
-    * ``<name>.4col`` — bob.measure 4-column: ``claimed_id real_id test_label score`` per trial
-      (a trial is genuine iff ``claimed_id == real_id``);
-    * ``<name>.5col`` — bob.measure 5-column: ``claimed_id model_label real_id test_label score``;
-    * ``<name>_genuine.txt``, ``<name>_impostor.txt`` — pyeer: one score per line.
+    * ``<name>.2col`` — **bob.measure**'s generic two-column format, ``label score`` per trial with
+      label ``1`` for a genuine trial and ``-1`` for an impostor one (``bob.measure.load.split``
+      takes ``1`` as positive and anything else as negative): what ``bob measure metrics``,
+      ``roc``, ``det``, ``epc``, ``hist`` and ``evaluate`` read;
+    * ``<name>.4col`` — **bob.bio.base**'s four-column format: ``claimed_id real_id test_label
+      score`` per trial (genuine iff ``claimed_id == real_id``), read by
+      ``bob.bio.base.score.load.split`` and the ``bob bio metrics|roc|det|epc`` commands;
+    * ``<name>.5col`` — bob.bio.base's five-column format: ``claimed_id model_label real_id
+      test_label score`` (same readers, format detected from the column count);
+    * ``<name>_genuine.txt``, ``<name>_impostor.txt`` — **pyeer**: one score per line, one file per
+      class (``geteerinf -g <genuine> -i <impostor>``, ``pyeer.eer_info.get_eer_stats``).
 
-    Both tools take *higher* scores as more genuine, so distances are negated
+    All these tools take *higher* scores as more genuine, so distances are negated
     (``higher_is_genuine=False``, the default here). Labels are ``(claimed_id, real_id,
     test_label)`` triples per trial, whitespace-free strings (spaces become ``_``).
     """
@@ -457,18 +718,20 @@ def write_score_files(
     def clean(x: Any) -> str:
         return "_".join(str(x).split()) or "_"
 
-    rows4, rows5 = [], []
-    for scores, given in ((gen, genuine_labels), (imp, impostor_labels)):
+    rows2, rows4, rows5 = [], [], []
+    for label, scores, given in ((1, gen, genuine_labels), (-1, imp, impostor_labels)):
         labels = list(given)
         if len(labels) != scores.size:
             raise ParameterError(f"{len(labels)} labels for {scores.size} scores")
         for score, (claimed, real, test) in zip(scores.tolist(), labels, strict=False):
             c, r, t = clean(claimed), clean(real), clean(test)
+            rows2.append(f"{label} {score!r}\n")
             rows4.append(f"{c} {r} {t} {score!r}\n")
             rows5.append(f"{c} {c} {r} {t} {score!r}\n")
-    names = [f"{name}.4col", f"{name}.5col", f"{name}_genuine.txt", f"{name}_impostor.txt"]
-    (out / names[0]).write_text("".join(rows4))
-    (out / names[1]).write_text("".join(rows5))
-    (out / names[2]).write_text("".join(f"{x!r}\n" for x in gen.tolist()))
-    (out / names[3]).write_text("".join(f"{x!r}\n" for x in imp.tolist()))
+    names = [f"{name}.2col", f"{name}.4col", f"{name}.5col", f"{name}_genuine.txt", f"{name}_impostor.txt"]
+    (out / names[0]).write_text("".join(rows2))
+    (out / names[1]).write_text("".join(rows4))
+    (out / names[2]).write_text("".join(rows5))
+    (out / names[3]).write_text("".join(f"{x!r}\n" for x in gen.tolist()))
+    (out / names[4]).write_text("".join(f"{x!r}\n" for x in imp.tolist()))
     return names

@@ -55,6 +55,12 @@ Example (two score lists: disjoint, then identical distributions)::
     >>> measure_linkability([1, 2, 1, 2], [1, 2, 2, 1], permutations=0)["d_sys"]
     0.0
 
+**Modules.** This one runs the evaluation; the attacks on stored records are in
+:mod:`sketchauth.evaluate.record_attacks` (the asymmetric adversaries' scores in
+:mod:`sketchauth.evaluate.linkage`, the others in :mod:`sketchauth.evaluate.unlinkability`) and
+the report's files in :mod:`sketchauth.evaluate.unlinkability_files`; their public names are
+importable from here as well.
+
 Nothing here keeps a sample; helpers live only in memory during the run. The peppers and nonces
 are drawn from :mod:`secrets` (the scores do not depend on their values); only the grouping and
 subsampling are seeded.
@@ -62,22 +68,37 @@ subsampling are seeded.
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
+from sketchauth.evaluate.linkage import partition_parity_bits, similar_even_intervals
+from sketchauth.evaluate.record_attacks import (
+    PIPELINE_ATTACKS,
+    PairAttack,
+    attack_ready,
+    byte_agreement,
+    parses_as_helper,
+    registered_attack,
+    sealed_attack,
+)
 from sketchauth.evaluate.repeated import _s2_candidates
-from sketchauth.evaluate.unlinkability import attack_for_key, linkability
+from sketchauth.evaluate.unlinkability import chance_level, linkability
+
+# The report's files (summary rows, Markdown, figure, writing) live in their own module; re-exported.
+from sketchauth.evaluate.unlinkability_files import (
+    plot_curves,
+    render_markdown,
+    summary_rows,
+    write_unlinkability_report,
+)
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
@@ -89,12 +110,12 @@ from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
-from sketchauth.sketches.pinsketch import PinSketch
 
 __all__ = [
     "OPERATIONAL_RULE",
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
+    "PairAttack",
     "attack_ready",
     "build_pipelines",
     "byte_agreement",
@@ -102,6 +123,7 @@ __all__ = [
     "measure_linkability",
     "partition_parity_bits",
     "plot_curves",
+    "registered_attack",
     "render_markdown",
     "run_unlinkability_report",
     "sealed_attack",
@@ -119,8 +141,6 @@ FEW_MATED_PAIRS = 100
 #: Most non-mated pairs scored per pipeline (a seeded subsample beyond).
 DEFAULT_MAX_NONMATED = 4000
 _PEPPER_BYTES = 32
-#: Rows k = 1..this of the repeated-enrolment table in the Markdown (the JSON has every k).
-_MARKDOWN_K = 4
 
 OPERATIONAL_RULE = (
     "The service never keeps two helpers of one person: re-enrolment and revocation replace the "
@@ -129,159 +149,6 @@ OPERATIONAL_RULE = (
     "and several helpers can be combined against the template (sketchauth.evaluate.repeated); a "
     "pepper protects only across deployments (different peppers), not within one."
 )
-
-
-# -- the attacks -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PairAttack:
-    """One linkage attack on two stored helpers.
-
-    ``prepare(sketch, helper)`` reads what the attack looks at from one helper (its partition,
-    its clear tolerances, or the helper itself) once per helper; ``compare(a, b, tau)`` scores
-    two prepared helpers.
-    """
-
-    name: str
-    description: str
-    higher_is_mated: bool
-    prepare: Callable[[SecureSketch, bytes], Any]
-    compare: Callable[[Any, Any, int], float]
-
-
-def _even_partition(points: np.ndarray) -> np.ndarray:
-    """The points bounding the even-length intervals only (the possible secret ones), as pairs."""
-    lo, hi = points[:-1], points[1:]
-    keep = (hi - lo) % 2 == 0
-    return np.stack([lo[keep], hi[keep]], axis=1)
-
-
-def similar_even_intervals(parts_a: Sequence[np.ndarray], parts_b: Sequence[np.ndarray], tau: int) -> int:
-    """Similar-interval count (Fang's thesis §6.2) restricted to even-length intervals."""
-    total = 0
-    for pa, pb in zip(parts_a, parts_b, strict=True):
-        ia, ib = _even_partition(np.asarray(pa, dtype=np.int64)), _even_partition(np.asarray(pb, dtype=np.int64))
-        width_a, width_b = ia[:, 1] - ia[:, 0], ib[:, 1] - ib[:, 0]
-        mid_a, mid_b = ia.sum(axis=1), ib.sum(axis=1)
-        close = (np.abs(width_a[:, None] - width_b[None, :]) < 2 * tau) & (
-            np.abs(mid_a[:, None] - mid_b[None, :]) < 2 * tau
-        )
-        total += int(np.count_nonzero(close))
-    return total
-
-
-def partition_parity_bits(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Per feature, the parity shared by most lower ends of even-length intervals (ties: even).
-
-    The same bit as :func:`sketchauth.evaluate.linkage.parity_bits`, read from a real helper's
-    partition (for s2 it is exactly the parity of ``b − v``).
-    """
-    bits = []
-    for p in parts:
-        lower = _even_partition(np.asarray(p, dtype=np.int64))[:, 0]
-        odd = int(np.count_nonzero(lower % 2 == 1))
-        bits.append(int(odd > lower.size - odd))
-    return np.array(bits, dtype=np.int64)
-
-
-def _registered(key: str) -> PairAttack:
-    """A whole-helper attack (:func:`~sketchauth.evaluate.unlinkability.attack_for_key`)."""
-    attack = attack_for_key(key)
-    return PairAttack(
-        attack.name,
-        attack.description,
-        attack.higher_is_mated,
-        lambda sketch, helper: (sketch, helper),
-        lambda a, b, tau: float(attack.score(a[0], a[1], b[1], tau=tau)),
-    )
-
-
-def _partition(sketch: SecureSketch, helper: bytes) -> list[np.ndarray]:
-    return sketch.partition(helper)  # type: ignore[attr-defined]
-
-
-def _named(
-    key: str, prepare: Callable[[SecureSketch, bytes], Any], compare: Callable[[Any, Any, int], float]
-) -> PairAttack:
-    """A registered attack's name and direction with a prepare/compare split of its score."""
-    attack = attack_for_key(key)
-    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
-
-
-_S1 = _named(
-    "asymmetric-interval/s1",
-    lambda sketch, helper: sketch.published_tolerances(helper),  # type: ignore[attr-defined]
-    lambda a, b, tau: float(s1_linkage_score(a, b, tau)),
-)
-_EVEN = PairAttack(
-    "similar-even-intervals",
-    "similar even-length intervals of the two partitions (tau)",
-    True,
-    _partition,
-    lambda a, b, tau: float(similar_even_intervals(a, b, tau)),
-)
-_PARITY = PairAttack(
-    "parity",
-    "features whose majority boundary parity agrees",
-    True,
-    lambda sketch, helper: partition_parity_bits(_partition(sketch, helper)),
-    lambda a, b, tau: float(np.count_nonzero(a == b)),
-)
-
-
-def _similar(key: str) -> PairAttack:
-    return _named(key, _partition, lambda a, b, tau: float(s2_similar_intervals(a, b, tau)))
-
-
-#: Every linkage attack of the project that applies to each pipeline's scheme.
-PIPELINE_ATTACKS: dict[str, tuple[PairAttack, ...]] = {
-    "interval": (_registered("interval"),),
-    "thermometer": (_registered("pinsketch"),),
-    "code-offset": (_registered("code-offset"),),
-    "s1": (_S1,),
-    "s2": (_similar("asymmetric-interval/s2"), _EVEN, _PARITY),
-    "s3": (_similar("asymmetric-interval/s3"), _EVEN, _PARITY),
-}
-
-
-def byte_agreement(a: bytes, b: bytes) -> int:
-    """Equal bytes at equal positions of two stored records; ``-1`` when their lengths differ.
-
-    The generic linkage score of sealed records: for two records sealed under independent
-    keystreams it is binomial ``(len, 1/256)`` whoever they belong to; any dependence of the
-    sealed bytes on the template would show as a mated/non-mated difference.
-    """
-    if len(a) != len(b):
-        return -1
-    return sum(x == y for x, y in zip(a, b, strict=True))
-
-
-def _parses(sketch: SecureSketch, record: bytes) -> bool:
-    try:
-        sketch.payload(record)
-    except (SketchAuthError, ValueError):
-        return False
-    return True
-
-
-def sealed_attack(attack: PairAttack) -> PairAttack:
-    """``attack`` on stored records that may be sealed: the attack itself where both records parse
-    as helpers of the scheme, else :func:`byte_agreement` (same name and direction, so the report's
-    rows line up; ``D↔sys`` does not depend on the direction of the scores)."""
-
-    def prepare(sketch: SecureSketch, record: bytes) -> tuple[bool, Any]:
-        if _parses(sketch, record):
-            return True, attack.prepare(sketch, record)
-        return False, record
-
-    def compare(a: tuple[bool, Any], b: tuple[bool, Any], tau: int) -> float:
-        (parsed_a, x), (parsed_b, y) = a, b
-        if parsed_a and parsed_b:
-            return attack.compare(x, y, tau)
-        if parsed_a or parsed_b:  # one parses, the other does not
-            return -1.0
-        return float(byte_agreement(x, y))
-
-    return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
 
 
 # -- the measures ----------------------------------------------------------------------------------
@@ -302,18 +169,12 @@ def measure_linkability(
     m, n = np.asarray(mated, dtype=float), np.asarray(nonmated, dtype=float)
     bins = _bins(m, n)
     result = linkability(m, n, bins=bins)
-    rng = np.random.default_rng(seed)
-    pooled = np.concatenate([m, n])
-    null = []
-    for _ in range(permutations):
-        shuffled = rng.permutation(pooled)
-        null.append(linkability(shuffled[: m.size], shuffled[m.size :], bins=bins).d_sys)
-    chance = np.array(null) if null else np.zeros(1)
+    chance = chance_level(m, n, bins=bins, permutations=permutations, seed=seed)
     return {
         "d_sys": result.d_sys,
-        "chance_d_sys_mean": float(chance.mean()),
-        "chance_d_sys_p95": float(np.quantile(chance, 0.95)),
-        "linked": bool(result.d_sys > np.quantile(chance, 0.95)),
+        "chance_d_sys_mean": chance["chance_d_sys_mean"],
+        "chance_d_sys_p95": chance["chance_d_sys_p95"],
+        "linked": bool(result.d_sys > chance["chance_d_sys_p95"]),
         "mated_pairs": int(m.size),
         "nonmated_pairs": int(n.size),
         "mated_mean": float(m.mean()),
@@ -422,20 +283,6 @@ class _Enrolled:
     peppered: tuple[list[list[bytes]], list[list[bytes]]]
 
 
-def attack_ready(sketch: SecureSketch) -> SecureSketch:
-    """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``) the one of
-    the smallest larger ``m`` whose are: the same sets, the same set-difference tolerance ``t``, a
-    larger field. The difference-decoding attack reads the syndromes as a group
-    (:meth:`SecureSketch.symbols`) and needs them independent; the seal itself takes any helper.
-    Other schemes are returned as they are."""
-    if not isinstance(sketch, PinSketch):
-        return sketch
-    m = sketch.m
-    while PinSketch(m, sketch.t).report().sketch_bits < sketch.t * m:
-        m += 1
-    return sketch if m == sketch.m else PinSketch(m, sketch.t)
-
-
 def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
     """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
     peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
@@ -527,7 +374,7 @@ def _evaluate_pipeline(
 def _parsed_fraction(sketch: SecureSketch, stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
     """Share of sealed records that happen to parse as helpers of the scheme (expected: 0)."""
     records = [h for side in stored for person in side for h in person]
-    return float(np.mean([_parses(sketch, h) for h in records]))
+    return float(np.mean([parses_as_helper(sketch, h) for h in records]))
 
 
 # -- repeated enrolments in one database (s2, s3) --------------------------------------------------
@@ -688,126 +535,3 @@ def run_unlinkability_report(
         "operational_rule": OPERATIONAL_RULE,
         "notes": notes,
     }
-
-
-def summary_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (pipeline, attack): ``D↔sys`` clear and peppered with their chance levels."""
-    rows = []
-    for kind, entry in report["pipelines"].items():
-        for attack in entry.get("attacks", []):
-            rows.append(
-                {
-                    "pipeline": kind,
-                    "scheme": entry["scheme"],
-                    "attack": attack["attack"],
-                    "sealed_bytes_mean": entry["sealed_bytes_mean"],
-                    "mated_pairs": attack["clear"]["mated_pairs"],
-                    "nonmated_pairs": attack["clear"]["nonmated_pairs"],
-                    "clear": attack["clear"]["d_sys"],
-                    "clear_chance_p95": attack["clear"]["chance_d_sys_p95"],
-                    "peppered": attack["peppered"]["d_sys"],
-                    "peppered_chance_p95": attack["peppered"]["chance_d_sys_p95"],
-                }
-            )
-    return rows
-
-
-def render_markdown(report: dict[str, Any], figure: str | None = None) -> str:
-    """The Markdown report: the D↔sys table, unavailable pipelines, repeated enrolments, the rule."""
-    s, src = report["settings"], report["sources"]
-    lines = [
-        "# Unlinkability of re-enrolments (ISO/IEC 30136)",
-        "",
-        f"Background `{src['background']}` ({src['background_identities']} identities), evaluation "
-        f"`{src['data']}` ({src['data_identities']} identities, {src['set']} set). Each identity: up to "
-        f"{s['groups_per_identity']} disjoint enrolments of {s['enrol_samples']} captures; tau {s['tau']}, "
-        f"seed {s['seed']}. Measure: {report['measure']}.",
-        "",
-        "D<->sys is 0 for unlinkable, 1 for fully linkable sketches; 'chance p95' is the 95th percentile "
-        f"of D<->sys with the labels permuted ({s['permutations']} permutations): at or below it the "
-        "scores are indistinguishable from unlinkable at this sample size. 'Peppered': the whole record "
-        "sealed by each deployment's pepper, scored by the attack where the records parse as helpers, "
-        "else by byte agreement; 'clear': the same records unsealed with the peppers (the control). "
-        "'sealed bytes': mean length of a stored record.",
-        "",
-        "| pipeline | scheme | attack | sealed bytes | mated / non-mated | D<->sys clear | chance p95 "
-        "| D<->sys peppered | chance p95 |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in summary_rows(report):
-        lines.append(
-            f"| {r['pipeline']} | {r['scheme']} | {r['attack']} | {r['sealed_bytes_mean']:.1f} | "
-            f"{r['mated_pairs']} / {r['nonmated_pairs']} | "
-            f"{r['clear']:.3f} | {r['clear_chance_p95']:.3f} | {r['peppered']:.3f} | {r['peppered_chance_p95']:.3f} |"
-        )
-    unavailable = {k: v["unavailable"] for k, v in report["pipelines"].items() if "unavailable" in v}
-    if unavailable:
-        lines += ["", "Not evaluated:", ""] + [f"* {k}: {why}" for k, why in unavailable.items()]
-    if report["repeated"]:
-        lines += [
-            "",
-            "## Repeated enrolments in one database (s2 vs s3)",
-            "",
-            "The attacker holds k helpers of one person and keeps the intervals of the first that recur "
-            "(similar, tau) in all others; target: the first enrolment's (b, v).",
-            "",
-            "| scheme | tau | k | mean log2 candidates | empty | contains target | pinned | recovered |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for kind, rep in report["repeated"].items():
-            for tau, per_k in rep["per_tau"].items():
-                for row in per_k[:_MARKDOWN_K]:
-                    lines.append(
-                        f"| {kind} | {tau} | {row['k']} | {row['mean_log2_candidates']:.2f} | "
-                        f"{row['empty_fraction']:.3f} | {row['contains_fraction']:.3f} | "
-                        f"{row['pinned_fraction']:.3f} | {row['recovered_fraction']:.3f} |"
-                    )
-    lines += ["", "## Operational rule", "", report["operational_rule"]]
-    if report["notes"]:
-        lines += ["", "## Notes", ""] + [f"* {n}" for n in report["notes"]]
-    if figure:
-        lines += ["", f"![D<->(s) per attack]({figure})"]
-    return "\n".join(lines) + "\n"
-
-
-def plot_curves(report: dict[str, Any], path: str | Path) -> None:
-    """One panel per (pipeline, attack): the local ``D↔(s)`` curve, in clear and peppered."""
-    # optional dependency: matplotlib is the extra 'plots'
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # optional dependency (after choosing the Agg backend)
-
-    panels = [(k, a) for k, e in report["pipelines"].items() for a in e.get("attacks", [])]
-    cols = min(3, max(1, len(panels)))
-    rows = max(1, math.ceil(len(panels) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
-    for ax in axes.ravel()[len(panels) :]:
-        ax.axis("off")
-    for ax, (kind, attack) in zip(axes.ravel(), panels, strict=False):
-        for label, style in (("clear", "-"), ("peppered", "--")):
-            curve = attack[label]["curve"]
-            ax.stairs(curve["d_local"], curve["edges"], linestyle=style, label=f"{label} {attack[label]['d_sys']:.2f}")
-        ax.set_title(f"{kind}: {attack['attack']}", fontsize=9)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("linkage score s", fontsize=8)
-        ax.set_ylabel("D<->(s)", fontsize=8)
-        ax.legend(fontsize=7, title="D<->sys", title_fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def write_unlinkability_report(report: dict[str, Any], out: str | Path, *, plots: bool = True) -> dict[str, str]:
-    """``unlinkability.json``, ``unlinkability.md`` and (with ``plots``) ``unlinkability.png`` in ``out``."""
-    directory = Path(out)
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {"json": str(directory / "unlinkability.json"), "markdown": str(directory / "unlinkability.md")}
-    figure = None
-    if plots:
-        figure = "unlinkability.png"
-        plot_curves(report, directory / figure)
-        files["png"] = str(directory / figure)
-    Path(files["json"]).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    Path(files["markdown"]).write_text(render_markdown(report, figure), encoding="utf-8")
-    return files

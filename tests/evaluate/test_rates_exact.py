@@ -82,7 +82,7 @@ def test_identity_bootstrap_is_wider_when_errors_cluster_in_people() -> None:
 
 
 def _read_bob4(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """bob.measure.load.split_four_column's rule: positives are claimed_id == real_id."""
+    """bob.bio.base.score.load.split_four_column's rule: positives are claimed_id == real_id."""
     pos, neg = [], []
     for line in path.read_text().splitlines():
         claimed, real, _test, score = line.split()
@@ -101,7 +101,7 @@ def test_score_files_reread_give_the_same_rates(tmp_path: Path) -> None:
         genuine_labels=[("alice smith", "alice smith", f"s{i}") for i in range(50)],
         impostor_labels=[("alice smith", "bob", f"t{i}") for i in range(400)],
     )
-    assert names == ["x.4col", "x.5col", "x_genuine.txt", "x_impostor.txt"]
+    assert names == ["x.2col", "x.4col", "x.5col", "x_genuine.txt", "x_impostor.txt"]
     pos, neg = _read_bob4(tmp_path / "x.4col")
     assert np.array_equal(pos, -gen) and np.array_equal(neg, -imp)  # higher = more genuine
     five = [line.split() for line in (tmp_path / "x.5col").read_text().splitlines()]

@@ -24,9 +24,13 @@ from sketchauth.evaluate.report import (
 from sketchauth.evaluate.report import figures as figures_module
 
 TOP_KEYS = {
+    "curves",
     "data",
     "error_rates",
     "figures",
+    "interval_method",
+    "iso_30136",
+    "renewability",
     "score_files",
     "leakage",
     "notes",

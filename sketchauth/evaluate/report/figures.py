@@ -1,4 +1,4 @@
-"""Figures of a report (matplotlib, extra ``plots``): DET curve, score histograms, linkage histograms.
+"""Figures of a report (matplotlib, extra ``plots``): DET, ROC and EPC curves, score and linkage histograms.
 
 matplotlib is imported only when a figure is drawn (:func:`_pyplot`): it is an optional
 dependency, and :func:`plots_available` / :func:`require_plots` say so before a long evaluation.
@@ -27,10 +27,12 @@ __all__ = [
     "det_floor",
     "draw_figures",
     "draw_nist_targets",
+    "epc_figure",
     "linkage_figure",
     "plots_available",
     "probit",
     "require_plots",
+    "roc_figure",
 ]
 
 
@@ -169,6 +171,50 @@ def det_figure(report: Report) -> Any:
     return fig
 
 
+def roc_figure(report: Report) -> Any:
+    """The ROC of a report: ``1 − FNMR`` against FMR (log axis) for the unprotected baselines, with
+    the protected operating points of the sweep (matplotlib ``Figure``)."""
+    plt = _pyplot()
+    er = report.error_rates
+    floor = det_floor(er.points[0].impostor_trials, er.points[0].genuine_trials)
+    fig, ax = plt.subplots(figsize=(6.4, 5.0))
+    for c in report.curves:
+        fmr = np.maximum(np.asarray(c["roc"]["fmr"], dtype=float), floor)
+        ax.plot(fmr, c["roc"]["tpr"], lw=1.2, label=f"unprotected ({c['metric']})")
+    fmr = np.maximum(np.array([p.fmr for p in er.points]), floor)
+    ax.plot(fmr, [1.0 - p.fnmr for p in er.points], "o", color="black", ms=4, label=f"protected ({er.scheme})")
+    for p, x in zip(er.points, fmr, strict=True):
+        ax.annotate(
+            f"{er.parameter}={p.setting}", (x, 1.0 - p.fnmr), textcoords="offset points", xytext=(4, -10), fontsize=7
+        )
+    ax.axvline(TARGET_FMR, color="grey", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlim(floor / 2, 1.0)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(f"FMR (0 drawn at {floor:.1e})")
+    ax.set_ylabel("1 − FNMR (genuine trials accepted)")
+    ax.set_title("ROC: protected operating points vs unprotected matching")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def epc_figure(report: Report) -> Any:
+    """The EPC of each unprotected baseline: HTER on the evaluation half against the weight α the
+    development half's threshold was chosen with (matplotlib ``Figure``)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    for c in report.curves:
+        if c["epc"] is not None:
+            ax.plot(c["epc"]["alpha"], np.asarray(c["epc"]["hter"]) * 100, marker=".", label=c["metric"])
+    ax.set_xlabel("α (development threshold minimises α·FMR + (1 − α)·FNMR)")
+    ax.set_ylabel("HTER on the evaluation half (%)")
+    ax.set_title("EPC of unprotected matching (identities split in seeded halves)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def _draw_scores(report: Report, path: Path) -> None:
     plt = _pyplot()
     baselines = report.error_rates.baselines
@@ -236,9 +282,15 @@ def linkage_figure(report: Report) -> Any:
 
 
 def draw_figures(report: Report, out: Path) -> list[str]:
-    """Draw the DET curve, the score histograms and the linkage histograms; return file names."""
+    """Draw the DET, ROC and EPC curves, the score histograms and the linkage histograms; return file names."""
     names = ["det.png", "scores.png"]
     _save(det_figure(report), out / "det.png")
+    if report.curves:
+        _save(roc_figure(report), out / "roc.png")
+        names.append("roc.png")
+    if any(c["epc"] is not None for c in report.curves):
+        _save(epc_figure(report), out / "epc.png")
+        names.append("epc.png")
     _draw_scores(report, out / "scores.png")
     if report.unlinkability is not None:
         _save(linkage_figure(report), out / "linkage.png")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["decode_check_line", "markdown", "summary"]
+__all__ = ["decode_check_line", "markdown", "standard_lines", "summary"]
 
 
 def _eer_advice(malformed: int) -> str:
@@ -67,6 +67,8 @@ def markdown(r: dict[str, Any]) -> str:
     lines += _operating_point_lines(r)
     lines += _leakage_lines(r["leakage"])
     lines += _unlinkability_lines(r["unlinkability"])
+    if r.get("iso_30136"):
+        lines += standard_lines(r["iso_30136"])
     if r["figures"]:
         lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in r["figures"]]
     for n in r["notes"]:
@@ -89,14 +91,14 @@ def _error_rate_lines(r: dict[str, Any]) -> list[str]:
         "",
         "## Error rates (protected: each scheme's exact acceptance rule, cross-checked by real encode → decode)",
         "",
-        f"| {r['sweep']} | FNMR (errors/trials) | 95% Wilson | 95% over people "
-        "| FMR (errors/trials) | 95% Wilson | 95% over people |",
+        f"| {r['sweep']} | FNMR (errors/trials) | 95% {_method(r)} | 95% over people "
+        f"| FMR (errors/trials) | 95% {_method(r)} | 95% over people |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     lines += [_error_rate_row(p) for p in er["points"]]
     lines += [
         "",
-        "Wilson intervals treat comparisons as independent; the intervals over people resample whole enrolled "
+        f"{_method(r)} intervals treat comparisons as independent; the intervals over people resample whole enrolled "
         "identities (seeded bootstrap, ISO/IEC 19795-1) and are the ones to quote when one person's comparisons "
         "are correlated.",
     ]
@@ -119,6 +121,11 @@ def _error_rate_lines(r: dict[str, Any]) -> list[str]:
         lines += ["", "Unprotected matching of the same templates and probes:", ""]
         lines += [_baseline_line(b) for b in er["baselines"]]
     return lines
+
+
+def _method(r: dict[str, Any]) -> str:
+    """The rates' interval method as a table heading."""
+    return {"wilson": "Wilson", "clopper-pearson": "Clopper–Pearson"}.get(r.get("interval_method", "wilson"), "")
 
 
 def _error_rate_row(p: dict[str, Any]) -> str:
@@ -240,10 +247,85 @@ def _unlinkability_lines(ul: dict[str, Any] | None) -> list[str]:
     lines += [
         f"Attack `{ul['attack']}` ({ul['description']}) on {ul['mated_pairs']} mated and "
         f"{ul['nonmated_pairs']} non-mated pairs:",
-        f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g}).",
+        f"**D↔sys = {ul['d_sys']:.3f}** (0 unlinkable, 1 fully linkable; ω = {ul['omega']:g})" + _chance(ul) + ".",
         f"Reversibility: {rev['method']} — {_pct(rev['recovered_fraction'])} of the template recovered "
         "from two linked sketches.",
     ]
+    return lines
+
+
+def _chance(x: dict[str, Any]) -> str:
+    if x.get("chance_d_sys_p95") is None:
+        return ""
+    return (
+        f"; chance level {x['chance_d_sys_mean']:.3f} (95th percentile {x['chance_d_sys_p95']:.3f}, labels permuted"
+        + (f"; p = {x['p_value']:.3g}" if x.get("p_value") is not None else "")
+        + ")"
+    )
+
+
+def standard_lines(iso: dict[str, Any]) -> list[str]:
+    """The ISO/IEC 30136 / 24745 section: performance, irreversibility, unlinkability, renewability."""
+    pf, ir = iso["performance"], iso["irreversibility"]
+    ((name, setting),) = pf["setting"].items()
+    eer = "not reached" if pf["eer_over_sweep"] is None else _pct(pf["eer_over_sweep"])
+    unprotected = ", ".join(f"{m} {_pct(e)}" for m, e in pf["eer_unprotected"].items()) or "no baseline"
+    bound = ir["bound"]
+    lines = [
+        "",
+        f"## {' / '.join(iso['standards'])}: protected references",
+        "",
+        f"Reference: {iso['reference']}.",
+        "",
+        f"- **Performance** at {name} = {setting}: FNMR {_pct(pf['fnmr'])} "
+        f"({pf['false_non_matches']}/{pf['genuine_trials']}) {_ci(pf['fnmr_ci'])}, FMR {_pct(pf['fmr'])} "
+        f"({pf['false_matches']}/{pf['impostor_trials']}) {_ci(pf['fmr_ci'])} (95% {pf['interval']}"
+        + (f"; over people {_ci(pf['fmr_ci_over_people'])}" if pf.get("fmr_ci_over_people") else "")
+        + f"); EER {eer} over the sweep, unprotected EER {unprotected}.",
+        f"- **Irreversibility** — provable bound: loss ≤ {_num(bound['loss_bound_bits'])} bits, remaining "
+        f"H̃∞(d|S) ≥ {_num(bound['remaining_bits'])} bits (source {_num(bound['source_min_entropy_bits'])} bits, "
+        f"{bound['source_entropy_origin']}); measured on one record: " + _one_record(ir) + ".",
+    ]
+    two = ir["two_linked_records"]
+    if two is not None:
+        lines.append(f"  Two linked records ({two['method']}): {_pct(two['recovered_fraction'])} of the template.")
+    ul = iso["unlinkability"]
+    lines.append(
+        "- **Unlinkability**: not evaluated (see notes)."
+        if ul is None
+        else f"- **Unlinkability** ({ul['attack']}, {ul['mated_pairs']} mated / {ul['nonmated_pairs']} non-mated "
+        f"pairs): D↔sys = {ul['d_sys']:.3f}"
+        + _chance(ul)
+        + ("" if ul.get("linkable") is None else (" — **linkable**" if ul["linkable"] else " — unlinkable"))
+        + "."
+    )
+    lines += _renewability_lines(iso["renewability"])
+    return lines
+
+
+def _one_record(ir: dict[str, Any]) -> str:
+    parts = []
+    oa = ir["attack_on_one_record"]
+    if oa is not None:
+        parts.append(
+            f"the offline attack with the database broke {oa['broken']}/{oa['people']} people within "
+            f"{oa['tries_per_person']} tries"
+        )
+    if ir["false_accept_attack_bits_lower"] is not None:
+        parts.append(f"false-accept attack ≥ {ir['false_accept_attack_bits_lower']:.1f} bits")
+    return "; ".join(parts) or "no attack run"
+
+
+def _renewability_lines(rn: dict[str, Any] | None) -> list[str]:
+    if rn is None:
+        return ["- **Renewability**: not evaluated (see notes)."]
+    lines = [f"- **Renewability** (old vs renewed reference of each person, {rn['mated_pairs']} mated pairs):"]
+    for name, sc in rn["scenarios"].items():
+        verdict = "unlinkable" if sc["renewable"] else "**linkable**"
+        lines.append(
+            f"  - {name.replace('_', ' ')} ({sc['stores']}): D↔sys = {sc['d_sys']:.3f}" + _chance(sc) + f" — {verdict}"
+        )
+    lines.append("  - fresh sketch randomness alone (no pepper, or the pepper stolen too): the unlinkability above.")
     return lines
 
 
@@ -311,8 +393,16 @@ def summary(r: dict[str, Any], out: Any) -> str:
     lines.append(r["data"].get("protocol", {}).get("statement", ""))
     if ul is not None:
         lines.append(
-            f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}; "
+            f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}"
+            + (f" (chance p95 {ul['chance_d_sys_p95']:.3f})" if ul.get("chance_d_sys_p95") is not None else "")
+            + "; "
             f"reversibility {_pct(ul['reversibility']['recovered_fraction'])} of the template"
+        )
+    rn = r.get("renewability")
+    if rn is not None:
+        lines.append(
+            "renewability: "
+            + ", ".join(f"{k.replace('_', ' ')} D<->sys {v['d_sys']:.3f}" for k, v in rn["scenarios"].items())
         )
     if er.get("decode_check"):
         flag = "WARNING: " if er["decode_check"]["disagreements"] else ""

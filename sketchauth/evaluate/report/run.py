@@ -11,7 +11,13 @@
 3. the **leakage report** of the sketch at that setting (:mod:`sketchauth.evaluate.leakage`),
    with the false-accept cost from its FMR;
 4. **unlinkability** at that setting (:mod:`sketchauth.evaluate.unlinkability`), when every
-   identity has the ``2k`` samples two enrolments need.
+   identity has the ``2k`` samples two enrolments need, with its chance level, and
+   **renewability** (:mod:`sketchauth.evaluate.renewability`) on the same two enrolments;
+5. the unprotected baselines' **ROC and EPC** (:mod:`sketchauth.evaluate.report.curves`) and the
+   **ISO/IEC 30136 / 24745 section** (:mod:`sketchauth.evaluate.report.standard`).
+
+The rates' 95% intervals are Wilson score intervals, or exact Clopper–Pearson ones with
+``interval="clopper-pearson"`` (:func:`sketchauth.evaluate.rates.rate_interval`).
 
 For the interval family with a ``step`` but neither ``n`` nor ``offset``,
 :meth:`EvaluationTarget.fitted` (what the command line uses) fits the quantiser's range to the
@@ -35,15 +41,15 @@ Example::
     >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
     >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
-    >>> sorted(report.as_dict())[:3]
-    ['data', 'error_rates', 'figures']
+    >>> sorted(report.as_dict()["iso_30136"])
+    ['irreversibility', 'performance', 'reference', 'renewability', 'standards', 'unlinkability']
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -65,8 +71,11 @@ from sketchauth.evaluate.error_rates import (
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.protocol import Protocol
-from sketchauth.evaluate.rates import RatePoint
-from sketchauth.evaluate.unlinkability import UnlinkabilityResult, evaluate_unlinkability
+from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
+from sketchauth.evaluate.renewability import evaluate_renewability
+from sketchauth.evaluate.report.curves import baseline_curves
+from sketchauth.evaluate.report.standard import standard_section
+from sketchauth.evaluate.unlinkability import UnlinkabilityResult, chance_level, evaluate_unlinkability, link_pairs
 from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
@@ -227,10 +236,31 @@ class Report:
     #: (c) the offline attack with the database and (d) the PIN cascade, beside the leakage's (a) and (b).
     security: dict[str, Any] = field(default_factory=dict)
     score_files: list[str] = field(default_factory=list)
+    #: How the rates' 95% intervals were computed (:data:`~sketchauth.evaluate.rates.INTERVAL_METHODS`).
+    interval_method: str = "wilson"
+    #: D↔sys's chance level (labels permuted) and p-value (:func:`~sketchauth.evaluate.unlinkability.chance_level`).
+    unlinkability_chance: dict[str, float] | None = None
+    #: :func:`~sketchauth.evaluate.renewability.evaluate_renewability` at the operating setting.
+    renewability: dict[str, Any] | None = None
+    #: ROC and EPC per unprotected baseline (:func:`~sketchauth.evaluate.report.curves.baseline_curves`).
+    curves: list[dict[str, Any]] = field(default_factory=list)
     #: True when the operating point was picked by the NIST rule on this data (no ``operating_setting``).
     chosen_on_evaluated_people: bool = False
 
+    def _unlinkability_dict(self) -> dict[str, Any] | None:
+        if self.unlinkability is None:
+            return None
+        out = self.unlinkability.to_dict()
+        if self.unlinkability_chance is not None:
+            out |= {k: v for k, v in self.unlinkability_chance.items() if k != "d_sys"}
+        return out
+
     def as_dict(self) -> dict[str, Any]:
+        payload = self._payload()
+        payload["iso_30136"] = standard_section(payload)
+        return payload
+
+    def _payload(self) -> dict[str, Any]:
         op = self.operating_point
         return _jsonable(
             {
@@ -250,7 +280,10 @@ class Report:
                     "target_fnmr": TARGET_FNMR,
                 },
                 "leakage": {**self.leakage.to_dict(), **self.security},
-                "unlinkability": None if self.unlinkability is None else self.unlinkability.to_dict(),
+                "interval_method": self.interval_method,
+                "unlinkability": self._unlinkability_dict(),
+                "renewability": self.renewability,
+                "curves": self.curves,
                 "figures": list(self.figures),
                 "score_files": list(self.score_files),
                 "notes": list(self.notes),
@@ -308,6 +341,7 @@ def run_report(
     set_kind: str = "open",
     attack_people: int = 10,
     attack_tries: int = 100,
+    interval: str = "wilson",
     client: Any = None,
 ) -> Report:
     """Evaluate ``target`` on ``data`` (steps in the module docstring).
@@ -316,9 +350,12 @@ def run_report(
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
+    ``interval`` names the method of the rates' 95% intervals (``"wilson"`` or ``"clopper-pearson"``).
     ``jobs`` worker processes, or a Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the
     comparisons (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way).
     """
+    if interval not in INTERVAL_METHODS:
+        raise ParameterError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
     k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
         raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
@@ -342,6 +379,8 @@ def run_report(
         crosscheck_trials=crosscheck_trials,
         client=client,
     )
+    if interval != "wilson":
+        rates = replace(rates, points=tuple(p.with_interval(interval) for p in rates.points))
     op = choose_operating_point(rates.points, operating_setting)
     sketch = target.factory(op.setting)
     notes: list[str] = list(target.notes)
@@ -372,23 +411,17 @@ def run_report(
         false_matches=op.false_matches,
         impostor_trials=op.impostor_trials,
     )
-    link = None
+    link, chance, renewal = None, None, None
+    # Two enrolments of every identity at the operating setting: the unlinkability attack, then renewal.
+    twice = {"enrol_samples": k, "setting": op.setting, "nonmated_per_identity": nonmated_per_identity, "seed": seed}
     try:
-        link = evaluate_unlinkability(
-            sketch,
-            target.enrol,
-            data,
-            enrol_samples=k,
-            setting=op.setting,
-            nonmated_per_identity=nonmated_per_identity,
-            omega=omega,
-            tau=tau,
-            seed=seed,
-            progress=progress,
-        )
+        link = evaluate_unlinkability(sketch, target.enrol, data, omega=omega, tau=tau, progress=progress, **twice)
+        chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=seed)
+        pairs = link_pairs(sketch, target.enrol, data, **twice)
+        renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=seed)
     except (ParameterError, SampleError) as exc:
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
-        notes.append(f"unlinkability not evaluated: {exc}")
+        notes.append(f"unlinkability not evaluated (nor renewability): {exc}")
     protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
     plan = protocol.plan(
         data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
@@ -410,6 +443,10 @@ def run_report(
         link,
         notes,
         security=security,
+        interval_method=interval,
+        unlinkability_chance=chance,
+        renewability=renewal,
+        curves=baseline_curves(rates, seed=seed),
         chosen_on_evaluated_people=operating_setting is None,
     )
 
