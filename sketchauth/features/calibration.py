@@ -67,6 +67,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.rates import binomial_cdf, clopper_pearson_interval, clopper_pearson_upper
 from sketchauth.evaluate.trials import ProjectedTrials, projected_trials
 
 __all__ = [
@@ -108,71 +109,6 @@ def _log_terms(k: int, n: int, p: float) -> np.ndarray:
     # log C(n, i) = Σ_{j ≤ i} log((n − j + 1)/j), one cumulative sum.
     log_choose = np.concatenate([[0.0], np.cumsum(np.log(n - i[1:] + 1.0) - np.log(i[1:]))])
     return log_choose + i * math.log(p) + (n - i) * math.log1p(-p)
-
-
-def binomial_cdf(k: int, n: int, p: float) -> float:
-    """``P[Bin(n, p) ≤ k] = I_{1−p}(n − k, k + 1)``, summed term by term in log space.
-
-    >>> binomial_cdf(0, 10, 0.5) == 0.5 ** 10
-    True
-    >>> round(binomial_cdf(3, 10, 0.3), 6)
-    0.649611
-    """
-    k, n = _check_counts(k, n)
-    if not 0.0 <= p <= 1.0:
-        raise ParameterError(f"p must be in [0, 1], got {p!r}")
-    if k == n or p == 0.0:
-        return 1.0
-    if p == 1.0:
-        return 0.0
-    logs = _log_terms(k, n, p)
-    top = float(logs.max())
-    return min(1.0, math.exp(top) * float(np.exp(logs - top).sum()))
-
-
-def _solve_decreasing(f: Callable[[float], float], level: float, lo: float, hi: float) -> float:
-    """The ``p ∈ [lo, hi]`` with ``f(p) = level`` for ``f`` decreasing, by bisection to machine precision."""
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if f(mid) > level:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95) -> float:
-    """One-sided upper bound: the ``p`` with ``P[Bin(n, p) ≤ k] = 1 − confidence`` (1 when ``k = n``).
-
-    Equals the ``confidence`` quantile of ``Beta(k + 1, n − k)`` (Clopper and Pearson, 1934).
-    With no false match in ``n`` trials it is ``1 − (1 − confidence)^(1/n)`` (≈ ``3/n`` at 95%):
-
-    >>> round(clopper_pearson_upper(0, 3000), 6) == round(1 - 0.05 ** (1 / 3000), 6)
-    True
-    """
-    k, n = _check_counts(k, n)
-    alpha = 1.0 - _check_confidence(confidence)
-    if k == n:
-        return 1.0
-    return _solve_decreasing(lambda p: binomial_cdf(k, n, p), alpha, k / n, 1.0)
-
-
-def clopper_pearson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Two-sided interval ``[lo, hi]`` at ``confidence`` (each tail ``(1 − confidence)/2``).
-
-    ``lo`` solves ``P[Bin(n, p) ≥ k] = α/2`` (0 when ``k = 0``), ``hi`` solves ``P[Bin(n, p) ≤ k] = α/2``.
-
-    >>> lo, hi = clopper_pearson_interval(5, 100)
-    >>> round(lo, 4), round(hi, 4)
-    (0.0164, 0.1128)
-    """
-    k, n = _check_counts(k, n)
-    half = (1.0 - _check_confidence(confidence)) / 2.0
-    hi = clopper_pearson_upper(k, n, 1.0 - half)
-    lo = 0.0 if k == 0 else _solve_decreasing(lambda p: binomial_cdf(k - 1, n, p), 1.0 - half, 0.0, k / n)
-    return lo, hi
 
 
 def max_false_matches(n: int, target: float, confidence: float = 0.95) -> int:

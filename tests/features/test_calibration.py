@@ -87,7 +87,7 @@ def test_bad_counts_and_confidences_are_refused() -> None:
     for k, n in ((-1, 5), (6, 5), (0, 0), (True, 5)):
         with pytest.raises(ParameterError):
             clopper_pearson_upper(k, n)
-    for confidence in (0.2, 1.0, True):
+    for confidence in (0.0, 1.0, True):
         with pytest.raises(ParameterError, match="confidence"):
             clopper_pearson_upper(1, 10, confidence)
 
