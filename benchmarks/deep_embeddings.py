@@ -225,6 +225,13 @@ def _build_lfw_facenet_keras(source: Path) -> tuple[np.ndarray, np.ndarray, dict
 LFW_CENTRE_BOX = (68, 68, 182, 182)
 
 
+#: How :func:`dlib_face_descriptors` turns an LFW image into a descriptor (recorded in the provenance).
+DLIB_PIPELINE = (
+    "dlib 20 HOG detector (1 upsampling, detection nearest the centre, else the central box "
+    f"{LFW_CENTRE_BOX}); 5-point landmarks; 150x150 chip, padding 0.25; ResNet descriptor, no jitter"
+)
+
+
 def _lfw_selection(source: Path, min_per_identity: int, max_per_identity: int | None) -> list[Path]:
     """Images of identities with ``min_per_identity`` images or more: the first ``max_per_identity`` each (by name)."""
     if not source.is_dir():
@@ -295,14 +302,36 @@ def _build_lfw_dlib(source: Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any
     labels = np.array([p.parent.name for p in paths])
     record = {
         "selection": "LFW identities with >= 4 images; the first 10 images (by file name) of each",
-        "pipeline": (
-            "dlib 20 HOG detector (1 upsampling, detection nearest the centre, else the central box "
-            f"{LFW_CENTRE_BOX}); 5-point landmarks; 150x150 chip, padding 0.25; ResNet descriptor, no jitter"
-        ),
+        "pipeline": DLIB_PIPELINE,
         "detector_missed": int((~detected).sum()),
         "captures_files": [f"{p.parent.name}/{p.name}" for p in paths],
     }
     return X, labels, record
+
+
+def _build_lfw_dlib_all(source: Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """dlib descriptors of every LFW image (13,233), reusing the rows of a cached ``lfw-dlib`` (same pipeline)."""
+    paths = _lfw_selection(source, min_per_identity=1, max_per_identity=None)
+    names = [f"{p.parent.name}/{p.name}" for p in paths]
+    known: dict[str, np.ndarray] = {}
+    reused_missed = 0
+    if "lfw-dlib" in available():
+        X_known, _ = load("lfw-dlib")
+        meta = provenance("lfw-dlib")
+        known = dict(zip(meta["captures_files"], X_known, strict=True))
+        reused_missed = int(meta["detector_missed"])
+    todo = [p for p, n in zip(paths, names, strict=True) if n not in known]
+    X_new, detected = dlib_face_descriptors(todo) if todo else (np.zeros((0, 128), np.float32), np.zeros(0, bool))
+    fresh = dict(zip((f"{p.parent.name}/{p.name}" for p in todo), X_new, strict=True))
+    X = np.stack([known[n] if n in known else fresh[n] for n in names])
+    record = {
+        "selection": "every LFW image",
+        "pipeline": DLIB_PIPELINE,
+        "detector_missed": reused_missed + int((~detected).sum()),
+        "reused_from_lfw_dlib": len(paths) - len(todo),
+        "captures_files": names,
+    }
+    return X, np.array([p.parent.name for p in paths]), record
 
 
 #: Equal parts each LibriSpeech utterance is cut into for the segment set (after silence trimming).
@@ -340,50 +369,71 @@ def _preprocessed(path: Path) -> np.ndarray:
     return np.asarray(preprocess_wav(path), dtype=np.float32)
 
 
-def _build_librispeech_ge2e_segments(source: Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """GE2E d-vectors of the 4 equal parts of every LibriSpeech utterance (speakers with 1 utterance included)."""
-    files = _librispeech_files(source)
-    waves, labels, captures = [], [], []
+def _librispeech_captures(files: list[Path]) -> list[tuple[str, Path, int]]:
+    """``(speaker, file, part)`` per capture: whole utterances, or 4 parts of each utterance of a sparse speaker.
+
+    A speaker with at least :data:`MIN_CAPTURES` utterances gets one capture per utterance
+    (``part`` 0); a speaker with fewer gets :data:`SEGMENTS_PER_UTTERANCE` captures per utterance,
+    its consecutive equal parts (``part`` 1, 2, ...).
+    """
+    by_speaker: dict[str, list[Path]] = collections.defaultdict(list)
     for path in files:
-        wave = _preprocessed(path)
-        bounds = np.linspace(0, wave.size, SEGMENTS_PER_UTTERANCE + 1).astype(int)
-        for k in range(SEGMENTS_PER_UTTERANCE):
-            waves.append(wave[bounds[k] : bounds[k + 1]])
-            labels.append(path.stem.split("-")[0])
-            captures.append(f"{path.stem}#{k + 1}/{SEGMENTS_PER_UTTERANCE}")
-    X = ge2e_embeddings(waves)
-    per_utterance = collections.Counter(p.stem.split("-")[0] for p in files)
-    record = {
-        "pipeline": (
-            "resemblyzer.preprocess_wav (16 kHz, -30 dBFS volume normalisation, webrtcvad long-silence trimming); "
-            f"the trimmed waveform cut into {SEGMENTS_PER_UTTERANCE} equal consecutive parts; "
-            "VoiceEncoder.embed_utterance on each part (1.6 s partials, averaged, L2-normalised)"
-        ),
-        "captures_are": (
-            "segments of one utterance for speakers with a single utterance (same recording session: genuine "
-            "scores are optimistic against cross-session use); speakers with several utterances contribute "
-            f"{SEGMENTS_PER_UTTERANCE} segments of each"
-        ),
-        "utterances": len(files),
-        "speakers_with_one_utterance": sum(1 for c in per_utterance.values() if c == 1),
-        "captures_files": captures,
-    }
-    return X, np.array(labels), record
+        by_speaker[path.stem.split("-")[0]].append(path)
+    captures = []
+    for speaker, paths in by_speaker.items():
+        parts = [0] if len(paths) >= MIN_CAPTURES else list(range(1, SEGMENTS_PER_UTTERANCE + 1))
+        captures.extend((speaker, path, part) for path in paths for part in parts)
+    return captures
 
 
 def _build_librispeech_ge2e(source: Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """GE2E d-vectors of whole LibriSpeech utterances: one capture per utterance."""
-    files = _librispeech_files(source)
-    X = ge2e_embeddings([_preprocessed(p) for p in files])
+    """GE2E d-vectors of LibriSpeech utterances (parts of utterances for speakers with fewer than 4)."""
+    captures = _librispeech_captures(_librispeech_files(source))
+    waves, cache = [], {}
+    for _, path, part in captures:
+        if path not in cache:
+            cache = {path: _preprocessed(path)}
+        wave = cache[path]
+        if part:
+            bounds = np.linspace(0, wave.size, SEGMENTS_PER_UTTERANCE + 1).astype(int)
+            wave = wave[bounds[part - 1] : bounds[part]]
+        waves.append(wave)
+    X = ge2e_embeddings(waves)
+    segmented = sorted({speaker for speaker, _, part in captures if part})
     record = {
         "pipeline": (
             "resemblyzer.preprocess_wav (16 kHz, -30 dBFS volume normalisation, webrtcvad long-silence trimming); "
-            "VoiceEncoder.embed_utterance on the whole utterance (1.6 s partials, averaged, L2-normalised)"
+            "VoiceEncoder.embed_utterance (1.6 s partials, averaged, L2-normalised) of each whole utterance, or, for "
+            f"a speaker with fewer than {MIN_CAPTURES} utterances, of each of the {SEGMENTS_PER_UTTERANCE} equal "
+            "consecutive parts of every trimmed utterance"
         ),
-        "captures_files": [p.stem for p in files],
+        "speakers_with_whole_utterances": len({s for s, _, part in captures if not part}),
+        "speakers_with_segments": len(segmented),
+        "segments_note": (
+            "the parts of one utterance come from one recording session: genuine scores between them are "
+            "optimistic against captures taken on different days"
+        ),
+        "captures_files": [f"{path.stem}#{part}" if part else path.stem for _, path, part in captures],
     }
-    return X, np.array([p.stem.split("-")[0] for p in files]), record
+    return X, np.array([speaker for speaker, _, _ in captures]), record
 
+
+#: The face model of the LFW dlib sets.
+DLIB_MODEL = (
+    "dlib ResNet face descriptor (dlib_face_recognition_resnet_model_v1 from the "
+    "face_recognition_models 0.3.0 wheel), 128-D"
+)
+#: Where the LFW images come from.
+LFW_SOURCE = (
+    "LFW deep-funneled images (Huang et al. 2007; Huang, Mattar, Lee & Learned-Miller 2012), e.g. the copy "
+    "committed in GitHub repository braun-steven/dfi-tensorflow at commit "
+    "0a86d9a0c4e0c208f03766075a0fbaead1374e3e, folder data/lfw-deepfunneled (13,233 images, 5,749 people)"
+)
+#: The licence statement of the LFW dlib sets.
+LFW_DLIB_LICENCE = (
+    "LFW images: no licence stated (news photographs collected for research) - cache only, never commit; "
+    "dlib model: CC0 (public domain), face_recognition_models package: MIT"
+)
 
 #: The licence statement of the LibriSpeech sets.
 LIBRISPEECH_LICENCE = (
@@ -418,19 +468,9 @@ SETS: dict[str, EmbeddingSet] = {
         EmbeddingSet(
             name="lfw-dlib",
             modality="face",
-            model=(
-                "dlib ResNet face descriptor (dlib_face_recognition_resnet_model_v1 from the "
-                "face_recognition_models 0.3.0 wheel), 128-D"
-            ),
-            source=(
-                "LFW deep-funneled images (Huang et al. 2007; Huang, Mattar, Lee & Learned-Miller 2012), e.g. the copy "
-                "committed in GitHub repository braun-steven/dfi-tensorflow at commit "
-                "0a86d9a0c4e0c208f03766075a0fbaead1374e3e, folder data/lfw-deepfunneled (13,233 images, 5,749 people)"
-            ),
-            licence=(
-                "LFW images: no licence stated (news photographs collected for research) - cache only, never commit; "
-                "dlib model: CC0 (public domain), face_recognition_models package: MIT"
-            ),
+            model=DLIB_MODEL,
+            source=LFW_SOURCE,
+            licence=LFW_DLIB_LICENCE,
             recipe=(
                 "Rebuild: pip install dlib-bin==20.0.1.post1 face_recognition_models==0.3.0 pillow; get the LFW "
                 "deep-funneled folder (one sub-folder per person: the LFW archive lfw-deepfunneled.tgz, or the copy in "
@@ -441,37 +481,35 @@ SETS: dict[str, EmbeddingSet] = {
             build=_build_lfw_dlib,
         ),
         EmbeddingSet(
-            name="librispeech-ge2e-segments",
-            modality="voice",
-            model=GE2E_MODEL,
-            source=(
-                "LibriSpeech (Panayotov et al. 2015) utterances: the copy committed in GitHub repository "
-                "resemble-ai/Resemblyzer, commit 15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce, folder audio_data "
-                "(251 train-clean-100 speakers x 1 utterance, 10 test-other speakers x 10 utterances); any LibriSpeech "
-                "folder works"
-            ),
-            licence=LIBRISPEECH_LICENCE,
+            name="lfw-dlib-all",
+            modality="face",
+            model=DLIB_MODEL,
+            source=LFW_SOURCE + "; every image, for attacks that need many embeddings of other people",
+            licence=LFW_DLIB_LICENCE,
             recipe=(
-                "Rebuild: pip install torch==2.13.0 resemblyzer==0.1.4 librosa soundfile (a separate virtualenv keeps "
-                "librosa's numba away from the project's); check out GitHub repository resemble-ai/Resemblyzer at "
-                "commit 15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce, then run `python benchmarks/deep_embeddings.py build "
-                "librispeech-ge2e-segments --source <checkout>/audio_data` (a few minutes on one core)."
+                "Rebuild: as lfw-dlib, with `build lfw-dlib-all --source <lfw-deepfunneled>` (reuses a cached "
+                "lfw-dlib; the other 9,244 images take about 40 min on one core)."
             ),
-            build=_build_librispeech_ge2e_segments,
+            build=_build_lfw_dlib_all,
         ),
         EmbeddingSet(
             name="librispeech-ge2e",
             modality="voice",
             model=GE2E_MODEL,
             source=(
-                "LibriSpeech (Panayotov et al. 2015) utterances, one capture per utterance: any LibriSpeech folder "
-                "(dev-clean, test-clean, test-other: 40, 40 and 33 speakers the encoder never saw) or the 10 "
-                "test-other speakers x 10 utterances in GitHub repository resemble-ai/Resemblyzer, commit "
-                "15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce, audio_data"
+                "LibriSpeech (Panayotov et al. 2015) utterances: the copy committed in GitHub repository "
+                "resemble-ai/Resemblyzer, commit 15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce, folder audio_data "
+                "(10 test-other speakers x 10 utterances; 251 train-clean-100 speakers x 1 utterance, each cut "
+                "into 4 parts); any LibriSpeech folder works (dev-clean, test-clean, test-other: speakers the "
+                "encoder never saw, all with enough utterances)"
             ),
             licence=LIBRISPEECH_LICENCE,
             recipe=(
-                "Rebuild: as librispeech-ge2e-segments, with `build librispeech-ge2e --source <LibriSpeech folder>`."
+                "Rebuild: pip install torch==2.13.0 resemblyzer==0.1.4 librosa soundfile (a separate virtualenv keeps "
+                "librosa's numba away from the project's); check out GitHub repository resemble-ai/Resemblyzer at "
+                "commit 15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce (or take any LibriSpeech folder), then run "
+                "`python benchmarks/deep_embeddings.py build librispeech-ge2e --source <checkout>/audio_data` "
+                "(minutes on one core)."
             ),
             build=_build_librispeech_ge2e,
         ),
