@@ -110,6 +110,19 @@ def test_measure_on_a_toy_set_separates_the_people(tmp_path: Path, monkeypatch: 
     assert point["fnmr"] == 0.0 and point["fmr"] <= 0.001
 
 
+def test_librispeech_captures_split_only_sparse_speakers(tmp_path: Path) -> None:
+    names = [f"11-2-{i:04d}.flac" for i in range(4)] + ["7-3-0001.flac", "7-3-0002.flac", "not-libri.flac"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    files = de._librispeech_files(tmp_path)
+    assert [p.name for p in files] == sorted(names[:-1])
+    captures = de._librispeech_captures(files)
+    whole = [(s, p.stem, k) for s, p, k in captures if s == "11"]
+    parts = [(p.stem, k) for s, p, k in captures if s == "7"]
+    assert whole == [("11", f"11-2-{i:04d}", 0) for i in range(4)]
+    assert parts == [(f"7-3-000{u}", k) for u in (1, 2) for k in range(1, de.SEGMENTS_PER_UTTERANCE + 1)]
+
+
 def _cached(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name not in de.available():
         pytest.skip(
