@@ -14,7 +14,7 @@ The cache is a directory — ``$SKETCHAUTH_EMBEDDINGS_DIR``, else
 identities, captures, licence, how it was built). Use::
 
     from benchmarks.deep_embeddings import load
-    X, labels = load("lfw-facenet-keras")          # raises CacheMissing with the rebuild recipe
+    X, labels = load("lfw-dlib")          # raises CacheMissing with the rebuild recipe
 
 or, from the repository root::
 
@@ -27,6 +27,20 @@ or, from the repository root::
 images); it never downloads anything. Every recipe keeps the embeddings exactly as the source or
 the model produced them (float32, not normalised): whoever measures decides whether to
 L2-normalise.
+
+The sets (``SETS``; sources, licences and recipes there):
+
+* ``lfw-dlib`` — faces: dlib's 128-D ResNet descriptor of LFW deep-funneled images, the 610 people
+  with at least 4 images, their first 10 each (3,989 captures);
+* ``lfw-dlib-all`` — the same on every LFW image (13,233 captures of 5,749 people), for attacks
+  that need many embeddings of other people;
+* ``lfw-facenet-keras`` — faces: 512-D FaceNet embeddings of 1,435 LFW images committed by a
+  public repository (77 people with at least 4);
+* ``librispeech-ge2e`` — voices: 256-D GE2E d-vectors of LibriSpeech utterances of speakers the
+  encoder never saw.
+
+Every measurement splits a set the same way, :func:`identity_split` (fixed seed): background,
+calibration and evaluation people, disjoint.
 """
 
 from __future__ import annotations
