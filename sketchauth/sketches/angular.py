@@ -98,6 +98,7 @@ __all__ = [
     "codebook_bits",
     "decoding_margin",
     "mean_direction",
+    "probe_matrix",
     "quantise_probe",
 ]
 
@@ -199,16 +200,41 @@ def _direction(x: Any, n: int, name: str) -> np.ndarray:
 
 
 def quantise_probe(p: np.ndarray) -> np.ndarray:
-    """The probe as integers: ``round(p · 2^(24 − e))``, ``2^(e−1) ≤ max|p_i| < 2^e`` (float64 array).
+    """Probes as integers: ``round(p · 2^(24 − e))``, ``2^(e−1) ≤ max|p_i| < 2^e``, along the last axis.
 
     Scaling by a power of two is exact and the decision depends only on the probe's direction, so
-    this keeps 24 bits of the largest coordinate and makes ``R̂ p̂`` exact in float64.
+    this keeps 24 bits of the largest coordinate and makes ``R̂ p̂`` exact in float64. A matrix is
+    quantised row by row with the very same element-wise arithmetic (the vectorised decider's path).
 
     >>> quantise_probe(np.array([0.5, -0.25, 1e-9])).tolist()
     [8388608.0, -4194304.0, 0.0]
     """
-    _, exponent = np.frexp(np.max(np.abs(p)))
-    return np.rint(np.ldexp(p, PROBE_BITS - int(exponent)))
+    _, exponent = np.frexp(np.max(np.abs(p), axis=-1, keepdims=True))
+    return np.rint(np.ldexp(p, PROBE_BITS - exponent))
+
+
+def probe_matrix(rows: Any, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(P̂, malformed)``: quantised probes (zero rows where malformed) and which rows are malformed.
+
+    A row is malformed where :meth:`AngularSketch.decode` would raise :class:`SampleError`: not
+    ``dimension`` real numbers, NaN/inf, or the zero vector.
+    """
+    try:
+        arr = np.asarray(rows)
+    except (TypeError, ValueError):  # ragged rows
+        arr = np.zeros(0, dtype=object)
+    if arr.dtype.kind in "iuf" and arr.ndim == 2 and arr.shape[1] == dimension:
+        arr = arr.astype(np.float64)
+        bad = ~np.all(np.isfinite(arr), axis=1) | ~np.any(arr != 0, axis=1)
+        clean = np.where(bad[:, None], 1.0, arr)
+        return np.where(bad[:, None], 0.0, quantise_probe(clean)), bad
+    out, bad_rows = np.zeros((len(rows), dimension)), np.zeros(len(rows), dtype=bool)
+    for k, row in enumerate(rows):
+        try:
+            out[k] = quantise_probe(_direction(row, dimension, "sample"))
+        except SampleError:
+            bad_rows[k] = True
+    return out, bad_rows
 
 
 def decoding_margin(y: np.ndarray, codeword: np.ndarray) -> np.ndarray:
@@ -420,6 +446,10 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
             if np.linalg.norm(err) > ORTHOGONALITY_TOLERANCE * np.linalg.norm(x):
                 raise SketchFormatError("angular helper is not an orthogonal matrix (R R^T is not the identity)")
         return r
+
+    def matrix(self, helper: bytes) -> np.ndarray:
+        """The helper's ``R̂`` (float64 integers ``round(2^14·R)``) after the strict checks of :meth:`payload`."""
+        return self._matrix(self.payload(helper))
 
     def rotated(self, matrix: np.ndarray, probe: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(y, p̂)``: the quantised probe and its image ``y = R̂ p̂`` (exact integers in float64)."""
