@@ -49,6 +49,7 @@ from sketchauth.sketches.params import Parameter
 from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
 
 __all__ = [
+    "MAX_ANGULAR_DIMENSION",
     "MAX_STORED_GAPS",
     "MAX_VAULT_PRIME",
     "MAX_VAULT_SLOTS",
@@ -75,6 +76,10 @@ MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
 #: the worst case): the same ~512 KiB per stored enrolment as the vaults, and an encode of
 #: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
 MAX_STORED_GAPS = 1 << 20
+#: The service's cap on an angular sketch's dimension: its helper is the n x n rotation in 16-bit
+#: fixed point, 2 MiB per stored enrolment at 1024 (512 KiB at the common 512). The library allows
+#: 2048 (8 MiB).
+MAX_ANGULAR_DIMENSION = 1024
 #: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
 #: brings q candidate points); the service keeps room for samples of at least this many.
 WEIGHTED_MIN_SAMPLE_ROOM = 8
@@ -184,6 +189,7 @@ POLICIES: dict[str, Policy] = {
     "fuzzy-vault": Policy((_cap("p", MAX_VAULT_PRIME), _half_of("t", "m"))),
     "weighted-vault": Policy((_weighted_sizes,), _WeightedVaultChecks),
     "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1)), _AsymmetricChecks),
+    "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _cap("alpha", MAX_ANGULAR_DIMENSION - 1))),
 }
 
 
@@ -203,7 +209,9 @@ def _annotation(p: Parameter) -> Any:
     if p.kind == "choice":
         return Literal[p.choices]
     if p.kind == "number":
-        return _bounded(StrictFloat | StrictInt, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
+        # Bounds on each member of the union, so the JSON schema publishes them as minimum/maximum.
+        real = _bounded(StrictFloat, p.low, p.high, exclusive_low=p.exclusive_low, allow_inf_nan=False)
+        return real | _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)
     item = _bounded(StrictInt, p.low, p.high, exclusive_low=p.exclusive_low)
     if p.kind == "per-feature":
         return item | Annotated[list[item], Field(min_length=1, max_length=p.max_items)]  # type: ignore[valid-type]

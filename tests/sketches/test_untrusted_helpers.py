@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, MixingWarning, SampleError, SketchFormatError
 from sketchauth.mixing import Cascade, Concatenate, ExactKey, FuzzySecret, MixRandomness, toeplitz_extract
+from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -147,6 +148,12 @@ CASES = [
     ),
     Case("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]),
     Case("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12], [5, 12]),
+    Case(
+        "angular",
+        AngularSketch(dimension=8, alpha=2),
+        [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0],
+        [1.1, -2.0, 0.4, 0.1, 3.0, -1.0, 0.25, 2.0],
+    ),
     Case(
         "mixed-concatenate",
         _quiet(lambda: Concatenate(IntervalSketch(n=100, v=3, features=2), CodeOffsetSketch(n=8, t=1))),
