@@ -95,9 +95,11 @@ __all__ = [
     "AngularRandomness",
     "AngularSketch",
     "Codeword",
+    "cap_fraction",
     "codebook_bits",
     "decoding_margin",
     "mean_direction",
+    "packing_limit_cos",
     "probe_matrix",
     "quantise_probe",
 ]
@@ -149,6 +151,46 @@ def codebook_bits(dimension: int, alpha: int) -> float:
     (64.6, 115.4, 53.2)
     """
     return math.log2(math.comb(dimension, alpha)) + alpha
+
+
+def cap_fraction(dimension: int, cos: float) -> float:
+    """Area of the spherical cap ``{x : ⟨x, e⟩ ≥ cos}`` over the area of ``S^(n−1)``.
+
+    ``∫_0^θ sin^(n−2)φ dφ / ∫_0^π sin^(n−2)φ dφ`` with ``θ = arccos(cos)``, by the trapezoidal rule
+    on 200,001 points in log space (relative error far below what the bounds need).
+    """
+    theta = math.acos(max(-1.0, min(1.0, cos)))
+    phi = np.linspace(0.0, theta, 200_001)[1:]
+    log_w = (dimension - 2) * np.log(np.sin(phi))
+    top = float(log_w.max())
+    weights = np.exp(log_w - top)
+    area = float(((weights[1:] + weights[:-1]) * np.diff(phi)).sum() / 2.0)
+    norm = 0.5 * math.log(math.pi) + math.lgamma((dimension - 1) / 2) - math.lgamma(dimension / 2)
+    return math.exp(math.log(area) + top - norm) if area > 0 else 0.0
+
+
+def packing_limit_cos(dimension: int, bits: float) -> float:
+    """The largest ``cos θ`` such that ``2^bits`` disjoint cells can each hold a cap of angle ``θ``.
+
+    A code with ``2^k`` cells on ``S^(n−1)`` cannot give every cell the cap of angle ``θ`` unless the
+    cap's area fraction is at most ``2^−k``; so no ``k``-bit code decodes *every* probe within ``θ``
+    of its template beyond this angle, and (Hardy–Littlewood rearrangement) for probe noise that is
+    isotropic around the template with a density decreasing in the angle, the cap is the cell of
+    area ``2^−k`` that decodes most often: ``FNMR ≥ Pr[cos(t, p) < packing_limit_cos(n, k)]``.
+
+    >>> round(packing_limit_cos(512, 64), 3), round(packing_limit_cos(192, 64), 3)
+    (0.386, 0.593)
+    """
+    target = -bits * math.log(2.0)
+    lo, hi = 0.0, 1.0  # cap_fraction decreases in cos
+    for _ in range(50):
+        mid = (lo + hi) / 2.0
+        fraction = cap_fraction(dimension, mid)
+        if fraction > 0 and math.log(fraction) > target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 class Codeword(np.ndarray):
