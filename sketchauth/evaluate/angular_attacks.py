@@ -145,8 +145,14 @@ def mean_direction_statistic(matrices: Sequence[np.ndarray], direction: np.ndarr
     null = np.abs(rng.normal(size=(max(2000, 4 * len(real)), v.size)))
     null = null.max(axis=1) / np.linalg.norm(null, axis=1)  # Rv uniform on the sphere
     grid = np.sort(np.concatenate([real, null]))
-    ks = float(np.max(np.abs(np.searchsorted(np.sort(real), grid, side="right") / real.size
-                               - np.searchsorted(np.sort(null), grid, side="right") / null.size)))
+    ks = float(
+        np.max(
+            np.abs(
+                np.searchsorted(np.sort(real), grid, side="right") / real.size
+                - np.searchsorted(np.sort(null), grid, side="right") / null.size
+            )
+        )
+    )
     return {
         "helpers": int(real.size),
         "ks_distance": ks,
