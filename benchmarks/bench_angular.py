@@ -259,8 +259,10 @@ def evaluate(
         "codebook_bits": bits,
     }
     matrices = [sk.matrix(h) for h in keep_helpers]
-    raw_centre = _unit(x[background]).mean(axis=0)  # the models' common direction, public
-    out["haar_statistic_mean_direction"] = mean_direction_statistic(matrices, prep(raw_centre[None, :])[0])
+    # The templates' dominant public direction: top eigenvector of the background's second moment
+    # (the mean direction for raw embeddings, the first principal axis once centred).
+    direction = np.linalg.eigh(bg.T @ bg)[1][:, -1]
+    out["haar_statistic_mean_direction"] = mean_direction_statistic(matrices, direction)
     return out
 
 
