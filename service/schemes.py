@@ -123,6 +123,16 @@ def _half_of(tolerance: str, size: str) -> Tightening:
     return tighten
 
 
+def _below(name: str, size: str) -> Tightening:
+    """``name <= (max size) − 1``: the bound ``name < size`` implies at the largest size."""
+
+    def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+        largest = fields[size].high
+        return _cap(name, largest - 1)(limits, fields) if largest is not None else fields
+
+    return tighten
+
+
 def _default(name: str, value: Any) -> Tightening:
     """Requests may leave ``name`` out; the service then uses ``value``."""
 
@@ -189,7 +199,7 @@ POLICIES: dict[str, Policy] = {
     "fuzzy-vault": Policy((_cap("p", MAX_VAULT_PRIME), _half_of("t", "m"))),
     "weighted-vault": Policy((_weighted_sizes,), _WeightedVaultChecks),
     "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1)), _AsymmetricChecks),
-    "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _cap("alpha", MAX_ANGULAR_DIMENSION - 1))),
+    "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("alpha", "dimension"))),
 }
 
 
@@ -247,13 +257,19 @@ def _model_name(name: str) -> str:
     return (own if own.lower() == camel.lower() else camel) + "Params"
 
 
-def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> type[BaseModel]:
-    """The scheme's parameters and enrolment options as a strict pydantic model under ``limits``."""
+def _published_fields(descriptor: SchemeDescriptor, limits: RequestLimits) -> dict[str, Parameter]:
+    """The scheme's parameters and enrolment options with the service's caps and policy applied."""
     fields = {p.name: p for p in (*descriptor.parameters.fields, *descriptor.template_options)}
     _capped_lengths(descriptor, limits, fields)
-    policy = POLICIES.get(descriptor.name, Policy())
-    for tighten in policy.tighten:
+    for tighten in POLICIES.get(descriptor.name, Policy()).tighten:
         fields = tighten(limits, fields)
+    return fields
+
+
+def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> type[BaseModel]:
+    """The scheme's parameters and enrolment options as a strict pydantic model under ``limits``."""
+    fields = _published_fields(descriptor, limits)
+    policy = POLICIES.get(descriptor.name, Policy())
     definitions = {name: _field(p) for name, p in fields.items()}
     return create_model(_model_name(descriptor.name), __base__=policy.checks, **definitions)  # type: ignore[call-overload]
 
@@ -338,9 +354,13 @@ class SchemeSpec:
         return self.min_samples, most
 
     def sample_length(self, limits: RequestLimits) -> tuple[int, int]:
-        """Fewest and most numbers per enrolment sample under ``limits``."""
+        """Fewest and most numbers per enrolment sample under ``limits`` (and the service's own caps
+        on the parameter that fixes it)."""
         fixed = self.sample_length_range()
         low, high = (1, limits.max_sample_length) if fixed is None else fixed
+        if fixed is not None:
+            capped = _published_fields(self.descriptor, limits)[self.descriptor.length_parameters[0]].high
+            high = high if capped is None else min(high, int(capped))
         return low, min(high, limits.max_sample_length)
 
     def split(self, model: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
