@@ -68,8 +68,8 @@ MAX_TEMPLATES = 600
 DECODE_CHECKS, VERIFY_CHECKS = 2000, 60
 #: Helpers attacked by the population attack / ranked by the prior-guided attacker.
 POPULATION_HELPERS, RANKED_HELPERS = 40, 12
-#: Mated and non-mated helper pairs of the linkage measurement.
-MATED, NONMATED = 40, 80
+#: Mated and non-mated helper pairs of the linkage measurement, and seals of each (with the pepper).
+MATED, NONMATED, SEALS = 40, 80, 20
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -133,10 +133,28 @@ def fnmr_at_fmr(genuine: np.ndarray, impostor: np.ndarray, fmr: float) -> float:
     return a if hi == lo else a + (b - a) * (k - lo)
 
 
+def enrolments(
+    ev: np.ndarray, labels: np.ndarray, k: int, rng: np.random.Generator
+) -> list[tuple[np.ndarray, Any, np.ndarray]]:
+    """``(template, label, its enrolment rows)``: every capture alone (``k = 1``), or per identity
+    with more than ``k`` captures the mean direction of its first ``k`` (at most :data:`MAX_TEMPLATES`)."""
+    if k == 1:
+        out = [(ev[e], labels[e], np.array([e])) for e in range(len(labels))]
+    else:
+        out = []
+        for person in np.unique(labels):
+            rows = np.flatnonzero(labels == person)
+            if rows.size > k:
+                out.append((_unit(ev[rows[:k]]).mean(axis=0), person, rows[:k]))
+    if len(out) > MAX_TEMPLATES:
+        out = [out[i] for i in np.sort(rng.choice(len(out), MAX_TEMPLATES, replace=False))]
+    return out
+
+
 def evaluate(
-    name: str, x: np.ndarray, labels: np.ndarray, kind: str, alpha: int, background: np.ndarray
+    name: str, x: np.ndarray, labels: np.ndarray, kind: str, alpha: int, background: np.ndarray, k: int = 1
 ) -> dict[str, Any]:
-    """One configuration (representation, α) on one set: rates, checks and attacks."""
+    """One configuration (representation, α, captures per enrolment) on one set: rates, checks, attacks."""
     rng = np.random.default_rng(1)
     prep = representation(kind, x[background])
     bg, ev = prep(x[background]), prep(x[~background])
@@ -144,26 +162,23 @@ def evaluate(
     d = x.shape[1]
     _, bg_impostor = cosine_pairs(bg, bg_labels)
     taus = {f: threshold_at(bg_impostor, f) for f in TARGETS}
-    enrolled_rows = np.arange(len(ev_labels))
-    if enrolled_rows.size > MAX_TEMPLATES:
-        enrolled_rows = np.sort(rng.choice(enrolled_rows, MAX_TEMPLATES, replace=False))
+    templates = enrolments(ev, ev_labels, k, rng)
     probes, refused = probe_matrix(ev, d)
     assert not refused.any()
     base = AngularSketch(d, alpha)
     sketches = {f: AngularSketch(d, alpha, min_cos=min(1.0, max(0.0, taus[f]))) for f in TARGETS}
     deployed = sketches[TARGETS[0]]
-    genuine = {f: [] for f in (0.0, *TARGETS)}
-    impostor = {f: [] for f in (0.0, *TARGETS)}
+    genuine: dict[float, list[np.ndarray]] = {f: [] for f in (0.0, *TARGETS)}
+    impostor: dict[float, list[np.ndarray]] = {f: [] for f in (0.0, *TARGETS)}
     cos_gen, cos_imp = [], []
-    keep_helpers, keep_secrets, keep_rows = [], [], []
-    ev_cos = ev @ ev.T
+    keep_helpers, keep_secrets, keep_probes = [], [], []
     started = time.perf_counter()
-    for e in enrolled_rows.tolist():
-        secret = deployed.check_secret(ev[e])
+    for template, label, rows in templates:
+        secret = deployed.check_secret(template)
         helper = deployed.encode(secret)  # the deployment at the first target keeps these helpers
         matrix = deployed.matrix(helper)
-        others = np.flatnonzero(np.arange(len(ev_labels)) != e)
-        same = ev_labels[others] == ev_labels[e]
+        others = np.setdiff1d(np.arange(len(ev_labels)), rows)
+        same = ev_labels[others] == label
         margin = angular_scores(base, matrix, secret, probes[others])
         genuine[0.0].append(margin[same] > 0)
         impostor[0.0].append(margin[~same] > 0)
@@ -171,12 +186,13 @@ def evaluate(
             ok = angular_scores(sk, matrix, secret, probes[others]) > 0
             genuine[f].append(ok[same])
             impostor[f].append(ok[~same])
-        cos_gen.append(ev_cos[e, others][same])
-        cos_imp.append(ev_cos[e, others][~same])
+        cosines = ev[others] @ (template / np.linalg.norm(template))
+        cos_gen.append(cosines[same])
+        cos_imp.append(cosines[~same])
         if len(keep_helpers) < max(POPULATION_HELPERS, 60):
             keep_helpers.append(helper)
             keep_secrets.append(secret)
-            keep_rows.append(e)
+            keep_probes.append(others)
     elapsed = time.perf_counter() - started
     g_cos, i_cos = np.concatenate(cos_gen), np.concatenate(cos_imp)
     bits = codebook_bits(d, alpha)
@@ -190,7 +206,8 @@ def evaluate(
         "background_captures": int(background.sum()),
         "background_identities": int(np.unique(labels[background]).size),
         "evaluation_identities": int(np.unique(ev_labels).size),
-        "enrolled_templates": int(enrolled_rows.size),
+        "captures_per_enrolment": k,
+        "enrolled_templates": len(templates),
         "genuine_pairs": int(g_cos.size),
         "impostor_pairs": int(i_cos.size),
         "decode_failures_genuine_no_angle_check": float(1 - np.mean(np.concatenate(genuine[0.0]))),
@@ -225,7 +242,7 @@ def evaluate(
     f = TARGETS[0]
     sk = sketches[f]
     kept = Enrolled(tuple(keep_helpers), tuple(sk.secret_bytes(s) for s in keep_secrets), tuple(keep_secrets))
-    pairs = np.array([(i, q) for i, e in enumerate(keep_rows) for q in range(len(ev_labels)) if q != e]).T
+    pairs = np.array([(i, q) for i, others in enumerate(keep_probes) for q in others.tolist()]).T
     decided = np.concatenate(
         [
             angular_scores(sk, sk.matrix(h), s, probes[pairs[1][pairs[0] == i]]) > 0
@@ -277,26 +294,34 @@ def linkage(
     people = names[counts >= 2][:MATED]
     sketch = AngularSketch(x.shape[1], alpha)
     pepper = Pepper(b"bench-angular-pepper-0123456789abcdef")
-    first, second, sealed_first, sealed_second = [], [], [], []
+    first, second = [], []
     for person in people:
         rows = np.flatnonzero(ev_labels == person)[:2]
-        for rows_out, sealed_out, row in ((first, sealed_first, rows[0]), (second, sealed_second, rows[1])):
-            helper = sketch.encode(ev[row])
-            rows_out.append(helper)
-            sealed_out.append(wrap(helper, pepper, new_nonce()))
+        first.append(sketch.encode(ev[rows[0]]))
+        second.append(sketch.encode(ev[rows[1]]))
     k = len(people)
     nonmated = [(i, j) for i in range(k) for j in rng.choice([j for j in range(k) if j != i], 2, replace=False)]
     nonmated = nonmated[:NONMATED]
     mated_scores = [linkage_score(sketch, first[i], second[i]) for i in range(k)]
     non_scores = [linkage_score(sketch, first[i], second[j]) for i, j in nonmated]
-    sealed_m = [sealed_linkage_score(sealed_first[i], sealed_second[i]) for i in range(k)]
-    sealed_n = [sealed_linkage_score(sealed_first[i], sealed_second[j]) for i, j in nonmated]
+    # Sealing is cheap: each pair is sealed again with fresh nonces, SEALS times, for a steady estimate.
+    sealed_m = [
+        sealed_linkage_score(wrap(first[i], pepper, new_nonce()), wrap(second[i], pepper, new_nonce()))
+        for i in range(k)
+        for _ in range(SEALS)
+    ]
+    sealed_n = [
+        sealed_linkage_score(wrap(first[i], pepper, new_nonce()), wrap(second[j], pepper, new_nonce()))
+        for i, j in nonmated
+        for _ in range(SEALS)
+    ]
     return {
         "set": name,
         "representation": kind,
         "alpha": alpha,
         "mated_pairs": k,
         "nonmated_pairs": len(nonmated),
+        "sealed_pairs_mated_nonmated": [len(sealed_m), len(sealed_n)],
         "attack": "max <c2, R2 R1^T c1> by truncated power iteration from every column",
         "mated_score_median": float(np.median(mated_scores)),
         "nonmated_score_median": float(np.median(non_scores)),
@@ -349,10 +374,14 @@ def main() -> None:
             "modality": meta.get("modality", ""),
             "licence": meta.get("licence", ""),
         }
-        for kind, alpha in (("raw", floor), ("centred", floor), ("whitened", floor), ("centred", strong)):
-            row = evaluate(name, x, labels, kind, alpha, background)
+        fused = int(np.median(np.unique(labels, return_counts=True)[1])) > 4  # enough captures for k = 3
+        configs = [("raw", floor, 1), ("centred", floor, 1), ("whitened", floor, 1), ("centred", strong, 1)]
+        configs += [("raw", floor, 3), ("centred", floor, 3)] if fused else []
+        for kind, alpha, k in configs:
+            row = evaluate(name, x, labels, kind, alpha, background, k)
             result["sets"].append({**info, **row})
-            print(json.dumps({k: row[k] for k in ("set", "representation", "alpha", "bits_log2_codebook")}), flush=True)
+            keys = ("set", "representation", "alpha", "captures_per_enrolment", "seconds_encode_and_decide")
+            print(json.dumps({key: row[key] for key in keys}), flush=True)
         result["linkage"].append(linkage(name, x, labels, "centred", floor, background))
     write_result(args.out, result)
 
