@@ -381,3 +381,22 @@ def test_a_pin_cascade_flips_rows_and_still_verifies() -> None:
     bits, _ = sketch.symbols(sketch.payload(helper))
     flipped = sketch.with_symbols(helper, bits ^ np.uint64(1))
     assert np.array_equal(sketch.matrix(flipped), -sketch.matrix(helper))
+
+
+def test_ironmask_decodes_half_the_isotropic_probes_near_cos_one_half_at_512_dimensions() -> None:
+    """C_8 in 512-D (64.6 bits): probes at cos 0.60 from the template mostly decode, at 0.40 (just
+    above the 64-bit packing limit, 0.386) mostly do not: the code is well inside the limit."""
+    sketch = AngularSketch(512, 8)
+    rng = np.random.default_rng(21)
+    t = _unit(rng, 512)
+    secret = sketch.check_secret(t)
+    matrix = sketch.matrix(sketch.encode(secret))
+    rates = {}
+    for cos in (0.40, 0.60):
+        w = rng.normal(size=(400, 512))
+        w -= np.outer(w @ t, t)
+        w /= np.linalg.norm(w, axis=1, keepdims=True)
+        probes = cos * t + math.sqrt(1 - cos * cos) * w
+        y = np.stack([matrix @ quantise_probe(p) for p in probes])
+        rates[cos] = float(np.mean(decoding_margin(y, secret) > 0))
+    assert rates[0.40] < 0.2 and rates[0.60] > 0.8
