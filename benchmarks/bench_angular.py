@@ -21,7 +21,9 @@ data are never committed) this measures, on people outside the background:
    ``log2 |C_α|``; the packing limit ``cos θ_k`` (no ``k``-bit code decodes every probe beyond
    it) and the share of genuine pairs below it.
 5. **Attacks** (``sketchauth.evaluate.angular_attacks``): the population attack with every
-   background embedding through helpers of evaluation people; the prior-guided rank of the true
+   background embedding through helpers of evaluation people (every embedding of
+   ``<name>-all.npz`` whose person is not an evaluation person, when the cache has that larger
+   set of the same model); the prior-guided rank of the true
    codeword; the Haar statistic on the mean direction; linkage ``D↔sys`` of two enrolments of one
    person without the pepper (the ``R_2 R_1ᵀ`` attack) and with it (sealed records).
 6. **Cost** at 512 dimensions: encode and decode median ms, helper bytes.
@@ -152,7 +154,14 @@ def enrolments(
 
 
 def evaluate(
-    name: str, x: np.ndarray, labels: np.ndarray, kind: str, alpha: int, background: np.ndarray, k: int = 1
+    name: str,
+    x: np.ndarray,
+    labels: np.ndarray,
+    kind: str,
+    alpha: int,
+    background: np.ndarray,
+    k: int = 1,
+    population: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """One configuration (representation, α, captures per enrolment) on one set: rates, checks, attacks."""
     rng = np.random.default_rng(1)
@@ -256,11 +265,14 @@ def evaluate(
     out["verify_check"] = {"checked": verified, "agreed": agreed, "argon2_profile": "test"}
     # (c) population attack: every background capture through helpers of evaluation people.
     out["population_attack"] = {}
+    # The attacker's embeddings: a larger set of the same model when there is one (its people who are
+    # not evaluation people), else the background.
+    attackers = bg if population is None else prep(population[0][~np.isin(population[1], ev_labels)])
     for f in TARGETS:
         target = sketches[f]
         secrets = keep_secrets[:POPULATION_HELPERS]
         helpers = keep_helpers[:POPULATION_HELPERS] if target is sk else [target.encode(s) for s in secrets]
-        out["population_attack"][str(f)] = population_attack(target, helpers, secrets, bg)
+        out["population_attack"][str(f)] = population_attack(target, helpers, secrets, attackers)
     # (a) prior-guided ranking under a Gaussian model of the background in this representation.
     centre = bg.mean(axis=0)
     cov = np.cov((bg - centre).T) + 1e-3 * np.eye(d)
@@ -355,7 +367,8 @@ def main() -> None:
     if not args.data:
         raise SystemExit("give --data or SKETCHAUTH_EMBEDDINGS_DIR: the folder of cached <name>.npz embeddings")
     folder = Path(args.data)
-    names = args.sets or sorted(p.stem for p in folder.glob("*.npz"))
+    # "<name>-all.npz" is the population of set <name> (more people, for the population attack).
+    names = args.sets or sorted(p.stem for p in folder.glob("*.npz") if not p.stem.endswith("-all"))
     result: dict[str, Any] = {**provenance("bench_angular"), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
     result["timing"] = timings()
     result["sets"] = []
@@ -365,6 +378,11 @@ def main() -> None:
         meta = json.loads((folder / f"{name}.json").read_text()) if (folder / f"{name}.json").exists() else {}
         x, labels = np.asarray(data["X"], dtype=np.float64), np.asarray(data["labels"]).astype(str)
         background, _ = split(labels)
+        extra = folder / f"{name}-all.npz"
+        population = None
+        if extra.exists():
+            everyone = np.load(extra)
+            population = (np.asarray(everyone["X"], dtype=np.float64), np.asarray(everyone["labels"]).astype(str))
         d = x.shape[1]
         floor = next(a for a in range(1, d) if codebook_bits(d, a) >= 64)
         strong = next(a for a in range(1, d) if codebook_bits(d, a) >= 115)
@@ -378,7 +396,7 @@ def main() -> None:
         configs = [("raw", floor, 1), ("centred", floor, 1), ("whitened", floor, 1), ("centred", strong, 1)]
         configs += [("raw", floor, 3), ("centred", floor, 3)] if fused else []
         for kind, alpha, k in configs:
-            row = evaluate(name, x, labels, kind, alpha, background, k)
+            row = evaluate(name, x, labels, kind, alpha, background, k, population)
             result["sets"].append({**info, **row})
             keys = ("set", "representation", "alpha", "captures_per_enrolment", "seconds_encode_and_decide")
             print(json.dumps({key: row[key] for key in keys}), flush=True)
