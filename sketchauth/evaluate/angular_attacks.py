@@ -40,6 +40,7 @@ from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.sketches.angular import SCALE_BITS, AngularSketch, probe_matrix
 
 __all__ = [
+    "linkage_pair",
     "linkage_score",
     "mean_direction_statistic",
     "population_attack",
@@ -171,15 +172,25 @@ def _sparsify(columns: np.ndarray, alpha: int) -> np.ndarray:
     return out
 
 
-def linkage_score(sketch: AngularSketch, helper_a: bytes, helper_b: bytes) -> float:
-    """``max ⟨ĉ_2, R_2 R_1ᵀ ĉ_1⟩`` over truncated power iterations from every column (module docstring)."""
+def linkage_pair(sketch: AngularSketch, helper_a: bytes, helper_b: bytes) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(score, ĉ_1, ĉ_2)``: the best ``⟨ĉ_2, R_2 R_1ᵀ ĉ_1⟩`` over truncated power iterations from
+    every column (module docstring) and the signed supports (``int8``) that reach it."""
     scale = float(1 << SCALE_BITS)
     m = (sketch.matrix(helper_b) / scale) @ (sketch.matrix(helper_a) / scale).T
+    c1 = np.eye(sketch.dimension)
     u = m  # start from every column of M
     for _ in range(LINKAGE_ITERATIONS):
-        u = m @ _sparsify(m.T @ _sparsify(u, sketch.alpha), sketch.alpha)
+        c1 = _sparsify(m.T @ _sparsify(u, sketch.alpha), sketch.alpha)
+        u = m @ c1
     c2 = _sparsify(u, sketch.alpha)
-    return float(np.max(np.einsum("ij,ij->j", c2, u)))
+    scores = np.einsum("ij,ij->j", c2, u)
+    best = int(np.argmax(scores))
+    return float(scores[best]), np.sign(c1[:, best]).astype(np.int8), np.sign(c2[:, best]).astype(np.int8)
+
+
+def linkage_score(sketch: AngularSketch, helper_a: bytes, helper_b: bytes) -> float:
+    """``max ⟨ĉ_2, R_2 R_1ᵀ ĉ_1⟩`` (:func:`linkage_pair`): high for two helpers of one person."""
+    return linkage_pair(sketch, helper_a, helper_b)[0]
 
 
 def sealed_linkage_score(sealed_a: bytes, sealed_b: bytes) -> float:

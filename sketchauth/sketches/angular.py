@@ -371,6 +371,7 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         sweep="alpha",
         default_sweep=_default_sweep,
         template="sketchauth.sketches.angular:mean_direction",
+        linkage_attacks={"angular": "rotation-pairing"},
         min_captures=1,
         max_captures=None,
         example=(
