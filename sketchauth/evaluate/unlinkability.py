@@ -587,7 +587,8 @@ def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[
         "method": "the (c1, c2) maximising <c2, R2 R1^T c1> compared with the enrolled codeword, up to its sign",
         "codewords_recovered": recovered,
         "mated_pairs": people,
-        "share": recovered / people if people else 0.0,
+        # The secret is the codeword: recovered whole (in two guesses) or not at all.
+        "recovered_fraction": recovered / people if people else 0.0,
     }
 
 
