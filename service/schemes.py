@@ -76,10 +76,11 @@ MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
 #: the worst case): the same ~512 KiB per stored enrolment as the vaults, and an encode of
 #: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
 MAX_STORED_GAPS = 1 << 20
-#: The service's cap on an angular sketch's dimension: its helper is the n x n rotation in 16-bit
-#: fixed point, 2 MiB per stored enrolment at 1024 (512 KiB at the common 512). The library allows
-#: 2048 (8 MiB).
-MAX_ANGULAR_DIMENSION = 1024
+#: The service's cap on an angular sketch's dimension: the common 512 of face models. Encoding draws
+#: a Haar rotation (QR of an (n-1)^2 Gaussian matrix, n^3 work): 0.11 s at 512, about 8 times that
+#: at 1024, over the per-request budget (benchmarks/bench_worst_request.py); the helper is 512 KiB
+#: per stored enrolment. The library allows 2048 (8 MiB).
+MAX_ANGULAR_DIMENSION = 512
 #: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
 #: brings q candidate points); the service keeps room for samples of at least this many.
 WEIGHTED_MIN_SAMPLE_ROOM = 8
