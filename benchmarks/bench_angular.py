@@ -94,14 +94,16 @@ WHITENING_SHRINKAGE = 0.1
 
 
 def representation(kind: str, background: np.ndarray) -> Any:
-    """``raw`` (unit vectors), ``centred`` (minus the background mean) or ``whitened`` (then
-    multiplied by ``(Σ + λI)^(−1/2)``, ``Σ`` the background covariance), each normalised."""
+    """``raw`` (unit vectors), ``centred`` (minus the background mean), ``centred-β`` (minus β times
+    it: between the two) or ``whitened`` (centred, then multiplied by ``(Σ + λI)^(−1/2)``, ``Σ`` the
+    background covariance), each normalised."""
     units = _unit(background)
     centre = units.mean(axis=0)
     if kind == "raw":
         return lambda x: _unit(np.asarray(x, dtype=np.float64))
-    if kind == "centred":
-        return lambda x: _unit(_unit(np.asarray(x, dtype=np.float64)) - centre)
+    if kind.startswith("centred"):
+        beta = float(kind.partition("-")[2] or 1.0)
+        return lambda x: _unit(_unit(np.asarray(x, dtype=np.float64)) - beta * centre)
     values, vectors = np.linalg.eigh(np.cov((units - centre).T))
     values = np.clip(values, 0.0, None) + WHITENING_SHRINKAGE * values.mean()
     whiten = (vectors / np.sqrt(values)[None, :]) @ vectors.T
@@ -394,7 +396,11 @@ def main() -> None:
         }
         fused = int(np.median(np.unique(labels, return_counts=True)[1])) > 4  # enough captures for k = 3
         configs = [("raw", floor, 1), ("centred", floor, 1), ("whitened", floor, 1), ("centred", strong, 1)]
-        configs += [("raw", floor, 3), ("centred", floor, 3)] if fused else []
+        configs += (
+            [("raw", floor, 3), ("centred-0.5", floor, 3), ("centred-0.8", floor, 3), ("centred", floor, 3)]
+            if fused
+            else []
+        )
         for kind, alpha, k in configs:
             row = evaluate(name, x, labels, kind, alpha, background, k, population)
             result["sets"].append({**info, **row})
