@@ -150,6 +150,13 @@ def cases() -> dict[str, dict[str, Any]]:
             "samples": captures,
             "verify": core[: 512 // q_w],
         }
+    # The largest angular enrolment: 512-D, the most captures (their mean direction is enrolled).
+    face = [rng.gauss(0.0, 1.0) for _ in range(512)]
+    out["angular-512-8"] = {
+        "enrol": {"scheme": "angular", "params": {"dimension": 512, "alpha": 8, "min_cos": 0.5}},
+        "samples": [[x + rng.gauss(0.0, 0.05) for x in face] for _ in range(SAMPLES)],
+        "verify": [x + rng.gauss(0.0, 0.05) for x in face],
+    }
     # The longest sample a weighted-vault verification may carry (the decoder reads the first
     # MAX_CANDIDATE_POINTS // q of them).
     longest = out["weighted-vault-16384x8"]

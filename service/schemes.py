@@ -53,6 +53,7 @@ from sketchauth.sketches.params import Parameter
 from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
 
 __all__ = [
+    "MAX_ANGULAR_DIMENSION",
     "MAX_STORED_GAPS",
     "MAX_VAULT_PRIME",
     "MAX_VAULT_SLOTS",
@@ -80,6 +81,11 @@ MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
 #: the worst case): the same ~512 KiB per stored enrolment as the vaults, and an encode of
 #: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
 MAX_STORED_GAPS = 1 << 20
+#: The service's cap on an angular sketch's dimension: the common 512 of face models. Encoding draws
+#: a Haar rotation (QR of an (n-1)^2 Gaussian matrix, n^3 work): 0.11 s at 512, about 8 times that
+#: at 1024, over the per-request budget (benchmarks/bench_worst_request.py); the helper is 512 KiB
+#: per stored enrolment. The library allows 2048 (8 MiB).
+MAX_ANGULAR_DIMENSION = 512
 #: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
 #: brings q candidate points); the service keeps room for samples of at least this many.
 WEIGHTED_MIN_SAMPLE_ROOM = 8
@@ -119,6 +125,16 @@ def _half_of(tolerance: str, size: str) -> Tightening:
     def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
         largest = fields[size].high
         return _cap(tolerance, (largest - 1) // 2)(limits, fields) if largest is not None else fields
+
+    return tighten
+
+
+def _below(name: str, size: str) -> Tightening:
+    """``name <= (max size) − 1``: the bound ``name < size`` implies at the largest size."""
+
+    def tighten(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+        largest = fields[size].high
+        return _cap(name, largest - 1)(limits, fields) if largest is not None else fields
 
     return tighten
 
@@ -241,6 +257,7 @@ POLICIES: dict[str, Policy] = {
     "fuzzy-vault": Policy((_cap("p", MAX_VAULT_PRIME), _half_of("t", "m"))),
     "weighted-vault": Policy((_weighted_sizes,)),
     "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1))),
+    "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("alpha", "dimension"))),
 }
 
 
@@ -301,13 +318,19 @@ def _model_name(name: str) -> str:
     return (own if own.lower() == camel.lower() else camel) + "Params"
 
 
-def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> type[BaseModel]:
-    """The scheme's parameters and enrolment options as a strict pydantic model under ``limits``."""
+def _published_fields(descriptor: SchemeDescriptor, limits: RequestLimits) -> dict[str, Parameter]:
+    """The scheme's parameters and enrolment options with the service's caps and policy applied."""
     fields = {p.name: p for p in (*descriptor.parameters.fields, *descriptor.template_options)}
     _capped_lengths(descriptor, limits, fields)
-    policy = POLICIES.get(descriptor.name, Policy())
-    for tighten in policy.tighten:
+    for tighten in POLICIES.get(descriptor.name, Policy()).tighten:
         fields = tighten(limits, fields)
+    return fields
+
+
+def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> type[BaseModel]:
+    """The scheme's parameters and enrolment options as a strict pydantic model under ``limits``."""
+    fields = _published_fields(descriptor, limits)
+    policy = POLICIES.get(descriptor.name, Policy())
     definitions = {name: _field(p) for name, p in fields.items()}
     name = _model_name(descriptor.name)
     base = _ruled(name, RULES.get(descriptor.name, ()), policy.checks)
@@ -394,9 +417,13 @@ class SchemeSpec:
         return self.min_samples, most
 
     def sample_length(self, limits: RequestLimits) -> tuple[int, int]:
-        """Fewest and most numbers per enrolment sample under ``limits``."""
+        """Fewest and most numbers per enrolment sample under ``limits`` (and the service's own caps
+        on the parameter that fixes it)."""
         fixed = self.sample_length_range()
         low, high = (1, limits.max_sample_length) if fixed is None else fixed
+        if fixed is not None:
+            capped = _published_fields(self.descriptor, limits)[self.descriptor.length_parameters[0]].high
+            high = high if capped is None else min(high, int(capped))
         return low, min(high, limits.max_sample_length)
 
     def split(self, model: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:

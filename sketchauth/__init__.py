@@ -8,7 +8,8 @@ See README.md for the tour; each scheme's module docstring gives its constructio
 Public entry points (imported lazily, so ``import sketchauth`` is cheap):
 
 * sketches: :class:`IntervalSketch`, :class:`CodeOffsetSketch`, :class:`PinSketch`,
-  :class:`FuzzyVault`, :class:`WeightedFuzzyVault`, :class:`AsymmetricIntervalSketch`;
+  :class:`FuzzyVault`, :class:`WeightedFuzzyVault`, :class:`AsymmetricIntervalSketch`,
+  :class:`AngularSketch` (float embeddings compared by angle);
   :func:`load_sketch` rebuilds a scheme from its helper data;
 * :mod:`sketchauth.entropy`: min-entropy, leakage and exact evaluation of small sketches;
 * :mod:`sketchauth.mixing`: cascaded mixing of several secrets;
@@ -31,6 +32,7 @@ from sketchauth.errors import (
 )
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
+    from sketchauth.sketches.angular import AngularSketch
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
     from sketchauth.sketches.base import EntropyReport, load_sketch
     from sketchauth.sketches.chaff import ChaffPointSketch
@@ -50,10 +52,12 @@ _SKETCH_NAMES = (
     "WeightedFuzzyVault",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
+    "AngularSketch",
 )
 
 # A literal list, so static tools see the public names: errors.__all__ plus _SKETCH_NAMES (keep in step).
 __all__ = [
+    "AngularSketch",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
     "CodeOffsetSketch",

@@ -77,6 +77,7 @@ import service.app
 
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.mixing import Cascade, ExactKey
+from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -93,6 +94,11 @@ cases = {
     "asymmetric-interval": (AsymmetricIntervalSketch(n=100, q=8, scheme="s2", features=2), ([40, 7], [3, 5]), [42, 3]),
     "weighted-vault": (WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]),
     "chaff-point": (ChaffPointSketch(universe=30, min_distance=3), [12], [13]),
+    "angular": (
+        AngularSketch(dimension=8, alpha=2),
+        [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0],
+        [1.0, -2.0, 0.5, 0.05, 3.0, -1.0, 0.25, 2.0],
+    ),
 }
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -50,6 +50,7 @@ __all__ = [
     "ACCELERATED_DECIDERS",
     "ADAPTERS",
     "BASELINE_METRICS",
+    "BASELINE_OVERRIDES",
     "DATA_KINDS",
     "ENROL_OVERRIDES",
     "PROBES",
@@ -133,7 +134,10 @@ ACCELERATED_DECIDERS: Mapping[str, DecideFn] = {
     "code-offset": decide_exact,
     "pinsketch": decide_exact,
     "asymmetric-interval": decide_exact,
+    "angular": decide_exact,
 }
+#: Unprotected comparisons of a scheme that are not its sample kind's (embeddings by angle).
+BASELINE_OVERRIDES: Mapping[str, tuple[str, ...]] = {"angular": ("cosine",)}
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,7 @@ def adapter_for(d: SchemeDescriptor) -> SchemeAdapter:
         sweep=d.sweep,
         enrol=ENROL_OVERRIDES.get(d.name, enrol),
         decide=ACCELERATED_DECIDERS.get(d.name, decide_batch),
-        baseline_metrics=BASELINE_METRICS[d.sample_kind],
+        baseline_metrics=BASELINE_OVERRIDES.get(d.name, BASELINE_METRICS[d.sample_kind]),
         probe_for=PROBE_OVERRIDES.get(d.name, PROBES.get(d.sample_kind, _no_probe)),
         min_enrol_samples=d.min_captures,
         sweep_at_enrolment=d.sweep_at_enrolment,

@@ -4,7 +4,8 @@ The protected evaluation (:mod:`.error_rates`) reports these next to its operati
 cost of protection — the operating points a scheme can reach versus those plain matching can —
 is visible. Templates are formed from the same enrolment rows as the protected run (the
 :class:`~sketchauth.evaluate.protocol.TrialPlan`): the (real) mean vector for
-``euclidean``/``chebyshev``, the per-position mode for ``hamming`` and the majority set for
+``euclidean``/``chebyshev``, the mean of the unit vectors for ``cosine`` (``1 − cos``), the
+per-position mode for ``hamming`` and the majority set for
 ``set-difference`` (``|A Δ B|``). Scores are distances: lower is more similar.
 
 At scale the scores are never all held: :func:`scorer` gives the streaming evaluation
@@ -40,7 +41,7 @@ TARGET_FMR = 1e-4
 #: Target FNMR of NIST SP 800-63B-4 (5%): the FMR reachable at it is reported too.
 TARGET_FNMR = 0.05
 #: The distances :func:`baseline_scores` knows.
-METRICS = ("euclidean", "chebyshev", "hamming", "set-difference")
+METRICS = ("euclidean", "chebyshev", "hamming", "set-difference", "cosine")
 #: Pairs per chunk of the vector distances (≈ 16 MiB per float64 array at 128 features).
 _CHUNK = 16_384
 #: Largest number of comparisons whose per-trial baseline scores are kept (for the score files).
@@ -53,6 +54,12 @@ def _vector_scores(metric: str, x: np.ndarray, templates: np.ndarray, pairs: np.
         diff = x[pairs[1, start : start + _CHUNK]] - templates[pairs[0, start : start + _CHUNK]]
         if metric == "euclidean":
             out[start : start + diff.shape[0]] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        elif metric == "cosine":  # 1 − cos: a distance, lower is more similar
+            probe = x[pairs[1, start : start + _CHUNK]]
+            template = templates[pairs[0, start : start + _CHUNK]]
+            dots = np.einsum("ij,ij->i", probe, template)
+            norms = np.linalg.norm(probe, axis=1) * np.linalg.norm(template, axis=1)
+            out[start : start + diff.shape[0]] = 1.0 - dots / np.where(norms > 0, norms, 1.0)
         elif metric == "chebyshev":
             out[start : start + diff.shape[0]] = np.abs(diff).max(axis=1)
         else:
@@ -63,12 +70,15 @@ def _vector_scores(metric: str, x: np.ndarray, templates: np.ndarray, pairs: np.
 def _templates(metric: str, data: Data, trials: TrialPlan) -> tuple[Any, Any]:
     """(templates, samples) of a metric: float matrices, or the majority sets and the sets."""
     samples = samples_of(data)
-    if metric in ("euclidean", "chebyshev", "hamming"):
+    if metric in ("euclidean", "chebyshev", "hamming", "cosine"):
         x = np.asarray(samples, dtype=float)
         if metric == "hamming":
             templates = np.stack(
                 [np.frombuffer(enrol_byte_mode(None, x[r]), dtype=np.uint8) for r in trials.enrol_rows]
             ).astype(float)
+        elif metric == "cosine":  # the mean of the captures' directions, as the angular sketch enrols
+            unit = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.finfo(float).tiny)
+            templates = np.stack([unit[r].mean(axis=0) for r in trials.enrol_rows])
         else:
             templates = np.stack([x[r].mean(axis=0) for r in trials.enrol_rows])
         return templates, x
@@ -102,7 +112,7 @@ def scorer(metric: str, data: Data, trials: TrialPlan) -> Scorer | None:
         hi = max(float(probes.max(initial=0.0)), float(templates.max(initial=0.0)))
         span = hi - lo
         k = x.shape[1]
-        upper = {"euclidean": span * np.sqrt(k), "chebyshev": span, "hamming": float(k)}[metric]
+        upper = {"euclidean": span * np.sqrt(k), "chebyshev": span, "hamming": float(k), "cosine": 2.0}[metric]
         return Scorer(metric, templates, probes, max(upper, 1.0) * (1 + 1e-9))
 
     chosen = [x[r] for r in rows.tolist()]

@@ -59,7 +59,8 @@ class Scorer:
     """An unprotected baseline's distances on tiles and pair lists (lower is more similar).
 
     ``templates`` (``J × k``) and ``probes`` (``P × k``, positions) as float arrays; ``metric`` one
-    of ``euclidean``, ``chebyshev``, ``hamming``, or ``set-difference`` (bitmaps as uint64 words).
+    of ``euclidean``, ``chebyshev``, ``hamming``, ``cosine`` (``1 − cos``) or ``set-difference``
+    (bitmaps as uint64 words).
     ``upper`` bounds every score (the grid of a :class:`~sketchauth.evaluate.tally.ScoreHistogram`).
     """
 
@@ -74,6 +75,10 @@ class Scorer:
             return np.sqrt(np.einsum("...j,...j->...", diff, diff))
         if self.metric == "chebyshev":
             return np.abs(diff).max(axis=-1)
+        if self.metric == "cosine":
+            dots = np.einsum("...j,...j->...", x, t)
+            norms = np.sqrt(np.einsum("...j,...j->...", x, x) * np.einsum("...j,...j->...", t, t))
+            return 1.0 - dots / np.where(norms > 0, norms, 1.0)
         return np.count_nonzero(diff, axis=-1).astype(np.float64)
 
     def tile(self, e0: int, e1: int, p0: int, p1: int) -> np.ndarray:

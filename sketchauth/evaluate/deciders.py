@@ -37,6 +37,11 @@ rule with numpy:
   bits; the decoder still uses all ``2t`` power sums and corrects exactly up to ``t``. The
   symmetric difference is counted on bitmaps of the universe (``2^m − 1 ≤ 2^16`` elements);
   larger fields are decided by the real batch decoder.
+* **angular** (IronMask, Kim et al. CVPR 2021): ``y = R̂ p̂`` in integers (exact in float64, any
+  summation order); accept ⇔ ``min_{i ∈ supp c} sign(c_i)·y_i > max_{j ∉ supp c} |y_j|`` (ties are
+  refused by the decoder) and, with ``min_cos = τ``, ``(Σ_{supp} sign·y)² ≥ τ²·α·2^28·‖p̂‖²``; the
+  last comparison is made in floats and, within ``10^−9`` of equality, in exact integers by the
+  sketch's own :meth:`~sketchauth.sketches.angular.AngularSketch.angle_accepts`.
 * the **fuzzy vaults** are decided by their real batch decoders
   (:func:`decide_batch`), which are already the scheme.
 
@@ -68,6 +73,7 @@ import numpy as np
 from sketchauth.enrolment import Enrolment, hasher, secret_message, verify
 from sketchauth.errors import DecodeError, SampleError
 from sketchauth.evaluate.trials import Enrolled
+from sketchauth.sketches.angular import AngularSketch, probe_matrix
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -85,6 +91,7 @@ __all__ = [
     "crosscheck_by_decoding",
     "crosscheck_sample",
     "crosscheck_with_verify",
+    "decide_angular",
     "decide_asymmetric",
     "decide_batch",
     "decide_by_decoding",
@@ -531,6 +538,55 @@ def _prepare_pinsketch(sketch: SecureSketch, enrolled: Enrolled, probes: Any) ->
     return None if p is None or s is None else _CountTiles(sketch, enrolled, probes, s, p, bitmaps=True)
 
 
+# -- angular -----------------------------------------------------------------------------------------
+#: Relative band around ``τ`` within which the angle check is redone in exact integers.
+ANGLE_BAND = 1e-9
+
+
+def angular_scores(sketch: AngularSketch, matrix: np.ndarray, codeword: Any, probes: np.ndarray) -> np.ndarray:
+    """Per quantised probe row: the decoding margin (> 0 iff it decodes to ``codeword``).
+
+    ``matrix`` is the helper's ``R̂`` (float64 integers), ``probes`` quantised rows ``P̂``.
+    """
+    c = np.asarray(codeword, dtype=np.int64)
+    support = np.flatnonzero(c)
+    y = probes @ matrix.T  # exact: integers below 2^53 (AngularSketch module docstring)
+    inside = (y[:, support] * c[support]).min(axis=1)
+    mask = np.ones(sketch.dimension, dtype=bool)
+    mask[support] = False
+    outside = np.abs(y[:, mask]).max(axis=1)
+    margin = inside - outside
+    if sketch.min_cos > 0:
+        total = (y[:, support] * c[support]).sum(axis=1)
+        lhs = total * total
+        rhs = sketch.min_cos**2 * sketch.alpha * float(1 << 28) * np.einsum("ij,ij->i", probes, probes)
+        close = (margin > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)
+        angle_ok = lhs >= rhs
+        for k in np.flatnonzero(close).tolist():
+            angle_ok[k] = sketch.angle_accepts(float(total[k]), probes[k])
+        margin = np.where(angle_ok, margin, -np.inf)
+    return margin
+
+
+def decide_angular(
+    sketch: AngularSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Angular sketch: the exact margin rule (module docstring), one matrix product per identity."""
+    if len(enrolled_index) == 0:
+        return _empty()
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
+    quantised, refused = probe_matrix(rows, sketch.dimension)
+    accepted = np.zeros(enrolled_index.size, dtype=bool)
+    for e in np.unique(enrolled_index).tolist():
+        pairs = np.flatnonzero(enrolled_index == e)
+        matrix = sketch.matrix(enrolled.helpers[e])
+        margin = angular_scores(sketch, matrix, enrolled.secrets[e], quantised[local_q[pairs]])
+        accepted[pairs] = margin > 0
+    malformed = refused[local_q]
+    return accepted & ~malformed, malformed
+
+
 def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     for kind, prepare in (
         (IntervalSketch, _prepare_interval),
@@ -598,10 +654,21 @@ decide_pinsketch = _pair_decider(
     decide_batch,
     "PinSketch: accept ⇔ ``|A Δ B| ≤ t`` (module docstring: exact, spurious sets included).",
 )
+
+
+def _exact_fallback(
+    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The angular family's own exact rule (it has no tile form), else the real batch decoder."""
+    if isinstance(sketch, AngularSketch):
+        return decide_angular(sketch, enrolled, probes, e, q)
+    return decide_batch(sketch, enrolled, probes, e, q)
+
+
 decide_exact = _pair_decider(
     "decide_exact",
     _prepare_exact,
-    decide_batch,
+    _exact_fallback,
     "The scheme's exact array decider, or its real batch decoder when it has none.",
 )
 
@@ -616,7 +683,7 @@ for _decide, _prepare in (
     register_tile_decider(_decide, _prepare)
 
 #: The array deciders (numpy releases the GIL). Kept for callers that ask whether a decider is one.
-VECTORISED: frozenset[Callable[..., Any]] = frozenset(TILE_DECIDERS)
+VECTORISED: frozenset[Callable[..., Any]] = frozenset({*TILE_DECIDERS, decide_angular})
 
 
 # -- the cross-check ---------------------------------------------------------------------------------

@@ -38,6 +38,10 @@ integer (counts are exact); otherwise :data:`DEFAULT_BINS` equal-width bins.
   common genuine slots, probability ``C(c, D+1)/C(N, D+1)`` for ``c`` common genuine among ``N``
   slots — which is why complete vaults of useful size resist it; the report states the
   budget and that probability.
+* angular (IronMask) — *rotation pairing*: ``M = R_2 R_1ᵀ`` maps ``c_1`` close to ``c_2`` for
+  two enrolments of one person; score = the largest ``⟨ĉ_2, M ĉ_1⟩`` over sparse signed pairs
+  found by truncated power iteration from every column (high ⇒ mated;
+  :mod:`sketchauth.evaluate.angular_attacks`).
 
 **Reversibility probe** (``reversibility``): what two linked sketches of one person give away
 about the template, where the algebra allows it:
@@ -54,6 +58,8 @@ about the template, where the algebra allows it:
   reported;
 * vaults: the slots agreeing with the best differential polynomial, when it beats chance, are
   genuine in both vaults: they name template elements.
+* angular: the pair that links two helpers is their *codewords*: the share of mated pairs whose
+  ``ĉ_1`` is the first enrolment's codeword up to its sign (the secret, in two guesses).
 
 The fraction reported is over template features (or elements) of the *first* enrolment,
 averaged over mated pairs: ``1`` means the template is fully recovered from two sketches.
@@ -77,9 +83,11 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.evaluate.angular_attacks import linkage_pair, linkage_score
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
 from sketchauth.sketches._prime_field import inv_mod
+from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -425,6 +433,10 @@ def _difference_score(sketch: LinearSketch, ha: bytes, hb: bytes, **_: Any) -> f
     return difference_decoding_score(sketch, ha, hb)
 
 
+def _rotation_score(sketch: AngularSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+    return linkage_score(sketch, ha, hb)
+
+
 def _vault_score(
     sketch: VaultSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any
 ) -> float:
@@ -453,6 +465,12 @@ LINKAGE_ATTACKS: dict[str, Attack] = {
     "differential-cross-matching": Attack(
         "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
     ),
+    "rotation-pairing": Attack(
+        "rotation-pairing",
+        True,
+        _rotation_score,
+        "max <c2, R2 R1^T c1> over sparse signed c1, c2 (truncated power iteration from every column)",
+    ),
 }
 #: The attacks that need each sketch class (their scores and probes read its public structure).
 _ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] = {
@@ -462,6 +480,7 @@ _ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] 
     "s3-similar-intervals": AsymmetricIntervalSketch,
     "difference-decoding": (CodeOffsetSketch, PinSketch),
     "differential-cross-matching": (FuzzyVault, WeightedFuzzyVault),
+    "rotation-pairing": AngularSketch,
 }
 
 
@@ -593,6 +612,23 @@ def _reversibility_vault(
 
 
 # -- the evaluation -----------------------------------------------------------------------------------------
+def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[str, Any]:
+    """Mated pairs whose linkage attack returns the first enrolment's codeword itself (up to its sign)."""
+    recovered = 0
+    for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
+        found = linkage_pair(sketch, ha, hb)[1]
+        word = np.asarray(secret, dtype=np.int8)
+        recovered += int(np.array_equal(found, word) or np.array_equal(found, -word))
+    people = len(pairs.first_helpers)
+    return {
+        "method": "the (c1, c2) maximising <c2, R2 R1^T c1> compared with the enrolled codeword, up to its sign",
+        "codewords_recovered": recovered,
+        "mated_pairs": people,
+        # The secret is the codeword: recovered whole (in two guesses) or not at all.
+        "recovered_fraction": recovered / people if people else 0.0,
+    }
+
+
 @dataclass(frozen=True)
 class AttackedScheme:
     """Which scheme, with which parameters, an attack ran against, and the attack's name and description.
@@ -728,6 +764,8 @@ def evaluate_unlinkability(
         extra["tau"] = tau
     elif isinstance(sketch, (CodeOffsetSketch, PinSketch)):
         reversibility = _reversibility_difference(sketch, pairs)
+    elif isinstance(sketch, AngularSketch):
+        reversibility = _reversibility_rotation(sketch, pairs)
     elif vault is not None:
         reversibility = _reversibility_vault(vault, pairs, masks, float(nonmated.max()))
         extra["success_probability_per_trial"] = _trial_success(vault, pairs)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
     from sketchauth.sketches._backend import backend
+    from sketchauth.sketches.angular import AngularSketch
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
     from sketchauth.sketches.base import (
         EntropyReport,
@@ -31,6 +32,7 @@ from sketchauth.sketches.registry import REGISTRY
 
 __all__ = [
     "REGISTRY",
+    "AngularSketch",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
     "CodeOffsetSketch",

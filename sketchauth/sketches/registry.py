@@ -60,6 +60,7 @@ REGISTRY: tuple[Registration, ...] = (
     Registration("asymmetric-interval", 5, "sketchauth.sketches.asymmetric:AsymmetricIntervalSketch"),
     Registration("weighted-vault", 6, "sketchauth.sketches.vault:WeightedFuzzyVault"),
     Registration("chaff-point", 7, "sketchauth.sketches.chaff:ChaffPointSketch"),
+    Registration("angular", 8, "sketchauth.sketches.angular:AngularSketch"),
     Registration("mixed", 16, "sketchauth.mixing:MixedSketch", composite=True),
 )
 

@@ -234,6 +234,24 @@ def _weighted_vault(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[di
     raise KeyError(path)
 
 
+def _embedding(n: int) -> list[float]:
+    return [1.0] + [0.5] * (n - 1)
+
+
+def _angular(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dict[str, Any], list[Any]]:
+    if path == "params.dimension":
+        return {"dimension": x, "alpha": 1}, [_embedding(b)]
+    if path == "params.alpha":
+        return {"dimension": b + 1, "alpha": x}, [_embedding(b + 1)]
+    if path == "params.min_cos":
+        return {"dimension": 8, "alpha": 1, "min_cos": x}, [_embedding(8)]
+    if path == "samples":
+        return {"dimension": 8, "alpha": 1}, [_embedding(8)] * x
+    if path == "samples[]":
+        return {"dimension": b, "alpha": 1}, [_embedding(x) if x > 0 else []]
+    raise KeyError(path)
+
+
 SCHEME_BUILDERS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "interval": _interval,
     "code-offset": _code_offset,
@@ -241,6 +259,7 @@ SCHEME_BUILDERS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "pinsketch": _pinsketch,
     "asymmetric-interval": _asymmetric,
     "weighted-vault": _weighted_vault,
+    "angular": _angular,
 }
 
 

@@ -21,6 +21,7 @@ import pytest
 from service.app import create_app
 from service.limits import MAX_BODY_BYTES, MAX_ENROLMENT_NUMBERS, RequestLimits
 from service.schemes import (
+    MAX_ANGULAR_DIMENSION,
     MAX_STORED_GAPS,
     MAX_VAULT_PRIME,
     MAX_VAULT_SLOTS,
@@ -55,6 +56,7 @@ def test_cap_values_are_the_benchmarked_ones() -> None:
         1 << 20,
         255,
     )
+    assert MAX_ANGULAR_DIMENSION == 512
     assert (MAX_M, MAX_T, MAX_CANDIDATE_POINTS, WEIGHTED_MIN_SAMPLE_ROOM) == (32, 256, 512, 8)
     bench = _bench()
     assert (bench.SAMPLE_LENGTH, bench.SAMPLES) == (DEFAULT_MAX_SAMPLE_LENGTH, DEFAULT_MAX_SAMPLES)
@@ -117,6 +119,8 @@ ONE_STEP_ABOVE = [
     ("asymmetric-interval", {"n": 510, "q": 64, "scheme": "s2", "features": 4096}, {"features": 4097}),
     ("asymmetric-interval", {"n": (1 << 21) - 2, "q": 64, "scheme": "s3", "features": 1}, {"n": 1 << 21}),
     ("interval", {"n": 1 << 52, "v": 1 << 50, "features": 4096}, {"features": 4097}),
+    ("angular", {"dimension": 512, "alpha": 511}, {"dimension": 513}),
+    ("angular", {"dimension": 512, "alpha": 511}, {"alpha": 512}),
 ]
 
 

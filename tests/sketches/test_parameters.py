@@ -21,6 +21,7 @@ from sketchauth.errors import ParameterError
 from sketchauth.evaluate.error_rates import evaluate_adapter
 from sketchauth.evaluate.report import EvaluationTarget
 from sketchauth.mixing import Cascade, ExactKey
+from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -46,6 +47,7 @@ INSTANCES: dict[str, SecureSketch] = {
     "asymmetric-interval": AsymmetricIntervalSketch(n=64, q=4, scheme="s2", features=3),
     "weighted-vault": WeightedFuzzyVault(p=50, q=4, g=9, t=3),
     "chaff-point": ChaffPointSketch(universe=30, min_distance=3, points=2),
+    "angular": AngularSketch(dimension=32, alpha=4, min_cos=0.25),
     "mixed": _cascade(),
 }
 NAMES = sorted(SCHEMES)

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, MixingWarning, SampleError, SketchFormatError
 from sketchauth.mixing import Cascade, Concatenate, ExactKey, FuzzySecret, MixRandomness, toeplitz_extract
+from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -117,6 +118,8 @@ def _quiet(build: Callable[[], SecureSketch]) -> SecureSketch:
 
 
 PIN = ExactKey("test")
+ANGULAR = AngularSketch(dimension=8, alpha=2)
+ANGULAR_T = [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0]
 CASES = [
     Case("interval", IntervalSketch(n=100, v=3, features=4), [10, 20, 30, 40], [11, 19, 30, 42]),
     Case(
@@ -147,6 +150,8 @@ CASES = [
     ),
     Case("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3]), [3, 17]),
     Case("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12], [5, 12]),
+    # The enrolment secret is the codeword check_secret draws: the case keeps the checked one.
+    Case("angular", ANGULAR, ANGULAR.check_secret(ANGULAR_T), [1.1, -2.0, 0.4, 0.1, 3.0, -1.0, 0.25, 2.0]),
     Case(
         "mixed-concatenate",
         _quiet(lambda: Concatenate(IntervalSketch(n=100, v=3, features=2), CodeOffsetSketch(n=8, t=1))),

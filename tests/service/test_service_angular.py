@@ -1,0 +1,64 @@
+"""The angular sketch over HTTP: a 512-D float embedding enrols and verifies, with a PIN too;
+NaN-free JSON numbers of any dimension within the limits; the zero vector and a wrong length
+are refused clearly at enrolment."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from service_testing import AUTH
+
+from service.schemes import MAX_ANGULAR_DIMENSION, SCHEME_SPECS
+
+_USERS = itertools.count()
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    x = rng.normal(size=n)
+    return x / np.linalg.norm(x)
+
+
+def _enrol(client: TestClient, body: dict[str, Any]) -> tuple[str, Any]:
+    user = f"angular{next(_USERS)}"
+    return user, client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
+
+
+def _verify(client: TestClient, user: str, sample: list[float], **extra: Any) -> bool:
+    r = client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample, **extra})
+    assert r.status_code == 200, r.text
+    return bool(r.json()["verified"])
+
+
+def test_a_512_float_embedding_enrols_and_verifies_with_and_without_a_pin(client: TestClient) -> None:
+    rng = np.random.default_rng(1)
+    t = _unit(rng, 512)
+    captures = [(t + 0.01 * rng.normal(size=512)).tolist() for _ in range(2)]
+    close = (t + 0.01 * rng.normal(size=512)).tolist()  # cos ~ 0.97: within the guaranteed angle
+    for pin in (None, "2468-1357"):
+        body: dict[str, Any] = {"scheme": "angular", "params": {"dimension": 512, "alpha": 8}, "samples": captures}
+        extra = {} if pin is None else {"pin": pin}
+        user, r = _enrol(client, {**body, **extra})
+        assert r.status_code == 201, r.text
+        assert _verify(client, user, close, **extra)
+        assert not _verify(client, user, _unit(rng, 512).tolist(), **extra)
+        if pin is not None:
+            assert not _verify(client, user, close, pin="0000-0000")
+
+
+def test_bad_embeddings_are_refused_with_a_clear_problem(client: TestClient) -> None:
+    params = {"dimension": 16, "alpha": 2}
+    for sample, words in (([0.0] * 16, "zero vector"), ([1.0] * 15, "16 numbers")):
+        _, r = _enrol(client, {"scheme": "angular", "params": params, "samples": [sample]})
+        assert r.status_code == 422, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert words in r.text
+
+
+def test_the_published_schema_bounds_the_dimension() -> None:
+    schema = SCHEME_SPECS["angular"].params_schema()["properties"]
+    assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
+    assert {o["type"] for o in schema["min_cos"]["anyOf"]} == {"number", "integer"}
+    assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])
