@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import contextlib
 import itertools
+import math
 
 import numpy as np
 import pytest
