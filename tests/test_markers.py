@@ -83,7 +83,7 @@ def _selected(suite: pytest.Pytester, expression: str) -> set[str]:
     return passed
 
 
-def test_the_quick_run_has_no_server_and_no_timing_test(suite: pytest.Pytester) -> None:
+def test_the_quick_run_leaves_out_server_tests_and_latency_oracles(suite: pytest.Pytester) -> None:
     assert _selected(suite, "not slow and not statistical") == {
         "test_plain",
         "test_plain_with_a_parameter[timing]",
