@@ -186,9 +186,12 @@ def test_ci_installs_through_the_lock_and_fails_with_pytest() -> None:
     assert script.splitlines()[:1] == ["#!/usr/bin/env bash"] and "set -euo pipefail" in script
     # The README's test command, verbatim.
     readme_command = (
-        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' && pytest"
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' "
+        '&& pytest -n auto -m "not slow and not statistical"'
     )
-    assert readme_command in script
+    assert readme_command in script and readme_command in (REPO / "README.md").read_text(encoding="utf-8")
+    # ... and then every test the quick run leaves out, one at a time.
+    assert 'pytest -p no:xdist -m "slow or statistical"' in script
     assert subprocess.run(["bash", "-n", str(REPO / ".ci" / "run")], capture_output=True, check=False).returncode == 0
     usage = subprocess.run(
         ["bash", str(REPO / ".ci" / "run"), "--help"], capture_output=True, text=True, timeout=30, check=False

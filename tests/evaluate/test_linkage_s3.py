@@ -93,6 +93,7 @@ def test_parity_bits_hand_example() -> None:
     assert parity_linkage_score([[0, 1, 1]], [[0, 0, 1]]).tolist() == [2]
 
 
+@pytest.mark.statistical  # 5000-20000 pairs per experiment: CI's serial phase
 def test_parity_adversary_links_s2_but_not_s3_at_eight_features() -> None:
     # Identical re-enrolments, n = 1000, q = 5, 8 features, 5000 pairs each, seed 1.
     # Measured: s2 0.9983, s3 0.5144 (chance 0.5; the best threshold's selection bias and the
@@ -105,6 +106,7 @@ def test_parity_adversary_links_s2_but_not_s3_at_eight_features() -> None:
     assert s3.to_dict()["adversary"] == "parity"
 
 
+@pytest.mark.statistical  # 5000-20000 pairs per experiment: CI's serial phase
 def test_similar_interval_target_of_s3() -> None:
     # linkage_experiment("s3", n=1000, q=5, tau=1, pairs=20000): measured 0.5693 (s2: 0.7524).
     s3 = linkage_experiment("s3", 1000, 5, 1, 20000, 1)

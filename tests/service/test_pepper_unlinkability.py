@@ -134,6 +134,7 @@ def _differences(first: list[bytes], second: list[bytes]) -> list[bytes]:
     ]
 
 
+@pytest.mark.statistical  # 400 people per scheme: D<->sys at the 0.05 threshold needs them
 def test_two_peppered_deployments_cannot_be_linked(tmp_path: Path, servers: list[ServerProcess]) -> None:
     rng = np.random.default_rng(20261124)
     bodies = _people(rng)
