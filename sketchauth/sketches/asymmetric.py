@@ -529,6 +529,11 @@ class AsymmetricIntervalSketch(SecureSketch[IntervalTemplate, FeatureVector]):
         :func:`sketchauth.templates.enrol_interval` with this sketch's ``n``, ``q``, ``step`` and
         ``offset`` (its rule: rounded mean, tolerance from the spread).
         """
+        if not isinstance(samples, np.ndarray):
+            samples = [list(capture) if isinstance(capture, Iterable) else capture for capture in samples]
+            lengths = {len(capture) if isinstance(capture, list) else -1 for capture in samples}
+            if len(lengths) > 1 or -1 in lengths:
+                raise SampleError(f"every capture must be a sequence of {self.features} features")
         if np.ndim(samples) == 2 and np.shape(samples)[1] != self.features:
             raise SampleError(f"captures must have {self.features} features, got {np.shape(samples)[1]}")
         return enrol_interval(

@@ -194,3 +194,21 @@ def test_the_rotation_needs_no_body(tmp_path: Path) -> None:
         assert c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={"batch_size": 5.0}).status_code == 200
         document = c.get("/openapi.json").json()
         assert not document["paths"]["/v1/admin/pepper/rotation"]["post"]["requestBody"].get("required", False)
+
+
+def test_a_ragged_second_biometric_is_a_422_not_a_500(tmp_path: Path) -> None:
+    """Found by schemathesis: an asymmetric second biometric whose captures differ in length."""
+    body = {
+        "scheme": "pinsketch",
+        "params": {"m": 16, "t": 4},
+        "samples": [[3, 17, 42, 99]],
+        "second": {
+            "scheme": "asymmetric-interval",
+            "params": {"n": 256, "q": 8, "scheme": "s2", "features": 3},
+            "samples": [[1, 2, 3], [1, 2], [4, 5, 6, 7]],
+        },
+    }
+    with TestClient(create_app(test_settings(tmp_path))) as client:
+        answer = client.post("/v1/users/ragged/enrolment", json=body, headers=AUTH)
+    assert answer.status_code == 422, answer.text
+    assert answer.headers["content-type"] == "application/problem+json"

@@ -446,3 +446,14 @@ def test_encoder_follows_the_spec_steps(scheme: str, data: st.DataObject) -> Non
     for f, points in enumerate(sketch.partition(helper)):
         left, right = randomness[f]
         assert points.tolist() == _spec_partition(b[f], v[f], sketch.n, sketch.q, left, right)
+
+
+def test_ragged_captures_are_a_sample_error() -> None:
+    """Captures of different lengths (a JSON body can carry them) are refused by name, not by numpy."""
+    sketch = AsymmetricIntervalSketch(256, 8, scheme="s2", features=3)
+    with pytest.raises(SampleError, match="every capture"):
+        sketch.template([[1, 2, 3], [1, 2], [4, 5, 6, 7]])
+    with pytest.raises(SampleError, match="every capture"):
+        sketch.template([[1, 2, 3], 7])
+    b, v = sketch.template(iter([iter([10, 20, 30]), iter([12, 21, 33])]))
+    assert len(b) == len(v) == 3  # generators of generators are captures too
