@@ -33,6 +33,7 @@ from sketchauth.errors import ParameterError, SketchAuthError
 if TYPE_CHECKING:
     from sketchauth.evaluate.trials import ProjectedTrials
     from sketchauth.features.pipeline import (
+        AngularPipeline,
         AsymmetricIntervalPipeline,
         CodeOffsetPipeline,
         IntervalPipeline,
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
     )
 
     #: The pipelines ``features fit`` calibrates.
-    CalibratedPipeline = IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline | AsymmetricIntervalPipeline
+    CalibratedPipeline = (
+        IntervalPipeline | ThermometerPipeline | CodeOffsetPipeline | AsymmetricIntervalPipeline | AngularPipeline
+    )
 
 __all__ = ["add", "split_background"]
 
@@ -172,6 +175,7 @@ def _fit(args: argparse.Namespace) -> int:
     from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
 
     kinds = ["interval", "thermometer", "code-offset"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
+    kinds.append("angular")
     summary: dict[str, Any] = {}
     pipelines: dict[str, CalibratedPipeline] = {}
     cross_validated = args.calibration_split == "identities"
@@ -232,7 +236,11 @@ def _fit(args: argparse.Namespace) -> int:
         expected = {}
         if check is not None:
             trials = projected_trials(transform.project, check, m)
-            expected = {name: _expected(p, trials) for name, p in pipelines.items() if name != "asymmetric-interval"}
+            expected = {
+                name: _expected(p, trials)
+                for name, p in pipelines.items()
+                if name not in ("asymmetric-interval", "angular")
+            }
         bar.update()
     Path(args.out).write_text(transform.to_json() + "\n", encoding="utf-8")
     if args.pipelines:
@@ -269,6 +277,7 @@ def _fit(args: argparse.Namespace) -> int:
                     "secret_bits": round(p.secret_bits, 1),
                     "predicted_on_new_people": p.calibration.to_dict() if p.calibration else None,
                     **({"expected_on_check_optimistic": expected[name]} if name in expected else {}),
+                    **({"decode_failures": getattr(p, "decode_failures", None)} if p.kind == "angular" else {}),
                 }
                 for name, p in pipelines.items()
             },
@@ -372,7 +381,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             transform,
             calibration,
             data,
-            kinds=kinds,
+            kinds=[*kinds, "angular"],
             target_fmr=args.target_fmr,
             enrol_samples=args.enrol_samples,
             refit=cross_validated,
@@ -453,10 +462,11 @@ def add(sub: SubParsers) -> None:
     )
     f.add_argument(
         "--projection",
-        choices=("lda", "whiten"),
+        choices=("lda", "whiten", "centre"),
         default=D.projection,
-        help="'lda' (Fisher directions, at most identities - 1) or 'whiten' (within-class whitening of every "
-        f"embedding axis, no LDA) (default {D.projection})",
+        help="'lda' (Fisher directions, at most identities - 1), 'whiten' (within-class whitening of every "
+        "embedding axis, no LDA) or 'centre' (the background mean subtracted, nothing else: for the angular "
+        f"pipeline of embeddings compared by cosine) (default {D.projection})",
     )
     f.add_argument(
         "--normalise", action="store_true", help="divide every vector by its Euclidean norm first (cosine embeddings)"

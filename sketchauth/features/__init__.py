@@ -24,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULTS",
+    "AngularPipeline",
     "AsymmetricIntervalPipeline",
     "Calibration",
     "CodeOffsetPipeline",
@@ -45,6 +46,7 @@ __all__ = [
 
 _WHERE = {
     "FeatureTransform": "transform",
+    "AngularPipeline": "angular",
     "Pipeline": "base",
     "IntervalPipeline": "interval",
     "AsymmetricIntervalPipeline": "asymmetric",

@@ -27,6 +27,7 @@ from typing import Any
 
 from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.features.angular import AngularPipeline, decode_failures
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.base import Pipeline
 from sketchauth.features.code_offset import CodeOffsetPipeline
@@ -38,7 +39,7 @@ from sketchauth.features.transform import FeatureTransform
 __all__ = ["CALIBRATED_KINDS", "calibrated_pipeline", "heldout_check", "heldout_table"]
 
 #: Pipeline kinds :func:`calibrated_pipeline` builds (asymmetric-interval needs ``enrol_samples ≥ 2``).
-CALIBRATED_KINDS = ("interval", "thermometer", "code-offset", "asymmetric-interval")
+CALIBRATED_KINDS = ("interval", "thermometer", "code-offset", "asymmetric-interval", "angular")
 
 
 def calibrated_pipeline(
@@ -54,6 +55,7 @@ def calibrated_pipeline(
     resolution: float = DEFAULTS.thermometer_resolution,
     code_bits: int = DEFAULTS.code_bits,
     margin: int = DEFAULTS.asymmetric_margin,
+    security_bits: float = DEFAULTS.angular_security_bits,
 ) -> Pipeline:
     """One pipeline kind calibrated on ``background`` for ``target_fmr`` (``refit``: see ``for_target_fmr``)."""
     common: dict[str, Any] = {
@@ -71,6 +73,8 @@ def calibrated_pipeline(
         return CodeOffsetPipeline.for_target_fmr(transform, background, bits=code_bits, **common)
     if kind == "asymmetric-interval":
         return AsymmetricIntervalPipeline.for_target_fmr(transform, background, margin=margin, **common)
+    if kind == "angular":
+        return AngularPipeline.for_target_fmr(transform, background, security_bits=security_bits, **common)
     raise ParameterError(f"unknown pipeline kind {kind!r}; known: {', '.join(CALIBRATED_KINDS)}")
 
 
@@ -104,6 +108,9 @@ def heldout_check(
                 "realised": calibration.realised(people, enrol_samples=enrol_samples),
             }
         )
+        if isinstance(pipeline, AngularPipeline):
+            # The calibration's rule is the cosine; real decoding refuses some of those genuine trials too.
+            rows[-1]["realised"]["decode_failures"] = decode_failures(pipeline, people, enrol_samples=enrol_samples)
     return rows
 
 

@@ -44,6 +44,9 @@ class FeatureDefaults:
     #: ``margin`` of :func:`~sketchauth.templates.enrol_interval` in the asymmetric-interval pipeline:
     #: 3 against 1 gave FNMR 0.95 against 0.998 at the calibrated setting for FMR 1e-2 (2 captures).
     asymmetric_margin: int = 3
+    #: Codebook work (bits) the angular pipeline's ``alpha`` must reach: the issue-independent floor
+    #: of 64 bits against one helper without a matching sample (Kim et al. aim at 115 with 512-D faces).
+    angular_security_bits: float = 64.0
 
 
 #: The defaults every entry point reads.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sketchauth.errors import ParameterError
+from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.base import PIPELINE_FORMAT, Pipeline, _dims
 from sketchauth.features.code_offset import CodeOffsetPipeline
@@ -24,6 +25,7 @@ _KINDS: dict[str, type[Pipeline]] = {
     AsymmetricIntervalPipeline.kind: AsymmetricIntervalPipeline,
     CodeOffsetPipeline.kind: CodeOffsetPipeline,
     ThermometerPipeline.kind: ThermometerPipeline,
+    AngularPipeline.kind: AngularPipeline,
 }
 
 

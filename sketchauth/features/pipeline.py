@@ -59,6 +59,7 @@ Example::
 
 from __future__ import annotations
 
+from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
 from sketchauth.features.base import PIPELINE_FORMAT, Pipeline
 from sketchauth.features.code_offset import (
@@ -72,6 +73,7 @@ from sketchauth.features.loading import MAX_PIPELINE_BYTES, load_pipeline, load_
 from sketchauth.features.thermometer import MAX_THERMOMETER_BITS, THERMOMETER_RANGE, ThermometerPipeline, fisher_weights
 
 __all__ = [
+    "AngularPipeline",
     "MAX_PIPELINE_BYTES",
     "MAX_THERMOMETER_BITS",
     "PIPELINE_FORMAT",

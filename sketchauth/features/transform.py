@@ -81,7 +81,7 @@ MIN_IDENTITIES = 10
 MAX_FEATURES = 8192
 MAX_LEVELS = 256
 #: Projections :meth:`FeatureTransform.fit` offers: Fisher LDA, or within-class whitening only.
-PROJECTIONS = ("lda", "whiten")
+PROJECTIONS = ("lda", "whiten", "centre")
 TRANSFORM_FORMAT = "sketchauth-feature-transform/v1"
 
 
@@ -163,7 +163,10 @@ class FeatureTransform:
         for ``J`` background identities) or ``"whiten"`` — within-class whitening only, no
         Fisher rotation: every whitened axis of the raw embedding is kept (up to ``d``, ordered by
         its own Fisher ratio, the diagonal of the identity-mean covariance), however few people
-        the background holds. ``normalise=True`` divides every sample by its Euclidean norm first
+        the background holds — or ``"centre"``: the background mean subtracted and nothing else (no
+        scaling, no whitening, every axis kept in its own order; for the angular pipeline, whose
+        sketch compares directions about the population's centre: see
+        :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every sample by its Euclidean norm first
         (embeddings compared by cosine); the transform applies it to every later sample too.
         """
         if projection not in PROJECTIONS:
@@ -181,16 +184,28 @@ class FeatureTransform:
         _check_population(x, counts)
         if normalise:
             x = _unit_rows(x)
-        mean, scale = _standardisation(x)
+        if projection == "centre":
+            # Angles about the background mean: no per-feature scaling, no whitening, every axis kept
+            # (a constant axis — a ReLU unit that never fires — is harmless here: it adds nothing to any angle).
+            mean, scale = x.mean(axis=0), np.ones(x.shape[1])
+        else:
+            mean, scale = _standardisation(x)
         z = (x - mean) / scale
-        whitening, alpha = _within_whitening(z, inverse, counts, shrinkage)
-        if projection == "lda":
+        if projection == "centre":
+            whitening, alpha = np.eye(z.shape[1]), 0.0
+        else:
+            whitening, alpha = _within_whitening(z, inverse, counts, shrinkage)
+        if projection == "centre":
+            ratios, directions = _centre_ratios(z, inverse, counts)
+            keep = np.arange(z.shape[1])
+        elif projection == "lda":
             ratios, directions = _fisher_directions(z, inverse, counts, whitening)
             cap = counts.size
         else:
             ratios, directions = _axis_ratios(z, inverse, counts, whitening)
             cap = z.shape[1] + 1
-        keep = _select(ratios, min_fisher_ratio, dimensions, cap)
+        if projection != "centre":
+            keep = _select(ratios, min_fisher_ratio, dimensions, cap)
         matrix = whitening @ directions[:, keep]
         edges = _quantiser_edges(z @ matrix, levels)
         training: dict[str, Any] = {
@@ -497,6 +512,18 @@ def _axis_ratios(
     ratios = means.var(axis=0, ddof=1) - float(np.mean(1.0 / counts))
     order = np.argsort(ratios, kind="stable")[::-1]
     return ratios[order], np.eye(y.shape[1])[:, order]
+
+
+def _centre_ratios(z: np.ndarray, inverse: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per raw axis (in place, unrotated) the between- over within-identity variance, less the noise
+    left in an identity mean (``− mean(1/n_i)``): the ``centre`` projection's Fisher ratios."""
+    sums = np.zeros((counts.size, z.shape[1]))
+    np.add.at(sums, inverse, z)
+    means = sums / counts[:, None]
+    within = ((z - means[inverse]) ** 2).sum(axis=0) / max(z.shape[0] - counts.size, 1)
+    within = np.maximum(within, 1e-12 * max(float(within.max()), 1e-300))
+    ratios = means.var(axis=0, ddof=1) / within - float(np.mean(1.0 / counts))
+    return ratios, np.eye(z.shape[1])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,217 @@
+"""The angular pipeline: a transform fitted on background people, then the angular sketch (IronMask).
+
+For float embeddings compared by cosine — what face and voice models output. The transform is
+usually ``FeatureTransform.fit(background, projection="centre", normalise=True)``: each vector is
+normalised, the background people's mean is subtracted, and the sketch compares the direction that
+is left. Centring is not cosmetic. Raw embeddings of a deep model share a large common direction
+(every template lies in one cone); the helper ``R`` maps the template onto the codeword
+(``R t = c``), so ``R`` applied to the population's mean direction lands next to ``c`` and an
+attacker holding the helper reads the codeword off with a handful of guesses, no sample of the
+person needed (measured in ``benchmarks/bench_angular.py``, "prior-guided rank"). About the
+population's centre the directions are spread over the sphere and the codebook's work is back.
+Any other transform (``whiten``, ``lda``) works too: the sketch then compares angles in that space.
+
+Choices made on the background only (:meth:`AngularPipeline.for_target_fmr`):
+
+* ``alpha`` — the smallest codeword weight whose codebook ``log2 |C_α|`` reaches
+  ``security_bits`` (default 64): the work to find the secret from one helper without a matching
+  sample, by counting (Kim et al., CVPR 2021, §5). A population model can shorten it: see
+  ``docs/schemes/angular.md`` for the figures that bind against each attacker.
+* ``min_cos`` — the cosine threshold, chosen by identity-disjoint cross-validation over every
+  background person with a one-sided Clopper–Pearson bound on the FMR
+  (:func:`~sketchauth.features.calibration.calibrate`). The calibration's decision rule is the
+  cosine between the probe and the enrolled direction; the sketch accepts a subset of those probes
+  (it must also decode), so the FMR bound holds for the sketch too, up to the helper's fixed-point
+  rounding (``≈ 10^−3`` in the cosine). Decoding failures add to the FNMR: they are measured with
+  real encode → decode on background people (:attr:`AngularPipeline.decode_failures`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError, SampleError
+from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.trials import ProjectedTrials, projected_trials
+from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
+from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.defaults import DEFAULTS
+from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.angular import AngularSketch, codebook_bits
+
+__all__ = ["COSINE_GRID", "AngularPipeline", "angular_decider", "decode_failures", "smallest_alpha"]
+
+#: Candidate ``min_cos`` values of the calibration, strictest first (as ``−cos`` ascending).
+COSINE_GRID = np.round(np.arange(1000, -1, -1) / 1000.0, 3)
+#: Genuine pairs :func:`decode_failures` decodes for real (one helper per enrolled person).
+DECODE_CHECK_PAIRS = 400
+
+
+def smallest_alpha(dimension: int, security_bits: float) -> int:
+    """The smallest ``α`` with ``log2 |C_α| ≥ security_bits`` in ``dimension`` dimensions.
+
+    >>> smallest_alpha(512, 64), smallest_alpha(128, 64), smallest_alpha(192, 64)
+    (8, 12, 10)
+    """
+    if not (isinstance(security_bits, (int, float)) and math.isfinite(security_bits) and security_bits > 0):
+        raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+    for alpha in range(1, dimension):
+        if codebook_bits(dimension, alpha) >= security_bits:
+            return alpha
+    most = max(codebook_bits(dimension, a) for a in range(1, dimension))
+    raise ParameterError(
+        f"{dimension} dimensions hold at most {most:.1f} bits of codebook; ask for fewer security_bits"
+    )
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise SampleError("a projected embedding is the zero vector: it has no direction")
+    return x / norms
+
+
+def _directions(transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+    """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
+    j, m, d = trials.enrolment.shape
+    captures = _unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)
+    templates = _unit(captures.mean(axis=1))
+    return templates, _unit(transform.project(trials.probes)[:, dims])
+
+
+class AngularPipeline(Pipeline):
+    """A fitted transform → :class:`~sketchauth.sketches.angular.AngularSketch` (module docstring).
+
+    Every kept dimension of the transform is used (the sketch is rotation-invariant, so dropping
+    axes would only throw information away). The enrolled template is the mean of the normalised
+    projected captures; the probe is the projected capture.
+    """
+
+    kind = "angular"
+
+    def __init__(self, transform: FeatureTransform, dims: Any, *, alpha: int, min_cos: float) -> None:
+        super().__init__(transform, dims)
+        if self.dims.size < 2:
+            raise ParameterError("the angular pipeline needs at least 2 dimensions")
+        self._sketch = AngularSketch(dimension=int(self.dims.size), alpha=alpha, min_cos=min_cos)
+        #: Share of background genuine trials within ``min_cos`` that real decoding refused, and
+        #: how many were decoded (``for_target_fmr`` measures it; ``None`` otherwise).
+        self.decode_failures: dict[str, Any] | None = None
+
+    @classmethod
+    def for_target_fmr(
+        cls,
+        transform: FeatureTransform,
+        heldout: LabelledVectors,
+        *,
+        target_fmr: float = DEFAULTS.target_fmr,
+        enrol_samples: int = DEFAULTS.enrol_samples,
+        security_bits: float = DEFAULTS.angular_security_bits,
+        folds: int = DEFAULTS.folds,
+        confidence: float = DEFAULTS.confidence,
+        refit: bool = False,
+    ) -> AngularPipeline:
+        """``alpha`` for ``security_bits``, ``min_cos`` for ``target_fmr`` (module docstring).
+
+        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`.
+        """
+        dims = np.arange(transform.dimensions)
+        alpha = smallest_alpha(int(dims.size), security_bits)
+        decider = angular_decider(transform, dims, refit=refit)
+        choice = calibrate(
+            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
+        )
+        pipeline = _with_calibration(cls(transform, dims, alpha=alpha, min_cos=float(-choice.point)), choice)
+        pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=enrol_samples)
+        return pipeline
+
+    @property
+    def sketch(self) -> AngularSketch:
+        return self._sketch
+
+    def _template(self, samples: Any) -> np.ndarray:
+        captures = self._enrolment_matrix(samples)
+        return _unit(_unit(captures).mean(axis=0))
+
+    def secret_from_samples(self, samples: Any) -> Any:
+        return self._sketch.check_secret(self._template(samples))
+
+    def sample_transform(self, sample: Any) -> np.ndarray:
+        y = self.transform.project(_one_sample(sample, self.transform.features))[self.dims]
+        if not np.any(y):
+            raise SampleError("the sample projects onto the background's centre: it has no direction")
+        return y
+
+    @property
+    def secret_bits(self) -> float:
+        return codebook_bits(self._sketch.dimension, self._sketch.alpha)
+
+    def report(self) -> Any:
+        base = super().report()
+        if self.decode_failures is not None:
+            base.extra["decode_failures"] = dict(self.decode_failures)  # type: ignore[index]
+        return base
+
+    def _settings(self) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def _from_config(cls, transform: FeatureTransform, dims: np.ndarray, raw: Mapping[str, Any]) -> AngularPipeline:
+        params = raw["params"]
+        pipeline = cls(transform, dims, alpha=params["alpha"], min_cos=params.get("min_cos", 0.0))
+        if pipeline.sketch.params() != dict(params):
+            raise ParameterError("pipeline parameters do not match its dims")
+        return pipeline
+
+
+def angular_decider(transform: FeatureTransform, dims: np.ndarray, *, refit: bool) -> Decider:
+    """The cosine threshold as a :class:`~sketchauth.features.calibration.Decider`: accept iff
+    ``cos(probe, template) ≥ min_cos`` for every ``min_cos`` of :data:`COSINE_GRID` (as ``−cos ≤ −min_cos``).
+
+    With ``refit`` each fold's model is the transform refitted without the fold's people.
+    """
+
+    def fit(train: LabelledVectors) -> FeatureTransform:
+        return transform.refit(train)
+
+    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        return _directions(transform if model is None else model, dims, trials)
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        return -np.einsum("ij,ij->i", templates, probes)
+
+    return Decider(grid=-COSINE_GRID, score=score, fit=fit if refit else None, features=features)
+
+
+def decode_failures(pipeline: AngularPipeline, people: LabelledVectors, *, enrol_samples: int) -> dict[str, Any]:
+    """Real encode → decode of genuine trials of ``people`` whose cosine passes ``min_cos``.
+
+    One helper per person (the first :data:`DECODE_CHECK_PAIRS` such trials): the share the code
+    refuses although the cosine rule accepts them — what the sketch adds to the cosine matcher's
+    FNMR at this threshold.
+    """
+    trials = projected_trials(lambda x: x, people, enrol_samples)
+    templates, probes = _directions(pipeline.transform, pipeline.dims, trials)
+    sketch = pipeline.sketch
+    cos = np.einsum("ij,ij->i", templates[trials.owner], probes)
+    candidates = np.flatnonzero(cos >= sketch.min_cos)[:DECODE_CHECK_PAIRS]
+    refused = 0
+    helpers: dict[int, tuple[bytes, bytes]] = {}
+    for k in candidates.tolist():
+        owner = int(trials.owner[k])
+        if owner not in helpers:
+            secret = sketch.check_secret(templates[owner])
+            helpers[owner] = (sketch.encode(secret), sketch.secret_bytes(secret))
+        helper, expected = helpers[owner]
+        try:
+            ok = hmac.compare_digest(sketch.secret_bytes(sketch.decode(helper, probes[k])), expected)
+        except DecodeError:
+            ok = False
+        refused += int(not ok)
+    checked = int(candidates.size)
+    return {"checked": checked, "refused": refused, "share": refused / checked if checked else 0.0}
