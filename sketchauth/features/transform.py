@@ -207,7 +207,7 @@ class FeatureTransform:
         if projection != "centre":
             keep = _select(ratios, min_fisher_ratio, dimensions, cap)
         matrix = whitening @ directions[:, keep]
-        edges = _quantiser_edges(z @ matrix, levels)
+        edges = _quantiser_edges(z @ matrix, levels, tied_ok=projection == "centre")
         training: dict[str, Any] = {
             "identities": int(counts.size),
             "samples": int(x.shape[0]),
@@ -546,13 +546,19 @@ def _select(ratios: np.ndarray, min_ratio: float, dimensions: int | None, identi
     return keep
 
 
-def _quantiser_edges(y: np.ndarray, levels: int) -> np.ndarray:
+def _quantiser_edges(y: np.ndarray, levels: int, *, tied_ok: bool = False) -> np.ndarray:
+    """Per dimension the background quantiles at ``j/L``. ``tied_ok``: repeated values (a raw axis
+    that is often exactly 0) get edges pulled apart by ``10^−9`` steps instead of being refused —
+    for the ``centre`` projection, whose pipelines compare angles and never quantise."""
     if y.shape[0] < 2 * levels:
         raise ParameterError(
             f"{y.shape[0]} background samples cannot place {levels} equal-probability levels "
             f"(need at least {2 * levels}); use fewer levels"
         )
     edges = np.quantile(y, np.arange(1, levels) / levels, axis=0).T
+    if tied_ok:
+        step = 1e-9 * max(1.0, float(np.abs(edges).max()))
+        edges = edges + step * np.arange(levels - 1)[None, :]
     if np.any(np.diff(edges, axis=1) <= 0):
         raise SampleError("a projected dimension has repeated values; its quantiser edges are not distinct")
     return np.ascontiguousarray(edges)
