@@ -258,6 +258,7 @@ POLICIES: dict[str, Policy] = {
     "weighted-vault": Policy((_weighted_sizes,)),
     "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1))),
     "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("alpha", "dimension"))),
+    "angular-polar": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("bits", "dimension"))),
 }
 
 

@@ -135,9 +135,10 @@ ACCELERATED_DECIDERS: Mapping[str, DecideFn] = {
     "pinsketch": decide_exact,
     "asymmetric-interval": decide_exact,
     "angular": decide_exact,
+    "angular-polar": decide_exact,
 }
 #: Unprotected comparisons of a scheme that are not its sample kind's (embeddings by angle).
-BASELINE_OVERRIDES: Mapping[str, tuple[str, ...]] = {"angular": ("cosine",)}
+BASELINE_OVERRIDES: Mapping[str, tuple[str, ...]] = {"angular": ("cosine",), "angular-polar": ("cosine",)}
 
 
 @dataclass(frozen=True)

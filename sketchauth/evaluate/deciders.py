@@ -42,6 +42,10 @@ rule with numpy:
   refused by the decoder) and, with ``min_cos = τ``, ``(Σ_{supp} sign·y)² ≥ τ²·α·2^28·‖p̂‖²``; the
   last comparison is made in floats and, within ``10^−9`` of equality, in exact integers by the
   sketch's own :meth:`~sketchauth.sketches.angular.AngularSketch.angle_accepts`.
+* **angular-polar** (the same helper on a polar code): the sketch's own list decoder
+  (:func:`~sketchauth.sketches.polar.decode_batch`, exact integer arithmetic) run on the batch
+  ``P̂ R̂ᵀ`` — the decoder itself, vectorised over probes, not a second rule — then the same exact
+  angle check with ``α = n``.
 * the **fuzzy vaults** are decided by their real batch decoders
   (:func:`decide_batch`), which are already the scheme.
 
@@ -74,6 +78,8 @@ from sketchauth.enrolment import Enrolment, hasher, secret_message, verify
 from sketchauth.errors import DecodeError, SampleError
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.sketches.angular import AngularSketch, probe_matrix
+from sketchauth.sketches.angular_polar import PolarAngularSketch
+from sketchauth.sketches.polar import correlation, decode_batch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
@@ -92,6 +98,7 @@ __all__ = [
     "crosscheck_sample",
     "crosscheck_with_verify",
     "decide_angular",
+    "decide_angular_polar",
     "decide_asymmetric",
     "decide_batch",
     "decide_by_decoding",
@@ -587,6 +594,38 @@ def decide_angular(
     return accepted & ~malformed, malformed
 
 
+def decide_angular_polar(
+    sketch: PolarAngularSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Angular sketch on a polar code: the sketch's own list decoder on a batch (it *is* the decoder:
+    :func:`~sketchauth.sketches.polar.decode_batch`), then the exact angle check, per identity."""
+    if len(enrolled_index) == 0:
+        return _empty()
+    used_q, local_q = np.unique(probe_index, return_inverse=True)
+    rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
+    quantised, refused = probe_matrix(rows, sketch.dimension)
+    accepted = np.zeros(enrolled_index.size, dtype=bool)
+    for e in np.unique(enrolled_index).tolist():
+        pairs = np.flatnonzero(enrolled_index == e)
+        matrix = sketch.matrix(enrolled.helpers[e])
+        p = quantised[local_q[pairs]]
+        y = p @ matrix.T  # exact: integers below 2^53
+        coded = decode_batch(y, sketch.code, sketch.list_size)
+        word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
+        same = np.all(word == np.asarray(enrolled.secrets[e], dtype=np.int8)[None, :], axis=1)
+        if sketch.min_cos > 0:
+            total = correlation(coded, y)
+            lhs = total * total
+            rhs = sketch.min_cos**2 * sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", p, p)
+            angle_ok = (total > 0) & (lhs >= rhs)
+            for k in np.flatnonzero(same & (total > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)).tolist():
+                angle_ok[k] = sketch.angle_accepts(float(total[k]), p[k])
+            same &= angle_ok
+        accepted[pairs] = same
+    malformed = refused[local_q]
+    return accepted & ~malformed, malformed
+
+
 def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     for kind, prepare in (
         (IntervalSketch, _prepare_interval),
@@ -660,6 +699,8 @@ def _exact_fallback(
     sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The angular family's own exact rule (it has no tile form), else the real batch decoder."""
+    if isinstance(sketch, PolarAngularSketch):
+        return decide_angular_polar(sketch, enrolled, probes, e, q)
     if isinstance(sketch, AngularSketch):
         return decide_angular(sketch, enrolled, probes, e, q)
     return decide_batch(sketch, enrolled, probes, e, q)
@@ -683,7 +724,7 @@ for _decide, _prepare in (
     register_tile_decider(_decide, _prepare)
 
 #: The array deciders (numpy releases the GIL). Kept for callers that ask whether a decider is one.
-VECTORISED: frozenset[Callable[..., Any]] = frozenset({*TILE_DECIDERS, decide_angular})
+VECTORISED: frozenset[Callable[..., Any]] = frozenset({*TILE_DECIDERS, decide_angular, decide_angular_polar})
 
 
 # -- the cross-check ---------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def smallest_alpha(dimension: int, security_bits: float) -> int:
     """The smallest ``α`` with ``log2 |C_α| ≥ security_bits`` in ``dimension`` dimensions.
 
     >>> smallest_alpha(512, 64), smallest_alpha(128, 64), smallest_alpha(192, 64)
-    (8, 12, 10)
+    (8, 12, 11)
     """
     if not (isinstance(security_bits, (int, float)) and math.isfinite(security_bits) and security_bits > 0):
         raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")

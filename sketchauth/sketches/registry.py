@@ -61,6 +61,7 @@ REGISTRY: tuple[Registration, ...] = (
     Registration("weighted-vault", 6, "sketchauth.sketches.vault:WeightedFuzzyVault"),
     Registration("chaff-point", 7, "sketchauth.sketches.chaff:ChaffPointSketch"),
     Registration("angular", 8, "sketchauth.sketches.angular:AngularSketch"),
+    Registration("angular-polar", 9, "sketchauth.sketches.angular_polar:PolarAngularSketch"),
     Registration("mixed", 16, "sketchauth.mixing:MixedSketch", composite=True),
 )
 
