@@ -594,6 +594,10 @@ def decide_angular(
     return accepted & ~malformed, malformed
 
 
+#: Probes per call of the polar list decoder in :func:`decide_angular_polar`.
+POLAR_CHUNK = 512
+
+
 def decide_angular_polar(
     sketch: PolarAngularSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -610,7 +614,10 @@ def decide_angular_polar(
         matrix = sketch.matrix(enrolled.helpers[e])
         p = quantised[local_q[pairs]]
         y = p @ matrix.T  # exact: integers below 2^53
-        coded = decode_batch(y, sketch.code, sketch.list_size)
+        # The list decoder's working set is chunk × list × n floats: bounded chunks keep it small.
+        coded = np.concatenate(
+            [decode_batch(y[s : s + POLAR_CHUNK], sketch.code, sketch.list_size) for s in range(0, len(y), POLAR_CHUNK)]
+        )
         word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
         same = np.all(word == np.asarray(enrolled.secrets[e], dtype=np.int8)[None, :], axis=1)
         if sketch.min_cos > 0:

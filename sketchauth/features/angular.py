@@ -43,8 +43,14 @@ from sketchauth.features.calibration import Decider, calibrate
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularSketch, codebook_bits
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 
-__all__ = ["COSINE_GRID", "AngularPipeline", "angular_decider", "decode_failures", "smallest_alpha"]
+__all__ = ["CODES", "COSINE_GRID", "AngularPipeline", "angular_decider", "decode_failures", "smallest_alpha"]
+
+#: The codes on the sphere: ``"polar"`` (:class:`~sketchauth.sketches.angular_polar.PolarAngularSketch`,
+#: the default: it decodes at far wider angles for the same bits) and ``"sparse"`` (IronMask's
+#: ``α``-sparse code, :class:`~sketchauth.sketches.angular.AngularSketch`).
+CODES = ("polar", "sparse")
 
 #: Candidate ``min_cos`` values of the calibration, strictest first (as ``−cos`` ascending).
 COSINE_GRID = np.round(np.arange(1000, -1, -1) / 1000.0, 3)
@@ -67,6 +73,16 @@ def smallest_alpha(dimension: int, security_bits: float) -> int:
     raise ParameterError(
         f"{dimension} dimensions hold at most {most:.1f} bits of codebook; ask for fewer security_bits"
     )
+
+
+def _polar_bits(dimension: int, security_bits: float) -> int:
+    """``⌈security_bits⌉`` information bits, if the dimension holds them (``bits < dimension``)."""
+    if not (isinstance(security_bits, (int, float)) and math.isfinite(security_bits) and security_bits > 0):
+        raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+    bits = math.ceil(security_bits)
+    if bits >= dimension:
+        raise ParameterError(f"a polar code of {bits} bits needs more than {dimension} dimensions; ask for fewer bits")
+    return bits
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -94,11 +110,27 @@ class AngularPipeline(Pipeline):
 
     kind = "angular"
 
-    def __init__(self, transform: FeatureTransform, dims: Any, *, alpha: int, min_cos: float) -> None:
+    def __init__(
+        self,
+        transform: FeatureTransform,
+        dims: Any,
+        *,
+        min_cos: float,
+        bits: int | None = None,
+        list_size: int = 8,
+        alpha: int | None = None,
+    ) -> None:
         super().__init__(transform, dims)
         if self.dims.size < 2:
             raise ParameterError("the angular pipeline needs at least 2 dimensions")
-        self._sketch = AngularSketch(dimension=int(self.dims.size), alpha=alpha, min_cos=min_cos)
+        if (bits is None) == (alpha is None):
+            raise ParameterError("give bits (the polar code) or alpha (IronMask's sparse code), not both")
+        n = int(self.dims.size)
+        self._sketch: AngularSketch = (
+            PolarAngularSketch(dimension=n, bits=bits, list_size=list_size, min_cos=min_cos)
+            if bits is not None
+            else AngularSketch(dimension=n, alpha=alpha, min_cos=min_cos)  # type: ignore[arg-type]
+        )
         #: Share of background genuine trials within ``min_cos`` that real decoding refused, and
         #: how many were decoded (``for_target_fmr`` measures it; ``None`` otherwise).
         self.decode_failures: dict[str, Any] | None = None
@@ -112,21 +144,30 @@ class AngularPipeline(Pipeline):
         target_fmr: float = DEFAULTS.target_fmr,
         enrol_samples: int = DEFAULTS.enrol_samples,
         security_bits: float = DEFAULTS.angular_security_bits,
+        code: str = DEFAULTS.angular_code,
+        list_size: int = DEFAULTS.angular_list_size,
         folds: int = DEFAULTS.folds,
         confidence: float = DEFAULTS.confidence,
         refit: bool = False,
     ) -> AngularPipeline:
-        """``alpha`` for ``security_bits``, ``min_cos`` for ``target_fmr`` (module docstring).
+        """The code for ``security_bits``, ``min_cos`` for ``target_fmr`` (module docstring).
 
+        ``code``: ``"polar"`` (``bits = ⌈security_bits⌉``, decoded with ``list_size`` paths) or
+        ``"sparse"`` (IronMask, the smallest ``α`` reaching ``security_bits``).
         ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`.
         """
+        if code not in CODES:
+            raise ParameterError(f"code must be one of {', '.join(CODES)}, got {code!r}")
         dims = np.arange(transform.dimensions)
-        alpha = smallest_alpha(int(dims.size), security_bits)
+        if code == "polar":
+            shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": list_size}
+        else:
+            shape = {"alpha": smallest_alpha(int(dims.size), security_bits)}
         decider = angular_decider(transform, dims, refit=refit)
         choice = calibrate(
             decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
         )
-        pipeline = _with_calibration(cls(transform, dims, alpha=alpha, min_cos=float(-choice.point)), choice)
+        pipeline = _with_calibration(cls(transform, dims, min_cos=float(-choice.point), **shape), choice)
         pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=enrol_samples)
         return pipeline
 
@@ -149,7 +190,7 @@ class AngularPipeline(Pipeline):
 
     @property
     def secret_bits(self) -> float:
-        return codebook_bits(self._sketch.dimension, self._sketch.alpha)
+        return float(self._sketch.report().extra["codebook_bits"])
 
     def report(self) -> Any:
         base = super().report()
@@ -163,7 +204,11 @@ class AngularPipeline(Pipeline):
     @classmethod
     def _from_config(cls, transform: FeatureTransform, dims: np.ndarray, raw: Mapping[str, Any]) -> AngularPipeline:
         params = raw["params"]
-        pipeline = cls(transform, dims, alpha=params["alpha"], min_cos=params.get("min_cos", 0.0))
+        min_cos = params.get("min_cos", 0.0)
+        if raw.get("scheme") == PolarAngularSketch.descriptor.name:
+            pipeline = cls(transform, dims, min_cos=min_cos, bits=params["bits"], list_size=params["list_size"])
+        else:
+            pipeline = cls(transform, dims, min_cos=min_cos, alpha=params["alpha"])
         if pipeline.sketch.params() != dict(params):
             raise ParameterError("pipeline parameters do not match its dims")
         return pipeline

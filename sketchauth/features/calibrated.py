@@ -56,6 +56,8 @@ def calibrated_pipeline(
     code_bits: int = DEFAULTS.code_bits,
     margin: int = DEFAULTS.asymmetric_margin,
     security_bits: float = DEFAULTS.angular_security_bits,
+    code: str = DEFAULTS.angular_code,
+    list_size: int = DEFAULTS.angular_list_size,
 ) -> Pipeline:
     """One pipeline kind calibrated on ``background`` for ``target_fmr`` (``refit``: see ``for_target_fmr``)."""
     common: dict[str, Any] = {
@@ -74,7 +76,9 @@ def calibrated_pipeline(
     if kind == "asymmetric-interval":
         return AsymmetricIntervalPipeline.for_target_fmr(transform, background, margin=margin, **common)
     if kind == "angular":
-        return AngularPipeline.for_target_fmr(transform, background, security_bits=security_bits, **common)
+        return AngularPipeline.for_target_fmr(
+            transform, background, security_bits=security_bits, code=code, list_size=list_size, **common
+        )
     raise ParameterError(f"unknown pipeline kind {kind!r}; known: {', '.join(CALIBRATED_KINDS)}")
 
 

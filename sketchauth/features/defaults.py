@@ -47,6 +47,11 @@ class FeatureDefaults:
     #: Codebook work (bits) the angular pipeline's ``alpha`` must reach: the issue-independent floor
     #: of 64 bits against one helper without a matching sample (Kim et al. aim at 115 with 512-D faces).
     angular_security_bits: float = 64.0
+    #: Code of the angular pipeline: "polar" decoded half the genuine probes IronMask's sparse code
+    #: refused at the same 64 bits (benchmarks/bench_angular.py).
+    angular_code: str = "polar"
+    #: Paths of the polar code's list decoder.
+    angular_list_size: int = 8
 
 
 #: The defaults every entry point reads.

@@ -125,11 +125,12 @@ def _rate_one(alpha: np.ndarray, metric: np.ndarray, size: int) -> tuple[np.ndar
     magnitude = np.abs(alpha)
     parents = np.broadcast_to(np.arange(p), (b, p))
     order = np.argsort(magnitude, axis=-1, kind="stable")[..., : min(size - 1, m)]
+    weakest = np.take_along_axis(magnitude, order, axis=-1)
     rows = np.arange(b)[:, None]
     for step in range(order.shape[-1]):
         cur = bits.shape[1]
-        position = _gather(order[..., step], parents)  # b × cur
-        cost = magnitude[rows, parents, position]
+        position = order[rows, parents, step]  # b × cur
+        cost = weakest[rows, parents, step]
         flipped = bits.copy()
         flipped[rows, np.arange(cur)[None, :], position] ^= 1
         bits, parents, metric = _prune(

@@ -1,0 +1,266 @@
+"""The angular pipeline as a deployment uses it, on real deep embeddings of people outside the background.
+
+For each cached set of real embeddings (:mod:`benchmarks.deep_embeddings`; never committed) and
+each code on the sphere (``polar``: :class:`~sketchauth.sketches.angular_polar.PolarAngularSketch`;
+``sparse``: IronMask's :class:`~sketchauth.sketches.angular.AngularSketch`), at 64 bits of codebook:
+
+1. **Split** (:func:`benchmarks.deep_embeddings.identity_split`, fixed seed): the background and
+   calibration people (disjoint from the evaluation people) are the *background*; the evaluation
+   people are never seen before step 3.
+2. **Fit and calibrate on the background only**, through the library:
+   ``FeatureTransform.fit(background, projection="centre", normalise=True)`` and
+   ``AngularPipeline.for_target_fmr(..., target_fmr, enrol_samples=k, refit=True, code=...)``
+   (identity-disjoint 5-fold cross-validation, one-sided 95% Clopper–Pearson bound on the FMR).
+3. **Measure on the evaluation people**: each is enrolled once from their first ``k`` captures
+   (real ``encode``); every other evaluation capture is a probe (genuine: the same person). All
+   pairs are decided by the scheme's exact vectorised decider — for the polar code the decoder
+   itself on a batch — and a seeded sample is re-decided by real ``decode`` (0 disagreements).
+4. **Beside it, the same pairs, the unprotected matcher**: cosine of the *raw* model outputs
+   (template: the mean of the ``k`` normalised captures) — its FNMR at the sketch's realised FMR
+   (interpolated on its DET) and at the target, and the ratios. The calibration check: the
+   realised FMR against the target and the predicted interval.
+5. **Attacks**: (c) the population attack — every embedding of ``<name>-all`` (or the background)
+   whose person is not an evaluation person, pushed through helpers of evaluation people with the
+   exact decider (database *and* pepper held); the work is ``log2(1/success per try)`` argon2id
+   evaluations. Cost: decode at 512 dimensions.
+
+BLAS runs single-threaded. Run: ``SKETCHAUTH_EMBEDDINGS_DIR=... python
+-m benchmarks.bench_angular_pipeline [--sets ...]`` → ``benchmarks/results/bench_angular_pipeline.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.deep_embeddings import available, identity_split, load, rows_of
+from benchmarks.timing import median_ms, provenance, write_result
+from sketchauth.errors import ParameterError
+from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.deciders import decide_angular, decide_angular_polar
+from sketchauth.evaluate.rates import wilson_interval
+from sketchauth.evaluate.trials import Enrolled
+from sketchauth.features.angular import AngularPipeline
+from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+RESULT = Path(__file__).resolve().parent / "results" / "bench_angular_pipeline.json"
+TARGETS = (1e-3, 1e-4)
+CODES = ("polar", "sparse")
+SECURITY_BITS = 64
+#: Helpers attacked by the population attack; pairs re-decided by real decode.
+POPULATION_HELPERS, DECODE_CHECKS = 40, 300
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def protocol(labels: np.ndarray, people: np.ndarray, k: int) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Per evaluation person the rows of their first ``k`` captures; the probe rows and each probe's person index."""
+    enrol, probes, owner = [], [], []
+    for j, person in enumerate(people):
+        rows = np.flatnonzero(labels == person)
+        enrol.append(rows[:k])
+        probes.extend(rows[k:].tolist())
+        owner.extend([j] * (rows.size - k))
+    return enrol, np.array(probes), np.array(owner)
+
+
+def decide(sketch: AngularSketch, enrolled: Enrolled, probes: np.ndarray, e: np.ndarray, q: np.ndarray) -> np.ndarray:
+    fn = decide_angular_polar if isinstance(sketch, PolarAngularSketch) else decide_angular
+    accepted, _ = fn(sketch, enrolled, probes, e, q)  # type: ignore[arg-type]
+    return accepted
+
+
+def fnmr_at_fmr(genuine: np.ndarray, impostor: np.ndarray, fmr: float) -> float:
+    """Cosine FNMR at the threshold whose realised FMR is ``fmr`` (linear on the DET between steps)."""
+    ordered = np.sort(impostor)[::-1]
+    k = fmr * ordered.size
+    lo, hi = math.floor(k), math.ceil(k)
+    if hi >= ordered.size:
+        return float(np.mean(genuine < ordered[-1]))
+    a = float(np.mean(genuine < np.nextafter(ordered[lo], 2.0)))
+    b = float(np.mean(genuine < np.nextafter(ordered[hi], 2.0)))
+    return a if hi == lo else a + (b - a) * (k - lo)
+
+
+def run_set(name: str, k: int) -> dict[str, Any]:
+    x, labels = load(name)
+    x = x.astype(np.float64)
+    split = identity_split(labels)
+    bg_rows = rows_of(labels, np.concatenate([split["background"], split["calibration"]]))
+    background = LabelledVectors(labels[bg_rows], x[bg_rows])
+    people = split["evaluation"]
+    enrol_rows, probe_rows, owner = protocol(labels, people, k)
+    transform = FeatureTransform.fit(background, projection="centre", normalise=True)
+    # The unprotected matcher on the raw outputs, on exactly these pairs.
+    raw_t = _unit(np.stack([_unit(x[r]).mean(axis=0) for r in enrol_rows]))
+    raw_p = _unit(x[probe_rows])
+    cos = raw_t @ raw_p.T
+    same = owner[None, :] == np.arange(len(people))[:, None]
+    g_cos, i_cos = cos[same], cos[~same]
+    e_idx, q_idx = np.nonzero(np.ones_like(cos, dtype=bool))
+    out: dict[str, Any] = {
+        "set": name,
+        "dimension": int(x.shape[1]),
+        "captures_per_enrolment": k,
+        "background_identities": int(np.unique(background.identities).size),
+        "background_captures": int(background.samples.shape[0]),
+        "evaluation_identities": int(people.size),
+        "genuine_pairs": int(g_cos.size),
+        "impostor_pairs": int(i_cos.size),
+        "rows": [],
+    }
+    population = _population(name, labels, people, x, split)
+    for code in CODES:
+        for f in TARGETS:
+            started = time.perf_counter()
+            try:
+                pipeline = AngularPipeline.for_target_fmr(
+                    transform,
+                    background,
+                    target_fmr=f,
+                    enrol_samples=k,
+                    refit=True,
+                    code=code,
+                    security_bits=SECURITY_BITS,
+                )
+            except ParameterError as exc:  # a background too small for this target: said, not skipped silently
+                out["rows"].append({"code": code, "target_fmr": f, "unavailable": str(exc)})
+                continue
+            fit_seconds = time.perf_counter() - started
+            sketch = pipeline.sketch
+            secrets = [pipeline.secret_from_samples(x[r]) for r in enrol_rows]
+            helpers = [sketch.encode(s) for s in secrets]
+            enrolled = Enrolled(tuple(helpers), tuple(sketch.secret_bytes(s) for s in secrets), tuple(secrets))
+            probes = transform.project(x[probe_rows])
+            started = time.perf_counter()
+            accepted = decide(sketch, enrolled, probes, e_idx, q_idx).reshape(cos.shape)
+            decide_seconds = time.perf_counter() - started
+            fnmr, fmr = float(1 - accepted[same].mean()), float(accepted[~same].mean())
+            cos_same = fnmr_at_fmr(g_cos, i_cos, max(fmr, 1.0 / i_cos.size))
+            cos_target = fnmr_at_fmr(g_cos, i_cos, f)
+            calibration = pipeline.calibration
+            assert calibration is not None
+            lo, hi = calibration.fmr_interval
+            row = {
+                "code": code,
+                "target_fmr": f,
+                "params": sketch.params(),
+                "codebook_bits": float(sketch.report().extra["codebook_bits"]),
+                "predicted_fmr": calibration.fmr,
+                "predicted_fmr_interval": [lo, hi],
+                "predicted_fnmr_cosine_rule": calibration.fnmr,
+                "background_decode_failures": pipeline.decode_failures,
+                "sketch_fnmr": fnmr,
+                "sketch_fmr": fmr,
+                "sketch_fmr_interval95": list(wilson_interval(int(accepted[~same].sum()), int((~same).sum()))),
+                "realised_over_target": fmr / f,
+                "realised_within_2x_target": 0.5 * f <= fmr <= 2 * f,
+                "realised_in_predicted_interval": lo <= fmr <= hi,
+                "raw_cosine_fnmr_at_sketch_fmr": cos_same,
+                "raw_cosine_fnmr_at_target_fmr": cos_target,
+                "ratio_at_same_fmr": fnmr / cos_same if cos_same > 0 else math.inf,
+                "ratio_at_target_fmr": fnmr / cos_target if cos_target > 0 else math.inf,
+                "fit_seconds": fit_seconds,
+                "decide_seconds": decide_seconds,
+                "decode_check": _decode_check(sketch, helpers, secrets, probes, accepted),
+                "population_attack": _population_attack(sketch, enrolled, transform.project(population)),
+            }
+            out["rows"].append(row)
+            print({key: row[key] for key in ("code", "target_fmr", "sketch_fnmr", "sketch_fmr", "ratio_at_same_fmr")}, flush=True)
+    out["population_embeddings"] = int(population.shape[0])
+    return out
+
+
+def _population(name: str, labels: np.ndarray, people: np.ndarray, x: np.ndarray, split: dict[str, np.ndarray]) -> np.ndarray:
+    """Embeddings of people who are not evaluation people: the ``-all`` set of the same model if cached."""
+    if f"{name}-all" in available():
+        every, every_labels = load(f"{name}-all")
+        return every[~np.isin(every_labels, people)].astype(np.float64)
+    return x[~np.isin(labels, people)]
+
+
+def _decode_check(
+    sketch: AngularSketch, helpers: list[bytes], secrets: list[Any], probes: np.ndarray, accepted: np.ndarray
+) -> dict[str, int]:
+    rng = np.random.default_rng(5)
+    # Half the sample among accepted pairs (rare), half among all pairs.
+    hits = np.argwhere(accepted)
+    chosen = [tuple(hits[i]) for i in rng.choice(len(hits), min(DECODE_CHECKS // 2, len(hits)), replace=False)]
+    chosen += [(int(rng.integers(accepted.shape[0])), int(rng.integers(accepted.shape[1]))) for _ in range(DECODE_CHECKS // 2)]
+    disagreements = 0
+    for e, q in chosen:
+        try:
+            ok = sketch.secret_bytes(sketch.decode(helpers[e], probes[q])) == sketch.secret_bytes(secrets[e])
+        except Exception:  # noqa: BLE001 - any refusal is a rejection
+            ok = False
+        disagreements += int(ok != bool(accepted[e, q]))
+    return {"checked": len(chosen), "disagreements": disagreements}
+
+
+def _population_attack(sketch: AngularSketch, enrolled: Enrolled, attackers: np.ndarray) -> dict[str, Any]:
+    helpers = min(POPULATION_HELPERS, len(enrolled.helpers))
+    sub = Enrolled(enrolled.helpers[:helpers], enrolled.canonical[:helpers], enrolled.secrets[:helpers])
+    e = np.repeat(np.arange(helpers), attackers.shape[0])
+    q = np.tile(np.arange(attackers.shape[0]), helpers)
+    hits = decide(sketch, sub, attackers, e, q)
+    successes, tries = int(hits.sum()), int(hits.size)
+    low, high = wilson_interval(successes, tries)
+    rate = successes / tries
+    return {
+        "attacker_embeddings": int(attackers.shape[0]),
+        "helpers": helpers,
+        "tries": tries,
+        "successes": successes,
+        "success_per_try": rate,
+        "success_per_try_ci95": [low, high],
+        "helpers_fallen": int(hits.reshape(helpers, -1).any(axis=1).sum()),
+        "argon2_evaluations_log2": math.log2(1.0 / (rate if successes else high)),
+        "work_is_lower_bound": successes == 0,
+    }
+
+
+def timings(d: int = 512) -> dict[str, Any]:
+    rng = np.random.default_rng(3)
+    t = rng.normal(size=d)
+    probe = t + 0.5 * rng.normal(size=d)
+    out: dict[str, Any] = {"dimension": d, "decode_target_ms": 2.0}
+    for code, sketch in (("polar", PolarAngularSketch(d, SECURITY_BITS)), ("sparse", AngularSketch(d, 8))):
+        helper = sketch.encode(t)
+        out[code] = {
+            "params": sketch.params(),
+            "helper_bytes": len(helper),
+            "encode_ms": median_ms(lambda: sketch.encode(t), budget_seconds=5, min_repeats=5, max_repeats=30),
+            "decode_ms": median_ms(lambda: sketch.decode(helper, probe), budget_seconds=4, min_repeats=20, max_repeats=300),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", default=None, help="set names (default: every cached set but *-all)")
+    parser.add_argument("--enrol-samples", type=int, nargs="*", default=[3, 1])
+    parser.add_argument("--out", default=str(RESULT))
+    args = parser.parse_args()
+    names = args.sets or [s for s in available() if not s.endswith("-all")]
+    result: dict[str, Any] = {**provenance("bench_angular_pipeline"), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
+    result["timing"] = timings()
+    print(result["timing"], flush=True)
+    result["sets"] = [run_set(name, k) for name in names for k in args.enrol_samples]
+    write_result(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
