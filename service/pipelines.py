@@ -208,10 +208,15 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
     The service then sees only the sketch's secret (levels, a set or bytes), never the raw
     embedding, and stores the same helper data and hash as ``pipeline.enrol`` would. The
     asymmetric interval pipeline sends every capture's levels with its ``spread`` and ``margin``
-    instead, because the service derives ``(b, v)`` itself (with its default ``scale``).
+    instead, because the service derives ``(b, v)`` itself (with its default ``scale``). The
+    angular pipeline's secret is a codeword drawn at enrolment and bound to the template: it
+    sends the projected template direction (floats), from which the service draws the codeword.
     """
     params = {k: v for k, v in pipeline.sketch.params().items() if v is not None}
     scheme = pipeline.sketch.scheme_name
+    if pipeline.kind == "angular":
+        template = pipeline.secret_from_samples(samples).template
+        return {"scheme": scheme, "params": params, "samples": [[float(x) for x in template]]}
     if pipeline.kind != "asymmetric-interval":
         return {"scheme": scheme, "params": params, "samples": [_json_ints(pipeline.secret_from_samples(samples))]}
     from sketchauth.templates import DEFAULT_SCALE  # start-up: only pipelines need the templates
@@ -225,5 +230,9 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
 
 
 def verification_request(pipeline: Pipeline, sample: Any) -> dict[str, Any]:
-    """JSON body of ``POST /v1/users/{id}/verification`` with the transform applied client-side."""
-    return {"sample": _json_ints(pipeline.sample_transform(sample))}
+    """JSON body of ``POST /v1/users/{id}/verification`` with the transform applied client-side
+    (integers, or floats for the angular pipeline, whose sketch compares directions)."""
+    transformed = pipeline.sample_transform(sample)
+    if pipeline.kind == "angular":
+        return {"sample": [float(x) for x in transformed]}
+    return {"sample": _json_ints(transformed)}
