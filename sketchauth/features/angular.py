@@ -83,7 +83,9 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
 
 
-def _directions(transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+def _directions(
+    transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
+) -> tuple[np.ndarray, np.ndarray]:
     """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
     j, m, d = trials.enrolment.shape
     captures = _unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)

@@ -166,8 +166,9 @@ class FeatureTransform:
         the background holds — or ``"centre"``: the background mean subtracted and nothing else (no
         scaling, no whitening, every axis kept in its own order; for the angular pipeline, whose
         sketch compares directions about the population's centre: see
-        :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every sample by its Euclidean norm first
-        (embeddings compared by cosine); the transform applies it to every later sample too.
+        :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every
+        sample by its Euclidean norm first (embeddings compared by cosine); the transform applies
+        it to every later sample too.
         """
         if projection not in PROJECTIONS:
             raise ParameterError(f"projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
