@@ -95,7 +95,13 @@ def load_configured(settings: Settings) -> dict[str, LoadedPipeline]:
             f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: no pipeline <name>.json in the directory "
             "(write some with 'sketchauth features fit --pipelines DIR')"
         )
-    return {name: LoadedPipeline.of(name, pipeline) for name, pipeline in pipelines.items()}
+    loaded = {}
+    for name, pipeline in pipelines.items():
+        try:
+            loaded[name] = LoadedPipeline.of(name, pipeline)
+        except SampleError as exc:
+            raise SettingsError(f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: {name}.json: {exc}") from None
+    return loaded
 
 
 def pipeline_name(scheme: str) -> str | None:
@@ -141,10 +147,10 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
 
     A PIN cascade pads the sketch's symbols (``SecureSketch.symbols``); a sketch without a free
     symbol group (e.g. PinSketch whose syndromes are not independent) refuses, whatever the
-    sample, so the service finds out once, at load, from a helper of the background mean.
+    sample, so the service finds out once, at load, from a helper of a sample near the background mean.
     """
     sketch = pipeline.sketch
-    helper = sketch.encode(pipeline.secret_from_samples(_background_mean(pipeline)))
+    helper = sketch.encode(pipeline.secret_from_samples(_warm_up_samples(pipeline)))
     try:
         sketch.symbols(sketch.payload(helper))
     except ParameterError as exc:
@@ -152,17 +158,35 @@ def pin_refusal(pipeline: Pipeline) -> str | None:
     return None
 
 
-def _background_mean(pipeline: Pipeline) -> Any:
-    """Two copies of the background mean: valid raw samples for any transform (a normalising one
-    refuses the zero vector, which has no direction)."""
+def _warm_up_samples(pipeline: Pipeline) -> Any:
+    """Two copies of one raw sample the pipeline accepts: the background mean (valid for any
+    transform: a normalising one refuses the zero vector, which has no direction), or — where the
+    pipeline refuses it — the mean moved one unit along the projection direction of the pipeline's
+    first dimension.
+
+    The angular pipeline compares directions about the background mean: a transform that
+    subtracts the mean without normalising first maps the mean onto the origin, which has no
+    direction, while the moved sample projects to ``y`` with ``y_j = ‖P_j‖² > 0`` (``j = dims[0]``).
+    """
     import numpy as np  # start-up: only pipelines need numpy here
 
-    return np.tile(pipeline.transform.mean, (2, 1))
+    transform = pipeline.transform
+    moved = transform.mean + transform.scale * transform.projection[:, int(pipeline.dims[0])]
+    refusal = None
+    for sample in (transform.mean, moved):
+        try:
+            pipeline.sample_transform(sample)
+            pipeline.secret_from_samples(np.tile(sample, (2, 1)))
+        except SampleError as exc:
+            refusal = exc
+            continue
+        return np.tile(sample, (2, 1))
+    raise SampleError(f"the pipeline refuses every warm-up sample near the background mean: {refusal}")
 
 
 def warm_up_pipeline(pipeline: Pipeline) -> None:
-    """Enrol and decode once at the background mean (imports, field tables, compiled code)."""
-    origin = _background_mean(pipeline)
+    """Enrol and decode once near the background mean (imports, field tables, compiled code)."""
+    origin = _warm_up_samples(pipeline)
     sketch = pipeline.sketch
     helper = sketch.encode(pipeline.secret_from_samples(origin))
     sketch.decode(helper, pipeline.sample_transform(origin[0]))
@@ -184,10 +208,15 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
     The service then sees only the sketch's secret (levels, a set or bytes), never the raw
     embedding, and stores the same helper data and hash as ``pipeline.enrol`` would. The
     asymmetric interval pipeline sends every capture's levels with its ``spread`` and ``margin``
-    instead, because the service derives ``(b, v)`` itself (with its default ``scale``).
+    instead, because the service derives ``(b, v)`` itself (with its default ``scale``). The
+    angular pipeline's secret is a codeword drawn at enrolment and bound to the template: it
+    sends the projected template direction (floats), from which the service draws the codeword.
     """
     params = {k: v for k, v in pipeline.sketch.params().items() if v is not None}
     scheme = pipeline.sketch.scheme_name
+    if pipeline.kind == "angular":
+        template = pipeline.secret_from_samples(samples).template
+        return {"scheme": scheme, "params": params, "samples": [[float(x) for x in template]]}
     if pipeline.kind != "asymmetric-interval":
         return {"scheme": scheme, "params": params, "samples": [_json_ints(pipeline.secret_from_samples(samples))]}
     from sketchauth.templates import DEFAULT_SCALE  # start-up: only pipelines need the templates
@@ -201,5 +230,9 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
 
 
 def verification_request(pipeline: Pipeline, sample: Any) -> dict[str, Any]:
-    """JSON body of ``POST /v1/users/{id}/verification`` with the transform applied client-side."""
-    return {"sample": _json_ints(pipeline.sample_transform(sample))}
+    """JSON body of ``POST /v1/users/{id}/verification`` with the transform applied client-side
+    (integers, or floats for the angular pipeline, whose sketch compares directions)."""
+    transformed = pipeline.sample_transform(sample)
+    if pipeline.kind == "angular":
+        return {"sample": [float(x) for x in transformed]}
+    return {"sample": _json_ints(transformed)}

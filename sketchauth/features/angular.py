@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,8 +65,11 @@ def smallest_alpha(dimension: int, security_bits: float) -> int:
     >>> smallest_alpha(512, 64), smallest_alpha(128, 64), smallest_alpha(192, 64)
     (8, 12, 11)
     """
-    if not (isinstance(security_bits, (int, float)) and math.isfinite(security_bits) and security_bits > 0):
+    real = isinstance(security_bits, numbers.Real) and not isinstance(security_bits, (bool, np.bool_))
+    if not (real and math.isfinite(security_bits) and security_bits > 0):
         raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+    if dimension < 2:
+        raise ParameterError(f"the angular sketch needs at least 2 dimensions, got {dimension}")
     for alpha in range(1, dimension):
         if codebook_bits(dimension, alpha) >= security_bits:
             return alpha
@@ -86,13 +90,18 @@ def _polar_bits(dimension: int, security_bits: float) -> int:
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    if np.any(norms == 0):
+    """Rows divided by their norm, taken after scaling by the largest coordinate (a norm of huge
+    or tiny coordinates would overflow to ``inf`` or underflow to 0; the direction is well defined)."""
+    peak = np.max(np.abs(x), axis=-1, keepdims=True)
+    if np.any(peak == 0):
         raise SampleError("a projected embedding is the zero vector: it has no direction")
-    return x / norms
+    scaled = x / peak
+    return scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
 
 
-def _directions(transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+def _directions(
+    transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
+) -> tuple[np.ndarray, np.ndarray]:
     """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
     j, m, d = trials.enrolment.shape
     captures = _unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)

@@ -73,11 +73,11 @@ from sketchauth.features.loading import MAX_PIPELINE_BYTES, load_pipeline, load_
 from sketchauth.features.thermometer import MAX_THERMOMETER_BITS, THERMOMETER_RANGE, ThermometerPipeline, fisher_weights
 
 __all__ = [
-    "AngularPipeline",
     "MAX_PIPELINE_BYTES",
     "MAX_THERMOMETER_BITS",
     "PIPELINE_FORMAT",
     "THERMOMETER_RANGE",
+    "AngularPipeline",
     "AsymmetricIntervalPipeline",
     "CodeOffsetPipeline",
     "IntervalPipeline",

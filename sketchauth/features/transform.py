@@ -166,8 +166,9 @@ class FeatureTransform:
         the background holds — or ``"centre"``: the background mean subtracted and nothing else (no
         scaling, no whitening, every axis kept in its own order; for the angular pipeline, whose
         sketch compares directions about the population's centre: see
-        :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every sample by its Euclidean norm first
-        (embeddings compared by cosine); the transform applies it to every later sample too.
+        :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every
+        sample by its Euclidean norm first (embeddings compared by cosine); the transform applies
+        it to every later sample too.
         """
         if projection not in PROJECTIONS:
             raise ParameterError(f"projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
@@ -527,8 +528,20 @@ def _centre_ratios(z: np.ndarray, inverse: np.ndarray, counts: np.ndarray) -> tu
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows divided by their Euclidean norm (``SampleError`` for an all-zero row)."""
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    """Rows divided by their Euclidean norm (``SampleError`` for an all-zero row).
+
+    A row whose norm overflows (coordinates near ``10^308``) or underflows (near ``10^−160``) is
+    divided by its largest coordinate first: its direction is well defined, and a bare ``x / ‖x‖``
+    would make it the zero vector or refuse it.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    odd = (norms == 0) | ~np.isfinite(norms)
+    if np.any(odd):
+        peak = np.max(np.abs(x), axis=-1, keepdims=True)
+        rescale = odd & (peak > 0)
+        x = np.where(rescale, x / np.where(rescale, peak, 1.0), x)
+        norms = np.where(rescale, np.linalg.norm(x, axis=-1, keepdims=True), norms)
     if np.any(norms == 0):
         raise SampleError("a sample is the zero vector; it has no direction to normalise")
     return x / norms
