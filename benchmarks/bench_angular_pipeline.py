@@ -45,12 +45,15 @@ import numpy as np
 from benchmarks.deep_embeddings import available, identity_split, load, rows_of
 from benchmarks.timing import median_ms, provenance, write_result
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_angular, decide_angular_polar
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
+from sketchauth.evaluate.unlinkability import linkability
 from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.pepper import Pepper, new_nonce, wrap
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 
@@ -121,7 +124,8 @@ def run_set(name: str, k: int) -> dict[str, Any]:
         "impostor_pairs": int(i_cos.size),
         "rows": [],
     }
-    population = _population(name, labels, people, x, split)
+    population, population_labels = _population(name, labels, x)
+    projected_population = transform.project(population)
     for code in CODES:
         for f in TARGETS:
             started = time.perf_counter()
@@ -175,20 +179,31 @@ def run_set(name: str, k: int) -> dict[str, Any]:
                 "fit_seconds": fit_seconds,
                 "decide_seconds": decide_seconds,
                 "decode_check": _decode_check(sketch, helpers, secrets, probes, accepted),
-                "population_attack": _population_attack(sketch, enrolled, transform.project(population)),
+                "population_attack": _population_attack(
+                    sketch, enrolled, projected_population, population_labels != people[:, None][:POPULATION_HELPERS]
+                ),
+                "calibration_check": calibration.realised(
+                    LabelledVectors(labels[np.isin(labels, people)], x[np.isin(labels, people)]), enrol_samples=k
+                ),
+                "sealed_linkage": _sealed_linkage(sketch, helpers, secrets),
             }
             out["rows"].append(row)
-            print({key: row[key] for key in ("code", "target_fmr", "sketch_fnmr", "sketch_fmr", "ratio_at_same_fmr")}, flush=True)
+            print(
+                {key: row[key] for key in ("code", "target_fmr", "sketch_fnmr", "sketch_fmr", "ratio_at_same_fmr")},
+                flush=True,
+            )
     out["population_embeddings"] = int(population.shape[0])
+    out["population_identities"] = int(np.unique(population_labels).size)
     return out
 
 
-def _population(name: str, labels: np.ndarray, people: np.ndarray, x: np.ndarray, split: dict[str, np.ndarray]) -> np.ndarray:
-    """Embeddings of people who are not evaluation people: the ``-all`` set of the same model if cached."""
+def _population(name: str, labels: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every embedding of the ``-all`` set of the same model if cached (else this set), with labels:
+    each helper is attacked with the embeddings of everybody but its owner."""
     if f"{name}-all" in available():
         every, every_labels = load(f"{name}-all")
-        return every[~np.isin(every_labels, people)].astype(np.float64)
-    return x[~np.isin(labels, people)]
+        return every.astype(np.float64), every_labels
+    return x, labels
 
 
 #: A pair whose cosine to the enrolled template is this far below ``min_cos`` cannot be accepted:
@@ -215,26 +230,31 @@ def _decode_check(
     # Half the sample among accepted pairs (rare), half among all pairs.
     hits = np.argwhere(accepted)
     chosen = [tuple(hits[i]) for i in rng.choice(len(hits), min(DECODE_CHECKS // 2, len(hits)), replace=False)]
-    chosen += [(int(rng.integers(accepted.shape[0])), int(rng.integers(accepted.shape[1]))) for _ in range(DECODE_CHECKS // 2)]
+    chosen += [
+        (int(rng.integers(accepted.shape[0])), int(rng.integers(accepted.shape[1]))) for _ in range(DECODE_CHECKS // 2)
+    ]
     disagreements = 0
     for e, q in chosen:
         try:
             ok = sketch.secret_bytes(sketch.decode(helpers[e], probes[q])) == sketch.secret_bytes(secrets[e])
-        except Exception:  # noqa: BLE001 - any refusal is a rejection
+        except Exception:
             ok = False
         disagreements += int(ok != bool(accepted[e, q]))
     return {"checked": len(chosen), "disagreements": disagreements}
 
 
-def _population_attack(sketch: AngularSketch, enrolled: Enrolled, attackers: np.ndarray) -> dict[str, Any]:
+def _population_attack(
+    sketch: AngularSketch, enrolled: Enrolled, attackers: np.ndarray, others: np.ndarray
+) -> dict[str, Any]:
+    """Every embedding through each of the first helpers; ``others[i, j]``: embedding ``j`` is not helper ``i``'s owner's."""
     helpers = min(POPULATION_HELPERS, len(enrolled.helpers))
     sub = Enrolled(enrolled.helpers[:helpers], enrolled.canonical[:helpers], enrolled.secrets[:helpers])
-    hits = _decide_all(sketch, sub, list(sub.secrets), attackers)
-    successes, tries = int(hits.sum()), int(hits.size)
+    hits = _decide_all(sketch, sub, list(sub.secrets), attackers) & others[:helpers]
+    successes, tries = int(hits.sum()), int(others[:helpers].sum())
     low, high = wilson_interval(successes, tries)
     rate = successes / tries
     return {
-        "attacker_embeddings": int(attackers.shape[0]),
+        "attacker_embeddings_per_helper_min": int(others[:helpers].sum(axis=1).min()),
         "helpers": helpers,
         "tries": tries,
         "successes": successes,
@@ -243,6 +263,33 @@ def _population_attack(sketch: AngularSketch, enrolled: Enrolled, attackers: np.
         "helpers_fallen": int(hits.reshape(helpers, -1).any(axis=1).sum()),
         "argon2_evaluations_log2": math.log2(1.0 / (rate if successes else high)),
         "work_is_lower_bound": successes == 0,
+    }
+
+
+#: Mated/non-mated helper pairs of the sealed-record linkage, and seals of each pair.
+LINKED, SEALS = 40, 20
+
+
+def _sealed_linkage(sketch: AngularSketch, helpers: list[bytes], secrets: list[Any]) -> dict[str, Any]:
+    """``D↔sys`` of sealed records (what a database thief without the pepper compares): two
+    enrolments of one person (the helper and a fresh one of the same template) against helpers of
+    two people, each pair sealed :data:`SEALS` times with fresh nonces under one pepper."""
+    pepper = Pepper(b"bench-angular-pipeline-pepper-0123456789")
+    rng = np.random.default_rng(7)
+    count = min(LINKED, len(helpers) // 2)
+    mated, nonmated = [], []
+    for i in range(count):
+        again = sketch.encode(np.asarray(secrets[i].template))
+        j = int(rng.integers(count, len(helpers)))
+        for _ in range(SEALS):
+            mated.append(sealed_linkage_score(wrap(helpers[i], pepper, new_nonce()), wrap(again, pepper, new_nonce())))
+            nonmated.append(
+                sealed_linkage_score(wrap(helpers[i], pepper, new_nonce()), wrap(helpers[j], pepper, new_nonce()))
+            )
+    return {
+        "pairs": count,
+        "seals_per_pair": SEALS,
+        "d_sys_with_pepper": linkability(mated, nonmated, bins=20).d_sys,
     }
 
 
@@ -257,7 +304,9 @@ def timings(d: int = 512) -> dict[str, Any]:
             "params": sketch.params(),
             "helper_bytes": len(helper),
             "encode_ms": median_ms(lambda: sketch.encode(t), budget_seconds=5, min_repeats=5, max_repeats=30),
-            "decode_ms": median_ms(lambda: sketch.decode(helper, probe), budget_seconds=4, min_repeats=20, max_repeats=300),
+            "decode_ms": median_ms(
+                lambda: sketch.decode(helper, probe), budget_seconds=4, min_repeats=20, max_repeats=300
+            ),
         }
     return out
 
@@ -269,7 +318,10 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULT))
     args = parser.parse_args()
     names = args.sets or [s for s in available() if not s.endswith("-all")]
-    result: dict[str, Any] = {**provenance("bench_angular_pipeline"), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
+    result: dict[str, Any] = {
+        **provenance("bench_angular_pipeline"),
+        "blas_threads": os.environ["OPENBLAS_NUM_THREADS"],
+    }
     result["timing"] = timings()
     print(result["timing"], flush=True)
     result["sets"] = [run_set(name, k) for name in names for k in args.enrol_samples]

@@ -38,12 +38,13 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import ProjectedTrials, projected_trials
+from sketchauth.evaluate.deciders import decide_angular, decide_angular_polar
+from sketchauth.evaluate.trials import Enrolled, ProjectedTrials, projected_trials
 from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
 from sketchauth.features.calibration import Decider, calibrate
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.sketches.angular import AngularSketch, codebook_bits
+from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 
 __all__ = ["CODES", "COSINE_GRID", "AngularPipeline", "angular_decider", "decode_failures", "smallest_alpha"]
@@ -55,6 +56,9 @@ CODES = ("polar", "sparse")
 
 #: Candidate ``min_cos`` values of the calibration, strictest first (as ``−cos`` ascending).
 COSINE_GRID = np.round(np.arange(1000, -1, -1) / 1000.0, 3)
+#: How far below the cosine rule's threshold the decoding-aware calibration looks (the code's
+#: refusals can let a looser cosine threshold keep the FMR bound).
+DECODE_FLOOR = 0.1
 #: Genuine pairs :func:`decode_failures` decodes for real (one helper per enrolled person).
 DECODE_CHECK_PAIRS = 400
 
@@ -172,10 +176,19 @@ class AngularPipeline(Pipeline):
             shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": list_size}
         else:
             shape = {"alpha": smallest_alpha(int(dims.size), security_bits)}
-        decider = angular_decider(transform, dims, refit=refit)
-        choice = calibrate(
-            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-        )
+        options: dict[str, Any] = {
+            "target_fmr": target_fmr,
+            "enrol_samples": enrol_samples,
+            "folds": folds,
+            "confidence": confidence,
+        }
+        # First the cosine rule alone (cheap); the code only refuses more, so the decoding-aware
+        # threshold lies at or below it: decode the pairs down to DECODE_FLOOR below.
+        cosine = calibrate(angular_decider(transform, dims, refit=refit), heldout, **options)
+        unchecked = cls(transform, dims, min_cos=0.0, **shape).sketch
+        floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
+        decider = angular_decider(transform, dims, refit=refit, sketch=unchecked, floor=floor)
+        choice = calibrate(decider, heldout, **options)
         pipeline = _with_calibration(cls(transform, dims, min_cos=float(-choice.point), **shape), choice)
         pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=enrol_samples)
         return pipeline
@@ -223,12 +236,27 @@ class AngularPipeline(Pipeline):
         return pipeline
 
 
-def angular_decider(transform: FeatureTransform, dims: np.ndarray, *, refit: bool) -> Decider:
+def angular_decider(
+    transform: FeatureTransform,
+    dims: np.ndarray,
+    *,
+    refit: bool,
+    sketch: AngularSketch | None = None,
+    floor: float = 0.0,
+    seed: int = 0,
+) -> Decider:
     """The cosine threshold as a :class:`~sketchauth.features.calibration.Decider`: accept iff
-    ``cos(probe, template) ≥ min_cos`` for every ``min_cos`` of :data:`COSINE_GRID` (as ``−cos ≤ −min_cos``).
+    ``cos(probe, template) ≥ min_cos`` for every ``min_cos ≥ floor`` of :data:`COSINE_GRID` (as
+    ``−cos ≤ −min_cos``) — and, with ``sketch``, iff the code also decodes the probe.
 
+    With ``sketch`` every enrolled template gets a real helper of that sketch (``min_cos`` 0),
+    made by its own encoder from *seeded* randomness (a simulation of enrolment on background
+    people: the calibration is reproducible), and every pair whose cosine reaches ``floor`` is
+    decoded by the scheme's exact decider; a pair the code refuses is accepted at no threshold.
     With ``refit`` each fold's model is the transform refitted without the fold's people.
     """
+    helpers: dict[bytes, tuple[bytes, Any]] = {}
+    rng = np.random.default_rng(seed)
 
     def fit(train: LabelledVectors) -> FeatureTransform:
         return transform.refit(train)
@@ -237,9 +265,65 @@ def angular_decider(transform: FeatureTransform, dims: np.ndarray, *, refit: boo
         return _directions(transform if model is None else model, dims, trials)
 
     def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        return -np.einsum("ij,ij->i", templates, probes)
+        cos = np.einsum("ij,ij->i", templates, probes)
+        out = -cos
+        if sketch is None:
+            return out
+        candidates = np.flatnonzero(cos >= floor)
+        if candidates.size == 0:
+            return out
+        unique, inverse = np.unique(templates[candidates], axis=0, return_inverse=True)
+        for u, template in enumerate(unique):
+            rows = candidates[inverse.reshape(-1) == u]
+            key = template.tobytes()
+            if key not in helpers:
+                secret = _seeded_secret(sketch, template, rng)
+                helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
+            helper, secret = helpers[key]
+            out[rows[~_decodes(sketch, helper, secret, probes[rows])]] = np.inf
+        return out
 
-    return Decider(grid=-COSINE_GRID, score=score, fit=fit if refit else None, features=features)
+    grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
+    return Decider(
+        grid=-grid,
+        score=score,
+        fit=fit if refit else None,
+        features=features,
+        ties="strictest" if sketch is None else "loosest",
+    )
+
+
+def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:
+    """A codeword drawn from ``rng`` and bound to ``template`` (simulated enrolment)."""
+    n = sketch.dimension
+    if isinstance(sketch, PolarAngularSketch):
+        info = rng.integers(0, 2, sketch.bits).astype(np.uint8)
+        word = (1 - 2 * sketch.code.encode(info).astype(np.int8)).astype(np.int8)
+    else:
+        word = np.zeros(n, dtype=np.int8)
+        word[rng.choice(n, sketch.alpha, replace=False)] = rng.choice(np.array([-1, 1], dtype=np.int8), sketch.alpha)
+    secret = word.view(Codeword)
+    secret.template = template / np.linalg.norm(template)
+    return secret
+
+
+def _seeded_randomness(secret: Codeword, n: int, rng: np.random.Generator) -> AngularRandomness:
+    """The encoder's randomness from ``rng``: the codeword and a Haar ``U ∈ O(n − 1)`` (QR, signs fixed)."""
+    q, r = np.linalg.qr(rng.normal(size=(n - 1, n - 1)))
+    signs = np.sign(np.diag(r))
+    signs[signs == 0] = 1.0
+    return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), q * signs[None, :])
+
+
+def _decodes(sketch: AngularSketch, helper: bytes, secret: Any, probes: np.ndarray) -> np.ndarray:
+    """Which probes the scheme's exact decider decodes to ``secret`` under ``helper`` (``min_cos`` 0)."""
+    enrolled = Enrolled((helper,), (sketch.secret_bytes(secret),), (secret,))
+    index = np.zeros(probes.shape[0], dtype=np.int64)
+    if isinstance(sketch, PolarAngularSketch):
+        accepted, _ = decide_angular_polar(sketch, enrolled, probes, index, np.arange(probes.shape[0]))
+    else:
+        accepted, _ = decide_angular(sketch, enrolled, probes, index, np.arange(probes.shape[0]))
+    return accepted
 
 
 def decode_failures(pipeline: AngularPipeline, people: LabelledVectors, *, enrol_samples: int) -> dict[str, Any]:

@@ -181,12 +181,18 @@ class Decider:
     strict: bool = False
     fit: Callable[[LabelledVectors], Any] | None = None
     features: Features = field(default=_raw_features)
+    #: Among admissible points with the fewest false non-matches: ``"strictest"`` (the earliest) or
+    #: ``"loosest"`` (the last: the FMR budget used, for a rule whose FNMR is flat over a range of
+    #: settings because another check — a code's decoding — refuses those genuine trials anyway).
+    ties: str = "strictest"
 
     def __post_init__(self) -> None:
         if (self.accept is None) == (self.score is None):
             raise ParameterError("a Decider needs exactly one of accept or score")
         if len(self.grid) == 0:
             raise ParameterError("a Decider needs a non-empty grid")
+        if self.ties not in ("strictest", "loosest"):
+            raise ParameterError(f"ties must be 'strictest' or 'loosest', got {self.ties!r}")
         if self.score is not None:
             values = np.asarray(self.grid, dtype=np.float64)
             if values.ndim != 1 or np.any(np.diff(values) < 0):
@@ -538,7 +544,8 @@ def _choose(
             "or samples, a stricter grid or a looser target"
         )
     fnm = counts.false_non_matches
-    index = int(admissible[np.argmin(fnm[admissible])])
+    best = admissible[fnm[admissible] == fnm[admissible].min()]
+    index = int(best[-1] if decider.ties == "loosest" else best[0])
     fnm_eff, g_eff = (int(x[index]) for x in counts.fnmr_effective())
     k, n = int(k_eff[index]), int(n_eff[index])
     return Calibration(
