@@ -246,7 +246,8 @@ def _decode_check(
 def _population_attack(
     sketch: AngularSketch, enrolled: Enrolled, attackers: np.ndarray, others: np.ndarray
 ) -> dict[str, Any]:
-    """Every embedding through each of the first helpers; ``others[i, j]``: embedding ``j`` is not helper ``i``'s owner's."""
+    """Every embedding through each of the first helpers (``others[i, j]``: embedding ``j`` is not
+    helper ``i``'s owner's); the work is ``log2(1/success per try)`` argon2id evaluations."""
     helpers = min(POPULATION_HELPERS, len(enrolled.helpers))
     sub = Enrolled(enrolled.helpers[:helpers], enrolled.canonical[:helpers], enrolled.secrets[:helpers])
     hits = _decide_all(sketch, sub, list(sub.secrets), attackers) & others[:helpers]
@@ -267,7 +268,7 @@ def _population_attack(
 
 
 #: Mated/non-mated helper pairs of the sealed-record linkage, and seals of each pair.
-LINKED, SEALS = 40, 20
+LINKED, SEALS = 40, 50
 
 
 def _sealed_linkage(sketch: AngularSketch, helpers: list[bytes], secrets: list[Any]) -> dict[str, Any]:
@@ -293,21 +294,23 @@ def _sealed_linkage(sketch: AngularSketch, helpers: list[bytes], secrets: list[A
     }
 
 
+def _cost(sketch: AngularSketch, t: np.ndarray, probe: np.ndarray) -> dict[str, Any]:
+    helper = sketch.encode(t)
+    return {
+        "params": sketch.params(),
+        "helper_bytes": len(helper),
+        "encode_ms": median_ms(lambda: sketch.encode(t), budget_seconds=5, min_repeats=5, max_repeats=30),
+        "decode_ms": median_ms(lambda: sketch.decode(helper, probe), budget_seconds=4, min_repeats=20, max_repeats=300),
+    }
+
+
 def timings(d: int = 512) -> dict[str, Any]:
     rng = np.random.default_rng(3)
     t = rng.normal(size=d)
     probe = t + 0.5 * rng.normal(size=d)
     out: dict[str, Any] = {"dimension": d, "decode_target_ms": 2.0}
     for code, sketch in (("polar", PolarAngularSketch(d, SECURITY_BITS)), ("sparse", AngularSketch(d, 8))):
-        helper = sketch.encode(t)
-        out[code] = {
-            "params": sketch.params(),
-            "helper_bytes": len(helper),
-            "encode_ms": median_ms(lambda: sketch.encode(t), budget_seconds=5, min_repeats=5, max_repeats=30),
-            "decode_ms": median_ms(
-                lambda: sketch.decode(helper, probe), budget_seconds=4, min_repeats=20, max_repeats=300
-            ),
-        }
+        out[code] = _cost(sketch, t, probe)
     return out
 
 
