@@ -79,12 +79,12 @@ from sketchauth.errors import DecodeError, SampleError
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.sketches.angular import AngularSketch, probe_matrix
 from sketchauth.sketches.angular_polar import PolarAngularSketch
-from sketchauth.sketches.polar import correlation, decode_batch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.polar import correlation, decode_batch
 
 __all__ = [
     "ASYMMETRIC_RULES",

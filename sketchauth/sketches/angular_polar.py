@@ -184,4 +184,3 @@ class PolarAngularSketch(AngularSketch):
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
         """Row-sign pads act on every coordinate of a dense codeword; the codeword holds ``bits`` bits."""
         return float(self.bits)
-

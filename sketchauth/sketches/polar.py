@@ -1,6 +1,6 @@
 """Polar codes of any length on the sphere, with exact integer list decoding (the dense angular code).
 
-A binary polar code (Arıkan, "Channel polarization", IEEE Trans. IT 55(7), 2009) of mother length
+A binary polar code (Arikan, "Channel polarization", IEEE Trans. IT 55(7), 2009) of mother length
 ``N = 2^m ≥ n``, *shortened* to length ``n``: the input bits of the last ``N − n`` indices are
 frozen to 0, which forces the last ``N − n`` coded bits to 0 as well (the transform
 ``x = u·F^{⊗m}`` with ``F = [[1, 0], [1, 1]]`` is lower triangular), so those coded bits are known
@@ -208,4 +208,3 @@ def decode_batch(y: np.ndarray, code: PolarCode, list_size: int) -> np.ndarray:
 def correlation(words: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``Σ_i (1 − 2x_i)·y_i`` per row: the rotated probe's correlation with the decoded codeword."""
     return np.einsum("ij,ij->i", 1.0 - 2.0 * words.astype(np.float64), y)
-
