@@ -19,10 +19,13 @@ each code on the sphere (``polar``: :class:`~sketchauth.sketches.angular_polar.P
    (template: the mean of the ``k`` normalised captures) — its FNMR at the sketch's realised FMR
    (interpolated on its DET) and at the target, and the ratios. The calibration check: the
    realised FMR against the target and the predicted interval.
-5. **Attacks**: (c) the population attack — every embedding of ``<name>-all`` (or the background)
-   whose person is not an evaluation person, pushed through helpers of evaluation people with the
-   exact decider (database *and* pepper held); the work is ``log2(1/success per try)`` argon2id
-   evaluations. Cost: decode at 512 dimensions.
+5. **Attacks by a thief holding the database and the pepper**, who decodes a helper offline —
+   *without* the verifier's ``min_cos`` check — and tests each codeword on the argon2id hash:
+   (c) the population attack — every embedding of ``<name>-all`` (or of this set) of anybody but
+   the helper's owner through helpers of evaluation people; the work is ``log2(1/success per
+   try)`` argon2id evaluations; and a population model's best guesses — the background's mean
+   direction and top principal directions. Sealed-record linkage (``D↔sys`` with the pepper).
+   Cost: encode and decode at 512 dimensions.
 
 BLAS runs single-threaded. Run: ``SKETCHAUTH_EMBEDDINGS_DIR=... python
 -m benchmarks.bench_angular_pipeline [--sets ...]`` → ``benchmarks/results/bench_angular_pipeline.json``.
@@ -47,15 +50,16 @@ from benchmarks.timing import median_ms, provenance, write_result
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import decide_angular, decide_angular_polar
+from sketchauth.evaluate.deciders import angular_scores, decide_angular, decide_angular_polar
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.evaluate.unlinkability import linkability
 from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, wrap
-from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular import AngularSketch, probe_matrix
 from sketchauth.sketches.angular_polar import PolarAngularSketch
+from sketchauth.sketches.polar import decode_batch
 
 RESULT = Path(__file__).resolve().parent / "results" / "bench_angular_pipeline.json"
 TARGETS = (1e-3, 1e-4)
@@ -126,6 +130,9 @@ def run_set(name: str, k: int) -> dict[str, Any]:
     }
     population, population_labels = _population(name, labels, x)
     projected_population = transform.project(population)
+    # The offline attacker decodes a stolen helper without the verifier's min_cos check, so its
+    # attacks do not depend on the target: measured once per code (on the first target's helpers).
+    offline: dict[str, Any] = {}
     for code in CODES:
         for f in TARGETS:
             started = time.perf_counter()
@@ -179,8 +186,16 @@ def run_set(name: str, k: int) -> dict[str, Any]:
                 "fit_seconds": fit_seconds,
                 "decide_seconds": decide_seconds,
                 "decode_check": _decode_check(sketch, helpers, secrets, probes, accepted),
-                "population_attack": _population_attack(
-                    sketch, enrolled, projected_population, population_labels != people[:, None][:POPULATION_HELPERS]
+                "offline_attacks": offline.setdefault(
+                    code,
+                    {
+                        "population": _population_attack(
+                            sketch, helpers, secrets, projected_population, population_labels != people[:, None]
+                        ),
+                        "principal_directions": _principal_attack(
+                            sketch, helpers, secrets, transform.project(background.samples)
+                        ),
+                    },
                 ),
                 "calibration_check": calibration.realised(
                     LabelledVectors(labels[np.isin(labels, people)], x[np.isin(labels, people)]), enrol_samples=k
@@ -243,28 +258,69 @@ def _decode_check(
     return {"checked": len(chosen), "disagreements": disagreements}
 
 
+def _offline_hits(sketch: AngularSketch, helpers: list[bytes], secrets: list[Any], probes: np.ndarray) -> np.ndarray:
+    """``helpers × probes``: does the probe decode to the helper's codeword *without* the angle check
+    (what an attacker holding the helper does offline before testing the codeword on the hash)."""
+    quantised, refused = probe_matrix(probes, sketch.dimension)
+    out = np.zeros((len(helpers), probes.shape[0]), dtype=bool)
+    for i, (helper, secret) in enumerate(zip(helpers, secrets, strict=True)):
+        matrix = sketch.matrix(helper)
+        if isinstance(sketch, PolarAngularSketch):
+            y = quantised @ matrix.T
+            coded = np.concatenate(
+                [decode_batch(y[a : a + 512], sketch.code, sketch.list_size) for a in range(0, len(y), 512)]
+            )
+            word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
+            out[i] = np.all(word == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
+        else:
+            out[i] = angular_scores(AngularSketch(sketch.dimension, sketch.alpha), matrix, secret, quantised) > 0
+    return out & ~refused[None, :]
+
+
 def _population_attack(
-    sketch: AngularSketch, enrolled: Enrolled, attackers: np.ndarray, others: np.ndarray
+    sketch: AngularSketch, helpers: list[bytes], secrets: list[Any], attackers: np.ndarray, others: np.ndarray
 ) -> dict[str, Any]:
-    """Every embedding through each of the first helpers (``others[i, j]``: embedding ``j`` is not
-    helper ``i``'s owner's); the work is ``log2(1/success per try)`` argon2id evaluations."""
-    helpers = min(POPULATION_HELPERS, len(enrolled.helpers))
-    sub = Enrolled(enrolled.helpers[:helpers], enrolled.canonical[:helpers], enrolled.secrets[:helpers])
-    hits = _decide_all(sketch, sub, list(sub.secrets), attackers) & others[:helpers]
-    successes, tries = int(hits.sum()), int(others[:helpers].sum())
+    """(c) Every embedding of other people through each of the first helpers, decoded offline
+    (``others[i, j]``: embedding ``j`` is not helper ``i``'s owner's); the work is
+    ``log2(1/success per try)`` argon2id evaluations (one per codeword tested on the hash)."""
+    count = min(POPULATION_HELPERS, len(helpers))
+    mask = others[:count]
+    hits = _offline_hits(sketch, helpers[:count], secrets[:count], attackers) & mask
+    successes, tries = int(hits.sum()), int(mask.sum())
     low, high = wilson_interval(successes, tries)
     rate = successes / tries
     return {
-        "attacker_embeddings_per_helper_min": int(others[:helpers].sum(axis=1).min()),
-        "helpers": helpers,
+        "attacker_embeddings_per_helper_min": int(mask.sum(axis=1).min()),
+        "helpers": count,
         "tries": tries,
         "successes": successes,
         "success_per_try": rate,
         "success_per_try_ci95": [low, high],
-        "helpers_fallen": int(hits.reshape(helpers, -1).any(axis=1).sum()),
+        "helpers_fallen": int(hits.any(axis=1).sum()),
         "argon2_evaluations_log2": math.log2(1.0 / (rate if successes else high)),
         "work_is_lower_bound": successes == 0,
     }
+
+
+#: Principal directions of the background (each with both signs) tried against every helper.
+PRINCIPAL_DIRECTIONS = 32
+
+
+def _principal_attack(
+    sketch: AngularSketch, helpers: list[bytes], secrets: list[Any], background: np.ndarray
+) -> dict[str, Any]:
+    """A population model's best single guesses: the background's mean direction and its top
+    principal directions (both signs), decoded offline under every helper — the attack that reads
+    IronMask's codeword off raw embeddings (their common direction)."""
+    units = _unit(background)
+    mean = units.mean(axis=0)
+    _, _, vt = np.linalg.svd(units - mean, full_matrices=False)
+    guesses = [mean] if np.linalg.norm(mean) > 1e-9 else []
+    for v in vt[:PRINCIPAL_DIRECTIONS]:
+        guesses += [v, -v]
+    count = min(POPULATION_HELPERS, len(helpers))
+    hits = _offline_hits(sketch, helpers[:count], secrets[:count], np.stack(guesses))
+    return {"helpers": count, "guesses_per_helper": len(guesses), "successes": int(hits.sum())}
 
 
 #: Mated/non-mated helper pairs of the sealed-record linkage, and seals of each pair.
