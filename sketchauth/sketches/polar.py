@@ -38,6 +38,8 @@ LLR_BITS = 28
 
 #: The compiled extension, or ``None`` where it is not built (tests set it to ``None`` to run numpy).
 _NATIVE = native_or_none()
+if _NATIVE is not None and not hasattr(_NATIVE, "polar_scl"):  # built from an older source: numpy
+    _NATIVE = None
 #: The compiled decoder's largest list and mother length (up to ``N = 4096`` every metric is an
 #: integer below ``N²·2^29 ≤ 2^53``, exact in float64 and in int64 alike).
 NATIVE_MAX_LIST, NATIVE_MAX_N = 32, 4096
