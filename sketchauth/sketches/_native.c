@@ -1,9 +1,10 @@
 /*
- * sketchauth.sketches._native -- compiled kernels for PinSketch (GF(2^m), m <= 32) and the fuzzy
- * vaults (prime fields p < 2^31).
+ * sketchauth.sketches._native -- compiled kernels for PinSketch (GF(2^m), m <= 32), the fuzzy
+ * vaults (prime fields p < 2^31) and the polar list decoder of the angular sketch.
  *
  * Optional: the package builds it when a C compiler is available and falls back to the numpy
- * implementations in _gf2m.py / _prime_field.py otherwise (same results, checked by the tests).
+ * implementations in _gf2m.py / _prime_field.py / polar.py otherwise (same results, checked by
+ * the tests).
  * Everything here is hazmat: the Python wrappers validate parameters; this file still checks every
  * index it uses, so no input can make it read or write out of bounds.
  *
@@ -38,6 +39,15 @@
  *   F), division Q / E, agreement count.  Evaluation at every point 0..N-1 (vault lock and
  *   read-back) uses forward differences: after deg F + 1 Horner evaluations each further value
  *   costs deg F modular additions and no multiplications.
+ *
+ * Polar list decoder (angular sketch on a polar code)
+ *   decode_batch in polar.py is the specification; polar_scl is the same recursion on int64: the
+ *   same node kinds (rate-0, rate-one, repetition, leaf, inner), the same candidate order and the
+ *   same stable pruning (ties: the earlier candidate), so it returns the same bits for every
+ *   input.  The inputs are integers of magnitude <= 2^29 (checked) and N <= 4096, so every value
+ *   is an integer below N 2^29 and every metric one below N^2 2^29 <= 2^53: float64 computes them
+ *   exactly, and int64 computes the same numbers.  Rate-one candidates are kept as (parent path,
+ *   set of flipped forks) and written out once at the end.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -2467,6 +2477,346 @@ static PyObject *plain_element_set(PyObject *module, PyObject *args)
     return out;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * polar list decoder (the specification is decode_batch in polar.py; this is the same decoder)
+ * --------------------------------------------------------------------------------------------- */
+
+#define SCL_MAX_LIST 32
+#define SCL_MAX_LOG 12                   /* N <= 4096: every metric is an integer <= N^2 2^29 <= 2^53 */
+#define SCL_MAX_INPUT ((int64_t)1 << 29) /* |input| bound (known bits of a shortened code) */
+
+enum { SCL_RATE0 = 0, SCL_RATE1 = 1, SCL_REP = 2, SCL_LEAF = 3, SCL_INNER = 4 };
+
+typedef struct {
+    int L, logN;
+    size_t N;
+    uint8_t *kind;                          /* 2N: node (depth d, offset o) is 2^d + o / (N >> d) */
+    int64_t *alpha[SCL_MAX_LOG + 1];        /* L x (N >> d): the input of the node at depth d */
+    uint8_t *beta_l[SCL_MAX_LOG + 1];       /* L x (N >> d): output of a left child at depth d */
+    uint8_t *beta_r[SCL_MAX_LOG + 1];       /* L x (N >> d): output of a right child at depth d */
+    int par_l[SCL_MAX_LOG + 1][SCL_MAX_LIST];
+    int par_r[SCL_MAX_LOG + 1][SCL_MAX_LIST];
+    uint8_t *root;                          /* L x N */
+    int root_par[SCL_MAX_LIST];
+    int64_t metric[SCL_MAX_LIST];           /* the current paths' metrics */
+    int64_t cm[2 * SCL_MAX_LIST], tm[2 * SCL_MAX_LIST]; /* candidates: metric, */
+    int cp[2 * SCL_MAX_LIST], tp[2 * SCL_MAX_LIST];     /* parent path, */
+    uint32_t cf[2 * SCL_MAX_LIST], tf[2 * SCL_MAX_LIST]; /* flips (rate-one) or bit (repetition, leaf) */
+    int sel[2 * SCL_MAX_LIST];
+    int order[SCL_MAX_LIST][SCL_MAX_LIST - 1];      /* rate-one: least reliable positions per path */
+    int64_t weakest[SCL_MAX_LIST][SCL_MAX_LIST - 1]; /* and their magnitudes */
+    void *block;
+} scl_t;
+
+/* The node kinds of a frozen mask, in the order _node tests them. */
+static void scl_classify(scl_t *s, const uint8_t *frozen)
+{
+    for (int d = 0; d <= s->logN; d++) {
+        size_t m = s->N >> d;
+        for (size_t o = 0; o < s->N; o += m) {
+            size_t nfrozen = 0;
+            uint8_t k;
+            for (size_t j = 0; j < m; j++) nfrozen += frozen[o + j] != 0;
+            if (nfrozen == m) k = SCL_RATE0;
+            else if (m > 1 && nfrozen == 0) k = SCL_RATE1;
+            else if (m > 1 && nfrozen == m - 1 && !frozen[o + m - 1]) k = SCL_REP;
+            else if (m == 1) k = SCL_LEAF;
+            else k = SCL_INNER;
+            s->kind[((size_t)1 << d) + o / m] = k;
+        }
+    }
+}
+
+static void scl_free(scl_t *s)
+{
+    PyMem_RawFree(s->block);
+    PyMem_RawFree(s->kind);
+    PyMem_RawFree(s);
+}
+
+static scl_t *scl_new(const uint8_t *frozen, int logN, int L)
+{
+    size_t N = (size_t)1 << logN, total = 0, at = 0;
+    scl_t *s = (scl_t *)xalloc(1, sizeof(scl_t));
+    char *base;
+    if (!s) return NULL;
+    s->L = L;
+    s->logN = logN;
+    s->N = N;
+    for (int d = 0; d <= logN; d++) total += (size_t)L * (N >> d) * (sizeof(int64_t) + 2);
+    total += (size_t)L * N;
+    s->kind = (uint8_t *)xalloc(2 * N, 1);
+    s->block = xalloc(total, 1);
+    if (!s->kind || !s->block) {
+        scl_free(s);
+        return NULL;
+    }
+    base = (char *)s->block;
+    for (int d = 0; d <= logN; d++) { /* int64 arrays first: aligned */
+        s->alpha[d] = (int64_t *)(base + at);
+        at += (size_t)L * (N >> d) * sizeof(int64_t);
+    }
+    for (int d = 0; d <= logN; d++) {
+        s->beta_l[d] = (uint8_t *)(base + at);
+        at += (size_t)L * (N >> d);
+        s->beta_r[d] = (uint8_t *)(base + at);
+        at += (size_t)L * (N >> d);
+    }
+    s->root = (uint8_t *)(base + at);
+    scl_classify(s, frozen);
+    return s;
+}
+
+/* _prune: the indices of the `size` candidates of least metric, in that order, ties to the earlier
+ * candidate (a stable sort); all k candidates in their order when k <= size.  Returns the count. */
+static int scl_select(scl_t *s, int k, int size)
+{
+    int *sel = s->sel;
+    for (int i = 0; i < k; i++) sel[i] = i;
+    if (k <= size) return k;
+    for (int i = 1; i < k; i++) {
+        int v = sel[i], j = i;
+        for (; j > 0 && s->cm[sel[j - 1]] > s->cm[v]; j--) sel[j] = sel[j - 1];
+        sel[j] = v;
+    }
+    return size;
+}
+
+/* The candidates sel[0..k) become candidates 0..k. */
+static void scl_keep(scl_t *s, int k)
+{
+    for (int i = 0; i < k; i++) {
+        int c = s->sel[i];
+        s->tm[i] = s->cm[c];
+        s->tp[i] = s->cp[c];
+        s->tf[i] = s->cf[c];
+    }
+    memcpy(s->cm, s->tm, (size_t)k * sizeof(int64_t));
+    memcpy(s->cp, s->tp, (size_t)k * sizeof(int));
+    memcpy(s->cf, s->tf, (size_t)k * sizeof(uint32_t));
+}
+
+static int64_t scl_negative_sum(const int64_t *a, size_t m)
+{
+    int64_t t = 0;
+    for (size_t j = 0; j < m; j++) t += a[j] < 0 ? -a[j] : 0;
+    return t;
+}
+
+/* _node: decode the subtree `id` (depth d, length m = N >> d) for the p paths whose values are
+ * s->alpha[d] (p x m) and metrics s->metric[0..p).  Writes the survivors' coded bits to beta
+ * (rows of m), their parent paths to parents and their metrics to s->metric; returns how many. */
+static int scl_node(scl_t *s, int d, size_t id, int p, uint8_t *beta, int *parents)
+{
+    size_t m = s->N >> d, h = m / 2;
+    const int64_t *alpha = s->alpha[d];
+    int L = s->L, q;
+    switch (s->kind[id]) {
+    case SCL_RATE0:
+        memset(beta, 0, (size_t)p * m);
+        for (int i = 0; i < p; i++) {
+            parents[i] = i;
+            s->metric[i] += scl_negative_sum(alpha + i * m, m);
+        }
+        return p;
+    case SCL_REP:
+    case SCL_LEAF: /* candidates: all zeros for each path, then all ones for each path */
+        for (int i = 0; i < p; i++) {
+            const int64_t *a = alpha + i * m;
+            int64_t zero = 0, one = 0;
+            for (size_t j = 0; j < m; j++) {
+                if (a[j] < 0) zero -= a[j];
+                else one += a[j];
+            }
+            s->cm[i] = s->metric[i] + zero;
+            s->cm[p + i] = s->metric[i] + one;
+            s->cp[i] = s->cp[p + i] = i;
+            s->cf[i] = 0;
+            s->cf[p + i] = 1;
+        }
+        q = scl_select(s, 2 * p, L);
+        for (int i = 0; i < q; i++) {
+            int c = s->sel[i];
+            memset(beta + i * m, (int)s->cf[c], m);
+            parents[i] = s->cp[c];
+            s->metric[i] = s->cm[c];
+        }
+        return q;
+    case SCL_RATE1: {
+        int t = L - 1 < (int)m ? L - 1 : (int)m, k = p;
+        for (int i = 0; i < p; i++) { /* the t least reliable positions, stable order */
+            const int64_t *a = alpha + i * m;
+            int *ord = s->order[i];
+            int64_t *wk = s->weakest[i];
+            int count = 0;
+            for (size_t j = 0; j < m; j++) {
+                int64_t v = a[j] < 0 ? -a[j] : a[j];
+                int at;
+                if (count == t && (t == 0 || v >= wk[t - 1])) continue;
+                at = count < t ? count++ : t - 1;
+                for (; at > 0 && wk[at - 1] > v; at--) {
+                    wk[at] = wk[at - 1];
+                    ord[at] = ord[at - 1];
+                }
+                wk[at] = v;
+                ord[at] = (int)j;
+            }
+            s->cm[i] = s->metric[i];
+            s->cp[i] = i;
+            s->cf[i] = 0;
+        }
+        for (int step = 0; step < t; step++) { /* fork: [kept..., flipped...], prune */
+            for (int i = 0; i < k; i++) {
+                s->cm[k + i] = s->cm[i] + s->weakest[s->cp[i]][step];
+                s->cp[k + i] = s->cp[i];
+                s->cf[k + i] = s->cf[i] | ((uint32_t)1 << step);
+            }
+            k = scl_select(s, 2 * k, L);
+            scl_keep(s, k);
+        }
+        for (int i = 0; i < k; i++) {
+            const int64_t *a = alpha + s->cp[i] * m;
+            uint8_t *row = beta + i * m;
+            for (size_t j = 0; j < m; j++) row[j] = a[j] < 0;
+            for (int step = 0; step < t; step++)
+                if (s->cf[i] >> step & 1) row[s->order[s->cp[i]][step]] ^= 1;
+            parents[i] = s->cp[i];
+            s->metric[i] = s->cm[i];
+        }
+        return k;
+    }
+    default: { /* SCL_INNER: d < logN, since a node of length 1 is a leaf */
+        int64_t *child = s->alpha[d + 1];
+        uint8_t *bl = s->beta_l[d + 1], *br = s->beta_r[d + 1];
+        int *pl = s->par_l[d + 1], *pr = s->par_r[d + 1], p1, p2;
+        for (int i = 0; i < p; i++) {
+            const int64_t *a1 = alpha + i * m, *a2 = a1 + h;
+            int64_t *c = child + i * h;
+            for (size_t j = 0; j < h; j++) {
+                int64_t x = a1[j], y = a2[j], ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+                int64_t mag = ax < ay ? ax : ay;
+                c[j] = (x == 0 || y == 0) ? 0 : ((x < 0) != (y < 0) ? -mag : mag);
+            }
+        }
+        p1 = scl_node(s, d + 1, 2 * id, p, bl, pl);
+        for (int i = 0; i < p1; i++) {
+            const int64_t *a1 = alpha + pl[i] * m, *a2 = a1 + h;
+            const uint8_t *b = bl + i * h;
+            int64_t *c = child + i * h;
+            for (size_t j = 0; j < h; j++) c[j] = b[j] ? a2[j] - a1[j] : a2[j] + a1[j];
+        }
+        p2 = scl_node(s, d + 1, 2 * id + 1, p1, br, pr);
+        for (int i = 0; i < p2; i++) {
+            const uint8_t *l = bl + pr[i] * h, *r = br + i * h;
+            uint8_t *row = beta + i * m;
+            for (size_t j = 0; j < h; j++) row[j] = l[j] ^ r[j];
+            memcpy(row + h, r, h);
+            parents[i] = pl[pr[i]];
+        }
+        return p2;
+    }
+    }
+}
+
+/* Decode one word: llr (N doubles, checked here: integers of magnitude <= 2^29) to out (n bits).
+ * -1 when a value is out of range. */
+static int scl_decode(scl_t *s, const double *llr, size_t n, uint8_t *out)
+{
+    int q, best = 0;
+    for (size_t j = 0; j < s->N; j++) {
+        double v = llr[j];
+        int64_t iv;
+        if (!(v >= -(double)SCL_MAX_INPUT && v <= (double)SCL_MAX_INPUT)) return -1; /* NaN too */
+        iv = (int64_t)v;
+        if ((double)iv != v) return -1;
+        s->alpha[0][j] = iv;
+    }
+    s->metric[0] = 0;
+    q = scl_node(s, 0, 1, 1, s->root, s->root_par);
+    for (int i = 1; i < q; i++)
+        if (s->metric[i] < s->metric[best]) best = i;
+    memcpy(out, s->root + (size_t)best * s->N, n);
+    return 0;
+}
+
+/* polar_scl(llr, frozen, n, list_size) -> bytes: the list decoder's coded bits (B x n, one byte
+ * each) for llr (C-contiguous float64, B x N values, integers of magnitude <= 2^29) and the frozen
+ * mask (N bytes, 0 or 1; N a power of two <= 4096, so every metric stays exact below 2^53). */
+static PyObject *polar_scl(PyObject *module, PyObject *args)
+{
+    PyObject *lo, *out = NULL;
+    Py_buffer lv, fv;
+    Py_ssize_t n, list_size;
+    const char *fmt;
+    size_t N, count, B;
+    int logN = 0;
+    scl_t *s = NULL;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "Oy*nn", &lo, &fv, &n, &list_size)) return NULL;
+    if (PyObject_GetBuffer(lo, &lv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&fv);
+        return NULL;
+    }
+    fmt = lv.format ? lv.format : "B";
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<') fmt++;
+    if (lv.itemsize != 8 || strcmp(fmt, "d") != 0) {
+        PyErr_SetString(PyExc_TypeError, "llr must be a contiguous array of float64");
+        goto done;
+    }
+    N = (size_t)fv.len;
+    count = (size_t)(lv.len / 8);
+    while (logN <= SCL_MAX_LOG && ((size_t)1 << logN) < N) logN++;
+    if (N == 0 || logN > SCL_MAX_LOG || ((size_t)1 << logN) != N) {
+        PyErr_SetString(PyExc_ValueError, "frozen must have a power-of-two length N <= 4096");
+        goto done;
+    }
+    for (size_t j = 0; j < N; j++)
+        if (((const uint8_t *)fv.buf)[j] > 1) {
+            PyErr_SetString(PyExc_ValueError, "frozen must hold bytes 0 or 1");
+            goto done;
+        }
+    if (n < 0 || (size_t)n > N) {
+        PyErr_SetString(PyExc_ValueError, "n must be in [0, N]");
+        goto done;
+    }
+    if (list_size < 1 || list_size > SCL_MAX_LIST) {
+        PyErr_SetString(PyExc_ValueError, "list_size must be in [1, 32]");
+        goto done;
+    }
+    if (count % N != 0) {
+        PyErr_SetString(PyExc_ValueError, "llr must hold a multiple of N values");
+        goto done;
+    }
+    B = count / N; /* B * n <= count: no overflow */
+    if (!(s = scl_new((const uint8_t *)fv.buf, logN, (int)list_size))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(B * (size_t)n)))) goto done;
+    {
+        uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+        const double *src = (const double *)lv.buf;
+        size_t bad = B;
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t b = 0; b < B; b++)
+            if (scl_decode(s, src + b * N, (size_t)n, dst + b * (size_t)n) < 0) {
+                bad = b;
+                break;
+            }
+        Py_END_ALLOW_THREADS
+        if (bad < B) {
+            Py_CLEAR(out);
+            PyErr_Format(PyExc_ValueError, "llr row %zu holds a value that is not an integer of magnitude <= 2^29",
+                         bad);
+        }
+    }
+done:
+    if (s) scl_free(s);
+    PyBuffer_Release(&lv);
+    PyBuffer_Release(&fv);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"cpu_features", cpu_features, METH_NOARGS, "cpu_features(): {'pclmul': bool}"},
     {"plain_element_set", plain_element_set, METH_VARARGS,
@@ -2477,13 +2827,15 @@ static PyMethodDef module_methods[] = {
      "fp_eval_range(coeffs, rows, k, p, count): F_r(x) for x < count, int64 bytearray"},
     {"fp_agree", fp_agree, METH_VARARGS, "fp_agree(coeffs, values, p, limit): indices with F(i) == values[i]"},
     {"fp_lock", fp_lock, METH_VARARGS, "fp_lock(coeffs, p, count, genuine, offsets): vault values"},
+    {"polar_scl", polar_scl, METH_VARARGS,
+     "polar_scl(llr, frozen, n, list_size): the polar list decoder's coded bits, B x n bytes"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT,
     "sketchauth.sketches._native",
-    "Compiled GF(2^m) and F_p kernels for PinSketch and the fuzzy vaults (optional; see _gf2m.py).",
+    "Compiled GF(2^m) and F_p kernels for PinSketch and the fuzzy vaults, and the polar list decoder (optional; see _gf2m.py).",
     -1,
     module_methods,
     NULL,
