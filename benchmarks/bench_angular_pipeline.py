@@ -159,6 +159,11 @@ def run_set(name: str, k: int) -> dict[str, Any]:
             accepted = _decide_all(sketch, enrolled, secrets, probes)
             decide_seconds = time.perf_counter() - started
             fnmr, fmr = float(1 - accepted[same].mean()), float(accepted[~same].mean())
+            # The capacity floor: n coordinates at SNR cos²/(1 − cos²) carry 64 bits only from
+            # cos_cap = sqrt(1 − 2^(−2·64/n)) on, so no 64-bit code decodes typical probes below it.
+            centred = np.stack([np.asarray(s.template) for s in secrets]) @ _unit(probes).T
+            cap = math.sqrt(1.0 - 2.0 ** (-2.0 * SECURITY_BITS / x.shape[1]))
+            floor = float(np.mean(centred[same] < max(cap, sketch.min_cos)))
             cos_same = fnmr_at_fmr(g_cos, i_cos, max(fmr, 1.0 / i_cos.size))
             cos_target = fnmr_at_fmr(g_cos, i_cos, f)
             calibration = pipeline.calibration
@@ -183,6 +188,9 @@ def run_set(name: str, k: int) -> dict[str, Any]:
                 "raw_cosine_fnmr_at_target_fmr": cos_target,
                 "ratio_at_same_fmr": fnmr / cos_same if cos_same > 0 else math.inf,
                 "ratio_at_target_fmr": fnmr / cos_target if cos_target > 0 else math.inf,
+                "capacity_cos_64_bits": cap,
+                "genuine_share_below_capacity_cos": float(np.mean(centred[same] < cap)),
+                "fnmr_floor_of_any_64_bit_code": floor,
                 "fit_seconds": fit_seconds,
                 "decide_seconds": decide_seconds,
                 "decode_check": _decode_check(sketch, helpers, secrets, probes, accepted),
