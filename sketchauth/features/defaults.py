@@ -52,6 +52,8 @@ class FeatureDefaults:
     angular_code: str = "polar"
     #: Paths of the polar code's list decoder.
     angular_list_size: int = 8
+    #: Raise the polar code's bits to the calibrated threshold (AngularPipeline.for_target_fmr).
+    angular_match_threshold: bool = True
 
 
 #: The defaults every entry point reads.
