@@ -45,7 +45,7 @@ from sketchauth.features.calibration import Decider, calibrate
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits
-from sketchauth.sketches.angular_polar import PolarAngularSketch
+from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
 
 __all__ = [
     "CODES",
@@ -95,9 +95,7 @@ def smallest_alpha(dimension: int, security_bits: float) -> int:
     >>> smallest_alpha(512, 64), smallest_alpha(128, 64), smallest_alpha(192, 64)
     (8, 12, 11)
     """
-    real = isinstance(security_bits, numbers.Real) and not isinstance(security_bits, (bool, np.bool_))
-    if not (real and math.isfinite(security_bits) and security_bits > 0):
-        raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+    _check_security_bits(security_bits)
     if dimension < 2:
         raise ParameterError(f"the angular sketch needs at least 2 dimensions, got {dimension}")
     for alpha in range(1, dimension):
@@ -109,13 +107,31 @@ def smallest_alpha(dimension: int, security_bits: float) -> int:
     )
 
 
-def _polar_bits(dimension: int, security_bits: float) -> int:
-    """``⌈security_bits⌉`` information bits, if the dimension holds them (``bits < dimension``)."""
-    if not (isinstance(security_bits, (int, float)) and math.isfinite(security_bits) and security_bits > 0):
+def _check_security_bits(security_bits: Any) -> None:
+    """A positive finite real number (numpy scalars too; ``True`` is not a number of bits)."""
+    real = isinstance(security_bits, numbers.Real) and not isinstance(security_bits, (bool, np.bool_))
+    if not (real and math.isfinite(security_bits) and security_bits > 0):
         raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+
+
+def _polar_bits(dimension: int, security_bits: float) -> int:
+    """``⌈security_bits⌉`` information bits, if the dimension holds them (``bits < dimension``).
+
+    >>> _polar_bits(128, 64), _polar_bits(34, 23.2)
+    (64, 24)
+    """
+    _check_security_bits(security_bits)
+    if dimension < MIN_POLAR_DIMENSION:
+        raise ParameterError(
+            f"the polar code needs at least {MIN_POLAR_DIMENSION} dimensions, got {dimension}; "
+            "keep more dimensions or use the sparse code"
+        )
     bits = math.ceil(security_bits)
     if bits >= dimension:
-        raise ParameterError(f"a polar code of {bits} bits needs more than {dimension} dimensions; ask for fewer bits")
+        raise ParameterError(
+            f"a polar code of {bits} bits needs more than {dimension} dimensions: "
+            f"ask for fewer security_bits (at most {dimension - 1}) or keep more dimensions"
+        )
     return bits
 
 
@@ -204,6 +220,8 @@ class AngularPipeline(Pipeline):
         if code not in CODES:
             raise ParameterError(f"code must be one of {', '.join(CODES)}, got {code!r}")
         dims = np.arange(transform.dimensions)
+        if dims.size < 2:
+            raise ParameterError("the angular pipeline needs at least 2 dimensions")
         if code == "polar":
             shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": list_size}
         else:
@@ -261,10 +279,13 @@ class AngularPipeline(Pipeline):
     def _from_config(cls, transform: FeatureTransform, dims: np.ndarray, raw: Mapping[str, Any]) -> AngularPipeline:
         params = raw["params"]
         min_cos = params.get("min_cos", 0.0)
-        if raw.get("scheme") == PolarAngularSketch.descriptor.name:
+        scheme = raw.get("scheme")
+        if scheme == PolarAngularSketch.descriptor.name:
             pipeline = cls(transform, dims, min_cos=min_cos, bits=params["bits"], list_size=params["list_size"])
-        else:
+        elif scheme == AngularSketch.descriptor.name:
             pipeline = cls(transform, dims, min_cos=min_cos, alpha=params["alpha"])
+        else:
+            raise ParameterError("pipeline scheme does not match its kind")
         if pipeline.sketch.params() != dict(params):
             raise ParameterError("pipeline parameters do not match its dims")
         return pipeline

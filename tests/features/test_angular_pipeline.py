@@ -29,6 +29,7 @@ from sketchauth.features.angular import (
     COSINE_GRID,
     DECODE_CHECK_PAIRS,
     AngularPipeline,
+    _polar_bits,
     angular_decider,
     decode_failures,
     smallest_alpha,
@@ -513,3 +514,39 @@ def test_the_sketch_accepts_exactly_the_probes_within_min_cos(
     else:
         with pytest.raises(SketchAuthError):
             sketch.decode(helper, probe)
+
+
+# -- the polar code's bits -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bits", [0, -1, 0.0, math.nan, math.inf, True, np.bool_(True), "64", None])
+def test_polar_bits_refuse_a_bad_security_level(bits: Any) -> None:
+    with pytest.raises(ParameterError, match="security_bits must be a positive number"):
+        _polar_bits(64, bits)
+
+
+def test_polar_bits_accept_numpy_numbers_and_say_what_to_change() -> None:
+    assert [_polar_bits(34, b) for b in (np.float32(20), np.int64(20), 19.2, 33)] == [20, 20, 20, 33]
+    with pytest.raises(
+        ParameterError,
+        match=r"^a polar code of 34 bits needs more than 34 dimensions: ask for fewer "
+        r"security_bits \(at most 33\) or keep more dimensions$",
+    ):
+        _polar_bits(34, 33.5)
+    with pytest.raises(ParameterError, match="the polar code needs at least 8 dimensions, got 5; keep more dimensions"):
+        _polar_bits(5, 2)
+
+
+def test_for_target_fmr_says_two_dimensions_before_the_code(background: LabelledVectors) -> None:
+    one = FeatureTransform.fit(background, levels=4, dimensions=1)
+    for code in ("polar", "sparse"):
+        with pytest.raises(ParameterError, match="the angular pipeline needs at least 2 dimensions"):
+            AngularPipeline.for_target_fmr(one, background, security_bits=1, code=code, enrol_samples=1)
+
+
+@pytest.mark.parametrize("scheme", ["interval", "angle", None])
+def test_a_configuration_of_neither_code_is_refused(pipeline: AngularPipeline, scheme: Any) -> None:
+    raw = json.loads(pipeline.to_json())
+    raw["scheme"] = scheme
+    with pytest.raises(ParameterError, match="scheme does not match its kind"):
+        load_pipeline(raw)
