@@ -1,8 +1,11 @@
-"""The angular pipeline: the 'centre' transform, alpha for the bits asked, min_cos by cross-validation,
-decode failures by real decoding, enrol/verify, JSON configuration, and the inputs it accepts and refuses.
+"""The angular pipeline: the 'centre' transform, the code for the bits asked (polar: ``bits``, the
+default; sparse: IronMask's ``alpha``), min_cos by cross-validation, decode failures by real
+decoding, enrol/verify, JSON configuration, and the inputs it accepts and refuses.
 
-Small synthetic populations (34 features, a few dozen people) and a 30-bit codebook, so that real
-decoding succeeds on these people and every test runs in well under a second. As in
+What both codes share runs for both (the ``pipeline`` fixture is parametrised over them); what
+belongs to one code (``smallest_alpha``; ``bits = ⌈security_bits⌉``) is tested on its own.
+Small synthetic populations (34 features, a few dozen people) and codebooks of 24 (polar) and 30
+(sparse) bits, so that real decoding succeeds on these people and every test runs in about a second. As in
 ``test_pipeline.py``, which people a seed draws depends on float algebra (covariance roots, BLAS):
 chosen settings are checked against their definitions, rates against tolerances, and genuine
 probes are made close on purpose where a decision must be certain.
@@ -35,18 +38,33 @@ from sketchauth.features.angular import (
     smallest_alpha,
 )
 from sketchauth.features.calibrated import CALIBRATED_KINDS, calibrated_pipeline, heldout_check, heldout_table
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.pipeline import load_pipeline, load_pipelines
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularSketch, codebook_bits
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 
 # 32 informative features and 2 that carry only noise; little within-person noise, so that genuine
-# probes sit near cos 0.98 and impostors near 0 (the codebook of 30 bits decodes the former).
+# probes sit near cos 0.98 and impostors near 0 (both codebooks decode the former).
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 # The same model (same seed: same centre and people's spread) with three times the noise.
 NOISY = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.3, between_decay=1.0, seed=5)
 FEATURES = 34
-BITS = 30
+BITS = 30  # the sparse code's security_bits (alpha 8 in 34 dimensions)
+POLAR_BITS = 24  # the polar code's (24 information bits of a length-34 code)
+CODES = ("polar", "sparse")
+SECURITY = {"polar": POLAR_BITS, "sparse": BITS}
+SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
 TEST_HASH = hasher("test")
+
+
+def _shape(code: str, *, bits: int = 8, alpha: int = 3) -> dict[str, int]:
+    """The code's own constructor argument: ``bits`` of the polar code or ``alpha`` of the sparse one."""
+    return {"bits": bits} if code == "polar" else {"alpha": alpha}
+
+
+def _code(pipeline: AngularPipeline) -> str:
+    return "polar" if isinstance(pipeline.sketch, PolarAngularSketch) else "sparse"
 
 
 @pytest.fixture(scope="module")
@@ -59,18 +77,35 @@ def transform(background: LabelledVectors) -> FeatureTransform:
     return FeatureTransform.fit(background, projection="centre", normalise=True)
 
 
-@pytest.fixture(scope="module")
-def pipeline(transform: FeatureTransform, background: LabelledVectors) -> AngularPipeline:
+def _calibrated(transform: FeatureTransform, background: LabelledVectors, code: str) -> AngularPipeline:
     return AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=BITS, refit=True
+        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
     )
 
 
+@pytest.fixture(scope="module", params=CODES)
+def pipeline(
+    request: pytest.FixtureRequest, transform: FeatureTransform, background: LabelledVectors
+) -> AngularPipeline:
+    """Calibrated with each code in turn."""
+    return _calibrated(transform, background, request.param)
+
+
 @pytest.fixture(scope="module")
-def raw_pipeline(background: LabelledVectors) -> AngularPipeline:
+def sparse_pipeline(transform: FeatureTransform, background: LabelledVectors) -> AngularPipeline:
+    return _calibrated(transform, background, "sparse")
+
+
+@pytest.fixture(scope="module")
+def polar_pipeline(transform: FeatureTransform, background: LabelledVectors) -> AngularPipeline:
+    return _calibrated(transform, background, "polar")
+
+
+@pytest.fixture(scope="module", params=CODES)
+def raw_pipeline(request: pytest.FixtureRequest, background: LabelledVectors) -> AngularPipeline:
     """On a centre transform that does not normalise: the background mean projects onto the origin."""
     t = FeatureTransform.fit(background, projection="centre")
-    return AngularPipeline(t, np.arange(t.dimensions), alpha=3, min_cos=0.5)
+    return AngularPipeline(t, np.arange(t.dimensions), min_cos=0.5, **_shape(request.param))
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -118,7 +153,8 @@ def test_centre_subtracts_the_background_mean_and_keeps_every_axis(background: L
     np.testing.assert_allclose(normalised.project(3.0 * x[0]), normalised.project(x[0]), rtol=0, atol=1e-12)
 
 
-def test_centre_accepts_constant_and_tied_axes(background: LabelledVectors) -> None:
+@pytest.mark.parametrize("code", CODES)
+def test_centre_accepts_constant_and_tied_axes(background: LabelledVectors, code: str) -> None:
     x = background.samples.copy()
     x[:, 3] = 0.0  # a ReLU unit that never fires
     x[:, 5] = np.maximum(x[:, 5] - np.median(x[:, 5]), 0.0)  # one that is 0 for half the samples
@@ -131,7 +167,7 @@ def test_centre_accepts_constant_and_tied_axes(background: LabelledVectors) -> N
     assert np.all(np.diff(t.edges, axis=1) > 0)
     assert np.all(t.project(x)[:, 3] == 0.0)
     assert FeatureTransform.from_json(t.to_json()) == t
-    p = AngularPipeline(t, np.arange(FEATURES), alpha=3, min_cos=0.5)
+    p = AngularPipeline(t, np.arange(FEATURES), min_cos=0.5, **_shape(code))
     person = data.samples[data.identities == 0]
     assert p.accepts(person[:1], _close(person[0]))
 
@@ -186,27 +222,90 @@ def test_smallest_alpha_refuses_what_the_dimension_cannot_hold() -> None:
         smallest_alpha(1, 1)
 
 
+_TOO_MANY = {
+    "polar": r"^a polar code of 64 bits needs more than 34 dimensions: ask for fewer security_bits \(at most 33\)",
+    "sparse": r"^34 dimensions hold at most .* bits of codebook; ask for fewer security_bits",
+}
+
+
+@pytest.mark.parametrize("code", CODES)
 def test_for_target_fmr_refuses_more_bits_than_the_dimension_holds(
-    transform: FeatureTransform, background: LabelledVectors
+    transform: FeatureTransform, background: LabelledVectors, code: str
 ) -> None:
-    with pytest.raises(ParameterError, match=r"34 dimensions hold at most .* bits of codebook"):
-        AngularPipeline.for_target_fmr(transform, background, security_bits=64, enrol_samples=1)
+    with pytest.raises(ParameterError, match=_TOO_MANY[code]):
+        AngularPipeline.for_target_fmr(transform, background, security_bits=64, code=code, enrol_samples=1)
     assert "angular" in CALIBRATED_KINDS
-    with pytest.raises(ParameterError, match="ask for fewer security_bits"):
-        calibrated_pipeline("angular", transform, background, security_bits=64, enrol_samples=1)
+    with pytest.raises(ParameterError, match=_TOO_MANY[code]):
+        calibrated_pipeline("angular", transform, background, security_bits=64, code=code, enrol_samples=1)
+
+
+@pytest.mark.parametrize("code", CODES)
+@pytest.mark.parametrize("bits", [0, -1, math.nan, True, "64", None])
+def test_for_target_fmr_refuses_a_bad_security_level(
+    transform: FeatureTransform, background: LabelledVectors, code: str, bits: Any
+) -> None:
+    with pytest.raises(ParameterError, match="security_bits must be a positive number"):
+        AngularPipeline.for_target_fmr(transform, background, security_bits=bits, code=code, enrol_samples=1)
+
+
+# -- the polar code: bits = ceil(security_bits), the default --------------------------------------
+
+
+def test_polar_bits_are_the_security_bits_rounded_up(
+    polar_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
+) -> None:
+    sketch = polar_pipeline.sketch
+    assert isinstance(sketch, PolarAngularSketch) and sketch.scheme_name == "angular-polar"
+    assert (sketch.dimension, sketch.bits, sketch.list_size) == (FEATURES, POLAR_BITS, DEFAULTS.angular_list_size)
+    assert polar_pipeline.secret_bits == POLAR_BITS == polar_pipeline.report().extra["codebook_bits"]
+    assert sketch.params() == {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 8, "min_cos": sketch.min_cos}
+    other = AngularPipeline.for_target_fmr(
+        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=12.2, list_size=4, refit=True
+    )
+    assert isinstance(other.sketch, PolarAngularSketch) and (other.sketch.bits, other.sketch.list_size) == (13, 4)
+    assert other.secret_bits == 13 and other.sketch.min_cos == sketch.min_cos  # the cosine rule does not see the code
+    # The most the dimension holds: 33 information bits in 34 dimensions.
+    most = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=33)
+    assert most.sketch.params()["bits"] == 33
+    with pytest.raises(ParameterError, match="ask for fewer security_bits \\(at most 33\\) or keep more dimensions"):
+        AngularPipeline.for_target_fmr(transform, background, security_bits=33.01, enrol_samples=1)
+
+
+def test_the_default_code_is_polar(transform: FeatureTransform, background: LabelledVectors) -> None:
+    assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 8
+    default = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    assert isinstance(default.sketch, PolarAngularSketch) and default.sketch.bits == 20
+    built = calibrated_pipeline("angular", transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    assert built == default and json.loads(built.to_json())["scheme"] == "angular-polar"
+
+
+def test_an_unknown_code_is_refused(transform: FeatureTransform, background: LabelledVectors) -> None:
+    with pytest.raises(ParameterError, match=r"^code must be one of polar, sparse, got 'bogus'$"):
+        AngularPipeline.for_target_fmr(transform, background, code="bogus", security_bits=20, enrol_samples=1)
+    with pytest.raises(ParameterError, match="code must be one of polar, sparse"):
+        calibrated_pipeline("angular", transform, background, code="bogus", security_bits=20, enrol_samples=1)
+
+
+def test_the_constructor_takes_exactly_one_code(transform: FeatureTransform) -> None:
+    dims = np.arange(FEATURES)
+    for shape in ({}, {"bits": 8, "alpha": 3}):
+        with pytest.raises(ParameterError, match="give bits \\(the polar code\\) or alpha"):
+            AngularPipeline(transform, dims, min_cos=0.5, **shape)
+    assert AngularPipeline(transform, dims, min_cos=0.5, bits=8).sketch.scheme_name == "angular-polar"
+    assert AngularPipeline(transform, dims, min_cos=0.5, alpha=3).sketch.scheme_name == "angular"
+    with pytest.raises(ParameterError, match="list_size"):
+        AngularPipeline(transform, dims, min_cos=0.5, bits=8, list_size=0)
+    with pytest.raises(ParameterError, match="bits"):
+        AngularPipeline(transform, dims, min_cos=0.5, bits=FEATURES)
 
 
 # -- the calibrated pipeline -----------------------------------------------------------------------
 
 
-def test_for_target_fmr_picks_the_smallest_alpha_and_the_calibrated_cosine(
-    pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
-) -> None:
+def test_for_target_fmr_picks_the_calibrated_cosine(pipeline: AngularPipeline) -> None:
     sketch = pipeline.sketch
-    assert pipeline.kind == "angular" and sketch.scheme_name == "angular"
+    assert pipeline.kind == "angular" and sketch.scheme_name == SCHEMES[_code(pipeline)]
     assert np.array_equal(pipeline.dims, np.arange(FEATURES)) and sketch.dimension == FEATURES
-    assert codebook_bits(FEATURES, sketch.alpha - 1) < BITS <= codebook_bits(FEATURES, sketch.alpha)
-    assert pipeline.secret_bits == codebook_bits(FEATURES, sketch.alpha)
     calibration = pipeline.calibration
     assert calibration is not None
     assert calibration.fmr_upper <= 0.01 and calibration.folds == 5 and calibration.target_fmr == 0.01
@@ -214,16 +313,35 @@ def test_for_target_fmr_picks_the_smallest_alpha_and_the_calibrated_cosine(
     assert np.any(calibration.point == -COSINE_GRID) and 0.0 < sketch.min_cos < 1.0
     # The grid is scanned strictest first: ties in FNMR keep the highest cosine.
     assert calibration.fnmr == 0.0 and sketch.min_cos > 0.9  # genuine cosines sit near 0.98 here
+
+
+def test_for_target_fmr_picks_the_smallest_alpha_for_the_sparse_code(
+    sparse_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
+) -> None:
+    sketch = sparse_pipeline.sketch
+    assert type(sketch) is AngularSketch and sketch.scheme_name == "angular"
+    assert codebook_bits(FEATURES, sketch.alpha - 1) < BITS <= codebook_bits(FEATURES, sketch.alpha)
+    assert sparse_pipeline.secret_bits == codebook_bits(FEATURES, sketch.alpha)
     assert sketch.params() == {"dimension": FEATURES, "alpha": sketch.alpha, "min_cos": sketch.min_cos}
-    fewer = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    fewer = AngularPipeline.for_target_fmr(
+        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20, code="sparse"
+    )
     assert fewer.sketch.alpha == smallest_alpha(FEATURES, 20) < sketch.alpha
 
 
 def test_calibrated_pipeline_builds_the_angular_kind(
     pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
+    code = _code(pipeline)
     built = calibrated_pipeline(
-        "angular", transform, background, target_fmr=0.01, enrol_samples=1, security_bits=BITS, refit=True
+        "angular",
+        transform,
+        background,
+        target_fmr=0.01,
+        enrol_samples=1,
+        security_bits=SECURITY[code],
+        code=code,
+        refit=True,
     )
     assert isinstance(built, AngularPipeline) and built == pipeline
     assert built.decode_failures is not None and built.decode_failures["checked"] > 0
@@ -242,27 +360,34 @@ def test_decode_failures_counts_real_decodes_of_the_trials_within_min_cos(
     loaded = load_pipeline(pipeline.to_json())
     assert isinstance(loaded, AngularPipeline) and loaded.decode_failures is None  # a measurement, not configuration
 
-    # The count follows the code: alpha = 1 decodes every probe within cos 0.75 of its template, the
-    # codebook's largest alpha refuses most probes of noisier people (cosines near 0.7).
+
+# The count follows the code. Tolerant: alpha = 1 decodes every probe within cos 0.75 of its template;
+# one polar information bit (codewords +-c) decodes every probe on the template's side. Strict: the
+# sparse codebook's largest alpha, or 33 polar bits in 34 dimensions (capacity cos 0.86), refuses
+# most probes of noisier people (cosines near 0.7).
+_TOLERANT = {"polar": {"bits": 1}, "sparse": {"alpha": 1}}
+_STRICT = {"polar": {"bits": 33}, "sparse": {"alpha": 22}}
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_decode_failures_follow_the_code(transform: FeatureTransform, code: str) -> None:
     noisy = NOISY.draw(30, 3, seed=4)
     dims = np.arange(FEATURES)
-    tolerant = decode_failures(AngularPipeline(transform, dims, alpha=1, min_cos=0.8), noisy, enrol_samples=1)
+    tolerant = decode_failures(AngularPipeline(transform, dims, min_cos=0.8, **_TOLERANT[code]), noisy, enrol_samples=1)
     assert tolerant["checked"] > 10 and tolerant["refused"] == 0
-    strict = decode_failures(AngularPipeline(transform, dims, alpha=22, min_cos=0.0), noisy, enrol_samples=1)
+    strict = decode_failures(AngularPipeline(transform, dims, min_cos=0.0, **_STRICT[code]), noisy, enrol_samples=1)
     assert strict["checked"] == 60 and strict["share"] > 0.5
-    assert decode_failures(AngularPipeline(transform, dims, alpha=1, min_cos=1.0), noisy, enrol_samples=1) == {
-        "checked": 0,
-        "refused": 0,
-        "share": 0.0,
-    }
+    never = AngularPipeline(transform, dims, min_cos=1.0, **_TOLERANT[code])
+    assert decode_failures(never, noisy, enrol_samples=1) == {"checked": 0, "refused": 0, "share": 0.0}
 
 
 def test_heldout_check_reports_realised_decode_failures(
     pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
     people = POP.draw(30, 4, seed=2)
-    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True}
-    rows = heldout_check(transform, background, people, kinds=["angular"], security_bits=BITS, **options)
+    code = _code(pipeline)
+    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True, "code": code}
+    rows = heldout_check(transform, background, people, kinds=["angular"], security_bits=SECURITY[code], **options)
     (row,) = rows
     assert row["pipeline"] == "angular" and row["params"] == pipeline.sketch.params()
     realised = row["realised"]
@@ -274,6 +399,7 @@ def test_heldout_check_reports_realised_decode_failures(
     assert "| angular | 0.01 |" in heldout_table(rows)
     (refused,) = heldout_check(transform, background, people, kinds=["angular"], security_bits=64, **options)
     assert refused["pipeline"] == "angular" and "ask for fewer security_bits" in refused["unavailable"]
+    assert set(refused) == {"pipeline", "unavailable"}
 
 
 # -- enrol / verify ----------------------------------------------------------------------------------
@@ -369,7 +495,7 @@ def test_configuration_round_trips_with_a_stable_fingerprint(pipeline: AngularPi
     assert loaded.to_json() == text and loaded.sketch.params() == pipeline.sketch.params()
     assert loaded.calibration is None
     raw = json.loads(text)
-    assert (raw["kind"], raw["scheme"], raw["settings"]) == ("angular", "angular", {})
+    assert (raw["kind"], raw["scheme"], raw["settings"]) == ("angular", SCHEMES[_code(pipeline)], {})
     assert raw["transform"]["training"]["projection"] == "centre"
     assert load_pipeline(raw) == pipeline
     (tmp_path / "faces.json").write_text(text)
@@ -392,30 +518,56 @@ def _with_params(**changes: Any) -> Callable[[dict[str, Any]], None]:
 
 
 _DROP = object()
-_TAMPERED: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+# What every angular configuration must hold, whichever the code.
+_SHARED: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "dimension": (_with_params(dimension=FEATURES + 1), "do not match its dims"),
-    "dims": (lambda raw: raw.update(dims=list(range(20))), "do not match its dims"),
-    "alpha-text": (_with_params(alpha="8"), "alpha"),
-    "alpha-zero": (_with_params(alpha=0), "alpha"),
-    "alpha-full": (_with_params(alpha=FEATURES), "alpha"),
-    "alpha-float": (_with_params(alpha=8.5), "alpha"),
-    "alpha-missing": (_with_params(alpha=_DROP), "lacks a required field"),
     "min_cos-high": (_with_params(min_cos=1.5), "min_cos"),
     "min_cos-negative": (_with_params(min_cos=-0.1), "min_cos"),
     "min_cos-bool": (_with_params(min_cos=True), "min_cos"),
     "min_cos-text": (_with_params(min_cos="0.9"), "min_cos"),
     "min_cos-zero-written": (_with_params(min_cos=0.0), "do not match its dims"),
     "extra-parameter": (_with_params(t=3), "do not match its dims"),
-    "scheme": (lambda raw: raw.update(scheme="interval"), "scheme does not match its kind"),
+    "scheme-other": (lambda raw: raw.update(scheme="interval"), "scheme does not match its kind"),
+    "scheme-missing": (lambda raw: raw.pop("scheme"), "scheme does not match its kind"),
     "kind": (lambda raw: raw.update(kind="angle"), "unknown pipeline kind"),
     "params-list": (lambda raw: raw.update(params=[FEATURES, 8]), "must be objects"),
     "transform": (lambda raw: raw["transform"]["mean"].__setitem__(0, 0.5), "fingerprint"),
 }
+# Each code's own parameters, and the other code's scheme written over it.
+_BY_CODE: dict[str, dict[str, tuple[Callable[[dict[str, Any]], None], str]]] = {
+    "sparse": {
+        "dims": (lambda raw: raw.update(dims=list(range(20))), "do not match its dims"),
+        "alpha-text": (_with_params(alpha="8"), "alpha"),
+        "alpha-zero": (_with_params(alpha=0), "alpha"),
+        "alpha-full": (_with_params(alpha=FEATURES), "alpha"),
+        "alpha-float": (_with_params(alpha=8.5), "alpha"),
+        "alpha-missing": (_with_params(alpha=_DROP), "lacks a required field"),
+        "bits-added": (_with_params(bits=8), "do not match its dims"),
+        "scheme-polar": (lambda raw: raw.update(scheme="angular-polar"), "lacks a required field"),
+    },
+    "polar": {
+        # 20 dims: 24 bits no longer fit below the dimension.
+        "dims": (lambda raw: raw.update(dims=list(range(20))), r"bits must be in \[1, 19\], got 24"),
+        "bits-text": (_with_params(bits="24"), "bits"),
+        "bits-zero": (_with_params(bits=0), "bits"),
+        "bits-full": (_with_params(bits=FEATURES), "bits"),
+        "bits-float": (_with_params(bits=24.5), "bits"),
+        "bits-missing": (_with_params(bits=_DROP), "lacks a required field"),
+        "list_size-zero": (_with_params(list_size=0), "list_size"),
+        "list_size-large": (_with_params(list_size=33), "list_size"),
+        "list_size-text": (_with_params(list_size="8"), "list_size"),
+        "list_size-bool": (_with_params(list_size=True), "list_size"),
+        "list_size-missing": (_with_params(list_size=_DROP), "lacks a required field"),
+        "alpha-added": (_with_params(alpha=8), "do not match its dims"),
+        "scheme-sparse": (lambda raw: raw.update(scheme="angular"), "lacks a required field"),
+    },
+}
+_CASES = [(code, name) for code in CODES for name in (*_SHARED, *_BY_CODE[code])]
 
 
-@pytest.mark.parametrize("name", sorted(_TAMPERED))
+@pytest.mark.parametrize(("pipeline", "name"), _CASES, indirect=["pipeline"], ids=[f"{c}-{n}" for c, n in _CASES])
 def test_tampered_configurations_are_refused(pipeline: AngularPipeline, name: str) -> None:
-    change, words = _TAMPERED[name]
+    change, words = {**_SHARED, **_BY_CODE[_code(pipeline)]}[name]
     raw = json.loads(pipeline.to_json())
     change(raw)
     with pytest.raises(ParameterError, match=words):
@@ -424,12 +576,22 @@ def test_tampered_configurations_are_refused(pipeline: AngularPipeline, name: st
         load_pipeline(json.dumps(raw))
 
 
-def test_another_valid_setting_loads_as_another_pipeline(pipeline: AngularPipeline) -> None:
+_OTHER_SETTINGS = [("sparse", {"alpha": 2}), ("polar", {"bits": 10}), ("polar", {"list_size": 4})]
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "change"), _OTHER_SETTINGS, indirect=["pipeline"], ids=["alpha", "bits", "list_size"]
+)
+def test_another_valid_setting_loads_as_another_pipeline(pipeline: AngularPipeline, change: dict[str, int]) -> None:
     raw = json.loads(pipeline.to_json())
-    raw["params"]["alpha"] = 2
+    raw["params"].update(change)
     other = load_pipeline(raw)
-    assert other.sketch.params()["alpha"] == 2
+    assert isinstance(other, AngularPipeline) and _code(other) == _code(pipeline)
+    assert {k: other.sketch.params()[k] for k in change} == change
     assert other != pipeline and other.fingerprint != pipeline.fingerprint
+    # A close probe still decodes with the other setting.
+    person = _person(3)
+    assert other.accepts(person[:1], _close(person[0]))
 
 
 # -- the calibration's rule against the sketch -----------------------------------------------------------------
@@ -447,16 +609,17 @@ def _decider_cosines(transform: FeatureTransform, trials: Any) -> np.ndarray:
     return -scores.reshape(j, p)
 
 
-def test_the_deciders_cosine_rule_agrees_with_real_decoding(transform: FeatureTransform) -> None:
+@pytest.mark.parametrize("code", CODES)
+def test_the_deciders_cosine_rule_agrees_with_real_decoding(transform: FeatureTransform, code: str) -> None:
     people = NOISY.draw(12, 3, seed=8)
     raw = projected_trials(lambda x: x, people, 1)
     cosines = _decider_cosines(transform, raw)
     genuine = cosines[raw.owner, np.arange(raw.probes.shape[0])]
     assert 0.6 < float(np.median(genuine)) < 0.95  # noisy people: the threshold below cuts through them
-    # alpha = 1 decodes every probe within cos 0.75 of its template, so from 0.8 up the sketch's decision
-    # is the cosine rule's, up to rounding.
+    # alpha = 1 decodes every probe within cos 0.75 of its template, one polar bit every probe on the
+    # template's side, so from 0.8 up the sketch's decision is the cosine rule's, up to rounding.
     min_cos = max(0.8, round(float(np.median(genuine)), 3))
-    p = AngularPipeline(transform, np.arange(FEATURES), alpha=1, min_cos=min_cos)
+    p = AngularPipeline(transform, np.arange(FEATURES), min_cos=min_cos, **_TOLERANT[code])
     decisive = 0
     for i in range(raw.identities):
         for k in range(raw.probes.shape[0]):
@@ -550,3 +713,32 @@ def test_a_configuration_of_neither_code_is_refused(pipeline: AngularPipeline, s
     raw["scheme"] = scheme
     with pytest.raises(ParameterError, match="scheme does not match its kind"):
         load_pipeline(raw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    dimension=st.integers(8, 40),
+    bits=st.integers(1, 2),
+    min_cos=st.integers(900, 990).map(lambda k: k / 1000),
+    offset=st.floats(-0.02, 0.02).filter(lambda d: abs(d) > ROUNDING),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_polar_sketch_accepts_exactly_the_probes_within_min_cos(
+    dimension: int, bits: int, min_cos: float, offset: float, seed: int
+) -> None:
+    """The same for the polar code with at most 4 codewords (the list of 8 keeps them all)."""
+    rng = np.random.default_rng(seed)
+    template = rng.normal(size=dimension)
+    t = template / np.linalg.norm(template)
+    side = rng.normal(size=dimension)
+    side -= (side @ t) * t
+    cos = min(min_cos + offset, 1.0)
+    probe = (cos * t + math.sqrt(1.0 - cos * cos) * side / np.linalg.norm(side)) * rng.uniform(0.1, 10.0)
+    sketch = PolarAngularSketch(dimension=dimension, bits=bits, min_cos=min_cos)
+    secret = sketch.check_secret(template)
+    helper = sketch.encode(secret)
+    if cos >= min_cos:
+        assert sketch.secret_bytes(sketch.decode(helper, probe)) == sketch.secret_bytes(secret)
+    else:
+        with pytest.raises(SketchAuthError):
+            sketch.decode(helper, probe)
