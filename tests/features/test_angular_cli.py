@@ -1,8 +1,10 @@
 """`sketchauth features fit | evaluate` and the angular pipeline, on a simulated cosine embedding.
 
-The "model" is seeded: unit vectors of 64 dimensions around a per-person direction, exported to
+The "model" is seeded: unit vectors of 96 dimensions around a per-person direction, exported to
 NPZ as a model's would be (``numpy.savez(path, X=embeddings, labels=labels)``). ``features fit``
-always builds the angular pipeline, at the default 64 bits of codebook (alpha 16 in 64 dimensions).
+always builds the angular pipeline with the defaults: the polar code of 64 bits (64 information
+bits of a length-96 code). In 64 dimensions the polar code cannot hold 64 bits: the pipeline is
+reported unavailable with what to change.
 """
 
 from __future__ import annotations
@@ -17,18 +19,20 @@ import numpy as np
 import pytest
 from _helpers import features_evaluate, features_fit
 
-from sketchauth.features.angular import AngularPipeline, smallest_alpha
+from sketchauth.features.angular import AngularPipeline
+from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.pipeline import load_pipeline
 from sketchauth.features.transform import FeatureTransform
 
-DIMENSIONS = 64
+DIMENSIONS = 96
+BITS = 64  # the default security_bits: the polar code's information bits
 
 
-def _embeddings(path: Path, people: int, captures: int, seed: int) -> Path:
+def _embeddings(path: Path, people: int, captures: int, seed: int, dimensions: int = DIMENSIONS) -> Path:
     rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(people, DIMENSIONS))
+    centres = rng.normal(size=(people, dimensions))
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    x = np.repeat(centres, captures, axis=0) + rng.normal(scale=0.01, size=(people * captures, DIMENSIONS))
+    x = np.repeat(centres, captures, axis=0) + rng.normal(scale=0.01, size=(people * captures, dimensions))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     np.savez(path, X=x.astype(np.float32), labels=np.repeat([f"p{seed}-{i}" for i in range(people)], captures))
     return path
@@ -57,9 +61,10 @@ def test_fit_writes_an_angular_pipeline_with_measured_decode_failures(fitted: tu
     assert isinstance(pipeline, AngularPipeline) and pipeline.transform == transform
     assert pipeline.calibration is None and pipeline.decode_failures is None  # configuration only
     listed = summary["pipelines"]["angular"]
-    alpha = smallest_alpha(DIMENSIONS, 64)
-    assert alpha == 16 and listed["params"] == pipeline.sketch.params()
-    assert listed["params"]["alpha"] == alpha and listed["secret_bits"] == pytest.approx(pipeline.secret_bits, abs=0.05)
+    assert DEFAULTS.angular_security_bits == BITS and DEFAULTS.angular_code == "polar"
+    assert listed["scheme"] == "angular-polar" and listed["params"] == pipeline.sketch.params()
+    assert (listed["params"]["bits"], listed["params"]["list_size"]) == (BITS, DEFAULTS.angular_list_size)
+    assert listed["secret_bits"] == pipeline.secret_bits == BITS
     predicted = listed["predicted_on_new_people"]
     assert predicted["predicted_fmr_upper"] <= 0.01 and predicted["folds"] == 5
     assert listed["params"]["min_cos"] == -predicted["point"]
@@ -95,7 +100,7 @@ def test_evaluate_checks_the_angular_pipeline_on_held_out_people(
     report = json.loads((out / "features.json").read_text())
     rows = {row["pipeline"]: row for row in report["calibrated_on_background"]}
     angular = rows["angular"]
-    assert angular["params"]["alpha"] == 16 and angular["predicted"]["predicted_fmr_upper"] <= 0.01
+    assert angular["params"]["bits"] == BITS and angular["predicted"]["predicted_fmr_upper"] <= 0.01
     failures = angular["realised"]["decode_failures"]
     assert set(failures) == {"checked", "refused", "share"} and 0 < failures["checked"] <= 60
     assert angular["realised"]["genuine_trials"] == 60
@@ -108,3 +113,16 @@ def test_fit_reports_the_angular_pipeline_unavailable_below_two_dimensions(tmp_p
     assert summary["kept_dimensions"] == 1
     assert "at least 2 dimensions" in summary["angular"]["unavailable"]
     assert "angular" not in summary["pipelines"]
+
+
+def test_fit_reports_the_polar_code_unavailable_when_the_dimension_cannot_hold_its_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    background = _embeddings(tmp_path / "bg.npz", 30, 3, seed=3, dimensions=64)
+    args = ["--projection", "centre", "--normalise", "--levels", "4", "--quiet"]
+    assert features_fit(background, tmp_path / "t.json", *args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["kept_dimensions"] == 64 and "angular" not in summary["pipelines"]
+    reason = summary["angular"]["unavailable"]
+    assert reason.startswith("a polar code of 64 bits needs more than 64 dimensions")
+    assert "ask for fewer security_bits (at most 63) or keep more dimensions" in reason
