@@ -1,8 +1,9 @@
 """The angular pipeline served by name (in-process, temp SQLite): raw float vectors over HTTP.
 
 A centre transform is fitted on a small synthetic background (34 features), the angular pipeline
-calibrated on it with a 30-bit codebook and written as ``angular.json`` into the directory the app
-is configured with, as ``sketchauth features fit --pipelines DIR`` does. Genuine probes are the
+calibrated on it with each code in turn — the polar code of 24 bits (the default code) and
+IronMask's sparse code of 30 bits — and written as ``angular.json`` into the directory the app is
+configured with, as ``sketchauth features fit --pipelines DIR`` does. Genuine probes are the
 enrolled capture moved by 0.1 % (cos ≈ 0.9999 after the transform: inside the code whatever the
 helper's rotation); the stranger is another person of the population (cos ≈ 0).
 """
@@ -28,6 +29,9 @@ from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features import FeatureTransform
 from sketchauth.features.angular import AngularPipeline
 
+CODES = ("polar", "sparse")
+SECURITY = {"polar": 24, "sparse": 30}
+SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 PIN = "2718-2818"
 PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
@@ -35,6 +39,7 @@ PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
 
 @dataclass(frozen=True)
 class Fitted:
+    code: str
     directory: Path
     pipeline: AngularPipeline
     person: np.ndarray  # three captures of one person (34 features)
@@ -52,15 +57,16 @@ def _write(directory: Path, name: str, pipeline: AngularPipeline) -> Path:
     return directory
 
 
-@pytest.fixture(scope="module")
-def fitted(tmp_path_factory: pytest.TempPathFactory) -> Fitted:
+@pytest.fixture(scope="module", params=CODES)
+def fitted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Fitted:
+    code = request.param
     background = POP.draw(60, 4, seed=1)
     transform = FeatureTransform.fit(background, projection="centre", normalise=True)
     pipeline = AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=30, refit=True
+        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
     )
     directory = _write(tmp_path_factory.mktemp("pipelines"), "angular", pipeline)
-    return Fitted(directory, pipeline, POP.draw(1, 3, seed=3).samples, POP.draw(1, 1, seed=4).samples[0])
+    return Fitted(code, directory, pipeline, POP.draw(1, 3, seed=3).samples, POP.draw(1, 1, seed=4).samples[0])
 
 
 @pytest.fixture
@@ -89,7 +95,7 @@ def _verified(client: TestClient, sample: Any, user: str = "ada", **extra: Any) 
 
 def test_the_angular_pipeline_is_listed(api: TestClient, fitted: Fitted) -> None:
     listed = {p["name"]: p for p in api.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
-    assert listed["angular"]["kind"] == "angular" and listed["angular"]["scheme"] == "angular"
+    assert listed["angular"]["kind"] == "angular" and listed["angular"]["scheme"] == SCHEMES[fitted.code]
     assert listed["angular"]["params"] == fitted.pipeline.sketch.params()
     assert listed["angular"]["input_dimension"] == 34
     assert listed["angular"]["fingerprint"] == fitted.pipeline.fingerprint
@@ -141,7 +147,8 @@ def test_the_service_starts_with_an_angular_pipeline_on_a_transform_that_does_no
     """Such a transform maps the background mean onto the origin, which has no direction: the
     warm-up must not enrol the mean (create_app used to raise SampleError)."""
     transform = FeatureTransform.fit(POP.draw(60, 4, seed=1), projection="centre")
-    raw = AngularPipeline(transform, np.arange(transform.dimensions), alpha=4, min_cos=0.9)
+    shape = {"bits": 8} if fitted.code == "polar" else {"alpha": 4}
+    raw = AngularPipeline(transform, np.arange(transform.dimensions), min_cos=0.9, **shape)
     settings = test_settings(tmp_path, pipelines_dir=str(_write(tmp_path / "pipelines", "raw", raw)))
     with TestClient(create_app(settings)) as client:
         listed = {p["name"] for p in client.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
@@ -159,7 +166,7 @@ def test_the_client_side_requests_of_the_angular_pipeline(client: TestClient, fi
     """The transform applied by the client: the projected template and probes go as floats."""
     pipeline = fitted.pipeline
     body = enrolment_request(pipeline, fitted.person[:1])
-    assert body["scheme"] == "angular" and body["params"] == pipeline.sketch.params()
+    assert body["scheme"] == SCHEMES[fitted.code] and body["params"] == pipeline.sketch.params()
     (template,) = body["samples"]
     assert len(template) == 34 and all(isinstance(v, float) for v in template)
     np.testing.assert_allclose(np.linalg.norm(template), 1.0)
