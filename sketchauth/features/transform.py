@@ -169,6 +169,10 @@ class FeatureTransform:
         :class:`~sketchauth.features.angular.AngularPipeline`). ``normalise=True`` divides every
         sample by its Euclidean norm first (embeddings compared by cosine); the transform applies
         it to every later sample too.
+
+        With ``"centre"`` every axis is kept: ``dimensions`` is refused (``ParameterError``), and
+        ``min_fisher_ratio`` selects nothing (it is checked and recorded in ``training``, so that a
+        refit keeps it, but no axis is dropped for a low ratio).
         """
         if projection not in PROJECTIONS:
             raise ParameterError(f"projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
@@ -177,6 +181,11 @@ class FeatureTransform:
         data = _as_data(data)
         levels = _check_levels(levels)
         dimensions = None if dimensions is None else check_int("dimensions", dimensions)
+        if projection == "centre" and dimensions is not None:
+            raise ParameterError(
+                f"projection 'centre' keeps every axis, so it takes no dimensions (got {dimensions}); "
+                "drop dimensions (--dimensions)"
+            )
         min_fisher_ratio = check_positive_float("min_fisher_ratio", min_fisher_ratio)
         if shrinkage is not None and not (isinstance(shrinkage, (int, float)) and 0.0 <= shrinkage <= 1.0):
             raise ParameterError(f"shrinkage must be in [0, 1] or None, got {shrinkage!r}")
@@ -233,7 +242,7 @@ class FeatureTransform:
             return FeatureTransform.fit(
                 data,
                 levels=self.levels,
-                dimensions=self.dimensions,
+                dimensions=None if self.projection_kind == "centre" else self.dimensions,
                 min_fisher_ratio=float(self.training.get("min_fisher_ratio", 0.05)),
                 projection=self.projection_kind,
                 normalise=self.normalises,

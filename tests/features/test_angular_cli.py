@@ -126,3 +126,12 @@ def test_fit_reports_the_polar_code_unavailable_when_the_dimension_cannot_hold_i
     reason = summary["angular"]["unavailable"]
     assert reason.startswith("a polar code of 64 bits needs more than 64 dimensions")
     assert "ask for fewer security_bits (at most 63) or keep more dimensions" in reason
+
+
+def test_fit_refuses_dimensions_with_the_centre_projection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    background = _embeddings(tmp_path / "bg.npz", 20, 3, seed=3, dimensions=16)
+    args = ["--projection", "centre", "--normalise", "--dimensions", "8", "--quiet"]
+    assert features_fit(background, tmp_path / "t.json", *args) != 0
+    err = capsys.readouterr().err
+    assert "projection 'centre' keeps every axis" in err and "drop dimensions (--dimensions)" in err
+    assert not (tmp_path / "t.json").exists()

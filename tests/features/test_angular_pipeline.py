@@ -172,6 +172,21 @@ def test_centre_accepts_constant_and_tied_axes(background: LabelledVectors, code
     assert p.accepts(person[:1], _close(person[0]))
 
 
+def test_centre_refuses_dimensions_and_selects_nothing_by_fisher_ratio(background: LabelledVectors) -> None:
+    for dimensions in (1, 10, FEATURES):
+        with pytest.raises(
+            ParameterError, match=r"projection 'centre' keeps every axis.*drop dimensions \(--dimensions\)"
+        ):
+            FeatureTransform.fit(background, projection="centre", dimensions=dimensions)
+    # min_fisher_ratio is checked and recorded, and drops no axis (the noise-only axes stay).
+    strict = FeatureTransform.fit(background, projection="centre", min_fisher_ratio=100.0)
+    assert strict.dimensions == FEATURES and strict.training["min_fisher_ratio"] == 100.0
+    refitted = strict.refit(POP.draw(30, 4, seed=7))  # a refit passes no dimensions either
+    assert refitted.dimensions == FEATURES and refitted.training["min_fisher_ratio"] == 100.0
+    with pytest.raises(ParameterError, match="min_fisher_ratio"):
+        FeatureTransform.fit(background, projection="centre", min_fisher_ratio=-1.0)
+
+
 def test_centre_transform_round_trips_and_refit_keeps_the_projection(transform: FeatureTransform) -> None:
     text = transform.to_json()
     again = FeatureTransform.from_json(text)
