@@ -46,6 +46,7 @@ from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
+from sketchauth.sketches.base import EntropyReport
 
 __all__ = [
     "CODES",
@@ -266,11 +267,54 @@ class AngularPipeline(Pipeline):
     def secret_bits(self) -> float:
         return float(self._sketch.report().extra["codebook_bits"])
 
-    def report(self) -> Any:
-        base = super().report()
-        if self.decode_failures is not None:
-            base.extra["decode_failures"] = dict(self.decode_failures)  # type: ignore[index]
-        return base
+    def report(self) -> EntropyReport:
+        """The sketch's report plus the angular pipeline's context: the code and its codebook bits,
+        the transform the directions are taken in, and the decode failures if measured.
+
+        Not the quantising pipelines' notes: nothing here is whitened or cut into levels; the secret
+        is the codeword, whose codebook size is the figure (the sketch's notes say what lowers it).
+        """
+        base = self._sketch.report()
+        sketch = self._sketch
+        if isinstance(sketch, PolarAngularSketch):
+            code = f"a polar code of {sketch.bits} information bits (list decoder, {sketch.list_size} paths)"
+        else:
+            code = f"IronMask's sparse code of weight alpha = {sketch.alpha}"
+        transform = self.transform
+        if transform.projection_kind == "centre":
+            space = "centre transform (the background mean subtracted" + (
+                ", every vector normalised first)" if transform.normalises else ")"
+            )
+        else:
+            space = f"'{transform.projection_kind}' transform" + (
+                " (vectors normalised first)" if transform.normalises else ""
+            )
+        failures = self.decode_failures
+        if failures is None:
+            decoded = (
+                "decode failures not measured here (AngularPipeline.for_target_fmr measures them on background people)"
+            )
+        else:
+            decoded = (
+                f"decode failures: real decoding refused {failures['refused']} of {failures['checked']} background "
+                f"genuine trials within min_cos ({failures['share']:.1%}), on top of the cosine rule's FNMR"
+            )
+        notes = (
+            *base.notes,
+            f"pipeline angular: the direction of {self.dims.size} dimensions of a {space} fitted on background data, "
+            f"accepted iff the code decodes and cos(probe, template) >= {sketch.min_cos:g}",
+            f"secret: the codeword of {code}, {self.secret_bits:.1f} bits of codebook",
+            decoded,
+        )
+        extra: dict[str, Any] = {
+            **dict(base.extra),
+            "pipeline": self.kind,
+            "secret_bits": self.secret_bits,
+            "transform": transform.fingerprint,
+        }
+        if failures is not None:
+            extra["decode_failures"] = dict(failures)
+        return EntropyReport.from_bits(base.scheme, base.sketch_bits, base.randomness_bits, notes=notes, extra=extra)
 
     def _settings(self) -> dict[str, Any]:
         return {}

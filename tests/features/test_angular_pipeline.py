@@ -417,6 +417,36 @@ def test_heldout_check_reports_realised_decode_failures(
     assert set(refused) == {"pipeline", "unavailable"}
 
 
+def test_the_report_describes_the_angular_case(pipeline: AngularPipeline, background: LabelledVectors) -> None:
+    report = pipeline.report()
+    text = "\n".join(report.notes)
+    assert "whitened" not in text and "uniform levels" not in text and "levels" not in text
+    assert "remaining_bits_if_uniform" not in report.extra
+    sketch = pipeline.sketch
+    code = (
+        f"a polar code of {POLAR_BITS} information bits (list decoder, 8 paths)"
+        if _code(pipeline) == "polar"
+        else f"IronMask's sparse code of weight alpha = {sketch.alpha}"
+    )
+    assert f"secret: the codeword of {code}, {pipeline.secret_bits:.1f} bits of codebook" in report.notes
+    assert "34 dimensions of a centre transform (the background mean subtracted, every vector normalised first)" in text
+    assert f"cos(probe, template) >= {sketch.min_cos:g}" in text
+    failures = pipeline.decode_failures
+    assert failures is not None and report.extra["decode_failures"] == failures
+    assert f"real decoding refused {failures['refused']} of {failures['checked']} background genuine trials" in text
+    assert report.extra["secret_bits"] == pipeline.secret_bits and report.extra["pipeline"] == "angular"
+    assert report.extra["transform"] == pipeline.transform.fingerprint
+    assert report.extra["codebook_bits"] == sketch.report().extra["codebook_bits"]
+    assert report.loss_bound_bits == sketch.report().loss_bound_bits
+    # A loaded configuration carries no measurement, and says so.
+    loaded = load_pipeline(pipeline.to_json()).report()
+    assert "decode_failures" not in loaded.extra and "decode failures not measured here" in "\n".join(loaded.notes)
+    # Another transform is named as such.
+    lda = FeatureTransform.fit(background, levels=4, dimensions=20)
+    other = AngularPipeline(lda, np.arange(20), min_cos=0.5, **_shape(_code(pipeline))).report()
+    assert "20 dimensions of a 'lda' transform fitted" in "\n".join(other.notes)
+
+
 # -- enrol / verify ----------------------------------------------------------------------------------
 
 
