@@ -146,13 +146,27 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
 
 
+#: A mean of unit vectors shorter than this is rounding noise (each coordinate carries ~1e-16), not a direction.
+MIN_MEAN_NORM = 1e-9
+
+
+def _mean_direction(units: np.ndarray) -> np.ndarray:
+    """The normalised mean of unit rows along the second-last axis; refused when they cancel out."""
+    mean = units.mean(axis=-2)
+    if np.any(np.linalg.norm(mean, axis=-1) < MIN_MEAN_NORM):
+        raise SampleError(
+            "the captures' directions cancel out (their mean is the zero vector): enrol from other captures"
+        )
+    return _unit(mean)
+
+
 def _directions(
     transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
 ) -> tuple[np.ndarray, np.ndarray]:
     """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
     j, m, d = trials.enrolment.shape
     captures = _unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)
-    templates = _unit(captures.mean(axis=1))
+    templates = _mean_direction(captures)
     return templates, _unit(transform.project(trials.probes)[:, dims])
 
 
@@ -252,7 +266,7 @@ class AngularPipeline(Pipeline):
 
     def _template(self, samples: Any) -> np.ndarray:
         captures = self._enrolment_matrix(samples)
-        return _unit(_unit(captures).mean(axis=0))
+        return _mean_direction(_unit(captures))
 
     def secret_from_samples(self, samples: Any) -> Any:
         return self._sketch.check_secret(self._template(samples))

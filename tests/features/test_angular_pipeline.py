@@ -521,8 +521,18 @@ def test_a_sample_at_the_background_mean_has_no_direction(raw_pipeline: AngularP
         raw_pipeline.enrol([mean])
     step = np.zeros(FEATURES)
     step[0] = 1.0
-    with pytest.raises(SampleError, match="no direction"):  # two captures whose directions cancel out
-        raw_pipeline.enrol([mean + step, mean - step])
+    cancel = r"^the captures' directions cancel out \(their mean is the zero vector\): enrol from other captures$"
+    for captures in (
+        [mean + step, mean - step],
+        [mean + step, mean - 3 * step],
+        [mean + step, mean - step, mean + np.roll(step, 1), mean - np.roll(step, 1)],
+    ):
+        with pytest.raises(SampleError, match=cancel):
+            raw_pipeline.enrol(captures)
+    with pytest.raises(SampleError, match="the zero vector: it has no direction"):  # one capture without a direction
+        raw_pipeline.enrol([mean + step, mean])
+    # Directions that nearly cancel still have one: the template is their mean's.
+    assert raw_pipeline.accepts([mean + step, mean - step + 0.1 * np.roll(step, 1)], mean + np.roll(step, 1))
     # Huge numbers: the projected norm overflows, the direction is still well defined.
     assert raw_pipeline.accepts([np.full(FEATURES, 1e308)], np.full(FEATURES, 1e307))
     assert raw_pipeline.accepts([mean + step], mean + 1.01 * step)

@@ -160,6 +160,11 @@ def test_the_service_starts_with_an_angular_pipeline_on_a_transform_that_does_no
         r = _enrol(client, [transform.mean], user="bob", name="raw")
         assert r.status_code == 422, r.text
         assert "no direction" in r.text
+        step = np.zeros(transform.features)
+        step[0] = 1.0
+        r = _enrol(client, [transform.mean + step, transform.mean - step], user="bob", name="raw")
+        assert r.status_code == 422, r.text
+        assert "directions cancel out" in r.text and "enrol from other captures" in r.text
 
 
 def test_the_client_side_requests_of_the_angular_pipeline(client: TestClient, fitted: Fitted) -> None:
