@@ -252,6 +252,23 @@ def _angular(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dict[str,
     raise KeyError(path)
 
 
+def _angular_polar(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dict[str, Any], list[Any]]:
+    if path == "params.dimension":
+        return {"dimension": x, "bits": 1}, [_embedding(b)]
+    if path == "params.bits":
+        n = max(8, b + 1)
+        return {"dimension": n, "bits": x}, [_embedding(n)]
+    if path == "params.list_size":
+        return {"dimension": 8, "bits": 1, "list_size": x}, [_embedding(8)]
+    if path == "params.min_cos":
+        return {"dimension": 8, "bits": 1, "min_cos": x}, [_embedding(8)]
+    if path == "samples":
+        return {"dimension": 8, "bits": 1}, [_embedding(8)] * x
+    if path == "samples[]":
+        return {"dimension": b, "bits": 1}, [_embedding(x) if x > 0 else []]
+    raise KeyError(path)
+
+
 SCHEME_BUILDERS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "interval": _interval,
     "code-offset": _code_offset,
@@ -260,6 +277,7 @@ SCHEME_BUILDERS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "asymmetric-interval": _asymmetric,
     "weighted-vault": _weighted_vault,
     "angular": _angular,
+    "angular-polar": _angular_polar,
 }
 
 
