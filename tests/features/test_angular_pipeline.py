@@ -3,10 +3,11 @@ default; sparse: IronMask's ``alpha``), min_cos by cross-validation, decode fail
 decoding, enrol/verify, JSON configuration, and the inputs it accepts and refuses.
 
 What both codes share runs for both (the ``pipeline`` fixture is parametrised over them); what
-belongs to one code (``smallest_alpha``; ``bits = ⌈security_bits⌉``) is tested on its own.
-Small synthetic populations (34 features, a few dozen people) and codebooks of 24 (polar) and 30
-(sparse) bits, so that real decoding succeeds on these people and every test runs in about a second. As in
-``test_pipeline.py``, which people a seed draws depends on float algebra (covariance roots, BLAS):
+belongs to one code (``smallest_alpha``; ``bits = ⌈security_bits⌉``, or :func:`matched_bits`)
+is tested on its own. Small synthetic populations (34 features, a few dozen people) and
+security_bits 24 (polar; by default the code is matched to the cosine threshold and takes up to
+33 bits) and 30 (sparse), so that real decoding succeeds on these people and every test runs in
+about a second. As in ``test_pipeline.py``, which people a seed draws depends on float algebra (covariance roots, BLAS):
 chosen settings are checked against their definitions, rates against tolerances, and genuine
 probes are made close on purpose where a decision must be certain.
 """
@@ -36,6 +37,7 @@ from sketchauth.features.angular import (
     _polar_bits,
     angular_decider,
     decode_failures,
+    matched_bits,
     smallest_alpha,
 )
 from sketchauth.features.calibrated import CALIBRATED_KINDS, calibrated_pipeline, heldout_check, heldout_table
@@ -53,7 +55,7 @@ POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_de
 NOISY = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.3, between_decay=1.0, seed=5)
 FEATURES = 34
 BITS = 30  # the sparse code's security_bits (alpha 8 in 34 dimensions)
-POLAR_BITS = 24  # the polar code's (24 information bits of a length-34 code)
+POLAR_BITS = 24  # the polar code's security_bits: at least 24 information bits of a length-34 code
 CODES = ("polar", "sparse")
 SECURITY = {"polar": POLAR_BITS, "sparse": BITS}
 SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
@@ -271,27 +273,52 @@ def test_for_target_fmr_refuses_a_bad_security_level(
 def test_polar_bits_are_the_security_bits_rounded_up(
     polar_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
-    sketch = polar_pipeline.sketch
+    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True}
+    plain = AngularPipeline.for_target_fmr(
+        transform, background, security_bits=POLAR_BITS, match_threshold=False, **options
+    )
+    sketch = plain.sketch
     assert isinstance(sketch, PolarAngularSketch) and sketch.scheme_name == "angular-polar"
     assert (sketch.dimension, sketch.bits, sketch.list_size) == (FEATURES, POLAR_BITS, DEFAULTS.angular_list_size)
-    assert polar_pipeline.secret_bits == POLAR_BITS == polar_pipeline.report().extra["codebook_bits"]
+    assert plain.secret_bits == POLAR_BITS == plain.report().extra["codebook_bits"]
     assert sketch.params() == {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 8, "min_cos": sketch.min_cos}
     other = AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=12.2, list_size=4, refit=True
+        transform, background, security_bits=12.2, list_size=4, match_threshold=False, **options
     )
     assert isinstance(other.sketch, PolarAngularSketch) and (other.sketch.bits, other.sketch.list_size) == (13, 4)
-    assert other.secret_bits == 13 and other.sketch.min_cos == sketch.min_cos  # the cosine rule does not see the code
+    assert other.secret_bits == 13
     # The most the dimension holds: 33 information bits in 34 dimensions.
-    most = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=33)
+    most = AngularPipeline.for_target_fmr(transform, background, security_bits=33, match_threshold=False, **options)
     assert most.sketch.params()["bits"] == 33
     with pytest.raises(ParameterError, match="ask for fewer security_bits \\(at most 33\\) or keep more dimensions"):
         AngularPipeline.for_target_fmr(transform, background, security_bits=33.01, enrol_samples=1)
 
 
+def test_polar_bits_follow_the_cosine_threshold_by_default(
+    polar_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
+) -> None:
+    """With ``match_threshold`` (the default) the code takes :func:`matched_bits` at the cosine
+    rule's threshold, never fewer than ``⌈security_bits⌉``: here genuine cosines sit near 0.98,
+    far above what 24 bits need, so the code takes all the dimension holds."""
+    assert DEFAULTS.angular_match_threshold is True
+    rule = calibrate(
+        angular_decider(transform, polar_pipeline.dims, refit=True), background, target_fmr=0.01, enrol_samples=1
+    )
+    expected = matched_bits(FEATURES, -float(rule.point), POLAR_BITS)
+    assert polar_pipeline.sketch.params()["bits"] == expected == FEATURES - 1 > POLAR_BITS
+    assert polar_pipeline.secret_bits == expected
+    assert matched_bits(FEATURES, 0.3, POLAR_BITS) == POLAR_BITS  # a low threshold keeps the floor
+    # The sparse code is not resized.
+    sparse = AngularPipeline.for_target_fmr(
+        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=BITS, code="sparse"
+    )
+    assert sparse.sketch.params()["alpha"] == smallest_alpha(FEATURES, BITS)
+
+
 def test_the_default_code_is_polar(transform: FeatureTransform, background: LabelledVectors) -> None:
     assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 8
     default = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
-    assert isinstance(default.sketch, PolarAngularSketch) and default.sketch.bits == 20
+    assert isinstance(default.sketch, PolarAngularSketch) and 20 <= default.sketch.bits < FEATURES
     built = calibrated_pipeline("angular", transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
     assert built == default and json.loads(built.to_json())["scheme"] == "angular-polar"
 
@@ -435,7 +462,7 @@ def test_the_report_describes_the_angular_case(pipeline: AngularPipeline, backgr
     assert "remaining_bits_if_uniform" not in report.extra
     sketch = pipeline.sketch
     code = (
-        f"a polar code of {POLAR_BITS} information bits (list decoder, 8 paths)"
+        f"a polar code of {sketch.params().get('bits')} information bits (list decoder, 8 paths)"
         if _code(pipeline) == "polar"
         else f"IronMask's sparse code of weight alpha = {sketch.alpha}"
     )
@@ -612,8 +639,8 @@ _BY_CODE: dict[str, dict[str, tuple[Callable[[dict[str, Any]], None], str]]] = {
         "scheme-polar": (lambda raw: raw.update(scheme="angular-polar"), "lacks a required field"),
     },
     "polar": {
-        # 20 dims: 24 bits no longer fit below the dimension.
-        "dims": (lambda raw: raw.update(dims=list(range(20))), r"bits must be in \[1, 19\], got 24"),
+        # 20 dims: the code's bits (24 or more) no longer fit below the dimension.
+        "dims": (lambda raw: raw.update(dims=list(range(20))), r"bits must be in \[1, 19\], got \d+"),
         "bits-text": (_with_params(bits="24"), "bits"),
         "bits-zero": (_with_params(bits=0), "bits"),
         "bits-full": (_with_params(bits=FEATURES), "bits"),
