@@ -229,6 +229,8 @@ def _fit(args: argparse.Namespace) -> int:
                     resolution=args.resolution,
                     code_bits=args.code_bits,
                     margin=args.asymmetric_margin,
+                    security_bits=args.security_bits,
+                    code=args.angular_code,
                 )
             except SketchAuthError as exc:
                 summary[kind] = {"unavailable": str(exc)}
@@ -389,6 +391,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             resolution=args.resolution,
             code_bits=args.code_bits,
             margin=args.asymmetric_margin,
+            security_bits=args.security_bits,
+            code=args.angular_code,
         )
         result = replace(result, calibrated=tuple(calibrated))
         bar.update()
@@ -525,6 +529,20 @@ def add(sub: SubParsers) -> None:
         default=D.asymmetric_margin,
         help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
     )
+    f.add_argument(
+        "--security-bits",
+        type=float,
+        default=D.angular_security_bits,
+        help="codebook bits the angular pipeline's code must reach: the work to find the secret from one helper "
+        f"without a matching sample (default {D.angular_security_bits:g})",
+    )
+    f.add_argument(
+        "--angular-code",
+        choices=("polar", "sparse"),
+        default=D.angular_code,
+        help="code of the angular pipeline: 'polar' (decodes wider angles) or 'sparse' (IronMask) "
+        f"(default {D.angular_code})",
+    )
     add_quiet(f)
     f.set_defaults(func=_fit)
 
@@ -567,6 +585,20 @@ def add(sub: SubParsers) -> None:
         type=int,
         default=D.asymmetric_margin,
         help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
+    )
+    e.add_argument(
+        "--security-bits",
+        type=float,
+        default=D.angular_security_bits,
+        help="codebook bits the angular pipeline's code must reach: the work to find the secret from one helper "
+        f"without a matching sample (default {D.angular_security_bits:g})",
+    )
+    e.add_argument(
+        "--angular-code",
+        choices=("polar", "sparse"),
+        default=D.angular_code,
+        help="code of the angular pipeline: 'polar' (decodes wider angles) or 'sparse' (IronMask) "
+        f"(default {D.angular_code})",
     )
     e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
     e.add_argument(

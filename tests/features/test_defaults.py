@@ -25,12 +25,14 @@ def test_cli_defaults_are_the_library_defaults() -> None:
         "code_bits": DEFAULTS.code_bits,
         "resolution": DEFAULTS.thermometer_resolution,
         "asymmetric_margin": DEFAULTS.asymmetric_margin,
+        "security_bits": DEFAULTS.angular_security_bits,
+        "angular_code": DEFAULTS.angular_code,
     }
     for name in ("fit", "evaluate"):
         defaults = {a.dest: a.default for a in commands[name]._actions}
         for dest, value in expected.items():
             if dest in defaults:
                 assert defaults[dest] == value, (name, dest)
-    assert {"code_bits", "resolution", "asymmetric_margin", "enrol_samples"} <= set(
+    assert {"code_bits", "resolution", "asymmetric_margin", "enrol_samples", "security_bits", "angular_code"} <= set(
         a.dest for a in commands["evaluate"]._actions
     )
