@@ -82,9 +82,14 @@ PARAMETERS = ParameterSpec.of(
 
 
 def _default_sweep(params: Mapping[str, Any]) -> list[int]:
-    """Information bits from tolerant (few) to strict; below the dimension."""
+    """Information bits from tolerant (few) to strict; below the dimension (a few small ones in
+    the smallest dimensions, which no larger setting fits).
+
+    >>> _default_sweep({"dimension": 512}), _default_sweep({"dimension": 16}), _default_sweep({"dimension": 8})
+    ([16, 32, 48, 64, 80, 96, 128], [2, 4, 8], [2, 4])
+    """
     n = int(params.get("dimension", 512))
-    return [b for b in (16, 32, 48, 64, 80, 96, 128) if b < n]
+    return [b for b in (16, 32, 48, 64, 80, 96, 128) if b < n] or [b for b in (2, 4, 8) if b < n]
 
 
 _EXAMPLE_T = [((-1) ** i) * (1.0 + (i % 5) / 4.0) for i in range(16)]
