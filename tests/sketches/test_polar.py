@@ -6,7 +6,8 @@ The decoder's min-sum path metric of a codeword ``x`` is exactly its discrepancy
 ``Σ_i (1 − 2x_i)·λ_i = Σ|λ| − 2·discrepancy``: a list that keeps every path (``list_size ≥ 2^k``)
 returns a codeword of maximal correlation — maximum-likelihood decoding, checked here against
 brute force. Smaller lists carry one guarantee, also checked: when the signs of ``λ`` are a
-codeword, that codeword (metric 0, the least possible) is returned.
+codeword, that codeword (metric 0, the least possible) is returned. The decoder's tests run on the
+numpy specification and, where the extension is built, on the compiled decoder too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sketchauth.sketches import polar
 from sketchauth.sketches.polar import (
     LLR_BITS,
     PolarCode,
@@ -27,6 +29,13 @@ from sketchauth.sketches.polar import (
     polar_transform,
 )
 
+#: Both decoders: the numpy specification and, where the extension is built, its compiled twin.
+BACKENDS = [
+    "numpy",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(polar._NATIVE is None, reason="the compiled extension is not built")
+    ),
+]
 #: (n, k) with n a power of two and not (shortened), tiny to 100 coordinates.
 SHAPES = [(2, 1), (4, 2), (8, 4), (12, 3), (16, 8), (24, 12), (32, 5), (48, 20), (64, 32), (100, 40), (100, 99)]
 
@@ -137,14 +146,15 @@ def test_bad_lengths_and_dimensions_are_refused(n: int, k: int) -> None:
 
 
 # -- the decoder: noiseless and exact ---------------------------------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("n", "k"), SHAPES)
 @pytest.mark.parametrize("list_size", [1, 4, 32])
-def test_a_noiseless_codeword_decodes_to_itself(n: int, k: int, list_size: int) -> None:
+def test_a_noiseless_codeword_decodes_to_itself(n: int, k: int, list_size: int, backend: str) -> None:
     code = PolarCode(n, k)
     rng = np.random.default_rng(n + k)
     words = code.encode(rng.integers(0, 2, size=(16, k), dtype=np.uint8))
     for amplitude in (1, 1000, 2**40):  # below, at and far above the decoder's 28 bits
-        assert np.array_equal(decode_batch(amplitude * _signs(words), code, list_size), words)
+        assert np.array_equal(decode_batch(amplitude * _signs(words), code, list_size, backend=backend), words)
 
 
 @st.composite
@@ -158,15 +168,16 @@ def tiny_codes(draw: st.DrawFn) -> tuple[PolarCode, np.ndarray]:
     return PolarCode(n, k), np.array(values, dtype=np.float64).reshape(rows, n)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=300, deadline=None)
 @given(case=tiny_codes())
-def test_a_full_list_is_maximum_likelihood(case: tuple[PolarCode, np.ndarray]) -> None:
+def test_a_full_list_is_maximum_likelihood(case: tuple[PolarCode, np.ndarray], backend: str) -> None:
     """list_size ≥ 2^k: the decoded word has the largest correlation of all 2^k codewords (ties
     included: small ranges make many), and is that codeword when the maximum is unique."""
     code, y = case
     words = _all_words(code)
     scores = _signs(words) @ y.T  # 2^k × rows, exact integers
-    decoded = decode_batch(y, code, 1 << code.k)
+    decoded = decode_batch(y, code, 1 << code.k, backend=backend)
     got = correlation(decoded, y)
     assert np.array_equal(got, scores.max(axis=0))
     for row in range(y.shape[0]):
@@ -176,6 +187,7 @@ def test_a_full_list_is_maximum_likelihood(case: tuple[PolarCode, np.ndarray]) -
             assert np.array_equal(decoded[row], words[best[0]])
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=200, deadline=None)
 @given(
     n=st.integers(2, 40),
@@ -184,7 +196,7 @@ def test_a_full_list_is_maximum_likelihood(case: tuple[PolarCode, np.ndarray]) -
     seed=st.integers(0, 2**32 - 1),
 )
 def test_any_list_returns_a_codeword_and_the_one_the_signs_spell(
-    n: int, k_fraction: float, list_size: int, seed: int
+    n: int, k_fraction: float, list_size: int, seed: int, backend: str
 ) -> None:
     """Every list size returns a codeword; when the inputs' signs are a codeword c (no zero input),
     c is returned: its path metric is 0 and every other path pays a positive |λ|."""
@@ -193,10 +205,10 @@ def test_any_list_returns_a_codeword_and_the_one_the_signs_spell(
     rng = np.random.default_rng(seed)
     words = code.encode(rng.integers(0, 2, size=(8, k), dtype=np.uint8))
     magnitudes = rng.integers(1, 2**20, size=words.shape).astype(np.float64)
-    spelled = decode_batch(_signs(words) * magnitudes, code, list_size)
+    spelled = decode_batch(_signs(words) * magnitudes, code, list_size, backend=backend)
     assert np.array_equal(spelled, words)
     noisy = rng.integers(-(2**20), 2**20, size=words.shape).astype(np.float64)
-    for word in decode_batch(noisy, code, list_size):
+    for word in decode_batch(noisy, code, list_size, backend=backend):
         assert code.information(word) is not None
 
 
@@ -250,7 +262,10 @@ def _reference_scl(llr: np.ndarray, frozen: np.ndarray, list_size: int) -> np.nd
     ("n", "k"), [(8, 4), (12, 6), (16, 3), (16, 12), (24, 10), (32, 16), (32, 26), (40, 20), (64, 52)]
 )
 @pytest.mark.parametrize("list_size", [1, 2, 3, 4, 8])
-def test_the_decoder_is_plain_successive_cancellation_list_decoding(n: int, k: int, list_size: int) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_decoder_is_plain_successive_cancellation_list_decoding(
+    n: int, k: int, list_size: int, backend: str
+) -> None:
     """Its shortcuts (settled frozen subtrees, repetition and rate-one subtrees forking on their
     list_size − 1 least reliable positions) change nothing: the same word as bit-by-bit SCL on noisy
     inputs (magnitudes up to 2^20, so that no two candidate metrics tie and the order of ties is moot)."""
@@ -260,19 +275,22 @@ def test_the_decoder_is_plain_successive_cancellation_list_decoding(n: int, k: i
     noise = rng.normal(size=words.shape) * np.linspace(0.2, 1.5, 24)[:, None]  # few errors to many
     y = np.rint(2**19 * _signs(words) + 2**19 * noise)
     llr = decoder_inputs(y, code)
-    decoded = decode_batch(y, code, list_size)
+    decoded = decode_batch(y, code, list_size, backend=backend)
     for row in range(len(y)):
         assert np.array_equal(decoded[row], _reference_scl(llr[row], code.frozen, list_size)[:n])
 
 
 # -- determinism and exactness ---------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=30, deadline=None)
 @given(
     shape=st.sampled_from([(12, 3), (16, 8), (24, 12), (48, 20), (100, 40)]),
     list_size=st.sampled_from([1, 2, 8, 32]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_a_batch_decodes_as_its_rows_do_in_any_order(shape: tuple[int, int], list_size: int, seed: int) -> None:
+def test_a_batch_decodes_as_its_rows_do_in_any_order(
+    shape: tuple[int, int], list_size: int, seed: int, backend: str
+) -> None:
     n, k = shape
     code = PolarCode(n, k)
     rng = np.random.default_rng(seed)
@@ -280,12 +298,12 @@ def test_a_batch_decodes_as_its_rows_do_in_any_order(shape: tuple[int, int], lis
     y = np.rint(2**30 * _signs(words) + 2**31 * rng.normal(size=words.shape))
     y[0] = 0.0  # an all-zero row: every path ties
     y[1, : n // 2] = 0.0
-    batch = decode_batch(y, code, list_size)
-    rows = np.vstack([decode_batch(y[i : i + 1], code, list_size) for i in range(len(y))])
+    batch = decode_batch(y, code, list_size, backend=backend)
+    rows = np.vstack([decode_batch(y[i : i + 1], code, list_size, backend=backend) for i in range(len(y))])
     assert np.array_equal(batch, rows)
     order = rng.permutation(len(y))
-    assert np.array_equal(decode_batch(y[order], code, list_size), batch[order])
-    assert np.array_equal(decode_batch(y, code, list_size), batch)  # and again: no hidden state
+    assert np.array_equal(decode_batch(y[order], code, list_size, backend=backend), batch[order])
+    assert np.array_equal(decode_batch(y, code, list_size, backend=backend), batch)  # and again: no hidden state
 
 
 @settings(max_examples=100, deadline=None)
