@@ -9,7 +9,7 @@ Public entry points (imported lazily, so ``import sketchauth`` is cheap):
 
 * sketches: :class:`IntervalSketch`, :class:`CodeOffsetSketch`, :class:`PinSketch`,
   :class:`FuzzyVault`, :class:`WeightedFuzzyVault`, :class:`AsymmetricIntervalSketch`,
-  :class:`AngularSketch` (float embeddings compared by angle);
+  :class:`AngularSketch` and :class:`PolarAngularSketch` (float embeddings compared by angle);
   :func:`load_sketch` rebuilds a scheme from its helper data;
 * :mod:`sketchauth.entropy`: min-entropy, leakage and exact evaluation of small sketches;
 * :mod:`sketchauth.mixing`: cascaded mixing of several secrets;
@@ -33,6 +33,7 @@ from sketchauth.errors import (
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
     from sketchauth.sketches.angular import AngularSketch
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
     from sketchauth.sketches.base import EntropyReport, load_sketch
     from sketchauth.sketches.chaff import ChaffPointSketch
@@ -53,6 +54,7 @@ _SKETCH_NAMES = (
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
     "AngularSketch",
+    "PolarAngularSketch",
 )
 
 # A literal list, so static tools see the public names: errors.__all__ plus _SKETCH_NAMES (keep in step).
@@ -68,6 +70,7 @@ __all__ = [
     "MixingWarning",
     "ParameterError",
     "PinSketch",
+    "PolarAngularSketch",
     "SampleError",
     "SketchAuthError",
     "SketchAuthWarning",

@@ -78,6 +78,7 @@ import service.app
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -96,6 +97,11 @@ cases = {
     "chaff-point": (ChaffPointSketch(universe=30, min_distance=3), [12], [13]),
     "angular": (
         AngularSketch(dimension=8, alpha=2),
+        [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0],
+        [1.0, -2.0, 0.5, 0.05, 3.0, -1.0, 0.25, 2.0],
+    ),
+    "angular-polar": (
+        PolarAngularSketch(dimension=8, bits=2, list_size=4),
         [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0],
         [1.0, -2.0, 0.5, 0.05, 3.0, -1.0, 0.25, 2.0],
     ),

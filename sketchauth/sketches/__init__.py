@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
     from sketchauth.sketches._backend import backend
     from sketchauth.sketches.angular import AngularSketch
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
     from sketchauth.sketches.base import (
         EntropyReport,
@@ -40,6 +41,7 @@ __all__ = [
     "FuzzyVault",
     "IntervalSketch",
     "PinSketch",
+    "PolarAngularSketch",
     "SchemeDescriptor",
     "SecureSketch",
     "SymbolSpace",

@@ -40,9 +40,9 @@ import numpy as np
 
 from sketchauth.errors import DecodeError, SampleError
 from sketchauth.sketches.angular import MAX_DIMENSION, AngularSketch, Codeword
-from sketchauth.sketches.base import EntropyReport, SchemeDescriptor
+from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
-from sketchauth.sketches.polar import PolarCode, correlation, decode_batch
+from sketchauth.sketches.polar import PolarCode, correlation, decode_batch, polar_transform
 
 __all__ = ["MAX_LIST_SIZE", "MIN_POLAR_DIMENSION", "PolarAngularSketch"]
 
@@ -82,9 +82,14 @@ PARAMETERS = ParameterSpec.of(
 
 
 def _default_sweep(params: Mapping[str, Any]) -> list[int]:
-    """Information bits from tolerant (few) to strict; below the dimension."""
+    """Information bits from tolerant (few) to strict; below the dimension (a few small ones in
+    the smallest dimensions, which no larger setting fits).
+
+    >>> _default_sweep({"dimension": 512}), _default_sweep({"dimension": 16}), _default_sweep({"dimension": 8})
+    ([16, 32, 48, 64, 80, 96, 128], [2, 4, 8], [2, 4])
+    """
     n = int(params.get("dimension", 512))
-    return [b for b in (16, 32, 48, 64, 80, 96, 128) if b < n]
+    return [b for b in (16, 32, 48, 64, 80, 96, 128) if b < n] or [b for b in (2, 4, 8) if b < n]
 
 
 _EXAMPLE_T = [((-1) ** i) * (1.0 + (i % 5) / 4.0) for i in range(16)]
@@ -181,6 +186,32 @@ class PolarAngularSketch(AngularSketch):
             },
         )
 
+    # -- symbols (for mixing): row-sign flips by a codeword ---------------------------------------------
+    def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
+        """The information bits of the row-sign vector: ``bits`` symbols of one bit.
+
+        Flipping the rows of ``R`` where a binary word ``d`` is 1 maps ``R t = c`` (coded bits ``x``)
+        to the vector of coded bits ``x ⊕ d``, a codeword iff ``d`` is one — unlike the sparse code,
+        whose codewords any row-sign flip permutes. So a pad moves the row signs by codewords only:
+        with ``s`` the row-sign vector (1: the row's first non-zero entry is negative) and
+        ``u = polar_transform(s)`` (``s`` padded with zeros to ``N``), the symbols are ``u`` at the
+        information indices; replacing them by ``v`` flips the rows where ``encode(u_info ⊕ v)`` is 1
+        and leaves ``u`` at the frozen indices as it was. Every key, right or wrong, then gives a helper
+        that takes the template onto a codeword at the same angle: a genuine sample does not tell the
+        right key from a wrong one (a flip of arbitrary rows would: its image is no codeword).
+        """
+        signs, _ = super().symbols(payload)
+        x = np.zeros(self.code.N, dtype=np.uint8)
+        x[: self.dimension] = signs
+        return polar_transform(x)[self.code.info].astype(np.uint64), SymbolSpace("xor", bits=1)
+
+    def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
+        current, _ = self.symbols(payload)
+        change = (current ^ np.asarray(symbols, dtype=np.uint64)).astype(np.uint8)
+        flip = np.where(self.code.encode(change) == 1, -1, 1).astype(np.int16)
+        r = np.frombuffer(payload, dtype=">i2").reshape(self.dimension, self.dimension)
+        return (r * flip[:, None]).astype(">i2").tobytes()
+
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
-        """Row-sign pads act on every coordinate of a dense codeword; the codeword holds ``bits`` bits."""
+        """A pad acts on the row signs through the code's ``2^bits`` codewords (:meth:`symbols`)."""
         return float(self.bits)

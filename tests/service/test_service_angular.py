@@ -1,6 +1,6 @@
-"""The angular sketch over HTTP: a 512-D float embedding enrols and verifies, with a PIN too;
-NaN-free JSON numbers of any dimension within the limits; the zero vector and a wrong length
-are refused clearly at enrolment."""
+"""The angular sketch over HTTP: a 512-D float embedding enrols and verifies, with a PIN too (and a
+64-D one on the polar code, "angular-polar"); NaN-free JSON numbers of any dimension within the
+limits; the zero vector and a wrong length are refused clearly at enrolment."""
 
 from __future__ import annotations
 
@@ -61,4 +61,32 @@ def test_the_published_schema_bounds_the_dimension() -> None:
     schema = SCHEME_SPECS["angular"].params_schema()["properties"]
     assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
     assert {o["type"] for o in schema["min_cos"]["anyOf"]} == {"number", "integer"}
+    assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])
+
+
+def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_without_a_pin(client: TestClient) -> None:
+    rng = np.random.default_rng(2)
+    t = _unit(rng, 64)
+    captures = [(t + 0.01 * rng.normal(size=64)).tolist() for _ in range(2)]
+    close = (t + 0.01 * rng.normal(size=64)).tolist()  # cos ~ 0.997: every rotated sign kept
+    params = {"dimension": 64, "bits": 16}
+    for pin in (None, "2468-1357"):
+        body: dict[str, Any] = {"scheme": "angular-polar", "params": params, "samples": captures}
+        extra = {} if pin is None else {"pin": pin}
+        user, r = _enrol(client, {**body, **extra})
+        assert r.status_code == 201, r.text
+        assert _verify(client, user, close, **extra)
+        assert not _verify(client, user, (-t).tolist(), **extra)
+        assert not _verify(client, user, _unit(rng, 64).tolist(), **extra)
+        if pin is not None:
+            assert not _verify(client, user, close, pin="0000-0000")
+    _, r = _enrol(client, {"scheme": "angular-polar", "params": {"dimension": 64, "bits": 64}, "samples": captures})
+    assert r.status_code == 422, r.text  # bits < dimension
+    assert "bits" in r.text
+
+
+def test_the_published_schema_bounds_the_polar_parameters() -> None:
+    schema = SCHEME_SPECS["angular-polar"].params_schema()["properties"]
+    assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
+    assert (schema["list_size"]["minimum"], schema["list_size"]["maximum"]) == (1, 32)
     assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])

@@ -22,6 +22,7 @@ from sketchauth.evaluate.error_rates import evaluate_adapter
 from sketchauth.evaluate.report import EvaluationTarget
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -48,6 +49,7 @@ INSTANCES: dict[str, SecureSketch] = {
     "weighted-vault": WeightedFuzzyVault(p=50, q=4, g=9, t=3),
     "chaff-point": ChaffPointSketch(universe=30, min_distance=3, points=2),
     "angular": AngularSketch(dimension=32, alpha=4, min_cos=0.25),
+    "angular-polar": PolarAngularSketch(dimension=32, bits=8, list_size=4, min_cos=0.25),
     "mixed": _cascade(),
 }
 NAMES = sorted(SCHEMES)

@@ -17,6 +17,7 @@ import pytest
 
 from sketchauth.mixing import Cascade, Concatenate, ExactKey, FuzzySecret
 from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -36,6 +37,7 @@ REAL = IntervalSketch(n=256, v=8, features=3, step=0.5)
 #: The angular sketch's secret is the codeword check_secret draws for a template (a raw template
 #: is a new draw each time), so its case starts from that checked secret.
 ANGULAR = AngularSketch(dimension=8, alpha=2)
+POLAR = PolarAngularSketch(dimension=16, bits=4, list_size=4)
 SIGNED = IntervalSketch.for_range(-4.0, 4.0, step=0.05, v=6, features=3)
 CASES: list[tuple[str, SecureSketch, Any]] = [
     ("interval", IntervalSketch(n=100, v=3, features=4), [10, 20, 30, 40]),
@@ -54,6 +56,7 @@ CASES: list[tuple[str, SecureSketch, Any]] = [
     ("weighted-vault", WeightedFuzzyVault(p=50, q=4, g=9, t=3), ([3, 17, 40], [3, 3, 3])),
     ("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12]),
     ("angular", ANGULAR, ANGULAR.check_secret([1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0])),
+    ("angular-polar", POLAR, POLAR.check_secret([float((-1) ** i * (i + 1)) for i in range(16)])),
     ("mixed-cascade", _quiet(lambda: Cascade(REAL, pin=ExactKey("test"))), [[1.25, 2.5, 3.75], "2468"]),
     (
         "mixed-concatenate",

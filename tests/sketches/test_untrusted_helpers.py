@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from sketchauth.errors import DecodeError, MixingWarning, SampleError, SketchFormatError
 from sketchauth.mixing import Cascade, Concatenate, ExactKey, FuzzySecret, MixRandomness, toeplitz_extract
 from sketchauth.sketches.angular import AngularSketch
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SCHEMES, SecureSketch, load_sketch
 from sketchauth.sketches.chaff import ChaffPointSketch
@@ -120,6 +121,8 @@ def _quiet(build: Callable[[], SecureSketch]) -> SecureSketch:
 PIN = ExactKey("test")
 ANGULAR = AngularSketch(dimension=8, alpha=2)
 ANGULAR_T = [1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0]
+POLAR = PolarAngularSketch(dimension=16, bits=4, list_size=4, min_cos=0.25)
+POLAR_T = [float((-1) ** i * (1 + i % 5)) for i in range(16)]
 CASES = [
     Case("interval", IntervalSketch(n=100, v=3, features=4), [10, 20, 30, 40], [11, 19, 30, 42]),
     Case(
@@ -152,6 +155,12 @@ CASES = [
     Case("chaff-point", ChaffPointSketch(universe=30, min_distance=3, points=2), [4, 12], [5, 12]),
     # The enrolment secret is the codeword check_secret draws: the case keeps the checked one.
     Case("angular", ANGULAR, ANGULAR.check_secret(ANGULAR_T), [1.1, -2.0, 0.4, 0.1, 3.0, -1.0, 0.25, 2.0]),
+    Case(
+        "angular-polar",
+        POLAR,
+        POLAR.check_secret(POLAR_T),
+        [x + (0.2 if i % 4 == 0 else 0.0) for i, x in enumerate(POLAR_T)],
+    ),
     Case(
         "mixed-concatenate",
         _quiet(lambda: Concatenate(IntervalSketch(n=100, v=3, features=2), CodeOffsetSketch(n=8, t=1))),
