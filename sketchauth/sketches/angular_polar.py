@@ -10,7 +10,7 @@ hold ``2^64`` codewords decodable at much wider angles (the channel capacity of 
 signal-to-noise ratio ``cos²/(1 − cos²)`` reaches 64 bits at cosines 0.71 / 0.54 / 0.40). This
 family uses the codewords ``(1 − 2x)/√n`` of a binary polar code of length ``n`` with ``bits``
 information bits, decoded with a list of ``list_size`` paths (:mod:`sketchauth.sketches.polar`):
-half the probes decode at cosines 0.73 / 0.58 / 0.43 (64 bits, list 8; ``benchmarks/bench_angular.py``).
+half the probes decode at cosines 0.73 / 0.57 / 0.42 (64 bits, list 8; ``docs/schemes/angular.md``).
 
 **Decoding condition, exactly.** ``y = R̂ p̂`` (integers, exact in float64); the decoded codeword
 is the list decoder's choice on ``y`` (:func:`~sketchauth.sketches.polar.decode_batch`, integer
