@@ -45,12 +45,13 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.bench_angular import fnmr_at_fmr
 from benchmarks.deep_embeddings import available, identity_split, load, rows_of
 from benchmarks.timing import median_ms, provenance, write_result
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import angular_scores, decide_angular, decide_angular_polar
+from sketchauth.evaluate.deciders import angular_scores, decide_angular, decide_angular_polar, polar_accepts
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.evaluate.unlinkability import linkability
@@ -59,7 +60,6 @@ from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, wrap
 from sketchauth.sketches.angular import AngularSketch, probe_matrix
 from sketchauth.sketches.angular_polar import PolarAngularSketch
-from sketchauth.sketches.polar import decode_batch
 
 RESULT = Path(__file__).resolve().parent / "results" / "bench_angular_pipeline.json"
 TARGETS = (1e-3, 1e-4)
@@ -88,18 +88,6 @@ def decide(sketch: AngularSketch, enrolled: Enrolled, probes: np.ndarray, e: np.
     fn = decide_angular_polar if isinstance(sketch, PolarAngularSketch) else decide_angular
     accepted, _ = fn(sketch, enrolled, probes, e, q)  # type: ignore[arg-type]
     return accepted
-
-
-def fnmr_at_fmr(genuine: np.ndarray, impostor: np.ndarray, fmr: float) -> float:
-    """Cosine FNMR at the threshold whose realised FMR is ``fmr`` (linear on the DET between steps)."""
-    ordered = np.sort(impostor)[::-1]
-    k = fmr * ordered.size
-    lo, hi = math.floor(k), math.ceil(k)
-    if hi >= ordered.size:
-        return float(np.mean(genuine < ordered[-1]))
-    a = float(np.mean(genuine < np.nextafter(ordered[lo], 2.0)))
-    b = float(np.mean(genuine < np.nextafter(ordered[hi], 2.0)))
-    return a if hi == lo else a + (b - a) * (k - lo)
 
 
 def run_set(name: str, k: int) -> dict[str, Any]:
@@ -276,12 +264,8 @@ def _offline_hits(sketch: AngularSketch, helpers: list[bytes], secrets: list[Any
     for i, (helper, secret) in enumerate(zip(helpers, secrets, strict=True)):
         matrix = sketch.matrix(helper)
         if isinstance(sketch, PolarAngularSketch):
-            y = quantised @ matrix.T
-            coded = np.concatenate(
-                [decode_batch(y[a : a + 512], sketch.code, sketch.list_size) for a in range(0, len(y), 512)]
-            )
-            word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
-            out[i] = np.all(word == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
+            unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size)
+            out[i] = polar_accepts(unchecked, matrix, secret, quantised)
         else:
             out[i] = angular_scores(AngularSketch(sketch.dimension, sketch.alpha), matrix, secret, quantised) > 0
     return out & ~refused[None, :]

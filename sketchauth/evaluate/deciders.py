@@ -107,6 +107,7 @@ __all__ = [
     "decide_interval",
     "decide_interval_exact",
     "decide_pinsketch",
+    "polar_accepts",
     "prepare_decider",
     "register_asymmetric_rule",
     "register_tile_decider",
@@ -575,10 +576,16 @@ def angular_scores(sketch: AngularSketch, matrix: np.ndarray, codeword: Any, pro
     return margin
 
 
-def decide_angular(
-    sketch: AngularSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+def _decide_rotated(
+    sketch: AngularSketch,
+    enrolled: Enrolled,
+    probes: Any,
+    enrolled_index: np.ndarray,
+    probe_index: np.ndarray,
+    rule: Callable[[np.ndarray, Any, np.ndarray], np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Angular sketch: the exact margin rule (module docstring), one matrix product per identity."""
+    """The angular families' pair decider: probes quantised once, then per enrolled identity its
+    helper's ``R̂`` and ``rule(R̂, secret, quantised probes) → accepted`` on that identity's pairs."""
     if len(enrolled_index) == 0:
         return _empty()
     used_q, local_q = np.unique(probe_index, return_inverse=True)
@@ -587,15 +594,45 @@ def decide_angular(
     accepted = np.zeros(enrolled_index.size, dtype=bool)
     for e in np.unique(enrolled_index).tolist():
         pairs = np.flatnonzero(enrolled_index == e)
-        matrix = sketch.matrix(enrolled.helpers[e])
-        margin = angular_scores(sketch, matrix, enrolled.secrets[e], quantised[local_q[pairs]])
-        accepted[pairs] = margin > 0
+        accepted[pairs] = rule(sketch.matrix(enrolled.helpers[e]), enrolled.secrets[e], quantised[local_q[pairs]])
     malformed = refused[local_q]
     return accepted & ~malformed, malformed
 
 
+def decide_angular(
+    sketch: AngularSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Angular sketch: the exact margin rule (module docstring), one matrix product per identity."""
+
+    def rule(matrix: np.ndarray, secret: Any, quantised: np.ndarray) -> np.ndarray:
+        return angular_scores(sketch, matrix, secret, quantised) > 0
+
+    return _decide_rotated(sketch, enrolled, probes, enrolled_index, probe_index, rule)
+
+
 #: Probes per call of the polar list decoder in :func:`decide_angular_polar`.
 POLAR_CHUNK = 512
+
+
+def polar_accepts(sketch: PolarAngularSketch, matrix: np.ndarray, secret: Any, quantised: np.ndarray) -> np.ndarray:
+    """Which quantised probes the polar sketch accepts under ``R̂`` (its list decoder on the batch,
+    then the exact angle check)."""
+    y = quantised @ matrix.T  # exact: integers below 2^53
+    # The list decoder's working set is chunk × list × n floats: bounded chunks keep it small.
+    coded = np.concatenate(
+        [decode_batch(y[s : s + POLAR_CHUNK], sketch.code, sketch.list_size) for s in range(0, len(y), POLAR_CHUNK)]
+    )
+    word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
+    same = np.all(word == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
+    if sketch.min_cos > 0:
+        total = correlation(coded, y)
+        lhs = total * total
+        rhs = sketch.min_cos**2 * sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", quantised, quantised)
+        angle_ok = (total > 0) & (lhs >= rhs)
+        for k in np.flatnonzero(same & (total > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)).tolist():
+            angle_ok[k] = sketch.angle_accepts(float(total[k]), quantised[k])
+        same &= angle_ok
+    return same
 
 
 def decide_angular_polar(
@@ -603,34 +640,11 @@ def decide_angular_polar(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Angular sketch on a polar code: the sketch's own list decoder on a batch (it *is* the decoder:
     :func:`~sketchauth.sketches.polar.decode_batch`), then the exact angle check, per identity."""
-    if len(enrolled_index) == 0:
-        return _empty()
-    used_q, local_q = np.unique(probe_index, return_inverse=True)
-    rows = probes[used_q] if isinstance(probes, np.ndarray) else [probes[i] for i in used_q.tolist()]
-    quantised, refused = probe_matrix(rows, sketch.dimension)
-    accepted = np.zeros(enrolled_index.size, dtype=bool)
-    for e in np.unique(enrolled_index).tolist():
-        pairs = np.flatnonzero(enrolled_index == e)
-        matrix = sketch.matrix(enrolled.helpers[e])
-        p = quantised[local_q[pairs]]
-        y = p @ matrix.T  # exact: integers below 2^53
-        # The list decoder's working set is chunk × list × n floats: bounded chunks keep it small.
-        coded = np.concatenate(
-            [decode_batch(y[s : s + POLAR_CHUNK], sketch.code, sketch.list_size) for s in range(0, len(y), POLAR_CHUNK)]
-        )
-        word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
-        same = np.all(word == np.asarray(enrolled.secrets[e], dtype=np.int8)[None, :], axis=1)
-        if sketch.min_cos > 0:
-            total = correlation(coded, y)
-            lhs = total * total
-            rhs = sketch.min_cos**2 * sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", p, p)
-            angle_ok = (total > 0) & (lhs >= rhs)
-            for k in np.flatnonzero(same & (total > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)).tolist():
-                angle_ok[k] = sketch.angle_accepts(float(total[k]), p[k])
-            same &= angle_ok
-        accepted[pairs] = same
-    malformed = refused[local_q]
-    return accepted & ~malformed, malformed
+
+    def rule(matrix: np.ndarray, secret: Any, quantised: np.ndarray) -> np.ndarray:
+        return polar_accepts(sketch, matrix, secret, quantised)
+
+    return _decide_rotated(sketch, enrolled, probes, enrolled_index, probe_index, rule)
 
 
 def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
