@@ -51,7 +51,7 @@ from benchmarks.timing import median_ms, provenance, write_result
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import angular_scores, decide_angular, decide_angular_polar, polar_accepts
+from sketchauth.evaluate.deciders import angular_scores, decide_exact, polar_accepts
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.evaluate.unlinkability import linkability
@@ -85,8 +85,7 @@ def protocol(labels: np.ndarray, people: np.ndarray, k: int) -> tuple[list[np.nd
 
 
 def decide(sketch: AngularSketch, enrolled: Enrolled, probes: np.ndarray, e: np.ndarray, q: np.ndarray) -> np.ndarray:
-    fn = decide_angular_polar if isinstance(sketch, PolarAngularSketch) else decide_angular
-    accepted, _ = fn(sketch, enrolled, probes, e, q)  # type: ignore[arg-type]
+    accepted, _ = decide_exact(sketch, enrolled, probes, e, q)
     return accepted
 
 

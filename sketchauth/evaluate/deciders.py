@@ -84,7 +84,7 @@ from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from sketchauth.sketches.polar import correlation, decode_batch
+from sketchauth.sketches.polar import correlation, decode_batch, signs
 
 __all__ = [
     "ASYMMETRIC_RULES",
@@ -622,8 +622,7 @@ def polar_accepts(sketch: PolarAngularSketch, matrix: np.ndarray, secret: Any, q
     coded = np.concatenate(
         [decode_batch(y[s : s + POLAR_CHUNK], sketch.code, sketch.list_size) for s in range(0, len(y), POLAR_CHUNK)]
     )
-    word = (1 - 2 * coded.astype(np.int8)).astype(np.int8)
-    same = np.all(word == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
+    same = np.all(signs(coded) == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
     if sketch.min_cos > 0:
         total = correlation(coded, y)
         lhs = total * total

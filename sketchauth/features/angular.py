@@ -31,20 +31,20 @@ from __future__ import annotations
 import hmac
 import math
 import numbers
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import decide_angular, decide_angular_polar
+from sketchauth.evaluate.deciders import decide_exact
 from sketchauth.evaluate.trials import Enrolled, ProjectedTrials, projected_trials
 from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
 from sketchauth.features.calibration import Decider, calibrate
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits
+from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits, haar_orthogonal
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
 from sketchauth.sketches.base import EntropyReport
 
@@ -408,34 +408,22 @@ def angular_decider(
 
 def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:
     """A codeword drawn from ``rng`` and bound to ``template`` (simulated enrolment)."""
-    n = sketch.dimension
-    if isinstance(sketch, PolarAngularSketch):
-        info = rng.integers(0, 2, sketch.bits).astype(np.uint8)
-        word = (1 - 2 * sketch.code.encode(info).astype(np.int8)).astype(np.int8)
-    else:
-        word = np.zeros(n, dtype=np.int8)
-        word[rng.choice(n, sketch.alpha, replace=False)] = rng.choice(np.array([-1, 1], dtype=np.int8), sketch.alpha)
-    secret = word.view(Codeword)
+    secret = sketch.random_codeword(rng).view(Codeword)
     secret.template = template / np.linalg.norm(template)
     return secret
 
 
 def _seeded_randomness(secret: Codeword, n: int, rng: np.random.Generator) -> AngularRandomness:
-    """The encoder's randomness from ``rng``: the codeword and a Haar ``U ∈ O(n − 1)`` (QR, signs fixed)."""
-    q, r = np.linalg.qr(rng.normal(size=(n - 1, n - 1)))
-    signs = np.sign(np.diag(r))
-    signs[signs == 0] = 1.0
-    return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), q * signs[None, :])
+    """The encoder's randomness from ``rng``: the codeword and a Haar ``U ∈ O(n − 1)``."""
+    return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), haar_orthogonal(n - 1, rng))
 
 
 def _decodes(sketch: AngularSketch, helper: bytes, secret: Any, probes: np.ndarray) -> np.ndarray:
     """Which probes the scheme's exact decider decodes to ``secret`` under ``helper`` (``min_cos`` 0)."""
     enrolled = Enrolled((helper,), (sketch.secret_bytes(secret),), (secret,))
-    index = np.zeros(probes.shape[0], dtype=np.int64)
-    if isinstance(sketch, PolarAngularSketch):
-        accepted, _ = decide_angular_polar(sketch, enrolled, probes, index, np.arange(probes.shape[0]))
-    else:
-        accepted, _ = decide_angular(sketch, enrolled, probes, index, np.arange(probes.shape[0]))
+    pairs = np.arange(probes.shape[0])
+    rows = cast("Sequence[Any]", probes)  # the deciders take any indexable rows; an array is one
+    accepted, _ = decide_exact(sketch, enrolled, rows, np.zeros_like(pairs), pairs)
     return accepted
 
 

@@ -322,12 +322,16 @@ def _gaussian_matrix(rows: int, cols: int) -> np.ndarray:
     return normals[:count].reshape(rows, cols)
 
 
-def haar_orthogonal(size: int) -> np.ndarray:
+def haar_orthogonal(size: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """A Haar-distributed matrix of ``O(size)``: QR of an :func:`os.urandom` Gaussian matrix, signs fixed
-    (Mezzadri, "How to generate random matrices from the classical compact groups", 2007, §5)."""
+    (Mezzadri, "How to generate random matrices from the classical compact groups", 2007, §5).
+
+    ``rng``: a seeded generator instead, for simulations only (never for a stored helper).
+    """
     if size == 0:
         return np.zeros((0, 0))
-    q, r = np.linalg.qr(_gaussian_matrix(size, size))
+    gaussian = _gaussian_matrix(size, size) if rng is None else rng.normal(size=(size, size))
+    q, r = np.linalg.qr(gaussian)
     signs = np.sign(np.diag(r))
     signs[signs == 0] = 1.0
     return q * signs[None, :]
@@ -412,13 +416,20 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         if isinstance(secret, Codeword):
             raise SampleError("a decoded codeword cannot be enrolled again: enrol from the embedding")
         t = _direction(secret, self.dimension, "secret")
-        word = self._random_codeword().view(Codeword)
+        word = self.random_codeword().view(Codeword)
         word.template = t / np.linalg.norm(t)
         return word
 
-    def _random_codeword(self) -> np.ndarray:
-        support = _secrets.SystemRandom().sample(range(self.dimension), self.alpha)
+    def random_codeword(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """A uniform codeword (``int8`` signed support) from :mod:`secrets`, or from a seeded ``rng``
+        in simulations (never for a stored helper)."""
         word = np.zeros(self.dimension, dtype=np.int8)
+        if rng is not None:
+            word[rng.choice(self.dimension, self.alpha, replace=False)] = rng.choice(
+                np.array([-1, 1], dtype=np.int8), self.alpha
+            )
+            return word
+        support = _secrets.SystemRandom().sample(range(self.dimension), self.alpha)
         word[support] = [1 if _secrets.randbits(1) else -1 for _ in support]
         return word
 

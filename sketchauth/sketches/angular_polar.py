@@ -42,7 +42,7 @@ from sketchauth.errors import DecodeError, SampleError
 from sketchauth.sketches.angular import MAX_DIMENSION, AngularSketch, Codeword
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
-from sketchauth.sketches.polar import PolarCode, correlation, decode_batch, polar_transform
+from sketchauth.sketches.polar import PolarCode, correlation, decode_batch, polar_transform, signs
 
 __all__ = ["MAX_LIST_SIZE", "MIN_POLAR_DIMENSION", "PolarAngularSketch"]
 
@@ -133,9 +133,13 @@ class PolarAngularSketch(AngularSketch):
         return out
 
     # -- codewords: ±1 vectors (int8) of the polar code ---------------------------------------------
-    def _random_codeword(self) -> np.ndarray:
-        info = np.array([_secrets.randbits(1) for _ in range(self.bits)], dtype=np.uint8)
-        return (1 - 2 * self.code.encode(info).astype(np.int8)).astype(np.int8)
+    def random_codeword(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """A uniform codeword (``int8`` ±1) from :mod:`secrets`, or from a seeded ``rng`` in simulations."""
+        if rng is not None:
+            info = rng.integers(0, 2, self.bits).astype(np.uint8)
+        else:
+            info = np.array([_secrets.randbits(1) for _ in range(self.bits)], dtype=np.uint8)
+        return signs(self.code.encode(info))
 
     def _check_codeword(self, word: np.ndarray) -> np.ndarray:
         arr = np.asarray(word)
@@ -155,7 +159,7 @@ class PolarAngularSketch(AngularSketch):
         total = float(correlation(coded, y[None, :])[0])
         if self.min_cos > 0 and not (total > 0 and self.angle_accepts(total, p)):
             raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.min_cos})")
-        return (1 - 2 * coded[0].astype(np.int8)).astype(np.int8).view(Codeword)
+        return signs(coded[0]).view(Codeword)
 
     # -- accounting ----------------------------------------------------------------------------------
     def report(self) -> EntropyReport:

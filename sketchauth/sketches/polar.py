@@ -31,7 +31,7 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.sketches._backend import native_or_none
 
-__all__ = ["LLR_BITS", "PolarCode", "correlation", "decode_batch", "decoder_inputs", "polar_transform"]
+__all__ = ["LLR_BITS", "PolarCode", "correlation", "decode_batch", "decoder_inputs", "polar_transform", "signs"]
 
 #: Magnitude bits of the decoder's input values (known bits get one bit more).
 LLR_BITS = 28
@@ -238,6 +238,15 @@ def _decode_numpy(llr: np.ndarray, code: PolarCode, list_size: int) -> np.ndarra
     beta, _, metric = _node(llr[:, None, :], code.frozen, metric, list_size)
     best = np.argmin(metric, axis=1)  # ties: the first (lowest index) path
     return np.ascontiguousarray(beta[np.arange(beta.shape[0]), best, : code.n])
+
+
+def signs(coded: np.ndarray) -> np.ndarray:
+    """Coded bits as the codeword's signs ``1 − 2x`` (``int8`` ±1), along the last axis.
+
+    >>> signs(np.array([0, 1, 1], dtype=np.uint8)).tolist()
+    [1, -1, -1]
+    """
+    return (1 - 2 * np.asarray(coded, dtype=np.int8)).astype(np.int8)
 
 
 def correlation(words: np.ndarray, y: np.ndarray) -> np.ndarray:
