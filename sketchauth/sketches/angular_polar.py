@@ -5,12 +5,12 @@ al., CVPR 2021, §3–4): a Haar-random orthogonal ``R`` with ``R t = c`` for th
 ``t`` and a uniformly drawn codeword ``c``, stored as ``int16`` fixed point. Only the code
 differs. IronMask's ``α``-sparse code reads the codeword off the ``α`` largest rotated
 coordinates; for 64 bits it needs ``α = 12`` in 128 dimensions, ``10`` in 256, ``8`` in 512, and
-then decodes half the probes only at cosines 0.83 / 0.68 / 0.50 to the template. The sphere can
+then decodes half the probes only at cosines 0.825 / 0.675 / 0.525 to the template. The sphere can
 hold ``2^64`` codewords decodable at much wider angles (the channel capacity of ``n`` uses at
 signal-to-noise ratio ``cos²/(1 − cos²)`` reaches 64 bits at cosines 0.71 / 0.54 / 0.40). This
 family uses the codewords ``(1 − 2x)/√n`` of a binary polar code of length ``n`` with ``bits``
 information bits, decoded with a list of ``list_size`` paths (:mod:`sketchauth.sketches.polar`):
-half the probes decode at cosines 0.73 / 0.57 / 0.42 (64 bits, list 8; ``docs/schemes/angular.md``).
+half the probes decode at cosines 0.725 / 0.575 / 0.425 (64 bits, list 8; ``benchmarks/bench_spherical_codes.py``).
 
 **Decoding condition, exactly.** ``y = R̂ p̂`` (integers, exact in float64); the decoded codeword
 is the list decoder's choice on ``y`` (:func:`~sketchauth.sketches.polar.decode_batch`, integer
