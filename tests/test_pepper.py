@@ -109,11 +109,16 @@ def test_human_phrases_and_patterns_are_refused_whatever_their_length(text):
 def test_machine_drawn_peppers_are_accepted_and_credited_by_their_alphabet():
     import secrets
 
+    # 256 bits drawn, credited far above the 128-bit bound. Not "≥ 200": a random token now and then
+    # holds a run zxcvbn prices as a word or a date (a hex token once got 196.6 on CI; the lowest of
+    # 5,000 draws of each kind measured 207 for hex and 219 for base64url).
     for _ in range(20):
         token = secrets.token_urlsafe(32)
-        assert pepper_text_bits(token) >= 200  # 256 bits drawn: never near the bound
+        assert pepper_text_bits(token) >= 160
         assert Pepper.from_text(" " + token + "\n") == Pepper.from_text(token)
-        assert pepper_text_bits(secrets.token_hex(32)) >= 200
+        hex_token = secrets.token_hex(32)
+        assert pepper_text_bits(hex_token) >= 160
+        assert Pepper.from_text(hex_token).id
     # Retiring peppers (a rotation's old ones) are checked by length only.
     assert Pepper.from_text("deployment-A-pepper-0123456789", judge=False).id
 
