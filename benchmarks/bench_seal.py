@@ -108,8 +108,9 @@ def _sizes(old: Any) -> list[dict[str, Any]]:
 
 def _codec() -> dict[str, Any]:
     """The service's whole-record seal on an interval enrolment (what a verification opens)."""
-    from service.store.base import NewEnrolment
-    from service.store.records import Content, RecordCodec
+    from sketchauth_service.store.base import NewEnrolment
+    from sketchauth_service.store.records import Content, RecordCodec
+
     from sketchauth.enrolment import enrol, hasher
     from sketchauth.sketches.interval import IntervalSketch
 

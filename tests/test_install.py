@@ -67,13 +67,13 @@ def test_no_source_file_imports_a_test_only_package() -> None:
 # (and once through a PIN cascade), in a fresh interpreter; prints the test-only modules loaded.
 _RUN_EVERYTHING = r"""
 import importlib, pkgutil, sys, warnings
-import sketchauth, service
+import sketchauth, sketchauth_service
 
-for package in (sketchauth, service):
+for package in (sketchauth, sketchauth_service):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)
-import service.app
+import sketchauth_service.app
 
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.mixing import Cascade, ExactKey

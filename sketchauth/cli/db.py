@@ -1,6 +1,6 @@
 """``sketchauth db``: the service database's schema status, migration, backup and restore.
 
-Argument parsing only; the work is in :mod:`service.dbadmin` (the ``service`` extra, plus
+Argument parsing only; the work is in :mod:`sketchauth_service.dbadmin` (the ``service`` extra, plus
 ``postgres`` and PostgreSQL's client tools ``pg_dump``/``pg_restore`` for a PostgreSQL
 database). The database is the service's: ``--db`` or ``$SKETCHAUTH_DATABASE_URL``, and on
 PostgreSQL the schema ``--schema`` or ``$SKETCHAUTH_SCHEMA``.
@@ -34,7 +34,7 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.status(url, schema=schema)
@@ -43,7 +43,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     before, after = dbadmin.migrate(url, schema=schema)
@@ -55,7 +55,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _backup(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.backup(url, args.out, schema=schema, force=args.force)
@@ -64,7 +64,7 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.restore(url, args.backup, schema=schema, force=args.force)

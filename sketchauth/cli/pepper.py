@@ -1,4 +1,4 @@
-"""``sketchauth pepper``: see and rotate the service's pepper (argparse here; the work in :mod:`service.pepper`).
+"""``sketchauth pepper``: see and rotate the service's pepper (argparse; the work in :mod:`sketchauth_service.pepper`).
 
 Peppers are secrets: they are **never** taken from the command line (argv is visible to every
 local user in ``ps`` and lands in shell histories). Each is read from an environment variable
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
 
 if TYPE_CHECKING:
-    from service.store import Store
+    from sketchauth_service.store import Store
+
     from sketchauth.pepper import Pepper
 
 __all__ = ["add"]
@@ -37,9 +38,9 @@ def _database_url(args: argparse.Namespace) -> str:
 def _open(args: argparse.Namespace, new: Pepper | None = None, old: Sequence[Pepper] = ()) -> Store:
     """The store, migrated, reading and writing through the deployment's codec (its id, ledger and key bound)."""
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperRing, peppered
-    from service.settings import Settings
-    from service.store import open_store
+    from sketchauth_service.pepper import PepperRing, peppered
+    from sketchauth_service.settings import Settings
+    from sketchauth_service.store import open_store
 
     store = open_store(_database_url(args), postgres_schema=os.environ.get("SKETCHAUTH_SCHEMA") or "public")
     store.migrate()
@@ -54,7 +55,7 @@ def _open(args: argparse.Namespace, new: Pepper | None = None, old: Sequence[Pep
 def _texts(env: str | None, path: str | None, default_env: str, *, many: bool, flag: str) -> list[str]:
     """The pepper text(s) named by ``--*-env`` / ``--*-file`` (or ``default_env``)."""
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import read_pepper_file
+    from sketchauth_service.pepper import read_pepper_file
 
     if path:
         return [read_pepper_file(path, flag)]
@@ -67,7 +68,7 @@ def _texts(env: str | None, path: str | None, default_env: str, *, many: bool, f
 def _new_pepper(args: argparse.Namespace) -> Pepper:
     """The pepper ``--new-env``/``--new-file`` name (default ``SKETCHAUTH_PEPPER``), judged (PepperSettingsError)."""
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperSettingsError, parse_pepper
+    from sketchauth_service.pepper import PepperSettingsError, parse_pepper
 
     texts = _texts(args.new_env, args.new_file, "SKETCHAUTH_PEPPER", many=False, flag="--new-file")
     if not texts:
@@ -80,7 +81,7 @@ def _new_pepper(args: argparse.Namespace) -> Pepper:
 
 def _rotate(args: argparse.Namespace) -> int:
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperSettingsError, parse_pepper, rotate
+    from sketchauth_service.pepper import PepperSettingsError, parse_pepper, rotate
 
     try:
         new = _new_pepper(args)
@@ -111,7 +112,7 @@ def _rotate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     """Seal every record stored in clear under the pepper (``--new-env``/``--new-file``), once."""
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperSettingsError, convert
+    from sketchauth_service.pepper import PepperSettingsError, convert
 
     try:
         pepper = _new_pepper(args)
@@ -136,7 +137,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     # optional dependency: the service extra, loaded when the command runs
-    from service.pepper import PepperSettingsError, census, hash_census, parse_pepper
+    from sketchauth_service.pepper import PepperSettingsError, census, hash_census, parse_pepper
 
     peppers: list[Pepper] = []
     if args.hashes:

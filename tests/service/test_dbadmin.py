@@ -1,4 +1,4 @@
-"""``sketchauth db status|migrate|backup|restore`` on SQLite and PostgreSQL (:mod:`service.dbadmin`).
+"""``sketchauth db status|migrate|backup|restore`` on SQLite and PostgreSQL (:mod:`sketchauth_service.dbadmin`).
 
 The round trip a disaster-recovery drill runs: enrol through the real service, back up, wipe the
 database, restore, and verify the same user again (genuine accepted, impostor refused). A schema
@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service import dbadmin
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
+from sketchauth_service.store.migrations import LATEST_VERSION
 
-from service import dbadmin
-from service.app import create_app
-from service.settings import Settings
-from service.store.migrations import LATEST_VERSION
 from sketchauth.cli import main
 
 N = 1 << 20

@@ -66,7 +66,7 @@ def test_fit_writes_calibrated_pipelines_for_raw_float_embeddings(deployed: Path
 
 
 def test_enrol_a_512_dimensional_float_vector_over_http_with_pin_and_pepper(deployed: Path, tmp_path: Path) -> None:
-    from service.app import create_app
+    from sketchauth_service.app import create_app
 
     settings = test_settings(tmp_path, pipelines_dir=str(deployed / "pipelines"), pepper=PEPPER)
     pipeline = load_pipelines(deployed / "pipelines")["interval"]

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.pepper import PepperRing, PepperSettingsError, census, rotate
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.app import create_app
-from service.pepper import PepperRing, PepperSettingsError, census, rotate
-from service.settings import Settings, SettingsError
-from service.store.records import RecordCodec
-from service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
 from sketchauth.pepper import PEPPER_NONCE_BYTES, SEAL_TAG_BYTES, Pepper
 
@@ -222,7 +222,7 @@ def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> Non
 
 def test_a_wrong_pepper_never_opens(tmp_path: Path) -> None:
     """Reading with the right id but the wrong key (simulated) is refused by the seal's tag."""
-    from service.store.records import RecordIntegrityError
+    from sketchauth_service.store.records import RecordIntegrityError
 
     settings = test_settings(tmp_path, pepper=PEPPER_A)
     with app(settings) as c:
@@ -235,7 +235,7 @@ def test_a_wrong_pepper_never_opens(tmp_path: Path) -> None:
     store = opened(settings)
     try:
         assert store.get("u0") is not None
-        from service.store.sql import _USER_COLUMNS
+        from sketchauth_service.store.sql import _USER_COLUMNS
 
         with store._read() as cur:
             row = store._run(cur, f"SELECT {_USER_COLUMNS} FROM users").fetchone()
@@ -473,7 +473,7 @@ def test_rotation_on_postgresql_interrupted_and_resumed(
 ) -> None:
     """The same on PostgreSQL (rows locked FOR UPDATE per batch, BYTEA nonces): a crash inside a
     batch rolls it back, the re-run finishes, every call works with the new pepper."""
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     def on_postgres(**changes: object) -> Settings:
         return test_settings(tmp_path, database_url=postgres_available, postgres_schema=postgres_schema, **changes)

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sql import _USER_COLUMNS
 
-from service.store.records import RecordCodec
-from service.store.sql import _USER_COLUMNS
 from sketchauth.errors import SketchAuthError
 from sketchauth.evaluate.unlinkability import attack_for_key, linkability
 from sketchauth.pepper import SEAL_TAG_BYTES, Pepper

@@ -29,12 +29,12 @@ import argon2
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, REPO, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
+from sketchauth_service.store import open_store
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sql import SqlStore
 
-from service.app import create_app
-from service.settings import Settings
-from service.store import open_store
-from service.store.records import RecordCodec
-from service.store.sql import SqlStore
 from sketchauth.enrolment import enrol as enrol_offline
 from sketchauth.enrolment import hasher, secret_message
 from sketchauth.pepper import Pepper

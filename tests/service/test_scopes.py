@@ -21,10 +21,9 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from service_testing import REPO, test_settings
-
-from service.api.deps import api_routes, route_scopes
-from service.app import create_app
-from service.credentials import SCOPES, KeySource
+from sketchauth_service.api.deps import api_routes, route_scopes
+from sketchauth_service.app import create_app
+from sketchauth_service.credentials import SCOPES, KeySource
 
 DOC = REPO / "docs" / "service" / "configuration.md"
 KEYS = {scope: f"{scope}-only-key-{'x' * 24}" for scope in sorted(SCOPES)}
@@ -170,7 +169,7 @@ def test_deleting_or_emptying_the_key_file_revokes_its_keys(tmp_path: Path, how:
 
 
 def test_a_deleted_key_file_revokes_through_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from service import credentials
+    from sketchauth_service import credentials
 
     monkeypatch.setattr(credentials, "RELOAD_CHECK_SECONDS", 0.0)
     path = tmp_path / "keys"
@@ -183,7 +182,7 @@ def test_a_deleted_key_file_revokes_through_the_api(tmp_path: Path, monkeypatch:
 
 
 def test_a_v1_route_without_a_scope_is_refused_at_build(tmp_path: Path) -> None:
-    from service.api.deps import check_every_route_is_scoped
+    from sketchauth_service.api.deps import check_every_route_is_scoped
 
     app = create_app(test_settings(tmp_path))
     check_every_route_is_scoped(app)

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 from service_testing import AUTH
-
-from service.schemes import MAX_ANGULAR_DIMENSION, SCHEME_SPECS
+from sketchauth_service.schemes import MAX_ANGULAR_DIMENSION, SCHEME_SPECS
 
 _USERS = itertools.count()
 

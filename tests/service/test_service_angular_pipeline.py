@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.pipelines import enrolment_request, verification_request
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.pipelines import enrolment_request, verification_request
-from service.settings import Settings
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features import FeatureTransform
 from sketchauth.features.angular import AngularPipeline

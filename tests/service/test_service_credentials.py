@@ -18,11 +18,17 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess, test_settings
-
-from service import credentials
-from service.app import create_app
-from service.credentials import FailureThrottle, KeyFileError, KeySource, client_bucket, key_weakness, parse_key_file
-from service.settings import Settings, SettingsError
+from sketchauth_service import credentials
+from sketchauth_service.app import create_app
+from sketchauth_service.credentials import (
+    FailureThrottle,
+    KeyFileError,
+    KeySource,
+    client_bucket,
+    key_weakness,
+    parse_key_file,
+)
+from sketchauth_service.settings import Settings, SettingsError
 
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]

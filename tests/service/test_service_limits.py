@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.settings import Settings
 from sketchauth.sketches._prime_field import is_prime
 
 #: JSON-schema keywords that state a limit, and which way "beyond" is.
@@ -523,7 +523,8 @@ def test_the_body_size_limit_is_exact(service: Service) -> None:
 def test_library_bounds_the_schema_states_hold_in_the_library() -> None:
     """The published vault maximum is the largest prime within the service's cap, and the
     published scheme bounds are the library's own constants."""
-    from service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, SCHEME_SPECS
+    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, SCHEME_SPECS
+
     from sketchauth.sketches import asymmetric, interval, pinsketch, vault
     from sketchauth.sketches._gf2m import MAX_M, MIN_M
 

@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, test_settings
-
-from service.app import create_app
-from service.schemes import available_schemes
+from sketchauth_service.app import create_app
+from sketchauth_service.schemes import available_schemes
 
 #: Machine-drawn, as a pepper must be.
 PEPPER = secrets.token_urlsafe(32)

@@ -22,9 +22,8 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from service_testing import ADMIN, ADMIN_KEY, API_KEY, AUTH, ServerProcess, test_settings
-
-from service.app import create_app
-from service.observability import LATENCY_BUCKETS, Metrics, access_log
+from sketchauth_service.app import create_app
+from sketchauth_service.observability import LATENCY_BUCKETS, Metrics, access_log
 
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -323,7 +322,7 @@ def test_serve_names_the_missing_postgres_extra(
 
     _serve_env(monkeypatch)
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the 'postgres' extra were not installed
-    monkeypatch.setitem(sys.modules, "service.store.postgres", None)
+    monkeypatch.setitem(sys.modules, "sketchauth_service.store.postgres", None)
     assert main(["serve", "--db", "postgresql://nobody@127.0.0.1:5432/test", "--port", "0"]) == 2
     assert "pip install 'sketchauth[postgres]'" in _refusal_line(capsys)["message"]
 

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import API_KEY, AUTH, REPO, ServerProcess, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.app import create_app
-from service.settings import Settings, SettingsError
-from service.store.sqlite import SQLiteStore
 from sketchauth.enrolment import Enrolment, hasher
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.features import AsymmetricIntervalPipeline, FeatureTransform, IntervalPipeline, ThermometerPipeline

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sketchauth_service.limits import RequestLimits
+from sketchauth_service.schemes import NOT_OFFERED, SCHEME_SPECS, available_schemes
 
-from service.limits import RequestLimits
-from service.schemes import NOT_OFFERED, SCHEME_SPECS, available_schemes
 from sketchauth.sketches.registry import REGISTRY, scheme_descriptor
 
 LIMITS = (RequestLimits.default(), RequestLimits(3, 10, 10_000), RequestLimits(2, 100_000, 4 << 20))
@@ -75,7 +75,8 @@ def test_spec_is_the_descriptors_view(name: str) -> None:
 
 def test_service_caps_are_below_the_librarys() -> None:
     """Where the service stores less than the library allows, the published bound says so."""
-    from service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS
+    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS
+
     from sketchauth.sketches import vault
 
     fuzzy = SCHEME_SPECS["fuzzy-vault"].params_schema()["properties"]

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import API_KEY, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError, env_name
 
-from service.app import create_app
-from service.settings import Settings, SettingsError, env_name
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
 
 #: variable -> (field, the value to set, the value read)
@@ -50,7 +50,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_HASH_THREADS": ("hash_threads", "2", 2),
     "SKETCHAUTH_PIPELINES": ("pipelines_dir", "/srv/pipelines", "/srv/pipelines"),
     "SKETCHAUTH_PIN_MIN_ENTROPY": ("pin_min_entropy", "13.29", 13.29),
-    # pepper (service.pepper)
+    # pepper (sketchauth_service.pepper)
     "SKETCHAUTH_PEPPER": ("pepper", "p" * 22, "p" * 22),
     "SKETCHAUTH_PEPPER_FILE": ("pepper_file", "/run/secrets/pepper", "/run/secrets/pepper"),
     "SKETCHAUTH_PEPPER_PREVIOUS": ("pepper_previous", "old-one, old-two", ("old-one", "old-two")),
@@ -210,7 +210,8 @@ def test_the_test_profile_is_refused_unless_allowed(
 def test_serve_refuses_the_test_profile_without_the_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from service import app as app_module
+    from sketchauth_service import app as app_module
+
     from sketchauth.cli import main
 
     started: list[Settings] = []

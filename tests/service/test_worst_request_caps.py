@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from service.app import create_app
-from service.limits import MAX_BODY_BYTES, MAX_ENROLMENT_NUMBERS, RequestLimits
-from service.schemes import (
+from sketchauth_service.app import create_app
+from sketchauth_service.limits import MAX_BODY_BYTES, MAX_ENROLMENT_NUMBERS, RequestLimits
+from sketchauth_service.schemes import (
     MAX_ANGULAR_DIMENSION,
     MAX_STORED_GAPS,
     MAX_VAULT_PRIME,
@@ -28,7 +27,13 @@ from service.schemes import (
     WEIGHTED_MIN_SAMPLE_ROOM,
     get_scheme,
 )
-from service.settings import DEFAULT_MAX_SAMPLE_LENGTH, DEFAULT_MAX_SAMPLES, MAX_SAMPLE_LENGTH_CAP, SettingsError
+from sketchauth_service.settings import (
+    DEFAULT_MAX_SAMPLE_LENGTH,
+    DEFAULT_MAX_SAMPLES,
+    MAX_SAMPLE_LENGTH_CAP,
+    SettingsError,
+)
+
 from sketchauth.errors import ParameterError
 from sketchauth.sketches.code_offset import MAX_N as CODE_OFFSET_MAX_N
 

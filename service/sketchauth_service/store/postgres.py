@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from service.store.sql import SqlStore
+from sketchauth_service.store.sql import SqlStore
 
 __all__ = ["SCHEMA_NAME", "PostgresStore", "valid_schema_name"]
 
@@ -49,7 +49,7 @@ def _pool_classes() -> tuple[Any, Any]:
 
 
 class PostgresStore(SqlStore):
-    """:class:`~service.store.base.Store` on PostgreSQL (atomic counters hold across replicas)."""
+    """:class:`~sketchauth_service.store.base.Store` on PostgreSQL (atomic counters hold across replicas)."""
 
     dialect = "postgres"
     # Read committed: a refused claim re-reads the user's row locked, hence current.
@@ -79,7 +79,7 @@ class PostgresStore(SqlStore):
         # The outcome of a claimed attempt commits without waiting for the WAL flush (about
         # 3.7 ms per commit measured on the benchmark machine, the largest cost of a request):
         # the claim before it was flushed, and a server crash can only lose the outcome whole
-        # (the count stays, as for a request that died mid-way; see service.store.sql).
+        # (the count stays, as for a request that died mid-way; see sketchauth_service.store.sql).
         with self._transaction() as cur:
             cur.execute("SET LOCAL synchronous_commit TO OFF")
             yield cur

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from service.store.base import (
+from sketchauth_service.store.base import (
     AUDIT_CLIENT,
     AlreadyEnrolled,
     Attempt,
@@ -41,11 +41,13 @@ __all__ = [
 def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 8) -> Store:
     """Open (not migrate) the store a database URL names."""
     if url.startswith("sqlite:///"):
-        from service.store.sqlite import SQLiteStore  # start-up: only the backend the URL names is loaded
+        from sketchauth_service.store.sqlite import SQLiteStore  # start-up: only the backend the URL names is loaded
 
         return SQLiteStore.from_url(url)
     if url.startswith(("postgresql://", "postgres://")):
-        from service.store.postgres import PostgresStore  # start-up: only the backend the URL names is loaded
+        from sketchauth_service.store.postgres import (
+            PostgresStore,  # start-up: only the backend the URL names is loaded
+        )
 
         return PostgresStore(url, schema=postgres_schema, max_size=pool_size)
     raise ValueError(f"unsupported database URL scheme in {url.split(':', 1)[0]!r}")

@@ -1,7 +1,7 @@
 """Request models of one running service, built from its limits, schemes and pipelines.
 
 The enrolment body is a union discriminated by ``scheme``: one model per offered scheme, whose
-``params`` is that scheme's parameter model (:mod:`service.schemes`) and whose ``samples`` take
+``params`` is that scheme's parameter model (:mod:`sketchauth_service.schemes`) and whose ``samples`` take
 the scheme's sample kind and count, plus one model per configured feature pipeline
 (``"scheme": "pipeline:<name>"``), whose samples are raw embeddings of exactly the pipeline's
 input dimension, whose ``params`` must stay empty, and which has a ``pin`` only when the
@@ -17,7 +17,7 @@ as ``sample`` (:func:`second_sample`).
 
 The same models validate the requests and generate the OpenAPI schema, so every bound a client
 reads there (samples per enrolment, numbers per sample, parameter ranges, PIN length) is the
-one enforced, from the one :class:`~service.limits.RequestLimits` value.
+one enforced, from the one :class:`~sketchauth_service.limits.RequestLimits` value.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from pydantic import (
     create_model,
 )
 
-from service.jsontypes import integral
-from service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
-from service.pipelines import PIPELINE_PREFIX, min_samples
-from service.schemes import SchemeSpec
-from service.settings import SettingsError
+from sketchauth_service.jsontypes import integral
+from sketchauth_service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
+from sketchauth_service.pipelines import PIPELINE_PREFIX, min_samples
+from sketchauth_service.schemes import SchemeSpec
+from sketchauth_service.settings import SettingsError
 
 if TYPE_CHECKING:
-    from service.pipelines import LoadedPipeline
+    from sketchauth_service.pipelines import LoadedPipeline
 
 __all__ = ["Number", "Pin", "RequestModels", "build_request_models", "second_biometric", "second_sample"]
 
@@ -121,7 +121,7 @@ def _second_variant(spec: SchemeSpec, limits: RequestLimits) -> type[BaseModel]:
     """``{"scheme": "<name>", "params": ..., "samples": [...]}``: one second biometric on ``spec``.
 
     The same parameter model, sample kind, count and length as enrolling a first biometric on
-    ``spec`` (one :class:`~service.limits.RequestLimits` value bounds both).
+    ``spec`` (one :class:`~sketchauth_service.limits.RequestLimits` value bounds both).
     """
     least, most = spec.sample_count(limits)
     sample = _list_of(_item_type(spec), *spec.sample_length(limits), _SAMPLE_DESCRIPTIONS[spec.sample_kind])

@@ -3,7 +3,7 @@
 API keys are bearer tokens whose SHA-256 digests are compared with :func:`hmac.compare_digest`
 against *every* configured key's (no early exit), so the time taken does not depend on which
 key, how much of one, or how long a key, matched. Keys are named and scoped
-(:mod:`service.credentials`). Every route states the scopes it accepts with :func:`scoped`, and
+(:mod:`sketchauth_service.credentials`). Every route states the scopes it accepts with :func:`scoped`, and
 a key is let through when it holds *any one* of them (least privilege: the smallest scope that
 does the job):
 
@@ -43,15 +43,15 @@ from fastapi import Depends, FastAPI, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from service.authenticator import Authenticator
-from service.credentials import ADMIN, FailureThrottle, KeySource, client_bucket
-from service.credentials import ApiKey as ConfiguredKey
-from service.problems import ProblemError
-from service.settings import Settings
-from service.store import AUDIT_CLIENT, LockoutPolicy, Store
+from sketchauth_service.authenticator import Authenticator
+from sketchauth_service.credentials import ADMIN, FailureThrottle, KeySource, client_bucket
+from sketchauth_service.credentials import ApiKey as ConfiguredKey
+from sketchauth_service.problems import ProblemError
+from sketchauth_service.settings import Settings
+from sketchauth_service.store import AUDIT_CLIENT, LockoutPolicy, Store
 
 if TYPE_CHECKING:
-    from service.pipelines import LoadedPipeline
+    from sketchauth_service.pipelines import LoadedPipeline
 
 __all__ = [
     "ANY_KEY",
@@ -113,7 +113,7 @@ def _authenticate(
 ) -> ConfiguredKey | None:
     """The configured key the request presents (``None``: local mode without keys, everyone trusted).
 
-    A client address out of tokens (:class:`~service.credentials.FailureThrottle`) is refused
+    A client address out of tokens (:class:`~sketchauth_service.credentials.FailureThrottle`) is refused
     with 429 before its key is looked at; a wrong key takes a token. The key's name becomes the
     audit trail's ``client`` for this request.
     """

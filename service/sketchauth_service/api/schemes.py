@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.api.deps import ANY_KEY, State, scoped
-from service.limits import RequestLimits
-from service.models import LimitsInfo, PipelineInfo, SchemeInfo, SchemeList
-from service.pipelines import PIPELINE_PREFIX, min_samples
-from service.problems import problem_doc
-from service.schemes import SchemeSpec, available_schemes
+from sketchauth_service.api.deps import ANY_KEY, State, scoped
+from sketchauth_service.limits import RequestLimits
+from sketchauth_service.models import LimitsInfo, PipelineInfo, SchemeInfo, SchemeList
+from sketchauth_service.pipelines import PIPELINE_PREFIX, min_samples
+from sketchauth_service.problems import problem_doc
+from sketchauth_service.schemes import SchemeSpec, available_schemes
 
 __all__ = ["router"]
 

@@ -115,7 +115,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     # -- end pepper --------------------------------------------------------------------------------
-    # -- record integrity (service.store.records): version 7 ------------------------------------------
+    # -- record integrity (sketchauth_service.store.records): version 7 ------------------------------------------
     Migration(
         7,
         "users.record_version: the per-user record version bound into the seal's associated data (raised by "

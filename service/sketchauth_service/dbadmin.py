@@ -1,7 +1,7 @@
 """Operations on the service's database: schema status, migration, backup and restore.
 
 The work behind ``sketchauth db status|migrate|backup|restore`` (:mod:`sketchauth.cli.db`), on
-the store's own migration list (:mod:`service.store.migrations`):
+the store's own migration list (:mod:`sketchauth_service.store.migrations`):
 
 * **status**: the applied migrations and the ones this code would apply; read-only;
 * **migrate**: apply the pending migrations (what ``sketchauth serve`` also does at start-up);
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.store import open_store
-from service.store.migrations import LATEST_VERSION, MIGRATIONS
-from service.store.postgres import valid_schema_name
-from service.store.sqlite import sqlite_path
 from sketchauth.errors import SketchAuthError
+from sketchauth_service.store import open_store
+from sketchauth_service.store.migrations import LATEST_VERSION, MIGRATIONS
+from sketchauth_service.store.postgres import valid_schema_name
+from sketchauth_service.store.sqlite import sqlite_path
 
 __all__ = [
     "AppliedMigration",

@@ -6,7 +6,7 @@ report. Verify: sample (+ PIN) → decode → hash → constant-time compare (ar
 → yes/no; on success a hash made with an older argon2 profile is re-made with the current one
 (``check_needs_rehash``) from the message the sample just recovered.
 
-Through a feature pipeline (:mod:`service.pipelines`) the raw embeddings are turned into the
+Through a feature pipeline (:mod:`sketchauth_service.pipelines`) the raw embeddings are turned into the
 pipeline sketch's secret (enrolment) or sample (verification) first; the rest is the same.
 
 Key release and PIN change run the same verification and, only on success, derive the key
@@ -27,7 +27,7 @@ enrolment holds; a missing, unexpected or wrong one is the same failure after th
 
 Both are CPU-bound (argon2, decoding) and are called from a thread pool, off the event loop.
 Unknown users cost the same work: the store hands every attempt without a usable record a decoy
-enrolment to verify against (:attr:`service.store.Attempt.decoy`), and without one
+enrolment to verify against (:attr:`sketchauth_service.store.Attempt.decoy`), and without one
 :meth:`Authenticator.dummy_verify` verifies against a hash made at start-up with the current
 profile, so timing does not reveal who is enrolled.
 """
@@ -42,9 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import argon2
 
-from service.observability import timed
-from service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
-from service.store import UserRecord
 from sketchauth.enrolment import (
     Enrolment,
     enrol,
@@ -57,6 +54,9 @@ from sketchauth.enrolment import (
 from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret, MixedSketch
 from sketchauth.sketches.base import SecureSketch
+from sketchauth_service.observability import timed
+from sketchauth_service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
+from sketchauth_service.store import UserRecord
 
 if TYPE_CHECKING:
     from sketchauth.features.pipeline import Pipeline
@@ -144,7 +144,7 @@ def factor_structure(
 ) -> MixedSketch | SecureSketch:
     """The structure an enrolment with these factors stores (the first sketch alone if none).
 
-    * PIN only: ``Cascade(first, pin=PIN)`` (:func:`service.schemes.pin_cascade`);
+    * PIN only: ``Cascade(first, pin=PIN)`` (:func:`sketchauth_service.schemes.pin_cascade`);
     * second biometric: ``Cascade(first, FuzzySecret(second))``, the two-fuzzy-secret cascade;
     * both: ``Chaining(PIN, FuzzySecret(second), FuzzySecret(first))`` — PIN → second → first.
 
@@ -226,7 +226,7 @@ class Authenticator:
     ) -> EnrolmentResult:
         """Sketch and hash the secret the samples define (``SampleError``/``ParameterError`` if bad).
 
-        With a PIN the stored sketch is the cascade (:func:`service.schemes.pin_cascade`), whose
+        With a PIN the stored sketch is the cascade (:func:`sketchauth_service.schemes.pin_cascade`), whose
         parameters (including the PIN key's argon2 profile) are what verification rebuilds; with
         a ``second`` biometric, the structure of :func:`factor_structure`.
         """
@@ -386,7 +386,7 @@ class Authenticator:
         """Keep ``record`` as the enrolment of its shape for :meth:`_mismatch` (one assignment: atomic across threads).
 
         The decoy an unknown id is verified against is not kept here: the store hands it out with
-        every attempt that has no usable record (:attr:`service.store.Attempt.decoy`), opened at
+        every attempt that has no usable record (:attr:`sketchauth_service.store.Attempt.decoy`), opened at
         the cost of opening a record, so that no endpoint can claim an attempt without it.
         """
         self._remember_shape(record)

@@ -1,7 +1,7 @@
 """The sketchauth enrolment/verification service: FastAPI app, settings and stores.
 
-Nothing happens at import: :func:`service.app.create_app` builds the app from a
-:class:`service.settings.Settings`; ``sketchauth serve`` runs it with uvicorn. The service uses
+Nothing happens at import: :func:`sketchauth_service.app.create_app` builds the app from a
+:class:`sketchauth_service.settings.Settings`; ``sketchauth serve`` runs it with uvicorn. The service uses
 only the library's public API (``sketchauth.enrolment``, ``sketchauth.sketches.base``,
 ``sketchauth.mixing``, ``sketchauth.templates``, ``sketchauth.features``) and the library's
 published parameter limits (module constants such as ``interval.MAX_N``); the library never

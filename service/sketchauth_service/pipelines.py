@@ -5,7 +5,7 @@ A deployment writes pipeline configurations with ``sketchauth features fit --pip
 a sketch and its parameters) and points ``SKETCHAUTH_PIPELINES`` (or ``sketchauth serve
 --pipelines``) at the directory. :func:`load_configured` reads every ``<name>.json`` there once,
 when the app is built; a malformed file, a transform that does not match its fingerprint or an
-empty directory stops the service from starting (:class:`~service.settings.SettingsError`).
+empty directory stops the service from starting (:class:`~sketchauth_service.settings.SettingsError`).
 
 Clients then enrol with ``"scheme": "pipeline:<name>"`` and *raw* embedding samples (JSON float
 arrays of the transform's input dimension). The service applies the transform, derives the
@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.settings import Settings, SettingsError
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth_service.settings import Settings, SettingsError
 
 if TYPE_CHECKING:  # the feature modules import numpy: only when pipelines are configured
     from sketchauth.features.pipeline import Pipeline

@@ -1,6 +1,6 @@
 """``/v1/users/{user_id}/key`` and ``/v1/users/{user_id}/pin``: key release and PIN change.
 
-Both are verifications (:func:`service.api.users._attempt`): the attempt is claimed and counted
+Both are verifications (:func:`sketchauth_service.api.users._attempt`): the attempt is claimed and counted
 toward throttling before any work, every failure — unknown user, far sample, wrong or missing
 PIN, malformed sample — gets the answer a failed verification gets, and ``429``/``423`` refuse
 them exactly as they refuse verifications.
@@ -35,12 +35,12 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import State, scoped
-from service.api.users import UserId, _attempt
-from service.bodies import ParsedBodyRoute
-from service.credentials import ENROL, PIN, VERIFY
-from service.problems import json_body_only, problem_doc
-from service.requests import Number, Pin, RequestModels, second_sample
+from sketchauth_service.api.deps import State, scoped
+from sketchauth_service.api.users import UserId, _attempt
+from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service.credentials import ENROL, PIN, VERIFY
+from sketchauth_service.problems import json_body_only, problem_doc
+from sketchauth_service.requests import Number, Pin, RequestModels, second_sample
 
 __all__ = ["CONTEXT_PATTERN", "KeyResponse", "PinChangeResponse", "build_router"]
 

@@ -29,7 +29,7 @@ to validate) does not hold the event loop, and with it ``/livez`` and every othe
   is ``422 duplicate-key``. RFC 8259 §4 leaves the meaning of repeated names open and parsers
   disagree (most keep the last one): a proxy or audit log reading the first member would see
   another request than the service, so the service refuses to guess;
-* syntax: ``400 malformed-json``; the request model's rules: ``422`` (:mod:`service.problems`).
+* syntax: ``400 malformed-json``; the request model's rules: ``422`` (:mod:`sketchauth_service.problems`).
 
 :class:`ProblemHTTPProtocol` also bounds what a connection may hold before it is a request:
 its header section must be complete within ``header_timeout`` seconds of its first byte (of the
@@ -61,7 +61,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from service.problems import PROBLEM_BASE, PROBLEM_MEDIA_TYPE, ProblemError, problem_response
+from sketchauth_service.problems import PROBLEM_BASE, PROBLEM_MEDIA_TYPE, ProblemError, problem_response
 
 __all__ = [
     "ACCEPT_BACKLOG",
@@ -391,7 +391,7 @@ def decode_and_validate(field: Any, body: bytes) -> Any:
     """``body`` decoded as strict JSON and validated by the route's body ``field``: the request model
     (or, when it does not validate, the decoded value, for FastAPI to refuse after the key checks).
 
-    Raises :class:`~service.problems.ProblemError` (not UTF-8, a repeated member name) or
+    Raises :class:`~sketchauth_service.problems.ProblemError` (not UTF-8, a repeated member name) or
     :class:`~fastapi.exceptions.RequestValidationError` (not JSON), each answered as the problem
     the service documents (before the key checks, as FastAPI does with malformed JSON).
     """

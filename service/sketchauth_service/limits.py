@@ -1,7 +1,7 @@
 """The request limits of one running service: one value each, enforced and published alike.
 
 :class:`RequestLimits` is built once from the settings (:meth:`RequestLimits.of`). The request
-models (:mod:`service.requests`) and the scheme parameter models (:mod:`service.schemes`) take
+models (:mod:`sketchauth_service.requests`) and the scheme parameter models (:mod:`sketchauth_service.schemes`) take
 their bounds from it, so the number a client reads in the OpenAPI schema or in
 ``GET /v1/schemes`` is the number that refuses its request — there is no second copy to drift.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.settings import Settings, SettingsError
+from sketchauth_service.settings import Settings, SettingsError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -32,7 +32,7 @@ SCHEME_NAME_MAX_LENGTH = 128
 
 # Bounded cost per request: every accepted request costs at most 0.25 s of CPU and 64 MB on top of
 # its argon2 hashes (benchmarks/bench_worst_request.py; docs/service/limits.md has the table).
-# Within the scheme caps of service.schemes no single sample comes close (the worst, a 65,536-
+# Within the scheme caps of sketchauth_service.schemes no single sample comes close (the worst, a 65,536-
 # element PinSketch(32, 256) sample, 0.11 s and 6 MB); what grows without bound is an enrolment's
 # captures times their length, which the template derivations of the asymmetric sketch and the
 # weighted vault keep whole in memory, and the body that carries them.

@@ -1,18 +1,18 @@
 """The FastAPI application: ``create_app(settings)`` builds it, nothing happens at import.
 
 Building the app loads the feature pipelines of ``settings.pipelines_dir`` once (a bad file is a
-:class:`~service.settings.SettingsError`: the service does not start). The lifespan opens the
+:class:`~sketchauth_service.settings.SettingsError`: the service does not start). The lifespan opens the
 store named by ``settings.database_url``, applies migrations, makes the argon2 dummy hash and
 warms every offered scheme and pipeline (imports, field tables, compiled code) so the first
-request is not slow. Admission control (:mod:`service.admission`) refuses a request beyond the
+request is not slow. Admission control (:mod:`sketchauth_service.admission`) refuses a request beyond the
 in-flight limits (``503``/``429`` with ``Retry-After``) before anything is read; a pure-ASGI guard
-(:mod:`service.bodies`) then reads every body before it is parsed, whether or not the client sent
+(:mod:`sketchauth_service.bodies`) then reads every body before it is parsed, whether or not the client sent
 ``Content-Length``: over ``max_body_bytes`` is 413, not received within ``body_timeout_seconds``
 408; the routes decode it once, strictly (not UTF-8: 400; a repeated member name: 422), off the
 event loop when large. Under ``sketchauth serve`` the HTTP protocol also times out unfinished
 header sections and caps the open connections below the file-descriptor limit.
 
-Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory service.app:app_from_env``.
+Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory sketchauth_service.app:app_from_env``.
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import sketchauth
-from service.admission import Admission
-from service.api import admin, factors, health, schemes, users
-from service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
-from service.authenticator import Authenticator
-from service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
-from service.credentials import FailureThrottle
-from service.limits import RequestLimits
-from service.observability import (
+from sketchauth_service.admission import Admission
+from sketchauth_service.api import admin, factors, health, schemes, users
+from sketchauth_service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
+from sketchauth_service.authenticator import Authenticator
+from sketchauth_service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
+from sketchauth_service.credentials import FailureThrottle
+from sketchauth_service.limits import RequestLimits
+from sketchauth_service.observability import (
     METRICS,
     MULTIPROC_ENV,
     ProcessSampler,
@@ -55,13 +55,13 @@ from service.observability import (
     multiprocess_dir,
     route_of,
 )
-from service.pepper import check_database, peppered
-from service.pipelines import load_configured, warm_up_pipeline
-from service.problems import install_problem_handlers, install_problem_openapi, problem_response
-from service.requests import build_request_models
-from service.schemes import available_schemes, warm_up
-from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError
-from service.store import LockoutPolicy, Store, StoreError, open_store
+from sketchauth_service.pepper import check_database, peppered
+from sketchauth_service.pipelines import load_configured, warm_up_pipeline
+from sketchauth_service.problems import install_problem_handlers, install_problem_openapi, problem_response
+from sketchauth_service.requests import build_request_models
+from sketchauth_service.schemes import available_schemes, warm_up
+from sketchauth_service.settings import TEST_PROFILE_WARNING, Settings, SettingsError
+from sketchauth_service.store import LockoutPolicy, Store, StoreError, open_store
 
 __all__ = ["BodySizeLimit", "ContainErrors", "StartupError", "app_from_env", "create_app", "preflight", "run_server"]
 
@@ -293,7 +293,7 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
     from uvicorn.supervisors import Multiprocess
 
     config = uvicorn.Config(
-        "service.app:app_from_env",
+        "sketchauth_service.app:app_from_env",
         factory=True,
         host=settings.host,
         port=settings.port,
@@ -301,7 +301,7 @@ def run_server(settings: Settings, *, log_level: str = "info", access_log: bool 
         log_level=log_level,
         log_config=logging_config(log_level),
         # uvicorn's access log prints paths, which hold raw user ids: the app writes its own
-        # JSON request log instead (SKETCHAUTH_ACCESS_LOG, service.observability).
+        # JSON request log instead (SKETCHAUTH_ACCESS_LOG, sketchauth_service.observability).
         access_log=False,
         http=ProblemHTTPProtocol,  # problem+json 400s, header timeout, connection cap
         backlog=ACCEPT_BACKLOG,  # also asyncio's accept batch: the descriptors the cap keeps free
@@ -361,7 +361,7 @@ def return_large_blocks() -> bool:
 def app_from_env() -> Any:
     """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start).
 
-    Also sets this worker's connection guards (:class:`~service.bodies.ProblemHTTPProtocol`):
+    Also sets this worker's connection guards (:class:`~sketchauth_service.bodies.ProblemHTTPProtocol`):
     uvicorn builds the protocol per connection from its class, so the settings go there; and
     has large blocks returned to the system when freed (:func:`return_large_blocks`).
     """

@@ -4,7 +4,7 @@ Every field below is read from the environment variable named in its table row (
 name upper-cased behind ``SKETCHAUTH_`` unless an alias is given); ``sketchauth serve`` flags
 override the environment. Nothing is read at import time: whoever builds the app (the CLI,
 tests) calls :meth:`Settings.from_env` (or constructs ``Settings(...)``, which also reads the
-environment for the fields it is not given), so importing :mod:`service` has no side effects.
+environment for the fields it is not given), so importing :mod:`sketchauth_service` has no side effects.
 
 Two levels of checking, each with a :class:`SettingsError` that names the variable and says
 what is expected:
@@ -27,11 +27,11 @@ Variables (defaults in brackets):
   disabled biometric, read a user's audit trail); admin keys are accepted wherever API keys are;
 * ``SKETCHAUTH_API_KEY_FILE``: named, scoped keys, one ``name:scope1,scope2:key`` line each
   (scopes ``enrol``, ``verify``, ``admin``), re-read when the file changes
-  (:mod:`service.credentials`); environment keys are named ``api-key-N`` / ``admin-key-N``;
+  (:mod:`sketchauth_service.credentials`); environment keys are named ``api-key-N`` / ``admin-key-N``;
 * ``SKETCHAUTH_LOG_KEY``: secret key of the keyed hash (HMAC-SHA256) that stands for user ids in
   the request log; unset, each process draws a random one (lines correlate within a process only);
 * ``SKETCHAUTH_ACCESS_LOG`` [on]: one JSON line per request on standard error
-  (:mod:`service.observability`; ``sketchauth serve --no-access-log`` turns it off);
+  (:mod:`sketchauth_service.observability`; ``sketchauth serve --no-access-log`` turns it off);
 * ``SKETCHAUTH_AUTH_FAILURE_RATE`` [1 per second], ``SKETCHAUTH_AUTH_FAILURE_BURST`` [10]: the
   token bucket of failed authentications per client address (``429`` when it is empty);
 * ``SKETCHAUTH_DEV_MODE`` [off]: ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``;
@@ -47,22 +47,22 @@ Variables (defaults in brackets):
 * ``SKETCHAUTH_HASH_THREADS`` [0: one per CPU]: argon2 hashes one process runs at once;
 * ``SKETCHAUTH_MAX_IN_FLIGHT`` [16], ``SKETCHAUTH_MAX_IN_FLIGHT_PER_KEY`` [8]: requests one worker
   handles at once, in all and per API key; beyond, ``503`` / ``429`` with ``Retry-After``
-  (:mod:`service.admission`);
+  (:mod:`sketchauth_service.admission`);
 * ``SKETCHAUTH_HEADER_TIMEOUT_SECONDS`` [10]: a connection whose request header section is not
   complete this long after its first byte (or after the connection opened) is answered ``408``
   and closed; ``SKETCHAUTH_BODY_TIMEOUT_SECONDS`` [5] does the same for the body;
 * ``SKETCHAUTH_MAX_CONNECTIONS`` [1000]: open connections per worker, also held 64 below the
   process's file-descriptor limit; a new connection beyond it closes the one that has waited
-  longest for its header section, or is itself closed (:mod:`service.bodies`);
+  longest for its header section, or is itself closed (:mod:`sketchauth_service.bodies`);
 * ``SKETCHAUTH_SCHEMA`` [``public``]: PostgreSQL schema to keep the tables in (tests use a
   unique one per run);
 * ``SKETCHAUTH_PIPELINES``: a directory of feature-pipeline JSON files (``sketchauth features fit
   --pipelines DIR``), offered by name as ``"scheme": "pipeline:<file stem>"``; loaded once at
-  start-up (:mod:`service.pipelines`), and a bad file stops the service from starting;
+  start-up (:mod:`sketchauth_service.pipelines`), and a bad file stops the service from starting;
 * ``SKETCHAUTH_PIN_MIN_ENTROPY``: the min-entropy in bits the deployment declares for its PINs
   (e.g. ``13.29`` for uniformly chosen 4-digit PINs); with it the entropy report of a PIN
   enrolment shows the loss diverted to the PIN, without it those bounds stay open;
-* ``SKETCHAUTH_PEPPER``: the deployment's pepper (:mod:`service.pepper`), a secret of at least
+* ``SKETCHAUTH_PEPPER``: the deployment's pepper (:mod:`sketchauth_service.pepper`), a secret of at least
   128 bits (22 base64url characters or 32 hex digits) kept out of the database: every stored
   helper is mixed with a pad keyed by it and a per-enrolment nonce, so two deployments' databases
   cannot be linked; never logged (the settings log shows its public id only).
@@ -86,13 +86,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
-from service.pepper import PepperRing, PepperSettingsError
-from service.store.postgres import valid_schema_name
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE, HASH_PROFILES
+from sketchauth_service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
+from sketchauth_service.pepper import PepperRing, PepperSettingsError
+from sketchauth_service.store.postgres import valid_schema_name
 
 if TYPE_CHECKING:
-    from service.pepper import PepperRing
+    from sketchauth_service.pepper import PepperRing
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -186,7 +186,7 @@ class Settings(BaseSettings):
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
     )
-    # -- load (service.admission, service.bodies) --------------------------------------------------
+    # -- load (sketchauth_service.admission, sketchauth_service.bodies) -----------------------------------------
     max_in_flight: int = Field(
         16, ge=1, le=10_000, description="requests one worker handles at once (503 beyond), an integer in [1, 10000]"
     )
@@ -241,7 +241,7 @@ class Settings(BaseSettings):
         description=f"declared min-entropy of PINs, a number of bits in (0, {MAX_PIN_MIN_ENTROPY}]",
     )
 
-    # -- pepper (service.pepper) ---------------------------------------------------------------
+    # -- pepper (sketchauth_service.pepper) ---------------------------------------------------------------
     pepper: str | None = Field(
         None,
         repr=False,
@@ -369,8 +369,8 @@ class Settings(BaseSettings):
         ring = self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
         if self.rollback_ledger and ring.current is None:
             raise SettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by SKETCHAUTH_PEPPER")
-        # cycle: service.settings <-> service.limits (the limits are read from these settings)
-        from service.limits import RequestLimits
+        # cycle: sketchauth_service.settings <-> sketchauth_service.limits (the limits are read from these settings)
+        from sketchauth_service.limits import RequestLimits
 
         RequestLimits.of(self)  # the cost caps: refused here, before any worker builds the app
         if not valid_schema_name(self.postgres_schema):

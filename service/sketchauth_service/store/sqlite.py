@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from service.store.sql import SqlStore
+from sketchauth_service.store.sql import SqlStore
 
 __all__ = ["SQLiteStore", "sqlite_path"]
 
@@ -64,7 +64,7 @@ def _create_private(path: Path) -> None:
 
 
 class SQLiteStore(SqlStore):
-    """:class:`~service.store.base.Store` on one SQLite file (WAL, one transaction per change)."""
+    """:class:`~sketchauth_service.store.base.Store` on one SQLite file (WAL, one transaction per change)."""
 
     dialect = "sqlite"
 

@@ -6,7 +6,7 @@ parameters with their bounds and descriptions (:class:`~sketchauth.sketches.para
 from the scheme module's own constants), the sample kind, the one-line description, how many
 captures enrolment takes and the template hook that turns them into the secret, and a working
 example. The service adds only its own policy: a parameter that fixes a sample's length is capped
-at the configured sample length (:class:`~service.limits.RequestLimits`), and where the service
+at the configured sample length (:class:`~sketchauth_service.limits.RequestLimits`), and where the service
 stores less than the library allows (vault slots, s2 gaps) or defaults differently, the
 per-scheme :data:`POLICIES` below tighten the library's bounds — never widen them. The result is
 a pydantic model with ``extra="forbid"`` whose JSON schema ``GET /v1/schemes`` and the OpenAPI
@@ -44,13 +44,13 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
-from service.jsontypes import integral
-from service.limits import RequestLimits
 from sketchauth.errors import ParameterError
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.base import SchemeDescriptor, SecureSketch
 from sketchauth.sketches.params import Parameter
 from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
+from sketchauth_service.jsontypes import integral
+from sketchauth_service.limits import RequestLimits
 
 __all__ = [
     "MAX_ANGULAR_DIMENSION",

@@ -3,7 +3,7 @@
 **What.** With ``SKETCHAUTH_PEPPER`` set, every user record the service stores is sealed as a
 whole by ChaCha20-Poly1305 (:mod:`sketchauth.pepper`), bound by its associated data to the
 deployment (``SKETCHAUTH_DEPLOYMENT_ID``), the user id, the per-user record version and the pepper
-id (:mod:`service.store.records`, where the one codec every row goes through lives). The pepper
+id (:mod:`sketchauth_service.store.records`, where the one codec every row goes through lives). The pepper
 itself is never written to the database nor logged (the settings log shows its id).
 
 **Start-up** (:func:`check_database`): a database holding records sealed by a pepper no
@@ -30,16 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from service.store.base import Store
-from service.store.ledger import RollbackLedger
-from service.store.records import Content, PepperUnavailable, RecordCodec, RecordIntegrityError
-from service.store.sql import _PROTECTED_SET, _USER_COLUMNS, SqlStore
 from sketchauth.enrolment import hasher, key_cost_limit
 from sketchauth.errors import SketchAuthError
 from sketchauth.pepper import Pepper
+from sketchauth_service.store.base import Store
+from sketchauth_service.store.ledger import RollbackLedger
+from sketchauth_service.store.records import Content, PepperUnavailable, RecordCodec, RecordIntegrityError
+from sketchauth_service.store.sql import _PROTECTED_SET, _USER_COLUMNS, SqlStore
 
 if TYPE_CHECKING:
-    from service.settings import Settings
+    from sketchauth_service.settings import Settings
 
 __all__ = [
     "DEFAULT_BATCH",

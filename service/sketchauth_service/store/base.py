@@ -138,7 +138,7 @@ class UserRecord:
     pipeline_sha256: str | None = None
     #: ``None`` for an enrolment made before key release: :meth:`Store.ensure_key_params` sets it.
     key_params: str | None = None
-    #: Pepper (:mod:`service.store.records`): which pepper sealed the record and its nonce (``None``: clear).
+    #: Pepper (:mod:`sketchauth_service.store.records`): which pepper sealed the record and its nonce (``None``: clear).
     pepper_id: str | None = None
     pepper_nonce: bytes | None = None
     #: The per-user record version (raised by every write of the protected part; bound into the seal).

@@ -5,7 +5,7 @@ caller can act on) and, for validation failures, ``errors``: a list of ``{"loc",
 Offending *values* are never echoed back: a request body may carry a biometric sample or a PIN,
 so messages name positions and constraints only (pydantic's ``input`` field is dropped).
 
-Validation failures of the request models (:mod:`service.requests`) are named by what went
+Validation failures of the request models (:mod:`sketchauth_service.requests`) are named by what went
 wrong: ``unknown-scheme``, ``unknown-pipeline``, ``invalid-parameters`` (anything under
 ``params``), ``wrong-sample-count`` / ``too-many-samples`` (the number of enrolment samples),
 ``sample-too-long`` (numbers per sample), ``invalid-sample`` (a pipeline sample not of the
@@ -14,7 +14,7 @@ transform's input dimension), else ``invalid-request``. A body sent without a JS
 saying to send ``Content-Type: application/json``.
 
 The OpenAPI document declares every problem response under ``application/problem+json`` with
-the :class:`~service.models.ProblemDetails` schema (:func:`install_problem_openapi`): that is the
+the :class:`~sketchauth_service.models.ProblemDetails` schema (:func:`install_problem_openapi`): that is the
 media type the service sends.
 """
 
@@ -31,8 +31,8 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.models import ProblemDetails
-from service.observability import route_of
+from sketchauth_service.models import ProblemDetails
+from sketchauth_service.observability import route_of
 
 __all__ = [
     "PROBLEM_BASE",
@@ -234,7 +234,7 @@ _RANGE_ERRORS = frozenset({"greater_than_equal", "less_than_equal"})
 def _classify(errors: Sequence[Any], models: Any) -> tuple[str, str | None]:
     """The problem kind of a request-model failure, and a specific message when there is one.
 
-    ``models`` is the app's :class:`~service.requests.RequestModels`. Locations look like
+    ``models`` is the app's :class:`~sketchauth_service.requests.RequestModels`. Locations look like
     ``("body", "<scheme>", "params", "n")`` for the enrolment union and ``("body", "sample", 3)``
     for verification; the first error that has a specific kind decides.
     """

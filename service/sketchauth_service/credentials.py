@@ -17,7 +17,7 @@ warning. A length rule cannot see a key that is long but guessable (``aaaa…``)
 Scopes: ``enrol`` (enrol, read the report, revoke, and other changes to an enrolment, a PIN
 change included), ``verify`` (verification and key release), ``pin`` (PIN change only: a kiosk
 that lets people change their PIN needs neither to enrol nor to verify for others) and ``admin``
-(``/v1/admin``: reset, audit trail, pepper). :mod:`service.api.deps` has the table per route.
+(``/v1/admin``: reset, audit trail, pepper). :mod:`sketchauth_service.api.deps` has the table per route.
 
 Sources:
 

@@ -1,6 +1,6 @@
 """Liveness ``/livez`` (alias ``/healthz``: the process answers, no database call), readiness
 ``/readyz`` (the database answers a query: take the instance out of the load balancer, do not
-restart it) and ``/metrics`` (Prometheus text format, :mod:`service.observability`); no API key.
+restart it) and ``/metrics`` (Prometheus text format, :mod:`sketchauth_service.observability`); no API key.
 
 ``/metrics`` holds counts and timings by route template, never a user id; expose it to the
 monitoring network only."""
@@ -11,10 +11,10 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import State
-from service.models import HealthResponse
-from service.observability import METRICS
-from service.problems import ProblemError, problem_doc
+from sketchauth_service.api.deps import State
+from sketchauth_service.models import HealthResponse
+from sketchauth_service.observability import METRICS
+from sketchauth_service.problems import ProblemError, problem_doc
 
 __all__ = ["router"]
 

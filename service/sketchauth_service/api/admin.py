@@ -1,5 +1,5 @@
 """``/v1/admin``: operations that need a key with the ``admin`` scope: reset a throttled or
-disabled biometric, read a user's audit trail, see and rotate the pepper (:mod:`service.pepper`)."""
+disabled biometric, read a user's audit trail, see and rotate the pepper (:mod:`sketchauth_service.pepper`)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from fastapi import APIRouter, Body, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, Strict
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import State, scoped
-from service.api.users import UserId, not_enrolled
-from service.bodies import ParsedBodyRoute
-from service.credentials import ADMIN
-from service.jsontypes import AS_INTEGER
-from service.models import AuditEntry, AuditTrail
-from service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
-from service.problems import ProblemError, json_body_only, problem_doc
-from service.store import UserNotFound
+from sketchauth_service.api.deps import State, scoped
+from sketchauth_service.api.users import UserId, not_enrolled
+from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service.credentials import ADMIN
+from sketchauth_service.jsontypes import AS_INTEGER
+from sketchauth_service.models import AuditEntry, AuditTrail
+from sketchauth_service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
+from sketchauth_service.problems import ProblemError, json_body_only, problem_doc
+from sketchauth_service.store import UserNotFound
 
 __all__ = ["AUDIT_PAGE_MAX", "router"]
 

@@ -9,20 +9,20 @@ User ids with no enrolment are counted and throttled the same way, so no answer 
 headers) tells whether an id is enrolled. Only request errors that do not depend on the user
 (malformed JSON, wrong types, over the published limits) are ``4xx`` before any counting.
 
-The request bodies are the app's own models (:mod:`service.requests`): the enrolment body is a
+The request bodies are the app's own models (:mod:`sketchauth_service.requests`): the enrolment body is a
 union discriminated by ``scheme`` carrying each scheme's parameter model, and every size limit
 is the configured one, so the router is built per app by :func:`build_router`. (This module
 does not use postponed annotations: the endpoints' body types are those per-app models.)
 
 Feature pipelines: ``"scheme": "pipeline:<name>"`` enrols raw embeddings through a configured
-pipeline (:mod:`service.pipelines`); an unknown name is ``422 unknown-pipeline``. Verifying an
+pipeline (:mod:`sketchauth_service.pipelines`); an unknown name is ``422 unknown-pipeline``. Verifying an
 enrolment whose pipeline was changed or removed since is ``409 pipeline-changed`` (nothing is
 counted): the stored helper data belongs to a configuration the service no longer has, so the
 operator must restore it or the user re-enrol.
 
 Second factor (Fang's thesis ch. 7.4): an enrolment may carry ``"second": {"scheme", "params",
 "samples"}``, a second biometric on any offered plain scheme under the same published limits,
-mixed with the first (:func:`service.authenticator.factor_structure`). Verification, key release
+mixed with the first (:func:`sketchauth_service.authenticator.factor_structure`). Verification, key release
 and PIN change then need ``"second_sample"``; a missing, unexpected, wrong or ill-shaped one is
 the same counted ``{"verified": false}`` as any failure, after the same argon2 work.
 """
@@ -33,23 +33,23 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import ServiceState, State, scoped
-from service.authenticator import EnrolmentResult, SecondFactor, Verification
-from service.bodies import ParsedBodyRoute
-from service.credentials import ENROL, VERIFY
-from service.limits import USER_ID_MAX_LENGTH
-from service.models import (
+from sketchauth.errors import ParameterError, SampleError
+from sketchauth_service.api.deps import ServiceState, State, scoped
+from sketchauth_service.authenticator import EnrolmentResult, SecondFactor, Verification
+from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service.credentials import ENROL, VERIFY
+from sketchauth_service.limits import USER_ID_MAX_LENGTH
+from sketchauth_service.models import (
     USER_ID_PATTERN,
     EnrolmentResponse,
     EntropyReportOut,
     SecondBiometricOut,
     VerificationResponse,
 )
-from service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
-from service.problems import ProblemError, json_body_only, problem_doc
-from service.requests import RequestModels
-from service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
-from sketchauth.errors import ParameterError, SampleError
+from sketchauth_service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
+from sketchauth_service.problems import ProblemError, json_body_only, problem_doc
+from sketchauth_service.requests import RequestModels
+from sketchauth_service.store import AlreadyEnrolled, AttemptRefused, NewEnrolment, UserNotFound, UserRecord
 
 __all__ = ["UserId", "build_router", "not_enrolled"]
 
@@ -301,17 +301,17 @@ def _attempt(
     attempts had imposed (and audited) meanwhile.
 
     No answer tells whether ``user_id`` is enrolled: an id with no enrolment is claimed and
-    counted in the store like an enrolled one (:meth:`~service.store.Store.claim_probe`: the same
+    counted in the store like an enrolled one (:meth:`~sketchauth_service.store.Store.claim_probe`: the same
     ``429`` and ``423`` at the same counts, the same store round trips), and a sample that does
     not fit the enrolment (wrong dimension, a value out of range: the enrolment's parameters
     decide, so the answer would reveal them and the enrolment) is a failed attempt,
     ``{"verified": false}`` after the same argon2 work as any other failure.
 
     Store round trips: two, whoever the id is and whatever the outcome. The first
-    (:meth:`~service.store.Store.begin_attempt`) reads the enrolment and claims the attempt; the
-    second records the outcome: ``verify-fail`` (:meth:`~service.store.Store.settle_failure`) or
-    the reset of a success (:meth:`~service.store.Store.record_success`). Why two and not one:
-    :mod:`service.store.sql`, "Round trips".
+    (:meth:`~sketchauth_service.store.Store.begin_attempt`) reads the enrolment and claims the attempt; the
+    second records the outcome: ``verify-fail`` (:meth:`~sketchauth_service.store.Store.settle_failure`) or
+    the reset of a success (:meth:`~sketchauth_service.store.Store.record_success`). Why two and not one:
+    :mod:`sketchauth_service.store.sql`, "Round trips".
     """
     pipelines: list[Any] = [None]  # the record's pipeline, found by admit()
 
@@ -321,7 +321,7 @@ def _attempt(
             pipelines[0] = _enrolled_pipeline(state, enrolled).pipeline
 
     try:
-        # Read and claim in one store transaction (see service.store.sql, "Round trips").
+        # Read and claim in one store transaction (see sketchauth_service.store.sql, "Round trips").
         attempt = state.store.begin_attempt(user_id, state.policy, state.clock(), admit=admit)
     except AttemptRefused as refused:
         raise _refusal(refused, state.clock()) from None
@@ -384,7 +384,7 @@ def _decoy_attempt(
     second_sample: list[Any] | None = None,
 ) -> None:
     """The work of a failed attempt, for a user id with no usable enrolment: decode and hash ``sample``
-    against the store's decoy (:attr:`service.store.Attempt.decoy`, another user's enrolment opened at
+    against the store's decoy (:attr:`sketchauth_service.store.Attempt.decoy`, another user's enrolment opened at
     the cost of the id's own, its outcome ignored), else (no decoy yet, or the sample does not fit
     it) the argon2 work of a failure."""
     pipeline = None

@@ -1,6 +1,6 @@
 """The store's logic written once in SQL that SQLite (3.35+) and PostgreSQL both run.
 
-:class:`SqlStore` implements :class:`~service.store.base.Store` on top of two hooks a dialect
+:class:`SqlStore` implements :class:`~sketchauth_service.store.base.Store` on top of two hooks a dialect
 provides: ``_transaction()`` (a context manager yielding a cursor; commits on success, rolls back
 on any exception), optionally ``_read()`` (the same for read-only work) and ``_locked_migration()``
 (the same, additionally serialising concurrent migrators). Queries use ``?`` placeholders;
@@ -78,8 +78,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from service.observability import METRICS
-from service.store.base import (
+from sketchauth_service.observability import METRICS
+from sketchauth_service.store.base import (
     AUDIT_CLIENT,
     AlreadyEnrolled,
     Attempt,
@@ -93,8 +93,8 @@ from service.store.base import (
     UserNotFound,
     UserRecord,
 )
-from service.store.migrations import LATEST_VERSION, MIGRATIONS, statements, tracking_table
-from service.store.records import Content, RecordCodec, RecordIntegrityError
+from sketchauth_service.store.migrations import LATEST_VERSION, MIGRATIONS, statements, tracking_table
+from sketchauth_service.store.records import Content, RecordCodec, RecordIntegrityError
 
 __all__ = ["SchemaTooNew", "SqlStore"]
 
@@ -116,7 +116,7 @@ _USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
     "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"  # the order RecordCodec.open reads
 )
-#: The columns a write of the protected part sets, in :class:`~service.store.records.Columns` order.
+#: The columns a write of the protected part sets, in :class:`~sketchauth_service.store.records.Columns` order.
 _PROTECTED_SET = (
     "scheme = ?, params = ?, helper = ?, secret_hash = ?, report = ?, has_pin = ?, pipeline = ?, pipeline_sha256 = ?, "
     "key_params = ?, pepper_id = ?, pepper_nonce = ?, record_version = ?"

@@ -1,10 +1,10 @@
 """Response models of the HTTP API, kept apart from the storage records.
 
 Responses are built field by field from these models only, so helper data and hashes (which
-live in :class:`service.store.UserRecord`) can never leak into a response by accident.
+live in :class:`sketchauth_service.store.UserRecord`) can never leak into a response by accident.
 
 The request models depend on the configured limits, schemes and pipelines, so each app builds
-its own (:mod:`service.requests`).
+its own (:mod:`sketchauth_service.requests`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from service.limits import USER_ID_MAX_LENGTH
+from sketchauth_service.limits import USER_ID_MAX_LENGTH
 
 __all__ = [
     "USER_ID_PATTERN",

@@ -1,6 +1,6 @@
 """Rollback marks kept outside the database: the one check that can tell a row went back in time.
 
-A sealed record binds its per-user version (:mod:`service.store.records`), but a whole old row —
+A sealed record binds its per-user version (:mod:`sketchauth_service.store.records`), but a whole old row —
 body, nonce and version together — is still a valid seal: whoever can write the database can put
 back a user's row from before a PIN change, and the old PIN works again. Nothing *inside* the
 database can tell, since the attacker rewrites that too. The ledger keeps, **in another file**
@@ -32,8 +32,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from service.store.records import RecordIntegrityError
 from sketchauth.pepper import Pepper
+from sketchauth_service.store.records import RecordIntegrityError
 
 __all__ = ["RollbackLedger"]
 

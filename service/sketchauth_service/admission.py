@@ -8,7 +8,7 @@ flight, that key's next request gets ``429 too-many-requests-in-flight``; both c
 pool places — is bounded by the limits whatever callers send, one client cannot take every place,
 and a refusal costs the server almost nothing (no body read, no JSON parsed, no database call).
 
-The key is recognised as authentication recognises it (:meth:`~service.credentials.KeyRing.match`,
+The key is recognised as authentication recognises it (:meth:`~sketchauth_service.credentials.KeyRing.match`,
 its SHA-256 digest compared with every configured key's): a valid key counts under its name,
 anything else — no key, a wrong key — under one shared name, so wrong keys cannot crowd out
 valid ones. In local mode without keys every request is one client. The health checks are never
@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from service.problems import problem_response
+from sketchauth_service.problems import problem_response
 
 __all__ = ["UNAUTHENTICATED", "UNCOUNTED_PATHS", "Admission", "client_of"]
 

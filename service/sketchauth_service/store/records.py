@@ -3,7 +3,7 @@
 Every row the store reads or writes goes through one :class:`RecordCodec` (the store holds it;
 no wrapper store, no per-method delegation): a new store method that reads users gets the same
 opening, checks and costs as the others, because ``SqlStore`` has no other way to turn a row
-into a :class:`~service.store.base.UserRecord`.
+into a :class:`~sketchauth_service.store.base.UserRecord`.
 
 **Sealed** (a pepper is configured). The protected part of the record — scheme, parameters,
 helper data, argon2id hash, entropy report, PIN flag, feature pipeline, key-release parameters:
@@ -28,7 +28,7 @@ cannot make one derivation cost gigabytes.
 **Rollback.** The version in the associated data stops a sealed body from being combined with
 another version number, but a whole old row (body, nonce and version together) opens: only a
 mark kept *outside* the database can tell that a row went back in time. With a
-:class:`~service.store.ledger.RollbackLedger` configured, every write raises the user's mark
+:class:`~sketchauth_service.store.ledger.RollbackLedger` configured, every write raises the user's mark
 after it commits (and a revocation raises it past the deleted version), and opening a row whose
 version is below its mark is refused.
 
@@ -44,13 +44,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.store.base import StoreError, UserRecord
 from sketchauth.enrolment import KeyCostLimit, parse_key_params
 from sketchauth.errors import SketchFormatError
 from sketchauth.pepper import Pepper, associated_data, new_nonce, unwrap, wrap
+from sketchauth_service.store.base import StoreError, UserRecord
 
 if TYPE_CHECKING:
-    from service.store.ledger import RollbackLedger
+    from sketchauth_service.store.ledger import RollbackLedger
 
 __all__ = [
     "RECORD_FORMAT",
