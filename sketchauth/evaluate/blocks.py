@@ -343,7 +343,7 @@ def run(job: Job, *, jobs: int = 1, client: Any = None, progress: Callable[[int]
     if client is not None:
         from sketchauth.evaluate.distributed import run_on_cluster  # optional dependency: dask
 
-        return run_on_cluster(client, job, total, tick).pruned()
+        return run_on_cluster(client, job, total, tick, run_band).pruned()
     bands = job.bands(jobs)
     if jobs <= 1 or len(bands) <= 1:
         for e0, e1 in bands:

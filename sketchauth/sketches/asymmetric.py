@@ -142,10 +142,10 @@ from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
+from sketchauth.sketches.interval_template import enrol_interval
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 from sketchauth.sketches.types import FeatureVector, IntervalTemplate
-from sketchauth.templates import enrol_interval
 
 __all__ = [
     "SCHEMES_AVAILABLE",
