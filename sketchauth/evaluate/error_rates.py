@@ -75,11 +75,11 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.adapters import (
     ADAPTERS,
-    QUANTISED_SCHEMES,
     ProbeFn,
     SchemeAdapter,
     adapter,
     fit_quantiser_params,
+    quantised_schemes,
 )
 from sketchauth.evaluate.baselines import (
     SCORE_FILE_LIMIT,
@@ -111,7 +111,6 @@ from sketchauth.templates import enrol_byte_mode, enrol_majority_set, enrol_roun
 
 __all__ = [
     "ADAPTERS",
-    "QUANTISED_SCHEMES",
     "TARGET_FMR",
     "TARGET_FNMR",
     "BaselineResult",
@@ -137,6 +136,7 @@ __all__ = [
     "fit_quantiser_params",
     "fit_set_size",
     "plan_trials",
+    "quantised_schemes",
 ]
 
 SchemeFactory = Callable[[Any], SecureSketch]

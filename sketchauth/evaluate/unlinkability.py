@@ -403,14 +403,19 @@ def crt_candidates(r1: np.ndarray, m1: np.ndarray, r2: np.ndarray, m2: np.ndarra
 class Attack:
     """A linkage attack (named by the descriptors' ``linkage_attacks``): how scores are computed.
 
-    ``score(sketch, helper_a, helper_b, **options)`` takes the sketch class the attack is for;
-    ``by_sample_kind`` words the description per sample kind where it reads differently.
+    ``score(sketch, helper_a, helper_b, **options)`` takes the sketch class the attack is for
+    (``needs``: the public structure its score and probe read); ``probe`` turns the scored pairs
+    into the reversibility finding (:class:`Probe`); ``by_sample_kind`` words the description per
+    sample kind where it reads differently. One entry per attack in :data:`LINKAGE_ATTACKS` is
+    all a new attack needs.
     """
 
     name: str
     higher_is_mated: bool
     score: Callable[..., float]
     description: str
+    needs: type[SecureSketch] | tuple[type[SecureSketch], ...] = ()
+    probe: Callable[[Probe], dict[str, Any]] | None = None
     by_sample_kind: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self, sample_kind: str) -> str:
@@ -443,47 +448,6 @@ def _vault_score(
     return vault_differential_score(sketch, ha, hb, trials=trials, seed=seed)[0]
 
 
-#: Linkage attacks by name; which one applies to a sketch is its descriptor's ``linkage_attacks``.
-LINKAGE_ATTACKS: dict[str, Attack] = {
-    "residue-distance": Attack(
-        "residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"
-    ),
-    "s1-tolerances": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
-    "s2-similar-intervals": Attack(
-        "s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
-    ),
-    "s3-similar-intervals": Attack(
-        "s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
-    ),
-    "difference-decoding": Attack(
-        "difference-decoding",
-        False,
-        _difference_score,
-        "weight of the difference decoded from the combined sketches",
-        by_sample_kind={"bytes": "weight of decode(S xor S', 0)", "set": "size of decode(s(A) xor s(B), {})"},
-    ),
-    "differential-cross-matching": Attack(
-        "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
-    ),
-    "rotation-pairing": Attack(
-        "rotation-pairing",
-        True,
-        _rotation_score,
-        "max <c2, R2 R1^T c1> over sparse signed c1, c2 (truncated power iteration from every column)",
-    ),
-}
-#: The attacks that need each sketch class (their scores and probes read its public structure).
-_ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] = {
-    "residue-distance": IntervalSketch,
-    "s1-tolerances": AsymmetricIntervalSketch,
-    "s2-similar-intervals": AsymmetricIntervalSketch,
-    "s3-similar-intervals": AsymmetricIntervalSketch,
-    "difference-decoding": (CodeOffsetSketch, PinSketch),
-    "differential-cross-matching": (FuzzyVault, WeightedFuzzyVault),
-    "rotation-pairing": AngularSketch,
-}
-
-
 def _unknown_key(key: str) -> ParameterError:
     known = sorted(k for found in descriptors().values() for k in found.linkage_attacks)
     return ParameterError(f"no linkage attack for scheme {key!r}; known: {', '.join(known)}")
@@ -513,13 +477,35 @@ def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
     d = getattr(type(sketch), "descriptor", None)
     key = sketch.scheme_name if d is None else d.attack_key(sketch.params())
     attack = attack_for_key(key)
-    if not isinstance(sketch, _ATTACK_CLASSES[attack.name]):
+    if not isinstance(sketch, attack.needs):
         raise _unknown_key(key)
     return key, attack
 
 
 # -- reversibility probes ---------------------------------------------------------------------------------
-def _reversibility_interval(sketch: IntervalSketch, pairs: LinkagePairs, second: IntervalSketch) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Probe:
+    """What a reversibility probe reads: the attacked sketch, its linkage pairs and the scores.
+
+    ``mated`` holds the mated pairs' ``(score, agreeing slots)`` where the attack keeps them (the
+    vaults), ``chance`` the best non-mated score; ``relink(second)`` enrols the same people again
+    under a second sketch (the interval probe's second deployment); ``extra`` collects what the
+    probe adds to the result's ``extra``.
+    """
+
+    sketch: Any
+    pairs: LinkagePairs
+    attack: str
+    mated: Sequence[tuple[float, np.ndarray]]
+    chance: float
+    relink: Callable[[SecureSketch], LinkagePairs]
+    extra: dict[str, Any]
+
+
+def _reversibility_interval(probe: Probe) -> dict[str, Any]:
+    sketch: IntervalSketch = probe.sketch
+    second = _second_interval(sketch)
+    pairs = probe.relink(second)
     recovered = []
     for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         ra, sa = sketch.symbols(sketch.payload(ha))
@@ -534,7 +520,9 @@ def _reversibility_interval(sketch: IntervalSketch, pairs: LinkagePairs, second:
     }
 
 
-def _reversibility_s1(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s1(probe: Probe) -> dict[str, Any]:
+    sketch: AsymmetricIntervalSketch = probe.sketch
+    pairs = probe.pairs
     recovered = []
     for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)
@@ -549,7 +537,9 @@ def _reversibility_s1(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> 
     }
 
 
-def _reversibility_s2(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s2(probe: Probe) -> dict[str, Any]:
+    sketch: AsymmetricIntervalSketch = probe.sketch
+    pairs = probe.pairs
     recovered = []
     for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         hits = 0
@@ -572,7 +562,9 @@ def _reversibility_s2(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> 
     }
 
 
-def _reversibility_difference(sketch: LinearSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_difference(probe: Probe) -> dict[str, Any]:
+    sketch: LinearSketch = probe.sketch
+    pairs = probe.pairs
     learnt = 0
     for ha, hb in zip(pairs.first_helpers, pairs.second_helpers, strict=False):
         try:
@@ -588,9 +580,11 @@ def _reversibility_difference(sketch: LinearSketch, pairs: LinkagePairs) -> dict
     }
 
 
-def _reversibility_vault(
-    sketch: VaultSketch, pairs: LinkagePairs, mated: Sequence[tuple[float, np.ndarray]], chance: float
-) -> dict[str, Any]:
+def _reversibility_vault(probe: Probe) -> dict[str, Any]:
+    sketch: VaultSketch = probe.sketch
+    pairs, mated, chance = probe.pairs, probe.mated, probe.chance
+    probe.extra["success_probability_per_trial"] = _trial_success(sketch, pairs)
+    probe.extra["degree"] = sketch.k - 1
     recovered = []
     q = sketch.q if isinstance(sketch, WeightedFuzzyVault) else 1
     for (score, mask), secret in zip(mated, pairs.first_secrets, strict=False):
@@ -612,8 +606,10 @@ def _reversibility_vault(
 
 
 # -- the evaluation -----------------------------------------------------------------------------------------
-def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_rotation(probe: Probe) -> dict[str, Any]:
     """Mated pairs whose linkage attack returns the first enrolment's codeword itself (up to its sign)."""
+    sketch: AngularSketch = probe.sketch
+    pairs = probe.pairs
     recovered = 0
     for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         found = linkage_pair(sketch, ha, hb)[1]
@@ -627,6 +623,68 @@ def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[
         # The secret is the codeword: recovered whole (in two guesses) or not at all.
         "recovered_fraction": recovered / people if people else 0.0,
     }
+
+
+#: Linkage attacks by name; which one applies to a sketch is its descriptor's ``linkage_attacks``.
+LINKAGE_ATTACKS: dict[str, Attack] = {
+    "residue-distance": Attack(
+        "residue-distance",
+        False,
+        _residue_score,
+        "circular distance of the residues b mod (2v-1)",
+        needs=IntervalSketch,
+        probe=_reversibility_interval,
+    ),
+    "s1-tolerances": Attack(
+        "s1-tolerances",
+        True,
+        _s1_score,
+        "features whose published tolerances differ by < tau",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s1,
+    ),
+    "s2-similar-intervals": Attack(
+        "s2-similar-intervals",
+        True,
+        _s2_score,
+        "similar intervals of the two partitions (tau)",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s2,
+    ),
+    "s3-similar-intervals": Attack(
+        "s3-similar-intervals",
+        True,
+        _s2_score,
+        "similar intervals of the two partitions (tau)",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s2,
+    ),
+    "difference-decoding": Attack(
+        "difference-decoding",
+        False,
+        _difference_score,
+        "weight of the difference decoded from the combined sketches",
+        needs=(CodeOffsetSketch, PinSketch),
+        probe=_reversibility_difference,
+        by_sample_kind={"bytes": "weight of decode(S xor S', 0)", "set": "size of decode(s(A) xor s(B), {})"},
+    ),
+    "differential-cross-matching": Attack(
+        "differential-cross-matching",
+        True,
+        _vault_score,
+        "best agreement of random interpolations of y - y'",
+        needs=(FuzzyVault, WeightedFuzzyVault),
+        probe=_reversibility_vault,
+    ),
+    "rotation-pairing": Attack(
+        "rotation-pairing",
+        True,
+        _rotation_score,
+        "max <c2, R2 R1^T c1> over sparse signed c1, c2 (truncated power iteration from every column)",
+        needs=AngularSketch,
+        probe=_reversibility_rotation,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -751,28 +809,19 @@ def evaluate_unlinkability(
         scores.append(score)
     mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
     measures = linkability(mated, nonmated, omega=omega, bins=bins)
-    extra: dict[str, Any] = {}
-    if isinstance(sketch, IntervalSketch):
-        second = _second_interval(sketch)
-        rev_pairs = link_pairs(
+    extra: dict[str, Any] = {"tau": tau} if isinstance(sketch, AsymmetricIntervalSketch) else {}
+    if vault is not None:
+        extra["trials_per_pair"] = trials
+
+    def relink(second: SecureSketch) -> LinkagePairs:
+        return link_pairs(
             sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second
         )
-        reversibility = _reversibility_interval(sketch, rev_pairs, second)
-    elif isinstance(sketch, AsymmetricIntervalSketch):
-        probe = _reversibility_s1 if attack.name == "s1-tolerances" else _reversibility_s2
-        reversibility = probe(sketch, pairs)
-        extra["tau"] = tau
-    elif isinstance(sketch, (CodeOffsetSketch, PinSketch)):
-        reversibility = _reversibility_difference(sketch, pairs)
-    elif isinstance(sketch, AngularSketch):
-        reversibility = _reversibility_rotation(sketch, pairs)
-    elif vault is not None:
-        reversibility = _reversibility_vault(vault, pairs, masks, float(nonmated.max()))
-        extra["success_probability_per_trial"] = _trial_success(vault, pairs)
-        extra["trials_per_pair"] = trials
-        extra["degree"] = vault.k - 1
-    else:  # unreachable: linkage_attack admits only the classes above
-        raise ParameterError(f"no reversibility probe for {type(sketch).__name__}")
+
+    if attack.probe is None:  # every attack of LINKAGE_ATTACKS has its probe
+        raise ParameterError(f"no reversibility probe for the {attack.name} attack")
+    probe = Probe(sketch, pairs, attack.name, masks, float(nonmated.max()), relink, extra)
+    reversibility = attack.probe(probe)
     return UnlinkabilityResult(
         scheme=sketch.scheme_name,
         params=sketch.params(),

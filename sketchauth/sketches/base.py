@@ -41,13 +41,12 @@ from sketchauth.sketches.format import (
     prefixed_payload,
 )
 from sketchauth.sketches.params import Parameter, ParameterSpec
-from sketchauth.sketches.registry import REGISTRY, SCHEMES, scheme_class, scheme_name_of
+from sketchauth.sketches.registry import registrations, scheme_class, scheme_id_of, scheme_name_of
 from sketchauth.sketches.samples import as_batch, as_collection
 
 json = LazyModule("json")  # on first use (sketchauth._lazy)
 
 __all__ = [
-    "SCHEMES",
     "EntropyReport",
     "ErrorPolicy",
     "SampleKind",
@@ -224,7 +223,7 @@ class SymbolSpace:
 
 
 def _known_ids() -> str:
-    return ", ".join(f"{r.scheme_id} ({r.name})" for r in REGISTRY)
+    return ", ".join(f"{r.scheme_id} ({r.name})" for r in registrations())
 
 
 def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str:
@@ -324,7 +323,7 @@ class SecureSketch(ABC, Generic[SecretT, SampleT]):
 
     @property
     def scheme_id(self) -> int:
-        return SCHEMES[self.scheme_name][0]
+        return scheme_id_of(self.scheme_name)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.params() == self.params()

@@ -59,7 +59,6 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
-    QUANTISED_SCHEMES,
     TARGET_FMR,
     DecideFn,
     EnrolFn,
@@ -68,6 +67,7 @@ from sketchauth.evaluate.error_rates import (
     adapter,
     evaluate_scheme,
     fit_quantiser_params,
+    quantised_schemes,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.protocol import Protocol
@@ -165,7 +165,10 @@ class EvaluationTarget:
 def range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
     """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
     return (
-        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+        scheme in quantised_schemes()
+        and params.get("step") is not None
+        and "n" not in params
+        and "offset" not in params
     )
 
 
