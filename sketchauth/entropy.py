@@ -223,7 +223,7 @@ def sketch_loss_bound(sketch_bits: float, randomness_bits: float) -> float:
 
 
 def exact_joint(
-    sketch: SecureSketch, secrets: Sequence[Any], prior: Any | None = None
+    sketch: SecureSketch[Any, Any], secrets: Sequence[Any], prior: Any | None = None
 ) -> tuple[np.ndarray, list[bytes]]:
     """Exact joint distribution of (secret, helper data) for a small sketch.
 
@@ -254,7 +254,7 @@ def exact_joint(
     return joint, list(columns)
 
 
-def exact_sketch_loss(sketch: SecureSketch, secrets: Sequence[Hashable], prior: Any | None = None) -> float:
+def exact_sketch_loss(sketch: SecureSketch[Any, Any], secrets: Sequence[Hashable], prior: Any | None = None) -> float:
     """Exact ``H∞(d) − H̃∞(d|S)`` of ``sketch`` over the listed ``secrets`` (uniform by default).
 
     Only feasible for tiny parameters; the result never exceeds ``sketch.report().loss_bound_bits``

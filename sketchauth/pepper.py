@@ -75,7 +75,7 @@ import math
 import secrets as _secrets
 import string
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -284,7 +284,7 @@ def wrap(record: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b
         raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
     if len(record) > MAX_SEALED_BYTES:
         raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
-    return pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data))
+    return cast("bytes", pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data)))
 
 
 def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b"") -> bytes:
@@ -303,7 +303,7 @@ def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes =
             f"a sealed record is {SEAL_TAG_BYTES} to {MAX_SEALED_BYTES + SEAL_TAG_BYTES} bytes, got {len(stored)}"
         )
     try:
-        return pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
+        return cast("bytes", pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data)))
     except InvalidTag:
         raise SketchFormatError(_NOT_SEALED) from None
 

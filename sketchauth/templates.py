@@ -49,7 +49,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -156,7 +156,7 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
 
 
 # -- single templates of the evaluation: enrol_fn(sketch, samples, setting) -----------------------------
-def enrol_rounded_mean(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_rounded_mean(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the interval family: the mean of the enrolment samples — never clipped.
 
     For a sketch that quantises (a ``step`` or an ``offset``) the real mean is returned and the
@@ -169,21 +169,21 @@ def enrol_rounded_mean(sketch: SecureSketch | None, samples: Any, setting: Any =
     mean = np.asarray(samples, dtype=float).mean(axis=0)
     quantiser = getattr(sketch, "quantiser", None)
     if quantiser is not None and quantiser.measuring:
-        return mean
-    return np.floor(mean + 0.5)
+        return cast("np.ndarray", mean)
+    return cast("np.ndarray", np.floor(mean + 0.5))
 
 
-def enrol_byte_mode(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> bytes:
+def enrol_byte_mode(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> bytes:
     """Template of code-offset: per position the most frequent byte (the smallest on ties)."""
     arr = np.asarray(samples, dtype=np.int64)
     if arr.ndim != 2 or arr.size == 0 or arr.min() < 0 or arr.max() > 255:
         raise SampleError("byte-string samples must be rows of values in [0, 255]")
     counts = np.zeros((256, arr.shape[1]), dtype=np.int64)
     np.add.at(counts, (arr, np.broadcast_to(np.arange(arr.shape[1]), arr.shape)), 1)
-    return counts.argmax(axis=0).astype(np.uint8).tobytes()
+    return cast("bytes", counts.argmax(axis=0).astype(np.uint8).tobytes())
 
 
-def enrol_majority_set(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_majority_set(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the set schemes: the elements present in more than half of the samples."""
     sets = list(samples)
     values, counts = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]), return_counts=True)
@@ -205,14 +205,16 @@ def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
     return np.sort(np.concatenate([arr, absent[: size - arr.size]]))
 
 
-def enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_fuzzy_vault(sketch: SecureSketch[Any, Any], samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the complete fuzzy vault: the majority set made exactly ``m`` elements of ``[0, p)``."""
     params = sketch.params()
     return fit_set_size(enrol_majority_set(sketch, samples), int(params["m"]), int(params["p"]))
 
 
 # -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------
-def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+def asymmetric_template(
+    sketch: SecureSketch[Any, Any], captures: Sequence[Any], **options: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """``(b, v)`` for an asymmetric interval sketch from several captures.
 
     The sketch's own :meth:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch.template`:
@@ -228,7 +230,7 @@ def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options
 
 
 def weighted_vault_template(
-    sketch: SecureSketch, captures: Sequence[Any], **options: Any
+    sketch: SecureSketch[Any, Any], captures: Sequence[Any], **options: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(elements, weights)`` for a weighted fuzzy vault from several captured sets.
 

@@ -152,7 +152,7 @@ class TemplateEnrol:
 
     option: str | None = None
 
-    def __call__(self, sketch: SecureSketch, samples: Any, setting: Any = None) -> Any:
+    def __call__(self, sketch: SecureSketch[Any, Any], samples: Any, setting: Any = None) -> Any:
         options = {} if self.option is None else {self.option: int(setting)}
         return sketch.descriptor.secret_from_captures(sketch, list(samples), options)
 
@@ -177,7 +177,7 @@ class SchemeAdapter:
     min_enrol_samples: int = 1
     sweep_at_enrolment: bool = False
 
-    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
+    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch[Any, Any]:
         """The sketch at ``setting`` (``from_params`` raises ``ParameterError`` naming a bad parameter)."""
         merged = dict(params) if self.sweep_at_enrolment else {**params, self.sweep: setting}
         return scheme_class(self.scheme).from_params(merged)

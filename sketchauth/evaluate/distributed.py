@@ -99,8 +99,10 @@ def read_vectors(path: str | Path, *, split_column: str | None = None, blocksize
     _require()
     # optional dependency: the dask extra
     import dask.dataframe as dd
-    from dask.base import compute
+    from dask.base import compute as untyped_compute
     from dask.delayed import delayed
+
+    compute: Callable[..., tuple[Any, ...]] = untyped_compute  # dask.base.compute carries no annotations
 
     path = Path(path)
     reader = dd.read_parquet if path.suffix.lower() in (".parquet", ".pq") else dd.read_csv

@@ -139,7 +139,7 @@ __all__ = [
     "quantised_schemes",
 ]
 
-SchemeFactory = Callable[[Any], SecureSketch]
+SchemeFactory = Callable[[Any], SecureSketch[Any, Any]]
 #: Bootstrap resamples of the identity-level intervals (ISO/IEC 19795-1).
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -403,7 +403,7 @@ class _Checks:
 
     job: Job
     tally: Tally
-    sketches: list[SecureSketch]
+    sketches: list[SecureSketch[Any, Any]]
     population: list[Enrolled]
     probes: Any
     order: np.ndarray

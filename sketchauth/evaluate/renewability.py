@@ -69,7 +69,7 @@ def _pepper() -> Pepper:
 
 
 def evaluate_renewability(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     pairs: LinkagePairs,
     *,
     omega: float = 1.0,

@@ -78,7 +78,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import comb
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -86,11 +86,11 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.angular_attacks import linkage_pair, linkage_score
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
-from sketchauth.sketches._prime_field import inv_mod
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.fields import inverse_mod
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.pinsketch import PinSketch
@@ -240,15 +240,15 @@ class LinkagePairs:
 
 
 def link_pairs(
-    sketch: SecureSketch,
-    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: Callable[[SecureSketch[Any, Any], Any, Any], Any],
     data: LabelledVectors | LabelledSets,
     *,
     enrol_samples: int = 1,
     setting: Any = None,
     nonmated_per_identity: int = 10,
     seed: int = 0,
-    second_sketch: SecureSketch | None = None,
+    second_sketch: SecureSketch[Any, Any] | None = None,
 ) -> LinkagePairs:
     """Enrol every identity with ``2·enrol_samples`` samples twice, with fresh randomness.
 
@@ -289,7 +289,7 @@ def _moduli(space: SymbolSpace) -> np.ndarray:
     return space.moduli.astype(np.int64)
 
 
-def interval_residue_distance(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
+def interval_residue_distance(sketch: SecureSketch[Any, Any], helper_a: bytes, helper_b: bytes) -> float:
     """Circular distance of the residues of two interval helpers (low ⇒ same person)."""
     a, space = sketch.symbols(sketch.payload(helper_a))
     b, _ = sketch.symbols(sketch.payload(helper_b))
@@ -340,7 +340,7 @@ def _excluding_products(x: np.ndarray, p: int) -> np.ndarray:
     for k in range(1, width):
         prefix[..., k] = prefix[..., k - 1] * x[..., k - 1] % p
         suffix[..., width - 1 - k] = suffix[..., width - k] * x[..., width - k] % p
-    return prefix * suffix % p
+    return cast("np.ndarray", prefix * suffix % p)
 
 
 def _differential_best(
@@ -364,12 +364,12 @@ def _differential_best(
     denom = np.ones((trials, width), dtype=np.int64)
     for k in range(width):
         denom = denom * gaps[:, :, k] % field_size
-    weights = inv_mod(denom, field_size) * z[nodes] % field_size  # trials × width
+    weights = inverse_mod(denom, field_size) * z[nodes] % field_size  # trials × width
     value = np.zeros((trials, slots), dtype=np.int64)
     for j in range(width):
         value = (value + numer[:, :, j] * weights[:, j : j + 1]) % field_size
     agree = value == z[None, :]
-    return agree[int(np.argmax(agree.sum(axis=1)))]
+    return cast("np.ndarray", agree[int(np.argmax(agree.sum(axis=1)))])
 
 
 def vault_differential_score(
@@ -414,7 +414,7 @@ class Attack:
     higher_is_mated: bool
     score: Callable[..., float]
     description: str
-    needs: type[SecureSketch] | tuple[type[SecureSketch], ...] = ()
+    needs: type[SecureSketch[Any, Any]] | tuple[type[SecureSketch[Any, Any]], ...] = ()
     probe: Callable[[Probe], dict[str, Any]] | None = None
     by_sample_kind: Mapping[str, str] = field(default_factory=dict)
 
@@ -430,7 +430,7 @@ def _s2_score(sketch: AsymmetricIntervalSketch, ha: bytes, hb: bytes, *, tau: in
     return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))
 
 
-def _residue_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+def _residue_score(sketch: SecureSketch[Any, Any], ha: bytes, hb: bytes, **_: Any) -> float:
     return interval_residue_distance(sketch, ha, hb)
 
 
@@ -468,7 +468,7 @@ def attack_for_key(key: str) -> Attack:
     return replace(attack, description=attack.describe(d.sample_kind))
 
 
-def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
+def linkage_attack(sketch: SecureSketch[Any, Any]) -> tuple[str, Attack]:
     """The descriptor's attack key of ``sketch`` (``asymmetric-interval/s2``) and its linkage attack.
 
     ``ParameterError`` for a sketch whose family names none (or a composite without a
@@ -498,7 +498,7 @@ class Probe:
     attack: str
     mated: Sequence[tuple[float, np.ndarray]]
     chance: float
-    relink: Callable[[SecureSketch], LinkagePairs]
+    relink: Callable[[SecureSketch[Any, Any]], LinkagePairs]
     extra: dict[str, Any]
 
 
@@ -756,8 +756,8 @@ def _second_interval(sketch: IntervalSketch) -> IntervalSketch:
 
 
 def evaluate_unlinkability(
-    sketch: SecureSketch,
-    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: Callable[[SecureSketch[Any, Any], Any, Any], Any],
     data: LabelledVectors | LabelledSets,
     *,
     enrol_samples: int = 1,
@@ -813,7 +813,7 @@ def evaluate_unlinkability(
     if vault is not None:
         extra["trials_per_pair"] = trials
 
-    def relink(second: SecureSketch) -> LinkagePairs:
+    def relink(second: SecureSketch[Any, Any]) -> LinkagePairs:
         return link_pairs(
             sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second
         )

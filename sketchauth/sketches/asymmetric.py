@@ -133,7 +133,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -335,7 +335,7 @@ class _Partition:
     @property
     def ends(self) -> np.ndarray:
         """Index of each feature's last point ``g_k``."""
-        return self.starts + self.counts
+        return cast("np.ndarray", self.starts + self.counts)
 
     def gaps(self) -> np.ndarray:
         """Every gap, feature after feature (``counts.sum()`` values)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,13 +71,13 @@ class HelperRecord:
 def canonical_params(params: dict[str, Any]) -> bytes:
     """Canonical JSON encoding of a parameters mapping (the same mapping gives the same bytes)."""
     try:
-        return json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+        return cast("bytes", json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
     except (TypeError, ValueError, RecursionError) as exc:
         raise SketchFormatError(f"parameters are not canonically encodable: {exc}") from None
 
 
 def _digest(data: bytes | memoryview) -> bytes:
-    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).digest()
+    return cast("bytes", hashlib.blake2b(data, digest_size=_DIGEST_BYTES).digest())
 
 
 def helper_prefix(scheme_id: int, params: dict[str, Any]) -> bytes:

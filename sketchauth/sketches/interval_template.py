@@ -8,7 +8,7 @@ The rule lives with the sketches because the asymmetric interval sketch's own
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -49,9 +49,9 @@ def _sample_matrix(samples: Any, quantiser: Quantiser) -> np.ndarray:
 
 def _spread(x: np.ndarray, spread: str) -> np.ndarray:
     if spread == "range":
-        return (x.max(axis=0) - x.min(axis=0)).astype(np.float64)
+        return cast("np.ndarray", (x.max(axis=0) - x.min(axis=0)).astype(np.float64))
     # Sample standard deviation (ddof = 1): unbiased variance from k ≥ 2 captures.
-    return x.astype(np.float64).std(axis=0, ddof=1)
+    return cast("np.ndarray", x.astype(np.float64).std(axis=0, ddof=1))
 
 
 def enrol_interval(

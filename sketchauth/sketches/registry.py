@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from sketchauth.errors import ParameterError
 
@@ -141,10 +141,10 @@ def registration(name: str) -> Registration:
     return _by_name[name]
 
 
-def scheme_class(name: str) -> type[SecureSketch]:
+def scheme_class(name: str) -> type[SecureSketch[Any, Any]]:
     """The sketch class registered under ``name`` (imported lazily: no start-up cost)."""
     entry = registration(name)
-    return getattr(importlib.import_module(entry.module), entry.class_name)
+    return cast("type[SecureSketch[Any, Any]]", getattr(importlib.import_module(entry.module), entry.class_name))
 
 
 def scheme_name_of(scheme_id: int) -> str | None:

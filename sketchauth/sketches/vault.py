@@ -45,7 +45,7 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -479,7 +479,7 @@ class FuzzyVault(SecureSketch[ElementSet, ElementSet]):
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
-        return unpack_uints(payload, self._width, self.p).astype(np.int64)
+        return cast("np.ndarray", unpack_uints(payload, self._width, self.p).astype(np.int64))
 
     def _check_payload(self, payload: bytes) -> None:
         # Range is the whole structure: with the chaff, every vector of F_p^p is a vault value
@@ -488,7 +488,9 @@ class FuzzyVault(SecureSketch[ElementSet, ElementSet]):
             raise SketchFormatError(f"fuzzy vault value out of range for F_{self.p}")
 
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        return self._decode_rows([self._values(payload)], [self._element_set(sample, "sample")], "raise")[0]
+        return cast(
+            "np.ndarray", self._decode_rows([self._values(payload)], [self._element_set(sample, "sample")], "raise")[0]
+        )
 
     def _decode_rows(
         self, values: Sequence[np.ndarray], samples: Sequence[np.ndarray], errors: ErrorPolicy
@@ -826,7 +828,7 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
 
     def _genuine(self, secret: WeightedSecret, genuine_slots: np.ndarray) -> np.ndarray:
         elements, weights = secret
-        return np.repeat(elements * self.q, weights) + genuine_slots
+        return cast("np.ndarray", np.repeat(elements * self.q, weights) + genuine_slots)
 
     def _check_randomness(self, secret: WeightedSecret, randomness: Any) -> WeightedVaultRandomness:
         if not isinstance(randomness, WeightedVaultRandomness):
@@ -854,7 +856,7 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
-        return unpack_uints(payload, self._width, self.slots).astype(np.int64)
+        return cast("np.ndarray", unpack_uints(payload, self._width, self.slots).astype(np.int64))
 
     def _check_payload(self, payload: bytes) -> None:
         if np.any(self._values(payload) >= self.field_size):
@@ -867,7 +869,9 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
         return d
 
     def _decode_payload(self, payload: bytes, sample: Any) -> WeightedSecret:
-        return self._decode_rows([self._values(payload)], [self._sample_set(sample)], "raise")[0]
+        return cast(
+            "WeightedSecret", self._decode_rows([self._values(payload)], [self._sample_set(sample)], "raise")[0]
+        )
 
     def _decode_group(self, ys: np.ndarray, samples: np.ndarray) -> list[WeightedSecret | None]:
         """Decode rows whose samples all have the same size; ``None`` marks a failure."""
