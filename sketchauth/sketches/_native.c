@@ -2199,9 +2199,46 @@ static PyObject *GF2m_encode_plain(GF2mObject *self, PyObject *const *args, Py_s
     return out;
 }
 
+/* Whether the odd power sums s[k] = s_(2k+1), k < t, satisfy the relations every set's power sums
+ * do (sums of a^i and a^(2i mod 2^m - 1) are related by squaring, and a^(2^m - 1) = 1): 0 if so;
+ * 2 if a power sum is not the 2^e-th power of the first one of its cyclotomic coset (i = r 2^e
+ * mod 2^m - 1); 3 if the first one of a coset of c < m members is outside GF(2^c).  The same
+ * relations, checked in the same order, as PinSketch._check_relations (pinsketch.py). */
+static int syndrome_relations(const gf_t *f, const uint32_t *s, size_t t)
+{
+    const uint64_t n = f->mask, top = 2 * (uint64_t)t; /* odd indices below top are stored */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < t; k++) {
+            uint64_t i = 2 * (uint64_t)k + 1, member = i;
+            size_t first = k;
+            int c = 0, back = 0;
+            do { /* the coset of i (i < n: t < 2^(m-1)); the first stored member and its distance */
+                member = (member * 2) % n;
+                c++;
+                if ((member & 1) && member < top && (member - 1) / 2 < first) {
+                    first = (size_t)((member - 1) / 2);
+                    back = c;
+                }
+            } while (member != i);
+            if (pass == 0 && first != k) { /* s_i = s_r^(2^(c - back)) with r = 2 first + 1 */
+                uint32_t v = s[first];
+                for (int e = 0; e < c - back; e++) v = gf_sqr(f, v);
+                if (v != s[k]) return 2;
+            } else if (pass == 1 && first == k && c < f->m) { /* s_i in GF(2^c) */
+                uint32_t v = s[k];
+                for (int e = 0; e < c; e++) v = gf_sqr(f, v);
+                if (v != s[k]) return 3;
+            }
+        }
+    return 0;
+}
+
+static PyObject *SketchFormatErrorType = NULL;
+
 /* decode_plain(record, offset, width, t, sample, beta) -> bytearray | None: recover_payload with
  * the payload read in place (t words of `width` bytes at `offset` of the record, whose digest the
- * caller has checked) and a plain sample (see plain_elements); None when the sample is not plain.
+ * caller has checked) and checked as PinSketch._check_payload does (SketchFormatError, the same
+ * words), and a plain sample (see plain_elements); None when the sample is not plain.
  * beta None: drawn here from the operating system. */
 static PyObject *GF2m_decode_plain(GF2mObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2243,9 +2280,16 @@ static PyObject *GF2m_decode_plain(GF2mObject *self, PyObject *const *args, Py_s
         if (v > f->mask) {
             PyMem_RawFree(diff);
             PyMem_RawFree(sample);
-            return PyErr_Format(PyExc_ValueError, "payload holds a value outside the field");
+            return PyErr_Format(SketchFormatErrorType, "PinSketch syndrome wider than %d bits", f->m);
         }
         diff[k] = (uint32_t)v;
+    }
+    if ((rc = syndrome_relations(f, diff, (size_t)t)) != 0) {
+        PyMem_RawFree(diff);
+        PyMem_RawFree(sample);
+        PyErr_SetString(SketchFormatErrorType, rc == 2 ? "PinSketch syndromes violate a cyclotomic relation"
+                                                       : "PinSketch syndrome outside its subfield");
+        return NULL;
     }
     return recover_owned(f, diff, (size_t)t, sample, n, beta, 1);
 }
@@ -3143,8 +3187,9 @@ PyMODINIT_FUNC PyInit__native(void)
     if (!DecodeErrorType) {
         if (!(errors = PyImport_ImportModule("sketchauth.errors"))) return NULL;
         DecodeErrorType = PyObject_GetAttrString(errors, "DecodeError");
+        SketchFormatErrorType = PyObject_GetAttrString(errors, "SketchFormatError");
         Py_DECREF(errors);
-        if (!DecodeErrorType) return NULL;
+        if (!DecodeErrorType || !SketchFormatErrorType) return NULL;
     }
     if (PyType_Ready(&GF2mType) < 0) return NULL;
     m = PyModule_Create(&native_module);

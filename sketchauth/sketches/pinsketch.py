@@ -148,16 +148,14 @@ _DIGEST = 16
 @dataclass(frozen=True, slots=True)
 class _FastPath:
     """A sketch's compiled field, its records' fixed header (through the payload length) with the
-    digest state after it, the record length before the digest, whether the extension draws
-    the trace multiplier itself (``getentropy``) and whether every payload of the right length is
-    a sketch (no further check)."""
+    digest state after it, the record length before the digest, and whether the extension draws
+    the trace multiplier itself (``getentropy``)."""
 
     core: Any
     head: bytes
     hasher: Any
     size: int
     entropy: bool
-    every_word_valid: bool
 
 
 class PinSketch(SecureSketch[ElementSet, ElementSet]):
@@ -228,8 +226,7 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
                 head, hasher = record_head(prefix, self._t * self._width)
                 core = cast(Any, self.field)._core
                 entropy = bool(native_module().cpu_features()["entropy"])
-                size = len(head) + self._t * self._width
-                self._fast = _FastPath(core, head, hasher, size, entropy, self._every_word_valid)
+                self._fast = _FastPath(core, head, hasher, len(head) + self._t * self._width, entropy)
         return self._fast
 
     def encode(self, secret: ElementSet) -> bytes:
@@ -268,9 +265,7 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
             start, end = len(fast.head), fast.size
             digest = fast.hasher.copy()
             digest.update(helper[start:end])
-            if digest.digest() == helper[end:]:
-                if not fast.every_word_valid:
-                    self._check_payload(helper[start:end])
+            if digest.digest() == helper[end:]:  # the payload is checked in the call, as _check_payload does
                 beta = None if fast.entropy else _gf2m.random_multiplier(self.field)
                 try:
                     words = fast.core.decode_plain(helper, start, self._width, self._t, sample, beta)
