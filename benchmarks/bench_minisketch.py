@@ -33,6 +33,8 @@ versioned helper record with its digest) and ``.decode(helper, sample)`` (record
 checks, sample validation, the recovery, ``A = B Δ D``) with the default backend. Both sides get
 the same Python ``list`` of ``int`` s.
 
+``--markdown RESULT [--before EARLIER]`` prints a result file as the table the docs show.
+
 **Sizes.** ``m ∈ {8, 16, 32}`` (and 64 when PinSketch supports it), ``t ∈ {4, 16, 64}``,
 ``|set| ∈ {t, 1000}`` (1000 is capped at the ``2^m − 1`` elements of GF(2^8): 255). The decode
 sample differs from the set in exactly t elements, half of them missing and half extra.
@@ -41,13 +43,18 @@ sample differs from the set in exactly t elements, half of them missing and half
 times a batch of calls of each side with the thread's CPU clock and the wall clock. Reported per
 case: median µs per call of each side and the median over rounds of the per-round ratio
 ``ours / minisketch`` (CPU), so load on the shared machine moves absolute times more than the
-ratios. Results go to ``benchmarks/results/bench_minisketch.json`` (date, commit, CPU).
+ratios. The JSON also records ``ctypes_call_us``, the CPU time of one trivial call through the
+binding: at ``|set| = 1000`` the peer's time is mostly its thousand ``minisketch_add_uint64``
+calls, each paying it (minisketch's own arithmetic is cheaper; ``bench_native.py`` compares the
+kernels with a C shim that calls minisketch without Python). Results go to
+``benchmarks/results/bench_minisketch.json`` (date, commit, CPU).
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
 import random
 import statistics
@@ -100,6 +107,17 @@ class Minisketch:
         self._serialize = lib.minisketch_serialize
         self._deserialize = lib.minisketch_deserialize
         self._decode = lib.minisketch_decode
+
+    def call_overhead_us(self, calls: int = 20000) -> float:
+        """CPU µs of one trivial call through this binding (``minisketch_bits``): what each
+        ``minisketch_add_uint64`` of a set costs on top of minisketch's own work."""
+        bits, handle = self._lib.minisketch_bits, self._handle
+        bits.argtypes = [ctypes.c_void_p]
+        bits.restype = ctypes.c_uint32
+        start = time.thread_time()
+        for _ in range(calls):
+            bits(handle)
+        return 1e6 * (time.thread_time() - start) / calls
 
     def close(self) -> None:
         self._lib.minisketch_destroy(self._handle)
@@ -239,13 +257,43 @@ def cases(m_values: tuple[int, ...]) -> list[Case]:
     return out
 
 
+def _key(row: dict[str, Any]) -> tuple[int, int, int, str]:
+    return row["m"], row["t"], row["set_size"], row["op"]
+
+
+def markdown(result: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """The docs' table of a result file: per size, µs per call of both sides and the ratio
+    (``before → after`` ratios when an earlier result file is given)."""
+    earlier = {_key(r): r for r in (before or {}).get("results", [])}
+    lines = [
+        "| m | t | \\|set\\| | op | PinSketch µs | minisketch µs | ratio" + (" before → after |" if before else " |"),
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in result["results"]:
+        ratio = f"{row['ratio']:.2f}"
+        old = earlier.get(_key(row))
+        if before is not None:
+            ratio = f"{old['ratio']:.2f} → {ratio}" if old else f"— → {ratio}"
+        lines.append(
+            f"| {row['m']} | {row['t']} | {row['set_size']} | {row['op']} | {row['ours_us']:.1f} "
+            f"| {row['minisketch_us']:.1f} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", default=os.environ.get("MINISKETCH_LIB"), help="libminisketch.so (or MINISKETCH_LIB)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per case (default 15)")
     parser.add_argument("--quick", action="store_true", help="5 rounds per case (a smoke run)")
     parser.add_argument("--output", default=str(OUTPUT), help=f"result JSON (default {OUTPUT.relative_to(ROOT)})")
+    parser.add_argument("--markdown", metavar="FILE", help="print FILE (a result) as the docs' table and exit")
+    parser.add_argument("--before", metavar="FILE", help="with --markdown: an earlier result, for before → after")
     args = parser.parse_args(argv)
+    if args.markdown:
+        before = json.loads(Path(args.before).read_text()) if args.before else None
+        print(markdown(json.loads(Path(args.markdown).read_text()), before))
+        return 0
     lib = load_library(args.lib)
     if lib is None:
         where = args.lib or "no path given (--lib or MINISKETCH_LIB)"
@@ -266,12 +314,16 @@ def main(argv: list[str] | None = None) -> int:
             f"ours {row['ours_us']:8.2f} us  minisketch {row['minisketch_us']:8.2f} us  ratio {row['ratio']:.2f}",
             flush=True,
         )
+    probe = Minisketch(lib, 16, 4)
+    overhead = statistics.median(probe.call_overhead_us() for _ in range(5))
+    probe.close()
     result = timing.provenance("bench_minisketch") | {
         "backend": backend(),
         "minisketch_library": str(Path(args.lib).resolve()),
         "rounds": rounds,
         "ratio": "ours / minisketch, thread CPU time per call, median over interleaved rounds",
         "load_average": list(os.getloadavg()),
+        "ctypes_call_us": overhead,
         "results": results,
         "max_ratio": max(r["ratio"] for r in results),
     }
