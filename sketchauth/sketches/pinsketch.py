@@ -10,7 +10,8 @@ sample ``B`` is close iff ``|A Δ B| ≤ t``.
 * **Dec(S, B)**: add B's power sums to S, which gives the power sums of ``D = A Δ B`` (elements
   of both sets cancel in characteristic 2); find the error-locator polynomial of D by
   Berlekamp–Massey (even power sums by squaring, ``s_2i = s_i²``); find its roots by
-  Berlekamp's trace algorithm with random multipliers from :mod:`secrets` (no field scan);
+  Berlekamp's trace algorithm with random multipliers from the operating system's generator
+  (what :mod:`secrets` reads; no field scan);
   check that the roots' own power sums are exactly the syndromes; return ``A = B Δ D``.
 
 **What decode guarantees.** Decode returns a set ``A'`` if and only if ``A'`` is the unique set
