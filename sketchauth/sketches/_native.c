@@ -29,8 +29,14 @@
  *     and gcd(h, T_i mod h) splits each pending factor h whose roots they separate.  The beta_i,
  *     i < m, form a GF(2)-basis, so two distinct roots r, s (Tr(beta_i (r + s)) is a non-zero
  *     linear functional of beta_i) are separated within m rounds: splitting always terminates.
- *     beta comes from the caller (Python's secrets), so a crafted sketch cannot predict which
- *     splits happen.  Factors of degree 2 are solved in closed form (z = b y, y^2 + y = c / b^2).
+ *     beta comes from the caller (Python's secrets), or from getentropy in decode_plain, so a
+ *     crafted sketch cannot predict which splits happen.  Factors of degree 2 are solved in
+ *     closed form (z = b y, y^2 + y = c / b^2).
+ *   PinSketch's public calls: encode_plain and decode_plain take the caller's plain sets (exact
+ *   list, tuple, set or frozenset of exact ints, or an 8-byte integer buffer) and validate them
+ *   here (range, size, duplicates by an O(n) radix sort), returning None for anything else so
+ *   that the Python general path words every refusal; decode_plain also checks the stored
+ *   payload's words and cyclotomic relations (SketchFormatError, the wording of pinsketch.py).
  *
  * F_p (vaults)
  *   Residues in [0, p), p < 2^31; products below 2^62 are reduced by Barrett's method with
