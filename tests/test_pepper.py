@@ -29,7 +29,7 @@ from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from tests.test_mixing import FAMILIES, IDS, _same
+from test_mixing import FAMILIES, IDS, _same
 
 PEPPER_A = Pepper(b"A" * 32)
 PEPPER_B = Pepper(b"B" * 32)

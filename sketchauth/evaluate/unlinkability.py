@@ -103,6 +103,7 @@ __all__ = [
     "LinearSketch",
     "Linkability",
     "LinkagePairs",
+    "UnlinkabilityOptions",
     "UnlinkabilityResult",
     "attack_for_key",
     "chance_level",
@@ -755,22 +756,37 @@ def _second_interval(sketch: IntervalSketch) -> IntervalSketch:
     return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)
 
 
+@dataclass(frozen=True, slots=True)
+class UnlinkabilityOptions:
+    """How :func:`evaluate_unlinkability` enrols, pairs and measures.
+
+    ``enrol_samples`` captures per enrolment at the scheme's ``setting``; ``nonmated_per_identity``
+    non-mated pairs per person; ``omega`` and ``bins`` the ``D↔`` measure's prior ratio and
+    histogram (Gomez-Barrero et al., IEEE TIFS 2018); ``tau`` the asymmetric attacks' similarity;
+    ``trials`` the vault attack's random interpolations per pair; ``seed`` the population's
+    generator; ``progress`` a progress bar on the terminal.
+    """
+
+    enrol_samples: int = 1
+    setting: Any = None
+    nonmated_per_identity: int = 10
+    omega: float = 1.0
+    bins: int | None = None
+    tau: int = 2
+    trials: int = VAULT_TRIALS
+    seed: int = 0
+    progress: bool = False
+
+
 def evaluate_unlinkability(
     sketch: SecureSketch[Any, Any],
     enrol_fn: Callable[[SecureSketch[Any, Any], Any, Any], Any],
     data: LabelledVectors | LabelledSets,
-    *,
-    enrol_samples: int = 1,
-    setting: Any = None,
-    nonmated_per_identity: int = 10,
-    omega: float = 1.0,
-    bins: int | None = None,
-    tau: int = 2,
-    trials: int = VAULT_TRIALS,
-    seed: int = 0,
-    progress: bool = False,
+    options: UnlinkabilityOptions = UnlinkabilityOptions(),
 ) -> UnlinkabilityResult:
     """Enrol every identity twice, score mated and non-mated pairs, measure, probe reversibility."""
+    o = options
+    enrol_samples, setting, seed, tau, trials = o.enrol_samples, o.setting, o.seed, o.tau, o.trials
     key, attack = linkage_attack(sketch)
     pairs = link_pairs(
         sketch,
@@ -778,7 +794,7 @@ def evaluate_unlinkability(
         data,
         enrol_samples=enrol_samples,
         setting=setting,
-        nonmated_per_identity=nonmated_per_identity,
+        nonmated_per_identity=o.nonmated_per_identity,
         seed=seed,
     )
     people = len(pairs.first_helpers)
@@ -786,7 +802,7 @@ def evaluate_unlinkability(
         zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist(), strict=False)
     )
     iterator: Sequence[tuple[int, int]] | Any = all_pairs
-    if progress:
+    if o.progress:
         # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
         from tqdm import tqdm
 
@@ -808,7 +824,7 @@ def evaluate_unlinkability(
             )
         scores.append(score)
     mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
-    measures = linkability(mated, nonmated, omega=omega, bins=bins)
+    measures = linkability(mated, nonmated, omega=o.omega, bins=o.bins)
     extra: dict[str, Any] = {"tau": tau} if isinstance(sketch, AsymmetricIntervalSketch) else {}
     if vault is not None:
         extra["trials_per_pair"] = trials

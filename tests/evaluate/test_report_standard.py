@@ -14,7 +14,7 @@ from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.rates import clopper_pearson_interval, wilson_interval
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report import EvaluationTarget, run_report, write_report
-from sketchauth.evaluate.unlinkability import chance_level, evaluate_unlinkability, link_pairs
+from sketchauth.evaluate.unlinkability import UnlinkabilityOptions, chance_level, evaluate_unlinkability, link_pairs
 from sketchauth.sketches.interval import IntervalSketch
 
 SCHEME = ["--scheme", "interval", "--params", '{"n": 256, "features": 8}', "--sweep", "2,4,6,8,10", "--seed", "3"]
@@ -80,7 +80,7 @@ def test_renewability_sealed_records_do_not_link_and_clear_ones_do() -> None:
         # over runs (fresh peppers and nonces each run); 0.3 is far above, far below the clear 0.9+.
         assert scenario["d_sys"] < 0.3 and 0.0 < scenario["p_value"] <= 1.0
     # The control: the same two enrolments in clear (renewal by fresh randomness alone) link.
-    clear = evaluate_unlinkability(sketch, enrol, data, seed=1)
+    clear = evaluate_unlinkability(sketch, enrol, data, UnlinkabilityOptions(seed=1))
     assert clear.measures.d_sys > 0.8
     assert chance_level(clear.mated_scores, clear.nonmated_scores, permutations=50)["p_value"] < 0.05
 

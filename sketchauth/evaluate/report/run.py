@@ -75,7 +75,13 @@ from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report.curves import baseline_curves
 from sketchauth.evaluate.report.standard import standard_section
-from sketchauth.evaluate.unlinkability import UnlinkabilityResult, chance_level, evaluate_unlinkability, link_pairs
+from sketchauth.evaluate.unlinkability import (
+    UnlinkabilityOptions,
+    UnlinkabilityResult,
+    chance_level,
+    evaluate_unlinkability,
+    link_pairs,
+)
 from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
@@ -418,7 +424,9 @@ def run_report(
     # Two enrolments of every identity at the operating setting: the unlinkability attack, then renewal.
     twice = {"enrol_samples": k, "setting": op.setting, "nonmated_per_identity": nonmated_per_identity, "seed": seed}
     try:
-        link = evaluate_unlinkability(sketch, target.enrol, data, omega=omega, tau=tau, progress=progress, **twice)
+        link = evaluate_unlinkability(
+            sketch, target.enrol, data, UnlinkabilityOptions(omega=omega, tau=tau, progress=progress, **twice)
+        )
         chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=seed)
         pairs = link_pairs(sketch, target.enrol, data, **twice)
         renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=seed)
