@@ -1,4 +1,4 @@
-"""``sketchauth reproduce``: recompute the source papers' numbers and figures (:mod:`sketchauth.evaluate.reproduce`)."""
+"""``sketchauth reproduce``: recompute the source papers' numbers and figures (:mod:`sketchauth.papers`)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     # Function-level imports: command-line start-up cost (the reproduction loads the whole library).
     from tqdm import tqdm
 
-    from sketchauth.evaluate.reproduce import STEPS, Options, output_directory, reproduce, summary_line, write_report
+    from sketchauth.papers import STEPS, Options, output_directory, reproduce, summary_line, write_report
 
     output_directory(args.out)  # fail before the computation, not after it
     bar = tqdm(total=STEPS, unit="item", desc="reproduce", file=sys.stderr, disable=not show_progress(args))

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
+import sketchauth.papers as papers
 from sketchauth.cli import main
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate import reproduce as R
 from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches, guessing_experiment
+from sketchauth.papers import boreale_paolini as bp
+from sketchauth.papers import chaff, fang, items, linkage, report
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.vault import candidate_fraction, spurious_polynomials
 
-QUICK = R.Options(quick=True)
+QUICK = items.Options(quick=True)
 
 #: The verdict of every item: what the command must keep saying.
 EXPECTED = {
@@ -65,7 +67,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 # -- the command --------------------------------------------------------------------------------
 def test_command_writes_json_markdown_and_figures(run) -> None:
     out, data = run
-    assert [i["id"] for i in data["items"]] == [ident for ident, _ in R.ITEMS] == list(EXPECTED)
+    assert [i["id"] for i in data["items"]] == [ident for ident, _ in papers.ITEMS] == list(EXPECTED)
     assert {i["id"]: i["verdict"] for i in data["items"]} == EXPECTED
     assert data["summary"] == {"agrees": 14, "differs": 7, "not reproducible": 6, "new finding": 1}
     assert data["quick"] is True
@@ -101,19 +103,19 @@ def test_json_numbers_are_numbers(run) -> None:
 
 
 def test_default_json_goes_beside_the_report(tmp_path: Path, capsys) -> None:
-    rep = R.Reproduction(
-        items=(R.juels_sudan_spurious(),),
+    rep = report.Reproduction(
+        items=(fang.juels_sudan_spurious(),),
         linkage_noise=(),
         linkage_features=(),
         options=QUICK,
         seconds=0.1,
         generated="now",
     )
-    paths = R.write_report(rep, tmp_path / "r")
+    paths = report.write_report(rep, tmp_path / "r")
     assert json.loads(Path(paths["json"]).read_text())["items"][0]["id"] == "js-spurious"
     assert Path(paths["json"]).parent == tmp_path / "r"
     with pytest.raises(ParameterError):
-        R.write_report(rep, Path(paths["json"]) / "sub")  # a file in the way
+        report.write_report(rep, Path(paths["json"]) / "sub")  # a file in the way
 
 
 def test_retained_heap_applies_on_glibc_and_restores() -> None:
@@ -137,39 +139,39 @@ def test_cli_reports_bad_output_directory(tmp_path: Path, capsys) -> None:
 
 # -- thesis 6.3.2 -------------------------------------------------------------------------------
 def test_vault_estimates() -> None:
-    js = R.juels_sudan_spurious()
+    js = fang.juels_sudan_spurious()
     assert js.library == spurious_polynomials(1e-4, 10**4, 10**4, 22, 2)
     assert f"{js.library:.4e}" == "9.7629e+33"
-    weighted = R.weighted_spurious()
+    weighted = fang.weighted_spurious()
     assert (weighted.details["degree_D"], weighted.details["t_prime"]) == (28, 3)
     assert f"{weighted.library:.4e}" == "2.6996e+47"
 
 
 def test_candidate_fraction_erratum_is_the_exponent_of_two() -> None:
-    item = R.candidate_fraction_erratum()
+    item = fang.candidate_fraction_erratum()
     assert item.library == candidate_fraction(10**4, 35, 32)
     assert f"{item.library:.4e}" == "2.9987e-06"
-    printed = R.printed_candidate_fraction(10**4, 35, 32)
+    printed = fang.printed_candidate_fraction(10**4, 35, 32)
     assert f"{float(printed):.4e}" == "2.4113e-05"  # the printed formula gives the printed number
-    assert R.printed_candidate_fraction(2, 2, 2) == Fraction(8, 6)  # a "fraction" above 1
-    count = R.candidate_count_typo()
+    assert fang.printed_candidate_fraction(2, 2, 2) == Fraction(8, 6)  # a "fraction" above 1
+    count = fang.candidate_count_typo()
     assert f"{count.details['thesis_numbers_product']:.4e}" == "6.5095e+42"  # e46 is a typo
     assert f"{count.library:.4e}" == "8.0953e+41"
 
 
 def test_q2_example_decodes_for_templates_up_to_20_elements() -> None:
-    item = R.weighted_vault_q2()
+    item = fang.weighted_vault_q2()
     assert item.library == {"decodes_for_m": [18, 19, 20], "m18_needs_of_35": 33}
     runs = {r["m"]: r for r in item.details["runs"]}
     assert (runs[18]["candidate_points"], runs[18]["chaff"]) == (36, 1)
     assert [runs[m]["unique_decoding_needs"] for m in (18, 19, 20, 21, 22, 32)] == [33, 34, 35, 36, 37, 47]
     assert not runs[21]["decoded"] and not runs[32]["template_recovered"]  # 64 points: the old reading
     for seed in (2, 3):  # other vaults: the same boundary
-        assert [R._q2_vault_decoding(m, seed)["template_recovered"] for m in (20, 21)] == [True, False]
+        assert [fang.q2_vault_decoding(m, seed)["template_recovered"] for m in (20, 21)] == [True, False]
 
 
 def test_weighted_vault_loss_derivation() -> None:
-    item = R.weighted_vault_loss()
+    item = fang.weighted_vault_loss()
     d = item.details
     P = 20011  # the smallest prime >= p*q = 20000
     assert d["as_printed_bits"] - d["correct_bits"] == pytest.approx(math.log2(P) - 70 * math.log2(P - 1), abs=1e-6)
@@ -180,7 +182,7 @@ def test_weighted_vault_loss_derivation() -> None:
 # -- thesis 6.2 ---------------------------------------------------------------------------------
 def test_lemma5_exact_losses_have_closed_forms() -> None:
     for scheme, closed in (("s1", lambda q: 2 * math.log2(q)), ("s2", lambda q: math.log2(q * (q + 1)))):
-        item = R.lemma5_s1(QUICK) if scheme == "s1" else R.lemma5_s2(QUICK)
+        item = fang.lemma5_s1(QUICK) if scheme == "s1" else fang.lemma5_s2(QUICK)
         assert item.verdict == "agrees" and item.library > 0
         for row in item.details["instances"]:
             assert row["exact_loss_bits"] <= row["bound_bits"] + 1e-12
@@ -189,29 +191,29 @@ def test_lemma5_exact_losses_have_closed_forms() -> None:
 
 
 def test_fig62_identical_and_noisy() -> None:
-    same = R.fig62_identical(QUICK)
-    noisy = R.fig62_noisy(QUICK)
+    same = linkage.fig62_identical(QUICK)
+    noisy = linkage.fig62_noisy(QUICK)
     assert same.verdict == "new finding" and same.printed is None and same.library >= 0.74  # parity: ≥ 0.75
     assert noisy.verdict == "agrees" and abs(noisy.library - 0.55) <= noisy.details["tolerance"]
     assert same.details["runs"]["s1"]["accuracy"] > 0.85  # s1 links by its clear tolerance
 
 
 def test_fig62_panels_threshold_and_trend() -> None:
-    item = R.fig62_panels(QUICK)
+    item = linkage.fig62_panels(QUICK)
     grid = {(g["n"], g["q"]): g for g in item.details["grid"]}
     assert len(grid) == 9 and item.printed == {"threshold": 21, "accuracy": 0.55}
     assert item.library["threshold"] == grid[1000, 5]["threshold"] != 21
     assert grid[5000, 5]["threshold"] > grid[1000, 5]["threshold"] > grid[200, 5]["threshold"]  # grows with n
-    mean = {q: sum(grid[n, q]["accuracy"] for n in R.FIG62_PANEL_N) / 3 for q in R.FIG62_PANEL_Q}
+    mean = {q: sum(grid[n, q]["accuracy"] for n in linkage.FIG62_PANEL_N) / 3 for q in linkage.FIG62_PANEL_Q}
     assert mean[2] > mean[10] + 0.02  # smaller q links more
     # The shared experiment is the sweep's: same seed, same pairs, one run.
-    row = R._fig62_experiment("s2", R.ReenrolmentNoise.within_tolerance(), QUICK, QUICK.sweep_pairs, 1)
+    row = linkage.fig62_experiment("s2", linkage.ReenrolmentNoise.within_tolerance(), QUICK, QUICK.sweep_pairs, 1)
     assert row.accuracy == grid[1000, 5]["accuracy"]
 
 
 # -- thesis 7 -----------------------------------------------------------------------------------
 def test_toy_losses_follow_the_pad_parity() -> None:
-    item = R.toy_pad_parity()
+    item = fang.toy_pad_parity()
     losses = item.details["losses"]
     assert losses["pads <0,2>"] == {"deterministic": pytest.approx(1.0), "randomised": pytest.approx(1.0)}
     assert losses["pads <0,1>"] == {
@@ -221,17 +223,17 @@ def test_toy_losses_follow_the_pad_parity() -> None:
 
 
 def test_mixing_bounds_hold_on_every_toy() -> None:
-    for fn in (R.mixing_lemma6, R.mixing_theorem7, R.mixing_theorem8, R.mixing_two_fuzzy):
+    for fn in (fang.mixing_lemma6, fang.mixing_theorem7, fang.mixing_theorem8, fang.mixing_two_fuzzy):
         item = fn()
         assert item.verdict == "agrees" and item.library >= -1e-12
-    two = R.mixing_two_fuzzy()
+    two = fang.mixing_two_fuzzy()
     assert two.details["exact"]["h_b1_given_s"] == pytest.approx(2.0)  # the key's bit is diverted
     assert two.details["bounds"]["b1"] == pytest.approx(2.0)
     assert two.details["bounds"]["b1_as_printed"] == pytest.approx(2.0 - math.log2(3))  # |S| = L_S1 + L_S2
 
 
 def test_chaff_items() -> None:
-    count = R.chaff_sketch_count()
+    count = chaff.chaff_sketch_count()
     assert count.library == 605 and count.details["listed"] == 605
     assert count.details["readings"] == {
         "path, distance >= 3": 912,
@@ -240,7 +242,7 @@ def test_chaff_items() -> None:
         "cycle, distance >= 4": 502,
     }
     assert count.details["randomness_min_entropy_bits"] == pytest.approx(4.512895511891562, abs=1e-12)
-    guess = R.chaff_key_guessing(QUICK)
+    guess = chaff.chaff_key_guessing(QUICK)
     numerator, denominator = (int(x) for x in guess.details["exact_fraction"].split("/"))
     assert Fraction(numerator, denominator) == pytest.approx(0.0858039277323358, rel=1e-12)
     assert guess.verdict == "not reproducible" and f"{guess.library['project_reading']:.3f}" == "0.086"
@@ -258,9 +260,9 @@ def test_chaff_items() -> None:
 def test_separated_sets_and_uniform_completion_against_listing() -> None:
     for n, d in ((9, 2), (12, 3), (10, 1)):
         listed = list(chaff_sketches(n, d))
-        assert R.separated_maximal_sets(n, d + 1) == len(listed) == count_chaff_sketches(n, d)
+        assert chaff.separated_maximal_sets(n, d + 1) == len(listed) == count_chaff_sketches(n, d)
         sketch = ChaffPointSketch(n, d)
-        dist = R.uniform_completion_distribution(sketch)
+        dist = chaff.uniform_completion_distribution(sketch)
         assert sum(dist.values()) == 1
         # Brute force: secret x uniform, then a uniform maximal set among those containing x.
         brute: dict[int, Fraction] = {}
@@ -270,40 +272,40 @@ def test_separated_sets_and_uniform_completion_against_listing() -> None:
                 r = sketch.rank(s)
                 brute[r] = brute.get(r, Fraction(0)) + Fraction(1, n * len(containing))
         assert dist == brute
-    assert R.separated_maximal_sets(6, 2, cycle=True) == 5
+    assert chaff.separated_maximal_sets(6, 2, cycle=True) == 5
     with pytest.raises(ParameterError):
-        R.uniform_completion_distribution(ChaffPointSketch(12, 2, points=2))
+        chaff.uniform_completion_distribution(ChaffPointSketch(12, 2, points=2))
 
 
 def test_translation_success_is_the_library_shift_attack() -> None:
     sketch = ChaffPointSketch(12, 2)
     dist = sketch.sketch_distribution()
-    exact = R.translation_success(dist, sketch.sketch_count, 1, 2)
+    exact = chaff.translation_success(dist, sketch.sketch_count, 1, 2)
     shift = guessing_experiment(sketch, 2, 200, 1, mixing="shift")
     assert float(exact) == pytest.approx(shift.expected_success, rel=1e-9)
     uniform = {r: Fraction(1, sketch.sketch_count) for r in range(sketch.sketch_count)}
-    assert R.translation_success(uniform, sketch.sketch_count, 3, 2) == Fraction(1, 4)  # no edge: the baseline
+    assert chaff.translation_success(uniform, sketch.sketch_count, 3, 2) == Fraction(1, 4)  # no edge: the baseline
     with pytest.raises(ParameterError):
-        R.translation_success(dist, 8, 4, 2)  # pads 0, 4, 0, 4 repeat
+        chaff.translation_success(dist, 8, 4, 2)  # pads 0, 4, 0, 4 repeat
 
 
 # -- Boreale–Paolini ----------------------------------------------------------------------------
 def test_geometric_rates() -> None:
-    item = R.bp_theorem11()
+    item = bp.bp_theorem11()
     assert item.library == pytest.approx(math.log2(3) - 1.5, abs=1e-12)
-    corollary = R.bp_corollary1()
+    corollary = bp.bp_corollary1()
     assert corollary.verdict == "differs" and corollary.library < 1e-12  # equal, not strictly lower
-    rates = R.bp_repeated_rates(QUICK)
+    rates = bp.bp_repeated_rates(QUICK)
     assert rates.library["theorem7_min"] < rates.library["theorem8_max"]
     assert rates.details["slope_overlap"] > rates.library["theorem8_max"]  # approaches from above
-    q = R.bp_theorem7_q(QUICK)
+    q = bp.bp_theorem7_q(QUICK)
     assert len(q.details["rates_by_property"]) == 14
     assert all(r == pytest.approx(math.log2(3) - 1.5, abs=1e-9) for r in q.details["rates_by_property"].values())
     assert q.library["slope_error_Q01"] > q.library["rate_Q01"]
 
 
 def test_example2_exactly() -> None:
-    item = R.bp_example2()
+    item = bp.bp_example2()
     d = item.details
     assert d["row_sum_with_1_64"] == "187/192" and f"{187 / 192:.3f}" == "0.974"
     assert (d["max_ratio"], d["max_l1"], d["hamming_best_ratio"], d["path_ratio"]) == ("8", "4/3", "4", "2")
@@ -311,30 +313,30 @@ def test_example2_exactly() -> None:
     assert all(v == {"max_ratio": "8", "max_l1": "4/3"} for v in d["wider_outputs"].values())
     assert item.library["epsilon_bits"] == 3.0 and item.library["a_level_bits"] == pytest.approx(math.log2(5 / 3))
     assert (item.library["dp_bits_path"], item.library["dp_bits_hamming_best_labelling"]) == (1.0, 2.0)
-    W = R.bp_example2_matrix(5)
+    W = bp.bp_example2_matrix(5)
     assert W[0] == (Fraction(2, 3), Fraction(1, 6), Fraction(1, 12), Fraction(1, 24), Fraction(1, 24))
-    levels = R.bp_rate_security().details["levels_by_observations"]
+    levels = bp.bp_rate_security().details["levels_by_observations"]
     assert [levels[n]["max_ratio"] for n in ("1", "2", "3")] == ["8", "64", "512"]  # n·ε exactly
-    relations = R.bp_dp_relations().details
+    relations = bp.bp_dp_relations().details
     assert (relations["epsilon_bits"], relations["dp_bits_path"], relations["dp_bits_hamming"]) == (3.0, 1.0, 2.0)
 
 
 def test_example1_is_not_recomputed() -> None:
-    one = R.bp_example1()
+    one = bp.bp_example1()
     assert (one.verdict, one.library) == ("not reproducible", None)
     assert one.details["log2_recorded_ratio_bits"] == pytest.approx(math.log2(3.0012))
     assert one.details["l_from_a_level"] == pytest.approx(1.0, abs=1e-3)
 
 
 def test_geometric_mechanism_and_item_validation() -> None:
-    W = R.geometric_mechanism(5, 0.5)
+    W = bp.geometric_mechanism(5, 0.5)
     assert W.sum(axis=1) == pytest.approx([1.0] * 5)
     with pytest.raises(ParameterError):
-        R.geometric_mechanism(1, 0.5)
+        bp.geometric_mechanism(1, 0.5)
     with pytest.raises(ParameterError):
-        R.geometric_mechanism(3, 1.0)
+        bp.geometric_mechanism(3, 1.0)
     with pytest.raises(ParameterError):
-        R.Item("x", "s", "1", "t", 1, 1, "maybe", "")  # type: ignore[arg-type]
-    assert R.summary_line({"agrees": 1, "differs": 0, "not reproducible": 2, "new finding": 1}) == (
+        items.Item("x", "s", "1", "t", 1, 1, "maybe", "")  # type: ignore[arg-type]
+    assert report.summary_line({"agrees": 1, "differs": 0, "not reproducible": 2, "new finding": 1}) == (
         "1 agree, 0 differ, 2 not reproducible, 1 new finding"
     )
