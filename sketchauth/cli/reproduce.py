@@ -60,14 +60,14 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add ``reproduce`` to the top-level parser."""
     p = sub.add_parser(
         "reproduce",
         help="recompute the thesis' and Boreale-Paolini's numbers and figures, errata included",
         description="Write a Markdown report with PNG figures and a JSON file: per item the source, "
-        "the printed value, the library's value and a verdict (agrees / differs / not reproducible / "
-        "new finding) with an explanation.",
+        "the printed value with the seed file and line it is printed on, the computed value and a "
+        "verdict (agrees / differs / not reproducible / new finding) with an explanation.",
     )
     p.add_argument(
         "--out",

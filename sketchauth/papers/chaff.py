@@ -12,7 +12,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.guessing import chaff_sketches, count_chaff_sketches, exact_pad_success, guessing_experiment
-from sketchauth.papers.items import DEFAULT_OPTIONS, THESIS, Finding, Options, reproduces, unavailable, verdict_of
+from sketchauth.papers.items import DEFAULT_OPTIONS, THESIS, Finding, Options, Where, reproduces, verdict_of
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.params import check_int
 
@@ -45,7 +45,15 @@ def separated_maximal_sets(universe: int, distance: int, *, cycle: bool = False)
     return count((), 0)
 
 
-@reproduces("chaff-count", THESIS, "7.3.2", "chaff sketches in Z_24: 605, and the reading of 'minimum distance 3'")
+@reproduces(
+    "chaff-count",
+    Where(
+        THESIS,
+        "7.3.2",
+        "chaff sketches in Z_24: 605, and the reading of 'minimum distance 3'",
+        ((1483, "in \\mathbb{Z}_{24} with a minimum distance 3. There are in total 605 possible sketches"),),
+    ),
+)
 def chaff_sketch_count() -> Finding:
     """Thesis 7.3.2: 605 chaff sketches in Z_24 — on a path with points at distance ≥ 4 only."""
 
@@ -60,9 +68,10 @@ def chaff_sketch_count() -> Finding:
     }
     return Finding(
         printed=605,
-        library=count,
+        computed=count,
         verdict=verdict_of(count == 605 == listed == readings["path, distance >= 4"]),
         explanation=(
+            "Line 1483: 'Z_24 with a minimum distance 3. There are in total 605 possible sketches'. "
             "605 is the number of maximal sets of points of the path 0…23 pairwise at distance ≥ 4 "
             "(more than 3 apart), counted by the chaff sketch's dynamic programme, by listing them "
             "and by a separate depth-first count: the value agrees under that reading, which the "
@@ -160,7 +169,18 @@ def _admissible_strides(order: int, key_bits: int, quick: bool) -> list[int]:
     return [c for c in range(1, limit + 1) if len({c * k % order for k in range(keys)}) == keys]
 
 
-@reproduces("chaff-guessing", THESIS, "7.3.2, Fig. 7.3", "guessing a 5-bit key mixed into the Z_24 chaff sketch")
+@reproduces(
+    "chaff-guessing",
+    Where(
+        THESIS,
+        "7.3.2, Fig. 7.3",
+        "guessing a 5-bit key mixed into the Z_24 chaff sketch",
+        (
+            (1489, "the adversary can succeed with probability slightly more than 0.052"),
+            (1489, "a mixing function f such that the inverts are always valid sketches"),
+        ),
+    ),
+)
 def chaff_key_guessing(options: Options = DEFAULT_OPTIONS) -> Finding:
     """Thesis 7.3.2: guessing a 5-bit key (printed 0.052) — underdetermined: the range over the readings."""
 
@@ -182,12 +202,14 @@ def chaff_key_guessing(options: Options = DEFAULT_OPTIONS) -> Finding:
     frequencies = sorted((float(p) for p in distribution.values()), reverse=True)
     return Finding(
         printed=0.052,
-        library={"project_reading": float(exact), "range_low": lo, "range_high": hi},
+        computed={"project_reading": exact, "range_low": lo, "range_high": hi},
         unit="attacker's success probability; baseline 1/32 = 0.03125",
         verdict="not reproducible",
         explanation=(
-            "Underdetermined: the thesis fixes neither how the chaff is drawn nor the mixing "
-            "function, and the success depends on both. Secret point uniform on Z_24, 605 possible "
+            "Line 1489 prints 'slightly more than 0.052' from 10^5 simulated guesses, for 'a mixing "
+            "function f such that the inverts are always valid sketches'. Underdetermined: the thesis "
+            "fixes neither how the chaff is drawn nor the mixing function, and the success depends on "
+            "both. Secret point uniform on Z_24, 605 possible "
             "sketches, 32 keys; the attacker inverts Q under every key and picks the key whose "
             "inverse is the most likely sketch; every value exact (fractions in details). The "
             "project's reading — chaff by random sequential fill, the rank mixed with a keyed pad "
@@ -223,11 +245,40 @@ def chaff_key_guessing(options: Options = DEFAULT_OPTIONS) -> Finding:
     )
 
 
-@reproduces("fingerprint-chaff", THESIS, "7.3.2", "the 2-D (fingerprint) chaff sketch")
+#: The thesis' claim about the 2-D (fingerprint) chaff sketch (000, line 1477).
+FINGERPRINT_CLAIM = (
+    "it could be highly likely that among all possible k's in inverting S, only one give a point set "
+    "that satisfies the constrain"
+)
+
+
+@reproduces(
+    "fingerprint-chaff",
+    Where(THESIS, "7.3.2", "the 2-D (fingerprint) chaff sketch mixed with a short key", ((1477, FINGERPRINT_CLAIM),)),
+)
 def fingerprint_chaff() -> Finding:
-    """Thesis 7.3.2's 2-D chaff: not available here."""
-    return unavailable(
-        "the 2-D (fingerprint minutiae) chaff setting of 7.3.2, its parameters and its printed "
-        "numbers are not among the project's sources; the library's chaff sketch "
-        "(ChaffPointSketch) is the 1-D one of the Z_24 items."
+    """Thesis 7.3.2's 2-D chaff: a qualitative claim, no printed value; illustrated on Z_24."""
+    e = CHAFF_EXAMPLE
+    sketches = count_chaff_sketches(e["universe"], e["min_distance"])
+    wrong_keys = (1 << e["key_bits"]) - 1
+    # A non-compact description: the point set as a universe-bit mask, mixed by XOR with a uniform pad per key.
+    valid = Fraction(sketches, 1 << e["universe"])
+    revealed = (1 - valid) ** wrong_keys
+    return Finding(
+        printed=None,
+        computed=None,
+        verdict="not reproducible",
+        explanation=(
+            "Qualitative, no printed value: line 1477 says of the 2-D chaff sketch (CKL03) mixed with a "
+            f"short key that '{FINGERPRINT_CLAIM}', so that k and the sketch are revealed; it gives no "
+            "parameters, no mixing function and no number, so there is nothing to compare with. "
+            "An illustration in the 1-D setting of the next items, not a reproduction: describe the "
+            f"chaff set of Z_24 (minimum distance 3, {sketches} valid sets) non-compactly, as a 24-bit "
+            "mask, and mix it by XOR with a uniform 24-bit pad per key of 5 bits; each of the 31 wrong "
+            f"keys then inverts to a valid set with probability {sketches}/2^24, so the key is "
+            f"revealed outright with probability (1 − {sketches}/2^24)^31 = {float(revealed):.5f} (exact "
+            "in details): the claim's mechanism. The compact description of the next items removes "
+            "this redundancy, and what remains is the skewed distribution of Fig. 7.3."
+        ),
+        details={"illustration_valid_fraction": valid, "illustration_key_revealed": revealed},
     )

@@ -69,6 +69,8 @@ def _fmt(x: Any) -> str:
         return str(x)
     if isinstance(x, (int, np.integer)):
         return str(int(x))
+    if isinstance(x, Fraction) and (x.denominator == 1 or (x.denominator <= 10_000 and abs(x.numerator) <= 10_000)):
+        return str(x)
     if isinstance(x, (float, Fraction, np.floating)):
         v = float(x)
         if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
@@ -76,7 +78,15 @@ def _fmt(x: Any) -> str:
         return f"{v:.6g}"
     if isinstance(x, dict):
         return ", ".join(f"{k}: {_fmt(v)}" for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_fmt(v) for v in x) + "]"
     return str(x).replace("|", "\\|")
+
+
+def _where(i: Item) -> str:
+    """``000_…txt:1294`` (every cited line of the item's seed file)."""
+    cites = i.printed_at
+    return f"{cites[0].source}:" + ", ".join(str(c.line) for c in cites)
 
 
 def summary_line(summary: dict[str, int]) -> str:
@@ -87,32 +97,22 @@ def summary_line(summary: dict[str, int]) -> str:
     )
 
 
-def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
-    s = rep.summary()
+def _items_markdown(rep: Reproduction, figures: dict[str, str]) -> list[str]:
     lines = [
-        "# Reproduction of the source papers",
-        "",
-        f"Generated {rep.generated} by `sketchauth reproduce`{' --quick' if rep.options.quick else ''} "
-        f"in {rep.seconds:.1f} s (seed {rep.options.seed}). Every value below is computed with the "
-        "library's public functions; the JSON file beside this report has the same numbers.",
-        "",
-        f"**{summary_line(s)}.**",
-        "",
-        "| item | source | section | printed | library | verdict |",
-        "| --- | --- | --- | ---: | ---: | --- |",
+        "| item | printed at | printed | computed | verdict |",
+        "| --- | --- | ---: | ---: | --- |",
     ]
     for i in rep.items:
-        lines.append(
-            f"| [{i.title}](#{i.id}) | {i.source} | {i.section} | {_fmt(i.printed)} | {_fmt(i.library)} | {i.verdict} |"
-        )
+        lines.append(f"| [{i.title}](#{i.id}) | {_where(i)} | {_fmt(i.printed)} | {_fmt(i.computed)} | {i.verdict} |")
     for i in rep.items:
+        quotes = "; ".join(f"line {c.line}: `{c.quote}`" for c in i.printed_at)
         lines += [
             "",
             f'<a id="{i.id}"></a>',
             f"## {i.title}",
             "",
-            f"*{i.source}, {i.section}* — **{i.verdict}**. Printed: {_fmt(i.printed)}; library: "
-            f"{_fmt(i.library)}{f' ({i.unit})' if i.unit else ''}.",
+            f"*{i.source}, {i.section}* ({i.printed_at[0].source}, {quotes}) — **{i.verdict}**. Printed: "
+            f"{_fmt(i.printed)}; computed: {_fmt(i.computed)}{f' ({i.unit})' if i.unit else ''}.",
             "",
             i.explanation,
         ]
@@ -123,8 +123,12 @@ def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
             keys = list(table[0])
             lines += ["", "| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
             lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in table]
+    return lines
+
+
+def _linkage_markdown(rep: Reproduction) -> list[str]:
     schemes = [k for k in rep.linkage_noise[0] if k != "noise"] if rep.linkage_noise else []
-    lines += [
+    lines = [
         "",
         "## Linkage under each re-enrolment noise model",
         "",
@@ -148,6 +152,23 @@ def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
     lines += [
         f"| {r['noise']} | {r['features']} | {r['pairs']} | " + " | ".join(f"{r[s]:.4f}" for s in schemes) + " |"
         for r in rep.linkage_features
+    ]
+    return lines
+
+
+def _markdown(rep: Reproduction, figures: dict[str, str]) -> str:
+    lines = [
+        "# Reproduction of the source papers",
+        "",
+        f"Generated {rep.generated} by `sketchauth reproduce`{' --quick' if rep.options.quick else ''} "
+        f"in {rep.seconds:.1f} s (seed {rep.options.seed}). Every printed value is cited by the seed "
+        "file of its source and the line (000: Fang's thesis; 003: Boreale and Paolini), with a "
+        "quote of that line; the JSON file beside this report has the same numbers.",
+        "",
+        f"**{summary_line(rep.summary())}.**",
+        "",
+        *_items_markdown(rep, figures),
+        *_linkage_markdown(rep),
     ]
     if not figures:
         lines += ["", "(Figures skipped: install the plots extra, `pip install 'sketchauth[plots]'`.)"]
