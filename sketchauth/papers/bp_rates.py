@@ -222,8 +222,8 @@ def _lookup(table: dict[int, dict[str, float]], name: str, n: int) -> float:
 def _losses() -> dict[str, Callable[[int, int], float]]:
     return {
         "0/1": lambda x, g: float(x != g),
-        "|x' − x|": lambda x, g: float(abs(g - x)),
-        "(x' − x)^2": lambda x, g: float((g - x) ** 2),
+        "absolute": lambda x, g: float(abs(g - x)),
+        "squared": lambda x, g: float((g - x) ** 2),
     }
 
 

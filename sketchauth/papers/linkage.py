@@ -140,9 +140,10 @@ def fig62_noisy(options: Options = DEFAULT_OPTIONS) -> Finding:
         "With the second enrolment's template anywhere the first sketch accepts "
         "(|b' − b| < v, v unchanged: the thesis' noisy second enrolment of line 1241 as the project "
         "reads it), b − v changes parity half the time and s2's accuracy is {accuracy:.3f}, within "
-        "±{half:.3f} of the printed 0.55. s1 links by its clear v with {s1:.3f} (printed > 0.9: "
-        "with v unchanged a non-mated pair shares v with probability 1/5, so 0.9 is what the "
-        "clear-v test gets).",
+        "±{half:.3f} of the printed 0.55. s1 links by its clear v with {s1:.3f}, against the printed "
+        "'> 0.9': with v unchanged a non-mated pair shares v with probability 1/5, so the clear-v "
+        "test is right with probability 0.9 exactly in expectation — at the printed bound, within the "
+        "same tolerance, not clearly above it.",
     )
 
 

@@ -86,7 +86,7 @@ def _fmt(x: Any) -> str:
 def _where(i: Item) -> str:
     """``000_…txt:1294`` (every cited line of the item's seed file)."""
     cites = i.printed_at
-    return f"{cites[0].source}:" + ", ".join(str(c.line) for c in cites)
+    return f"{cites[0].source}:" + ", ".join(str(n) for n in dict.fromkeys(c.line for c in cites))
 
 
 def summary_line(summary: dict[str, int]) -> str:
