@@ -70,7 +70,7 @@ def _repeated(trials: int) -> dict:
 
 def main() -> None:
     from sketchauth.evaluate.linkage import LinkageSetup, ReenrolmentNoise, linkage_experiment
-    from sketchauth.evaluate.reproduce import noise_models
+    from sketchauth.papers.linkage import noise_models
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -8,6 +8,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_mixing import FAMILIES, IDS, _same
 
 from sketchauth.errors import ParameterError, SketchFormatError
 from sketchauth.mixing import Cascade, ExactKey, FuzzySecret
@@ -29,7 +30,6 @@ from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from test_mixing import FAMILIES, IDS, _same
 
 PEPPER_A = Pepper(b"A" * 32)
 PEPPER_B = Pepper(b"B" * 32)
