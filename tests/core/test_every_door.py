@@ -96,3 +96,19 @@ def test_the_service_finds_a_registered_family(tmp_path: Path) -> None:
         assert TOY not in names
         with pytest.raises(NotFound):
             client.delete("alice")
+
+
+def test_the_development_guide_shows_the_toy_family_as_it_is() -> None:
+    """docs/development.md's "whole change" is this family's real code, not a copy that drifts."""
+    import re
+
+    import _toy_scheme
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "development.md").read_text(encoding="utf-8")
+    section = page[page.index("## Adding a scheme: the whole change") :]
+    shown = re.search(r"```python\n(.*?)```", section, re.S)
+    assert shown is not None
+    source = Path(_toy_scheme.__file__).read_text(encoding="utf-8")
+    real = source[source.index('TOY = "toy-clear"') : source.index("#: Its registry line")].rstrip() + "\n"
+    needs, _, code = shown.group(1).partition("\n")
+    assert needs.startswith("# needs:") and code == real
