@@ -454,7 +454,7 @@ def synthetic_data(target: EvaluationTarget, spec: str, seed: int) -> LabelledVe
             features, n = int(p["features"]), int(p["n"])
         except KeyError as exc:
             raise ParameterError(f"--params needs {exc.args[0]!r} to shape synthetic vectors") from None
-        return d.synthetic_vectors(people, samples, features, n=n, seed=seed, **opts)
+        return d.synthetic_vectors(people, samples, features, n=n, seed=seed, model=d.VectorModel(**opts))
     if target.data_kind == "strings":
         return d.synthetic_strings(people, samples, int(p.get("n", 32)), seed=seed, **opts)
     if target.name == "pinsketch":

@@ -18,12 +18,12 @@ its explicit pair list instead of tiles.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
     >>> from sketchauth.evaluate.trials import enrol_population, plan_trials
     >>> from sketchauth.evaluate.deciders import decide_interval, prepare_decider
     >>> from sketchauth.sketches.interval import IntervalSketch
     >>> from sketchauth.templates import enrol_rounded_mean
-    >>> data = synthetic_vectors(12, 3, 8, noise=1.0, seed=1)
+    >>> data = synthetic_vectors(12, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> plan = plan_trials(data)
     >>> sketch = IntervalSketch(n=256, v=4, features=8)
     >>> enrolled = enrol_population(sketch, enrol_rounded_mean, data, plan)

@@ -57,8 +57,8 @@ A pipeline supplies its transform as ``probe_fn`` and ``enrol_fn`` and reuses ev
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
-    >>> data = synthetic_vectors(20, 3, 8, noise=1.0, seed=1)
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
+    >>> data = synthetic_vectors(20, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> result = evaluate_adapter("interval", {"n": 256, "features": 8}, data, [1, 3, 6], seed=1)
     >>> [p.setting for p in result.points], result.points[-1].fnmr < result.points[0].fnmr
     ([1, 3, 6], True)

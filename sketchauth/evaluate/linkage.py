@@ -260,33 +260,30 @@ def s2_similar_interval_counts(
     counts = np.empty(a.rows, dtype=np.int64)
     for first in range(0, a.rows, block):
         rows = slice(first, min(first + block, a.rows))
-        counts[rows] = _grid_counts(
-            a.centres[rows],
-            a.halves[rows],
-            valid_a[rows],
-            b.centres[rows],
-            b.halves[rows],
-            valid_b[rows],
-            low - (tol - 1),
-            width,
-            tol,
-            cell,
-        )
+        first_rows = (a.centres[rows], a.halves[rows], valid_a[rows])
+        second_rows = (b.centres[rows], b.halves[rows], valid_b[rows])
+        counts[rows] = _grid_counts(first_rows, second_rows, _Grid(low - (tol - 1), width, tol, cell))
     return counts
 
 
-def _grid_counts(
-    centres_a: np.ndarray,
-    halves_a: np.ndarray,
-    valid_a: np.ndarray,
-    centres_b: np.ndarray,
-    halves_b: np.ndarray,
-    valid_b: np.ndarray,
-    origin: int,
-    width: int,
-    tau: int,
-    cell: type,
-) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """One row of cells per pair, ``width`` wide from ``origin``; ``tau`` the similarity; ``cell`` the dtype."""
+
+    origin: int
+    width: int
+    tau: int
+    cell: type
+
+
+#: ``(centres, halves, valid)`` of one batch's rows.
+_Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _grid_counts(first: _Rows, second: _Rows, g: _Grid) -> np.ndarray:
+    """Per row, the similar interval pairs: ``second``'s intervals on a grid, ``first``'s looked up."""
+    (centres_a, halves_a, valid_a), (centres_b, halves_b, valid_b) = first, second
+    origin, width, tau, cell = g.origin, g.width, g.tau, g.cell
     rows = centres_a.shape[0]
     base = np.arange(rows, dtype=np.int64)[:, None] * width - origin
     grid = np.zeros(rows * width, dtype=cell)  # 0 = no interval centred here (halves are >= 1)

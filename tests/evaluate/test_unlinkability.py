@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, ParameterError
-from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_sets, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.unlinkability import (
     LINKAGE_ATTACKS,
@@ -124,7 +124,7 @@ def test_vault_differential_finds_common_points(seed: int) -> None:
 
 
 def test_interval_unlinkability_exact_and_reversible() -> None:
-    data = synthetic_vectors(30, 2, 8, n=128, spread=30, noise=0.0, seed=1)
+    data = synthetic_vectors(30, 2, 8, n=128, seed=1, model=VectorModel(spread=30, noise=0.0))
     ad = adapter("interval")
     sk = ad.make_sketch({"n": 128, "features": 8}, 4)
     result = evaluate_unlinkability(sk, ad.enrol, data, UnlinkabilityOptions(seed=0))
@@ -165,7 +165,7 @@ def test_linear_schemes_difference_decoding_on_data() -> None:
 
 
 def test_asymmetric_attacks_run_on_real_helpers() -> None:
-    data = synthetic_vectors(20, 4, 6, n=128, noise=2.0, reliability_spread=0.7, seed=4)
+    data = synthetic_vectors(20, 4, 6, n=128, seed=4, model=VectorModel(noise=2.0, reliability_spread=0.7))
     ad = adapter("asymmetric-interval")
     for scheme in ("s1", "s2", "s3"):
         sk = ad.make_sketch({"n": 128, "q": 16, "scheme": scheme, "features": 6}, 2)

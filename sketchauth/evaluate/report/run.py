@@ -37,8 +37,8 @@ unchanged.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
-    >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
+    >>> data = synthetic_vectors(30, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
     >>> sorted(report.as_dict()["iso_30136"])
