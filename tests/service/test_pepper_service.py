@@ -27,9 +27,9 @@ from sketchauth_service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
 from sketchauth.pepper import PEPPER_NONCE_BYTES, SEAL_TAG_BYTES, Pepper
 
-#: Machine-drawn (secrets.token_urlsafe(32)), as a pepper must be.
-PEPPER_A = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
-PEPPER_B = "Xe2Wn7QkHb4cVt9LzMs1PdRg8JuYo3FaKi6ENxC0lSv"
+#: Made by `sketchauth pepper new` (new_pepper_text), as a pepper must be.
+PEPPER_A = "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_"
+PEPPER_B = "skp1_9y0sC5CZW81QvHoYQ5ZY7jDgCgVy8Rw5Yr4HdAGhIGSk8ORy"
 N = 1 << 20
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
