@@ -431,6 +431,8 @@ def convert(store: Store, pepper: Sealer, *, batch_size: int = DEFAULT_BATCH) ->
 
 def _refuse_unattributable(sql: SqlStore) -> None:
     check = sql.conversion_check()
+    if not check.clear:
+        return  # nothing to seal (a re-run after a conversion)
     reasons = []
     if check.sealed:
         reasons.append(f"it already holds {check.sealed} sealed records")
@@ -439,7 +441,7 @@ def _refuse_unattributable(sql: SqlStore) -> None:
     if check.unattributed:
         reasons.append(f"clear records without an enrolment in the audit trail (users {', '.join(check.unattributed)})")
     ledger = sql.codec.ledger
-    if ledger is not None and check.clear:
+    if ledger is not None:
         marked = [uid for uid in sql.clear_user_ids() if _has_mark(ledger, uid)][:5]
         if marked:
             reasons.append(f"clear records of users the rollback ledger saw sealed ({', '.join(marked)})")

@@ -105,9 +105,12 @@ def test_serve_refuses_to_start_without_a_required_pepper(
 @pytest.mark.parametrize(
     "changes,match",
     [
-        ({"pepper": "too-short"}, "SKETCHAUTH_PEPPER: a pepper needs at least 128 bits"),
-        ({"pepper": "0123456789abcdef0123456789abcdef"}, "128 bits"),  # a sequence, judged far below 128 bits
-        ({"pepper": "correct horse battery staple"}, "judged to carry"),
+        ({"pepper": "too-short-but-not-machine-made"}, "SKETCHAUTH_PEPPER: a pepper must be made by a machine"),
+        ({"pepper": "too-short", "allow_unformatted_pepper": True}, "SKETCHAUTH_PEPPER: a pepper needs at least 128"),
+        # a sequence, judged far below 128 bits
+        ({"pepper": "0123456789abcdef0123456789abcdef", "allow_unformatted_pepper": True}, "128 bits"),
+        ({"pepper": "correct horse battery staple", "allow_unformatted_pepper": True}, "judged to carry"),
+        ({"pepper": PEPPER_A[:-2] + "xx"}, "checksum|malformed"),
         ({"pepper_previous": (PEPPER_A,)}, "SKETCHAUTH_PEPPER_PREVIOUS needs a current"),
         ({"pepper": PEPPER_A, "pepper_file": "/nonexistent"}, "not both"),
         ({"pepper_file": "/nonexistent/pepper"}, "cannot read"),
