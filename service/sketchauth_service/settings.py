@@ -93,6 +93,13 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE, HASH_PROFILES
 from sketchauth_service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
+from sketchauth_service.errors import SettingsError
+from sketchauth_service.limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SAMPLE_LENGTH,
+    DEFAULT_MAX_SAMPLES,
+    RequestLimits,
+)
 from sketchauth_service.pepper import PepperRing, PepperSettingsError
 from sketchauth_service.store.postgres import valid_schema_name
 
@@ -117,16 +124,14 @@ DEFAULT_DATABASE_URL = "sqlite:///./sketchauth.db"
 TEST_PROFILE = "test"
 #: Cap on a declared PIN min-entropy: the service takes PINs of at most 256 characters.
 MAX_PIN_MIN_ENTROPY = 8 * 256
-#: Enrolment captures per request (``SKETCHAUTH_MAX_SAMPLES``): default, smallest and largest
-#: setting. The smallest is 2 because the multi-capture schemes (asymmetric interval, weighted
-#: vault) enrol from at least two.
-DEFAULT_MAX_SAMPLES = 16
+#: Enrolment captures per request (``SKETCHAUTH_MAX_SAMPLES``): default (:mod:`.limits`), smallest and
+#: largest setting. The smallest is 2 because the multi-capture schemes (asymmetric interval,
+#: weighted vault) enrol from at least two.
 MIN_SAMPLES_SETTING = 2
 MAX_SAMPLES_CAP = 256
-#: Numbers per sample (``SKETCHAUTH_MAX_SAMPLE_LENGTH``): default, smallest and largest setting.
-#: The smallest leaves room for every scheme's smallest parameters (a code-offset sketch needs
-#: n >= 3 bytes to correct one error).
-DEFAULT_MAX_SAMPLE_LENGTH = 4096
+#: Numbers per sample (``SKETCHAUTH_MAX_SAMPLE_LENGTH``): default (:mod:`.limits`), smallest and largest
+#: setting. The smallest leaves room for every scheme's smallest parameters (a code-offset sketch
+#: needs n >= 3 bytes to correct one error).
 MIN_SAMPLE_LENGTH_SETTING = 8
 MAX_SAMPLE_LENGTH_CAP = 1 << 16
 
@@ -136,10 +141,6 @@ _SECRET_FIELDS = frozenset(
 )
 
 KeyList = Annotated[tuple[str, ...], NoDecode]
-
-
-class SettingsError(ValueError):
-    """A setting is missing or malformed; the service must not start."""
 
 
 class Settings(BaseSettings):
@@ -186,7 +187,9 @@ class Settings(BaseSettings):
     disable_threshold: int = Field(
         50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1"
     )
-    max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
+    max_body_bytes: int = Field(
+        DEFAULT_MAX_BODY_BYTES, ge=1024, description="largest request body in bytes, an integer >= 1024"
+    )
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
     )
@@ -385,9 +388,6 @@ class Settings(BaseSettings):
         ring = self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
         if self.rollback_ledger and ring.current is None:
             raise SettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by SKETCHAUTH_PEPPER")
-        # cycle: sketchauth_service.settings <-> sketchauth_service.limits (the limits are read from these settings)
-        from sketchauth_service.limits import RequestLimits
-
         RequestLimits.of(self)  # the cost caps: refused here, before any worker builds the app
         if not valid_schema_name(self.postgres_schema):
             raise SettingsError(
