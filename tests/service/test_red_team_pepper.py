@@ -230,3 +230,74 @@ def test_rotation_skips_reports_and_finishes_over_wrong_typed_values(
     out = capsys.readouterr()
     assert json.loads(out.out)["unreadable"] == 1 and json.loads(out.out)["complete"] is True
     assert "Traceback" not in out.err and "wrong-typed" in out.err
+
+
+# -- 4. records sealed before the memory-hard step keep working and are migrated by a rotation ------------
+class LegacySealer:
+    """The seal of the earlier derivation (HKDF of the pepper alone), as an upgraded database holds it."""
+
+    def __init__(self, text: str) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+        from sketchauth.pepper import Pepper, kdf
+
+        secret = Pepper.from_text(text).legacy()
+        self.id = secret.id
+        self._aead = ChaCha20Poly1305(kdf(_secret_of(text), info=b"record seal key", salt=b"sketchauth/pepper/v2"))
+
+    def seal(self, record: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        return bytes(self._aead.encrypt(nonce, record, associated_data))
+
+    def open(self, stored: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        return bytes(self._aead.decrypt(nonce, stored, associated_data))
+
+    def derive(self, info: bytes, length: int = 32) -> bytes:
+        raise NotImplementedError
+
+
+def _secret_of(text: str) -> bytes:
+    import base64
+
+    body = text.removeprefix("skp1_")
+    return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))[:32]
+
+
+def test_records_of_the_legacy_derivation_still_open_and_a_rotation_migrates_them(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from sketchauth_service.store.records import Content, RecordCodec
+
+    from sketchauth.pepper import Pepper
+
+    settings = deployment(tmp_path, {"database_url": f"sqlite:///{tmp_path / 'red.db'}"}, pepper=PEPPER)
+    with service(settings) as client:
+        enrol(client, "victim", V_TEMPLATE, V_PIN)
+    # The row as the release before the memory-hard step sealed it: under the legacy id and keys.
+    legacy = LegacySealer(PEPPER)
+    with database_of(settings) as store:
+        codec = RecordCodec(Pepper.from_text(PEPPER), deployment=settings.deployment_id)
+        row = sql(store, f"SELECT {USER_COLUMNS} FROM users WHERE user_id = 'victim'")[0]
+        record = codec.open(row)
+        columns = codec.columns("victim", Content.of(record), record.version, pepper=legacy)
+        write_row(store, "victim", columns.values())
+        assert row_of(store, "victim")[9] == legacy.id != Pepper.from_text(PEPPER).id
+    with caplog.at_level("WARNING"), service(settings) as client:  # keeps working, with a warning to rotate
+        assert verified(client, "victim", V_SAMPLE, V_PIN)
+    assert any("legacy derivation" in r.getMessage() for r in caplog.records)
+    cli_env(monkeypatch, settings, SKETCHAUTH_PEPPER=PEPPER)
+    capsys.readouterr()
+    assert main(["pepper", "rotate", "--db", settings.database_url]) == 0  # the same pepper: re-sealed in place
+    assert json.loads(capsys.readouterr().out)["rewrapped"] == 1
+    with database_of(settings) as store:
+        assert row_of(store, "victim")[9] == Pepper.from_text(PEPPER).id
+    with service(settings) as client:
+        assert verified(client, "victim", V_SAMPLE, V_PIN)
+
+
+USER_COLUMNS = (
+    "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
+    "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"
+)
