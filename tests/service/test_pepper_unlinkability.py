@@ -44,7 +44,10 @@ from sketchauth.sketches.base import SecureSketch, load_sketch
 pytestmark = pytest.mark.slow
 
 #: Made by `sketchauth pepper new` (new_pepper_text), as a pepper must be.
-PEPPERS = {"a": "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_", "b": "skp1_9y0sC5CZW81QvHoYQ5ZY7jDgCgVy8Rw5Yr4HdAGhIGSk8ORy"}
+PEPPERS = {
+    "a": "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_",
+    "b": "skp1_9y0sC5CZW81QvHoYQ5ZY7jDgCgVy8Rw5Yr4HdAGhIGSk8ORy",
+}
 PEOPLE = 400
 #: Randomised schemes whose attack is costly (~64 interpolations per pair): no unwrapped control
 #: (without a pepper they do not link either: 0.02-0.05 measured, the estimator's floor).

@@ -11,7 +11,6 @@ valid list`` for a base64 string, operationIds like ``enrol_user_v1_users_user_i
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
