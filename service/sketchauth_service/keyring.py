@@ -130,6 +130,7 @@ class TokenKey:
 
     def _run(self, operation: str, data: bytes, nonce: bytes, ad: bytes) -> bytes | None:
         """One GCM operation through the token; ``None`` if the token refused it (a failed tag)."""
+        # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
         from pkcs11 import Mechanism, PKCS11Error
         from pkcs11.mechanisms import GCMParams
 
@@ -143,6 +144,7 @@ class TokenKey:
 
     def derive(self, info: bytes, length: int = 32) -> bytes:
         """A key for ``info``: HKDF-SHA256 of the token's AES-CMAC of a label and ``info`` (a PRF of the token key)."""
+        # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
         from pkcs11 import Mechanism
 
         with self._lock:
@@ -165,6 +167,7 @@ _OPEN_LOCK = threading.Lock()
 def _session(settings: TokenSettings, *, rw: bool = False) -> Any:
     """A logged-in session on the token (:class:`TokenError` naming the setting if anything is missing)."""
     try:
+        # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
         import pkcs11
     except ImportError:
         raise TokenError(
@@ -188,6 +191,7 @@ def _session(settings: TokenSettings, *, rw: bool = False) -> Any:
 
 
 def _find(session: Any, label: str) -> Any | None:
+    # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
     from pkcs11 import KeyType, MultipleObjectsReturned, NoSuchKey, ObjectClass
 
     try:
@@ -200,6 +204,7 @@ def _find(session: Any, label: str) -> Any | None:
 
 def open_token_key(settings: TokenSettings) -> TokenKey:
     """The record key of ``settings`` (opened once per process; :class:`TokenError` if absent or extractable)."""
+    # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
     from pkcs11 import Attribute
 
     cache = (os.getpid(), settings.module, settings.token_label, settings.key_label)
@@ -234,6 +239,7 @@ def generate_token_key(settings: TokenSettings) -> str:
     Refuses (:class:`TokenError`) when a key with the label exists: a second key would leave the
     records sealed by the first unreadable.
     """
+    # optional dependency: python-pkcs11, the pkcs11 extra (loaded only where a token is configured)
     from pkcs11 import Attribute, KeyType
 
     session = _session(settings, rw=True)

@@ -219,6 +219,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def _new(args: argparse.Namespace) -> int:
     """Print a new pepper (``skp1_...``); with ``--out PATH``, write it to a new file readable by its owner only."""
+    # start-up: the parser loads the standard library only
     from sketchauth.pepper import new_pepper_text
 
     text = new_pepper_text()
