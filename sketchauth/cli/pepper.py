@@ -87,7 +87,14 @@ def _new_pepper(args: argparse.Namespace) -> Sealer:
             f"no new pepper: set {args.new_env or 'SKETCHAUTH_PEPPER'} or give --new-file PATH "
             "(a pepper is never taken from the command line), or SKETCHAUTH_PKCS11_MODULE for a token key"
         )
-    return parse_pepper(texts[0], "new pepper", unformatted=_flag("SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER"))
+    pepper = parse_pepper(texts[0], "new pepper", unformatted=_flag("SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER"))
+    if not texts[0].strip().startswith("skp1_"):
+        print(
+            "sketchauth: warning: INSECURE: the pepper is not one made by 'sketchauth pepper new' and is used only "
+            "because SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER is on",
+            file=sys.stderr,
+        )
+    return pepper
 
 
 def _flag(variable: str) -> bool:

@@ -301,3 +301,17 @@ USER_COLUMNS = (
     "user_id, scheme, params, helper, secret_hash, report, has_pin, failures, locked_until, disabled, enrolled_at, "
     "pipeline, pipeline_sha256, key_params, pepper_id, pepper_nonce, record_version"
 )
+
+
+def test_the_pepper_commands_refuse_an_unformatted_pepper_unless_allowed_and_then_warn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = test_settings(tmp_path)
+    human = "sketchauth-production-pepper-2026-v1-do-not-share"
+    cli_env(monkeypatch, settings, SKETCHAUTH_PEPPER=human)
+    assert main(["pepper", "rotate", "--db", settings.database_url]) == 2
+    line = one_line(capsys)
+    assert "made by a machine" in line and "sketchauth pepper new" in line and human not in line
+    monkeypatch.setenv("SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER", "1")
+    assert main(["pepper", "rotate", "--db", settings.database_url]) == 0
+    assert "sketchauth: warning: INSECURE" in capsys.readouterr().err
