@@ -84,7 +84,8 @@ def unpeppered_row(tmp_path: Path, user: str) -> tuple[Any, ...]:
     with service(theirs) as client:
         enrol(client, user, M_TEMPLATE, M_PIN)
     with database_of(theirs) as store:
-        return row_of(store, user)
+        row = row_of(store, user)
+    return (*row[:5], bool(row[5]), *row[6:])  # SQLite's 0/1 flag as the boolean PostgreSQL's column takes
 
 
 # -- 1. a forged clear row is not converted -----------------------------------------------------------------
