@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_testing import ADMIN, test_settings
+from service_testing import ADMIN, ADMIN_KEY, API_KEY, ServerProcess, test_settings
 from sketchauth_service.keyring import TokenError, TokenSettings, generate_token_key, open_token_key
 from sketchauth_service.store.records import RecordCodec, RecordIntegrityError
 from sketchauth_service.store.sql import _USER_COLUMNS as USER_COLUMNS
@@ -216,3 +216,29 @@ def test_a_wrong_pin_or_label_is_one_clear_line(tmp_path: Path, token: dict[str,
         with pytest.raises(Exception, match=match) as info:
             settings.validate()
         assert PIN not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_served_deployment_of_two_workers_seals_through_the_token(
+    tmp_path: Path, token: dict[str, Any], servers: list[ServerProcess]
+) -> None:
+    """``sketchauth serve --workers 2``: the supervisor checks the token, each worker opens its own session."""
+    generate_token_key(token_settings(token))
+    env = {
+        **env_of(token),
+        "SKETCHAUTH_API_KEYS": API_KEY,
+        "SKETCHAUTH_ADMIN_KEYS": ADMIN_KEY,
+        "SKETCHAUTH_HASH_PROFILE": "test",
+        "SKETCHAUTH_REQUIRE_PEPPER": "1",
+    }
+    server = ServerProcess(tmp_path, env, workers=2, db=f"sqlite:///{tmp_path / 'served.db'}")
+    servers.append(server)
+    server.wait_ready()
+    body = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 4}, "samples": [V_TEMPLATE]}
+    with server.client() as client:
+        for user in (f"u{i}" for i in range(6)):
+            assert client.post(f"/v1/users/{user}/enrolment", json={**body, "pin": V_PIN}).status_code == 201
+        for user in (f"u{i}" for i in range(6)):
+            answer = client.post(f"/v1/users/{user}/verification", json={"sample": V_SAMPLE, "pin": V_PIN})
+            assert answer.json()["verified"] is True, answer.text
+        records = client.get("/v1/admin/pepper", headers=ADMIN).json()["records"]
+    assert records == {open_token_key(token_settings(token)).id: 6}
