@@ -171,7 +171,8 @@ class PepperRing:
 
     def by_id(self, pepper_id: str) -> Sealer | None:
         for pepper in (self.current, *self.previous):
-            if pepper is not None and pepper_id in (pepper.id, getattr(pepper, "legacy_id", None)):
+            legacy = pepper.legacy_id if isinstance(pepper, Pepper) else None
+            if pepper is not None and pepper_id in (pepper.id, legacy):
                 return pepper
         return None
 
