@@ -361,12 +361,26 @@ class Pepper:
         return kdf(self._secret_key, info=b"sketchauth/pepper/derive\x00" + info, length=length)
 
     def seal(self, record: bytes, nonce: bytes, associated_data: bytes) -> bytes:
-        """:func:`wrap` under this pepper (the :class:`Sealer` interface)."""
-        return wrap(record, self, nonce, associated_data)
+        """ChaCha20-Poly1305 of ``record`` under this pepper's seal key (:func:`wrap`; :class:`Sealer`)."""
+        if not isinstance(associated_data, (bytes, bytearray)):
+            raise ParameterError(f"associated data is bytes, not {type(associated_data).__name__}")
+        if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != PEPPER_NONCE_BYTES:
+            raise SketchFormatError(f"a pepper nonce is {PEPPER_NONCE_BYTES} bytes (new_nonce())")
+        if not isinstance(record, (bytes, bytearray)):
+            raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
+        if len(record) > MAX_SEALED_BYTES:
+            raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
+        sealed: bytes = self._aead.encrypt(bytes(nonce), bytes(record), bytes(associated_data))
+        return sealed
 
     def open(self, stored: bytes, nonce: bytes, associated_data: bytes) -> bytes:
-        """:func:`unwrap` under this pepper (the :class:`Sealer` interface)."""
-        return unwrap(stored, self, nonce, associated_data)
+        """The record sealed in ``stored`` under this pepper (:func:`unwrap`; the :class:`Sealer` interface)."""
+        nonce = _check_sealed(stored, nonce, associated_data)
+        try:
+            plain: bytes = self._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
+        except InvalidTag:
+            raise SketchFormatError(_NOT_SEALED) from None
+        return plain
 
     def legacy(self) -> _LegacyKeys:
         """The read-only keys this secret had before the memory-hard step (records sealed under :attr:`legacy_id`)."""
@@ -468,13 +482,8 @@ def wrap(record: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b
     Any record of at most :data:`MAX_SEALED_BYTES` is accepted (every scheme's helper, PIN
     cascades, structures of two biometrics, the service's whole stored records).
     """
-    nonce = _check(pepper, nonce, associated_data)
-    if not isinstance(record, (bytes, bytearray)):
-        raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
-    if len(record) > MAX_SEALED_BYTES:
-        raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
-    sealed: bytes = pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data))
-    return sealed
+    _check(pepper, nonce, associated_data)
+    return pepper.seal(record, nonce, associated_data)
 
 
 def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b"") -> bytes:
@@ -486,12 +495,7 @@ def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes =
     What comes out is still untrusted data for its own strict parser.
     """
     _check(pepper, nonce, associated_data)
-    nonce = _check_sealed(stored, nonce, associated_data)
-    try:
-        plain: bytes = pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
-    except InvalidTag:
-        raise SketchFormatError(_NOT_SEALED) from None
-    return plain
+    return pepper.open(stored, nonce, associated_data)
 
 
 def _check_sealed(stored: bytes, nonce: bytes, ad: bytes) -> bytes:
