@@ -413,7 +413,7 @@ class _NumpyField(BinaryField):
         red, ff = self._red_np, np.uint64(255)
         out = (r & np.uint64(self.mask)) ^ red[0][h & ff] ^ red[1][(h >> np.uint64(8)) & ff]
         out ^= red[2][(h >> np.uint64(16)) & ff] ^ red[3][h >> np.uint64(24)]
-        return out.tolist()
+        return cast("list[int]", out.tolist())
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
         """Schoolbook division with the remainder packed into one Python int.
@@ -470,7 +470,7 @@ class _NumpyField(BinaryField):
         out = t[0][a & np.uint64(255)] ^ t[1][(a >> np.uint64(8)) & np.uint64(255)]
         if self.m > 16:
             out ^= t[2][(a >> np.uint64(16)) & np.uint64(255)] ^ t[3][a >> np.uint64(24)]
-        return out
+        return cast("np.ndarray", out)
 
     def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
         """``a · x^s`` element-wise for shifts ``0 ≤ s < 32`` (broadcasting)."""
@@ -523,7 +523,9 @@ class _LogTableField(_NumpyField):
 
     def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         log = self._log_np
-        return self._exp_np[log[np.asarray(a, dtype=np.uint64)] + log[np.asarray(b, dtype=np.uint64)]]
+        return cast(
+            "np.ndarray", self._exp_np[log[np.asarray(a, dtype=np.uint64)] + log[np.asarray(b, dtype=np.uint64)]]
+        )
 
     def vlog(self, a: np.ndarray) -> np.ndarray:
         """Discrete logs of non-zero elements (int64)."""
@@ -531,7 +533,7 @@ class _LogTableField(_NumpyField):
 
     def vexp(self, e: np.ndarray) -> np.ndarray:
         """``x^e`` for integer exponents ``e`` (any sign)."""
-        return self._exp_np[np.mod(e, self._n)]
+        return cast("np.ndarray", self._exp_np[np.mod(e, self._n)])
 
 
 _CLASS_MASKS = tuple(np.uint64((0x1111111111111111 << i) & (2**64 - 1)) for i in range(4))
@@ -642,24 +644,24 @@ class _NativeField(BinaryField):
         self._core = _backend.native_module().GF2m(m, kernel)
 
     def mul(self, a: int, b: int) -> int:
-        return self._core.mul(a, b)
+        return cast("int", self._core.mul(a, b))
 
     def sqr(self, a: int) -> int:
-        return self._core.sqr(a)
+        return cast("int", self._core.sqr(a))
 
     def inv(self, a: int) -> int:
         if a == 0:
             raise ParameterError("zero has no inverse")
-        return self._core.inv(a)
+        return cast("int", self._core.inv(a))
 
     def scale(self, c: int, values: Sequence[int]) -> list[int]:
-        return self._core.scale(c, values)
+        return cast("list[int]", self._core.scale(c, values))
 
     def solve_artin_schreier(self, k: int) -> int:
-        return self._core.solve_artin_schreier(k)
+        return cast("int", self._core.solve_artin_schreier(k))
 
     def divide(self, a: Sequence[int], b: Sequence[int]) -> tuple[Poly, Poly]:
-        return self._core.poly_divmod(a, b)
+        return cast("tuple[Poly, Poly]", self._core.poly_divmod(a, b))
 
     def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
@@ -780,7 +782,7 @@ def unpack_words(payload: bytes, width: int) -> np.ndarray:
 def odd_power_sums_packed(field: BinaryField, elements: np.ndarray, t: int, width: int) -> bytes:
     """:func:`odd_power_sums` written as :func:`pack_words` (a PinSketch payload; one native call)."""
     if isinstance(field, _NativeField):
-        return field._core.power_sums_packed(_words(elements), t, width)
+        return cast("bytes", field._core.power_sums_packed(_words(elements), t, width))
     return pack_words(odd_power_sums(field, elements, t), width)
 
 
@@ -872,7 +874,7 @@ def _trim(p: Poly) -> Poly:
 def poly_eval(field: BinaryField, p: Sequence[int], x: int) -> int:
     """``p(x)`` by Horner's rule."""
     if isinstance(field, _NativeField):
-        return field._core.poly_eval([int(v) for v in p], x)
+        return cast("int", field._core.poly_eval([int(v) for v in p], x))
     acc = 0
     for coef in reversed(p):
         acc = field.mul(acc, x) ^ coef
@@ -925,7 +927,7 @@ def _power_matrix(field: BinaryField, xs: np.ndarray, count: int) -> np.ndarray:
 def poly_deflate(field: BinaryField, p: Sequence[int], root: int) -> Poly:
     """``p(z) / (z − root)`` for a root of the monic ``p`` (synthetic division)."""
     if isinstance(field, _NativeField):
-        return field._core.poly_deflate([int(v) for v in p], root)
+        return cast("Poly", field._core.poly_deflate([int(v) for v in p], root))
     quotient = [0] * (len(p) - 1)
     carry = 0
     for i in range(len(p) - 1, 0, -1):
@@ -938,7 +940,7 @@ def poly_mul(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
     """The product polynomial ``a·b`` (schoolbook; native: unreduced products, one reduction per
     coefficient)."""
     if isinstance(field, _NativeField):
-        return field._core.poly_mul([int(v) for v in a], [int(v) for v in b])
+        return cast("Poly", field._core.poly_mul([int(v) for v in a], [int(v) for v in b]))
     a, b = _trim([int(v) for v in a]), _trim([int(v) for v in b])
     if not a or not b:
         return []
@@ -962,7 +964,7 @@ def _monic(field: BinaryField, p: Poly) -> Poly:
 def poly_gcd(field: BinaryField, a: Sequence[int], b: Sequence[int]) -> Poly:
     """Monic ``gcd(a, b)`` (Euclid); ``a`` non-zero."""
     if isinstance(field, _NativeField):
-        return field._core.poly_gcd([int(v) for v in a], [int(v) for v in b])
+        return cast("Poly", field._core.poly_gcd([int(v) for v in a], [int(v) for v in b]))
     a = _trim(list(a))
     b = _trim(list(b))
     while b:
@@ -1080,7 +1082,7 @@ def find_roots(field: BinaryField, sigma: Sequence[int], *, beta: int | None = N
     if not 0 < beta < field.order:
         raise ParameterError("beta must be a non-zero field element")
     if isinstance(field, _NativeField):
-        return field._core.find_roots(sigma, beta)
+        return cast("list[int]", field._core.find_roots(sigma, beta))
     degree = len(sigma) - 1
     if degree == 0:
         return []
