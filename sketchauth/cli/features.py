@@ -9,7 +9,7 @@ Every function-level import below is there for command-line start-up cost (each 
   CSV/NPZ, calibrate pipelines on held-out background identities, print a summary (dimensions,
   bits, expected FNMR/FMR on background identities used neither for fitting nor calibration) and
   optionally write pipeline configurations for the service (``--pipelines DIR``);
-* ``features evaluate`` — the table and DET plot of :mod:`sketchauth.features.evaluation` for a
+* ``features evaluate`` — the table and DET plot of :mod:`sketchauth.evaluate.pipelines.evaluation` for a
   fitted transform on an evaluation set of people outside the background.
 
 Background identities are split by a seeded permutation of their labels into *fit* (``1 −
@@ -170,9 +170,10 @@ def _fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import load_vectors
+    from sketchauth.evaluate.fitting.calibrated import calibrated_pipeline
+    from sketchauth.evaluate.fitting.transform import SmallPopulationWarning, fit_transform
     from sketchauth.evaluate.trials import projected_trials
-    from sketchauth.features.calibrated import calibrated_pipeline
-    from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
+    from sketchauth.features.transform import FeatureTransform
 
     kinds = ["interval", "thermometer", "code-offset"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
     kinds.append("angular")
@@ -195,7 +196,7 @@ def _fit(args: argparse.Namespace) -> int:
         bar.update()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SmallPopulationWarning)
-            transform = FeatureTransform.fit(
+            transform = fit_transform(
                 fit,
                 levels=args.levels,
                 dimensions=args.dimensions,
@@ -303,9 +304,12 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
     # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
+    from sketchauth.evaluate.fitting.code_offset import byte_error_scores
+    from sketchauth.evaluate.fitting.interval import abs_delta
+    from sketchauth.evaluate.fitting.thermometer import trial_distances
     from sketchauth.evaluate.trials import pair_scores
-    from sketchauth.features.code_offset import CodeOffsetPipeline, byte_error_scores
-    from sketchauth.features.interval import IntervalPipeline, _abs_delta
+    from sketchauth.features.code_offset import CodeOffsetPipeline
+    from sketchauth.features.interval import IntervalPipeline
     from sketchauth.features.thermometer import ThermometerPipeline
 
     transform = pipeline.transform
@@ -314,11 +318,11 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
         v = np.full(transform.dimensions, transform.levels)
         v[pipeline.dims] = pipeline.tolerances
         genuine, impostor = pair_scores(
-            t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64)
+            t_lv, p_lv, trials.owner, lambda a, b: np.any(abs_delta(a, b) >= v, axis=-1).astype(np.int64)
         )
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
-        return _rates(*pipeline.trial_distances(trials), pipeline.sketch.t)
+        return _rates(*trial_distances(pipeline, trials), pipeline.sketch.t)
     if not isinstance(pipeline, CodeOffsetPipeline):
         raise ParameterError(f"no check-part rates for pipeline kind {pipeline.kind!r}")
     genuine, impostor = byte_error_scores(transform, trials, pipeline.bits, pipeline.dims)
@@ -331,9 +335,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
-    from sketchauth.features.calibrated import heldout_check
+    from sketchauth.evaluate.fitting.calibrated import heldout_check
+    from sketchauth.evaluate.pipelines.evaluation import evaluate_pipelines
     from sketchauth.features.defaults import DEFAULTS
-    from sketchauth.features.evaluation import evaluate_pipelines
     from sketchauth.features.transform import FeatureTransform
 
     with tqdm(total=4, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:

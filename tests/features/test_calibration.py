@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.evaluate.trials import projected_trials
-from sketchauth.features.calibrated import calibrated_pipeline, heldout_check, heldout_table
-from sketchauth.features.calibration import (
+from sketchauth.evaluate.fitting.calibrated import calibrated_pipeline, heldout_check, heldout_table
+from sketchauth.evaluate.fitting.calibration import (
     Decider,
     binomial_cdf,
     calibrate,
@@ -30,6 +29,8 @@ from sketchauth.features.calibration import (
     identity_folds,
     max_false_matches,
 )
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.transform import FeatureTransform
 
 POPULATION = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
@@ -190,7 +191,7 @@ def test_realised_on_the_calibration_people_reproduces_the_pooled_rates() -> Non
 @pytest.fixture(scope="module")
 def fitted() -> tuple[FeatureTransform, LabelledVectors]:
     background = POPULATION.draw(90, 4, seed=1)
-    return FeatureTransform.fit(background, levels=16), background
+    return fit_transform(background, levels=16), background
 
 
 @pytest.mark.parametrize("kind", ["interval", "thermometer", "code-offset", "asymmetric-interval"])

@@ -1,7 +1,7 @@
 """Pipelines calibrated on the background by kind, and their predictions checked on other people.
 
 :func:`calibrated_pipeline` builds one pipeline kind with its ``for_target_fmr`` (identity-disjoint
-cross-validation with a Clopper–Pearson bound, :mod:`sketchauth.features.calibration`) from the one
+cross-validation with a Clopper–Pearson bound, :mod:`sketchauth.evaluate.fitting.calibration`) from the one
 set of defaults (:data:`sketchauth.features.defaults.DEFAULTS`) — what ``sketchauth features fit``
 writes. :func:`heldout_check` measures each calibrated pipeline's chosen setting on people
 outside the background: the realised FMR against the target and the predicted interval. That is
@@ -11,10 +11,10 @@ the evaluated people themselves are optimistic.
 Example::
 
     >>> from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    >>> from sketchauth.features.transform import FeatureTransform
+    >>> from sketchauth.evaluate.fitting.transform import fit_transform
     >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
     >>> background = population.draw(120, 4, seed=1)
-    >>> transform = FeatureTransform.fit(background, levels=16)
+    >>> transform = fit_transform(background, levels=16)
     >>> rows = heldout_check(transform, background, population.draw(40, 4, seed=3), kinds=["thermometer"], refit=True)
     >>> rows[0]["pipeline"], rows[0]["realised"]["impostor_trials"]
     ('thermometer', 4680)
@@ -27,13 +27,11 @@ from typing import Any
 
 from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.features.angular import AngularPipeline, decode_failures
-from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
+from sketchauth.evaluate.fitting import angular, asymmetric, code_offset, interval, thermometer
+from sketchauth.evaluate.fitting.common import calibration_of
+from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.base import Pipeline
-from sketchauth.features.code_offset import CodeOffsetPipeline
 from sketchauth.features.defaults import DEFAULTS
-from sketchauth.features.interval import IntervalPipeline
-from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 
 __all__ = ["CALIBRATED_KINDS", "calibrated_pipeline", "heldout_check", "heldout_table"]
@@ -68,15 +66,15 @@ def calibrated_pipeline(
         "confidence": confidence,
     }
     if kind == "interval":
-        return IntervalPipeline.for_target_fmr(transform, background, **common)
+        return interval.for_target_fmr(transform, background, **common)
     if kind == "thermometer":
-        return ThermometerPipeline.for_target_fmr(transform, background, resolution=resolution, **common)
+        return thermometer.for_target_fmr(transform, background, resolution=resolution, **common)
     if kind == "code-offset":
-        return CodeOffsetPipeline.for_target_fmr(transform, background, bits=code_bits, **common)
+        return code_offset.for_target_fmr(transform, background, bits=code_bits, **common)
     if kind == "asymmetric-interval":
-        return AsymmetricIntervalPipeline.for_target_fmr(transform, background, margin=margin, **common)
+        return asymmetric.for_target_fmr(transform, background, margin=margin, **common)
     if kind == "angular":
-        return AngularPipeline.for_target_fmr(
+        return angular.for_target_fmr(
             transform, background, security_bits=security_bits, code=code, list_size=list_size, **common
         )
     raise ParameterError(f"unknown pipeline kind {kind!r}; known: {', '.join(CALIBRATED_KINDS)}")
@@ -102,8 +100,7 @@ def heldout_check(
         except SketchAuthError as exc:
             rows.append({"pipeline": kind, "unavailable": str(exc)})
             continue
-        calibration = pipeline.calibration
-        assert calibration is not None  # for_target_fmr always records it
+        calibration = calibration_of(pipeline)
         rows.append(
             {
                 "pipeline": kind,
@@ -114,7 +111,9 @@ def heldout_check(
         )
         if isinstance(pipeline, AngularPipeline):
             # The calibration's rule is the cosine; real decoding refuses some of those genuine trials too.
-            rows[-1]["realised"]["decode_failures"] = decode_failures(pipeline, people, enrol_samples=enrol_samples)
+            rows[-1]["realised"]["decode_failures"] = angular.decode_failures(
+                pipeline, people, enrol_samples=enrol_samples
+            )
     return rows
 
 
