@@ -53,6 +53,7 @@ from sketchauth.evaluate import fitting
 from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import angular_scores, decide_exact, polar_accepts
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
@@ -127,11 +128,9 @@ def run_set(name: str, k: int) -> dict[str, Any]:
                 pipeline = fitting.angular.for_target_fmr(
                     transform,
                     background,
-                    target_fmr=f,
-                    enrol_samples=k,
-                    refit=True,
-                    code=code,
-                    security_bits=SECURITY_BITS,
+                    CalibrationOptions(
+                        target_fmr=f, enrol_samples=k, refit=True, code=code, security_bits=SECURITY_BITS
+                    ),
                 )
             except ParameterError as exc:  # a background too small for this target: said, not skipped silently
                 out["rows"].append({"code": code, "target_fmr": f, "unavailable": str(exc)})

@@ -50,8 +50,9 @@ from benchmarks.timing import provenance, write_result
 from sketchauth.errors import SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.evaluate.fitting.calibrated import calibrated_pipeline
+from sketchauth.evaluate.fitting import fit_pipeline
 from sketchauth.evaluate.fitting.calibration import Calibration, Decider, _measure
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.asymmetric import asymmetric_decider
@@ -164,16 +165,18 @@ def after(
         projection=options["projection"],
         normalise=options.get("normalise", False),
     )
-    pipeline = calibrated_pipeline(
+    pipeline = fit_pipeline(
         kind,
         transform,
         background,
-        target_fmr=target,
-        refit=True,
-        resolution=options["resolution"],
-        code_bits=options["code_bits"],
-        margin=options["margin"],
-        enrol_samples=options.get("enrol_samples", 1),
+        CalibrationOptions(
+            target_fmr=target,
+            refit=True,
+            resolution=options["resolution"],
+            code_bits=options["code_bits"],
+            margin=options["margin"],
+            enrol_samples=options.get("enrol_samples", 1),
+        ),
     )
     calibration: Calibration | None = pipeline.calibration
     assert calibration is not None

@@ -47,20 +47,23 @@ def _pipelines(transform: Any, background: Any, m: int) -> dict[str, Any]:
     """Each pipeline kind by its own construction method, calibrated on the background (closed set)."""
     from sketchauth.errors import SketchAuthError
     from sketchauth.evaluate import fitting
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
 
     built: dict[str, Any] = {}
     makers = {
-        "interval": lambda: fitting.interval.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m),
+        "interval": lambda: fitting.interval.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
+        ),
         "thermometer": lambda: fitting.thermometer.for_target_fmr(
-            transform, background, target_fmr=0.01, enrol_samples=m
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
         ),
         "code-offset": lambda: fitting.code_offset.for_target_fmr(
-            transform, background, target_fmr=0.01, enrol_samples=m, bits=2
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m, code_bits=2)
         ),
     }
     if m >= 2:
         makers["asymmetric-interval"] = lambda: fitting.asymmetric.for_target_fmr(
-            transform, background, target_fmr=0.01, enrol_samples=m
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
         )
     for name, make in makers.items():
         try:

@@ -31,6 +31,7 @@ from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
 
 if TYPE_CHECKING:
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
     from sketchauth.evaluate.trials import ProjectedTrials
     from sketchauth.features.pipeline import (
         AngularPipeline,
@@ -170,7 +171,7 @@ def _fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.fitting.calibrated import calibrated_pipeline
+    from sketchauth.evaluate.fitting import fit_pipeline
     from sketchauth.evaluate.fitting.transform import SmallPopulationWarning, fit_transform
     from sketchauth.evaluate.trials import projected_trials
     from sketchauth.features.transform import FeatureTransform
@@ -218,20 +219,11 @@ def _fit(args: argparse.Namespace) -> int:
         # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
         for kind in kinds:
             try:
-                pipelines[kind] = calibrated_pipeline(  # type: ignore[assignment]
+                pipelines[kind] = fit_pipeline(  # type: ignore[assignment]
                     kind,
                     transform,
                     calibration,
-                    target_fmr=args.target_fmr,
-                    enrol_samples=m,
-                    refit=cross_validated,
-                    folds=args.folds,
-                    confidence=args.confidence,
-                    resolution=args.resolution,
-                    code_bits=args.code_bits,
-                    margin=args.asymmetric_margin,
-                    security_bits=args.security_bits,
-                    code=args.angular_code,
+                    _options(args, enrol_samples=m, refit=cross_validated, folds=args.folds),
                 )
             except SketchAuthError as exc:
                 summary[kind] = {"unavailable": str(exc)}
@@ -290,6 +282,26 @@ def _fit(args: argparse.Namespace) -> int:
         summary["check_identities"] = int(np.unique(check.identities).size)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _options(args: argparse.Namespace, *, enrol_samples: int, refit: bool, folds: int) -> CalibrationOptions:
+    """The calibration options of ``features fit``/``evaluate`` from their flags (one place)."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
+    from sketchauth.features.defaults import DEFAULTS
+
+    return CalibrationOptions(
+        target_fmr=args.target_fmr,
+        enrol_samples=enrol_samples,
+        folds=folds,
+        confidence=getattr(args, "confidence", DEFAULTS.confidence),
+        refit=refit,
+        resolution=args.resolution,
+        code_bits=args.code_bits,
+        margin=args.asymmetric_margin,
+        security_bits=args.security_bits,
+        code=args.angular_code,
+    )
 
 
 def _summary_params(pipeline: CalibratedPipeline) -> dict[str, Any]:
@@ -383,21 +395,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
         bar.update()
         # The honest figures: settings chosen on the background, measured on these people.
-        calibrated = heldout_check(
-            transform,
-            calibration,
-            data,
-            kinds=[*kinds, "angular"],
-            target_fmr=args.target_fmr,
+        options = _options(
+            args,
             enrol_samples=args.enrol_samples,
             refit=cross_validated,
             folds=int(training.get("folds", DEFAULTS.folds)),
-            resolution=args.resolution,
-            code_bits=args.code_bits,
-            margin=args.asymmetric_margin,
-            security_bits=args.security_bits,
-            code=args.angular_code,
         )
+        calibrated = heldout_check(transform, calibration, data, kinds=[*kinds, "angular"], options=options)
         result = replace(result, calibrated=tuple(calibrated))
         bar.update()
         out = Path(args.out)

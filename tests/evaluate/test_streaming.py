@@ -21,6 +21,7 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.error_rates import evaluate_adapter
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.rates import det_from_counts, det_from_scores
 from sketchauth.evaluate.tally import ScoreHistogram
@@ -251,7 +252,7 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     transform = fit_transform(population.draw(60, 4, seed=1), levels=16)
     heldout, data = population.draw(20, 4, seed=2), population.draw(14, 4, seed=3)
     kind_fitting = fitting.interval if kind == "interval" else fitting.thermometer
-    pipeline = kind_fitting.for_target_fmr(transform, heldout, target_fmr=0.05)
+    pipeline = kind_fitting.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     target = pipeline_target(pipeline)
     sweep = default_pipeline_sweep(pipeline)
     result = evaluate_scheme(

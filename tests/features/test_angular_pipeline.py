@@ -29,6 +29,7 @@ from sketchauth.errors import ParameterError, SampleError, SketchAuthError
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting import CALIBRATED_KINDS, fit_pipeline
 from sketchauth.evaluate.fitting.angular import (
     COSINE_GRID,
     DECODE_CHECK_PAIRS,
@@ -39,8 +40,9 @@ from sketchauth.evaluate.fitting.angular import (
     matched_bits,
     smallest_alpha,
 )
-from sketchauth.evaluate.fitting.calibrated import CALIBRATED_KINDS, calibrated_pipeline, heldout_check, heldout_table
+from sketchauth.evaluate.fitting.calibrated import heldout_check, heldout_table
 from sketchauth.evaluate.fitting.calibration import calibrate
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform, refit_transform
 from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.angular import AngularPipeline
@@ -85,7 +87,9 @@ def transform(background: LabelledVectors) -> FeatureTransform:
 
 def _calibrated(transform: FeatureTransform, background: LabelledVectors, code: str) -> AngularPipeline:
     return fitting.angular.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
+        transform,
+        background,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
 
 
@@ -254,10 +258,12 @@ def test_for_target_fmr_refuses_more_bits_than_the_dimension_holds(
     transform: FeatureTransform, background: LabelledVectors, code: str
 ) -> None:
     with pytest.raises(ParameterError, match=_TOO_MANY[code]):
-        fitting.angular.for_target_fmr(transform, background, security_bits=64, code=code, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(security_bits=64, code=code, enrol_samples=1)
+        )
     assert "angular" in CALIBRATED_KINDS
     with pytest.raises(ParameterError, match=_TOO_MANY[code]):
-        calibrated_pipeline("angular", transform, background, security_bits=64, code=code, enrol_samples=1)
+        fit_pipeline("angular", transform, background, CalibrationOptions(security_bits=64, code=code, enrol_samples=1))
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -266,7 +272,9 @@ def test_for_target_fmr_refuses_a_bad_security_level(
     transform: FeatureTransform, background: LabelledVectors, code: str, bits: Any
 ) -> None:
     with pytest.raises(ParameterError, match="security_bits must be a positive number"):
-        fitting.angular.for_target_fmr(transform, background, security_bits=bits, code=code, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(security_bits=bits, code=code, enrol_samples=1)
+        )
 
 
 # -- the polar code: bits = ceil(security_bits), the default --------------------------------------
@@ -275,25 +283,21 @@ def test_for_target_fmr_refuses_a_bad_security_level(
 def test_polar_bits_are_the_security_bits_rounded_up(
     polar_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
-    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True}
-    plain = fitting.angular.for_target_fmr(
-        transform, background, security_bits=POLAR_BITS, match_threshold=False, **options
-    )
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, refit=True, match_threshold=False)
+    plain = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=POLAR_BITS))
     sketch = plain.sketch
     assert isinstance(sketch, PolarAngularSketch) and sketch.scheme_name == "angular-polar"
     assert (sketch.dimension, sketch.bits, sketch.list_size) == (FEATURES, POLAR_BITS, DEFAULTS.angular_list_size)
     assert plain.secret_bits == POLAR_BITS == plain.report().extra["codebook_bits"]
     assert sketch.params() == {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 8, "min_cos": sketch.min_cos}
-    other = fitting.angular.for_target_fmr(
-        transform, background, security_bits=12.2, list_size=4, match_threshold=False, **options
-    )
+    other = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=12.2, list_size=4))
     assert isinstance(other.sketch, PolarAngularSketch) and (other.sketch.bits, other.sketch.list_size) == (13, 4)
     assert other.secret_bits == 13
     # The most the dimension holds: 33 information bits in 34 dimensions.
-    most = fitting.angular.for_target_fmr(transform, background, security_bits=33, match_threshold=False, **options)
+    most = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=33))
     assert most.sketch.params()["bits"] == 33
     with pytest.raises(ParameterError, match="ask for fewer security_bits \\(at most 33\\) or keep more dimensions"):
-        fitting.angular.for_target_fmr(transform, background, security_bits=33.01, enrol_samples=1)
+        fitting.angular.for_target_fmr(transform, background, CalibrationOptions(security_bits=33.01, enrol_samples=1))
 
 
 def test_polar_bits_follow_the_cosine_threshold_by_default(
@@ -312,24 +316,32 @@ def test_polar_bits_follow_the_cosine_threshold_by_default(
     assert matched_bits(FEATURES, 0.3, POLAR_BITS) == POLAR_BITS  # a low threshold keeps the floor
     # The sparse code is not resized.
     sparse = fitting.angular.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=BITS, code="sparse"
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=BITS, code="sparse")
     )
     assert sparse.sketch.params()["alpha"] == smallest_alpha(FEATURES, BITS)
 
 
 def test_the_default_code_is_polar(transform: FeatureTransform, background: LabelledVectors) -> None:
     assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 8
-    default = fitting.angular.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    default = fitting.angular.for_target_fmr(
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20)
+    )
     assert isinstance(default.sketch, PolarAngularSketch) and 20 <= default.sketch.bits < FEATURES
-    built = calibrated_pipeline("angular", transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    built = fit_pipeline(
+        "angular", transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20)
+    )
     assert built == default and json.loads(built.to_json())["scheme"] == "angular-polar"
 
 
 def test_an_unknown_code_is_refused(transform: FeatureTransform, background: LabelledVectors) -> None:
     with pytest.raises(ParameterError, match=r"^code must be one of polar, sparse, got 'bogus'$"):
-        fitting.angular.for_target_fmr(transform, background, code="bogus", security_bits=20, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(code="bogus", security_bits=20, enrol_samples=1)
+        )
     with pytest.raises(ParameterError, match="code must be one of polar, sparse"):
-        calibrated_pipeline("angular", transform, background, code="bogus", security_bits=20, enrol_samples=1)
+        fit_pipeline(
+            "angular", transform, background, CalibrationOptions(code="bogus", security_bits=20, enrol_samples=1)
+        )
 
 
 def test_the_constructor_takes_exactly_one_code(transform: FeatureTransform) -> None:
@@ -379,7 +391,7 @@ def test_for_target_fmr_picks_the_smallest_alpha_for_the_sparse_code(
     assert sparse_pipeline.secret_bits == codebook_bits(FEATURES, sketch.alpha)
     assert sketch.params() == {"dimension": FEATURES, "alpha": sketch.alpha, "min_cos": sketch.min_cos}
     fewer = fitting.angular.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20, code="sparse"
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20, code="sparse")
     )
     assert fewer.sketch.alpha == smallest_alpha(FEATURES, 20) < sketch.alpha
 
@@ -388,15 +400,11 @@ def test_calibrated_pipeline_builds_the_angular_kind(
     pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
     code = _code(pipeline)
-    built = calibrated_pipeline(
+    built = fit_pipeline(
         "angular",
         transform,
         background,
-        target_fmr=0.01,
-        enrol_samples=1,
-        security_bits=SECURITY[code],
-        code=code,
-        refit=True,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
     assert isinstance(built, AngularPipeline) and built == pipeline
     assert built.decode_failures is not None and built.decode_failures["checked"] > 0
@@ -441,8 +449,10 @@ def test_heldout_check_reports_realised_decode_failures(
 ) -> None:
     people = POP.draw(30, 4, seed=2)
     code = _code(pipeline)
-    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True, "code": code}
-    rows = heldout_check(transform, background, people, kinds=["angular"], security_bits=SECURITY[code], **options)
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, refit=True, code=code)
+    rows = heldout_check(
+        transform, background, people, kinds=["angular"], options=options.but(security_bits=SECURITY[code])
+    )
     (row,) = rows
     assert row["pipeline"] == "angular" and row["params"] == pipeline.sketch.params()
     realised = row["realised"]
@@ -452,7 +462,7 @@ def test_heldout_check_reports_realised_decode_failures(
     assert failures["checked"] == int(np.sum(_genuine_cosines(transform, people) >= pipeline.sketch.min_cos)) > 45
     assert failures["refused"] <= 0.1 * failures["checked"]
     assert "| angular | 0.01 |" in heldout_table(rows)
-    (refused,) = heldout_check(transform, background, people, kinds=["angular"], security_bits=64, **options)
+    (refused,) = heldout_check(transform, background, people, kinds=["angular"], options=options.but(security_bits=64))
     assert refused["pipeline"] == "angular" and "ask for fewer security_bits" in refused["unavailable"]
     assert set(refused) == {"pipeline", "unavailable"}
 
@@ -799,7 +809,9 @@ def test_for_target_fmr_says_two_dimensions_before_the_code(background: Labelled
     one = fit_transform(background, levels=4, dimensions=1)
     for code in ("polar", "sparse"):
         with pytest.raises(ParameterError, match="the angular pipeline needs at least 2 dimensions"):
-            fitting.angular.for_target_fmr(one, background, security_bits=1, code=code, enrol_samples=1)
+            fitting.angular.for_target_fmr(
+                one, background, CalibrationOptions(security_bits=1, code=code, enrol_samples=1)
+            )
 
 
 @pytest.mark.parametrize("scheme", ["interval", "angle", None])

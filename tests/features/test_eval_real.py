@@ -12,6 +12,7 @@ from _helpers import evaluate_report, features_evaluate, features_fit
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors, load_vectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.pipelines.evaluation import evaluate_pipelines
 
@@ -143,7 +144,7 @@ def test_evaluate_report_and_features_evaluate_count_the_same_trials() -> None:
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
     heldout, data = POP.draw(30, 4, seed=2), POP.draw(15, 4, seed=3)
     features = evaluate_pipelines(transform, heldout, data, kinds=("interval",))
-    pipeline = fitting.interval.for_target_fmr(transform, heldout, target_fmr=0.05)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     report = run_report(pipeline_target(pipeline), data, [0], profile=None, crosscheck_trials=0)
     point = report.error_rates.points[0]
     assert (
@@ -190,7 +191,7 @@ def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
     from sketchauth.evaluate.pipelines.security import offline_attack
 
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
-    pipeline = fitting.interval.for_target_fmr(transform, POP.draw(30, 4, seed=2), target_fmr=0.01)
+    pipeline = fitting.interval.for_target_fmr(transform, POP.draw(30, 4, seed=2), CalibrationOptions(target_fmr=0.01))
     person = POP.draw(1, 1, seed=9).samples
     others = POP.draw(20, 1, seed=10).samples
     # The database attacker tries the victim's own enrolment sample among strangers' samples:
@@ -300,7 +301,7 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
         transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False
     )
     assert not features.unavailable
-    pipeline = fitting.interval.for_target_fmr(transform, heldout, target_fmr=0.05)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     rep = run_report(pipeline_target(pipeline), data, [-1, 0, 1], profile=None, crosscheck_trials=0)
 
     f_fig, r_fig = features.det_figure(), det_figure(rep)

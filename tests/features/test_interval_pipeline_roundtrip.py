@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from sketchauth.enrolment import hasher
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.pipeline import AsymmetricIntervalPipeline, IntervalPipeline
 from sketchauth.features.transform import FeatureTransform
@@ -39,7 +40,7 @@ def transform() -> FeatureTransform:
 
 @pytest.fixture(scope="module")
 def interval(transform: FeatureTransform) -> IntervalPipeline:
-    return fitting.interval.for_target_fmr(transform, POP.draw(60, 4, seed=2), target_fmr=0.05)
+    return fitting.interval.for_target_fmr(transform, POP.draw(60, 4, seed=2), CalibrationOptions(target_fmr=0.05))
 
 
 def _probes(person: np.ndarray, seed: int, scale: float) -> np.ndarray:

@@ -12,6 +12,7 @@ import pytest
 
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting import interval
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 
 #: Run in a fresh interpreter: import the core, load a pipeline, enrol and verify; print what got imported.
@@ -35,7 +36,7 @@ FORBIDDEN = ("sketchauth.evaluate", "sketchauth.cli", "service", "sketchauth_ser
 def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     population = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.3, seed=3)
     transform = fit_transform(population.draw(60, 4, seed=1), levels=16)
-    pipeline = interval.for_target_fmr(transform, population.draw(30, 4, seed=2), target_fmr=0.05)
+    pipeline = interval.for_target_fmr(transform, population.draw(30, 4, seed=2), CalibrationOptions(target_fmr=0.05))
     root = tmp_path_factory.mktemp("layers")
     (root / "pipelines").mkdir()
     (root / "pipelines" / "interval.json").write_text(pipeline.to_json(), encoding="utf-8")

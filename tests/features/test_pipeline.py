@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -15,6 +16,7 @@ from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.code_offset import choose_error_tolerance
 from sketchauth.evaluate.fitting.interval import tolerance_path
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.pipelines.evaluation import check_through_scheme
 from sketchauth.features.pipeline import (
@@ -91,7 +93,7 @@ def _box_errors(transform, data, dims, tolerances) -> tuple[int, int]:
 
 
 def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
-    pipeline = fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     # The definition: the path on all of heldout, stopped at the model FMR cross-validation chose,
     # whose (design-effect) Clopper–Pearson 95% bound on the FMR is at most the target.
     calibration = pipeline.calibration
@@ -119,7 +121,7 @@ def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
 
 
 def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) -> None:
-    pipeline = fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     groups = [x for _, x in people.by_identity()][:6]
 
     def inside(enrol, sample) -> bool:
@@ -144,8 +146,8 @@ def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) 
 
 def test_vectorised_rules_match_the_real_schemes(transform, heldout, people) -> None:
     for pipeline in (
-        fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2),
-        fitting.thermometer.for_target_fmr(transform, heldout, target_fmr=1e-2),
+        fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
+        fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
     ):
         assert check_through_scheme(pipeline, people, probes=15) == 0
     asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3)
@@ -159,8 +161,8 @@ def test_vectorised_rules_match_the_real_schemes_on_other_populations(seed) -> N
     transform = fit_transform(population.draw(160, 5, seed=1), levels=16)
     heldout, people = population.draw(60, 5, seed=2), population.draw(50, 5, seed=3)
     for pipeline in (
-        fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2),
-        fitting.thermometer.for_target_fmr(transform, heldout, target_fmr=1e-2),
+        fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
+        fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
     ):
         assert check_through_scheme(pipeline, people, probes=25) == 0
     asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3, scheme="s1")
@@ -181,7 +183,7 @@ def _l1_distances(pipeline, data) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_thermometer_pipeline_for_one_percent(transform, heldout, people) -> None:
-    pipeline = fitting.thermometer.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     m, t = pipeline.sketch.params()["m"], pipeline.sketch.params()["t"]
     universe = int(np.sum(pipeline.counts - 1))
     assert m == max(8, universe.bit_length()) and universe <= 2**m - 1
@@ -325,9 +327,9 @@ def test_asymmetric_pipeline_with_s3(transform, people) -> None:
 @pytest.mark.parametrize("kind", ["interval", "thermometer", "asymmetric"])
 def test_configuration_round_trip(kind, transform, heldout, people) -> None:
     if kind == "interval":
-        pipeline = fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2)
+        pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     elif kind == "thermometer":
-        pipeline = fitting.thermometer.for_target_fmr(transform, heldout, target_fmr=1e-2)
+        pipeline = fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     else:
         pipeline = AsymmetricIntervalPipeline(transform, [0, 2, 4], q=6, scale=2.0, margin=2)
     again = load_pipeline(pipeline.to_json())
@@ -338,7 +340,7 @@ def test_configuration_round_trip(kind, transform, heldout, people) -> None:
 
 
 def test_configuration_is_checked(transform, heldout) -> None:
-    raw = json.loads(fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2).to_json())
+    raw = json.loads(fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)).to_json())
     for change, message in (
         (lambda d: d.update(transform_sha256="0" * 64), "fingerprint"),
         (lambda d: d.update(kind="nope"), "unknown pipeline kind"),
@@ -366,7 +368,7 @@ def test_malformed_samples_are_sample_errors(transform) -> None:
 
 
 def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_path) -> None:
-    interval = fitting.interval.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    interval = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     (tmp_path / "faces-v1.json").write_text(interval.to_json())
     (tmp_path / "notes.txt").write_text("ignored")
     (tmp_path / ".hidden.json").write_text("ignored: not a pipeline name")
@@ -419,7 +421,7 @@ def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -
     from sketchauth.evaluate.pipelines.evaluation import check_through_scheme
     from sketchauth.evaluate.trials import projected_trials
 
-    asym = fitting.asymmetric.for_target_fmr(transform, heldout, target_fmr=0.02, enrol_samples=3)
+    asym = fitting.asymmetric.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.02, enrol_samples=3))
     assert asym.kind == "asymmetric-interval" and asym.scale >= 0
     assert check_through_scheme(asym, people, enrol_samples=3, probes=10) == 0
     # The held-out FMR of the chosen scale is within the target, counted through the real rule.
@@ -429,10 +431,15 @@ def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -
     _, impostor = asymmetric_scale_scores(transform, trials, q=asym.sketch.q, margin=asym.margin)
     assert np.count_nonzero(impostor < asym.scale) <= int(0.02 * impostor.size)
     easy = fit_transform(EASY.draw(120, 4, seed=1), levels=16)
-    code = fitting.code_offset.for_target_fmr(easy, EASY.draw(40, 4, seed=2), target_fmr=0.01, bits=1)
+    code = fitting.code_offset.for_target_fmr(
+        easy, EASY.draw(40, 4, seed=2), CalibrationOptions(target_fmr=0.01, code_bits=1)
+    )
     assert code.kind == "code-offset" and code.sketch.t >= 1
-    for kind in (fitting.interval, fitting.thermometer, fitting.asymmetric, fitting.code_offset):
-        assert "target_fmr" in kind.for_target_fmr.__code__.co_varnames
+    # One registry: every kind found by name, each calibrated with the one options value.
+    assert set(fitting.FITTERS) == {"interval", "thermometer", "code-offset", "asymmetric-interval", "angular"}
+    for module in (fitting.interval, fitting.thermometer, fitting.asymmetric, fitting.code_offset, fitting.angular):
+        assert fitting.FITTERS[module.KIND] is module.for_target_fmr
+        assert list(inspect.signature(module.for_target_fmr).parameters) == ["transform", "heldout", "options"]
 
 
 def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:

@@ -27,6 +27,7 @@ from service.pipelines import enrolment_request, verification_request
 from service.settings import Settings
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.angular import AngularPipeline
 
@@ -64,7 +65,9 @@ def fitted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     background = POP.draw(60, 4, seed=1)
     transform = fit_transform(background, projection="centre", normalise=True)
     pipeline = fitting.angular.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
+        transform,
+        background,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
     directory = _write(tmp_path_factory.mktemp("pipelines"), "angular", pipeline)
     return Fitted(code, directory, pipeline, POP.draw(1, 3, seed=3).samples, POP.draw(1, 1, seed=4).samples[0])

@@ -27,6 +27,7 @@ from service_testing import AUTH, test_settings
 from service.app import create_app
 from service.settings import Settings
 from sketchauth.evaluate import fitting
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.sketches._prime_field import is_prime
 
@@ -409,8 +410,8 @@ def _fit_pipelines(directory: Path) -> None:
     transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
     heldout = population.draw(80, 4, seed=2)
     for name, pipeline in {
-        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, target_fmr=0.01),
-        "interval": fitting.interval.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
     }.items():
         (directory / f"{name}.json").write_text(pipeline.to_json())
 

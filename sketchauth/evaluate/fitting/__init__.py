@@ -8,10 +8,23 @@ settings on labelled background people is evaluation, and lives here, importing 
   quantiser edges estimated on a background) and :func:`~.transform.refit_transform`;
 * :mod:`.calibration` — a decider's setting for a target FMR by identity-disjoint cross-validation
   with a Clopper–Pearson bound (any decider plugs in);
+* :mod:`.options` — :class:`~.options.CalibrationOptions`, the one set of options every kind is
+  calibrated with;
 * one module per pipeline kind: :mod:`.interval`, :mod:`.asymmetric`, :mod:`.code_offset`,
-  :mod:`.thermometer`, :mod:`.angular` — each a ``for_target_fmr`` and the kind's decider;
-* :mod:`.calibrated` — a kind by name, calibrated from the one set of defaults, and its prediction
-  checked on held-out people.
+  :mod:`.thermometer`, :mod:`.angular` — each a ``KIND``, a ``for_target_fmr(transform,
+  background, options)`` and the kind's decider; :mod:`.registry` lists them
+  (:data:`~.registry.FITTERS`, :func:`~.registry.fit_pipeline`);
+* :mod:`.calibrated` — calibrated kinds' predictions checked on held-out people.
+
+Example::
+
+    >>> from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
+    >>> transform = transform.fit_transform(population.draw(150, 4, seed=1), levels=16)
+    >>> options = CalibrationOptions(target_fmr=0.01)
+    >>> pipeline = fit_pipeline("interval", transform, population.draw(80, 4, seed=2), options)
+    >>> pipeline.kind, pipeline.calibration.target_fmr
+    ('interval', 0.01)
 """
 
 from sketchauth.evaluate.fitting import (
@@ -24,5 +37,22 @@ from sketchauth.evaluate.fitting import (
     thermometer,
     transform,
 )
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
+from sketchauth.evaluate.fitting.registry import CALIBRATED_KINDS, FITTERS, fit_pipeline, parse_kinds
 
-__all__ = ["angular", "asymmetric", "calibrated", "calibration", "code_offset", "interval", "thermometer", "transform"]
+__all__ = [
+    "CALIBRATED_KINDS",
+    "DEFAULT_OPTIONS",
+    "FITTERS",
+    "CalibrationOptions",
+    "angular",
+    "asymmetric",
+    "calibrated",
+    "calibration",
+    "code_offset",
+    "fit_pipeline",
+    "interval",
+    "parse_kinds",
+    "thermometer",
+    "transform",
+]

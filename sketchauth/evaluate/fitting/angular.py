@@ -29,12 +29,12 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact
-from sketchauth.evaluate.fitting.calibration import Decider, calibrate
-from sketchauth.evaluate.fitting.common import with_calibration
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
 from sketchauth.evaluate.trials import Enrolled, ProjectedTrials, projected_trials
 from sketchauth.features.angular import AngularPipeline, mean_direction, unit
-from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits, haar_orthogonal
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION
@@ -42,6 +42,7 @@ from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION
 __all__ = [
     "CODES",
     "COSINE_GRID",
+    "KIND",
     "angular_decider",
     "decode_failures",
     "for_target_fmr",
@@ -62,6 +63,9 @@ DECODE_FLOOR = 0.3
 #: :func:`matched_bits` sizes the polar code for probes this far below the cosine threshold: the
 #: list decoder (list 8) decodes 90% of probes about 0.05–0.075 above the capacity cosine.
 MATCH_MARGIN = 0.08
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = AngularPipeline.kind
 
 
 def matched_bits(dimension: int, min_cos: float, floor_bits: int) -> int:
@@ -138,56 +142,42 @@ def _directions(
 
 
 def for_target_fmr(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    enrol_samples: int = DEFAULTS.enrol_samples,
-    security_bits: float = DEFAULTS.angular_security_bits,
-    code: str = DEFAULTS.angular_code,
-    list_size: int = DEFAULTS.angular_list_size,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    refit: bool = False,
-    match_threshold: bool = DEFAULTS.angular_match_threshold,
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> AngularPipeline:
-    """The code for ``security_bits``, ``min_cos`` for ``target_fmr`` (module docstring).
+    """The code for ``options.security_bits``, ``min_cos`` for ``options.target_fmr`` (module docstring).
 
     ``match_threshold`` (polar code): where the cosine threshold lies above what 64 bits need,
     the code takes more bits (:func:`matched_bits`) — its cells shrink to the threshold, so an
     attacker who decodes a stolen helper offline (skipping the ``min_cos`` check) gains no wider
     region than the verifier accepts, and the codebook work grows.
 
-    ``code``: ``"polar"`` (``bits = ⌈security_bits⌉``, decoded with ``list_size`` paths) or
+    ``options.code``: ``"polar"`` (``bits = ⌈security_bits⌉``, decoded with ``list_size`` paths) or
     ``"sparse"`` (IronMask, the smallest ``α`` reaching ``security_bits``).
-    ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`.
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
+    code, security_bits = options.code, options.security_bits
     if code not in CODES:
         raise ParameterError(f"code must be one of {', '.join(CODES)}, got {code!r}")
     dims = np.arange(transform.dimensions)
     if dims.size < 2:
         raise ParameterError("the angular pipeline needs at least 2 dimensions")
     if code == "polar":
-        shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": list_size}
+        shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": options.list_size}
     else:
         shape = {"alpha": smallest_alpha(int(dims.size), security_bits)}
-    options: dict[str, Any] = {
-        "target_fmr": target_fmr,
-        "enrol_samples": enrol_samples,
-        "folds": folds,
-        "confidence": confidence,
-    }
     # First the cosine rule alone (cheap); the code only refuses more, so the decoding-aware
     # threshold lies at or below it: decode the pairs down to DECODE_FLOOR below.
-    cosine = calibrate(angular_decider(transform, dims, refit=refit), heldout, **options)
-    if code == "polar" and match_threshold:
+    cosine = calibrate_with(angular_decider(transform, dims, refit=options.refit), heldout, options)
+    if code == "polar" and options.match_threshold:
         shape["bits"] = matched_bits(int(dims.size), float(-cosine.point), shape["bits"])
     unchecked = AngularPipeline(transform, dims, min_cos=0.0, **shape).sketch
     floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
-    decider = angular_decider(transform, dims, refit=refit, sketch=unchecked, floor=floor)
-    choice = calibrate(decider, heldout, **options)
+    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)
+    choice = calibrate_with(decider, heldout, options)
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
-    pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=enrol_samples)
+    pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
     return pipeline
 
 

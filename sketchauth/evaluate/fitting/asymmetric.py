@@ -7,43 +7,37 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Decider, calibrate
-from sketchauth.evaluate.fitting.common import fold_transform, with_calibration
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, fold_transform, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
-from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 
-__all__ = ["SCALE_GRID", "asymmetric_decider", "asymmetric_scale_scores", "for_target_fmr"]
+__all__ = ["KIND", "SCALE_GRID", "asymmetric_decider", "asymmetric_scale_scores", "for_target_fmr"]
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = AsymmetricIntervalPipeline.kind
 
 
 def for_target_fmr(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    enrol_samples: int = 3,
-    q: int | None = None,
-    margin: int = DEFAULTS.asymmetric_margin,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    refit: bool = False,
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> AsymmetricIntervalPipeline:
-    """The largest ``scale`` on :data:`SCALE_GRID` admissible for ``target_fmr`` (s2, spread ``std``).
+    """The largest ``scale`` on :data:`SCALE_GRID` admissible for ``options.target_fmr`` (s2, spread
+    ``std``; ``options.margin``, ``options.q``; ``options.enrol_samples`` at least 2).
 
     Each comparison has the smallest scale accepting it (:func:`asymmetric_scale_scores`); the
     pipeline at scale ``c`` accepts the trials scoring strictly below ``c``.
 
-    ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-    (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
-    if enrol_samples < 2:
+    if options.enrol_samples < 2:
         raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")
-    q = transform.levels if q is None else q
-    decider = asymmetric_decider(transform, q=q, margin=margin, refit=refit)
-    choice = calibrate(
-        decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-    )
+    q, margin = (transform.levels if options.q is None else options.q), options.margin
+    decider = asymmetric_decider(transform, q=q, margin=margin, refit=options.refit)
+    choice = calibrate_with(decider, heldout, options)
     pipeline = AsymmetricIntervalPipeline(
         transform, np.arange(transform.dimensions), q=q, scale=float(choice.point), margin=margin
     )

@@ -1,9 +1,9 @@
-"""Pipelines calibrated on the background by kind, and their predictions checked on other people.
+"""Calibrated pipelines' predictions checked on other people.
 
-:func:`calibrated_pipeline` builds one pipeline kind with its ``for_target_fmr`` (identity-disjoint
-cross-validation with a Clopper–Pearson bound, :mod:`sketchauth.evaluate.fitting.calibration`) from the one
-set of defaults (:data:`sketchauth.features.defaults.DEFAULTS`) — what ``sketchauth features fit``
-writes. :func:`heldout_check` measures each calibrated pipeline's chosen setting on people
+:func:`~sketchauth.evaluate.fitting.registry.fit_pipeline` builds one pipeline kind with its
+``for_target_fmr`` (identity-disjoint cross-validation with a Clopper–Pearson bound,
+:mod:`sketchauth.evaluate.fitting.calibration`) — what ``sketchauth features fit`` writes.
+:func:`heldout_check` measures each calibrated pipeline's chosen setting on people
 outside the background: the realised FMR against the target and the predicted interval. That is
 the figure that says whether a target is met; rates read off a DET curve at thresholds chosen on
 the evaluated people themselves are optimistic.
@@ -25,59 +25,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sketchauth.errors import ParameterError, SketchAuthError
+from sketchauth.errors import SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting import angular, asymmetric, code_offset, interval, thermometer
+from sketchauth.evaluate.fitting import angular
 from sketchauth.evaluate.fitting.common import calibration_of
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
+from sketchauth.evaluate.fitting.registry import fit_pipeline
 from sketchauth.features.angular import AngularPipeline
-from sketchauth.features.base import Pipeline
-from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 
-__all__ = ["CALIBRATED_KINDS", "calibrated_pipeline", "heldout_check", "heldout_table"]
-
-#: Pipeline kinds :func:`calibrated_pipeline` builds (asymmetric-interval needs ``enrol_samples ≥ 2``).
-CALIBRATED_KINDS = ("interval", "thermometer", "code-offset", "asymmetric-interval", "angular")
-
-
-def calibrated_pipeline(
-    kind: str,
-    transform: FeatureTransform,
-    background: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    enrol_samples: int = DEFAULTS.enrol_samples,
-    refit: bool = False,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    resolution: float = DEFAULTS.thermometer_resolution,
-    code_bits: int = DEFAULTS.code_bits,
-    margin: int = DEFAULTS.asymmetric_margin,
-    security_bits: float = DEFAULTS.angular_security_bits,
-    code: str = DEFAULTS.angular_code,
-    list_size: int = DEFAULTS.angular_list_size,
-) -> Pipeline:
-    """One pipeline kind calibrated on ``background`` for ``target_fmr`` (``refit``: see ``for_target_fmr``)."""
-    common: dict[str, Any] = {
-        "target_fmr": target_fmr,
-        "enrol_samples": enrol_samples,
-        "refit": refit,
-        "folds": folds,
-        "confidence": confidence,
-    }
-    if kind == "interval":
-        return interval.for_target_fmr(transform, background, **common)
-    if kind == "thermometer":
-        return thermometer.for_target_fmr(transform, background, resolution=resolution, **common)
-    if kind == "code-offset":
-        return code_offset.for_target_fmr(transform, background, bits=code_bits, **common)
-    if kind == "asymmetric-interval":
-        return asymmetric.for_target_fmr(transform, background, margin=margin, **common)
-    if kind == "angular":
-        return angular.for_target_fmr(
-            transform, background, security_bits=security_bits, code=code, list_size=list_size, **common
-        )
-    raise ParameterError(f"unknown pipeline kind {kind!r}; known: {', '.join(CALIBRATED_KINDS)}")
+__all__ = ["heldout_check", "heldout_table"]
 
 
 def heldout_check(
@@ -86,17 +43,18 @@ def heldout_check(
     people: LabelledVectors,
     *,
     kinds: Sequence[str] = ("interval", "thermometer", "code-offset"),
-    **options: Any,
+    options: CalibrationOptions = DEFAULT_OPTIONS,
 ) -> list[dict[str, Any]]:
-    """Per kind: calibrated on ``background`` (:func:`calibrated_pipeline` with ``options``), measured on ``people``.
+    """Per kind: calibrated on ``background`` (:func:`~sketchauth.evaluate.fitting.registry.fit_pipeline`
+    with ``options``), measured on ``people``.
 
     A kind the background cannot calibrate is reported with ``unavailable`` and the reason.
     """
-    enrol_samples = int(options.get("enrol_samples", DEFAULTS.enrol_samples))
+    enrol_samples = options.enrol_samples
     rows: list[dict[str, Any]] = []
     for kind in kinds:
         try:
-            pipeline = calibrated_pipeline(kind, transform, background, **options)
+            pipeline = fit_pipeline(kind, transform, background, options)
         except SketchAuthError as exc:
             rows.append({"pipeline": kind, "unavailable": str(exc)})
             continue

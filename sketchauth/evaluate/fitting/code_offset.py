@@ -12,14 +12,16 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Decider, calibrate
-from sketchauth.evaluate.fitting.common import fold_transform, with_calibration
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, fold_transform, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.code_offset import CodeOffsetPipeline
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 
 __all__ = [
+    "KIND",
     "ToleranceChoice",
     "byte_error_scores",
     "choose_error_tolerance",
@@ -28,6 +30,9 @@ __all__ = [
     "for_target_fmr",
     "for_target_fnmr",
 ]
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = CodeOffsetPipeline.kind
 
 
 def code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -> np.ndarray:
@@ -60,36 +65,28 @@ def for_target_fnmr(
 
 
 def for_target_fmr(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    bits: int = DEFAULTS.code_bits,
-    enrol_samples: int = DEFAULTS.enrol_samples,
-    dimensions: int | None = None,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    refit: bool = False,
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> CodeOffsetPipeline:
-    """The largest useful ``t`` (``1 ≤ t``, ``2t < n``) for ``target_fmr``.
+    """The largest useful ``t`` (``1 ≤ t``, ``2t < n``) for ``options.target_fmr``, on
+    ``options.code_bits`` Gray bits of at most ``options.dimensions`` dimensions.
 
     A comparison is accepted iff at most ``t`` bytes differ (Reed–Solomon corrects exactly
     that many). ``ParameterError`` if even ``t = 1`` is not admissible.
 
-    ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-    (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
-    dims = code_dims(transform, bits, dimensions)
+    bits = options.code_bits
+    dims = code_dims(transform, bits, options.dimensions)
     t_max = (dims.size * bits // 8 - 1) // 2
     if t_max < 1:
         raise ParameterError(
             f"{dims.size} dimensions × {bits} bits give {dims.size * bits // 8} bytes: no byte-error "
             "tolerance 1 <= t with 2t < n; use more bits or dimensions"
         )
-    decider = code_offset_decider(transform, dims, bits=bits, t_max=t_max, refit=refit)
-    choice = calibrate(
-        decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-    )
+    decider = code_offset_decider(transform, dims, bits=bits, t_max=t_max, refit=options.refit)
+    choice = calibrate_with(decider, heldout, options)
     return with_calibration(CodeOffsetPipeline(transform, dims, bits=bits, t=int(choice.point)), choice)
 
 

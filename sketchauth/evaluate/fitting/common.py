@@ -7,12 +7,13 @@ from typing import TypeVar
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Calibration
+from sketchauth.evaluate.fitting.calibration import Calibration, Decider, calibrate
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
 from sketchauth.features.base import Pipeline
 from sketchauth.features.transform import FeatureTransform
 
-__all__ = ["calibration_of", "fold_transform", "with_calibration"]
+__all__ = ["calibrate_with", "calibration_of", "fold_transform", "with_calibration"]
 
 P = TypeVar("P", bound=Pipeline)
 
@@ -40,3 +41,15 @@ def calibration_of(pipeline: Pipeline) -> Calibration:
     if not isinstance(record, Calibration):
         raise ParameterError(f"the {pipeline.kind} pipeline was not calibrated here (no calibration record)")
     return record
+
+
+def calibrate_with(decider: Decider, background: LabelledVectors, options: CalibrationOptions) -> Calibration:
+    """:func:`~sketchauth.evaluate.fitting.calibration.calibrate` with ``options``' target and folds."""
+    return calibrate(
+        decider,
+        background,
+        target_fmr=options.target_fmr,
+        enrol_samples=options.enrol_samples,
+        folds=options.folds,
+        confidence=options.confidence,
+    )

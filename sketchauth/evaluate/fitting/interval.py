@@ -20,15 +20,16 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Decider, calibrate
-from sketchauth.evaluate.fitting.common import with_calibration
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.interval import IntervalPipeline
 from sketchauth.features.transform import FeatureTransform
 
 __all__ = [
+    "KIND",
     "PATH_LOG_FMR_GRID",
     "TolerancePath",
     "abs_delta",
@@ -37,6 +38,9 @@ __all__ = [
     "interval_decider",
     "tolerance_path",
 ]
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = IntervalPipeline.kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,16 +164,9 @@ def from_path(transform: FeatureTransform, path: TolerancePath, step: int) -> In
 
 
 def for_target_fmr(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    enrol_samples: int = DEFAULTS.enrol_samples,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    refit: bool = False,
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> IntervalPipeline:
-    """Tolerances for ``target_fmr``: a step of the tolerance path built on all of ``heldout``.
+    """Tolerances for ``options.target_fmr``: a step of the tolerance path built on all of ``heldout``.
 
     The path itself is learned from the data, so it is cross-validated too: each fold builds
     its own path without the fold's people, and the calibrated setting is the *model FMR*
@@ -177,14 +174,13 @@ def for_target_fmr(
     :attr:`TolerancePath.log_model_fmr` is ``≤ x``. The pipeline is that step of the path built
     on all of ``heldout``.
 
-    ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-    (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
-    decider = interval_decider(transform, enrol_samples=enrol_samples, refit=refit)
-    choice = calibrate(
-        decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-    )
-    path = tolerance_path(transform, heldout, enrol_samples=enrol_samples)
+    decider = interval_decider(transform, enrol_samples=options.enrol_samples, refit=options.refit)
+    choice = calibrate_with(decider, heldout, options)
+    path = tolerance_path(transform, heldout, enrol_samples=options.enrol_samples)
     pipeline = from_path(transform, path, path.step_for_log_model_fmr(float(choice.point)))
     return with_calibration(pipeline, replace(choice, model=(transform, path)))
 

@@ -8,39 +8,35 @@ from typing import Any
 import numpy as np
 
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Decider, calibrate
-from sketchauth.evaluate.fitting.common import with_calibration
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.pinsketch import MAX_T
 
-__all__ = ["for_target_fmr", "level_distances", "thermometer_decider", "trial_distances"]
+__all__ = ["KIND", "for_target_fmr", "level_distances", "thermometer_decider", "trial_distances"]
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = ThermometerPipeline.kind
 
 
 def for_target_fmr(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    target_fmr: float = DEFAULTS.target_fmr,
-    enrol_samples: int = DEFAULTS.enrol_samples,
-    resolution: float = DEFAULTS.thermometer_resolution,
-    folds: int = DEFAULTS.folds,
-    confidence: float = DEFAULTS.confidence,
-    refit: bool = False,
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> ThermometerPipeline:
-    """All kept dimensions, steps from :func:`fisher_weights`, the budget ``t`` for ``target_fmr``.
+    """All kept dimensions, steps from :func:`~sketchauth.features.thermometer.fisher_weights` at
+    ``options.resolution``, the budget ``t`` for ``options.target_fmr``.
 
-    ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-    (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
-    draft = ThermometerPipeline.with_resolution(transform, enrol_samples=enrol_samples, resolution=resolution, t=1)
-    decider = thermometer_decider(draft, enrol_samples=enrol_samples, resolution=resolution, refit=refit)
-    choice = calibrate(
-        decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-    )
+    m, resolution = options.enrol_samples, options.resolution
+    draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
+    decider = thermometer_decider(draft, enrol_samples=m, resolution=resolution, refit=options.refit)
+    choice = calibrate_with(decider, heldout, options)
     return with_calibration(ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=int(choice.point)), choice)
 
 
