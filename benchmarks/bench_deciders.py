@@ -226,8 +226,8 @@ def pipeline_throughput(workdir: Path) -> dict:
     not wall, as the machine is shared: the figure a cluster's cost is extrapolated from (the
     report's default sweep of 5 settings; best of 3)."""
     from sketchauth.evaluate.data import load_vectors
+    from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
     from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
 
     people = load_vectors(workdir / "people.csv")
     trials = plan_trials(people)

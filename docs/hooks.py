@@ -280,7 +280,6 @@ def render_openapi(document: Mapping[str, Any]) -> str:
 def render_schemes() -> str:
     """The schemes the service offers, asked of a throw-away app through ``GET /v1/schemes``."""
     from fastapi.testclient import TestClient
-
     from sketchauth_service.app import create_app
 
     logging.getLogger("sketchauth.service").setLevel(logging.ERROR)

@@ -4,7 +4,7 @@
 * ``evaluate guessing`` — :func:`sketchauth.evaluate.guessing.guessing_experiment`;
 * ``evaluate report`` — :mod:`sketchauth.evaluate.report` for a registered scheme (``--scheme``,
   on ``--data`` or a ``--synthetic`` population) or a feature pipeline (``--pipeline``,
-  :func:`sketchauth.features.report_target.pipeline_target`);
+  :func:`sketchauth.evaluate.pipelines.report_target.pipeline_target`);
 * ``evaluate unlinkability`` — :mod:`sketchauth.evaluate.unlinkability_report`: D↔sys of real
   re-enrolments per feature pipeline and linkage attack, with and without a pepper.
 
@@ -295,10 +295,10 @@ def _scheme_report(args: argparse.Namespace) -> int:
 def _pipeline_report(args: argparse.Namespace) -> int:
     """``sketchauth evaluate report --pipeline ...`` (the other options as for ``--scheme``)."""
     # start-up: numpy and the evaluation load only when this command runs.
+    from sketchauth.evaluate.pipelines.report_target import configured_setting, default_pipeline_sweep, pipeline_target
     from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import require_plots
     from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import configured_setting, default_pipeline_sweep, pipeline_target
 
     if args.data is None:
         raise ParameterError("--pipeline needs --data: labelled raw feature vectors of people outside the background")

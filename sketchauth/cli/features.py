@@ -9,7 +9,7 @@ Every function-level import below is there for command-line start-up cost (each 
   CSV/NPZ, calibrate pipelines on held-out background identities, print a summary (dimensions,
   bits, expected FNMR/FMR on background identities used neither for fitting nor calibration) and
   optionally write pipeline configurations for the service (``--pipelines DIR``);
-* ``features evaluate`` — the table and DET plot of :mod:`sketchauth.features.evaluation` for a
+* ``features evaluate`` — the table and DET plot of :mod:`sketchauth.evaluate.pipelines.evaluation` for a
   fitted transform on an evaluation set of people outside the background.
 
 Background identities are split by a seeded permutation of their labels into *fit* (``1 −
@@ -31,6 +31,7 @@ from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
 
 if TYPE_CHECKING:
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
     from sketchauth.evaluate.trials import ProjectedTrials
     from sketchauth.features.pipeline import (
         AngularPipeline,
@@ -170,9 +171,10 @@ def _fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import load_vectors
+    from sketchauth.evaluate.fitting import fit_pipeline
+    from sketchauth.evaluate.fitting.transform import SmallPopulationWarning, fit_transform
     from sketchauth.evaluate.trials import projected_trials
-    from sketchauth.features.calibrated import calibrated_pipeline
-    from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning
+    from sketchauth.features.transform import FeatureTransform
 
     kinds = ["interval", "thermometer", "code-offset"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
     kinds.append("angular")
@@ -195,7 +197,7 @@ def _fit(args: argparse.Namespace) -> int:
         bar.update()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SmallPopulationWarning)
-            transform = FeatureTransform.fit(
+            transform = fit_transform(
                 fit,
                 levels=args.levels,
                 dimensions=args.dimensions,
@@ -217,20 +219,11 @@ def _fit(args: argparse.Namespace) -> int:
         # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
         for kind in kinds:
             try:
-                pipelines[kind] = calibrated_pipeline(  # type: ignore[assignment]
+                pipelines[kind] = fit_pipeline(  # type: ignore[assignment]
                     kind,
                     transform,
                     calibration,
-                    target_fmr=args.target_fmr,
-                    enrol_samples=m,
-                    refit=cross_validated,
-                    folds=args.folds,
-                    confidence=args.confidence,
-                    resolution=args.resolution,
-                    code_bits=args.code_bits,
-                    margin=args.asymmetric_margin,
-                    security_bits=args.security_bits,
-                    code=args.angular_code,
+                    _options(args, enrol_samples=m, refit=cross_validated, folds=args.folds),
                 )
             except SketchAuthError as exc:
                 summary[kind] = {"unavailable": str(exc)}
@@ -291,6 +284,26 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _options(args: argparse.Namespace, *, enrol_samples: int, refit: bool, folds: int) -> CalibrationOptions:
+    """The calibration options of ``features fit``/``evaluate`` from their flags (one place)."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
+    from sketchauth.features.defaults import DEFAULTS
+
+    return CalibrationOptions(
+        target_fmr=args.target_fmr,
+        enrol_samples=enrol_samples,
+        folds=folds,
+        confidence=getattr(args, "confidence", DEFAULTS.confidence),
+        refit=refit,
+        resolution=args.resolution,
+        code_bits=args.code_bits,
+        margin=args.asymmetric_margin,
+        security_bits=args.security_bits,
+        code=args.angular_code,
+    )
+
+
 def _summary_params(pipeline: CalibratedPipeline) -> dict[str, Any]:
     """The sketch parameters the summary shows (an interval sketch's per-dimension ``v`` left out)."""
     if pipeline.kind == "interval":
@@ -303,9 +316,12 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
     # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
 
+    from sketchauth.evaluate.fitting.code_offset import byte_error_scores
+    from sketchauth.evaluate.fitting.interval import abs_delta
+    from sketchauth.evaluate.fitting.thermometer import trial_distances
     from sketchauth.evaluate.trials import pair_scores
-    from sketchauth.features.code_offset import CodeOffsetPipeline, byte_error_scores
-    from sketchauth.features.interval import IntervalPipeline, _abs_delta
+    from sketchauth.features.code_offset import CodeOffsetPipeline
+    from sketchauth.features.interval import IntervalPipeline
     from sketchauth.features.thermometer import ThermometerPipeline
 
     transform = pipeline.transform
@@ -314,11 +330,11 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
         v = np.full(transform.dimensions, transform.levels)
         v[pipeline.dims] = pipeline.tolerances
         genuine, impostor = pair_scores(
-            t_lv, p_lv, trials.owner, lambda a, b: np.any(_abs_delta(a, b) >= v, axis=-1).astype(np.int64)
+            t_lv, p_lv, trials.owner, lambda a, b: np.any(abs_delta(a, b) >= v, axis=-1).astype(np.int64)
         )
         return _rates(genuine, impostor, 0)
     if isinstance(pipeline, ThermometerPipeline):
-        return _rates(*pipeline.trial_distances(trials), pipeline.sketch.t)
+        return _rates(*trial_distances(pipeline, trials), pipeline.sketch.t)
     if not isinstance(pipeline, CodeOffsetPipeline):
         raise ParameterError(f"no check-part rates for pipeline kind {pipeline.kind!r}")
     genuine, impostor = byte_error_scores(transform, trials, pipeline.bits, pipeline.dims)
@@ -331,9 +347,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
-    from sketchauth.features.calibrated import heldout_check
+    from sketchauth.evaluate.fitting.calibrated import heldout_check
+    from sketchauth.evaluate.pipelines.evaluation import evaluate_pipelines
     from sketchauth.features.defaults import DEFAULTS
-    from sketchauth.features.evaluation import evaluate_pipelines
     from sketchauth.features.transform import FeatureTransform
 
     with tqdm(total=4, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
@@ -379,21 +395,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
         bar.update()
         # The honest figures: settings chosen on the background, measured on these people.
-        calibrated = heldout_check(
-            transform,
-            calibration,
-            data,
-            kinds=[*kinds, "angular"],
-            target_fmr=args.target_fmr,
+        options = _options(
+            args,
             enrol_samples=args.enrol_samples,
             refit=cross_validated,
             folds=int(training.get("folds", DEFAULTS.folds)),
-            resolution=args.resolution,
-            code_bits=args.code_bits,
-            margin=args.asymmetric_margin,
-            security_bits=args.security_bits,
-            code=args.angular_code,
         )
+        calibrated = heldout_check(transform, calibration, data, kinds=[*kinds, "angular"], options=options)
         result = replace(result, calibrated=tuple(calibrated))
         bar.update()
         out = Path(args.out)

@@ -6,7 +6,7 @@ and impostor pairs). Both evaluations consume that one plan:
 
 * the protected evaluation (:mod:`.error_rates`) enrols every identity through the real encoder
   (:func:`enrol_population`) and compares the pairs ``(enrolled identity, probe row)``;
-* the feature evaluation (:mod:`sketchauth.features.evaluation`) projects the rows through a
+* the feature evaluation (:mod:`sketchauth.evaluate.pipelines.evaluation`) projects the rows through a
   feature transform first (:func:`projected_trials`) and scores every template against every
   probe by broadcasting (:func:`pair_scores`; lower means more similar), so the same scorer serves
   the ``P`` genuine pairs and the ``J × P`` impostor pairs (in chunks of templates, to bound memory).

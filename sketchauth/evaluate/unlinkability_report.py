@@ -78,7 +78,10 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError, SketchAuthError
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.linkage import partition_parity_bits, similar_even_intervals
 from sketchauth.evaluate.record_attacks import (
     PIPELINE_ATTACKS,
@@ -101,10 +104,7 @@ from sketchauth.evaluate.unlinkability_files import (
 )
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
-    CodeOffsetPipeline,
-    IntervalPipeline,
     Pipeline,
-    ThermometerPipeline,
 )
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
@@ -258,17 +258,21 @@ def build_pipelines(
 
 def _build(kind: str, transform: FeatureTransform, background: LabelledVectors, m: int, fmr: float) -> Pipeline:
     if kind == "interval":
-        return IntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+        return fitting.interval.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m)
+        )
     if kind == "thermometer":
-        return ThermometerPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+        return fitting.thermometer.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m)
+        )
     if kind == "code-offset":
         # Every level bit: few dimensions at 2 bits make too few bytes for any t >= 1.
-        return CodeOffsetPipeline.for_target_fmr(
-            transform, background, target_fmr=fmr, bits=transform.level_bits, enrol_samples=m
+        return fitting.code_offset.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, code_bits=transform.level_bits, enrol_samples=m)
         )
     if m < 2:
         raise ParameterError("the asymmetric pipelines need at least 2 captures per enrolment (--enrol-samples)")
-    s2 = AsymmetricIntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+    s2 = fitting.asymmetric.for_target_fmr(transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m))
     return AsymmetricIntervalPipeline(
         transform, s2.dims, q=s2.sketch.params()["q"], scale=s2.scale, margin=s2.margin, spread=s2.spread, scheme=kind
     )
@@ -465,7 +469,7 @@ def run_unlinkability_report(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            transform = FeatureTransform.fit(background, levels=levels)
+            transform = fit_transform(background, levels=levels)
         notes += [f"{sources[0]}: {w.message}" for w in caught]
     except SketchAuthError as exc:
         raise ParameterError(f"{sources[0]}: the feature transform cannot be fitted: {exc}") from None

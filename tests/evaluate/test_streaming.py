@@ -21,6 +21,8 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.error_rates import evaluate_adapter
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.rates import det_from_counts, det_from_scores
 from sketchauth.evaluate.tally import ScoreHistogram
 from sketchauth.evaluate.trials import enrol_population, plan_trials, samples_of
@@ -244,17 +246,16 @@ def test_baselines_from_histograms_equal_the_per_trial_scores(monkeypatch: pytes
 def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     """The feature pipelines (``evaluate report --pipeline``): the streamed counts of every setting
     equal real encode → decode on every materialised pair of the plan."""
+    from sketchauth.evaluate import fitting
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
     from sketchauth.evaluate.error_rates import evaluate_scheme
-    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
-    from sketchauth.features.transform import FeatureTransform
+    from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.4, seed=7)
-    transform = FeatureTransform.fit(population.draw(60, 4, seed=1), levels=16)
+    transform = fit_transform(population.draw(60, 4, seed=1), levels=16)
     heldout, data = population.draw(20, 4, seed=2), population.draw(14, 4, seed=3)
-    kind_class = IntervalPipeline if kind == "interval" else ThermometerPipeline
-    pipeline = kind_class.for_target_fmr(transform, heldout, target_fmr=0.05)
+    kind_fitting = fitting.interval if kind == "interval" else fitting.thermometer
+    pipeline = kind_fitting.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     target = pipeline_target(pipeline)
     sweep = default_pipeline_sweep(pipeline)
     result = evaluate_scheme(

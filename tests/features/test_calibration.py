@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.evaluate.trials import projected_trials
-from sketchauth.features.calibrated import calibrated_pipeline, heldout_check, heldout_table
-from sketchauth.features.calibration import (
+from sketchauth.evaluate.fitting import fit_pipeline
+from sketchauth.evaluate.fitting.calibrated import heldout_check, heldout_table
+from sketchauth.evaluate.fitting.calibration import (
     Decider,
     binomial_cdf,
     calibrate,
@@ -30,6 +30,9 @@ from sketchauth.features.calibration import (
     identity_folds,
     max_false_matches,
 )
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.transform import FeatureTransform
 
 POPULATION = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
@@ -190,15 +193,15 @@ def test_realised_on_the_calibration_people_reproduces_the_pooled_rates() -> Non
 @pytest.fixture(scope="module")
 def fitted() -> tuple[FeatureTransform, LabelledVectors]:
     background = POPULATION.draw(90, 4, seed=1)
-    return FeatureTransform.fit(background, levels=16), background
+    return fit_transform(background, levels=16), background
 
 
 @pytest.mark.parametrize("kind", ["interval", "thermometer", "code-offset", "asymmetric-interval"])
 def test_pipeline_deciders_agree_with_real_decodes_around_the_setting(kind: str, fitted) -> None:
     transform, background = fitted
     m = 2 if kind == "asymmetric-interval" else 1
-    pipeline = calibrated_pipeline(
-        kind, transform, background, target_fmr=0.02, enrol_samples=m, refit=True, code_bits=2
+    pipeline = fit_pipeline(
+        kind, transform, background, CalibrationOptions(target_fmr=0.02, enrol_samples=m, refit=True, code_bits=2)
     )
     calibration = pipeline.calibration
     assert calibration is not None and calibration.fmr_upper <= 0.02 and calibration.folds == 5
@@ -224,8 +227,7 @@ def test_heldout_check_reports_realised_against_predicted(fitted) -> None:
         background,
         POPULATION.draw(40, 3, seed=40),
         kinds=["thermometer", "code-offset"],
-        refit=True,
-        code_bits=2,
+        options=CalibrationOptions(refit=True, code_bits=2),
     )
     thermometer = rows[0]
     assert thermometer["realised"]["impostor_trials"] == 40 * 80 - 80

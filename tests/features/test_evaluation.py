@@ -15,15 +15,17 @@ import pytest
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import evaluation
-from sketchauth.features.evaluation import (
+from sketchauth.evaluate.fitting.interval import tolerance_path
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.pipelines import evaluation
+from sketchauth.evaluate.pipelines.evaluation import (
     GOAL_RATIO,
     FeatureEvaluation,
     MatcherResult,
     OperatingPoint,
     evaluate_pipelines,
 )
-from sketchauth.features.pipeline import ThermometerPipeline, tolerance_path
+from sketchauth.features.pipeline import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.pinsketch import PinSketch
 from sketchauth.sketches.registry import descriptors
@@ -33,7 +35,7 @@ POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 
 @pytest.fixture(scope="module")
 def transform() -> FeatureTransform:
-    return FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+    return fit_transform(POP.draw(160, 5, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +125,7 @@ def test_det_plot_is_a_png(result, tmp_path) -> None:
 
 
 def test_unknown_kind_and_asymmetric_with_one_sample_are_refused() -> None:
-    transform = FeatureTransform.fit(POP.draw(40, 3, seed=1), levels=8)
+    transform = fit_transform(POP.draw(40, 3, seed=1), levels=8)
     data = POP.draw(10, 3, seed=2)
     with pytest.raises(ParameterError, match="unknown pipeline kind"):
         evaluate_pipelines(transform, data, data, kinds=("box",))
@@ -133,7 +135,7 @@ def test_unknown_kind_and_asymmetric_with_one_sample_are_refused() -> None:
 
 def test_code_offset_row_scores_beyond_t_max_as_never_accepted() -> None:
     easy = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.02, between_decay=1.0, seed=6)
-    transform = FeatureTransform.fit(easy.draw(120, 4, seed=1), levels=8)
+    transform = fit_transform(easy.draw(120, 4, seed=1), levels=8)
     result = evaluate_pipelines(
         transform, easy.draw(60, 4, seed=2), easy.draw(40, 4, seed=3), kinds=("code-offset",), code_bits=1
     )

@@ -26,6 +26,9 @@ from service_testing import AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.settings import Settings
 
+from sketchauth.evaluate import fitting
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.sketches._prime_field import is_prime
 
 #: JSON-schema keywords that state a limit, and which way "beyond" is.
@@ -402,14 +405,13 @@ def _check(service: Service, bound: Bound) -> list[str]:
 
 def _fit_pipelines(directory: Path) -> None:
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    from sketchauth.features import FeatureTransform, IntervalPipeline, ThermometerPipeline
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
-    transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
+    transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
     heldout = population.draw(80, 4, seed=2)
     for name, pipeline in {
-        "thermometer": ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
-        "interval": IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
     }.items():
         (directory / f"{name}.json").write_text(pipeline.to_json())
 

@@ -27,8 +27,11 @@ from sketchauth_service.settings import Settings, SettingsError
 from sketchauth_service.store.sqlite import SQLiteStore
 
 from sketchauth.enrolment import Enrolment, hasher
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import AsymmetricIntervalPipeline, FeatureTransform, IntervalPipeline, ThermometerPipeline
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.features import AsymmetricIntervalPipeline, ThermometerPipeline
 from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing import Cascade, ExactKey
 
@@ -65,11 +68,11 @@ def _first_drawn(captures: int, seeds: range, wanted: Any) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory: pytest.TempPathFactory) -> Fitted:
-    transform = FeatureTransform.fit(POPULATION.draw(150, 4, seed=1), levels=16)
+    transform = fit_transform(POPULATION.draw(150, 4, seed=1), levels=16)
     heldout = POPULATION.draw(80, 4, seed=2)
     pipelines: dict[str, Pipeline] = {
-        "thermometer": ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
-        "interval": IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
     }
     directory = tmp_path_factory.mktemp("pipelines")
     for name, pipeline in pipelines.items():

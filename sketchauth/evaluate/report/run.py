@@ -31,7 +31,7 @@ The result is a :class:`Report`; :func:`sketchauth.evaluate.report.files.write_r
 a name, the swept parameter, ``factory(setting) -> SecureSketch``, ``enrol(sketch, samples,
 setting)``, an optional ``probe(sample)`` transform, a batch ``decide`` and the baseline metrics.
 :meth:`EvaluationTarget.from_scheme` builds one for a registered scheme; a feature pipeline
-(transform + sketch, :func:`sketchauth.features.report_target.pipeline_target`) builds its own —
+(transform + sketch, :func:`sketchauth.evaluate.pipelines.report_target.pipeline_target`) builds its own —
 its ``enrol`` and ``probe`` apply the fitted transform — and passes it to :func:`run_report`
 unchanged.
 
@@ -70,6 +70,7 @@ from sketchauth.evaluate.error_rates import (
     quantised_schemes,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
+from sketchauth.evaluate.pipelines.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
 from sketchauth.evaluate.renewability import evaluate_renewability
@@ -82,7 +83,6 @@ from sketchauth.evaluate.unlinkability import (
     evaluate_unlinkability,
     link_pairs,
 )
-from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
 

@@ -7,7 +7,7 @@ trials). Each matcher gives one score per trial, lower meaning "more alike":
 
 * **reference** (unprotected) — squared Euclidean distance between the probe's whitened
   features and the enrolment mean, over the transform's kept dimensions;
-* **interval** — the first step of the :class:`~sketchauth.features.pipeline.TolerancePath`
+* **interval** — the first step of the :class:`~sketchauth.evaluate.fitting.interval.TolerancePath`
   (built on held-out background data) whose box accepts the trial: the interval pipeline at
   step ``s`` accepts exactly the trials with score ``≤ s``;
 * **code-offset** — the number of differing bytes of the Gray-coded binarisations: the
@@ -44,16 +44,12 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
-from sketchauth.evaluate.protocol import Protocol
-from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
-from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
-from sketchauth.features.base import Pipeline
-from sketchauth.features.calibrated import heldout_table
-from sketchauth.features.code_offset import CodeOffsetPipeline, _code_dims, byte_error_scores
-from sketchauth.features.defaults import DEFAULTS
-from sketchauth.features.interval import IntervalPipeline, _abs_delta, tolerance_path
-from sketchauth.features.security import (
+from sketchauth.evaluate.fitting.asymmetric import asymmetric_scale_scores
+from sketchauth.evaluate.fitting.calibrated import heldout_table
+from sketchauth.evaluate.fitting.code_offset import byte_error_scores, code_dims
+from sketchauth.evaluate.fitting.interval import abs_delta, from_path, tolerance_path
+from sketchauth.evaluate.fitting.thermometer import trial_distances
+from sketchauth.evaluate.pipelines.security import (
     GUARANTEE_BITS,
     PIN_DIGITS,
     SecurityFigures,
@@ -62,6 +58,14 @@ from sketchauth.features.security import (
     security_figures,
     tuning_view,
 )
+from sketchauth.evaluate.protocol import Protocol
+from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
+from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
+from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
+from sketchauth.features.base import Pipeline
+from sketchauth.features.code_offset import CodeOffsetPipeline
+from sketchauth.features.defaults import DEFAULTS
+from sketchauth.features.interval import IntervalPipeline
 from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
@@ -163,7 +167,7 @@ class FeatureEvaluation:
     tuning: tuple[dict[str, Any], ...] = ()
     recommendation: dict[str, Any] | None = None
     #: Pipelines calibrated on the background and measured on these people
-    #: (:func:`sketchauth.features.calibrated.heldout_check`): the honest "is the target met" figures.
+    #: (:func:`sketchauth.evaluate.fitting.calibrated.heldout_check`): the honest "is the target met" figures.
     calibrated: tuple[dict[str, Any], ...] = ()
 
     @property
@@ -334,7 +338,7 @@ class FeatureEvaluation:
             import matplotlib.pyplot as plt  # optional dependency
         except ImportError:
             raise ParameterError("plotting needs matplotlib: pip install 'sketchauth[plots]'") from None
-        # cycle: sketchauth.features.evaluation <-> sketchauth.evaluate.report (the report layer imports
+        # cycle: sketchauth.evaluate.pipelines.evaluation <-> sketchauth.evaluate.report (the report layer imports
         # features, so features reaches its DET axes only here, at plot time; docs/architecture.md, layering)
         from sketchauth.evaluate.report.figures import det_axes, det_floor, draw_nist_targets, probit
 
@@ -424,7 +428,7 @@ def evaluate_pipelines(
     (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
 
     ``security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
-    :mod:`sketchauth.features.security` — the offline attack enrols ``attack_people`` evaluation
+    :mod:`sketchauth.evaluate.pipelines.security` — the offline attack enrols ``attack_people`` evaluation
     people for real and tries up to ``attack_tries`` samples of ``heldout`` (background people)
     against each — and the tuning view with a recommended configuration.
 
@@ -536,10 +540,10 @@ def _interval(
 ) -> MatcherResult:
     path = tolerance_path(transform, heldout, enrol_samples=m)
     t_levels, p_levels = transform.quantise(trials.templates), transform.quantise(trials.probes)
-    genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(_abs_delta(a, b)))
+    genuine, impostor = pair_scores(t_levels, p_levels, trials.owner, lambda a, b: path.steps_needed(abs_delta(a, b)))
 
     def build(step: float) -> Pipeline:
-        return IntervalPipeline.from_path(transform, path, int(min(step, len(path.tolerances) - 1)))
+        return from_path(transform, path, int(min(step, len(path.tolerances) - 1)))
 
     return _result("interval (equal-probability levels, box)", genuine, impostor, protected=True, build=build)
 
@@ -547,7 +551,7 @@ def _interval(
 def _code_offset(
     transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, *_: Any
 ) -> MatcherResult:
-    dims = _code_dims(transform, bits, None)
+    dims = code_dims(transform, bits, None)
     genuine, impostor = byte_error_scores(transform, trials, bits, dims)
     n = dims.size * bits // 8
     if (n - 1) // 2 < 1:
@@ -571,7 +575,7 @@ def _thermometer(
     transform: FeatureTransform, heldout: LabelledVectors, trials: ProjectedTrials, m: int, bits: int, resolution: float
 ) -> MatcherResult:
     draft = ThermometerPipeline.with_resolution(transform, enrol_samples=m, resolution=resolution, t=1)
-    genuine, impostor = draft.trial_distances(trials)
+    genuine, impostor = trial_distances(draft, trials)
 
     def build(t: float) -> Pipeline:
         return ThermometerPipeline(transform, draft.dims, steps=draft.steps, t=max(1, int(t)))
