@@ -188,7 +188,7 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
 
 # -- security told four ways ------------------------------------------------------------------------------
 def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
-    from sketchauth.evaluate.pipelines.security import offline_attack
+    from sketchauth.evaluate.security import offline_attack
 
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
     pipeline = fitting.interval.for_target_fmr(transform, POP.draw(30, 4, seed=2), CalibrationOptions(target_fmr=0.01))
@@ -211,7 +211,7 @@ def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
 def test_pin_cascade_diverts_at_most_the_pin_and_recommendation_rules() -> None:
     import math
 
-    from sketchauth.evaluate.pipelines.security import pin_cascade, recommend
+    from sketchauth.evaluate.security import pin_cascade, recommend
     from sketchauth.features.pipeline import IntervalPipeline
 
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)

@@ -70,12 +70,12 @@ from sketchauth.evaluate.error_rates import (
     quantised_schemes,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
-from sketchauth.evaluate.pipelines.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report.curves import baseline_curves
 from sketchauth.evaluate.report.standard import standard_section
+from sketchauth.evaluate.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.evaluate.unlinkability import (
     UnlinkabilityOptions,
     UnlinkabilityResult,
