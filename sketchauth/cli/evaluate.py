@@ -374,7 +374,11 @@ def _unlinkability(args: argparse.Namespace) -> int:
     # Function-level imports: command-line start-up cost.
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report.figures import require_plots
-    from sketchauth.evaluate.unlinkability_report import run_unlinkability_report, write_unlinkability_report
+    from sketchauth.evaluate.unlinkability_report import (
+        UnlinkabilityReportOptions,
+        run_unlinkability_report,
+        write_unlinkability_report,
+    )
 
     if args.plots:
         require_plots()  # before the evaluation, not after it
@@ -382,17 +386,19 @@ def _unlinkability(args: argparse.Namespace) -> int:
     report = run_unlinkability_report(
         load_vectors(args.background),
         load_vectors(args.data),
-        kinds=kinds,
-        enrol_samples=args.enrol_samples,
-        groups=args.groups,
-        tau=args.tau,
-        levels=args.levels,
-        target_fmr=args.target_fmr,
-        max_nonmated=args.max_nonmated,
-        permutations=args.permutations,
-        seed=args.seed,
-        progress=show_progress(args),
-        sources=(Path(args.background).name, Path(args.data).name),
+        options=UnlinkabilityReportOptions(
+            kinds=kinds,
+            enrol_samples=args.enrol_samples,
+            groups=args.groups,
+            tau=args.tau,
+            levels=args.levels,
+            target_fmr=args.target_fmr,
+            max_nonmated=args.max_nonmated,
+            permutations=args.permutations,
+            seed=args.seed,
+            progress=show_progress(args),
+            sources=(Path(args.background).name, Path(args.data).name),
+        ),
     )
     files = write_unlinkability_report(report, args.out, plots=args.plots)
     for kind, entry in report["pipelines"].items():

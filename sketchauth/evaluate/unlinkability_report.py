@@ -116,6 +116,7 @@ __all__ = [
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
     "PairAttack",
+    "UnlinkabilityReportOptions",
     "attack_ready",
     "build_pipelines",
     "byte_agreement",
@@ -433,26 +434,47 @@ def _intersections(
 
 
 # -- the report ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UnlinkabilityReportOptions:
+    """What :func:`run_unlinkability_report` fits, enrols and attacks.
+
+    ``kinds``: the pipelines (:data:`PIPELINE_KINDS`); ``enrol_samples`` captures per enrolment and
+    ``groups`` enrolments per person; ``tau`` the asymmetric attacks' similarity; ``levels`` the
+    transform's quantiser levels; ``target_fmr`` the pipelines' calibration target;
+    ``max_nonmated`` and ``permutations`` bound the non-mated pairs and the chance-level draws;
+    ``seed``; ``progress`` bars on a terminal; ``sources`` name the background and evaluation
+    files in errors and in the report.
+    """
+
+    kinds: Sequence[str] = PIPELINE_KINDS
+    enrol_samples: int = 2
+    groups: int = 12
+    tau: int = 2
+    levels: int = 32
+    target_fmr: float = 0.01
+    max_nonmated: int = DEFAULT_MAX_NONMATED
+    permutations: int = DEFAULT_PERMUTATIONS
+    seed: int = 0
+    progress: bool = False
+    sources: tuple[str, str] = ("background", "data")
+
+
 def run_unlinkability_report(
     background: LabelledVectors,
     data: LabelledVectors,
-    *,
-    kinds: Sequence[str] = PIPELINE_KINDS,
-    enrol_samples: int = 2,
-    groups: int = 12,
-    tau: int = 2,
-    levels: int = 32,
-    target_fmr: float = 0.01,
-    max_nonmated: int = DEFAULT_MAX_NONMATED,
-    permutations: int = DEFAULT_PERMUTATIONS,
-    seed: int = 0,
-    progress: bool = False,
-    sources: tuple[str, str] = ("background", "data"),
+    options: UnlinkabilityReportOptions = UnlinkabilityReportOptions(),
 ) -> dict[str, Any]:
-    """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict.
-
-    ``sources`` names the background and evaluation files in errors and in the report.
-    """
+    """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict."""
+    o = options
+    kinds, enrol_samples, groups, levels, target_fmr = o.kinds, o.enrol_samples, o.groups, o.levels, o.target_fmr
+    tau, max_nonmated, permutations, seed, progress, sources = (
+        o.tau,
+        o.max_nonmated,
+        o.permutations,
+        o.seed,
+        o.progress,
+        o.sources,
+    )
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown or not kinds:
         raise ParameterError(f"pipelines must be among {', '.join(PIPELINE_KINDS)}; got {', '.join(kinds) or 'none'}")
