@@ -34,24 +34,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import fastapi.routing
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from sketchauth_service.authenticator import Authenticator
-from sketchauth_service.credentials import ADMIN, FailureThrottle, KeySource, client_bucket
+from sketchauth_service.credentials import ADMIN, client_bucket
 from sketchauth_service.credentials import ApiKey as ConfiguredKey
 from sketchauth_service.problems import ProblemError
-from sketchauth_service.settings import Settings
-from sketchauth_service.store import AUDIT_CLIENT, LockoutPolicy, Store
-
-if TYPE_CHECKING:
-    from sketchauth_service.pipelines import LoadedPipeline
+from sketchauth_service.state import ServiceState
+from sketchauth_service.store import AUDIT_CLIENT
 
 __all__ = [
     "ANY_KEY",
@@ -65,26 +59,9 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class ServiceState:
-    """Everything a request needs, built once in the app's lifespan."""
-
-    settings: Settings
-    store: Store
-    authenticator: Authenticator
-    policy: LockoutPolicy
-    #: Unix time in seconds; tests pass a controllable clock to step through waits.
-    clock: Callable[[], float] = field(default=time.time)
-    #: Feature pipelines by name (``SKETCHAUTH_PIPELINES``), loaded once when the app was built.
-    pipelines: dict[str, LoadedPipeline] = field(default_factory=dict)
-    #: The API keys in force (re-reads ``SKETCHAUTH_API_KEY_FILE`` when it changes).
-    keys: KeySource = field(default_factory=KeySource)
-    #: Failed authentications per client address.
-    throttle: FailureThrottle = field(default_factory=lambda: FailureThrottle(1.0, 10))
-
-
 async def _state(request: Request) -> ServiceState:
-    return request.app.state.service
+    state: ServiceState = request.app.state.service
+    return state
 
 
 State = Annotated[ServiceState, Depends(_state)]
