@@ -10,9 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 from starlette.concurrency import run_in_threadpool
 
 from sketchauth_service import usecases
-from sketchauth_service.api.deps import State, scoped
+from sketchauth_service.api.deps import KeyedRoute, State, scoped
 from sketchauth_service.api.users import UserId
-from sketchauth_service.bodies import ParsedBodyRoute
 from sketchauth_service.credentials import ADMIN
 from sketchauth_service.jsontypes import AS_INTEGER
 from sketchauth_service.models import AuditEntry, AuditTrail
@@ -30,7 +29,7 @@ router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
     dependencies=[scoped(ADMIN)],
-    route_class=ParsedBodyRoute,
+    route_class=KeyedRoute,
     responses={
         401: problem_doc("missing admin key"),
         403: problem_doc("the key lacks the 'admin' scope"),

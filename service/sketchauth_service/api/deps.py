@@ -41,6 +41,7 @@ from fastapi import Depends, FastAPI, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
+from sketchauth_service.bodies import ParsedBodyRoute
 from sketchauth_service.credentials import ADMIN, client_bucket
 from sketchauth_service.credentials import ApiKey as ConfiguredKey
 from sketchauth_service.problems import ProblemError
@@ -49,6 +50,7 @@ from sketchauth_service.store import AUDIT_CLIENT
 
 __all__ = [
     "ANY_KEY",
+    "KeyedRoute",
     "ServiceState",
     "State",
     "api_routes",
@@ -129,15 +131,51 @@ def _check_scopes(key: ConfiguredKey | None, scopes: list[str]) -> None:
     raise ProblemError(403, "forbidden", f"this endpoint needs a key with the {wanted} scope")
 
 
+#: Set in the ASGI scope once a request's key was checked, before its body was decoded.
+_KEY_CHECKED = "sketchauth.key_checked"
+
+
 async def _require_scopes(security: SecurityScopes, request: Request, state: State, credentials: Credentials) -> None:
+    if request.scope.get(_KEY_CHECKED):
+        return
     _check_scopes(_authenticate(request, state, credentials), security.scopes)
 
 
 async def _require_admin_scopes(
     security: SecurityScopes, request: Request, state: State, credentials: AdminCredentials
 ) -> None:
+    if request.scope.get(_KEY_CHECKED):
+        return
     key = _authenticate(request, state, credentials, what="an admin key")
     _check_scopes(key, security.scopes)
+
+
+def _bearer_credentials(request: Request) -> HTTPAuthorizationCredentials | None:
+    """What :class:`~fastapi.security.HTTPBearer` (``auto_error=False``) reads from the request."""
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if not scheme or not token or scheme.lower() != "bearer":
+        return None
+    return HTTPAuthorizationCredentials(scheme=scheme, credentials=token)
+
+
+class KeyedRoute(ParsedBodyRoute):
+    """A route whose API key and scope are decided before its body is decoded.
+
+    FastAPI decodes the body before it solves the dependencies, so a request without a key met
+    the JSON decoder first: malformed JSON answered 400 before the key was looked at, and a body
+    the decoder choked on answered before authentication. Here the route's scope dependency
+    (:func:`scoped`) runs first; FastAPI then finds it done (a mark in the ASGI scope).
+    """
+
+    async def before_body(self, request: Request) -> None:
+        scopes = route_scopes(self)
+        if scopes is None:
+            return
+        state: ServiceState = request.app.state.service
+        admin = any(dependant.call is _require_admin_scopes for dependant in self.dependant.dependencies)
+        key = _authenticate(request, state, _bearer_credentials(request), what="an admin key" if admin else "an API key")
+        _check_scopes(key, list(scopes))
+        request.scope[_KEY_CHECKED] = True
 
 
 def scoped(*scopes: str) -> Any:

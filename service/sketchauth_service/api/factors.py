@@ -36,9 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
 from starlette.concurrency import run_in_threadpool
 
 from sketchauth_service import usecases
-from sketchauth_service.api.deps import State, scoped
+from sketchauth_service.api.deps import KeyedRoute, State, scoped
 from sketchauth_service.api.users import UserId
-from sketchauth_service.bodies import ParsedBodyRoute
 from sketchauth_service.credentials import ENROL, PIN, VERIFY
 from sketchauth_service.problems import json_body_only, problem_doc
 from sketchauth_service.requests import (
@@ -98,7 +97,7 @@ def _sample(models: RequestModels) -> Any:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=ParsedBodyRoute)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=KeyedRoute)
     sample = (_sample(models), ...)
     KeyRequest = create_model(
         "KeyRequest",

@@ -33,9 +33,8 @@ from fastapi import APIRouter, Body, Path, Response
 from starlette.concurrency import run_in_threadpool
 
 from sketchauth_service import usecases
-from sketchauth_service.api.deps import State, scoped
+from sketchauth_service.api.deps import KeyedRoute, State, scoped
 from sketchauth_service.api.errors import not_enrolled
-from sketchauth_service.bodies import ParsedBodyRoute
 from sketchauth_service.credentials import ENROL, VERIFY
 from sketchauth_service.limits import USER_ID_MAX_LENGTH
 from sketchauth_service.models import (
@@ -109,7 +108,7 @@ def enrolment_response(enrolled: usecases.Enrolled, request: usecases.EnrolmentI
 
 def build_router(models: RequestModels) -> APIRouter:
     """The ``/v1/users`` router whose request bodies are ``models`` (one app's limits and schemes)."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_COMMON, route_class=ParsedBodyRoute)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_COMMON, route_class=KeyedRoute)
     # Per-app types: a static checker cannot follow them (they exist once the settings are known).
     EnrolmentBody = Annotated[models.enrolment, Body()]  # type: ignore[name-defined]
     VerificationBody = Annotated[models.verification, Body()]  # type: ignore[name-defined]
