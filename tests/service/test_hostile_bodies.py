@@ -41,7 +41,8 @@ BODIES: dict[str, bytes] = {
     ).encode(),
     "big-integer-sample": ('{"sample": [' + BIG_INTEGER + ", 1, 2, 3]}").encode(),
     "big-integer-enrolment": (
-        '{"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[' + BIG_INTEGER + ", 1, 2, 3]]}"
+        '{"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, '
+        '"samples": [[' + BIG_INTEGER + ", 1, 2, 3]]}"
     ).encode(),
     "big-float-sample": b'{"sample": [1e308, -1e308, 1e-320, 5]}',
     "infinite-float": b'{"sample": [1e999, 1, 2, 3]}',

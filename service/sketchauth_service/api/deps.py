@@ -173,7 +173,8 @@ class KeyedRoute(ParsedBodyRoute):
             return
         state: ServiceState = request.app.state.service
         admin = any(dependant.call is _require_admin_scopes for dependant in self.dependant.dependencies)
-        key = _authenticate(request, state, _bearer_credentials(request), what="an admin key" if admin else "an API key")
+        what = "an admin key" if admin else "an API key"
+        key = _authenticate(request, state, _bearer_credentials(request), what=what)
         _check_scopes(key, list(scopes))
         request.scope[_KEY_CHECKED] = True
 
