@@ -38,6 +38,7 @@ __all__ = [
     "EnrolmentInput",
     "InvalidEnrolment",
     "PipelineChanged",
+    "SamePin",
     "SecondInput",
     "UnknownPipeline",
     "UseCaseError",
@@ -77,6 +78,10 @@ class PipelineChanged(UseCaseError):
 
 class EnrolmentChanged(UseCaseError):
     """The enrolment was replaced or revoked while a PIN change verified against it (nothing changed)."""
+
+
+class SamePin(UseCaseError):
+    """A PIN change to the PIN itself: refused before any work, so that a PIN change is no verification oracle."""
 
 
 class UnknownPipeline(UseCaseError):
@@ -224,7 +229,8 @@ def attempt(state: ServiceState, request: AttemptInput) -> Verification:
     mid-request has still spent its attempt. A success resets the count; anything else stays a
     counted failure: giving an attempt back could undo a wait or a disable that concurrent
     attempts had imposed (and audited) meanwhile. :class:`~sketchauth_service.store.AttemptRefused`
-    while a wait runs or the biometric is disabled; :class:`PipelineChanged` (nothing counted).
+    while a wait runs or the biometric is disabled; :class:`PipelineChanged` and :class:`SamePin`
+    (a PIN change to the same PIN) before anything is counted.
 
     No answer tells whether the id is enrolled: an id with no enrolment (or whose record failed
     its integrity checks) is claimed and counted like an enrolled one and verified against the
@@ -232,6 +238,10 @@ def attempt(state: ServiceState, request: AttemptInput) -> Verification:
     argon2 work as any other failure. Store round trips: two, whoever the id is and whatever the
     outcome (:mod:`sketchauth_service.store.sql`, "Round trips").
     """
+    if request.new_pin is not None and request.new_pin == request.pin:
+        # A "change" that changes nothing would answer whether the sample verifies and leave no
+        # trace in the enrolment: the pin scope is for changing PINs, not for verifying.
+        raise SamePin("the new PIN is the current PIN: send a different new_pin (nothing was counted)")
     found: list[LoadedPipeline | None] = [None]  # the record's pipeline, found by admit()
 
     def admit(enrolled: UserRecord) -> None:

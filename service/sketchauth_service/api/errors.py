@@ -15,6 +15,7 @@ from sketchauth_service.usecases import (
     EnrolmentChanged,
     InvalidEnrolment,
     PipelineChanged,
+    SamePin,
     UnknownPipeline,
     UseCaseError,
 )
@@ -53,6 +54,8 @@ def problem_of(exc: UseCaseError) -> ProblemError:
         return ProblemError(409, "pipeline-changed", exc.detail)
     if isinstance(exc, EnrolmentChanged):
         return ProblemError(409, "enrolment-changed", exc.detail)
+    if isinstance(exc, SamePin):
+        return ProblemError(422, "same-pin", exc.detail)
     if isinstance(exc, UnknownPipeline):
         return ProblemError(422, "unknown-pipeline", exc.detail)
     return ProblemError(422, "invalid-request", exc.detail)

@@ -65,7 +65,10 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     ),
     413: problem_doc("request body too large"),
     415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
-    422: problem_doc("invalid request: types, context, sample shape or range (a counted failed attempt)"),
+    422: problem_doc(
+        "invalid request: types, context, sample shape or range (a counted failed attempt); same-pin: a PIN "
+        "change whose new_pin is the current pin (refused before any work, nothing counted)"
+    ),
     423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
     429: problem_doc("too many failures: wait Retry-After seconds"),
 }
