@@ -280,6 +280,11 @@ class SqlStore(Store):
             rows = self._run(cur, "SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
             return [(int(version), str(text), float(at)) for version, text, at in rows.fetchall()]
 
+    def enrolment_count(self) -> int:
+        """How many users are enrolled (``sketchauth db restore`` asks before replacing a database)."""
+        with self._read() as cur:
+            return int(self._run(cur, "SELECT COUNT(*) FROM users").fetchone()[0])
+
     def ping(self) -> None:
         with self._read() as cur:
             self._run(cur, "SELECT 1 FROM schema_migrations LIMIT 1").fetchall()

@@ -22,6 +22,7 @@ a warning is logged. ``-shm`` is the WAL's page index (page numbers and checksum
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -33,7 +34,7 @@ from typing import Any
 
 from sketchauth_service.store.sql import SqlStore
 
-__all__ = ["SQLiteStore", "sqlite_path"]
+__all__ = ["SQLiteStore", "sqlite_in_use", "sqlite_path"]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 10_000
@@ -46,6 +47,36 @@ def sqlite_path(url: str) -> Path:
     if not url.startswith("sqlite:///"):
         raise ValueError(f"not a sqlite URL: {url!r}")
     return Path(url[len("sqlite:///") :])
+
+
+#: Byte of the ``-shm`` file every connection in WAL mode holds a shared lock on while it is open
+#: (SQLite's "DMS" lock, ``UNIX_SHM_DMS`` in its os_unix.c: (22 + 8) * 4 + 8).
+_SHM_DMS_BYTE = 128
+
+
+def sqlite_in_use(path: Path) -> bool:
+    """Whether another process has the WAL-mode database at ``path`` open (a running service).
+
+    Every connection holds a shared POSIX lock on the ``DMS`` byte of ``-shm`` for as long as it
+    is open; an exclusive lock on it is granted only when no other process holds one. Tried
+    without waiting and released at once. Locks of this very process never conflict (POSIX), so
+    call it with no connection of its own open on the database (closing the descriptor here
+    drops this process's locks on ``-shm``).
+    """
+    shm = Path(f"{path}-shm")
+    try:
+        fd = os.open(shm, os.O_RDWR)
+    except FileNotFoundError:
+        return False  # no connection in WAL mode has it open
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _SHM_DMS_BYTE)
+    except OSError:
+        return True
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, _SHM_DMS_BYTE)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _create_private(path: Path) -> None:
