@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import inspect
-import json
 import logging
 import os
 import shutil
@@ -52,7 +51,7 @@ from sketchauth_service.observability import (
     ProcessSampler,
     RequestLog,
     UserHasher,
-    access_logger,
+    log_settings,
     logging_config,
     multiprocess_dir,
     route_of,
@@ -281,7 +280,7 @@ async def _lifespan(parts: _Parts, app: FastAPI) -> AsyncIterator[None]:
     try:
         app.state.service = await _serving_state(parts, opened)
         if parts.settings.access_log:
-            access_logger().info(json.dumps({"event": "settings", **parts.settings.public_view()}, default=str))
+            log_settings(parts.settings.public_view())
         yield
     finally:
         if sampler is not None:

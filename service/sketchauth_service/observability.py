@@ -5,7 +5,8 @@ Request log
 :class:`RequestLog` (pure ASGI) writes one JSON object per request to the ``sketchauth.access``
 logger (standard error under ``sketchauth serve``)::
 
-    {"ts": 1764012345.123, "request_id": "6f1c…", "method": "POST",
+    {"ts": 1764012345.123, "level": "info", "logger": "sketchauth.access", "message": "request",
+     "request_id": "6f1c…", "method": "POST",
      "route": "/v1/users/{user_id}/verification", "user": "hmac-sha256:9b2e…", "client": "door-12",
      "status": 200, "outcome": "verified", "latency_ms": 41.7}
 
@@ -63,6 +64,7 @@ __all__ = [
     "UserHasher",
     "access_logger",
     "json_line",
+    "log_settings",
     "logging_config",
     "multiprocess_dir",
     "route_of",
@@ -312,6 +314,19 @@ def logging_config(level: str = "info") -> dict[str, Any]:
     }
 
 
+def log_settings(view: dict[str, Any]) -> None:
+    """The start-up ``settings`` line (keys by name, secrets replaced): a request-log line with ``event``."""
+    entry = {
+        "ts": round(time.time(), 3),
+        "level": "info",
+        "logger": access_log.name,
+        "message": "settings",
+        "event": "settings",
+        **view,
+    }
+    access_logger().info(json.dumps(entry, default=str))
+
+
 def access_logger() -> logging.Logger:
     """The request logger, writing bare JSON lines to standard error (set up once per process)."""
     if not any(isinstance(h, logging.StreamHandler) for h in access_log.handlers):
@@ -399,6 +414,9 @@ class RequestLog:
             return
         entry: dict[str, Any] = {
             "ts": round(time.time(), 3),
+            "level": "info",
+            "logger": access_log.name,
+            "message": "request",
             "request_id": request_id,
             "method": method,
             "route": route,
