@@ -18,6 +18,7 @@ enrolment are counted and throttled the same way, so no answer tells whether an 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from pydantic import BaseModel
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth_service.authenticator import EnrolmentResult, SecondFactor, Verification
 from sketchauth_service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
-from sketchauth_service.schemes import SchemeSpec
+from sketchauth_service.schemes import SchemeSpec, build_sketch
 from sketchauth_service.state import ServiceState
 from sketchauth_service.store import FailureState, NewEnrolment, UserNotFound, UserRecord
 
@@ -47,6 +48,7 @@ __all__ = [
     "enrol",
     "enrolled_pipeline",
     "offered_pipeline",
+    "refused_field",
     "report",
     "reset",
     "revoke",
@@ -168,8 +170,10 @@ def enrol(state: ServiceState, request: EnrolmentInput) -> Enrolled:
             result = state.authenticator.enrol(
                 request.spec, arguments, options, request.samples, request.pin, request.second
             )
-    except (SampleError, ParameterError) as exc:
-        raise InvalidEnrolment(str(exc), sample=isinstance(exc, SampleError)) from None
+    except ParameterError as exc:
+        raise InvalidEnrolment(str(exc), sample=False) from None
+    except SampleError as exc:
+        raise InvalidEnrolment(f"{refused_field(request)}: {exc}", sample=True) from None
     has_pin = request.pin is not None
     report = result.enrolment.report.to_dict()
     if loaded is not None:
@@ -188,6 +192,39 @@ def enrol(state: ServiceState, request: EnrolmentInput) -> Enrolled:
     )
     replaced = state.store.enrol(record, replace=request.replace, now=state.clock())
     return Enrolled(result, report, has_pin, replaced, loaded)
+
+
+_FEATURE = re.compile(r"\bfeature (\d+)\b")
+
+
+def refused_field(request: EnrolmentInput) -> str:
+    """The field, as the client sent it, of the value a scheme refused (``samples[0][2]``).
+
+    The library names a feature of the secret it derives from all the samples; on this error path
+    each sample is tried alone (the same sample repeated to the scheme's fewest) to find the one
+    refused, and the feature the library names in it. ``samples`` when no single sample is.
+    """
+    probes: list[tuple[str, SchemeSpec, dict[str, Any], dict[str, Any], Sequence[Any]]] = []
+    if request.spec is not None and request.params is not None:
+        arguments, options = request.spec.split(request.params)
+        probes.append(("samples", request.spec, arguments, options, request.samples))
+    if request.second is not None:
+        second = request.second
+        probes.append(("second.samples", second.spec, second.arguments, second.options, second.samples))
+    for name, spec, arguments, options, samples in probes:
+        try:
+            sketch = build_sketch(spec.name, arguments)
+        except (ParameterError, ValueError):
+            continue
+        for i, sample in enumerate(samples):
+            try:
+                sketch.check_secret(spec.secret_from_samples(sketch, [sample] * max(1, spec.min_samples), options))
+            except SampleError as exc:
+                feature = _FEATURE.search(str(exc))
+                return f"{name}[{i}]" + (f"[{feature.group(1)}]" if feature else "")
+            except (ParameterError, ValueError):
+                continue
+    return "samples"
 
 
 def offered_pipeline(state: ServiceState, name: str) -> LoadedPipeline:
