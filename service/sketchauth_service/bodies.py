@@ -259,7 +259,7 @@ _STRICT_DECODER = json.JSONDecoder(object_pairs_hook=reject_duplicates)
 def _is_json(scope: Scope) -> bool:
     for name, value in scope.get("headers", []):
         if name == b"content-type":
-            media = value.split(b";", 1)[0].strip().lower()
+            media: bytes = value.split(b";", 1)[0].strip().lower()
             return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
     return False
 

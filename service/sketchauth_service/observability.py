@@ -116,7 +116,7 @@ class Metrics:
         import prometheus_client as prom  # start-up: reads PROMETHEUS_MULTIPROC_DIR at first import
 
         self._prom = prom
-        prom.disable_created_metrics()  # no *_created series: one timestamp per series is noise here
+        prom.disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series: one timestamp per series is noise here
         self._lock = threading.Lock()
         self._families: dict[tuple[str, tuple[str, ...]], Any] = {}
         shared = multiprocess_dir()
@@ -132,7 +132,7 @@ class Metrics:
             from prometheus_client import multiprocess  # start-up: as above
 
             self._scrape = prom.CollectorRegistry()
-            multiprocess.MultiProcessCollector(self._scrape, path=shared)
+            multiprocess.MultiProcessCollector(self._scrape, path=shared)  # type: ignore[no-untyped-call]
 
     def _family(self, name: str, labels: tuple[str, ...]) -> Any:
         key = (name, labels)
@@ -356,8 +356,9 @@ def _outcome(status: int, content_type: str, body: bytes) -> str:
         return "ok" if status < 400 else f"http-{status}"
     if status < 400 and isinstance(data.get("verified"), bool):
         return "verified" if data["verified"] else "rejected"
-    if status >= 400 and "problem" in content_type and isinstance(data.get("type"), str):
-        return data["type"].rstrip("/").rsplit("/", 1)[-1][:64]
+    kind = data.get("type")
+    if status >= 400 and "problem" in content_type and isinstance(kind, str):
+        return kind.rstrip("/").rsplit("/", 1)[-1][:64]
     return "ok" if status < 400 else f"http-{status}"
 
 
@@ -442,7 +443,7 @@ def route_of(scope: Scope) -> str:
 def _request_id(scope: Scope) -> str:
     for name, value in scope.get("headers", []):
         if name == b"x-request-id":
-            text = value.decode("latin-1")
+            text: str = value.decode("latin-1")
             if _REQUEST_ID.fullmatch(text):
                 return text
     return secrets.token_hex(8)

@@ -335,7 +335,8 @@ def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> 
     definitions = {name: _field(p) for name, p in fields.items()}
     name = _model_name(descriptor.name)
     base = _ruled(name, RULES.get(descriptor.name, ()), policy.checks)
-    return create_model(name, __base__=base, **definitions)  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(name, __base__=base, **definitions)  # type: ignore[call-overload]
+    return model
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +392,9 @@ class SchemeSpec:
     def module(self) -> str:
         return scheme_class(self.name).__module__
 
-    def secret_from_samples(self, sketch: SecureSketch, samples: Sequence[Any], options: Mapping[str, Any]) -> Any:
+    def secret_from_samples(
+        self, sketch: SecureSketch[Any, Any], samples: Sequence[Any], options: Mapping[str, Any]
+    ) -> Any:
         """The secret to sketch from the enrolment samples (the descriptor's template hook)."""
         return self.descriptor.secret_from_captures(sketch, samples, options)
 
@@ -505,12 +508,12 @@ def get_scheme(name: str) -> SchemeSpec:
     return spec
 
 
-def build_sketch(name: str, arguments: dict[str, Any]) -> SecureSketch:
+def build_sketch(name: str, arguments: dict[str, Any]) -> SecureSketch[Any, Any]:
     """The sketch for validated constructor arguments (enrolment)."""
     return _cached(_constructed, name, json.dumps(arguments, sort_keys=True))
 
 
-def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
+def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch[Any, Any]:
     """The sketch for stored ``sketch.params()`` output (verification), via ``from_params``.
 
     ``name`` is a scheme name or ``"mixed"`` (a PIN cascade stores the cascade's parameters,
@@ -520,7 +523,9 @@ def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch:
     return _cached(_from_params, name, json.dumps(params, sort_keys=True))
 
 
-def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | None = None) -> SecureSketch:
+def pin_cascade(
+    sketch: SecureSketch[Any, Any], profile: str, pin_min_entropy: float | None = None
+) -> SecureSketch[Any, Any]:
     """The biometric's sketch under cascaded mixing with a PIN (``sketchauth.mixing``).
 
     ``Cascade(sketch, pin=ExactKey(profile, min_entropy=pin_min_entropy))``: the PIN, stretched
@@ -542,24 +547,26 @@ def pin_cascade(sketch: SecureSketch, profile: str, pin_min_entropy: float | Non
 MAX_CACHED_PARAMS = 4096
 
 
-def _cached(build: Any, name: str, params_json: str, *rest: Any) -> SecureSketch:
+def _cached(build: Any, name: str, params_json: str, *rest: Any) -> SecureSketch[Any, Any]:
     """``build(name, params_json, *rest)`` through its cache, bypassing it for long parameters."""
     if len(params_json) > MAX_CACHED_PARAMS:
-        return build.__wrapped__(name, params_json, *rest)
-    return build(name, params_json, *rest)
+        built: SecureSketch[Any, Any] = build.__wrapped__(name, params_json, *rest)
+    else:
+        built = build(name, params_json, *rest)
+    return built
 
 
 @lru_cache(maxsize=256)
-def _cascade(name: str, params_json: str, profile: str, pin_min_entropy: float | None) -> SecureSketch:
+def _cascade(name: str, params_json: str, profile: str, pin_min_entropy: float | None) -> SecureSketch[Any, Any]:
     inner = _cached(_from_params, name, params_json)
     return Cascade(inner, pin=ExactKey(profile, min_entropy=pin_min_entropy), warn=False)
 
 
 @lru_cache(maxsize=256)
-def _constructed(name: str, arguments_json: str) -> SecureSketch:
+def _constructed(name: str, arguments_json: str) -> SecureSketch[Any, Any]:
     return scheme_class(name)(**json.loads(arguments_json))
 
 
 @lru_cache(maxsize=1024)
-def _from_params(name: str, params_json: str) -> SecureSketch:
+def _from_params(name: str, params_json: str) -> SecureSketch[Any, Any]:
     return scheme_class(name).from_params(json.loads(params_json))
