@@ -40,9 +40,15 @@ from typing import Any
 from sketchauth.errors import SketchAuthError
 from sketchauth_service.store import StoreError, open_store
 from sketchauth_service.store.migrations import LATEST_VERSION, MIGRATIONS
-from sketchauth_service.store.postgres import valid_schema_name
+from sketchauth_service.store.postgres import ensure_schema, valid_schema_name
 from sketchauth_service.store.sql import SqlStore
-from sketchauth_service.store.sqlite import sqlite_in_use, sqlite_path
+from sketchauth_service.store.sqlite import (
+    SQLiteFileError,
+    sqlite_copy,
+    sqlite_file_migrations,
+    sqlite_in_use,
+    sqlite_path,
+)
 
 __all__ = [
     "AppliedMigration",
@@ -314,58 +320,32 @@ def _refuse_in_use(url: str, schema: str) -> None:
 # -- SQLite --------------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _connect(path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
 def _create_private(path: Path) -> None:
     """Create ``path`` empty, readable and writable by its owner only (it will hold hashes and helper data)."""
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
-def _sqlite_rows(conn: sqlite3.Connection) -> list[tuple[int, str, float]]:
-    found = conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-    if not found.fetchone()[0]:
-        return []
-    rows = conn.execute("SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
-    return [(int(v), str(d), float(t)) for v, d, t in rows.fetchall()]
-
-
-def _check_sqlite(conn: sqlite3.Connection, what: str) -> SchemaStatus:
+def _checked_file(path: Path, what: str) -> SchemaStatus:
+    """The schema status of the SQLite file at ``path`` after SQLite's integrity check (:class:`BackupError`)."""
     try:
-        verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        rows = _sqlite_rows(conn)
-    except sqlite3.DatabaseError as exc:
-        raise BackupError(f"{what} is not a readable SQLite database: {exc}") from None
-    if verdict != "ok":
-        raise BackupError(f"{what} fails SQLite's integrity check: {verdict}")
-    return _status_of("sqlite", rows)
+        return _status_of("sqlite", sqlite_file_migrations(path))
+    except SQLiteFileError as exc:
+        raise BackupError(f"{what} {exc}") from None
 
 
 def _sqlite_backup(database: Path, out: Path) -> SchemaStatus:
     if not database.is_file():
         raise BackupError(f"no SQLite database at {database}")
     _create_private(out)
-    with _connect(database) as src, _connect(out) as dst:
-        src.backup(dst)  # online: pages copied in one read snapshot while writers go on
-        # One self-contained file: no -wal beside the backup.
-        dst.execute("PRAGMA journal_mode = DELETE")
-        return _check_sqlite(dst, "the backup")
+    sqlite_copy(database, out, journal_mode="DELETE")  # one self-contained file: no -wal beside the backup
+    return _checked_file(out, "the backup")
 
 
 def _sqlite_restore(backup_file: Path, database: Path) -> None:
-    with _connect(backup_file) as src:
-        _check_sqlite(src, f"backup {backup_file}").refuse_if_newer(f"backup {backup_file}")
-        if not database.exists():
-            _create_private(database)
-        with _connect(database) as dst:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode = WAL")  # the store's mode (it also sets it when it opens)
+    _checked_file(backup_file, f"backup {backup_file}").refuse_if_newer(f"backup {backup_file}")
+    if not database.exists():
+        _create_private(database)
+    sqlite_copy(backup_file, database, journal_mode="WAL")  # the store's mode (it also sets it when it opens)
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------------------
@@ -494,10 +474,7 @@ def _pg_restore(url: str, schema: str, dump: Path) -> None:
 
 
 def _create_schema(url: str, schema: str) -> None:
-    import psycopg  # optional dependency (postgres extra)
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')  # a checked identifier (valid_schema_name)
+    ensure_schema(url, schema)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from typing import Any
 
 from sketchauth_service.store.sql import SqlStore
 
-__all__ = ["SCHEMA_NAME", "PostgresStore", "session_name", "valid_schema_name"]
+__all__ = ["SCHEMA_NAME", "PostgresStore", "ensure_schema", "session_name", "valid_schema_name"]
 
 #: Schema names the store accepts: lower-case ASCII identifiers PostgreSQL needs no quotes for.
 #: The name is spliced into ``CREATE SCHEMA "…"`` and ``search_path`` (identifiers cannot be
@@ -36,6 +36,15 @@ SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 def session_name(schema: str) -> str:
     """The ``application_name`` of the store's connections on ``schema``."""
     return f"sketchauth:{schema}"
+
+
+def ensure_schema(url: str, schema: str) -> None:
+    """Create ``schema`` in the database at ``url`` if it does not exist (a restore's target)."""
+    if not valid_schema_name(schema):
+        raise ValueError("schema must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit")
+    psycopg, _ = _pool_classes()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')  # a checked identifier
 
 
 def valid_schema_name(schema: str) -> bool:

@@ -32,9 +32,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sketchauth_service.store.base import StoreError
 from sketchauth_service.store.sql import SqlStore
 
-__all__ = ["SQLiteStore", "sqlite_in_use", "sqlite_path"]
+__all__ = [
+    "SQLiteFileError",
+    "SQLiteStore",
+    "sqlite_copy",
+    "sqlite_file_migrations",
+    "sqlite_in_use",
+    "sqlite_path",
+]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 10_000
@@ -77,6 +85,51 @@ def sqlite_in_use(path: Path) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+class SQLiteFileError(StoreError):
+    """A file that is not a readable SQLite database, or fails SQLite's integrity check."""
+
+
+@contextmanager
+def _connected(path: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def sqlite_file_migrations(path: Path) -> list[tuple[int, str, float]]:
+    """``(version, description, applied_at)`` of the migrations the SQLite file at ``path`` holds,
+    after ``PRAGMA integrity_check`` (:class:`SQLiteFileError`); changes nothing."""
+    with _connected(path) as conn:
+        try:
+            verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            found = conn.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).fetchone()[0]
+            rows = (
+                conn.execute("SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
+                if found
+                else None
+            )
+            applied = [] if rows is None else [(int(v), str(d), float(t)) for v, d, t in rows.fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise SQLiteFileError(f"is not a readable SQLite database: {exc}") from None
+    if verdict != "ok":
+        raise SQLiteFileError(f"fails SQLite's integrity check: {verdict}")
+    return applied
+
+
+def sqlite_copy(source: Path, destination: Path, *, journal_mode: str) -> None:
+    """Copy the database ``source`` into ``destination`` with SQLite's online backup API (pages copied
+    in one read snapshot while writers go on), leaving ``destination`` in ``journal_mode``."""
+    if journal_mode not in ("DELETE", "WAL"):
+        raise ValueError("journal_mode is DELETE (a self-contained file) or WAL (the store's mode)")
+    with _connected(source) as src, _connected(destination) as dst:
+        src.backup(dst)
+        dst.execute(f"PRAGMA journal_mode = {journal_mode}")  # one of two literals, checked above
 
 
 def _create_private(path: Path) -> None:
