@@ -167,15 +167,21 @@ class KeyedRoute(ParsedBodyRoute):
     (:func:`scoped`) runs first; FastAPI then finds it done (a mark in the ASGI scope).
     """
 
+    _scopes: list[str] | None
+    _what: str
+
     async def before_body(self, request: Request) -> None:
-        scopes = route_scopes(self)
+        try:
+            scopes, what = self._scopes, self._what
+        except AttributeError:  # first request: read once from the route's dependencies
+            found = route_scopes(self)
+            admin = any(dependant.call is _require_admin_scopes for dependant in self.dependant.dependencies)
+            scopes = self._scopes = None if found is None else list(found)
+            what = self._what = "an admin key" if admin else "an API key"
         if scopes is None:
             return
         state: ServiceState = request.app.state.service
-        admin = any(dependant.call is _require_admin_scopes for dependant in self.dependant.dependencies)
-        what = "an admin key" if admin else "an API key"
-        key = _authenticate(request, state, _bearer_credentials(request), what=what)
-        _check_scopes(key, list(scopes))
+        _check_scopes(_authenticate(request, state, _bearer_credentials(request), what=what), scopes)
         request.scope[_KEY_CHECKED] = True
 
 
