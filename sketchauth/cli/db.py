@@ -110,7 +110,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema", help=_SCHEMA_HELP)
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Register ``sketchauth db status|migrate|backup|restore``."""
     p = sub.add_parser(
         "db",
