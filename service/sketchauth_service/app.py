@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import inspect
-import json
 import logging
 import os
 import shutil
@@ -28,6 +27,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -39,10 +39,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import sketchauth
 from sketchauth_service.admission import Admission
 from sketchauth_service.api import admin, factors, health, schemes, users
-from sketchauth_service.api.deps import ServiceState, check_every_route_is_scoped, scope_alternatives
+from sketchauth_service.api.deps import check_every_route_is_scoped, scope_alternatives
+from sketchauth_service.api.errors import install_use_case_handlers
 from sketchauth_service.authenticator import Authenticator
 from sketchauth_service.bodies import ACCEPT_BACKLOG, BodySizeLimit, ProblemHTTPProtocol
-from sketchauth_service.credentials import FailureThrottle
+from sketchauth_service.credentials import FailureThrottle, KeySource
 from sketchauth_service.limits import RequestLimits
 from sketchauth_service.observability import (
     METRICS,
@@ -50,17 +51,18 @@ from sketchauth_service.observability import (
     ProcessSampler,
     RequestLog,
     UserHasher,
-    access_logger,
+    log_settings,
     logging_config,
     multiprocess_dir,
     route_of,
 )
 from sketchauth_service.pepper import check_database, peppered
-from sketchauth_service.pipelines import load_configured, warm_up_pipeline
+from sketchauth_service.pipelines import LoadedPipeline, load_configured, warm_up_pipeline
 from sketchauth_service.problems import install_problem_handlers, install_problem_openapi, problem_response
 from sketchauth_service.requests import build_request_models
 from sketchauth_service.schemes import available_schemes, warm_up
 from sketchauth_service.settings import TEST_PROFILE_WARNING, Settings, SettingsError
+from sketchauth_service.state import ServiceState
 from sketchauth_service.store import LockoutPolicy, Store, StoreError, open_store
 
 __all__ = ["BodySizeLimit", "ContainErrors", "StartupError", "app_from_env", "create_app", "preflight", "run_server"]
@@ -182,64 +184,19 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     # ones its OpenAPI document and GET /v1/schemes publish.
     models = build_request_models(RequestLimits.of(settings), available_schemes(), pipelines)
     keys = settings.key_source()
-    if settings.dev_mode and not keys.ring.keys:
-        log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
-    weak = [key.name for key in keys.ring.keys if key.weak]
-    if weak:  # validate() lets them through in local mode only
-        log.warning(
-            "SKETCHAUTH_DEV_MODE: API keys shorter than 128 bits accepted (%s); local use only", ", ".join(weak)
-        )
-    if settings.insecure_hash_profile:
-        log.warning(TEST_PROFILE_WARNING)
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        opened = _open(settings, store)
-        sampler = ProcessSampler(METRICS).start() if multiprocess_dir() else None
-        try:
-            serving = await run_in_threadpool(_ready_store, settings, opened)
-            authenticator = await run_in_threadpool(
-                partial(
-                    Authenticator,
-                    settings.hash_profile,
-                    concurrency=settings.effective_hash_threads(),
-                    pin_min_entropy=settings.pin_min_entropy,
-                )
-            )
-            for spec in available_schemes():
-                await run_in_threadpool(warm_up, spec)
-            for loaded in pipelines.values():
-                await run_in_threadpool(warm_up_pipeline, loaded.pipeline)
-            if settings.access_log:
-                access_logger().info(json.dumps({"event": "settings", **settings.public_view()}, default=str))
-            app.state.service = ServiceState(
-                settings=settings,
-                store=serving,
-                authenticator=authenticator,
-                policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
-                clock=clock,
-                pipelines=pipelines,
-                keys=keys,
-                throttle=FailureThrottle(settings.auth_failure_rate, settings.auth_failure_burst),
-            )
-            yield
-        finally:
-            if sampler is not None:
-                sampler.stop()
-            if store is None:
-                opened.close()
-
+    _start_warnings(settings, keys)
     app = FastAPI(
         title="sketchauth",
         version=sketchauth.__version__,
         summary="Biometric enrolment and verification that stores only secure sketches and argon2id hashes.",
-        lifespan=lifespan,
+        lifespan=partial(_lifespan, _Parts(settings, store, clock, pipelines, keys)),
         # operationId = the endpoint's name: generated clients get enrol_user, not
         # enrol_user_v1_users_user_id_enrolment_post (route names are unique: a test checks).
         generate_unique_id_function=operation_id,
     )
     app.state.request_models = models
     install_problem_handlers(app)
+    install_use_case_handlers(app)
     install_problem_openapi(app, scope_alternatives)
     for router in (
         users.build_router(models),
@@ -250,13 +207,86 @@ def create_app(settings: Settings, *, store: Store | None = None, clock: Callabl
     ):
         app.include_router(router)
     check_every_route_is_scoped(app)
+    _add_middlewares(app, settings)
+    return app
+
+
+def _start_warnings(settings: Settings, keys: KeySource) -> None:
+    """Warn of what local mode lets through (no keys, short keys) and of the test hash profile."""
+    if settings.dev_mode and not keys.ring.keys:
+        log.warning("SKETCHAUTH_DEV_MODE without API keys: every caller is trusted; local use only")
+    weak = [key.name for key in keys.ring.keys if key.weak]
+    if weak:  # validate() lets them through in local mode only
+        log.warning(
+            "SKETCHAUTH_DEV_MODE: API keys shorter than 128 bits accepted (%s); local use only", ", ".join(weak)
+        )
+    if settings.insecure_hash_profile:
+        log.warning(TEST_PROFILE_WARNING)
+
+
+def _add_middlewares(app: FastAPI, settings: Settings) -> None:
+    """The ASGI layers around the app, innermost first."""
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(ContainErrors)  # outside the body guard: it sees every error of the app
     # Before any body is read: a refused request costs no parsing, no thread, no database call.
     app.add_middleware(Admission, limit=settings.max_in_flight, per_key=settings.max_in_flight_per_key)
     # Outermost: logs and counts every answer, the 413s, refusals and contained 500s included.
     app.add_middleware(RequestLog, hasher=UserHasher(settings.log_key), enabled=settings.access_log)
-    return app
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What the lifespan builds the service state from."""
+
+    settings: Settings
+    store: Store | None
+    clock: Callable[[], float]
+    pipelines: dict[str, LoadedPipeline]
+    keys: KeySource
+
+
+async def _serving_state(parts: _Parts, opened: Store) -> ServiceState:
+    """Migrate and check the store, make the authenticator, warm every scheme and pipeline."""
+    settings = parts.settings
+    serving = await run_in_threadpool(_ready_store, settings, opened)
+    authenticator = await run_in_threadpool(
+        partial(
+            Authenticator,
+            settings.hash_profile,
+            concurrency=settings.effective_hash_threads(),
+            pin_min_entropy=settings.pin_min_entropy,
+        )
+    )
+    for spec in available_schemes():
+        await run_in_threadpool(warm_up, spec)
+    for loaded in parts.pipelines.values():
+        await run_in_threadpool(warm_up_pipeline, loaded.pipeline)
+    return ServiceState(
+        settings=settings,
+        store=serving,
+        authenticator=authenticator,
+        policy=LockoutPolicy(settings.lockout_threshold, settings.lockout_seconds, settings.disable_threshold),
+        clock=parts.clock,
+        pipelines=parts.pipelines,
+        keys=parts.keys,
+        throttle=FailureThrottle(settings.auth_failure_rate, settings.auth_failure_burst),
+    )
+
+
+@asynccontextmanager
+async def _lifespan(parts: _Parts, app: FastAPI) -> AsyncIterator[None]:
+    opened = _open(parts.settings, parts.store)
+    sampler = ProcessSampler(METRICS).start() if multiprocess_dir() else None
+    try:
+        app.state.service = await _serving_state(parts, opened)
+        if parts.settings.access_log:
+            log_settings(parts.settings.public_view())
+        yield
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        if parts.store is None:
+            opened.close()
 
 
 def _tcp_nodelay(sock: socket.socket) -> socket.socket:

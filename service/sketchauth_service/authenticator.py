@@ -94,12 +94,12 @@ class Verification:
 @dataclass(frozen=True, slots=True)
 class EnrolmentResult:
     #: The biometric's own sketch (its parameters are what the caller chose).
-    sketch: SecureSketch
+    sketch: SecureSketch[Any, Any]
     #: What was enrolled: the sketch itself, or the PIN cascade around it (stored parameters).
-    stored: SecureSketch
+    stored: SecureSketch[Any, Any]
     enrolment: Enrolment
     #: The second biometric's own sketch, when one was enrolled.
-    second: SecureSketch | None = None
+    second: SecureSketch[Any, Any] | None = None
 
 
 # -- second factor (multi-factor enrolments) ------------------------------------------------------
@@ -140,8 +140,8 @@ class FactorRoles:
 
 
 def factor_structure(
-    first: SecureSketch, second: SecureSketch | None, pin: ExactKey | None
-) -> MixedSketch | SecureSketch:
+    first: SecureSketch[Any, Any], second: SecureSketch[Any, Any] | None, pin: ExactKey | None
+) -> MixedSketch | SecureSketch[Any, Any]:
     """The structure an enrolment with these factors stores (the first sketch alone if none).
 
     * PIN only: ``Cascade(first, pin=PIN)`` (:func:`sketchauth_service.schemes.pin_cascade`);
@@ -162,7 +162,7 @@ def factor_structure(
     return Chaining(pin, two, one, warn=False)
 
 
-def factor_roles(sketch: SecureSketch) -> FactorRoles:
+def factor_roles(sketch: SecureSketch[Any, Any]) -> FactorRoles:
     """Which component of a stored structure is which factor (first biometric, second, PIN).
 
     The first biometric is the fuzzy component whose key mixes nothing (the leaf of the chain,
@@ -184,7 +184,7 @@ def factor_roles(sketch: SecureSketch) -> FactorRoles:
     return FactorRoles(first, second, pin)
 
 
-def _roles(record: UserRecord) -> tuple[SecureSketch | None, FactorRoles]:
+def _roles(record: UserRecord) -> tuple[SecureSketch[Any, Any] | None, FactorRoles]:
     """The mixed structure ``record`` stores (``None``: a plain sketch), and which component is which factor."""
     if not (record.has_pin or _is_mixed(record.params)):
         return None, FactorRoles(0, None, None)
@@ -246,7 +246,7 @@ class Authenticator:
             return self._enrol_secret(sketch, pipeline.secret_from_samples(samples), pin, second)
 
     def _enrol_secret(
-        self, sketch: SecureSketch, secret: Any, pin: str | None, second: SecondFactor | None = None
+        self, sketch: SecureSketch[Any, Any], secret: Any, pin: str | None, second: SecondFactor | None = None
     ) -> EnrolmentResult:
         if second is None:
             if pin is None:
@@ -367,7 +367,7 @@ class Authenticator:
         return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
 
     def _rekeyed(
-        self, record: UserRecord, sketch: SecureSketch, candidate: Any, pin: str | None, new_pin: str
+        self, record: UserRecord, sketch: SecureSketch[Any, Any], candidate: Any, pin: str | None, new_pin: str
     ) -> Verification:
         """The verified mixed sketch re-mixed under ``new_pin`` (its one exact key), and the new secret's hash."""
         exact = [i for i, c in enumerate(getattr(sketch, "components", ())) if isinstance(c, ExactKey)]

@@ -259,7 +259,7 @@ _STRICT_DECODER = json.JSONDecoder(object_pairs_hook=reject_duplicates)
 def _is_json(scope: Scope) -> bool:
     for name, value in scope.get("headers", []):
         if name == b"content-type":
-            media = value.split(b";", 1)[0].strip().lower()
+            media: bytes = value.split(b";", 1)[0].strip().lower()
             return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
     return False
 
@@ -392,8 +392,9 @@ def decode_and_validate(field: Any, body: bytes) -> Any:
     (or, when it does not validate, the decoded value, for FastAPI to refuse after the key checks).
 
     Raises :class:`~sketchauth_service.problems.ProblemError` (not UTF-8, a repeated member name) or
-    :class:`~fastapi.exceptions.RequestValidationError` (not JSON), each answered as the problem
-    the service documents (before the key checks, as FastAPI does with malformed JSON).
+    :class:`~fastapi.exceptions.RequestValidationError` (not JSON, nested too deeply, an integer
+    literal too long to convert), each answered as the problem the service documents. Every
+    route of the API decides the API key first (:meth:`ParsedBodyRoute.before_body`).
     """
     try:
         text = body.decode("utf-8")
@@ -414,9 +415,10 @@ def decode_and_validate(field: Any, body: bytes) -> Any:
         raise _malformed(exc.pos, exc.msg) from None
     except RecursionError:
         raise _malformed(0, "nested too deeply") from None
+    except ValueError:  # an integer literal longer than Python converts (sys.get_int_max_str_digits)
+        raise _malformed(0, "a number has too many digits") from None
     validated, errors = field.validate(value, {}, loc=("body",))
-    # Invalid: the decoded value goes on, and FastAPI validates it again after the key checks,
-    # so a request without a valid key is 401/403, never a 422 that describes the model.
+    # Invalid: the decoded value goes on, and FastAPI validates it again and answers its 422.
     return value if errors else validated
 
 
@@ -461,6 +463,9 @@ class ParsedBodyRoute(APIRoute):
     Bodies not labelled JSON go to FastAPI untouched (the route answers them ``415``).
     """
 
+    async def before_body(self, request: Request) -> None:
+        """Runs before the body is decoded (:class:`~sketchauth_service.api.deps.KeyedRoute`: the key checks)."""
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         field = self.body_field
@@ -468,6 +473,7 @@ class ParsedBodyRoute(APIRoute):
             return handler
 
         async def parsed_handler(request: Request) -> Response:
+            await self.before_body(request)
             body = await request.body()
             if not body or not _is_json(request.scope):
                 return await handler(request)

@@ -194,16 +194,23 @@ def _check_unique(keys: list[ApiKey]) -> None:
         digests.add(key.digest)
 
 
-def _file_signature(path: Path) -> tuple[int, int, int] | None:
+def _file_bytes(path: Path) -> bytes | None:
+    """The key file's bytes (``None``: it does not exist); :class:`KeyFileError` if it cannot be read."""
     try:
-        st = path.stat()
-    except OSError:
+        return path.read_bytes()
+    except FileNotFoundError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError as exc:
+        raise KeyFileError(f"cannot read the key file {path}: {type(exc).__name__}") from None
 
 
 class KeySource:
-    """The keys of the environment plus those of an optional key file, re-read when the file changes."""
+    """The keys of the environment plus those of an optional key file, re-read when its content changes.
+
+    The file is read whole at most once a second and compared by the SHA-256 of its bytes, never
+    by time, size or inode: an in-place rewrite of the same size with its modification time set
+    back is still a change, and the keys parsed are those of the very bytes hashed.
+    """
 
     def __init__(
         self,
@@ -218,30 +225,34 @@ class KeySource:
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._checked = -math.inf
-        self._signature: tuple[int, int, int] | None = None
-        self._ring = self._load()  # raises KeyFileError at start
+        #: SHA-256 of the key file's bytes last looked at (``None``: no file).
+        self._seen: bytes | None = None
+        self._ring = self._load(self._read())  # raises KeyFileError at start
 
-    def _read_file(self, *, missing_ok: bool = False) -> list[ApiKey]:
-        """The file's keys; ``missing_ok``: a file that no longer exists holds none (it was deleted)."""
+    def _read(self) -> bytes | None:
+        """The key file's bytes at start (a missing or unreadable file is :class:`KeyFileError`)."""
         if self._path is None:
-            return []
-        if missing_ok and not self._path.exists():
-            return []
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KeyFileError(f"cannot read the key file {self._path}: {type(exc).__name__}") from None
-        return parse_key_file(text, source=str(self._path))
+            return None
+        data = _file_bytes(self._path)
+        if data is None:
+            raise KeyFileError(f"cannot read the key file {self._path}: FileNotFoundError")
+        return data
 
-    def _load(self, *, missing_ok: bool = False) -> KeyRing:
-        signature = None if self._path is None else _file_signature(self._path)
-        keys = self._fixed + self._read_file(missing_ok=missing_ok)
+    def _load(self, data: bytes | None) -> KeyRing:
+        """The ring of the environment's keys and those of ``data`` (the file's bytes; ``None``: no file)."""
+        keys = list(self._fixed)
+        if data is not None:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise KeyFileError(f"cannot read the key file {self._path}: {type(exc).__name__}") from None
+            keys += parse_key_file(text, source=str(self._path))
         _check_unique(keys)
-        self._signature = signature
+        self._seen = None if data is None else hashlib.sha256(data).digest()
         return KeyRing(tuple(keys))
 
     def current(self) -> KeyRing:
-        """The keys in force; re-reads the key file if it changed since the last look (at most once a second)."""
+        """The keys in force; re-reads the key file if its bytes changed since the last look (at most once a second)."""
         if self._path is None:
             return self._ring
         now = self._monotonic()
@@ -251,16 +262,21 @@ class KeySource:
             if now - self._checked < RELOAD_CHECK_SECONDS:
                 return self._ring
             self._checked = now
-            if _file_signature(self._path) != self._signature:
-                self._reload()
+            self._reload()
         return self._ring
 
     def _reload(self) -> None:
+        if self._path is None:
+            return
         try:
-            ring = self._load(missing_ok=True)  # deleted: its keys are revoked, not kept
+            data = _file_bytes(self._path)  # deleted (None): its keys are revoked, not kept
+            digest = None if data is None else hashlib.sha256(data).digest()
+            if digest == self._seen:
+                return
+            self._seen = digest  # a refused version is logged once, not every second
+            ring = self._load(data)
         except KeyFileError as exc:
             log.error("key file not reloaded, the previous keys stay in force: %s", exc)
-            self._signature = _file_signature(self._path) if self._path else None
             return
         before, after = set(self._ring.names), set(ring.names)
         self._ring = ring

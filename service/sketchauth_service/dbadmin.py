@@ -25,6 +25,7 @@ visible to every local user), the rest of the URL as their ``--dbname``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -37,14 +38,24 @@ from pathlib import Path
 from typing import Any
 
 from sketchauth.errors import SketchAuthError
-from sketchauth_service.store import open_store
+from sketchauth_service.store import StoreError, open_store
 from sketchauth_service.store.migrations import LATEST_VERSION, MIGRATIONS
-from sketchauth_service.store.postgres import valid_schema_name
-from sketchauth_service.store.sqlite import sqlite_path
+from sketchauth_service.store.postgres import ensure_schema, valid_schema_name
+from sketchauth_service.store.sql import SqlStore
+from sketchauth_service.store.sqlite import (
+    SQLiteFileError,
+    sqlite_copy,
+    sqlite_file_migrations,
+    sqlite_in_use,
+    sqlite_path,
+)
 
 __all__ = [
     "AppliedMigration",
     "BackupError",
+    "DatabaseInUse",
+    "DatabaseMissing",
+    "DatabaseUnavailable",
     "SchemaStatus",
     "SchemaTooNew",
     "backup",
@@ -53,6 +64,8 @@ __all__ = [
     "status",
 ]
 
+#: Longest ``sketchauth db`` waits for a PostgreSQL connection before it reports the database unreachable.
+CONNECT_TIMEOUT_SECONDS = 5.0
 #: Longest a ``pg_dump`` or ``pg_restore`` may run before it is stopped.
 PG_TOOL_TIMEOUT_SECONDS = 3600
 
@@ -63,6 +76,18 @@ class BackupError(SketchAuthError):
 
 class SchemaTooNew(BackupError):
     """The database or backup has migrations this code does not know: use the newer release."""
+
+
+class DatabaseMissing(BackupError):
+    """No database where the URL points (a SQLite file that does not exist)."""
+
+
+class DatabaseUnavailable(BackupError):
+    """The database cannot be reached or read (a server down, a wrong host, port or password)."""
+
+
+class DatabaseInUse(BackupError):
+    """A restore is refused while a service has the database open."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +159,21 @@ def _status_of(backend: str, rows: list[tuple[int, str, float]]) -> SchemaStatus
 
 
 def status(url: str, *, schema: str = "public") -> SchemaStatus:
-    """The schema status of the database at ``url`` (changes nothing)."""
+    """The schema status of the database at ``url`` (changes nothing).
+
+    A SQLite file that does not exist is :class:`DatabaseMissing` (a mistyped path is named as
+    such, not reported as an empty database): ``migrate`` or the service's first start creates it.
+    """
+    if _backend(url) == "sqlite" and not sqlite_path(url).exists():
+        raise DatabaseMissing(
+            f"no SQLite database at {sqlite_path(url)}: check --db or SKETCHAUTH_DATABASE_URL "
+            "('sketchauth db migrate' or the service's first start creates it)"
+        )
+    return _status(url, schema)
+
+
+def _status(url: str, schema: str) -> SchemaStatus:
+    """:func:`status`, with a missing SQLite file taken as an empty database (migrate, restore)."""
     backend = _backend(url)
     if backend == "postgres" and not valid_schema_name(schema):
         raise BackupError(
@@ -142,23 +181,61 @@ def status(url: str, *, schema: str = "public") -> SchemaStatus:
         )
     if backend == "sqlite" and not sqlite_path(url).exists():
         return _status_of(backend, [])  # opening would create the file
-    store = open_store(url, postgres_schema=schema, pool_size=1)
-    try:
-        return _status_of(backend, store.applied_migrations())  # type: ignore[attr-defined]  # SqlStore
-    finally:
-        store.close()
+    with _opened(url, schema) as store:
+        return _status_of(backend, store.applied_migrations())
 
 
 def migrate(url: str, *, schema: str = "public") -> tuple[SchemaStatus, SchemaStatus]:
     """Apply the pending migrations; the status before and after (:class:`SchemaTooNew` if ahead)."""
-    before = status(url, schema=schema)
+    before = _status(url, schema)
     before.refuse_if_newer("the database")
-    store = open_store(url, postgres_schema=schema, pool_size=1)
-    try:
+    with _opened(url, schema) as store:
         store.migrate()
+    return before, _status(url, schema)
+
+
+@contextlib.contextmanager
+def _opened(url: str, schema: str) -> Iterator[SqlStore]:
+    """The store at ``url``, closed afterwards; every failure to reach or read it one :class:`BackupError`.
+
+    PostgreSQL's connection pool logs each failed connection attempt and ends in a ``PoolTimeout``
+    traceback; here it is one line naming the database (without its password) and what to check.
+    """
+    where = _redacted(url)
+    logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)  # its retries would print first
+    try:
+        store = open_store(url, postgres_schema=schema, pool_size=1, timeout=CONNECT_TIMEOUT_SECONDS)
+    except (ImportError, RuntimeError) as exc:
+        raise BackupError(f"{where} needs a driver that is not installed: {exc}") from None
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise DatabaseUnavailable(f"the database at {where} cannot be opened ({_reason(exc)})") from None
+    if not isinstance(store, SqlStore):  # open_store makes SQL stores only
+        raise BackupError(f"the database at {where} is not one this release can administer")
+    try:
+        yield store
+    except SketchAuthError:
+        raise
+    except StoreError as exc:  # a newer schema met by migrate: the store says what to run
+        raise BackupError(str(exc)) from None
+    except Exception as exc:
+        raise DatabaseUnavailable(
+            f"the database at {where} cannot be reached or read ({_reason(exc)}): check --db or "
+            "SKETCHAUTH_DATABASE_URL, that the server runs and accepts this user"
+        ) from None
     finally:
-        store.close()
-    return before, status(url, schema=schema)
+        with contextlib.suppress(Exception):
+            store.close()
+
+
+def _reason(exc: BaseException) -> str:
+    """The exception's type and the first line of its message (drivers' messages span lines)."""
+    first = str(exc).strip().splitlines()[:1]
+    return type(exc).__name__ + (f": {first[0][:200]}" if first else "")
+
+
+def _redacted(url: str) -> str:
+    """``url`` without a password (``postgresql://user:***@host/db``)."""
+    return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 # -- backup -------------------------------------------------------------------------------------------
@@ -196,42 +273,51 @@ def restore(url: str, source: str | Path, *, schema: str = "public", force: bool
     source = Path(source)
     if not source.is_file():
         raise BackupError(f"no backup file at {source}")
-    current = status(url, schema=schema)
+    current = _status(url, schema)
     current.refuse_if_newer("the database")
     if current.applied and not force and _enrolments(url, schema):
         raise BackupError(
             "the database holds enrolments: restore into an empty database, or pass --force to replace them"
         )
+    _refuse_in_use(url, schema)  # --force or not: replacing data under a running service is never wanted
     if _backend(url) == "sqlite":
         _sqlite_restore(source, sqlite_path(url))
     else:
         _pg_restore(url, schema, source)
-    return status(url, schema=schema)
+    return _status(url, schema)
 
 
 def _enrolments(url: str, schema: str) -> int:
-    store = open_store(url, postgres_schema=schema, pool_size=1)
-    try:
-        with store._read() as cur:  # type: ignore[attr-defined]  # SqlStore: one read transaction
-            return int(cur.execute("SELECT COUNT(*) FROM users").fetchone()[0])
-    except Exception as exc:  # a damaged schema (a table missing): whether to replace it is the operator's call
-        raise BackupError(
-            f"the database's users table cannot be read ({type(exc).__name__}: {exc}); pass --force to replace it"
-        ) from None
-    finally:
-        store.close()
+    with _opened(url, schema) as store:
+        try:
+            return store.enrolment_count()
+        except Exception as exc:  # a damaged schema (a table missing): whether to replace it is the operator's call
+            raise BackupError(
+                f"the database's users table cannot be read ({_reason(exc)}); pass --force to replace it"
+            ) from None
+
+
+def _refuse_in_use(url: str, schema: str) -> None:
+    """:class:`DatabaseInUse` while a service (or any other store) has the database open.
+
+    SQLite: the shared lock every connection in WAL mode holds on its ``-shm`` file
+    (:func:`~sketchauth_service.store.sqlite.sqlite_in_use`). PostgreSQL: sessions of the store on
+    this schema (its connections are named ``sketchauth:<schema>``:
+    :meth:`~sketchauth_service.store.postgres.PostgresStore.other_sessions`).
+    """
+    if _backend(url) == "sqlite":
+        busy = sqlite_in_use(sqlite_path(url))
+    else:
+        with _opened(url, schema) as store:
+            busy = bool(store.other_sessions())  # type: ignore[attr-defined]  # PostgresStore
+    if busy:
+        raise DatabaseInUse(
+            f"the database at {_redacted(url)} is in use (a running service has it open): stop the service, "
+            "then restore"
+        )
 
 
 # -- SQLite --------------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _connect(path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 def _create_private(path: Path) -> None:
@@ -239,44 +325,27 @@ def _create_private(path: Path) -> None:
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
-def _sqlite_rows(conn: sqlite3.Connection) -> list[tuple[int, str, float]]:
-    found = conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-    if not found.fetchone()[0]:
-        return []
-    rows = conn.execute("SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
-    return [(int(v), str(d), float(t)) for v, d, t in rows.fetchall()]
-
-
-def _check_sqlite(conn: sqlite3.Connection, what: str) -> SchemaStatus:
+def _checked_file(path: Path, what: str) -> SchemaStatus:
+    """The schema status of the SQLite file at ``path`` after SQLite's integrity check (:class:`BackupError`)."""
     try:
-        verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        rows = _sqlite_rows(conn)
-    except sqlite3.DatabaseError as exc:
-        raise BackupError(f"{what} is not a readable SQLite database: {exc}") from None
-    if verdict != "ok":
-        raise BackupError(f"{what} fails SQLite's integrity check: {verdict}")
-    return _status_of("sqlite", rows)
+        return _status_of("sqlite", sqlite_file_migrations(path))
+    except SQLiteFileError as exc:
+        raise BackupError(f"{what} {exc}") from None
 
 
 def _sqlite_backup(database: Path, out: Path) -> SchemaStatus:
     if not database.is_file():
         raise BackupError(f"no SQLite database at {database}")
     _create_private(out)
-    with _connect(database) as src, _connect(out) as dst:
-        src.backup(dst)  # online: pages copied in one read snapshot while writers go on
-        # One self-contained file: no -wal beside the backup.
-        dst.execute("PRAGMA journal_mode = DELETE")
-        return _check_sqlite(dst, "the backup")
+    sqlite_copy(database, out, journal_mode="DELETE")  # one self-contained file: no -wal beside the backup
+    return _checked_file(out, "the backup")
 
 
 def _sqlite_restore(backup_file: Path, database: Path) -> None:
-    with _connect(backup_file) as src:
-        _check_sqlite(src, f"backup {backup_file}").refuse_if_newer(f"backup {backup_file}")
-        if not database.exists():
-            _create_private(database)
-        with _connect(database) as dst:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode = WAL")  # the store's mode (it also sets it when it opens)
+    _checked_file(backup_file, f"backup {backup_file}").refuse_if_newer(f"backup {backup_file}")
+    if not database.exists():
+        _create_private(database)
+    sqlite_copy(backup_file, database, journal_mode="WAL")  # the store's mode (it also sets it when it opens)
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------------------
@@ -405,10 +474,7 @@ def _pg_restore(url: str, schema: str, dump: Path) -> None:
 
 
 def _create_schema(url: str, schema: str) -> None:
-    import psycopg  # optional dependency (postgres extra)
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')  # a checked identifier (valid_schema_name)
+    ensure_schema(url, schema)
 
 
 @contextlib.contextmanager

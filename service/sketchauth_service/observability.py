@@ -5,7 +5,8 @@ Request log
 :class:`RequestLog` (pure ASGI) writes one JSON object per request to the ``sketchauth.access``
 logger (standard error under ``sketchauth serve``)::
 
-    {"ts": 1764012345.123, "request_id": "6f1c…", "method": "POST",
+    {"ts": 1764012345.123, "level": "info", "logger": "sketchauth.access", "message": "request",
+     "request_id": "6f1c…", "method": "POST",
      "route": "/v1/users/{user_id}/verification", "user": "hmac-sha256:9b2e…", "client": "door-12",
      "status": 200, "outcome": "verified", "latency_ms": 41.7}
 
@@ -63,6 +64,7 @@ __all__ = [
     "UserHasher",
     "access_logger",
     "json_line",
+    "log_settings",
     "logging_config",
     "multiprocess_dir",
     "route_of",
@@ -114,7 +116,7 @@ class Metrics:
         import prometheus_client as prom  # start-up: reads PROMETHEUS_MULTIPROC_DIR at first import
 
         self._prom = prom
-        prom.disable_created_metrics()  # no *_created series: one timestamp per series is noise here
+        prom.disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series: one timestamp per series is noise here
         self._lock = threading.Lock()
         self._families: dict[tuple[str, tuple[str, ...]], Any] = {}
         shared = multiprocess_dir()
@@ -130,7 +132,7 @@ class Metrics:
             from prometheus_client import multiprocess  # start-up: as above
 
             self._scrape = prom.CollectorRegistry()
-            multiprocess.MultiProcessCollector(self._scrape, path=shared)
+            multiprocess.MultiProcessCollector(self._scrape, path=shared)  # type: ignore[no-untyped-call]
 
     def _family(self, name: str, labels: tuple[str, ...]) -> Any:
         key = (name, labels)
@@ -312,6 +314,19 @@ def logging_config(level: str = "info") -> dict[str, Any]:
     }
 
 
+def log_settings(view: dict[str, Any]) -> None:
+    """The start-up ``settings`` line (keys by name, secrets replaced): a request-log line with ``event``."""
+    entry = {
+        "ts": round(time.time(), 3),
+        "level": "info",
+        "logger": access_log.name,
+        "message": "settings",
+        "event": "settings",
+        **view,
+    }
+    access_logger().info(json.dumps(entry, default=str))
+
+
 def access_logger() -> logging.Logger:
     """The request logger, writing bare JSON lines to standard error (set up once per process)."""
     if not any(isinstance(h, logging.StreamHandler) for h in access_log.handlers):
@@ -341,8 +356,9 @@ def _outcome(status: int, content_type: str, body: bytes) -> str:
         return "ok" if status < 400 else f"http-{status}"
     if status < 400 and isinstance(data.get("verified"), bool):
         return "verified" if data["verified"] else "rejected"
-    if status >= 400 and "problem" in content_type and isinstance(data.get("type"), str):
-        return data["type"].rstrip("/").rsplit("/", 1)[-1][:64]
+    kind = data.get("type")
+    if status >= 400 and "problem" in content_type and isinstance(kind, str):
+        return kind.rstrip("/").rsplit("/", 1)[-1][:64]
     return "ok" if status < 400 else f"http-{status}"
 
 
@@ -399,6 +415,9 @@ class RequestLog:
             return
         entry: dict[str, Any] = {
             "ts": round(time.time(), 3),
+            "level": "info",
+            "logger": access_log.name,
+            "message": "request",
             "request_id": request_id,
             "method": method,
             "route": route,
@@ -424,7 +443,7 @@ def route_of(scope: Scope) -> str:
 def _request_id(scope: Scope) -> str:
     for name, value in scope.get("headers", []):
         if name == b"x-request-id":
-            text = value.decode("latin-1")
+            text: str = value.decode("latin-1")
             if _REQUEST_ID.fullmatch(text):
                 return text
     return secrets.token_hex(8)

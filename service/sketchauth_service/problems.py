@@ -270,7 +270,7 @@ def _kind_of(err: dict[str, Any], models: Any) -> tuple[str, str | None] | None:
         return "invalid-parameters", f"invalid parameters for {tag}: {where}: {_say(err)}"
     if kind in _RANGE_ERRORS and fields[:1] == ("samples",) and len(fields) == 3:
         bound = "at least {ge}".format(**ctx) if "ge" in ctx else "at most {le}".format(**ctx)
-        return "invalid-sample", f"sample {fields[1]}: element {fields[2]} is outside the allowed range ({bound})"
+        return "invalid-sample", f"samples[{fields[1]}][{fields[2]}] is outside the allowed range ({bound})"
     if kind not in _LENGTH_ERRORS:
         return None
     actual = ctx.get("actual_length")
@@ -335,8 +335,10 @@ def _sample_count(tag: Any, kind: str, ctx: dict[str, Any], actual: Any, models:
 def _count_range(tag: Any, models: Any) -> tuple[int, int]:
     spec = models.schemes.get(tag)
     if spec is not None:
-        return spec.sample_count(models.limits)
-    return models.pipeline_counts.get(tag, (1, models.limits.max_samples))
+        counted: tuple[int, int] = spec.sample_count(models.limits)
+        return counted
+    found: tuple[int, int] = models.pipeline_counts.get(tag, (1, models.limits.max_samples))
+    return found
 
 
 async def _on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -43,11 +43,24 @@ from sketchauth_service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLim
 from sketchauth_service.pipelines import PIPELINE_PREFIX, min_samples
 from sketchauth_service.schemes import SchemeSpec
 from sketchauth_service.settings import SettingsError
+from sketchauth_service.usecases import AttemptInput, EnrolmentInput, SecondInput, second_factor
 
 if TYPE_CHECKING:
     from sketchauth_service.pipelines import LoadedPipeline
 
-__all__ = ["Number", "Pin", "RequestModels", "build_request_models", "second_biometric", "second_sample"]
+__all__ = [
+    "Number",
+    "Pin",
+    "RequestModels",
+    "build_request_models",
+    "enrolment_input",
+    "key_input",
+    "pin_change_input",
+    "second_biometric",
+    "second_sample",
+    "validated",
+    "verification_input",
+]
 
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Number = StrictInt | FiniteFloat
@@ -287,4 +300,70 @@ def build_request_models(
             if loaded.pin_refusal is not None
         },
         second=second,
+    )
+
+
+# -- validated bodies as the use cases' typed inputs -----------------------------------------------------
+# The per-app models are built at run time, so a static checker sees them as BaseModel: their
+# fields are read here, once, into the frozen inputs of :mod:`sketchauth_service.usecases`.
+
+
+def validated(body: object) -> BaseModel:
+    """A route's validated body as the pydantic model it is (:class:`TypeError` for anything else)."""
+    if not isinstance(body, BaseModel):
+        raise TypeError("the request body was not validated by its model")
+    return body
+
+
+def enrolment_input(user_id: str, body: BaseModel, models: RequestModels) -> EnrolmentInput:
+    """The enrolment a validated enrolment body asks for (a plain scheme or a configured pipeline)."""
+    scheme: str = getattr(body, "scheme")  # noqa: B009 - a run-time model: every variant has it
+    pipeline = models.pipelines.get(scheme)
+    second: SecondInput | None = None
+    sent = getattr(body, "second", None)  # absent from a pipeline model whose sketch cannot be mixed
+    if sent is not None:
+        second = SecondInput(scheme=sent.scheme, params=sent.params, samples=sent.samples)
+    return EnrolmentInput(
+        user_id=user_id,
+        scheme=scheme,
+        params=None if pipeline is not None else getattr(body, "params"),  # noqa: B009
+        samples=getattr(body, "samples"),  # noqa: B009
+        pin=getattr(body, "pin", None),  # absent from a pipeline model whose sketch takes no PIN
+        replace=bool(getattr(body, "replace", False)),
+        spec=models.schemes.get(scheme),
+        pipeline=pipeline,
+        second=second_factor(second, models.schemes),
+    )
+
+
+def verification_input(user_id: str, body: BaseModel) -> AttemptInput:
+    """The attempt a validated verification body asks for."""
+    return AttemptInput(
+        user_id=user_id,
+        sample=getattr(body, "sample"),  # noqa: B009
+        pin=getattr(body, "pin", None),
+        second_sample=getattr(body, "second_sample", None),
+    )
+
+
+def key_input(user_id: str, body: BaseModel) -> AttemptInput:
+    """The attempt a validated key-release body asks for (its context as ASCII bytes)."""
+    context: str = getattr(body, "context")  # noqa: B009
+    return AttemptInput(
+        user_id=user_id,
+        sample=getattr(body, "sample"),  # noqa: B009
+        pin=getattr(body, "pin", None),
+        second_sample=getattr(body, "second_sample", None),
+        key_context=context.encode("ascii"),
+    )
+
+
+def pin_change_input(user_id: str, body: BaseModel) -> AttemptInput:
+    """The attempt a validated PIN-change body asks for."""
+    return AttemptInput(
+        user_id=user_id,
+        sample=getattr(body, "sample"),  # noqa: B009
+        pin=getattr(body, "pin"),  # noqa: B009
+        second_sample=getattr(body, "second_sample", None),
+        new_pin=getattr(body, "new_pin"),  # noqa: B009
     )

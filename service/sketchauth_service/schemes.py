@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import Annotated, Any, ClassVar, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -335,7 +335,8 @@ def _build_params_model(descriptor: SchemeDescriptor, limits: RequestLimits) -> 
     definitions = {name: _field(p) for name, p in fields.items()}
     name = _model_name(descriptor.name)
     base = _ruled(name, RULES.get(descriptor.name, ()), policy.checks)
-    return cast("type[BaseModel]", create_model(name, __base__=base, **definitions))  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(name, __base__=base, **definitions)  # type: ignore[call-overload]
+    return model
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,8 +553,10 @@ MAX_CACHED_PARAMS = 4096
 def _cached(build: Any, name: str, params_json: str, *rest: Any) -> SecureSketch[Any, Any]:
     """``build(name, params_json, *rest)`` through its cache, bypassing it for long parameters."""
     if len(params_json) > MAX_CACHED_PARAMS:
-        return cast("SecureSketch[Any, Any]", build.__wrapped__(name, params_json, *rest))
-    return cast("SecureSketch[Any, Any]", build(name, params_json, *rest))
+        built: SecureSketch[Any, Any] = build.__wrapped__(name, params_json, *rest)
+    else:
+        built = build(name, params_json, *rest)
+    return built
 
 
 @lru_cache(maxsize=256)

@@ -10,16 +10,22 @@ PostgreSQL the schema ``--schema`` or ``$SKETCHAUTH_SCHEMA``.
 * ``migrate``: apply the pending migrations (refused for a newer schema);
 * ``backup OUT``: a consistent online copy (SQLite backup API; ``pg_dump`` custom format);
 * ``restore IN``: into an empty database (``--force`` replaces one that holds enrolments);
-  refused for a backup newer than this release. Stop the service first.
+  refused for a backup newer than this release, and while a service has the database open.
+
+Every failure is one ``sketchauth: error: ...`` line and exit status 2: an unreachable server, a
+missing SQLite file, a refused restore, and anything the database driver raises.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+from collections.abc import Callable
 
 from sketchauth.cli._common import SubParsers
+from sketchauth.errors import SketchAuthError
 
 __all__ = ["add"]
 
@@ -33,6 +39,28 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
     return url, schema
 
 
+class DatabaseCommandError(SketchAuthError):
+    """A ``sketchauth db`` action failed in a way its own checks did not name (a driver's error)."""
+
+
+def _one_line(action: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``action`` with every failure a :class:`~sketchauth.errors.SketchAuthError` (one line, exit 2)."""
+
+    @functools.wraps(action)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return action(args)
+        except (SketchAuthError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[:1]
+            detail = type(exc).__name__ + (f": {first[0][:200]}" if first else "")
+            raise DatabaseCommandError(f"db {args.db_command} failed ({detail})") from None
+
+    return run
+
+
+@_one_line
 def _status(args: argparse.Namespace) -> int:
     from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
@@ -42,6 +70,7 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if result.state == "current" else 1
 
 
+@_one_line
 def _migrate(args: argparse.Namespace) -> int:
     from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
@@ -54,6 +83,7 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_line
 def _backup(args: argparse.Namespace) -> int:
     from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
@@ -63,6 +93,7 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_line
 def _restore(args: argparse.Namespace) -> int:
     from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
@@ -79,7 +110,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema", help=_SCHEMA_HELP)
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Register ``sketchauth db status|migrate|backup|restore``."""
     p = sub.add_parser(
         "db",

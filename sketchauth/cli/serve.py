@@ -60,7 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add ``serve`` to the top-level parser."""
     p = sub.add_parser(
         "serve",

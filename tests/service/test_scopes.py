@@ -123,6 +123,27 @@ def test_a_verify_key_cannot_change_a_pin(client: TestClient) -> None:
     }
 
 
+def test_the_pin_scope_is_no_verification_oracle(client: TestClient) -> None:
+    # A PIN "change" to the same PIN answered verified true/false and changed nothing: a pure
+    # verification oracle for a key that may not verify. Now it is refused before any work, alike
+    # for a genuine and an impostor sample, and nothing is counted.
+    enrol = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
+    assert (
+        client.post("/v1/users/oracle/enrolment", json={**enrol, "pin": "1234-old"}, headers=_bearer("enrol"))
+    ).status_code == 201
+    answers = []
+    for sample in ([123, 30, 205, 71], [20, 130, 5, 250]):
+        same = {"sample": sample, "pin": "1234-old", "new_pin": "1234-old"}
+        refused = client.post("/v1/users/oracle/pin", json=same, headers=_bearer("pin"))
+        assert refused.status_code == 422 and refused.json()["type"].endswith("/same-pin"), refused.text
+        answers.append((refused.status_code, refused.json()))
+    assert answers[0] == answers[1]
+    trail = client.get("/v1/admin/users/oracle/audit", headers=_bearer("admin")).json()["events"]
+    assert [e["event"] for e in trail] == ["enrol"]  # no attempt was claimed
+    change = {"sample": [123, 30, 205, 71], "pin": "1234-old", "new_pin": "5678-new"}
+    assert client.post("/v1/users/oracle/pin", json=change, headers=_bearer("pin")).json() == {"verified": True}
+
+
 def test_the_document_publishes_one_alternative_per_scope(client: TestClient) -> None:
     document = client.get("/openapi.json").json()
     for (method, path), allowed in documented().items():

@@ -143,6 +143,26 @@ def test_key_file_is_reloaded_when_it_changes_and_a_bad_one_keeps_the_old_keys(t
     assert source.current().match(ENROLLER).name == "kiosk-2"  # type: ignore[union-attr]
 
 
+def test_key_file_is_reloaded_by_content_not_time_size_or_inode(tmp_path: Path) -> None:
+    # An in-place rewrite of the same size with the modification time set back (same inode, same
+    # size, same mtime) still revokes the removed key: the file is compared by its bytes' hash.
+    clock = [0.0]
+    path = _key_file(tmp_path / "keys", [f"kiosk-a:verify:{VERIFIER}"])
+    before = path.stat()
+    source = KeySource((), (), str(path), monotonic=lambda: clock[0])
+    assert source.current().match(VERIFIER) is not None
+    replacement = path.read_bytes().replace(VERIFIER.encode(), ENROLLER.encode()).replace(b"kiosk-a", b"kiosk-b")
+    assert len(replacement) == before.st_size
+    with path.open("r+b") as f:  # in place: the same inode
+        f.write(replacement)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    clock[0] = 1.5
+    assert source.current().match(VERIFIER) is None  # the removed key is revoked
+    assert source.current().match(ENROLLER).name == "kiosk-b"  # type: ignore[union-attr]
+
+
 # -- throttle --------------------------------------------------------------------------------------
 
 

@@ -212,3 +212,28 @@ def test_a_ragged_second_biometric_is_a_422_not_a_500(tmp_path: Path) -> None:
         answer = client.post("/v1/users/ragged/enrolment", json=body, headers=AUTH)
     assert answer.status_code == 422, answer.text
     assert answer.headers["content-type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    ("samples", "field"),
+    [
+        ([[120, 33, 300, 71]], "samples[0][2]"),
+        ([[120, 33, 200, 71, 9999]], "samples[0][4]"),
+    ],
+)
+def test_a_value_out_of_the_schemes_range_is_named_as_sent(client: TestClient, samples: Any, field: str) -> None:
+    # The library says "secret feature 2 is outside the levels [0, 256)": the answer names the
+    # field as the client wrote it, the sample and its element.
+    params = {**INTERVAL["params"], "features": len(samples[0])}
+    refused = _enrol(client, {**INTERVAL, "params": params, "samples": samples}, user="ranges")
+    assert refused.status_code == 422 and refused.json()["type"].endswith("/invalid-sample"), refused.text
+    detail = refused.json()["detail"]
+    assert detail.startswith(f"{field}: ") and "outside the levels [0, 256)" in detail, detail
+
+
+def test_a_byte_out_of_range_is_named_as_sent(client: TestClient) -> None:
+    body = {"scheme": "code-offset", "params": {"n": 8, "t": 1}, "samples": [[1, 2, 3, 4, 5, 6, 256, 8]]}
+    refused = _enrol(client, body, user="bytes")
+    if refused.status_code == 422 and "unknown-scheme" in refused.json()["type"]:
+        pytest.skip("no byte scheme offered")
+    assert refused.status_code == 422 and refused.json()["detail"].startswith("samples[0][6] "), refused.text

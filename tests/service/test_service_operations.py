@@ -132,6 +132,13 @@ def test_settings_line_names_keys_never_secrets(tmp_path: Path, request_lines: l
     with TestClient(create_app(settings)):
         pass
     line = json.loads(request_lines[0])
+    assert (line["level"], line["logger"], line["message"], line["event"]) == (
+        "info",
+        "sketchauth.access",
+        "settings",
+        "settings",
+    )
+    assert isinstance(line["ts"], float)
     assert line["api_keys"] == [
         {"name": "api-key-1", "scopes": ["enrol", "verify"]},
         {"name": "admin-key-1", "scopes": ["admin", "enrol", "pin", "verify"]},
@@ -226,6 +233,8 @@ def _exercise(server: ServerProcess) -> dict[str, Any]:
     assert metrics["sketchauth_argon2_seconds_count"] == 2
     log = server.log()
     lines = [json.loads(line) for line in log.splitlines()]  # every line of every logger is one JSON object
+    # ... with the documented fields, the request log's lines and the start-up settings line included
+    assert all({"ts", "level", "logger", "message"} <= set(line) for line in lines), log
     assert any(line.get("logger") == "uvicorn.error" for line in lines)  # the server's own lines too
     settings_line = next(line for line in lines if line.get("event") == "settings")
     assert API_KEY not in log and ADMIN_KEY not in log and LOG_KEY not in log

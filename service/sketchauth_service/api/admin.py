@@ -9,15 +9,14 @@ from fastapi import APIRouter, Body, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, Strict
 from starlette.concurrency import run_in_threadpool
 
-from sketchauth_service.api.deps import State, scoped
-from sketchauth_service.api.users import UserId, not_enrolled
-from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service import usecases
+from sketchauth_service.api.deps import KeyedRoute, State, scoped
+from sketchauth_service.api.users import UserId
 from sketchauth_service.credentials import ADMIN
 from sketchauth_service.jsontypes import AS_INTEGER
 from sketchauth_service.models import AuditEntry, AuditTrail
 from sketchauth_service.pepper import DEFAULT_BATCH, MAX_BATCH, census, rotate
 from sketchauth_service.problems import ProblemError, json_body_only, problem_doc
-from sketchauth_service.store import UserNotFound
 
 __all__ = ["AUDIT_PAGE_MAX", "router"]
 
@@ -30,7 +29,7 @@ router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
     dependencies=[scoped(ADMIN)],
-    route_class=ParsedBodyRoute,
+    route_class=KeyedRoute,
     responses={
         401: problem_doc("missing admin key"),
         403: problem_doc("the key lacks the 'admin' scope"),
@@ -48,10 +47,7 @@ router = APIRouter(
     summary="Clear the failure count, wait and disabled flag of a user's biometric",
 )
 async def reset_user(user_id: UserId, state: State) -> Response:
-    try:
-        await run_in_threadpool(state.store.reset, user_id, state.clock())
-    except UserNotFound:
-        raise not_enrolled() from None
+    await run_in_threadpool(usecases.reset, state, user_id)
     return Response(status_code=204)
 
 

@@ -34,27 +34,23 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import fastapi.routing
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from sketchauth_service.authenticator import Authenticator
-from sketchauth_service.credentials import ADMIN, FailureThrottle, KeySource, client_bucket
+from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service.credentials import ADMIN, client_bucket
 from sketchauth_service.credentials import ApiKey as ConfiguredKey
 from sketchauth_service.problems import ProblemError
-from sketchauth_service.settings import Settings
-from sketchauth_service.store import AUDIT_CLIENT, LockoutPolicy, Store
-
-if TYPE_CHECKING:
-    from sketchauth_service.pipelines import LoadedPipeline
+from sketchauth_service.state import ServiceState
+from sketchauth_service.store import AUDIT_CLIENT
 
 __all__ = [
     "ANY_KEY",
+    "KeyedRoute",
     "ServiceState",
     "State",
     "api_routes",
@@ -65,26 +61,9 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class ServiceState:
-    """Everything a request needs, built once in the app's lifespan."""
-
-    settings: Settings
-    store: Store
-    authenticator: Authenticator
-    policy: LockoutPolicy
-    #: Unix time in seconds; tests pass a controllable clock to step through waits.
-    clock: Callable[[], float] = field(default=time.time)
-    #: Feature pipelines by name (``SKETCHAUTH_PIPELINES``), loaded once when the app was built.
-    pipelines: dict[str, LoadedPipeline] = field(default_factory=dict)
-    #: The API keys in force (re-reads ``SKETCHAUTH_API_KEY_FILE`` when it changes).
-    keys: KeySource = field(default_factory=KeySource)
-    #: Failed authentications per client address.
-    throttle: FailureThrottle = field(default_factory=lambda: FailureThrottle(1.0, 10))
-
-
 async def _state(request: Request) -> ServiceState:
-    return request.app.state.service
+    state: ServiceState = request.app.state.service
+    return state
 
 
 State = Annotated[ServiceState, Depends(_state)]
@@ -152,15 +131,58 @@ def _check_scopes(key: ConfiguredKey | None, scopes: list[str]) -> None:
     raise ProblemError(403, "forbidden", f"this endpoint needs a key with the {wanted} scope")
 
 
+#: Set in the ASGI scope once a request's key was checked, before its body was decoded.
+_KEY_CHECKED = "sketchauth.key_checked"
+
+
 async def _require_scopes(security: SecurityScopes, request: Request, state: State, credentials: Credentials) -> None:
+    if request.scope.get(_KEY_CHECKED):
+        return
     _check_scopes(_authenticate(request, state, credentials), security.scopes)
 
 
 async def _require_admin_scopes(
     security: SecurityScopes, request: Request, state: State, credentials: AdminCredentials
 ) -> None:
+    if request.scope.get(_KEY_CHECKED):
+        return
     key = _authenticate(request, state, credentials, what="an admin key")
     _check_scopes(key, security.scopes)
+
+
+def _bearer_credentials(request: Request) -> HTTPAuthorizationCredentials | None:
+    """What :class:`~fastapi.security.HTTPBearer` (``auto_error=False``) reads from the request."""
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if not scheme or not token or scheme.lower() != "bearer":
+        return None
+    return HTTPAuthorizationCredentials(scheme=scheme, credentials=token)
+
+
+class KeyedRoute(ParsedBodyRoute):
+    """A route whose API key and scope are decided before its body is decoded.
+
+    FastAPI decodes the body before it solves the dependencies, so a request without a key met
+    the JSON decoder first: malformed JSON answered 400 before the key was looked at, and a body
+    the decoder choked on answered before authentication. Here the route's scope dependency
+    (:func:`scoped`) runs first; FastAPI then finds it done (a mark in the ASGI scope).
+    """
+
+    _scopes: list[str] | None
+    _what: str
+
+    async def before_body(self, request: Request) -> None:
+        try:
+            scopes, what = self._scopes, self._what
+        except AttributeError:  # first request: read once from the route's dependencies
+            found = route_scopes(self)
+            admin = any(dependant.call is _require_admin_scopes for dependant in self.dependant.dependencies)
+            scopes = self._scopes = None if found is None else list(found)
+            what = self._what = "an admin key" if admin else "an API key"
+        if scopes is None:
+            return
+        state: ServiceState = request.app.state.service
+        _check_scopes(_authenticate(request, state, _bearer_credentials(request), what=what), scopes)
+        request.scope[_KEY_CHECKED] = True
 
 
 def scoped(*scopes: str) -> Any:

@@ -1,6 +1,6 @@
 """``/v1/users/{user_id}/key`` and ``/v1/users/{user_id}/pin``: key release and PIN change.
 
-Both are verifications (:func:`sketchauth_service.api.users._attempt`): the attempt is claimed and counted
+Both are verifications (:func:`sketchauth_service.usecases.attempt`): the attempt is claimed and counted
 toward throttling before any work, every failure — unknown user, far sample, wrong or missing
 PIN, malformed sample — gets the answer a failed verification gets, and ``429``/``423`` refuse
 them exactly as they refuse verifications.
@@ -29,18 +29,26 @@ under the new PIN, leaving both biometrics' helper data as they were otherwise.
 """
 
 import base64
-from typing import Annotated, Any, Protocol, cast
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
 from starlette.concurrency import run_in_threadpool
 
-from sketchauth_service.api.deps import State, scoped
-from sketchauth_service.api.users import UserId, _attempt
-from sketchauth_service.bodies import ParsedBodyRoute
+from sketchauth_service import usecases
+from sketchauth_service.api.deps import KeyedRoute, State, scoped
+from sketchauth_service.api.users import UserId
 from sketchauth_service.credentials import ENROL, PIN, VERIFY
 from sketchauth_service.problems import json_body_only, problem_doc
-from sketchauth_service.requests import Number, Pin, RequestModels, second_sample
+from sketchauth_service.requests import (
+    Number,
+    Pin,
+    RequestModels,
+    key_input,
+    pin_change_input,
+    second_sample,
+    validated,
+)
 
 __all__ = ["CONTEXT_PATTERN", "KeyResponse", "PinChangeResponse", "build_router"]
 
@@ -57,7 +65,10 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     ),
     413: problem_doc("request body too large"),
     415: problem_doc("the body is not sent as JSON: send 'Content-Type: application/json'"),
-    422: problem_doc("invalid request: types, context, sample shape or range (a counted failed attempt)"),
+    422: problem_doc(
+        "invalid request: types, context, sample shape or range (a counted failed attempt); same-pin: a PIN "
+        "change whose new_pin is the current pin (refused before any work, nothing counted)"
+    ),
     423: problem_doc("biometric disabled after too many failures: re-enrol or admin reset"),
     429: problem_doc("too many failures: wait Retry-After seconds"),
 }
@@ -65,24 +76,6 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class _KeyFields(Protocol):
-    """What the per-app key request model carries (its limits are the app's)."""
-
-    sample: list[float]
-    pin: str | None
-    context: str
-    second_sample: list[float] | None
-
-
-class _PinChangeFields(Protocol):
-    """What the per-app PIN change request model carries."""
-
-    sample: list[float]
-    pin: str
-    new_pin: str
-    second_sample: list[float] | None
 
 
 class KeyResponse(BaseModel):
@@ -107,7 +100,7 @@ def _sample(models: RequestModels) -> Any:
 
 def build_router(models: RequestModels) -> APIRouter:
     """The key-release and PIN-change routes with ``models``' sample limits."""
-    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=ParsedBodyRoute)
+    router = APIRouter(prefix="/v1/users", tags=["users"], responses=_RESPONSES, route_class=KeyedRoute)
     sample = (_sample(models), ...)
     KeyRequest = create_model(
         "KeyRequest",
@@ -146,11 +139,7 @@ def build_router(models: RequestModels) -> APIRouter:
         state: State,
         response: Response,
     ) -> KeyResponse:
-        fields = cast(_KeyFields, body)
-        context = fields.context.encode("ascii")
-        outcome = await run_in_threadpool(
-            _attempt, state, user_id, fields.sample, fields.pin, key_context=context, second_sample=fields.second_sample
-        )
+        outcome = await run_in_threadpool(usecases.attempt, state, key_input(user_id, validated(body)))
         response.headers["Cache-Control"] = "no-store"
         if not outcome.verified or outcome.key is None:
             return KeyResponse(verified=False)
@@ -168,16 +157,7 @@ def build_router(models: RequestModels) -> APIRouter:
         body: PinChangeBody,
         state: State,
     ) -> PinChangeResponse:
-        fields = cast(_PinChangeFields, body)
-        outcome = await run_in_threadpool(
-            _attempt,
-            state,
-            user_id,
-            fields.sample,
-            fields.pin,
-            new_pin=fields.new_pin,
-            second_sample=fields.second_sample,
-        )
+        outcome = await run_in_threadpool(usecases.attempt, state, pin_change_input(user_id, validated(body)))
         return PinChangeResponse(verified=outcome.verified)
 
     return router

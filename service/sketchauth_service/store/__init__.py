@@ -38,8 +38,8 @@ __all__ = [
 ]
 
 
-def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 8) -> Store:
-    """Open (not migrate) the store a database URL names."""
+def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 8, timeout: float = 10.0) -> Store:
+    """Open (not migrate) the store a database URL names (``timeout``: PostgreSQL's wait for a connection)."""
     if url.startswith("sqlite:///"):
         from sketchauth_service.store.sqlite import SQLiteStore  # start-up: only the backend the URL names is loaded
 
@@ -49,5 +49,5 @@ def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 8)
             PostgresStore,  # start-up: only the backend the URL names is loaded
         )
 
-        return PostgresStore(url, schema=postgres_schema, max_size=pool_size)
+        return PostgresStore(url, schema=postgres_schema, max_size=pool_size, timeout=timeout)
     raise ValueError(f"unsupported database URL scheme in {url.split(':', 1)[0]!r}")

@@ -24,13 +24,27 @@ from typing import Any
 
 from sketchauth_service.store.sql import SqlStore
 
-__all__ = ["SCHEMA_NAME", "PostgresStore", "valid_schema_name"]
+__all__ = ["SCHEMA_NAME", "PostgresStore", "ensure_schema", "session_name", "valid_schema_name"]
 
 #: Schema names the store accepts: lower-case ASCII identifiers PostgreSQL needs no quotes for.
 #: The name is spliced into ``CREATE SCHEMA "…"`` and ``search_path`` (identifiers cannot be
 #: bound as parameters), so nothing else may pass; upper case would also fail at run time, as
 #: ``search_path`` folds an unquoted name to lower case while ``CREATE SCHEMA "…"`` keeps it.
 SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def session_name(schema: str) -> str:
+    """The ``application_name`` of the store's connections on ``schema``."""
+    return f"sketchauth:{schema}"
+
+
+def ensure_schema(url: str, schema: str) -> None:
+    """Create ``schema`` in the database at ``url`` if it does not exist (a restore's target)."""
+    if not valid_schema_name(schema):
+        raise ValueError("schema must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit")
+    psycopg, _ = _pool_classes()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')  # a checked identifier
 
 
 def valid_schema_name(schema: str) -> bool:
@@ -55,7 +69,9 @@ class PostgresStore(SqlStore):
     # Read committed: a refused claim re-reads the user's row locked, hence current.
     _row_lock = " FOR UPDATE"
 
-    def __init__(self, url: str, *, schema: str = "public", min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(
+        self, url: str, *, schema: str = "public", min_size: int = 1, max_size: int = 8, timeout: float = 10.0
+    ) -> None:
         if not valid_schema_name(schema):
             raise ValueError("schema must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit")
         _, psycopg_pool = _pool_classes()
@@ -64,9 +80,14 @@ class PostgresStore(SqlStore):
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": False, "options": f"-c search_path={schema}"},
+            # Named after the schema: ``sketchauth db restore`` finds the sessions of a running service.
+            kwargs={
+                "autocommit": False,
+                "options": f"-c search_path={schema}",
+                "application_name": session_name(schema),
+            },
             open=True,
-            timeout=10.0,
+            timeout=timeout,
         )
 
     @contextmanager
@@ -99,6 +120,16 @@ class PostgresStore(SqlStore):
         # on a 64-bit hash of schema and id; a collision only makes two users take turns).
         key = f"sketchauth-user:{self.schema}:{user_id}"
         cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+    def other_sessions(self) -> int:
+        """Sessions of stores on this schema other than this one's (a running service's pool)."""
+        with self._read() as cur:
+            row = cur.execute(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = %s AND pid <> pg_backend_pid()",
+                (session_name(self.schema),),
+            ).fetchone()
+        return int(row[0])
 
     def drop_schema(self) -> None:
         """Drop the store's schema and everything in it (tests; never ``public``)."""

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -104,7 +105,7 @@ from sketchauth_service.store.records import (
     ResealResult,
 )
 
-__all__ = ["SchemaTooNew", "SqlStore"]
+__all__ = ["MAX_RECORD_VERSION", "SchemaTooNew", "SqlStore", "UnreadableRow", "checked_row"]
 
 log = logging.getLogger("sketchauth.service")
 
@@ -287,6 +288,11 @@ class SqlStore(Store):
             rows = self._run(cur, "SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
             return [(int(version), str(text), float(at)) for version, text, at in rows.fetchall()]
 
+    def enrolment_count(self) -> int:
+        """How many users are enrolled (``sketchauth db restore`` asks before replacing a database)."""
+        with self._read() as cur:
+            return int(self._run(cur, "SELECT COUNT(*) FROM users").fetchone()[0])
+
     def ping(self) -> None:
         with self._read() as cur:
             self._run(cur, "SELECT 1 FROM schema_migrations LIMIT 1").fetchall()
@@ -299,7 +305,7 @@ class SqlStore(Store):
         if row is None:
             return None
         try:
-            return self.codec.open(row)
+            return self._open_row(row)
         except RecordIntegrityError as exc:
             with self._transaction() as cur:
                 self._integrity_alert(cur, user_id, exc, time.time())
@@ -310,13 +316,28 @@ class SqlStore(Store):
         self._audit(cur, user_id, ["integrity"], now)
         log.error("integrity alert: a stored record was refused (%s); see the audit trail's 'integrity' events", exc)
 
+    def _open_row(self, row: Sequence[Any]) -> UserRecord:
+        """The record of a ``users`` row: its columns checked (:func:`checked_row`), then opened by the codec.
+
+        Whatever is wrong with a row (a column of the wrong type or out of range, a seal that does
+        not open) is a :class:`~sketchauth_service.store.records.RecordIntegrityError`, never another
+        exception: the callers count it as a failed attempt with an ``integrity`` audit event.
+        """
+        checked = checked_row(row)
+        try:
+            return self.codec.open(checked)
+        except RecordIntegrityError:
+            raise
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:  # a clear record's JSON
+            raise RecordIntegrityError(f"the stored record does not parse ({type(exc).__name__})") from None
+
     def _decoy(self) -> UserRecord | None:
         """The last enrolment opened, opened again: the cost and the target of an attempt without a usable record."""
         row = self._last_row
         if row is None:
             return None
         try:
-            return self.codec.open(row)
+            return self._open_row(row)
         except RecordIntegrityError:  # altered since, or a rotation ran: the cost was paid all the same
             return None
 
@@ -347,7 +368,7 @@ class SqlStore(Store):
         """The version a new record of ``user_id`` takes: above the stored one and above its rollback mark."""
         row = self._run(cur, "SELECT record_version FROM users WHERE user_id = ?", (user_id,)).fetchone()
         mark = self.codec.ledger.mark(user_id) if self.codec.ledger is not None else 0
-        return max(0 if row is None else int(row[0]), mark) + 1
+        return max(0 if row is None else _version_or_zero(row[0]), mark) + 1
 
     def _marked(self, user_id: str, version: int) -> None:
         """After a commit: raise the user's rollback mark to ``version`` (when a ledger is configured)."""
@@ -369,7 +390,7 @@ class SqlStore(Store):
         if row is None:
             return None
         try:
-            record = self.codec.open(row)
+            record = self._open_row(row)
         except RecordIntegrityError as exc:  # altered since the attempt read it: nothing is written
             self._integrity_alert(cur, user_id, exc, time.time())
             return None
@@ -436,13 +457,12 @@ class SqlStore(Store):
             row = self._run(cur, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,)).fetchone()
             if row is not None:
                 try:
-                    record = self.codec.open(row)
+                    record = self._open_row(row)
                 except RecordIntegrityError as exc:
-                    # Altered, moved, rolled back or unsealed: a counted failure on its own row,
-                    # an alert, and the work of a failure against the decoy.
-                    state = self._claim_enrolled(cur, user_id, policy, now)
+                    # Altered, moved, rolled back, unsealed or unreadable: a counted failure, an
+                    # alert, and the work of a failure against the decoy.
+                    state = self._claim_unusable(cur, user_id, policy, now, exc)
                     if state is not None:
-                        self._integrity_alert(cur, user_id, exc, now)
                         return Attempt(None, state, self._decoy())
                 else:
                     self._last_row = row  # one reference assignment: atomic across threads
@@ -454,6 +474,24 @@ class SqlStore(Store):
             # An unknown id opens the last enrolled row (parsing, unsealing, the rollback mark's
             # look-up: what an enrolled id's own row costs) and is verified against it.
             return Attempt(None, self._claim_probe(cur, user_id, policy, now), self._decoy())
+
+    def _claim_unusable(
+        self, cur: Any, user_id: str, policy: LockoutPolicy, now: float, exc: RecordIntegrityError
+    ) -> FailureState | None:
+        """Claim an attempt against a record that failed its checks, and alert (``integrity``).
+
+        Counted on the record's own row, or, when that row's throttling columns are themselves
+        unreadable (a wait that is not a finite time, a count that is not a number), on the id's
+        ``probes`` row, whose state SQL can count: either way the attempt is throttled, counted and
+        answered as any failure. ``None``: the row is gone (the attempt is then an unknown id's).
+        """
+        if isinstance(exc, UnreadableRow) and exc.throttling:
+            state: FailureState | None = self._claim_probe(cur, user_id, policy, now)
+        else:
+            state = self._claim_enrolled(cur, user_id, policy, now)
+        if state is not None:
+            self._integrity_alert(cur, user_id, exc, now)
+        return state
 
     def _claim_enrolled(self, cur: Any, user_id: str, policy: LockoutPolicy, now: float) -> FailureState | None:
         """Claim on ``users`` and audit it; ``None`` if the id has no enrolment, refusals raised."""
@@ -558,7 +596,7 @@ class SqlStore(Store):
             if row is None:
                 return None
             try:
-                record = self.codec.open(row)
+                record = self._open_row(row)
             except RecordIntegrityError as exc:  # altered since the attempt read it: no key
                 self._integrity_alert(cur, user_id, exc, time.time())
                 return None
@@ -577,7 +615,9 @@ class SqlStore(Store):
                 raise UserNotFound(user_id)
             self._run(cur, "DELETE FROM probes WHERE user_id = ?", (user_id,))
             self._audit(cur, user_id, ["revoke"], now)
-        self._marked(user_id, int(row[0]) + 1)  # a restored copy of the deleted row is below its mark
+        mark = self.codec.ledger.mark(user_id) if self.codec.ledger is not None else 0
+        # A restored copy of the deleted row is below its mark (an unreadable version: above the old mark).
+        self._marked(user_id, max(_version_or_zero(row[0]), mark) + 1)
         self._erase_remnants()
 
     def reset(self, user_id: str, now: float) -> None:
@@ -749,3 +789,79 @@ def _failure_state(row: tuple[Any, ...], policy: LockoutPolicy) -> FailureState:
     if failures == policy.disable_threshold:
         events.append("disable")
     return FailureState(failures, locked_until, disabled, tuple(events))
+
+
+# -- reading rows ----------------------------------------------------------------------------------------
+#: Largest record version a row may hold (a signed 64-bit column; the seal encodes it in 8 bytes).
+MAX_RECORD_VERSION = (1 << 63) - 1
+
+
+class UnreadableRow(RecordIntegrityError):
+    """A ``users`` row whose columns do not have their types or ranges (written around the store).
+
+    ``throttling``: among them are the throttling columns (``failures``, ``locked_until``,
+    ``disabled``), which SQL then cannot count on.
+    """
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        super().__init__(f"stored columns of the wrong type or out of range: {', '.join(columns)}")
+        self.columns = tuple(columns)
+        self.throttling = bool(set(columns) & {"failures", "locked_until", "disabled"})
+
+
+_TEXT = (1, 2, 4, 5)
+_OPTIONAL_TEXT = (11, 12, 13, 14)
+_COLUMN_NAMES = tuple(name.strip() for name in _USER_COLUMNS.split(","))
+
+
+def _is_bytes(value: Any) -> bool:
+    return isinstance(value, (bytes, bytearray, memoryview))
+
+
+def _is_flag(value: Any) -> bool:
+    return isinstance(value, bool) or (isinstance(value, int) and value in (0, 1))
+
+
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _is_time(value: Any, *, low: float = -math.inf) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value < math.inf
+
+
+def checked_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A ``users`` row (``_USER_COLUMNS`` order) with every column of its type and range:
+    :class:`UnreadableRow` naming the columns that are not (never their values).
+
+    SQLite stores whatever a writer puts in a column (``'abc'`` as a record version, text as
+    helper data, ``inf`` as a wait); PostgreSQL's types stop most of it but not every range
+    (a negative version, an infinite time). Checked here, before any of it is used.
+    """
+    if len(row) != len(_COLUMN_NAMES):
+        raise UnreadableRow(["the row's column count"])
+    bad = [i for i in _TEXT if not isinstance(row[i], str)]
+    bad += [i for i in _OPTIONAL_TEXT if row[i] is not None and not isinstance(row[i], str)]
+    bad += [i for i in (6, 9) if not _is_flag(row[i])]
+    if not isinstance(row[0], str):
+        bad.append(0)
+    if not _is_bytes(row[3]):
+        bad.append(3)
+    if row[15] is not None and not _is_bytes(row[15]):
+        bad.append(15)
+    if not _is_int(row[7], 0, MAX_RECORD_VERSION):
+        bad.append(7)
+    if not _is_time(row[8], low=0.0):
+        bad.append(8)
+    if not _is_time(row[10]):
+        bad.append(10)
+    if not _is_int(row[16], 0, MAX_RECORD_VERSION):
+        bad.append(16)
+    if bad:
+        raise UnreadableRow([_COLUMN_NAMES[i] for i in sorted(bad)])
+    return tuple(row)
+
+
+def _version_or_zero(value: Any) -> int:
+    """A stored record version, or 0 when it is not one (the row is being replaced or deleted)."""
+    return value if _is_int(value, 0, MAX_RECORD_VERSION) else 0

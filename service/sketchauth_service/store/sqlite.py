@@ -22,6 +22,7 @@ a warning is logged. ``-shm`` is the WAL's page index (page numbers and checksum
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -31,9 +32,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sketchauth_service.store.base import StoreError
 from sketchauth_service.store.sql import SqlStore
 
-__all__ = ["SQLiteStore", "sqlite_path"]
+__all__ = [
+    "SQLiteFileError",
+    "SQLiteStore",
+    "sqlite_copy",
+    "sqlite_file_migrations",
+    "sqlite_in_use",
+    "sqlite_path",
+]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 10_000
@@ -46,6 +55,81 @@ def sqlite_path(url: str) -> Path:
     if not url.startswith("sqlite:///"):
         raise ValueError(f"not a sqlite URL: {url!r}")
     return Path(url[len("sqlite:///") :])
+
+
+#: Byte of the ``-shm`` file every connection in WAL mode holds a shared lock on while it is open
+#: (SQLite's "DMS" lock, ``UNIX_SHM_DMS`` in its os_unix.c: (22 + 8) * 4 + 8).
+_SHM_DMS_BYTE = 128
+
+
+def sqlite_in_use(path: Path) -> bool:
+    """Whether another process has the WAL-mode database at ``path`` open (a running service).
+
+    Every connection holds a shared POSIX lock on the ``DMS`` byte of ``-shm`` for as long as it
+    is open; an exclusive lock on it is granted only when no other process holds one. Tried
+    without waiting and released at once. Locks of this very process never conflict (POSIX), so
+    call it with no connection of its own open on the database (closing the descriptor here
+    drops this process's locks on ``-shm``).
+    """
+    shm = Path(f"{path}-shm")
+    try:
+        fd = os.open(shm, os.O_RDWR)
+    except FileNotFoundError:
+        return False  # no connection in WAL mode has it open
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _SHM_DMS_BYTE)
+    except OSError:
+        return True
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, _SHM_DMS_BYTE)
+        return False
+    finally:
+        os.close(fd)
+
+
+class SQLiteFileError(StoreError):
+    """A file that is not a readable SQLite database, or fails SQLite's integrity check."""
+
+
+@contextmanager
+def _connected(path: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def sqlite_file_migrations(path: Path) -> list[tuple[int, str, float]]:
+    """``(version, description, applied_at)`` of the migrations the SQLite file at ``path`` holds,
+    after ``PRAGMA integrity_check`` (:class:`SQLiteFileError`); changes nothing."""
+    with _connected(path) as conn:
+        try:
+            verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            found = conn.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).fetchone()[0]
+            rows = (
+                conn.execute("SELECT version, description, applied_at FROM schema_migrations ORDER BY version")
+                if found
+                else None
+            )
+            applied = [] if rows is None else [(int(v), str(d), float(t)) for v, d, t in rows.fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise SQLiteFileError(f"is not a readable SQLite database: {exc}") from None
+    if verdict != "ok":
+        raise SQLiteFileError(f"fails SQLite's integrity check: {verdict}")
+    return applied
+
+
+def sqlite_copy(source: Path, destination: Path, *, journal_mode: str) -> None:
+    """Copy the database ``source`` into ``destination`` with SQLite's online backup API (pages copied
+    in one read snapshot while writers go on), leaving ``destination`` in ``journal_mode``."""
+    if journal_mode not in ("DELETE", "WAL"):
+        raise ValueError("journal_mode is DELETE (a self-contained file) or WAL (the store's mode)")
+    with _connected(source) as src, _connected(destination) as dst:
+        src.backup(dst)
+        dst.execute(f"PRAGMA journal_mode = {journal_mode}")  # one of two literals, checked above
 
 
 def _create_private(path: Path) -> None:
