@@ -471,7 +471,7 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
             f"sqlite:///{tmp_path}/x.db",
         ],
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{REPO}:{REPO / 'service'}", "SKETCHAUTH_API_KEYS": API_KEY},
         capture_output=True,
         text=True,
         timeout=60,
