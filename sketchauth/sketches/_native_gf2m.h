@@ -203,12 +203,20 @@ SA_TARGET_PCLMUL static inline gf_w clmul_hw(uint64_t a, uint64_t b)
     return ((gf_w)(uint64_t)_mm_extract_epi64(p, 1) << 64) | (uint64_t)_mm_cvtsi128_si64(p);
 }
 
-/* Full product: two folds of the high part with r = poly - x^m, as below, on 128-bit values. */
+/* Full product, reduced without leaving the vector registers: with s = 64 - m, the product of
+ * a x^s and b is (a b) x^s, whose high word is h = (a b) div x^m and whose low word is
+ * (a b mod x^m) x^s.  The first fold multiplies h by r x^s (r = poly - x^m, deg r = d <= (m + 1)/2,
+ * so r x^s fits a word): high word h2 = (h r) div x^m < 2^(d - 1), low word (h r mod x^m) x^s.
+ * The second fold h2 r < 2^(2d - 1) <= 2^m is already reduced.  Three carry-less multiplies, one
+ * shift of both low words by s, no 128-bit arithmetic in general registers. */
 SA_TARGET_PCLMUL static inline gf_e mul_hw(const gf_t *f, gf_e a, gf_e b)
 {
-    gf_w p = clmul_hw(a, b);
-    gf_w p1 = ((gf_e)p & f->mask) ^ clmul_hw((uint64_t)(p >> f->m), f->low);
-    return ((gf_e)p1 & f->mask) ^ (gf_e)clmul_hw((uint64_t)(p1 >> f->m), f->low);
+    const int s = 64 - f->m;
+    const __m128i p = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)(a << s)), _mm_cvtsi64_si128((long long)b), 0x00);
+    const __m128i t = _mm_clmulepi64_si128(p, _mm_cvtsi64_si128((long long)(f->low << s)), 0x01);
+    const __m128i u = _mm_clmulepi64_si128(t, _mm_cvtsi64_si128((long long)f->low), 0x01);
+    const __m128i low = _mm_srl_epi64(_mm_xor_si128(p, t), _mm_cvtsi32_si128(s));
+    return (gf_e)_mm_cvtsi128_si64(_mm_xor_si128(low, u));
 }
 #else
 SA_TARGET_PCLMUL static inline uint64_t clmul_hw(uint64_t a, uint64_t b)

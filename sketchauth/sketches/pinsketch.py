@@ -99,6 +99,7 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
     the independent exponents, the exact dimension of the syndrome space over GF(2).
     """
     n = (1 << m) - 1
+    top = 2 * t  # only odd members below 2t are ever looked up: only they are recorded
     first_seen: dict[int, tuple[int, int]] = {}  # coset member -> (index k, power e)
     dependent: list[tuple[int, int, int]] = []
     subfield: list[tuple[int, int]] = []
@@ -111,7 +112,8 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
             continue
         member, size = i, 0
         while True:
-            first_seen.setdefault(member, (k, size))
+            if member & 1 and member < top:
+                first_seen.setdefault(member, (k, size))
             member = (member * 2) % n
             size += 1
             if member == i:
