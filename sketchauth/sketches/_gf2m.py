@@ -1,4 +1,4 @@
-"""Hazmat: GF(2^m) arithmetic (8 ≤ m ≤ 32) and the binary-BCH decoding steps PinSketch uses.
+"""Hazmat: GF(2^m) arithmetic (8 ≤ m ≤ 64) and the binary-BCH decoding steps PinSketch uses.
 
 **This is a low-level module.** It validates nothing it is not told to, trusts its callers to
 pass field elements in range, and is private to :mod:`sketchauth.sketches.pinsketch`
@@ -28,6 +28,27 @@ primitive polynomial with the fewest terms (a trinomial where one exists, else a
     19  x^19+x^5+x^2+x+1       (0x80027) 32  x^32+x^7+x^6+x^2+1      (0x1000000c5)
     20  x^20+x^3+1             (0x100009)
 
+    m   polynomial                       m   polynomial
+    33  x^33+x^13+1                      49  x^49+x^9+1
+    34  x^34+x^8+x^4+x^3+1               50  x^50+x^4+x^3+x^2+1
+    35  x^35+x^2+1                       51  x^51+x^6+x^3+x+1
+    36  x^36+x^11+1                      52  x^52+x^3+1
+    37  x^37+x^6+x^4+x+1                 53  x^53+x^6+x^2+x+1
+    38  x^38+x^6+x^5+x+1                 54  x^54+x^8+x^6+x^3+1
+    39  x^39+x^4+1                       55  x^55+x^24+1
+    40  x^40+x^5+x^4+x^3+1               56  x^56+x^7+x^4+x^2+1
+    41  x^41+x^3+1                       57  x^57+x^7+1
+    42  x^42+x^7+x^4+x^3+1               58  x^58+x^19+1
+    43  x^43+x^6+x^4+x^3+1               59  x^59+x^7+x^4+x^2+1
+    44  x^44+x^6+x^5+x^2+1               60  x^60+x+1
+    45  x^45+x^4+x^3+x+1                 61  x^61+x^5+x^2+x+1
+    46  x^46+x^8+x^7+x^6+1               62  x^62+x^6+x^5+x^3+1
+    47  x^47+x^5+1                       63  x^63+x+1
+    48  x^48+x^9+x^7+x^4+1               64  x^64+x^4+x^3+x+1
+
+Every low part ``poly − x^m`` has degree at most ``(m + 1)/2`` (the largest: x^24 at m = 55), so
+two folds reduce any product.
+
 Addition is XOR. PinSketch treats elements only as labels of set members, so the polynomial
 choice is part of the helper format (it fixes which power sums a set has) and never changes.
 
@@ -39,11 +60,15 @@ arguments, never a global switch, and every combination computes the same values
 * ``backend="native"``: the compiled extension :mod:`sketchauth.sketches._native` (built by
   ``pip install`` when a C compiler is available). Its methods: ``"clmul"`` uses the CPU's
   carry-less multiply instruction (PCLMULQDQ, detected at run time) and reduces with two
-  carry-less folds; ``"tables"`` (m ≤ 16) log/antilog tables; ``"clmul-portable"`` a
+  carry-less folds (above m = 32 in the vector registers: the operand shifted by 64 − m makes
+  the product's high word its quotient by x^m); ``"tables"`` (m ≤ 16) log/antilog tables; ``"clmul-portable"`` a
   4-bit-window carry-less product in plain C. ``"auto"`` picks ``"clmul"`` where the CPU has the
   instruction, else ``"tables"`` for m ≤ 16 and ``"clmul-portable"`` above. A whole PinSketch
   recovery (Berlekamp–Massey, root finding, verification, the symmetric difference with the
-  sample) is one call into C: :func:`recover_set`.
+  sample) is one call into C: :func:`recover_set`. The C source is compiled twice: elements in
+  32-bit words with 64-bit unreduced products for m ≤ 32, and 64-bit words with 128-bit products
+  above (only where the compiler has a 128-bit integer; elsewhere :func:`binary_field` gives the
+  numpy field for those m).
 * ``backend="numpy"`` (the fallback when the extension is absent): ``"tables"`` (default for
   m ≤ 16) log/antilog tables built in one Python loop (≈7 ms at m = 16), products by table
   lookups, vectors by numpy gathers; ``"clmul"`` (default above 16) carry-less products.
@@ -54,10 +79,14 @@ arguments, never a global switch, and every combination computes the same values
   :data:`VMUL_CHUNK` values so temporaries stay a few MiB at any size. Reduction folds the high
   half twice with the low part of the polynomial (shifts and XORs). Scalars are Python ints: the
   16 multiples of ``a`` by 4-bit polynomials and eight nibble lookups of ``b``, reduced by four
-  byte tables. Polynomial division (Euclid in the root finder) and the powers ``z^(2i) mod σ``
-  pack a whole polynomial into one Python int, one slot per coefficient (64 bits, or 32 for
-  m ≤ 16), left unreduced: XOR never carries between slots, so a whole "scalar times
-  polynomial" step is a few big-int lookups and shifts, for both methods.
+  byte tables. Above m = 32 (:data:`NARROW_MAX_M`) a product has up to 127 bits: vectors split
+  each 64-bit operand into 32-bit halves and multiply by carry-less Karatsuba (three of the
+  products above), keep the result as two uint64 halves and reduce them by two folds; scalars use
+  sixteen nibble lookups and eight byte tables. Polynomial division (Euclid in the root finder)
+  and the powers ``z^(2i) mod σ`` pack a whole polynomial into one Python int, one slot per
+  coefficient (64 bits; 32 for m ≤ 16, 128 above m = 32), left unreduced: XOR never carries
+  between slots, so a whole "scalar times polynomial" step is a few big-int lookups and shifts,
+  for both methods.
 
 :func:`sketchauth.sketches.backend` reports the default (``"native"`` when the extension is
 built). A plain shift-and-add reference (:func:`reference_mul`, :func:`reference_pow`,

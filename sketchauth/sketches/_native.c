@@ -1,5 +1,5 @@
 /*
- * sketchauth.sketches._native -- compiled kernels for PinSketch (GF(2^m), m <= 32), the fuzzy
+ * sketchauth.sketches._native -- compiled kernels for PinSketch (GF(2^m), m <= 64), the fuzzy
  * vaults (prime fields p < 2^31) and the polar list decoder of the angular sketch.
  *
  * Optional: the package builds it when a C compiler is available and falls back to the numpy
@@ -9,16 +9,20 @@
  * index it uses, so no input can make it read or write out of bounds.
  *
  * GF(2^m)
- *   Elements are uint32 in the polynomial basis modulo the fixed primitive polynomial of each m
- *   (the table in _gf2m.py).  Three multiplication kernels, chosen per field object:
+ *   Elements are words in the polynomial basis modulo the fixed primitive polynomial of each m
+ *   (the table in _gf2m.py).  The kernels live in _native_gf2m.h, compiled twice below: uint32
+ *   elements with uint64 unreduced products for m <= 32 (type GF2m), and uint64 elements with
+ *   unsigned __int128 products for 32 < m <= 64 (type GF2m64, where the compiler has 128-bit
+ *   integers); GF2m(m, kernel) returns the one for m.  Three multiplication kernels, chosen per
+ *   field object:
  *     "pclmul"   -- the x86 carry-less multiply instruction (detected at run time with cpuid),
  *                   reduction by two carry-less folds with the low part r of the polynomial;
  *     "tables"   -- log/antilog tables of the generator x (m <= 16);
  *     "portable" -- carry-less products from a 4-bit window table of one operand (16 multiples,
  *                   eight lookups), reduction by four byte tables.
- *   Sums of products are accumulated *unreduced* (uint64, carry-less products of two m-bit values
- *   have at most 2m - 1 <= 63 bits and XOR never carries) and reduced once: a polynomial step
- *   "acc += q * b(z)" costs deg b carry-less products and no reductions.
+ *   Sums of products are accumulated *unreduced* (uint64, or 128 bits above m = 32: carry-less
+ *   products of two m-bit values have at most 2m - 1 bits and XOR never carries) and reduced once:
+ *   a polynomial step "acc += q * b(z)" costs deg b carry-less products and no reductions.
  *
  *   Decoding (binary BCH, Dodis-Ostrovsky-Reyzin-Smith section 6.3; the same pipeline as
  *   minisketch's doc/math.md): odd power sums, Berlekamp-Massey with the binary shortcut (even

@@ -1,3 +1,18 @@
+/*
+ * The GF(2^m) kernels of sketchauth.sketches._native (see _native.c's header for the mathematics),
+ * written once for both element widths.  _native.c includes this file twice, after defining:
+ *   gf_e           the element word: uint32_t (m <= 32) or uint64_t (32 < m <= 64);
+ *   gf_w           an unreduced carry-less product (up to 2m - 1 bits): uint64_t or unsigned __int128;
+ *   GF_WIDE        0 or 1 (where the two widths need different code: byte-table counts, the window
+ *                  product's length, the PCLMUL reduction, the SIMD axpy of 32-bit elements);
+ *   GF_BYTES       byte tables per element (4 or 8);
+ *   GF_PASS_MIN_M, GF_PASS_MAX_M   the m this pass serves;
+ *   GF_SFX, GF_NAME(name)          the suffix given to every static name below (_32, _64), by the
+ *                  #define list that follows, undone at the end of the file;
+ *   GF_TYPE_NAME   the Python type's name.
+ * No include guard: including it twice is the point.
+ */
+
 /* Names of this pass: every static name of this file gets the pass's suffix (GF_SFX). */
 #define FIELDS GF_NAME(FIELDS)
 #define GF2mObject GF_NAME(GF2mObject)
