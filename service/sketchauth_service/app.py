@@ -120,7 +120,7 @@ def _ready_store(settings: Settings, store: Store) -> Store:
     store.migrate()
     # pepper: refuse a database this deployment's peppers cannot read; wrap helpers from here on
     ring = settings.pepper_ring()
-    check_database(store, ring)
+    check_database(store, ring, settings.deployment_id)
     return peppered(store, ring, settings)  # every record through the deployment's codec
 
 

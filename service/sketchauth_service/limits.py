@@ -9,10 +9,14 @@ their bounds from it, so the number a client reads in the OpenAPI schema or in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.errors import SettingsError
 
 __all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_SAMPLES",
+    "DEFAULT_MAX_SAMPLE_LENGTH",
     "MAX_BODY_BYTES",
     "MAX_ENROLMENT_NUMBERS",
     "PIN_MAX_LENGTH",
@@ -46,6 +50,21 @@ MAX_ENROLMENT_NUMBERS = 1 << 18
 #: 4 MiB keeps parsing near 28 MB; the largest enrolment within MAX_ENROLMENT_NUMBERS needs about
 #: 2 MiB (64 captures of 4,096 weighted-vault elements).
 MAX_BODY_BYTES = 1 << 22
+#: The defaults of ``SKETCHAUTH_MAX_SAMPLES``, ``SKETCHAUTH_MAX_SAMPLE_LENGTH`` and ``SKETCHAUTH_MAX_BODY_BYTES``.
+DEFAULT_MAX_SAMPLES = 16
+DEFAULT_MAX_SAMPLE_LENGTH = 4096
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+
+
+class LimitSettings(Protocol):
+    """The settings the limits are read from (the service's ``Settings`` has them)."""
+
+    @property
+    def max_samples(self) -> int: ...
+    @property
+    def max_sample_length(self) -> int: ...
+    @property
+    def max_body_bytes(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +100,7 @@ class RequestLimits:
         return problems
 
     @classmethod
-    def of(cls, settings: Settings) -> RequestLimits:
+    def of(cls, settings: LimitSettings) -> RequestLimits:
         """The settings' limits; ``SettingsError`` if they would let a request cost more than the budget."""
         try:
             return cls(settings.max_samples, settings.max_sample_length, settings.max_body_bytes)
@@ -91,5 +110,4 @@ class RequestLimits:
     @classmethod
     def default(cls) -> RequestLimits:
         """The limits of the default settings (what the service enforces when nothing is configured)."""
-        fields = Settings.model_fields
-        return cls(fields["max_samples"].default, fields["max_sample_length"].default, fields["max_body_bytes"].default)
+        return cls(DEFAULT_MAX_SAMPLES, DEFAULT_MAX_SAMPLE_LENGTH, DEFAULT_MAX_BODY_BYTES)

@@ -219,7 +219,7 @@ def enrolment_request(pipeline: Pipeline, samples: Any) -> dict[str, Any]:
         return {"scheme": scheme, "params": params, "samples": [[float(x) for x in template]]}
     if pipeline.kind != "asymmetric-interval":
         return {"scheme": scheme, "params": params, "samples": [_json_ints(pipeline.secret_from_samples(samples))]}
-    from sketchauth.templates import DEFAULT_SCALE  # start-up: only pipelines need the templates
+    from sketchauth.sketches.interval_template import DEFAULT_SCALE  # start-up: only pipelines need it
 
     spread, scale, margin = pipeline.spread, pipeline.scale, pipeline.margin  # type: ignore[attr-defined]
     if scale != DEFAULT_SCALE[spread]:

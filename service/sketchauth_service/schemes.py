@@ -48,7 +48,7 @@ from sketchauth.errors import ParameterError
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.base import SchemeDescriptor, SecureSketch
 from sketchauth.sketches.params import Parameter
-from sketchauth.sketches.registry import REGISTRY, scheme_class, scheme_descriptor
+from sketchauth.sketches.registry import Registration, registrations, scheme_class, scheme_descriptor
 from sketchauth_service.jsontypes import integral
 from sketchauth_service.limits import RequestLimits
 
@@ -60,13 +60,13 @@ __all__ = [
     "NOT_OFFERED",
     "POLICIES",
     "RULES",
-    "SCHEME_SPECS",
     "SchemeSpec",
     "UnknownScheme",
     "available_schemes",
     "build_sketch",
     "get_scheme",
     "pin_cascade",
+    "scheme_specs",
     "stored_sketch",
     "warm_up",
 ]
@@ -452,13 +452,19 @@ class SchemeSpec:
 
 @lru_cache(maxsize=64)
 def _params_model(name: str, limits: RequestLimits) -> type[BaseModel]:
-    return _build_params_model(SCHEME_SPECS[name].descriptor, limits)
+    return _build_params_model(scheme_specs()[name].descriptor, limits)
 
 
-def _offered() -> dict[str, SchemeSpec]:
+def scheme_specs() -> dict[str, SchemeSpec]:
+    """A spec per registered family the service offers (read from the library's registry)."""
+    return _offered(registrations())
+
+
+@lru_cache(maxsize=8)
+def _offered(entries: tuple[Registration, ...]) -> dict[str, SchemeSpec]:
     """A spec per registered family the service offers whose library module imports."""
     specs: dict[str, SchemeSpec] = {}
-    for entry in REGISTRY:
+    for entry in entries:
         if entry.composite or entry.name in NOT_OFFERED:
             continue
         try:
@@ -466,9 +472,6 @@ def _offered() -> dict[str, SchemeSpec]:
         except (ImportError, AttributeError):
             continue  # not in this tree: not offered
     return specs
-
-
-SCHEME_SPECS: dict[str, SchemeSpec] = _offered()
 
 
 @cache
@@ -493,12 +496,12 @@ def warm_up(spec: SchemeSpec) -> None:
 
 def available_schemes() -> list[SchemeSpec]:
     """The schemes whose library module is present, in a stable order."""
-    return [spec for spec in SCHEME_SPECS.values() if spec.available()]
+    return [spec for spec in scheme_specs().values() if spec.available()]
 
 
 def get_scheme(name: str) -> SchemeSpec:
     """The spec of an offered scheme (:class:`UnknownScheme` otherwise)."""
-    spec = SCHEME_SPECS.get(name)
+    spec = scheme_specs().get(name)
     if spec is None or not spec.available():
         known = ", ".join(s.name for s in available_schemes())
         raise UnknownScheme(f"unknown scheme {name!r}; offered: {known}")

@@ -62,11 +62,16 @@ Variables (defaults in brackets):
 * ``SKETCHAUTH_PIN_MIN_ENTROPY``: the min-entropy in bits the deployment declares for its PINs
   (e.g. ``13.29`` for uniformly chosen 4-digit PINs); with it the entropy report of a PIN
   enrolment shows the loss diverted to the PIN, without it those bounds stay open;
-* ``SKETCHAUTH_PEPPER``: the deployment's pepper (:mod:`sketchauth_service.pepper`), a secret of at least
-  128 bits (22 base64url characters or 32 hex digits) kept out of the database: every stored
-  helper is mixed with a pad keyed by it and a per-enrolment nonce, so two deployments' databases
-  cannot be linked; never logged (the settings log shows its public id only).
+* ``SKETCHAUTH_PEPPER``: the deployment's pepper (:mod:`sketchauth_service.pepper`), a secret made by
+  ``sketchauth pepper new`` and kept out of the database: every stored record is sealed under
+  keys derived from it (argon2id, then HKDF), so two deployments' databases cannot be linked and
+  a stolen one tests no guess cheaply; never logged (the settings log shows its public id only).
   ``SKETCHAUTH_PEPPER_FILE``: the same, read from a file (first line) instead;
+  ``SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER`` [off]: accept a pepper text of another form (an older
+  deployment's), logged as INSECURE;
+* ``SKETCHAUTH_PKCS11_MODULE``, ``SKETCHAUTH_PKCS11_TOKEN_LABEL``, ``SKETCHAUTH_PKCS11_PIN_FILE`` (or
+  ``SKETCHAUTH_PKCS11_PIN``), ``SKETCHAUTH_PKCS11_KEY_LABEL`` [sketchauth-records]: seal every record
+  through a non-extractable key inside a PKCS#11 token instead of a pepper (:mod:`sketchauth_service.keyring`);
 * ``SKETCHAUTH_PEPPER_PREVIOUS``: comma-separated earlier peppers, read-only, during a rotation
   (records they wrapped stay readable until ``sketchauth pepper rotate`` re-wraps them);
 * ``SKETCHAUTH_REQUIRE_PEPPER`` [off]: refuse to start without a pepper;
@@ -81,18 +86,22 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE, HASH_PROFILES
 from sketchauth_service.credentials import MIN_HEX_KEY_LENGTH, MIN_KEY_LENGTH, KeyFileError, KeySource
+from sketchauth_service.errors import SettingsError
+from sketchauth_service.limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SAMPLE_LENGTH,
+    DEFAULT_MAX_SAMPLES,
+    RequestLimits,
+)
 from sketchauth_service.pepper import PepperRing, PepperSettingsError
 from sketchauth_service.store.postgres import valid_schema_name
-
-if TYPE_CHECKING:
-    from sketchauth_service.pepper import PepperRing
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -115,27 +124,23 @@ DEFAULT_DATABASE_URL = "sqlite:///./sketchauth.db"
 TEST_PROFILE = "test"
 #: Cap on a declared PIN min-entropy: the service takes PINs of at most 256 characters.
 MAX_PIN_MIN_ENTROPY = 8 * 256
-#: Enrolment captures per request (``SKETCHAUTH_MAX_SAMPLES``): default, smallest and largest
-#: setting. The smallest is 2 because the multi-capture schemes (asymmetric interval, weighted
-#: vault) enrol from at least two.
-DEFAULT_MAX_SAMPLES = 16
+#: Enrolment captures per request (``SKETCHAUTH_MAX_SAMPLES``): default (:mod:`.limits`), smallest and
+#: largest setting. The smallest is 2 because the multi-capture schemes (asymmetric interval,
+#: weighted vault) enrol from at least two.
 MIN_SAMPLES_SETTING = 2
 MAX_SAMPLES_CAP = 256
-#: Numbers per sample (``SKETCHAUTH_MAX_SAMPLE_LENGTH``): default, smallest and largest setting.
-#: The smallest leaves room for every scheme's smallest parameters (a code-offset sketch needs
-#: n >= 3 bytes to correct one error).
-DEFAULT_MAX_SAMPLE_LENGTH = 4096
+#: Numbers per sample (``SKETCHAUTH_MAX_SAMPLE_LENGTH``): default (:mod:`.limits`), smallest and largest
+#: setting. The smallest leaves room for every scheme's smallest parameters (a code-offset sketch
+#: needs n >= 3 bytes to correct one error).
 MIN_SAMPLE_LENGTH_SETTING = 8
 MAX_SAMPLE_LENGTH_CAP = 1 << 16
 
 #: Fields whose values are never quoted in an error message.
-_SECRET_FIELDS = frozenset({"api_keys", "admin_keys", "database_url", "log_key", "pepper", "pepper_previous"})
+_SECRET_FIELDS = frozenset(
+    {"api_keys", "admin_keys", "database_url", "log_key", "pepper", "pepper_previous", "pkcs11_pin"}
+)
 
 KeyList = Annotated[tuple[str, ...], NoDecode]
-
-
-class SettingsError(ValueError):
-    """A setting is missing or malformed; the service must not start."""
 
 
 class Settings(BaseSettings):
@@ -182,7 +187,9 @@ class Settings(BaseSettings):
     disable_threshold: int = Field(
         50, ge=1, description="consecutive failures that disable the biometric, an integer >= 1"
     )
-    max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body in bytes, an integer >= 1024")
+    max_body_bytes: int = Field(
+        DEFAULT_MAX_BODY_BYTES, ge=1024, description="largest request body in bytes, an integer >= 1024"
+    )
     body_timeout_seconds: float = Field(
         5.0, gt=0, le=300, description="longest time to receive a request body in seconds, a number in (0, 300]"
     )
@@ -263,6 +270,16 @@ class Settings(BaseSettings):
     rollback_ledger: str | None = Field(
         None, description="SQLite file of rollback marks, kept outside the database's storage (needs a pepper)"
     )
+    allow_unformatted_pepper: bool = Field(
+        False,
+        description="accept a SKETCHAUTH_PEPPER not made by 'sketchauth pepper new' (an older deployment's; "
+        "logged as INSECURE at start)",
+    )
+    pkcs11_module: str | None = Field(None, description="PKCS#11 module (.so) of the token holding the record key")
+    pkcs11_token_label: str | None = Field(None, description="label of the token holding the record key")
+    pkcs11_pin: str | None = Field(None, repr=False, description="the token's user PIN (prefer the PIN file)")
+    pkcs11_pin_file: str | None = Field(None, description="file whose first line is the token's user PIN")
+    pkcs11_key_label: str | None = Field(None, description="label of the record key in the token [sketchauth-records]")
     # -- end pepper ----------------------------------------------------------------------------
 
     def __init__(self, **values: Any) -> None:
@@ -327,7 +344,9 @@ class Settings(BaseSettings):
 
     def public_view(self) -> dict[str, Any]:
         """The effective settings without secrets: keys by name and scopes, the database URL without a password."""
-        values = self.model_dump(exclude={"api_keys", "admin_keys", "log_key", "pepper", "pepper_previous"})
+        values = self.model_dump(
+            exclude={"api_keys", "admin_keys", "log_key", "pepper", "pepper_previous", "pkcs11_pin"}
+        )
         values["database_url"] = re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", self.database_url)
         values["log_key"] = "set" if self.log_key else "random per process"
         values.update(self._pepper_view())  # pepper: ids only, never the secrets
@@ -369,9 +388,6 @@ class Settings(BaseSettings):
         ring = self.pepper_ring()  # pepper: refuses a weak, unreadable or required-but-missing pepper
         if self.rollback_ledger and ring.current is None:
             raise SettingsError("SKETCHAUTH_ROLLBACK_LEDGER needs a pepper: its marks are keyed by SKETCHAUTH_PEPPER")
-        # cycle: sketchauth_service.settings <-> sketchauth_service.limits (the limits are read from these settings)
-        from sketchauth_service.limits import RequestLimits
-
         RequestLimits.of(self)  # the cost caps: refused here, before any worker builds the app
         if not valid_schema_name(self.postgres_schema):
             raise SettingsError(

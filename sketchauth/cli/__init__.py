@@ -39,7 +39,7 @@ __all__ = ["DEFAULT_PROFILE_NAME", "build_parser", "main"]
 Handler = Callable[[argparse.Namespace], int]
 
 #: One entry per sub-command group; each adds its parser(s) and sets ``func``.
-_COMMANDS: list[Callable[[SubParsers], None]] = [
+_COMMANDS: list[Callable[[SubParsers[argparse.ArgumentParser]], None]] = [
     demo.add,
     evaluate.add,
     serve.add,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ __all__ = [
 
 Data = LabelledVectors | LabelledSets
 #: ``enrol_fn(sketch, samples, setting) -> secret``: an identity's enrolment samples to its secret.
-EnrolFn = Callable[[SecureSketch, Any, Any], Any]
+EnrolFn = Callable[[SecureSketch[Any, Any], Any, Any], Any]
 #: ``score(template_features, probe_features) -> scores`` (broadcasting over leading axes).
 Scorer = Callable[[Any, Any], np.ndarray]
 
@@ -90,7 +90,7 @@ class Enrolled:
     secrets: tuple[Any, ...]
 
 
-def _range_hint(sketch: SecureSketch) -> str:
+def _range_hint(sketch: SecureSketch[Any, Any]) -> str:
     if getattr(sketch, "quantiser", None) is None:
         return ""
     return (
@@ -100,7 +100,7 @@ def _range_hint(sketch: SecureSketch) -> str:
 
 
 def enrol_population(
-    sketch: SecureSketch, enrol_fn: EnrolFn, data: Data, trials: TrialPlan, setting: Any = None
+    sketch: SecureSketch[Any, Any], enrol_fn: EnrolFn, data: Data, trials: TrialPlan, setting: Any = None
 ) -> Enrolled:
     """Run ``enrol_fn`` and the real encoder for every identity of the plan."""
     samples = samples_of(data)
@@ -135,7 +135,7 @@ class ProjectedTrials:
     @property
     def templates(self) -> np.ndarray:
         """The enrolment means (``J × k``): the unprotected reference's and the pipelines' template."""
-        return self.enrolment.mean(axis=1)
+        return cast("np.ndarray", self.enrolment.mean(axis=1))
 
     @property
     def identities(self) -> int:

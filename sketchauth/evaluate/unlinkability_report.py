@@ -283,7 +283,9 @@ class _Enrolled:
     peppered: tuple[list[list[bytes]], list[list[bytes]]]
 
 
-def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
+def _enrol_all(
+    pipeline: Pipeline, sketch: SecureSketch[Any, Any], groups: list[tuple[Any, list[np.ndarray]]]
+) -> _Enrolled:
     """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
     peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
     clear: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
@@ -300,7 +302,7 @@ def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any,
 
 
 def _score_pairs(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     attack: PairAttack,
     stored: tuple[list[list[bytes]], list[list[bytes]]],
     pairs: Sequence[tuple[int, int, int, int]],
@@ -371,7 +373,7 @@ def _evaluate_pipeline(
     return out
 
 
-def _parsed_fraction(sketch: SecureSketch, stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
+def _parsed_fraction(sketch: SecureSketch[Any, Any], stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
     """Share of sealed records that happen to parse as helpers of the scheme (expected: 0)."""
     records = [h for side in stored for person in side for h in person]
     return float(np.mean([parses_as_helper(sketch, h) for h in records]))

@@ -29,8 +29,14 @@
  *     and gcd(h, T_i mod h) splits each pending factor h whose roots they separate.  The beta_i,
  *     i < m, form a GF(2)-basis, so two distinct roots r, s (Tr(beta_i (r + s)) is a non-zero
  *     linear functional of beta_i) are separated within m rounds: splitting always terminates.
- *     beta comes from the caller (Python's secrets), so a crafted sketch cannot predict which
- *     splits happen.  Factors of degree 2 are solved in closed form (z = b y, y^2 + y = c / b^2).
+ *     beta comes from the caller (Python's secrets), or from getentropy in decode_plain, so a
+ *     crafted sketch cannot predict which splits happen.  Factors of degree 2 are solved in
+ *     closed form (z = b y, y^2 + y = c / b^2).
+ *   PinSketch's public calls: encode_plain and decode_plain take the caller's plain sets (exact
+ *   list, tuple, set or frozenset of exact ints, or an 8-byte integer buffer) and validate them
+ *   here (range, size, duplicates by an O(n) radix sort), returning None for anything else so
+ *   that the Python general path words every refusal; decode_plain also checks the stored
+ *   payload's words and cyclotomic relations (SketchFormatError, the wording of pinsketch.py).
  *
  * F_p (vaults)
  *   Residues in [0, p), p < 2^31; products below 2^62 are reduced by Barrett's method with
@@ -1962,6 +1968,338 @@ static PyObject *GF2m_recover_payload(GF2mObject *self, PyObject *args)
     return recover_owned(self->f, diff, t, sample, n, beta, 1);
 }
 
+/* -- fast public paths: plain inputs validated here, one call per encode or decode ---------------- */
+
+/* Sort field elements (values below 2^bits): insertion sort for small inputs, else an LSD radix
+ * sort on bytes (passes where every value has the same byte are skipped).  O(n) for any input,
+ * so a crafted sample cannot buy quadratic work.  Returns -1 when scratch memory is missing. */
+static int sort_elems(uint32_t *a, size_t n, int bits)
+{
+    uint32_t *tmp, *src = a, *dst;
+    size_t count[256];
+    if (n <= 32) {
+        for (size_t i = 1; i < n; i++) {
+            uint32_t v = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return 0;
+    }
+    if (!(tmp = (uint32_t *)xalloc(n, sizeof(uint32_t)))) return -1;
+    dst = tmp;
+    for (int shift = 0; shift < bits; shift += 8) {
+        size_t sum = 0;
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & 255]++;
+        if (count[(src[0] >> shift) & 255] == n) continue;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 255]++] = src[i];
+        {
+            uint32_t *swap = src;
+            src = dst;
+            dst = swap;
+        }
+    }
+    if (src != a) memcpy(a, src, n * sizeof(uint32_t));
+    PyMem_RawFree(tmp);
+    return 0;
+}
+
+/* One Python int of a plain container as a non-zero field element (0 if it is none). */
+static int plain_elem(const gf_t *f, PyObject *o, uint32_t *out)
+{
+    int overflow = 0;
+    long long v;
+    if (!PyLong_CheckExact(o)) return 0;
+    v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || v < 1 || (unsigned long long)v > f->mask) return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+/* Elements of a buffer of 8-byte integers (one dimension, C-contiguous), each a non-zero field
+ * element; 0 for any other buffer or value. */
+static int plain_words(const gf_t *f, PyObject *obj, uint32_t **out, size_t *n)
+{
+    Py_buffer view;
+    const char *fmt;
+    const uint64_t *w;
+    int ok = 0;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    fmt = view.format ? view.format : "B";
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<') fmt++;
+    *n = view.itemsize == 8 ? (size_t)(view.len / 8) : 0;
+    if (view.ndim != 1 || *n == 0 || strlen(fmt) != 1 || !strchr("qQlLnN", *fmt)) goto done;
+    if (!(*out = (uint32_t *)xalloc(*n, sizeof(uint32_t)))) {
+        PyErr_NoMemory();
+        ok = -1;
+        goto done;
+    }
+    w = (const uint64_t *)view.buf;
+    for (size_t k = 0; k < *n; k++) {
+        /* as int64 or uint64 alike: a field element is a small positive value in both */
+        if (w[k] == 0 || w[k] > f->mask) {
+            PyMem_RawFree(*out);
+            *out = NULL;
+            goto done;
+        }
+        (*out)[k] = (uint32_t)w[k];
+    }
+    ok = 1;
+done:
+    PyBuffer_Release(&view);
+    return ok;
+}
+
+/* The elements of a plain input -- an exact list, tuple, set or frozenset of exact ints, or a
+ * one-dimensional C-contiguous buffer of 8-byte integers -- that are non-zero field elements,
+ * distinct, at least one and at most 2^m - 1 of them: into a fresh array (*out, freed by the
+ * caller with PyMem_RawFree), sorted when `want_sorted` (or when duplicates must be looked for).
+ * Returns 1; 0 when the input is not plain or has any defect (no exception set: the caller's
+ * general path then decides what is wrong and words it); -1 with an exception (memory).
+ * Reading exact ints runs no Python code, so a container cannot change while it is read. */
+static int plain_elements(const gf_t *f, PyObject *obj, int want_sorted, uint32_t **out, size_t *n)
+{
+    Py_ssize_t size, k = 0;
+    int distinct = PySet_CheckExact(obj) || PyFrozenSet_CheckExact(obj), rc;
+    *out = NULL;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        size = PySequence_Fast_GET_SIZE(obj);
+        if (size == 0 || (size_t)size > f->mask) return 0;
+        if (!(*out = (uint32_t *)xalloc((size_t)size, sizeof(uint32_t)))) goto nomem;
+        for (; k < size; k++)
+            if (!plain_elem(f, items[k], *out + k)) break;
+    } else if (distinct) {
+        PyObject *it, *item;
+        size = PySet_GET_SIZE(obj);
+        if (size == 0 || (size_t)size > f->mask) return 0;
+        if (!(*out = (uint32_t *)xalloc((size_t)size, sizeof(uint32_t)))) goto nomem;
+        if (!(it = PyObject_GetIter(obj))) {
+            PyMem_RawFree(*out);
+            *out = NULL;
+            return -1;
+        }
+        while (k < size && (item = PyIter_Next(it)) != NULL) {
+            int ok = plain_elem(f, item, *out + k);
+            Py_DECREF(item);
+            if (!ok) break;
+            k++;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            PyMem_RawFree(*out);
+            *out = NULL;
+            return -1;
+        }
+    } else if (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj)) {
+        size_t count = 0;
+        rc = plain_words(f, obj, out, &count);
+        if (rc <= 0) return rc;
+        size = k = (Py_ssize_t)count;
+        if (count > f->mask) goto defect;
+    } else {
+        return 0;
+    }
+    if (k != size) goto defect;
+    *n = (size_t)size;
+    if (distinct && !want_sorted) return 1;
+    if (sort_elems(*out, *n, f->m) < 0) goto nomem;
+    if (!distinct)
+        for (size_t i = 1; i < *n; i++)
+            if ((*out)[i] == (*out)[i - 1]) goto defect;
+    return 1;
+defect:
+    PyMem_RawFree(*out);
+    *out = NULL;
+    return 0;
+nomem:
+    PyMem_RawFree(*out);
+    *out = NULL;
+    PyErr_NoMemory();
+    return -1;
+}
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/random.h>
+#include <unistd.h>
+#define SA_HAVE_ENTROPY 1
+#else
+#define SA_HAVE_ENTROPY 0
+#endif
+
+/* A uniformly random non-zero field element from the operating system's generator (the trace
+ * multiplier beta; getentropy reads what os.urandom and secrets read).  -1 with an exception. */
+static int draw_beta(const gf_t *f, uint32_t *beta)
+{
+#if SA_HAVE_ENTROPY
+    uint32_t v;
+    do {
+        if (getentropy(&v, sizeof v) != 0) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        v &= f->mask;
+    } while (!v);
+    *beta = v;
+    return 0;
+#else
+    (void)f;
+    (void)beta;
+    PyErr_SetString(PyExc_ValueError, "no operating-system generator here: pass beta");
+    return -1;
+#endif
+}
+
+/* encode_plain(values, t, width) -> bytes | None: the PinSketch payload of a plain set (see
+ * plain_elements), or None for any other input (the general path validates it). */
+static PyObject *GF2m_encode_plain(GF2mObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    const gf_t *f = self->f;
+    Py_ssize_t t, width;
+    uint32_t *e = NULL, acc[64], *sums = acc;
+    size_t n = 0;
+    int rc;
+    PyObject *out = NULL;
+    if (nargs != 3) return PyErr_Format(PyExc_TypeError, "encode_plain takes 3 arguments");
+    t = PyLong_AsSsize_t(args[1]);
+    width = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    if (t < 1 || width < 1 || width > 8 || 8 * width < (Py_ssize_t)f->m || t > PY_SSIZE_T_MAX / 8)
+        return PyErr_Format(PyExc_ValueError, "t must be >= 1 and width must hold a field element (1..8 bytes)");
+    rc = plain_elements(f, args[0], 0, &e, &n);
+    if (rc <= 0) {
+        if (rc < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    if ((size_t)t > sizeof acc / sizeof acc[0] && !(sums = (uint32_t *)xalloc((size_t)t, sizeof(uint32_t)))) {
+        PyMem_RawFree(e);
+        return PyErr_NoMemory();
+    }
+    memset(sums, 0, (size_t)t * sizeof(uint32_t));
+    if (n * (size_t)t > 4096) {
+        Py_BEGIN_ALLOW_THREADS
+        power_sums(f, sums, e, n, (size_t)t);
+        Py_END_ALLOW_THREADS
+    } else {
+        power_sums(f, sums, e, n, (size_t)t);
+    }
+    out = PyBytes_FromStringAndSize(NULL, t * width);
+    if (out) {
+        unsigned char *dst = (unsigned char *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t k = 0; k < t; k++) {
+            uint64_t v = sums[k];
+            for (Py_ssize_t b = width - 1; b >= 0; b--, v >>= 8) dst[k * width + b] = (unsigned char)v;
+        }
+    }
+    PyMem_RawFree(e);
+    if (sums != acc) PyMem_RawFree(sums);
+    return out;
+}
+
+/* Whether the odd power sums s[k] = s_(2k+1), k < t, satisfy the relations every set's power sums
+ * do (sums of a^i and a^(2i mod 2^m - 1) are related by squaring, and a^(2^m - 1) = 1): 0 if so;
+ * 2 if a power sum is not the 2^e-th power of the first one of its cyclotomic coset (i = r 2^e
+ * mod 2^m - 1); 3 if the first one of a coset of c < m members is outside GF(2^c).  The same
+ * relations, checked in the same order, as PinSketch._check_relations (pinsketch.py). */
+static int syndrome_relations(const gf_t *f, const uint32_t *s, size_t t)
+{
+    const uint64_t n = f->mask, top = 2 * (uint64_t)t; /* odd indices below top are stored */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < t; k++) {
+            uint64_t i = 2 * (uint64_t)k + 1, member = i;
+            size_t first = k;
+            int c = 0, back = 0;
+            do { /* the coset of i (i < n: t < 2^(m-1)); the first stored member and its distance */
+                member = (member * 2) % n;
+                c++;
+                if ((member & 1) && member < top && (member - 1) / 2 < first) {
+                    first = (size_t)((member - 1) / 2);
+                    back = c;
+                }
+            } while (member != i);
+            if (pass == 0 && first != k) { /* s_i = s_r^(2^(c - back)) with r = 2 first + 1 */
+                uint32_t v = s[first];
+                for (int e = 0; e < c - back; e++) v = gf_sqr(f, v);
+                if (v != s[k]) return 2;
+            } else if (pass == 1 && first == k && c < f->m) { /* s_i in GF(2^c) */
+                uint32_t v = s[k];
+                for (int e = 0; e < c; e++) v = gf_sqr(f, v);
+                if (v != s[k]) return 3;
+            }
+        }
+    return 0;
+}
+
+static PyObject *SketchFormatErrorType = NULL;
+
+/* decode_plain(record, offset, width, t, sample, beta) -> bytearray | None: recover_payload with
+ * the payload read in place (t words of `width` bytes at `offset` of the record, whose digest the
+ * caller has checked) and checked as PinSketch._check_payload does (SketchFormatError, the same
+ * words), and a plain sample (see plain_elements); None when the sample is not plain.
+ * beta None: drawn here from the operating system. */
+static PyObject *GF2m_decode_plain(GF2mObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    const gf_t *f = self->f;
+    Py_ssize_t offset, width, t;
+    uint32_t beta = 0, *diff, *sample = NULL;
+    size_t n = 0;
+    const unsigned char *rec;
+    int rc;
+    if (nargs != 6) return PyErr_Format(PyExc_TypeError, "decode_plain takes 6 arguments");
+    if (!PyBytes_Check(args[0])) return PyErr_Format(PyExc_TypeError, "record must be bytes");
+    offset = PyLong_AsSsize_t(args[1]);
+    width = PyLong_AsSsize_t(args[2]);
+    t = PyLong_AsSsize_t(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    if (offset < 0 || width < 1 || width > 8 || 8 * width < (Py_ssize_t)f->m || t < 1 ||
+        t > (PyBytes_GET_SIZE(args[0]) - offset) / width)
+        return PyErr_Format(PyExc_ValueError, "the payload must lie inside the record, in words of 1..8 bytes");
+    if (args[5] == Py_None) {
+        if (draw_beta(f, &beta) < 0) return NULL;
+    } else if (elem_from(args[5], f, &beta) < 0) {
+        return NULL;
+    } else if (!beta) {
+        return PyErr_Format(PyExc_ValueError, "beta must be non-zero");
+    }
+    rc = plain_elements(f, args[4], 1, &sample, &n);
+    if (rc <= 0) {
+        if (rc < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (!(diff = (uint32_t *)xalloc((size_t)t, sizeof(uint32_t)))) {
+        PyMem_RawFree(sample);
+        return PyErr_NoMemory();
+    }
+    rec = (const unsigned char *)PyBytes_AS_STRING(args[0]) + offset;
+    for (Py_ssize_t k = 0; k < t; k++) {
+        uint64_t v = 0;
+        for (Py_ssize_t b = 0; b < width; b++) v = (v << 8) | rec[k * width + b];
+        if (v > f->mask) {
+            PyMem_RawFree(diff);
+            PyMem_RawFree(sample);
+            return PyErr_Format(SketchFormatErrorType, "PinSketch syndrome wider than %d bits", f->m);
+        }
+        diff[k] = (uint32_t)v;
+    }
+    if ((rc = syndrome_relations(f, diff, (size_t)t)) != 0) {
+        PyMem_RawFree(diff);
+        PyMem_RawFree(sample);
+        PyErr_SetString(SketchFormatErrorType, rc == 2 ? "PinSketch syndromes violate a cyclotomic relation"
+                                                       : "PinSketch syndrome outside its subfield");
+        return NULL;
+    }
+    return recover_owned(f, diff, (size_t)t, sample, n, beta, 1);
+}
+
 static PyMethodDef GF2m_methods[] = {
     {"mul", (PyCFunction)GF2m_mul, METH_VARARGS, "mul(a, b): the product a*b"},
     {"sqr", (PyCFunction)GF2m_sqr, METH_O, "sqr(a): a^2"},
@@ -1987,6 +2325,10 @@ static PyMethodDef GF2m_methods[] = {
     {"poly_deflate", (PyCFunction)GF2m_poly_deflate, METH_VARARGS, "poly_deflate(p, root): p / (z - root)"},
     {"find_roots", (PyCFunction)GF2m_find_roots, METH_VARARGS,
      "find_roots(sigma, beta): the roots of monic sigma (DecodeError unless distinct, non-zero, in the field)"},
+    {"encode_plain", (PyCFunction)(void (*)(void))GF2m_encode_plain, METH_FASTCALL,
+     "encode_plain(values, t, width): the payload of a plain set of non-zero field elements, or None"},
+    {"decode_plain", (PyCFunction)(void (*)(void))GF2m_decode_plain, METH_FASTCALL,
+     "decode_plain(record, offset, width, t, sample, beta): recover_payload on a plain sample, or None"},
     {"recover_payload", (PyCFunction)GF2m_recover_payload, METH_VARARGS,
      "recover_payload(payload, width, sample, beta): recover() with the sums as big-endian words"},
     {"recover", (PyCFunction)GF2m_recover, METH_VARARGS,
@@ -2323,7 +2665,8 @@ static PyObject *cpu_features(PyObject *module, PyObject *unused)
 {
     (void)module;
     (void)unused;
-    return Py_BuildValue("{s:O}", "pclmul", cpu_has_pclmul() ? Py_True : Py_False);
+    return Py_BuildValue("{s:O,s:O}", "pclmul", cpu_has_pclmul() ? Py_True : Py_False, "entropy",
+                         SA_HAVE_ENTROPY ? Py_True : Py_False);
 }
 
 /* -- input validation -------------------------------------------------------------------------- */
@@ -2850,8 +3193,9 @@ PyMODINIT_FUNC PyInit__native(void)
     if (!DecodeErrorType) {
         if (!(errors = PyImport_ImportModule("sketchauth.errors"))) return NULL;
         DecodeErrorType = PyObject_GetAttrString(errors, "DecodeError");
+        SketchFormatErrorType = PyObject_GetAttrString(errors, "SketchFormatError");
         Py_DECREF(errors);
-        if (!DecodeErrorType) return NULL;
+        if (!DecodeErrorType || !SketchFormatErrorType) return NULL;
     }
     if (PyType_Ready(&GF2mType) < 0) return NULL;
     m = PyModule_Create(&native_module);

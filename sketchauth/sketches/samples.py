@@ -53,7 +53,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -362,7 +362,7 @@ def _check_offset(value: Any, *, integer: bool, name: str = "offset") -> float |
         value = int(value)
         if abs(value) >= _INT_LIMIT:
             raise ParameterError(f"{name} must be below 2^53 in magnitude, got {value}")
-        return value
+        return cast("float | int", value)
     if not math.isfinite(value):
         raise ParameterError(f"{name} must be a finite number, got {value!r}")
     return float(value)

@@ -340,9 +340,9 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
 
 
 def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path, capsys) -> None:
-    from sketchauth.evaluate.data import synthetic_vectors
+    from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     path = tmp_path / "people.csv"
     path.write_text(
         "identity,a,b,c,d\n"

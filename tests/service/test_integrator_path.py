@@ -24,7 +24,7 @@ from sketchauth.features import load_pipelines
 
 DIMENSIONS = 512
 PIN = "2718-2818"
-PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
+PEPPER = "skp1_VXBdPxgyu28GYtw64MStNmKHFL2m31yUzMdjU21ariz-gY3I"
 
 
 def _embeddings(people: int, captures: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ from sketchauth.enrolment import hasher, secret_message
 from sketchauth.pepper import Pepper
 from sketchauth.sketches.interval import IntervalSketch
 
-PEPPER = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
+PEPPER = "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_"
 N = 1 << 20
 M_TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 M_SAMPLE = [987_640, 876_560, 765_400, 654_300]

@@ -34,7 +34,7 @@ SECURITY = {"polar": 24, "sparse": 30}
 SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 PIN = "2718-2818"
-PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
+PEPPER = "skp1_VXBdPxgyu28GYtw64MStNmKHFL2m31yUzMdjU21ariz-gY3I"
 
 
 @dataclass(frozen=True)

@@ -523,13 +523,13 @@ def test_the_body_size_limit_is_exact(service: Service) -> None:
 def test_library_bounds_the_schema_states_hold_in_the_library() -> None:
     """The published vault maximum is the largest prime within the service's cap, and the
     published scheme bounds are the library's own constants."""
-    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, SCHEME_SPECS
+    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, scheme_specs
 
     from sketchauth.sketches import asymmetric, interval, pinsketch, vault
     from sketchauth.sketches._gf2m import MAX_M, MIN_M
 
     assert is_prime(MAX_VAULT_PRIME) and not any(is_prime(p) for p in range(MAX_VAULT_PRIME + 1, MAX_VAULT_SLOTS + 1))
-    schema = {name: spec.params_schema() for name, spec in SCHEME_SPECS.items()}
+    schema = {name: spec.params_schema() for name, spec in scheme_specs().items()}
     assert schema["interval"]["properties"]["n"]["maximum"] == interval.MAX_N
     assert schema["asymmetric-interval"]["properties"]["n"]["maximum"] == asymmetric.MAX_N
     assert (schema["pinsketch"]["properties"]["m"]["minimum"], schema["pinsketch"]["properties"]["m"]["maximum"]) == (

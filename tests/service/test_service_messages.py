@@ -11,7 +11,6 @@ valid list`` for a base64 string, operationIds like ``enrol_user_v1_users_user_i
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,10 @@ from service_testing import ADMIN, AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.schemes import available_schemes
 
+from sketchauth.pepper import new_pepper_text
+
 #: Machine-drawn, as a pepper must be.
-PEPPER = secrets.token_urlsafe(32)
+PEPPER = new_pepper_text()
 PINSKETCH = {"scheme": "pinsketch", "params": {"m": 16, "t": 2}, "samples": [[3, 70, 1000, 2024]]}
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 #: Keywords of JSON Schema 2020-12 and OpenAPI 3.1's schema object (plus ``x-`` extensions).

@@ -305,7 +305,10 @@ def test_serve_refuses_a_wrong_pepper_in_one_line(
 ) -> None:
     from sketchauth.cli import main
 
-    pepper_a, pepper_b = "UTmVZ19mR8b6R8ksLtKN2diBddZRk5nJtuAnUHxE2Sc", "4h5bgxa1fNQLTxmxv1PSStvkhyiWs2o9awfcnIuvbLI"
+    pepper_a, pepper_b = (
+        "skp1_rjtlO_L7cxIoXS5r9vxx-WkukO4gzkOz9Crplh5dK2QLmjmv",
+        "skp1_Vt2b8ANS1VA-a0Zcxs6ptWAR686te6ypi4KEvGQw11w7Qf4g",
+    )
     db = f"sqlite:///{tmp_path / 'peppered.db'}"
     with TestClient(create_app(test_settings(tmp_path, database_url=db, pepper=pepper_a))) as client:
         assert client.post(f"/v1/users/{USER}/enrolment", json=ENROL, headers=AUTH).status_code == 201

@@ -57,6 +57,13 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_REQUIRE_PEPPER": ("require_pepper", "on", True),
     "SKETCHAUTH_DEPLOYMENT_ID": ("deployment_id", "eu-west.prod", "eu-west.prod"),
     "SKETCHAUTH_ROLLBACK_LEDGER": ("rollback_ledger", "/var/lib/marks/ledger.db", "/var/lib/marks/ledger.db"),
+    "SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER": ("allow_unformatted_pepper", "yes", True),
+    # the record key in a PKCS#11 token (sketchauth_service.keyring)
+    "SKETCHAUTH_PKCS11_MODULE": ("pkcs11_module", "/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/softhsm/libsofthsm2.so"),
+    "SKETCHAUTH_PKCS11_TOKEN_LABEL": ("pkcs11_token_label", "records", "records"),
+    "SKETCHAUTH_PKCS11_PIN": ("pkcs11_pin", "1234-5678", "1234-5678"),
+    "SKETCHAUTH_PKCS11_PIN_FILE": ("pkcs11_pin_file", "/run/secrets/pin", "/run/secrets/pin"),
+    "SKETCHAUTH_PKCS11_KEY_LABEL": ("pkcs11_key_label", "sketchauth-records", "sketchauth-records"),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -95,6 +102,12 @@ DEFAULTS: dict[str, Any] = {
     "require_pepper": False,
     "deployment_id": "default",
     "rollback_ledger": None,
+    "allow_unformatted_pepper": False,
+    "pkcs11_module": None,
+    "pkcs11_token_label": None,
+    "pkcs11_pin": None,
+    "pkcs11_pin_file": None,
+    "pkcs11_key_label": None,
 }
 
 

@@ -10,7 +10,7 @@ highest record version the service has written for each user:
     user_key = HMAC-SHA256(K, "user" ‖ user id)          (no raw user id in the file)
     mark     = (user_key, version, HMAC-SHA256(K, user_key ‖ version))
 
-with ``K`` derived from the deployment's pepper (``Pepper.derive(b"rollback ledger")``). After
+with ``K`` derived from the deployment's pepper or token key (``Sealer.derive(b"rollback ledger")``). After
 every committed write the store raises the user's mark to the new version (a revocation, past the
 deleted one); a read of a row whose version is below its mark is refused as rolled back. The
 marks are advanced *after* the database commits, so a crash in between leaves the mark behind the
@@ -22,6 +22,8 @@ ledger was configured; not a restore of the ledger together with the database (k
 not a user whose mark was deleted from the ledger (a missing mark reads as 0), and not changes of
 the throttling state (kept in clear, for atomic SQL counting). A mark forged without ``K`` is
 refused; marks made under an earlier pepper are re-made by the rotation for every rotated record.
+Marks made under a key the ledger is told to ``also_read`` (an earlier pepper during a rotation, or
+a pepper's legacy derivation after an upgrade) count as well; new marks are made under ``K`` only.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ import hashlib
 import hmac
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
-from sketchauth.pepper import Pepper
+from sketchauth.pepper import Pepper, Sealer
 from sketchauth_service.store.records import RecordIntegrityError
 
 __all__ = ["RollbackLedger"]
@@ -47,30 +50,37 @@ WHERE excluded.version > marks.version"""
 class RollbackLedger:
     """Per-user high-water marks of record versions in a SQLite file of their own (WAL; several processes share it)."""
 
-    def __init__(self, path: str | Path, pepper: Pepper) -> None:
+    def __init__(self, path: str | Path, pepper: Sealer, *, also_read: Sequence[Sealer] = ()) -> None:
         self.path = Path(path)
         self._key = pepper.derive(b"rollback ledger")
+        read = [*also_read, *([pepper.legacy()] if isinstance(pepper, Pepper) else [])]
+        self._read_keys = [k for k in dict.fromkeys(s.derive(b"rollback ledger") for s in read) if k != self._key]
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = FULL")
         self._conn.execute(_SCHEMA)
 
-    def _user_key(self, user_id: str) -> bytes:
-        return hmac.new(self._key, b"user\x00" + user_id.encode(), hashlib.sha256).digest()
+    def _user_key(self, user_id: str, key: bytes | None = None) -> bytes:
+        return hmac.new(key or self._key, b"user\x00" + user_id.encode(), hashlib.sha256).digest()
 
-    def _mac(self, user_key: bytes, version: int) -> bytes:
-        return hmac.new(self._key, user_key + version.to_bytes(8, "big"), hashlib.sha256).digest()
+    def _mac(self, user_key: bytes, version: int, key: bytes | None = None) -> bytes:
+        return hmac.new(key or self._key, user_key + version.to_bytes(8, "big"), hashlib.sha256).digest()
 
     def mark(self, user_id: str) -> int:
         """The highest version written for ``user_id`` (0: none); :class:`RecordIntegrityError` if forged."""
-        user_key = self._user_key(user_id)
+        return max(self._mark(user_id, key) for key in (self._key, *self._read_keys))
+
+    def _mark(self, user_id: str, key: bytes) -> int:
+        user_key = self._user_key(user_id, key)
         with self._lock:
             row = self._conn.execute("SELECT version, mac FROM marks WHERE user_key = ?", (user_key,)).fetchone()
         if row is None:
             return 0
-        version, mac = int(row[0]), bytes(row[1])
-        if not hmac.compare_digest(mac, self._mac(user_key, version)):
+        version, mac = row[0], row[1]
+        if not (isinstance(version, int) and 0 <= version < 1 << 63 and isinstance(mac, bytes)):
+            raise RecordIntegrityError("the rollback ledger's mark for this user was altered")
+        if not hmac.compare_digest(mac, self._mac(user_key, version, key)):
             raise RecordIntegrityError("the rollback ledger's mark for this user was altered")
         return version
 

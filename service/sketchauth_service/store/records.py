@@ -40,25 +40,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from sketchauth.enrolment import KeyCostLimit, parse_key_params
 from sketchauth.errors import SketchFormatError
-from sketchauth.pepper import Pepper, associated_data, new_nonce, unwrap, wrap
+from sketchauth.pepper import Pepper, Sealer, associated_data, new_nonce
 from sketchauth_service.store.base import StoreError, UserRecord
-
-if TYPE_CHECKING:
-    from sketchauth_service.store.ledger import RollbackLedger
 
 __all__ = [
     "RECORD_FORMAT",
     "Columns",
     "Content",
+    "ConversionCheck",
     "PepperUnavailable",
     "RecordCodec",
     "RecordIntegrityError",
+    "ResealPlan",
+    "ResealResult",
+    "RollbackMarks",
     "pack",
     "unpack",
 ]
@@ -79,6 +82,23 @@ class RecordIntegrityError(StoreError):
 
 class PepperUnavailable(RecordIntegrityError):
     """A record was sealed by a pepper this process does not have."""
+
+
+class RollbackMarks(Protocol):
+    """Per-user high-water marks of record versions kept outside the database (:mod:`.ledger`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def mark(self, user_id: str) -> int: ...
+
+    def advance(self, user_id: str, version: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+#: Largest record version a row may hold (the associated data encodes it in 8 bytes, unsigned; SQL's BIGINT is signed).
+MAX_RECORD_VERSION = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +194,9 @@ def _check_types(content: Content) -> None:
 class RecordCodec:
     """Rows to records and back, sealed under ``current`` (and opened by ``readable``) or in clear.
 
+    ``current`` and ``readable`` are :class:`~sketchauth.pepper.Sealer` s: peppers, or a key held in
+    a PKCS#11 token. A pepper also opens, read-only, the records sealed under its legacy id (the
+    derivation before the memory-hard step) until a rotation re-seals them.
     ``deployment``: the deployment id bound into every seal (``SKETCHAUTH_DEPLOYMENT_ID``);
     ``ledger``: the optional rollback check; ``key_limit``: the costs stored key parameters may
     ask for (:func:`sketchauth.enrolment.key_cost_limit` of the deployment's profile).
@@ -181,17 +204,22 @@ class RecordCodec:
 
     def __init__(
         self,
-        current: Pepper | None = None,
-        readable: Sequence[Pepper] = (),
+        current: Sealer | None = None,
+        readable: Sequence[Sealer] = (),
         *,
         deployment: str = "default",
-        ledger: RollbackLedger | None = None,
+        ledger: RollbackMarks | None = None,
         key_limit: KeyCostLimit | None = None,
     ) -> None:
         if readable and current is None:
             raise ValueError("earlier peppers are read only beside a current one")
         self.current = current
-        self.peppers = {p.id: p for p in (*readable, *([current] if current else []))}
+        self.readable = tuple(readable)
+        self.peppers: dict[str, Sealer] = {}
+        for sealer in (*readable, *([current] if current else [])):
+            if isinstance(sealer, Pepper):
+                self.peppers[sealer.legacy_id] = sealer.legacy()
+            self.peppers[sealer.id] = sealer
         self.deployment = deployment
         self.ledger = ledger
         self.key_limit = key_limit
@@ -199,6 +227,17 @@ class RecordCodec:
     @property
     def sealing(self) -> bool:
         return self.current is not None
+
+    @property
+    def legacy_ids(self) -> frozenset[str]:
+        """Ids this codec opens that are the legacy derivation of one of its peppers (a rotation re-seals them)."""
+        return frozenset(s.legacy_id for s in (*self.readable, self.current) if isinstance(s, Pepper))
+
+    def with_sealers(
+        self, current: Sealer, readable: Sequence[Sealer] = (), *, ledger: RollbackMarks | None = None
+    ) -> RecordCodec:
+        """This deployment's codec (id, key bound) with other sealers and ledger: a rotation's reader and writer."""
+        return RecordCodec(current, readable, deployment=self.deployment, ledger=ledger, key_limit=self.key_limit)
 
     def _ad(self, user_id: str, version: int, pepper_id: str) -> bytes:
         return associated_data(
@@ -211,7 +250,7 @@ class RecordCodec:
         )
 
     # -- writing --------------------------------------------------------------------------------
-    def columns(self, user_id: str, content: Content, version: int, *, pepper: Pepper | None = None) -> Columns:
+    def columns(self, user_id: str, content: Content, version: int, *, pepper: Sealer | None = None) -> Columns:
         """The columns of ``content`` written as version ``version`` of ``user_id``'s record.
 
         Sealed under ``pepper`` (default: the current one) when the codec seals; in clear otherwise.
@@ -233,24 +272,27 @@ class RecordCodec:
                 version,
             )
         nonce = new_nonce()
-        sealed = wrap(pack(content), pepper, nonce, self._ad(user_id, version, pepper.id))
+        sealed = pepper.seal(pack(content), nonce, self._ad(user_id, version, pepper.id))
         return Columns("", "{}", sealed, "", "{}", False, None, None, None, pepper.id, nonce, version)
 
     # -- reading --------------------------------------------------------------------------------
     def open(self, row: Sequence[Any]) -> UserRecord:
-        """The record of a row (``SqlStore``'s column order), checked: :class:`RecordIntegrityError` if unusable."""
-        user_id, pepper_id, nonce, version = row[0], row[14], row[15], int(row[16])
+        """The record of a row (``SqlStore``'s column order), checked: :class:`RecordIntegrityError` if unusable.
+
+        Every stored value is checked for its type and range before use (a number where text
+        belongs, a version of -1 or 1e30, a nonce that is text): a row written into the database
+        by hand is refused like an altered seal, never a ``TypeError``.
+        """
+        user_id, pepper_id, nonce, version = _identity(row)
         if pepper_id is None:
             if self.sealing:
                 raise RecordIntegrityError(
-                    "a record without a seal, while a pepper is configured: a forgery or a record stored in clear "
-                    "(convert a clear database once with 'sketchauth pepper convert')"
+                    "a record without a seal, while a pepper is configured: a forgery, or a record stored in clear "
+                    "(see 'sketchauth pepper status')"
                 )
-            content = Content(
-                row[1], json.loads(row[2]), bytes(row[3]), row[4], json.loads(row[5]), bool(row[6]), *row[11:14]
-            )
+            content = _clear_content(row)
         else:
-            content = self._unseal(user_id, pepper_id, nonce, version, bytes(row[3]))
+            content = self._unseal(user_id, pepper_id, nonce, version, _blob(row[3], "helper"))
         if content.key_params is not None:
             try:
                 parse_key_params(content.key_params, self.key_limit)
@@ -261,16 +303,27 @@ class RecordCodec:
         return UserRecord(
             user_id=user_id,
             **{f.name: getattr(content, f.name) for f in dataclasses.fields(Content)},
-            failures=int(row[7]),
-            locked_until=float(row[8]),
-            disabled=bool(row[9]),
-            enrolled_at=float(row[10]),
+            failures=_count(row[7], "failures"),
+            locked_until=_time(row[8], "locked_until"),
+            disabled=_flag(row[9], "disabled"),
+            enrolled_at=_time(row[10], "enrolled_at"),
             pepper_id=pepper_id,
-            pepper_nonce=None if nonce is None else bytes(nonce),
+            pepper_nonce=nonce,
             version=version,
         )
 
-    def _unseal(self, user_id: str, pepper_id: str, nonce: Any, version: int, sealed: bytes) -> Content:
+    def unseals(self, row: Sequence[Any]) -> bool:
+        """Whether the row's seal opens under this codec (deployment, user, version, pepper): no other check."""
+        try:
+            user_id, pepper_id, nonce, version = _identity(row)
+            if pepper_id is None:
+                return False
+            self._unseal(user_id, pepper_id, nonce, version, _blob(row[3], "helper"))
+        except RecordIntegrityError:
+            return False
+        return True
+
+    def _unseal(self, user_id: str, pepper_id: str, nonce: bytes | None, version: int, sealed: bytes) -> Content:
         pepper = self.peppers.get(pepper_id)
         if pepper is None:
             raise PepperUnavailable(
@@ -278,9 +331,136 @@ class RecordCodec:
                 "(or SKETCHAUTH_PEPPER_PREVIOUS during a rotation)"
             )
         try:
-            plain = unwrap(sealed, pepper, bytes(nonce or b""), self._ad(user_id, version, pepper_id))
+            plain = pepper.open(sealed, nonce or b"", self._ad(user_id, version, pepper_id))
         except SketchFormatError:
             raise RecordIntegrityError(
                 "the seal does not open: the record was altered, moved from another user, version or deployment"
             ) from None
         return unpack(plain)
+
+
+# -- stored values, checked ---------------------------------------------------------------------------------
+def _wrong(column: str) -> RecordIntegrityError:
+    return RecordIntegrityError(f"the stored {column} has the wrong type or is out of range")
+
+
+def _identity(row: Sequence[Any]) -> tuple[str, str | None, bytes | None, int]:
+    """``(user id, pepper id, nonce, record version)`` of a row, each checked."""
+    user_id, pepper_id, nonce, version = row[0], row[14], row[15], row[16]
+    if not isinstance(user_id, str):
+        raise _wrong("user_id")
+    if pepper_id is not None and not isinstance(pepper_id, str):
+        raise _wrong("pepper_id")
+    if nonce is not None:
+        nonce = _blob(nonce, "pepper_nonce")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_RECORD_VERSION:
+        raise _wrong("record_version")
+    return user_id, pepper_id, nonce, version
+
+
+def _blob(value: Any, column: str) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise _wrong(column)
+    return bytes(value)
+
+
+def _count(value: Any, column: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _wrong(column)
+    return value
+
+
+def _time(value: Any, column: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _wrong(column)
+    return float(value)
+
+
+def _flag(value: Any, column: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _wrong(column)
+
+
+def _json_object(value: Any, column: str) -> dict[str, Any]:
+    if not isinstance(value, str):
+        raise _wrong(column)
+    try:
+        parsed = json.loads(value, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise _wrong(column) from None
+    if not isinstance(parsed, dict):
+        raise _wrong(column)
+    return parsed
+
+
+def _clear_content(row: Sequence[Any]) -> Content:
+    """The protected fields of a row stored in clear, checked."""
+    content = Content(
+        row[1],
+        _json_object(row[2], "params"),
+        _blob(row[3], "helper"),
+        row[4],
+        _json_object(row[5], "report"),
+        _flag(row[6], "has_pin"),
+        *row[11:14],
+    )
+    _check_types(content)
+    return content
+
+
+# -- maintenance jobs (the store runs them: SqlStore.reseal) --------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ResealPlan:
+    """One re-sealing job: which rows, how they are opened and written, in what batches.
+
+    ``convert``: seal the records stored in clear (each becomes its next version, audited ``seal``);
+    otherwise re-seal the sealed records not yet under ``writer.current`` (version kept).
+    ``mark``: the rollback mark a record must not be below (it is then skipped as rolled back).
+    """
+
+    reader: RecordCodec
+    writer: RecordCodec
+    convert: bool = False
+    batch_size: int = 200
+    max_batches: int | None = None
+    mark: Callable[[str], int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResealResult:
+    """What one rotation (or conversion) run did.
+
+    ``unreadable``: rows skipped (sealed by a pepper not given, or refused by the codec: altered,
+    moved, rolled back, wrong-typed values — each of those also audited ``integrity``);
+    ``remaining``: records not sealed by the new pepper after the run (unreadable and clear ones
+    included); ``complete``: the run went through every record (not stopped by ``max_batches``).
+    """
+
+    new_id: str
+    rewrapped: int
+    unreadable: int
+    batches: int
+    remaining: int
+    complete: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversionCheck:
+    """What a database holds that a one-time conversion of clear records must not seal.
+
+    ``sealed``: records already sealed (a sealed deployment never writes a clear row, so a clear
+    row beside them is a forgery or a mixed-in restore); ``seal_events``: audit events of an
+    earlier conversion; ``unattributed``: clear records whose user has no enrolment in the audit
+    trail (ids, at most a few).
+    """
+
+    clear: int
+    sealed: int
+    seal_events: int
+    unattributed: tuple[str, ...]

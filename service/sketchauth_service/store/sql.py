@@ -74,7 +74,7 @@ import dataclasses
 import logging
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -94,7 +94,15 @@ from sketchauth_service.store.base import (
     UserRecord,
 )
 from sketchauth_service.store.migrations import LATEST_VERSION, MIGRATIONS, statements, tracking_table
-from sketchauth_service.store.records import Content, RecordCodec, RecordIntegrityError
+from sketchauth_service.store.records import (
+    Content,
+    ConversionCheck,
+    PepperUnavailable,
+    RecordCodec,
+    RecordIntegrityError,
+    ResealPlan,
+    ResealResult,
+)
 
 __all__ = ["SchemaTooNew", "SqlStore"]
 
@@ -582,6 +590,139 @@ class SqlStore(Store):
             if row is None:
                 raise UserNotFound(user_id)
             self._audit(cur, user_id, ["reset"], now)
+
+    # -- pepper maintenance: census, start-up probe, conversion, rotation ---------------------------------------
+    # Store operations (the service's pepper module decides what to run; only the store runs SQL).
+    def pepper_census(self) -> dict[str | None, int]:
+        """How many records each pepper id sealed (``None``: stored in clear; a non-text id as its ``str``)."""
+        with self._read() as cur:
+            rows = self._run(cur, "SELECT pepper_id, COUNT(*) FROM users GROUP BY pepper_id").fetchall()
+        counts: dict[str | None, int] = {}
+        for pepper_id, n in rows:
+            key = None if pepper_id is None else str(pepper_id)
+            counts[key] = counts.get(key, 0) + int(n)
+        return counts
+
+    def hash_census(self, needs_rehash: Callable[[str], bool], *, batch_size: int) -> dict[str, int]:
+        """Records by the state of their hash, opened through the codec (``unreadable``: refused by it)."""
+        counts = {"current": 0, "rehash_pending": 0, "unreadable": 0}
+        for row in self._user_rows(batch_size):
+            try:
+                record = self.codec.open(row)
+                pending = needs_rehash(record.secret_hash)
+            except (RecordIntegrityError, ValueError):  # argon2's InvalidHashError is a ValueError
+                counts["unreadable"] += 1
+                continue
+            counts["rehash_pending" if pending else "current"] += 1
+        return counts
+
+    def _user_rows(self, batch_size: int) -> Iterator[tuple[Any, ...]]:
+        """Every user row in ``user_id`` order, one read transaction per batch (text ids; others sort apart)."""
+        after: Any = ""
+        while True:
+            with self._read() as cur:
+                query = f"SELECT {_USER_COLUMNS} FROM users WHERE user_id > ? ORDER BY user_id LIMIT ?"
+                rows = self._run(cur, query, (after, batch_size)).fetchall()
+            if not rows:
+                return
+            yield from rows
+            after = rows[-1][0]
+
+    def sealed_sample(self, pepper_ids: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` rows sealed by one of ``pepper_ids`` (newest enrolments first): the start-up probe."""
+        if not pepper_ids:
+            return []
+        marks = ", ".join("?" * len(pepper_ids))
+        with self._read() as cur:
+            query = f"SELECT {_USER_COLUMNS} FROM users WHERE pepper_id IN ({marks}) ORDER BY enrolled_at DESC LIMIT ?"
+            return list(self._run(cur, query, (*pepper_ids, limit)).fetchall())
+
+    def conversion_check(self, *, show: int = 5) -> ConversionCheck:
+        """What stands against sealing this database's clear records (:class:`ConversionCheck`)."""
+        with self._read() as cur:
+            clear = int(self._run(cur, "SELECT COUNT(*) FROM users WHERE pepper_id IS NULL").fetchone()[0])
+            sealed = int(self._run(cur, "SELECT COUNT(*) FROM users WHERE pepper_id IS NOT NULL").fetchone()[0])
+            events = int(self._run(cur, "SELECT COUNT(*) FROM audit WHERE event = 'seal'").fetchone()[0])
+            rows = self._run(cur, _UNATTRIBUTED, (show,)).fetchall()
+        return ConversionCheck(clear, sealed, events, tuple(str(row[0]) for row in rows))
+
+    def clear_user_ids(self) -> list[str]:
+        """The ids of the records stored in clear (a conversion checks each against the rollback ledger)."""
+        with self._read() as cur:
+            rows = self._run(cur, "SELECT user_id FROM users WHERE pepper_id IS NULL ORDER BY user_id").fetchall()
+        return [str(row[0]) for row in rows]
+
+    def reseal(self, plan: ResealPlan) -> ResealResult:
+        """Open the rows ``plan`` selects with its reader, write them with its writer, one transaction per batch.
+
+        A row the reader refuses is skipped and counted ``unreadable``; unless it was only sealed
+        by a pepper not given, it also gets an ``integrity`` audit event and an error log line
+        (altered, moved, rolled back, wrong-typed values): one damaged row never stops the run.
+        """
+        writer = plan.writer
+        if writer.current is None:
+            raise ValueError("a re-sealing job needs a sealer to write with")
+        which, args = (_CLEAR, ()) if plan.convert else (_SEALED_ELSEWHERE, (writer.current.id,))
+        query = _PENDING.format(which=which) + self._row_lock
+        after: Any = ""
+        done = _ResealTally()
+        while plan.max_batches is None or done.batches < plan.max_batches:
+            with self._transaction() as cur:
+                rows = self._run(cur, query, (*args, after, plan.batch_size)).fetchall()
+                if not rows:
+                    done.complete = True
+                    break
+                for row in rows:
+                    self._reseal_row(cur, row, plan, done)
+                after = rows[-1][0]
+            done.batches += 1
+            for user_id, version in done.written:
+                if writer.ledger is not None:
+                    writer.ledger.advance(user_id, version)
+            done.written.clear()
+            self._erase_remnants()  # the old stored forms leave the write-ahead log too
+        remaining = sum(n for pid, n in self.pepper_census().items() if pid != writer.current.id)
+        return ResealResult(writer.current.id, done.rewrapped, done.unreadable, done.batches, remaining, done.complete)
+
+    def _reseal_row(self, cur: Any, row: tuple[Any, ...], plan: ResealPlan, done: _ResealTally) -> None:
+        user_id = row[0]
+        try:
+            record = plan.reader.open(row)
+            if plan.mark is not None and record.version < plan.mark(record.user_id):
+                raise RecordIntegrityError("the record is older than its rollback mark")
+        except RecordIntegrityError as exc:
+            done.unreadable += 1
+            if not isinstance(exc, PepperUnavailable):
+                self._integrity_alert(cur, str(user_id), exc, time.time())
+            return
+        version = record.version + 1 if plan.convert else record.version
+        columns = plan.writer.columns(record.user_id, Content.of(record), version)
+        self._run(cur, f"UPDATE users SET {_PROTECTED_SET} WHERE user_id = ?", (*columns.values(), record.user_id))
+        if plan.convert:
+            self._audit(cur, record.user_id, ["seal"], time.time())
+        done.written.append((record.user_id, version))
+        done.rewrapped += 1
+
+
+@dataclasses.dataclass
+class _ResealTally:
+    """The running counts of :meth:`SqlStore.reseal`."""
+
+    rewrapped: int = 0
+    unreadable: int = 0
+    batches: int = 0
+    complete: bool = False
+    written: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+
+
+_PENDING = f"SELECT {_USER_COLUMNS} FROM users WHERE {{which}} AND user_id > ? ORDER BY user_id LIMIT ?"
+_SEALED_ELSEWHERE = "pepper_id IS NOT NULL AND pepper_id <> ?"
+_CLEAR = "pepper_id IS NULL"
+#: Clear records whose user never enrolled according to the audit trail: written into the database by hand.
+_UNATTRIBUTED = """
+SELECT user_id FROM users WHERE pepper_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM audit WHERE audit.user_id = users.user_id AND audit.event IN ('enrol', 're-enrol'))
+ORDER BY user_id LIMIT ?"""
 
 
 def _count_parameters(policy: LockoutPolicy, now: float) -> tuple[bool, int, float, int]:

@@ -37,8 +37,8 @@ unchanged.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
-    >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
+    >>> data = synthetic_vectors(30, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
     >>> sorted(report.as_dict()["iso_30136"])
@@ -59,7 +59,6 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
-    QUANTISED_SCHEMES,
     TARGET_FMR,
     DecideFn,
     EnrolFn,
@@ -68,6 +67,7 @@ from sketchauth.evaluate.error_rates import (
     adapter,
     evaluate_scheme,
     fit_quantiser_params,
+    quantised_schemes,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.protocol import Protocol
@@ -75,7 +75,13 @@ from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report.curves import baseline_curves
 from sketchauth.evaluate.report.standard import standard_section
-from sketchauth.evaluate.unlinkability import UnlinkabilityResult, chance_level, evaluate_unlinkability, link_pairs
+from sketchauth.evaluate.unlinkability import (
+    UnlinkabilityOptions,
+    UnlinkabilityResult,
+    chance_level,
+    evaluate_unlinkability,
+    link_pairs,
+)
 from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
@@ -165,7 +171,10 @@ class EvaluationTarget:
 def range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
     """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
     return (
-        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+        scheme in quantised_schemes()
+        and params.get("step") is not None
+        and "n" not in params
+        and "offset" not in params
     )
 
 
@@ -415,7 +424,9 @@ def run_report(
     # Two enrolments of every identity at the operating setting: the unlinkability attack, then renewal.
     twice = {"enrol_samples": k, "setting": op.setting, "nonmated_per_identity": nonmated_per_identity, "seed": seed}
     try:
-        link = evaluate_unlinkability(sketch, target.enrol, data, omega=omega, tau=tau, progress=progress, **twice)
+        link = evaluate_unlinkability(
+            sketch, target.enrol, data, UnlinkabilityOptions(omega=omega, tau=tau, progress=progress, **twice)
+        )
         chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=seed)
         pairs = link_pairs(sketch, target.enrol, data, **twice)
         renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=seed)
