@@ -331,11 +331,11 @@ def test_argon2_runs_only_on_the_authenticators_own_threads(monkeypatch: pytest.
     from concurrent.futures import ThreadPoolExecutor
 
     import argon2
+    from sketchauth_service.authenticator import Authenticator
+    from sketchauth_service.store import UserRecord
 
     from sketchauth.enrolment import enrol
     from sketchauth.sketches.interval import IntervalSketch
-    from sketchauth_service.authenticator import Authenticator
-    from sketchauth_service.store import UserRecord
 
     auth = Authenticator("test", concurrency=2)
     try:
