@@ -36,6 +36,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     create_model,
+    model_validator,
 )
 
 from sketchauth_service.jsontypes import integral
@@ -240,6 +241,17 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits, second: A
     )
 
 
+#: Captures one verification may average: ``sketchauth.features.angular.MAX_VERIFY_CAPTURES``, not
+#: imported (the service loads the features package only when a pipeline is configured).
+MAX_VERIFY_CAPTURES = 3
+
+
+def _one_of_sample_and_samples(body: Any) -> Any:
+    if (body.sample is None) == (body.samples is None):
+        raise ValueError("give exactly one of 'sample' and 'samples'")
+    return body
+
+
 def _verification(limits: RequestLimits) -> type[BaseModel]:
     sample = _list_of(
         Number,
@@ -248,10 +260,19 @@ def _verification(limits: RequestLimits) -> type[BaseModel]:
         "the sample to verify, of the kind the user enrolled with: a feature vector, a byte string, a set, "
         "or a raw embedding for a pipeline enrolment",
     )
+    samples = _list_of(
+        _list_of(Number, 1, limits.max_sample_length, "one raw embedding"),
+        1,
+        MAX_VERIFY_CAPTURES,
+        f"instead of 'sample': 1 to {MAX_VERIFY_CAPTURES} raw embeddings of one attempt (frames or utterances) "
+        "for an angular pipeline enrolment, averaged into one probe (one decode, one hash: still one attempt)",
+    )
     return create_model(
         "VerificationRequest",
         __base__=_Strict,
-        sample=(sample, ...),
+        __validators__={"one_of": model_validator(mode="after")(_one_of_sample_and_samples)},  # type: ignore[dict-item]
+        sample=(sample | None, None),
+        samples=(samples | None, None),
         pin=(Pin | None, None),
         second_sample=second_sample(limits),
     )

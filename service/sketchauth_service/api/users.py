@@ -35,7 +35,7 @@ from starlette.concurrency import run_in_threadpool
 
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth_service.api.deps import ServiceState, State, scoped
-from sketchauth_service.authenticator import EnrolmentResult, SecondFactor, Verification
+from sketchauth_service.authenticator import Captures, EnrolmentResult, SecondFactor, Verification
 from sketchauth_service.bodies import ParsedBodyRoute
 from sketchauth_service.credentials import ENROL, VERIFY
 from sketchauth_service.limits import USER_ID_MAX_LENGTH
@@ -132,9 +132,8 @@ def build_router(models: RequestModels) -> APIRouter:
     async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> VerificationResponse:
         # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
         # stays off the event loop and the request pays for one thread hand-off, not three.
-        outcome = await run_in_threadpool(
-            _attempt, state, user_id, body.sample, body.pin, second_sample=body.second_sample
-        )
+        sample = body.sample if body.samples is None else Captures(body.samples)
+        outcome = await run_in_threadpool(_attempt, state, user_id, sample, body.pin, second_sample=body.second_sample)
         return VerificationResponse(verified=outcome.verified)
 
     @router.get(
@@ -281,7 +280,7 @@ async def _enrol_pipeline(
 def _attempt(
     state: ServiceState,
     user_id: str,
-    sample: list[Any],
+    sample: list[Any] | Captures,
     pin: str | None,
     *,
     key_context: bytes | None = None,
@@ -379,7 +378,7 @@ def _attempt(
 def _decoy_attempt(
     state: ServiceState,
     decoy: UserRecord | None,
-    sample: list[Any],
+    sample: list[Any] | Captures,
     pin: str | None,
     second_sample: list[Any] | None = None,
 ) -> None:
