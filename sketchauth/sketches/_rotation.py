@@ -132,8 +132,8 @@ def expand(flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int = 32) -> n
 
 
 def _expand(flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int) -> np.ndarray:
-    """:func:`expand`'s work, under one BLAS thread (OpenBLAS's default threads, on a loaded
-    machine, make these ``(n−k0) × 32`` products 10–20 times slower)."""
+    """:func:`expand`'s work, under one BLAS thread: OpenBLAS's default threads, on a loaded
+    shared machine, make these ``(n−k0) × block`` products many times slower, not faster."""
     n = s.shape[0]
     m = np.diag(s)
     offsets = np.concatenate(([0], np.cumsum(np.arange(n - 1, 0, -1))))
