@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: What the library needs at run time, and nothing else.
-RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography"}
+RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography", "threadpoolctl"}
 #: Heavy test-only packages that must never load when the library or the service is used.
 TEST_ONLY_MODULES = ("galois", "numba", "llvmlite")
 
