@@ -102,7 +102,7 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.protocol import TrialPlan
-from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstrap
+from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstraps
 from sketchauth.evaluate.tally import Candidates, Tally, pair_keys
 from sketchauth.evaluate.trials import Data, EnrolFn, Enrolled, enrol_population, plan_trials, samples_of
 from sketchauth.sketches.base import SecureSketch, scheme_class
@@ -218,16 +218,20 @@ def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
     return span.low, span.high
 
 
-def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> dict[str, Any]:
-    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
+def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> list[dict[str, Any]]:
+    """FNMR and FMR intervals per setting, bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
 
-    ``trials`` ``(2, J)`` and ``errors`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity.
+    ``trials`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity; ``errors``
+    ``(S, 2, J)``: the same per setting. Every setting's interval resamples the same identities
+    (one draw per row of ``trials``, as each setting alone would draw with this seed).
     """
-    return {
-        "fnmr_ci_identity": list(identity_bootstrap(errors[0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "fmr_ci_identity": list(identity_bootstrap(errors[1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
-    }
+    fnmr = identity_bootstraps(errors[:, 0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    fmr = identity_bootstraps(errors[:, 1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    note = f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}"
+    return [
+        {"fnmr_ci_identity": list(a), "fmr_ci_identity": list(b), "bootstrap": note}
+        for a, b in zip(fnmr, fmr, strict=True)
+    ]
 
 
 class _NoProgress:
@@ -320,7 +324,7 @@ def evaluate_scheme(
     bar.close()
     n_gen, n_imp = tally.genuine_trials, tally.impostor_trials
     per_trials, per_errors = tally.per_identity(len(trials.labels))
-    points, intervals = [], []
+    points = []
     for s, setting in enumerate(settings):
         if n_gen and tally.genuine_malformed[s] == n_gen:
             raise SampleError(
@@ -330,7 +334,7 @@ def evaluate_scheme(
         points.append(
             RatePoint.from_counts(setting, int(tally.false_non_matches[s]), n_gen, int(tally.false_matches[s]), n_imp)
         )
-        intervals.append(_identity_intervals(per_trials, per_errors[s], len(trials.labels), seed=seed))
+    intervals = _identity_intervals(per_trials, per_errors, len(trials.labels), seed=seed)
     checks = _Checks(job, tally, sketches, population, probes, order, jobs=jobs, seed=seed)
     agreed = checked = 0
     if crosscheck_trials:
