@@ -670,7 +670,7 @@ def identity_bootstrap(
 
 
 def identity_bootstraps(
-    errors: Sequence[Any], trials: Any, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+    errors: Sequence[Any] | np.ndarray, trials: Any, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> list[tuple[float, float]]:
     """:func:`identity_bootstrap` of several error counts over the same trials (e.g. one per setting).
 
