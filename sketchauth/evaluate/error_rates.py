@@ -269,6 +269,7 @@ def evaluate_scheme(
     crosscheck_trials: int = 0,
     decode_check: int | None = None,
     client: Any = None,
+    enrol_once: bool = False,
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
@@ -284,6 +285,11 @@ def evaluate_scheme(
     when the sweep has fewer, else that many spread evenly over the settings, a third of them
     boundary trials (accepted at one setting, rejected at another). The result's
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
+
+    ``enrol_once``: ``enrol_fn``'s secret does not depend on the setting (only the sketch does, e.g.
+    its tolerance), so each identity is enrolled once, at the first setting, and that secret is
+    checked and encoded by every setting's sketch (the same population, one ``enrol_fn`` call per
+    identity instead of one per identity and setting).
 
     The comparisons stream (:mod:`sketchauth.evaluate.blocks`): tiles of identities × probes are
     decided under every setting and reduced at once to exact counts, on ``jobs`` worker processes
@@ -305,7 +311,10 @@ def evaluate_scheme(
         probes = _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
     sketches = [scheme_factory(setting) for setting in settings]
     scheme_name = sketches[0].scheme_name
-    population = [enrol_population(sk, enrol_fn, data, trials, st) for sk, st in zip(sketches, settings, strict=True)]
+    population = [enrol_population(sketches[0], enrol_fn, data, trials, settings[0])]
+    for sk, st in zip(sketches[1:], settings[1:], strict=True):
+        earlier = population[0] if enrol_once else None
+        population.append(enrol_population(sk, enrol_fn, data, trials, st, secrets_from=earlier))
     budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
     per_setting = -(-budget // len(settings)) if budget else 0
     scorers = [scorer(m, data, trials) for m in baseline_metrics]

@@ -117,6 +117,11 @@ class EvaluationTarget:
     min_enrol_samples: int = 1
     #: Remarks carried into the report's notes (e.g. a quantiser range fitted to the data).
     notes: tuple[str, ...] = ()
+    #: ``enrol``'s secret does not depend on the setting (only the sketch does): each identity is
+    #: enrolled once and its secret encoded under every setting of the sweep (same numbers, less
+    #: work; :func:`~sketchauth.evaluate.error_rates.evaluate_scheme`). Leave it ``False`` unless
+    #: that holds: e.g. a feature pipeline whose sweep only moves the sketch's tolerance.
+    enrol_once: bool = False
 
     @classmethod
     def from_scheme(cls, scheme: str, params: dict[str, Any], *, notes: Sequence[str] = ()) -> EvaluationTarget:
@@ -435,6 +440,7 @@ def _error_rates(
         progress=opts.progress,
         crosscheck_trials=opts.crosscheck_trials,
         client=opts.client,
+        enrol_once=target.enrol_once,
     )
     if opts.interval != "wilson":
         rates = replace(rates, points=tuple(p.with_interval(opts.interval) for p in rates.points))
