@@ -18,6 +18,10 @@ imports; one worker, ``jobs=1``, so that no CPU escapes into other processes):
   decision path run again with them on, minus the decision path), the leakage report, the
   unlinkability and renewability evaluation, and the offline attack with the database.
 
+**decision path, enrolled once** is the same with the pipeline target declaring
+``enrol_once=True`` (its secret does not depend on the offset, only the sketch's tolerances do):
+what ``sketchauth.features.report_target.pipeline_target`` gains by setting that flag.
+
 The child checks that the report's counts equal the peer's. The ratio is the peer's median CPU
 over the decision path's (decisions per CPU second of the report over those of the peer).
 ``--before DIR`` also runs the decision path of another source tree (e.g. ``git archive <commit>
@@ -47,10 +51,10 @@ EXE = [sys.executable, "-m", "sketchauth.cli"]
 PEER = Path(__file__).resolve().parent / "baseline_numpy_report.py"
 
 
-def _child(tree: Path, pipeline: Path, data: Path, extras: bool) -> dict[str, Any]:
+def _child(tree: Path, pipeline: Path, data: Path, *flags: str) -> dict[str, Any]:
     """Run :func:`_measure` in a fresh interpreter importing ``sketchauth`` from ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    command = [sys.executable, __file__, "--child", str(pipeline), str(data)] + (["--extras"] if extras else [])
+    command = [sys.executable, __file__, "--child", str(pipeline), str(data), *flags]
     done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
@@ -67,7 +71,7 @@ def _peer(pipeline: Path, data: Path) -> dict[str, Any]:
     return result
 
 
-def _measure(pipeline_file: Path, data_file: Path, extras: bool) -> dict[str, Any]:
+def _measure(pipeline_file: Path, data_file: Path, extras: bool, enrol_once: bool) -> dict[str, Any]:
     """In the child: CPU seconds of the decision path (and of each extra); the counts per setting."""
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.error_rates import evaluate_scheme
@@ -76,7 +80,14 @@ def _measure(pipeline_file: Path, data_file: Path, extras: bool) -> dict[str, An
 
     pipeline = load_pipeline(pipeline_file.read_text(encoding="utf-8"))
     target = pipeline_target(pipeline)
+    if enrol_once:
+        from dataclasses import replace
+
+        target = replace(target, enrol_once=True)
     settings = default_pipeline_sweep(pipeline)
+
+    # Only when asked: a tree from before the flag existed is measured without it.
+    flag: dict[str, Any] = {"enrol_once": True} if enrol_once else {}
 
     def rates(checks: bool) -> Any:
         data = load_vectors(data_file)
@@ -92,6 +103,7 @@ def _measure(pipeline_file: Path, data_file: Path, extras: bool) -> dict[str, An
             decode_check=None if checks else 0,
             seed=0,
             jobs=1,
+            **flag,
         )
 
     start = time.process_time()
@@ -148,19 +160,21 @@ def _population(work: Path, people: int) -> Path:
 def _size(work: Path, people: int, repeats: int, before: Path | None) -> dict[str, Any]:
     """Interleaved runs of the peer and the decision path(s) at one population size."""
     pipeline, data = work / "pipelines" / "interval.json", _population(work, people)
-    runs: dict[str, list[float]] = {"peer": [], "report": [], "before": []}
+    runs: dict[str, list[float]] = {"peer": [], "report": [], "report_enrol_once": [], "before": []}
     extras: list[dict[str, float]] = []
     counts: dict[str, Any] = {}
     for r in range(repeats):
         peer = _peer(pipeline, data)
         runs["peer"].append(peer["cpu_seconds"])
-        mine = _child(ROOT, pipeline, data, extras=r == 0)
+        mine = _child(ROOT, pipeline, data, *(["--extras"] if r == 0 else []))
         runs["report"].append(mine["decision_path_cpu"])
+        once = _child(ROOT, pipeline, data, "--enrol-once")
+        runs["report_enrol_once"].append(once["decision_path_cpu"])
         extras += [mine["extras_cpu"]] if "extras_cpu" in mine else []
         if before is not None:
-            runs["before"].append(_child(before, pipeline, data, extras=False)["decision_path_cpu"])
+            runs["before"].append(_child(before, pipeline, data)["decision_path_cpu"])
         for key in ("false_non_matches", "false_matches", "comparisons_per_setting"):
-            if peer[key] != mine[key]:
+            if not peer[key] == mine[key] == once[key]:
                 raise SystemExit(f"{people} people: the report's {key} {mine[key]} differ from the peer's {peer[key]}")
         counts = {key: mine[key] for key in ("false_non_matches", "false_matches", "comparisons_per_setting")}
     median = {k: statistics.median(v) for k, v in runs.items() if v}
@@ -172,6 +186,7 @@ def _size(work: Path, people: int, repeats: int, before: Path | None) -> dict[st
         "cpu_seconds_median": median,
         "decisions_per_cpu_second": {k: decisions / v for k, v in median.items()},
         "ratio_to_peer": median["peer"] / median["report"],
+        "ratio_to_peer_enrol_once": median["peer"] / median["report_enrol_once"],
         "extras_cpu_seconds": extras[0] if extras else None,
         "counts": counts,
     }
@@ -182,7 +197,8 @@ def _size(work: Path, people: int, repeats: int, before: Path | None) -> dict[st
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        print(json.dumps(_measure(Path(sys.argv[2]), Path(sys.argv[3]), extras="--extras" in sys.argv)))
+        flags = set(sys.argv[4:])
+        print(json.dumps(_measure(Path(sys.argv[2]), Path(sys.argv[3]), "--extras" in flags, "--enrol-once" in flags)))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", default="1000,3000", help="population sizes, comma-separated")
