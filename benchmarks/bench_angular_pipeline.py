@@ -8,8 +8,8 @@ each code on the sphere (``polar``: :class:`~sketchauth.sketches.angular_polar.P
    calibration people (disjoint from the evaluation people) are the *background*; the evaluation
    people are never seen before step 3.
 2. **Fit and calibrate on the background only**, through the library:
-   ``FeatureTransform.fit(background, projection="centre", normalise=True)`` and
-   ``AngularPipeline.for_target_fmr(..., target_fmr, enrol_samples=k, refit=True, code=...)``
+   ``fit_transform(background, projection="centre", normalise=True)`` and
+   ``fitting.angular.for_target_fmr(..., target_fmr, enrol_samples=k, refit=True, code=...)``
    (identity-disjoint 5-fold cross-validation, one-sided 95% Clopper–Pearson bound on the FMR).
 3. **Measure on the evaluation people**: each is enrolled once from their first ``k`` captures
    (real ``encode``); every other evaluation capture is a probe (genuine: the same person). All
@@ -49,14 +49,15 @@ from benchmarks.bench_angular import fnmr_at_fmr
 from benchmarks.deep_embeddings import available, identity_split, load, rows_of
 from benchmarks.timing import median_ms, provenance, write_result
 from sketchauth.errors import ParameterError
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.angular_attacks import sealed_linkage_score
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import angular_scores, decide_exact, polar_accepts
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.rates import wilson_interval
 from sketchauth.evaluate.trials import Enrolled
 from sketchauth.evaluate.unlinkability import linkability
-from sketchauth.features.angular import AngularPipeline
-from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, wrap
 from sketchauth.sketches.angular import AngularSketch, probe_matrix
 from sketchauth.sketches.angular_polar import PolarAngularSketch
@@ -97,7 +98,7 @@ def run_set(name: str, k: int) -> dict[str, Any]:
     background = LabelledVectors(labels[bg_rows], x[bg_rows])
     people = split["evaluation"]
     enrol_rows, probe_rows, owner = protocol(labels, people, k)
-    transform = FeatureTransform.fit(background, projection="centre", normalise=True)
+    transform = fit_transform(background, projection="centre", normalise=True)
     # The unprotected matcher on the raw outputs, on exactly these pairs.
     raw_t = _unit(np.stack([_unit(x[r]).mean(axis=0) for r in enrol_rows]))
     raw_p = _unit(x[probe_rows])
@@ -124,14 +125,12 @@ def run_set(name: str, k: int) -> dict[str, Any]:
         for f in TARGETS:
             started = time.perf_counter()
             try:
-                pipeline = AngularPipeline.for_target_fmr(
+                pipeline = fitting.angular.for_target_fmr(
                     transform,
                     background,
-                    target_fmr=f,
-                    enrol_samples=k,
-                    refit=True,
-                    code=code,
-                    security_bits=SECURITY_BITS,
+                    CalibrationOptions(
+                        target_fmr=f, enrol_samples=k, refit=True, code=code, security_bits=SECURITY_BITS
+                    ),
                 )
             except ParameterError as exc:  # a background too small for this target: said, not skipped silently
                 out["rows"].append({"code": code, "target_fmr": f, "unavailable": str(exc)})

@@ -5,13 +5,13 @@ permutation of the labels, into a **background** (two thirds) and **held-out peo
 identity-disjoint). Every pipeline is calibrated on the background only, for FMR ``1e-2`` and
 ``1e-3``, then enrolled (first capture) and probed (the others) on the held-out people, all
 impostor pairs counted with the pipeline's exact decision rule (the deciders of
-:mod:`sketchauth.features.calibration`, cross-checked against real encode → decode in the tests):
+:mod:`sketchauth.evaluate.fitting.calibration`, cross-checked against real encode → decode in the tests):
 
 * **before** — the former protocol (``sketchauth features fit`` until this change): the transform
   fitted on 70% of the background identities, the setting chosen on the next 15% as the most
   permissive one with at most ``⌊target · I⌋`` of their ``I`` impostor trials accepted (the
   interval pipeline's tolerance path built and stopped on those same people);
-* **after** — :mod:`sketchauth.features.calibration`: the transform fitted on every background
+* **after** — :mod:`sketchauth.evaluate.fitting.calibration`: the transform fitted on every background
   person, the setting chosen by identity-disjoint 5-fold cross-validation with the 95%
   Clopper–Pearson bound on design-effect counts ``≤ target`` (``for_target_fmr(..., refit=True)``).
 
@@ -50,10 +50,12 @@ from benchmarks.timing import provenance, write_result
 from sketchauth.errors import SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting import fit_pipeline
+from sketchauth.evaluate.fitting.calibration import Calibration, Decider, _measure
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.asymmetric import asymmetric_decider
-from sketchauth.features.calibrated import calibrated_pipeline
-from sketchauth.features.calibration import Calibration, Decider, _measure
 from sketchauth.features.code_offset import _code_dims, code_offset_decider
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.interval import _abs_delta, interval_decider, tolerance_path
@@ -129,7 +131,7 @@ def before(
     """The former protocol: 70% fit, 15% calibrate by the plain count ⌊target·I⌋, measured on ``people``."""
     fit, rest = _split(background, 0.7, 1)
     calibration, _check = _split(rest, 0.5, 2)
-    transform = FeatureTransform.fit(fit, levels=options["levels"], projection=options["projection"])
+    transform = fit_transform(fit, levels=options["levels"], projection=options["projection"])
     if kind == "interval":
         # The former rule exactly: the path built on the calibration part, stopped at its own FMR.
         path = tolerance_path(transform, calibration, enrol_samples=1)
@@ -157,22 +159,24 @@ def after(
     kind: str, background: LabelledVectors, people: LabelledVectors, target: float, options: dict[str, Any]
 ) -> dict[str, Any]:
     """Calibrated by cross-validation on every background person; measured on ``people``."""
-    transform = FeatureTransform.fit(
+    transform = fit_transform(
         background,
         levels=options["levels"],
         projection=options["projection"],
         normalise=options.get("normalise", False),
     )
-    pipeline = calibrated_pipeline(
+    pipeline = fit_pipeline(
         kind,
         transform,
         background,
-        target_fmr=target,
-        refit=True,
-        resolution=options["resolution"],
-        code_bits=options["code_bits"],
-        margin=options["margin"],
-        enrol_samples=options.get("enrol_samples", 1),
+        CalibrationOptions(
+            target_fmr=target,
+            refit=True,
+            resolution=options["resolution"],
+            code_bits=options["code_bits"],
+            margin=options["margin"],
+            enrol_samples=options.get("enrol_samples", 1),
+        ),
     )
     calibration: Calibration | None = pipeline.calibration
     assert calibration is not None

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from benchmarks import timing  # noqa: E402
 from benchmarks.timing import median_ms  # noqa: E402
 from sketchauth.evaluate.blocks import Job, run  # noqa: E402
-from sketchauth.evaluate.data import synthetic_vectors  # noqa: E402
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors  # noqa: E402
 from sketchauth.evaluate.deciders import prepare_decider  # noqa: E402
 from sketchauth.evaluate.error_rates import (  # noqa: E402
     decide_by_decoding,
@@ -76,7 +76,7 @@ def _previous_interval(sketch, enrolled, probes, enrolled_index, probe_index):
 
 
 def _population(identities: int, samples: int, v: int):
-    data = synthetic_vectors(identities, samples, FEATURES, noise=2.0, seed=1)
+    data = synthetic_vectors(identities, samples, FEATURES, seed=1, model=VectorModel(noise=2.0))
     trials = plan_trials(data)
     sketch = IntervalSketch(n=256, v=v, features=FEATURES)
     enrolled = enrol_population(sketch, enrol_rounded_mean, data, trials)
@@ -226,8 +226,8 @@ def pipeline_throughput(workdir: Path) -> dict:
     not wall, as the machine is shared: the figure a cluster's cost is extrapolated from (the
     report's default sweep of 5 settings; best of 3)."""
     from sketchauth.evaluate.data import load_vectors
+    from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
     from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
 
     people = load_vectors(workdir / "people.csv")
     trials = plan_trials(people)

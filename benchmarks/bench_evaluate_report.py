@@ -19,8 +19,9 @@ imports; one worker, ``jobs=1``, so that no CPU escapes into other processes):
   unlinkability and renewability evaluation, and the offline attack with the database.
 
 **decision path, enrolled once** is the same with the pipeline target declaring
-``enrol_once=True`` (its secret does not depend on the offset, only the sketch's tolerances do):
-what ``sketchauth.features.report_target.pipeline_target`` gains by setting that flag.
+``enrol_once=True`` (its secret does not depend on the offset, only the sketch's tolerances do),
+as ``sketchauth.evaluate.pipelines.report_target.pipeline_target`` now does for interval pipelines
+(the two rows measure the same code there; they differ on a tree that does not set the flag).
 
 The child checks that the report's counts equal the peer's. The ratio is the peer's median CPU
 over the decision path's (decisions per CPU second of the report over those of the peer).
@@ -75,8 +76,15 @@ def _measure(pipeline_file: Path, data_file: Path, extras: bool, enrol_once: boo
     """In the child: CPU seconds of the decision path (and of each extra); the counts per setting."""
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.error_rates import evaluate_scheme
-    from sketchauth.features.pipeline import load_pipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
+    from sketchauth.features import load_pipeline
+
+    try:
+        from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
+    except ImportError:  # a tree from before the pipelines' report target moved to evaluate
+        from sketchauth.features.report_target import (  # type: ignore[import-not-found,no-redef]
+            default_pipeline_sweep,
+            pipeline_target,
+        )
 
     pipeline = load_pipeline(pipeline_file.read_text(encoding="utf-8"))
     target = pipeline_target(pipeline)

@@ -46,28 +46,24 @@ GOAL_RATIO = 1.25
 def _pipelines(transform: Any, background: Any, m: int) -> dict[str, Any]:
     """Each pipeline kind by its own construction method, calibrated on the background (closed set)."""
     from sketchauth.errors import SketchAuthError
-    from sketchauth.features.pipeline import (
-        AsymmetricIntervalPipeline,
-        CodeOffsetPipeline,
-        IntervalPipeline,
-        ThermometerPipeline,
-    )
+    from sketchauth.evaluate import fitting
+    from sketchauth.evaluate.fitting.options import CalibrationOptions
 
     built: dict[str, Any] = {}
     makers = {
-        "interval": lambda: IntervalPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m),
-        "thermometer": lambda: ThermometerPipeline.for_target_fmr(
-            transform, background, target_fmr=0.01, enrol_samples=m
+        "interval": lambda: fitting.interval.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
         ),
-        "code-offset": lambda: (
-            CodeOffsetPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=m, bits=2)
-            if hasattr(CodeOffsetPipeline, "for_target_fmr")
-            else CodeOffsetPipeline.for_target_fnmr(transform, background, bits=2, target_fnmr=0.05, enrol_samples=m)
+        "thermometer": lambda: fitting.thermometer.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
+        ),
+        "code-offset": lambda: fitting.code_offset.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m, code_bits=2)
         ),
     }
-    if m >= 2 and hasattr(AsymmetricIntervalPipeline, "for_target_fmr"):
-        makers["asymmetric-interval"] = lambda: AsymmetricIntervalPipeline.for_target_fmr(
-            transform, background, target_fmr=0.01, enrol_samples=m
+    if m >= 2:
+        makers["asymmetric-interval"] = lambda: fitting.asymmetric.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=m)
         )
     for name, make in makers.items():
         try:
@@ -125,12 +121,12 @@ def _reference_fnmr_at(genuine: np.ndarray, impostor: np.ndarray, fmr: float) ->
 
 def api_path(train_csv: Path, test_csv: Path, m: int) -> dict[str, Any]:
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.features.transform import FeatureTransform
+    from sketchauth.evaluate.fitting.transform import fit_transform
 
     background, test = load_vectors(train_csv), load_vectors(test_csv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        transform = FeatureTransform.fit(background, levels=32)
+        transform = fit_transform(background, levels=32)
     built = _pipelines(transform, background, m)
     genuine, impostor = _reference(transform, test, m)
     rows: dict[str, Any] = {}

@@ -198,15 +198,14 @@ def serve_bare(port: int, workers: int) -> None:
     """Serve :func:`bare_app` the way ``sketchauth serve`` serves the service (same uvicorn setup).
 
     In particular with ``TCP_NODELAY`` on the shared listening socket
-    (:func:`service.app._tcp_nodelay`): plain ``uvicorn --workers N`` leaves Nagle's algorithm on
+    (:func:`sketchauth_service.app._tcp_nodelay`): plain ``uvicorn --workers N`` leaves Nagle's algorithm on
     and every answer waits ~40 ms for a delayed ACK, which would make the floor meaningless.
     """
     import inspect
 
     import uvicorn
+    from sketchauth_service.app import _tcp_nodelay
     from uvicorn.supervisors import Multiprocess
-
-    from service.app import _tcp_nodelay
 
     config = uvicorn.Config(
         "benchmarks.bench_service:bare_app",
@@ -338,16 +337,16 @@ import json, sys, tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from fastapi.testclient import TestClient
-from service.app import create_app
-from service.settings import Settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
 
 url, schema, key = sys.argv[1], sys.argv[2], sys.argv[3]
 tmp = Path(tempfile.mkdtemp())
 if url.startswith("sqlite"):
-    from service.store.sqlite import SQLiteStore
+    from sketchauth_service.store.sqlite import SQLiteStore
     store = SQLiteStore(tmp / "trips.db")
 else:
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
     store = PostgresStore(url, schema=schema, max_size=2)
 counts = {"transactions": 0, "statements": 0}
 depth = [0]

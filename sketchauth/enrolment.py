@@ -39,7 +39,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
@@ -170,7 +170,7 @@ class Enrolment:
             "key_params": self.key_params,
             "report": self.report.to_dict(),
         }
-        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return cast("str", json.dumps(body, sort_keys=True, separators=(",", ":")))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Enrolment:
@@ -251,7 +251,7 @@ def _strict_base64(value: Any) -> bytes:
     if len(value) > 4 * (MAX_HELPER_BYTES // 3 + 1):
         raise SketchFormatError(f"helper data is at most {MAX_HELPER_BYTES} bytes")
     try:
-        return base64.b64decode(value.encode("ascii"), validate=True)
+        return cast("bytes", base64.b64decode(value.encode("ascii"), validate=True))
     except (ValueError, UnicodeEncodeError):
         raise SketchFormatError("helper must be standard base64 (A-Z, a-z, 0-9, +, /, = padding)") from None
 
@@ -276,16 +276,17 @@ def _report(value: Any) -> EntropyReport:
     return EntropyReport(value["scheme"], sketch_bits, randomness_bits, loss_bound_bits, tuple(notes), extra)
 
 
-def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
+def secret_message(sketch: SecureSketch[Any, Any], secret: Any) -> bytes:
     """The exact bytes hashed for ``secret``: domain tag, scheme, parameters, canonical secret."""
     header = json.dumps({"scheme": sketch.scheme_name}, sort_keys=True).encode()
-    return (
+    return cast(
+        "bytes",
         b"sketchauth/v1\x00"
         + header
         + b"\x00"
         + canonical_params(sketch.params())
         + b"\x00"
-        + sketch.secret_bytes(secret)
+        + sketch.secret_bytes(secret),
     )
 
 
@@ -294,7 +295,7 @@ def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
 NO_CANDIDATE = b"\x00sketchauth/no-candidate"
 
 
-def candidate_message(sketch: SecureSketch, enrolment: Enrolment, sample: Any) -> bytes:
+def candidate_message(sketch: SecureSketch[Any, Any], enrolment: Enrolment, sample: Any) -> bytes:
     """The message to check against the stored hash: the decoded candidate's, or :data:`NO_CANDIDATE`.
 
     A sample that does not decode is hashed all the same, so a far sample costs the same time as
@@ -307,7 +308,9 @@ def candidate_message(sketch: SecureSketch, enrolment: Enrolment, sample: Any) -
     return secret_message(sketch, candidate)
 
 
-def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.PasswordHasher | None = None) -> Enrolment:
+def enrol(
+    sketch: SecureSketch[Any, Any], secret: Any, *, password_hasher: argon2.PasswordHasher | None = None
+) -> Enrolment:
     """Sketch ``secret`` with fresh randomness and hash it; the secret itself is not kept."""
     ph = password_hasher or hasher()
     secret = sketch.check_secret(secret)
@@ -321,7 +324,7 @@ def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.Password
 
 
 def verify(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolment: Enrolment,
     sample: Any,
     *,
@@ -449,7 +452,7 @@ def key_from_message(message: bytes, key_params: str, context: bytes, *, limit: 
 
 
 def derive_key(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolment: Enrolment,
     sample: Any,
     *,

@@ -67,20 +67,21 @@ def test_no_source_file_imports_a_test_only_package() -> None:
 # (and once through a PIN cascade), in a fresh interpreter; prints the test-only modules loaded.
 _RUN_EVERYTHING = r"""
 import importlib, pkgutil, sys, warnings
-import sketchauth, service
+import sketchauth, sketchauth_service
 
-for package in (sketchauth, service):
+for package in (sketchauth, sketchauth_service):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)
-import service.app
+import sketchauth_service.app
 
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-from sketchauth.sketches.base import SCHEMES, load_sketch
+from sketchauth.sketches.base import load_sketch
+from sketchauth.sketches.registry import registrations
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
@@ -110,7 +111,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     pin = Cascade(IntervalSketch(n=256, v=8, features=3), pin=ExactKey("test"))
 cases["mixed"] = (pin, [[10, 20, 30], "4711"], [[12, 18, 31], "4711"])
-assert sorted(cases) == sorted(SCHEMES), sorted(SCHEMES)
+assert sorted(cases) == sorted(r.name for r in registrations()), sorted(cases)
 ph = hasher("test")
 for name, (sketch, secret, sample) in cases.items():
     record = enrol(sketch, secret, password_hasher=ph)

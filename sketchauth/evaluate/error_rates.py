@@ -57,8 +57,8 @@ A pipeline supplies its transform as ``probe_fn`` and ``enrol_fn`` and reuses ev
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
-    >>> data = synthetic_vectors(20, 3, 8, noise=1.0, seed=1)
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
+    >>> data = synthetic_vectors(20, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> result = evaluate_adapter("interval", {"n": 256, "features": 8}, data, [1, 3, 6], seed=1)
     >>> [p.setting for p in result.points], result.points[-1].fnmr < result.points[0].fnmr
     ([1, 3, 6], True)
@@ -75,11 +75,11 @@ import numpy as np
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.adapters import (
     ADAPTERS,
-    QUANTISED_SCHEMES,
     ProbeFn,
     SchemeAdapter,
     adapter,
     fit_quantiser_params,
+    quantised_schemes,
 )
 from sketchauth.evaluate.baselines import (
     SCORE_FILE_LIMIT,
@@ -111,7 +111,6 @@ from sketchauth.templates import enrol_byte_mode, enrol_majority_set, enrol_roun
 
 __all__ = [
     "ADAPTERS",
-    "QUANTISED_SCHEMES",
     "TARGET_FMR",
     "TARGET_FNMR",
     "BaselineResult",
@@ -137,9 +136,10 @@ __all__ = [
     "fit_quantiser_params",
     "fit_set_size",
     "plan_trials",
+    "quantised_schemes",
 ]
 
-SchemeFactory = Callable[[Any], SecureSketch]
+SchemeFactory = Callable[[Any], SecureSketch[Any, Any]]
 #: Bootstrap resamples of the identity-level intervals (ISO/IEC 19795-1).
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -416,7 +416,7 @@ class _Checks:
 
     job: Job
     tally: Tally
-    sketches: list[SecureSketch]
+    sketches: list[SecureSketch[Any, Any]]
     population: list[Enrolled]
     probes: Any
     order: np.ndarray

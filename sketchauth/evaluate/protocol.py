@@ -1,7 +1,7 @@
 """The comparison protocol: one definition of who enrols, what is probed and who is an impostor.
 
 Every evaluation of the project — ``sketchauth evaluate report`` (:mod:`.error_rates`) and
-``sketchauth features evaluate`` (:mod:`sketchauth.features.evaluation`) — plans its
+``sketchauth features evaluate`` (:mod:`sketchauth.evaluate.pipelines.evaluation`) — plans its
 comparisons with :meth:`Protocol.plan`, and every report states :meth:`Protocol.describe`, so the
 two commands count the same trials on the same data (ISO/IEC 19795-1 vocabulary). The
 :class:`TrialPlan` is the one trial type: :mod:`.trials` enrols it through the real encoder or

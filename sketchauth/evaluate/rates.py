@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -157,7 +157,7 @@ def _bd0(x: np.ndarray, m: float) -> np.ndarray:
         power = power * v2
         series += power / (2 * j + 1)
     out[near] = (xs - m) * v + 2 * xs * series
-    return out
+    return cast("np.ndarray", out)
 
 
 def _log_mass(n: int, p: float, start: int, stop: int) -> float:

@@ -6,7 +6,7 @@ and impostor pairs). Both evaluations consume that one plan:
 
 * the protected evaluation (:mod:`.error_rates`) enrols every identity through the real encoder
   (:func:`enrol_population`) and compares the pairs ``(enrolled identity, probe row)``;
-* the feature evaluation (:mod:`sketchauth.features.evaluation`) projects the rows through a
+* the feature evaluation (:mod:`sketchauth.evaluate.pipelines.evaluation`) projects the rows through a
   feature transform first (:func:`projected_trials`) and scores every template against every
   probe by broadcasting (:func:`pair_scores`; lower means more similar), so the same scorer serves
   the ``P`` genuine pairs and the ``J × P`` impostor pairs (in chunks of templates, to bound memory).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ __all__ = [
 
 Data = LabelledVectors | LabelledSets
 #: ``enrol_fn(sketch, samples, setting) -> secret``: an identity's enrolment samples to its secret.
-EnrolFn = Callable[[SecureSketch, Any, Any], Any]
+EnrolFn = Callable[[SecureSketch[Any, Any], Any, Any], Any]
 #: ``score(template_features, probe_features) -> scores`` (broadcasting over leading axes).
 Scorer = Callable[[Any, Any], np.ndarray]
 
@@ -90,7 +90,7 @@ class Enrolled:
     secrets: tuple[Any, ...]
 
 
-def _range_hint(sketch: SecureSketch) -> str:
+def _range_hint(sketch: SecureSketch[Any, Any]) -> str:
     if getattr(sketch, "quantiser", None) is None:
         return ""
     return (
@@ -100,7 +100,7 @@ def _range_hint(sketch: SecureSketch) -> str:
 
 
 def enrol_population(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrol_fn: EnrolFn,
     data: Data,
     trials: TrialPlan,
@@ -151,7 +151,7 @@ class ProjectedTrials:
     @property
     def templates(self) -> np.ndarray:
         """The enrolment means (``J × k``): the unprotected reference's and the pipelines' template."""
-        return self.enrolment.mean(axis=1)
+        return cast("np.ndarray", self.enrolment.mean(axis=1))
 
     @property
     def identities(self) -> int:

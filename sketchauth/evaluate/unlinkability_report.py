@@ -78,7 +78,10 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError, SketchAuthError
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.linkage import partition_parity_bits, similar_even_intervals
 from sketchauth.evaluate.record_attacks import (
     PIPELINE_ATTACKS,
@@ -101,10 +104,7 @@ from sketchauth.evaluate.unlinkability_files import (
 )
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
-    CodeOffsetPipeline,
-    IntervalPipeline,
     Pipeline,
-    ThermometerPipeline,
 )
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
@@ -116,6 +116,7 @@ __all__ = [
     "PIPELINE_ATTACKS",
     "PIPELINE_KINDS",
     "PairAttack",
+    "UnlinkabilityReportOptions",
     "attack_ready",
     "build_pipelines",
     "byte_agreement",
@@ -258,17 +259,21 @@ def build_pipelines(
 
 def _build(kind: str, transform: FeatureTransform, background: LabelledVectors, m: int, fmr: float) -> Pipeline:
     if kind == "interval":
-        return IntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+        return fitting.interval.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m)
+        )
     if kind == "thermometer":
-        return ThermometerPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+        return fitting.thermometer.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m)
+        )
     if kind == "code-offset":
         # Every level bit: few dimensions at 2 bits make too few bytes for any t >= 1.
-        return CodeOffsetPipeline.for_target_fmr(
-            transform, background, target_fmr=fmr, bits=transform.level_bits, enrol_samples=m
+        return fitting.code_offset.for_target_fmr(
+            transform, background, CalibrationOptions(target_fmr=fmr, code_bits=transform.level_bits, enrol_samples=m)
         )
     if m < 2:
         raise ParameterError("the asymmetric pipelines need at least 2 captures per enrolment (--enrol-samples)")
-    s2 = AsymmetricIntervalPipeline.for_target_fmr(transform, background, target_fmr=fmr, enrol_samples=m)
+    s2 = fitting.asymmetric.for_target_fmr(transform, background, CalibrationOptions(target_fmr=fmr, enrol_samples=m))
     return AsymmetricIntervalPipeline(
         transform, s2.dims, q=s2.sketch.params()["q"], scale=s2.scale, margin=s2.margin, spread=s2.spread, scheme=kind
     )
@@ -283,7 +288,9 @@ class _Enrolled:
     peppered: tuple[list[list[bytes]], list[list[bytes]]]
 
 
-def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any, list[np.ndarray]]]) -> _Enrolled:
+def _enrol_all(
+    pipeline: Pipeline, sketch: SecureSketch[Any, Any], groups: list[tuple[Any, list[np.ndarray]]]
+) -> _Enrolled:
     """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
     peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
     clear: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
@@ -300,7 +307,7 @@ def _enrol_all(pipeline: Pipeline, sketch: SecureSketch, groups: list[tuple[Any,
 
 
 def _score_pairs(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     attack: PairAttack,
     stored: tuple[list[list[bytes]], list[list[bytes]]],
     pairs: Sequence[tuple[int, int, int, int]],
@@ -371,7 +378,7 @@ def _evaluate_pipeline(
     return out
 
 
-def _parsed_fraction(sketch: SecureSketch, stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
+def _parsed_fraction(sketch: SecureSketch[Any, Any], stored: tuple[list[list[bytes]], list[list[bytes]]]) -> float:
     """Share of sealed records that happen to parse as helpers of the scheme (expected: 0)."""
     records = [h for side in stored for person in side for h in person]
     return float(np.mean([parses_as_helper(sketch, h) for h in records]))
@@ -427,26 +434,47 @@ def _intersections(
 
 
 # -- the report ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UnlinkabilityReportOptions:
+    """What :func:`run_unlinkability_report` fits, enrols and attacks.
+
+    ``kinds``: the pipelines (:data:`PIPELINE_KINDS`); ``enrol_samples`` captures per enrolment and
+    ``groups`` enrolments per person; ``tau`` the asymmetric attacks' similarity; ``levels`` the
+    transform's quantiser levels; ``target_fmr`` the pipelines' calibration target;
+    ``max_nonmated`` and ``permutations`` bound the non-mated pairs and the chance-level draws;
+    ``seed``; ``progress`` bars on a terminal; ``sources`` name the background and evaluation
+    files in errors and in the report.
+    """
+
+    kinds: Sequence[str] = PIPELINE_KINDS
+    enrol_samples: int = 2
+    groups: int = 12
+    tau: int = 2
+    levels: int = 32
+    target_fmr: float = 0.01
+    max_nonmated: int = DEFAULT_MAX_NONMATED
+    permutations: int = DEFAULT_PERMUTATIONS
+    seed: int = 0
+    progress: bool = False
+    sources: tuple[str, str] = ("background", "data")
+
+
 def run_unlinkability_report(
     background: LabelledVectors,
     data: LabelledVectors,
-    *,
-    kinds: Sequence[str] = PIPELINE_KINDS,
-    enrol_samples: int = 2,
-    groups: int = 12,
-    tau: int = 2,
-    levels: int = 32,
-    target_fmr: float = 0.01,
-    max_nonmated: int = DEFAULT_MAX_NONMATED,
-    permutations: int = DEFAULT_PERMUTATIONS,
-    seed: int = 0,
-    progress: bool = False,
-    sources: tuple[str, str] = ("background", "data"),
+    options: UnlinkabilityReportOptions = UnlinkabilityReportOptions(),
 ) -> dict[str, Any]:
-    """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict.
-
-    ``sources`` names the background and evaluation files in errors and in the report.
-    """
+    """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict."""
+    o = options
+    kinds, enrol_samples, groups, levels, target_fmr = o.kinds, o.enrol_samples, o.groups, o.levels, o.target_fmr
+    tau, max_nonmated, permutations, seed, progress, sources = (
+        o.tau,
+        o.max_nonmated,
+        o.permutations,
+        o.seed,
+        o.progress,
+        o.sources,
+    )
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown or not kinds:
         raise ParameterError(f"pipelines must be among {', '.join(PIPELINE_KINDS)}; got {', '.join(kinds) or 'none'}")
@@ -463,7 +491,7 @@ def run_unlinkability_report(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            transform = FeatureTransform.fit(background, levels=levels)
+            transform = fit_transform(background, levels=levels)
         notes += [f"{sources[0]}: {w.message}" for w in caught]
     except SketchAuthError as exc:
         raise ParameterError(f"{sources[0]}: the feature transform cannot be fitted: {exc}") from None

@@ -2,17 +2,17 @@
 
 * :mod:`.transform` — :class:`FeatureTransform`, fitted once on a background population and
   frozen: standardisation, within-class whitening, Fisher-ratio selection, equal-probability
-  quantisers, Gray-coded binarisation; JSON (de)serialisation of population statistics only.
+  quantisers, Gray-coded binarisation applied; JSON (de)serialisation of population statistics only.
 * :mod:`.base` — the :class:`Pipeline` interface chaining a transform with a sketch; one module
-  per pipeline: :mod:`.interval` (with its tolerance path), :mod:`.asymmetric`,
-  :mod:`.code_offset`, :mod:`.thermometer` (thermometer codes → PinSketch);
-  :mod:`.pipeline` re-exports them all;
-* :mod:`.calibration` — the setting for a target FMR, chosen by identity-disjoint
-  cross-validation on the background with a Clopper–Pearson bound (any decider plugs in);
-* :mod:`.calibrated` — each pipeline kind calibrated on the background, and its prediction
-  checked on held-out people; :mod:`.defaults` — the one set of defaults (library and CLI);
-* :mod:`.loading` — pipeline configurations read back from JSON (one file or a directory);
-* :mod:`.evaluation` — error rates of every pipeline next to the unprotected reference.
+  per pipeline: :mod:`.interval`, :mod:`.asymmetric`, :mod:`.code_offset`, :mod:`.thermometer`
+  (thermometer codes → PinSketch), :mod:`.angular`; :mod:`.pipeline` re-exports them all;
+* :mod:`.defaults` — the one set of defaults (library and CLI);
+* :mod:`.loading` — pipeline configurations read back from JSON (one file or a directory).
+
+This package is what a deployment loads and runs. Fitting a transform and calibrating a pipeline
+on a background, and measuring pipelines (error rates, security figures), are evaluation:
+:mod:`sketchauth.evaluate.fitting` and :mod:`sketchauth.evaluate.pipelines`, which import this
+package and never the reverse.
 
 Names are imported lazily so that ``import sketchauth.features`` costs nothing.
 """
@@ -26,22 +26,13 @@ __all__ = [
     "DEFAULTS",
     "AngularPipeline",
     "AsymmetricIntervalPipeline",
-    "Calibration",
     "CodeOffsetPipeline",
-    "Decider",
     "FeatureTransform",
     "IntervalPipeline",
     "Pipeline",
     "ThermometerPipeline",
-    "TolerancePath",
-    "calibrate",
-    "calibrated_pipeline",
-    "choose_error_tolerance",
-    "evaluate_pipelines",
-    "heldout_check",
     "load_pipeline",
     "load_pipelines",
-    "tolerance_path",
 ]
 
 _WHERE = {
@@ -52,17 +43,8 @@ _WHERE = {
     "AsymmetricIntervalPipeline": "asymmetric",
     "CodeOffsetPipeline": "code_offset",
     "ThermometerPipeline": "thermometer",
-    "TolerancePath": "interval",
-    "tolerance_path": "interval",
-    "choose_error_tolerance": "code_offset",
     "load_pipeline": "loading",
     "load_pipelines": "loading",
-    "evaluate_pipelines": "evaluation",
-    "Calibration": "calibration",
-    "Decider": "calibration",
-    "calibrate": "calibration",
-    "calibrated_pipeline": "calibrated",
-    "heldout_check": "calibrated",
     "DEFAULTS": "defaults",
 }
 

@@ -1,4 +1,7 @@
-"""The asymmetric-interval pipeline: per-person tolerances from several captures (Fang's thesis §6.2, s2)."""
+"""The asymmetric-interval pipeline: per-person tolerances from several captures (Fang's thesis §6.2, s2).
+
+The ``scale`` is chosen on a background by :mod:`sketchauth.evaluate.fitting.asymmetric`.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +12,14 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import ProjectedTrials, pair_scores
-from sketchauth.features.base import Pipeline, _fold_transform, _one_sample, _with_calibration
-from sketchauth.features.calibration import Decider, calibrate
+from sketchauth.features.base import Pipeline, _one_sample
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch, Spread
 from sketchauth.sketches.params import check_int
 from sketchauth.templates import enrol_interval
 
-__all__ = ["SCALE_GRID", "AsymmetricIntervalPipeline", "asymmetric_decider", "asymmetric_scale_scores"]
+__all__ = ["AsymmetricIntervalPipeline"]
 
 
 class AsymmetricIntervalPipeline(Pipeline):
@@ -52,38 +52,6 @@ class AsymmetricIntervalPipeline(Pipeline):
         self.margin = check_int("margin", margin, 0, q)
         self.spread: Spread = spread
 
-    @classmethod
-    def for_target_fmr(
-        cls,
-        transform: FeatureTransform,
-        heldout: LabelledVectors,
-        *,
-        target_fmr: float = DEFAULTS.target_fmr,
-        enrol_samples: int = 3,
-        q: int | None = None,
-        margin: int = DEFAULTS.asymmetric_margin,
-        folds: int = DEFAULTS.folds,
-        confidence: float = DEFAULTS.confidence,
-        refit: bool = False,
-    ) -> AsymmetricIntervalPipeline:
-        """The largest ``scale`` on :data:`SCALE_GRID` admissible for ``target_fmr`` (s2, spread ``std``).
-
-        Each comparison has the smallest scale accepting it (:func:`asymmetric_scale_scores`); the
-        pipeline at scale ``c`` accepts the trials scoring strictly below ``c``.
-
-        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
-        """
-        if enrol_samples < 2:
-            raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples (enrol_samples)")
-        q = transform.levels if q is None else q
-        decider = asymmetric_decider(transform, q=q, margin=margin, refit=refit)
-        choice = calibrate(
-            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-        )
-        pipeline = cls(transform, np.arange(transform.dimensions), q=q, scale=float(choice.point), margin=margin)
-        return _with_calibration(pipeline, choice)
-
     @property
     def sketch(self) -> AsymmetricIntervalSketch:
         return self._sketch
@@ -96,7 +64,7 @@ class AsymmetricIntervalPipeline(Pipeline):
 
     def sample_transform(self, sample: Any) -> np.ndarray:
         y = self.transform.project(_one_sample(sample, self.transform.features))
-        return self.transform.quantise(y)[self.dims]
+        return np.asarray(self.transform.quantise(y)[self.dims])
 
     def capture_levels(self, samples: Any) -> np.ndarray:
         """Every enrolment capture's levels on ``dims`` (``m × k``): the input of :meth:`secret_from_samples`.
@@ -131,61 +99,3 @@ class AsymmetricIntervalPipeline(Pipeline):
         if pipeline.sketch.params() != dict(params):
             raise ParameterError("pipeline parameters do not match its transform (levels) or dims")
         return pipeline
-
-
-def asymmetric_scale_scores(
-    transform: FeatureTransform, trials: ProjectedTrials, *, q: int, margin: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per trial the smallest ``scale`` at which the s2 pipeline (spread ``std``) accepts it.
-
-    Template ``b`` = rounded mean of the enrolment levels, ``s`` = their standard deviation
-    (``ddof = 1``), ``v_j(c) = min(q, max(1, ⌈c·s_j⌉ + margin))``. The s2 decoder accepts
-    ``−v ≤ Δ < v`` (``Δ = d' − b``; the left end ``b − v`` belongs to the secret interval), i.e.
-    ``v > w`` with ``w = Δ`` for ``Δ ≥ 0`` and ``w = −Δ − 1`` for ``Δ < 0``; so a trial is accepted
-    at scale ``c`` iff every ``w_j < q`` and ``c·s_j > w_j − margin`` (or ``w_j < max(1, margin)``
-    when ``s_j = 0``). Scores are clipped to ``[0, 10^9]``.
-    """
-    packed, probes = _templates_and_probes(transform, trials)
-    return pair_scores(packed, probes, trials.owner, lambda t, p: _scale_score(t, p, q=q, margin=margin))
-
-
-def _templates_and_probes(transform: FeatureTransform, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-    """``(b, s)`` packed per enrolled identity (``J × 2 × k``) and the probes' levels, from projected trials."""
-    m = trials.enrolment.shape[1]
-    levels = transform.quantise(trials.enrolment)
-    b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
-    spread = levels.astype(np.float64).std(axis=1, ddof=1)
-    return np.stack([b, spread], axis=1).astype(np.float64), transform.quantise(trials.probes)
-
-
-def _scale_score(template: np.ndarray, probe: np.ndarray, *, q: int, margin: int) -> np.ndarray:
-    bj, sj = template[..., 0, :], template[..., 1, :]
-    signed = probe - bj
-    w = np.where(signed < 0, -signed - 1, signed)
-    need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
-    need = np.where(w >= q, np.inf, need)
-    return np.max(need, axis=-1).clip(0.0, 1e9)
-
-
-#: Scales :meth:`AsymmetricIntervalPipeline.for_target_fmr` chooses from (ascending).
-SCALE_GRID = np.round(np.concatenate([np.arange(0.0, 10.0, 0.02), np.arange(10.0, 100.0, 0.5)]), 2)
-
-
-def asymmetric_decider(transform: FeatureTransform, *, q: int, margin: int, refit: bool) -> Decider:
-    """The scale of :func:`~sketchauth.templates.enrol_interval` as a
-    :class:`~sketchauth.features.calibration.Decider` (accept iff the trial's
-    :func:`asymmetric_scale_scores` score ``< scale``), over :data:`SCALE_GRID`."""
-
-    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        fold = transform if model is None else model
-        shape = trials.enrolment.shape
-        enrolment = fold.project(trials.enrolment.reshape(-1, shape[-1])).reshape(shape[0], shape[1], -1)
-        return _templates_and_probes(fold, ProjectedTrials(enrolment, fold.project(trials.probes), trials.owner))
-
-    return Decider(
-        grid=SCALE_GRID,
-        score=lambda model, t, p: _scale_score(t, p, q=q, margin=margin),
-        strict=True,
-        fit=_fold_transform(transform, refit),
-        features=features,
-    )

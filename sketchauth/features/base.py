@@ -11,26 +11,39 @@ import hashlib
 import hmac
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from fractions import Fraction
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
 import argon2
 import numpy as np
 
 from sketchauth.enrolment import Enrolment, enrol, verify
 from sketchauth.errors import DecodeError, ParameterError, SampleError
-from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import projected_trials
-from sketchauth.features.calibration import Calibration
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.base import EntropyReport, SecureSketch
 
-__all__ = ["PIPELINE_FORMAT", "Pipeline"]
+__all__ = ["PIPELINE_FORMAT", "FitRecord", "Pipeline"]
 
 
 PIPELINE_FORMAT = "sketchauth-pipeline/v1"
-P = TypeVar("P", bound="Pipeline")
+
+
+class FitRecord(Protocol):
+    """How a pipeline's setting was chosen on a background (what the fitting layer attaches).
+
+    :class:`sketchauth.evaluate.fitting.calibration.Calibration` is one; the core only reads these
+    figures (e.g. to report them), it never computes them.
+    """
+
+    @property
+    def target_fmr(self) -> float: ...
+
+    @property
+    def fnmr(self) -> float: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def summary(self) -> str: ...
 
 
 def _dims(dims: Any, transform: FeatureTransform) -> np.ndarray:
@@ -49,12 +62,10 @@ def _dims(dims: Any, transform: FeatureTransform) -> np.ndarray:
 class Pipeline(ABC):
     """A transform chained with a sketch on a subset ``dims`` of the transform's dimensions.
 
-    Calibration (every ``for_target_fmr``, :func:`sketchauth.features.calibration.calibrate`):
-    identity-disjoint ``folds``-fold cross-validation over all of ``heldout``; the setting whose
-    one-sided Clopper–Pearson bound at ``confidence`` on the FMR is ``≤ target_fmr`` and whose
-    FNMR is lowest; :attr:`calibration` holds the predicted FMR/FNMR and their intervals.
-    ``refit=True`` when ``heldout`` includes the people the transform was fitted on (e.g. all the
-    background): each fold's transform is then refitted without the fold's people.
+    A pipeline is built from its settings (the constructor) or its JSON (:func:`load_pipeline`);
+    choosing those settings on a background is evaluation-side work
+    (:mod:`sketchauth.evaluate.fitting`, one module per kind), which records how in
+    :attr:`calibration` (the predicted FMR/FNMR and their intervals).
     """
 
     kind: ClassVar[str]
@@ -64,13 +75,18 @@ class Pipeline(ABC):
             raise ParameterError("transform must be a FeatureTransform")
         self.transform = transform
         self.dims = _dims(dims, transform)
-        #: How the setting was chosen (``for_target_fmr``): predicted rates on new people; not configuration.
-        self.calibration: Calibration | None = None
+        #: How the setting was chosen (:mod:`sketchauth.evaluate.fitting`): predicted rates on new people;
+        #: not configuration.
+        self.calibration: FitRecord | None = None
+        #: Why this pipeline must not be served (e.g. its predicted FNMR at its target is above 0.5),
+        #: or ``None``. Configuration: written to the JSON when set (:meth:`to_dict`), and a service
+        #: refuses to start with a pipeline that carries it.
+        self.unusable: str | None = None
 
     # -- the sketch and the two conversions ---------------------------------------------------
     @property
     @abstractmethod
-    def sketch(self) -> SecureSketch:
+    def sketch(self) -> SecureSketch[Any, Any]:
         """The sketch every user of this pipeline is enrolled with."""
 
     def _enrolment_matrix(self, samples: Any) -> np.ndarray:
@@ -170,6 +186,8 @@ class Pipeline(ABC):
             "scheme": self.sketch.scheme_name,
             "params": self.sketch.params(),
             "settings": self._settings(),
+            # Only when set, so that the configuration (and fingerprint) of a usable pipeline is unchanged.
+            **({"unusable": self.unusable} if self.unusable is not None else {}),
         }
 
     def to_json(self) -> str:
@@ -214,23 +232,3 @@ def _one_sample(sample: Any, features: int) -> np.ndarray:
     if x.shape != (features,):
         raise SampleError(f"a sample must be a vector of {features} features, got shape {x.shape}")
     return x
-
-
-def _allowed_false_matches(
-    target_fmr: Any, heldout: LabelledVectors, transform: FeatureTransform, enrol_samples: int
-) -> int:
-    """``⌊target · I⌋`` for the ``I`` impostor trials of ``heldout``, in exact arithmetic."""
-    if isinstance(target_fmr, bool) or not isinstance(target_fmr, (int, float, Fraction)) or not 0 < target_fmr < 1:
-        raise ParameterError(f"target_fmr must be in (0, 1), got {target_fmr!r}")
-    trials = projected_trials(transform.project, heldout, enrol_samples)
-    return int(Fraction(target_fmr) * trials.impostor_trials)
-
-
-def _fold_transform(transform: FeatureTransform, refit: bool) -> Callable[[LabelledVectors], FeatureTransform] | None:
-    """Per-fold model of a pipeline whose only learned part is the transform: refitted, or none."""
-    return transform.refit if refit else None
-
-
-def _with_calibration(pipeline: P, calibration: Calibration) -> P:
-    pipeline.calibration = calibration
-    return pipeline

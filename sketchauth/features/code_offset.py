@@ -1,45 +1,22 @@
-"""The code-offset pipeline: Gray-coded binarised features → Reed–Solomon code-offset sketch (Dodis et al.)."""
+"""The code-offset pipeline: Gray-coded binarised features → Reed–Solomon code-offset sketch (Dodis et al.).
+
+The byte-error tolerance ``t`` is chosen on a background by :mod:`sketchauth.evaluate.fitting.code_offset`.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _fold_transform, _one_sample, _with_calibration
-from sketchauth.features.calibration import Decider, calibrate
-from sketchauth.features.defaults import DEFAULTS
+from sketchauth.features.base import Pipeline, _one_sample
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.params import check_int
 
-__all__ = [
-    "CodeOffsetPipeline",
-    "ToleranceChoice",
-    "byte_error_scores",
-    "choose_error_tolerance",
-    "code_offset_decider",
-]
-
-
-def _code_dims(transform: FeatureTransform, bits: int, dimensions: int | None) -> np.ndarray:
-    per_byte = 8 // math.gcd(8, bits)  # dimensions needed for a whole number of bytes
-    count = transform.dimensions if dimensions is None else min(int(dimensions), transform.dimensions)
-    count = min(count, 255 * 8 // bits)
-    count -= count % per_byte
-    if count * bits < 16:
-        raise ParameterError(
-            f"{transform.dimensions} dimensions × {bits} bits give fewer than 2 whole bytes; "
-            "use more bits or dimensions"
-        )
-    return np.arange(count)
+__all__ = ["CodeOffsetPipeline"]
 
 
 class CodeOffsetPipeline(Pipeline):
@@ -53,58 +30,6 @@ class CodeOffsetPipeline(Pipeline):
         if (self.dims.size * self.bits) % 8:
             raise ParameterError(f"{self.dims.size} dims × {self.bits} bits is not a whole number of bytes")
         self._sketch = CodeOffsetSketch(n=self.dims.size * self.bits // 8, t=t)
-
-    @classmethod
-    def for_target_fnmr(
-        cls,
-        transform: FeatureTransform,
-        heldout: LabelledVectors,
-        *,
-        bits: int = DEFAULTS.code_bits,
-        target_fnmr: float = DEFAULTS.target_fnmr,
-        enrol_samples: int = 1,
-        dimensions: int | None = None,
-    ) -> CodeOffsetPipeline:
-        """The smallest ``t`` reaching ``target_fnmr`` on held-out data (:func:`choose_error_tolerance`)."""
-        choice = choose_error_tolerance(
-            transform, heldout, bits=bits, target_fnmr=target_fnmr, enrol_samples=enrol_samples, dimensions=dimensions
-        )
-        return cls(transform, choice.dims, bits=bits, t=choice.t)
-
-    @classmethod
-    def for_target_fmr(
-        cls,
-        transform: FeatureTransform,
-        heldout: LabelledVectors,
-        *,
-        target_fmr: float = DEFAULTS.target_fmr,
-        bits: int = DEFAULTS.code_bits,
-        enrol_samples: int = DEFAULTS.enrol_samples,
-        dimensions: int | None = None,
-        folds: int = DEFAULTS.folds,
-        confidence: float = DEFAULTS.confidence,
-        refit: bool = False,
-    ) -> CodeOffsetPipeline:
-        """The largest useful ``t`` (``1 ≤ t``, ``2t < n``) for ``target_fmr``.
-
-        A comparison is accepted iff at most ``t`` bytes differ (Reed–Solomon corrects exactly
-        that many). ``ParameterError`` if even ``t = 1`` is not admissible.
-
-        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
-        """
-        dims = _code_dims(transform, bits, dimensions)
-        t_max = (dims.size * bits // 8 - 1) // 2
-        if t_max < 1:
-            raise ParameterError(
-                f"{dims.size} dimensions × {bits} bits give {dims.size * bits // 8} bytes: no byte-error "
-                "tolerance 1 <= t with 2t < n; use more bits or dimensions"
-            )
-        decider = code_offset_decider(transform, dims, bits=bits, t_max=t_max, refit=refit)
-        choice = calibrate(
-            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-        )
-        return _with_calibration(cls(transform, dims, bits=bits, t=int(choice.point)), choice)
 
     @property
     def sketch(self) -> CodeOffsetSketch:
@@ -134,86 +59,3 @@ class CodeOffsetPipeline(Pipeline):
         if pipeline.sketch.params() != dict(raw["params"]):
             raise ParameterError("pipeline parameters do not match its dims and bits")
         return pipeline
-
-
-@dataclass(frozen=True, slots=True)
-class ToleranceChoice:
-    """The chosen byte-error tolerance ``t`` and its measured held-out rates."""
-
-    t: int
-    dims: np.ndarray
-    fnmr: float
-    fmr: float
-    genuine_trials: int
-    impostor_trials: int
-
-
-def byte_error_scores(
-    transform: FeatureTransform, trials: ProjectedTrials, bits: int, dims: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Genuine and impostor byte-error counts of the binarised templates and probes."""
-    t_bytes = transform.binarise_array(transform.quantise(trials.templates), bits, dims)
-    p_bytes = transform.binarise_array(transform.quantise(trials.probes), bits, dims)
-    return pair_scores(t_bytes, p_bytes, trials.owner, lambda a, b: np.count_nonzero(a != b, axis=-1))
-
-
-def choose_error_tolerance(
-    transform: FeatureTransform,
-    heldout: LabelledVectors,
-    *,
-    bits: int = DEFAULTS.code_bits,
-    target_fnmr: float = DEFAULTS.target_fnmr,
-    enrol_samples: int = 1,
-    dimensions: int | None = None,
-) -> ToleranceChoice:
-    """The smallest ``t`` (``2t < n``) whose FNMR on held-out data is at most ``target_fnmr``.
-
-    A genuine comparison is accepted iff at most ``t`` bytes differ (the Reed–Solomon decoder's
-    guarantee; beyond ``t`` it fails or lands on another codeword, which the hash check rejects).
-    ``ParameterError`` if no admissible ``t`` reaches the target (the message gives the best FNMR).
-    """
-    if not (isinstance(target_fnmr, (int, float)) and 0.0 < target_fnmr < 1.0):
-        raise ParameterError(f"target_fnmr must be in (0, 1), got {target_fnmr!r}")
-    dims = _code_dims(transform, bits, dimensions)
-    trials = projected_trials(transform.project, heldout, enrol_samples)
-    genuine, impostor = byte_error_scores(transform, trials, bits, dims)
-    n = dims.size * bits // 8
-    t_max = (n - 1) // 2
-    if t_max < 1:
-        raise ParameterError(
-            f"{dims.size} dimensions × {bits} bits give {n} bytes; a code-offset sketch needs at least 3 bytes "
-            "to correct one byte error: use more bits per dimension or keep more dimensions"
-        )
-    # Integer counts, compared exactly: rejected/G ≤ target ⇔ rejected ≤ ⌊target·G⌋ (as a Fraction,
-    # so 5 of 100 rejected meets target 0.05 — a float 1 − accepted/G would give 0.05000000000000004).
-    rejected = genuine.size - np.searchsorted(np.sort(genuine), np.arange(t_max + 1), side="right")
-    fnmr = rejected / genuine.size
-    ok = np.flatnonzero(rejected[1:] <= int(Fraction(str(target_fnmr)) * genuine.size))
-    if ok.size == 0:
-        raise ParameterError(
-            f"no t <= {t_max} reaches FNMR {target_fnmr} with {dims.size} dimensions × {bits} bits "
-            f"(best {fnmr[t_max]:.3f} at t={t_max}); use fewer bits or dimensions"
-        )
-    t = int(ok[0]) + 1
-    fmr = float(np.count_nonzero(impostor <= t)) / impostor.size
-    return ToleranceChoice(t, dims, float(fnmr[t]), fmr, int(genuine.size), int(impostor.size))
-
-
-def code_offset_decider(
-    transform: FeatureTransform, dims: np.ndarray, *, bits: int, t_max: int, refit: bool
-) -> Decider:
-    """The Reed–Solomon budget as a :class:`~sketchauth.features.calibration.Decider`: accept iff at
-    most ``t`` bytes differ, ``t = 1 … t_max``. With ``refit`` each fold refits the transform
-    (same ``bits``, as many of its leading dimensions as ``dims`` holds)."""
-
-    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        fold = transform if model is None else model
-        use = dims if model is None else _code_dims(fold, bits, dims.size)
-        t_bytes = fold.binarise_array(fold.quantise(fold.project(trials.templates)), bits, use)
-        p_bytes = fold.binarise_array(fold.quantise(fold.project(trials.probes)), bits, use)
-        return t_bytes, p_bytes
-
-    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        return np.count_nonzero(templates != probes, axis=-1)
-
-    return Decider(grid=np.arange(1, t_max + 1), score=score, fit=_fold_transform(transform, refit), features=features)

@@ -18,7 +18,8 @@ Pipelines (``y`` are the transform's whitened features, ``ℓ`` their levels in 
 * :class:`IntervalPipeline` — secret ``b = ℓ(mean of the enrolment samples' y)`` on a subset of
   dimensions; :class:`~sketchauth.sketches.interval.IntervalSketch` with ``n = L`` and a tolerance
   ``v_j`` per dimension: a sample is accepted iff ``|ℓ_j − b_j| < v_j`` for every kept ``j``.
-  Tolerances come from a :class:`TolerancePath` measured on held-out background data.
+  Tolerances come from a tolerance path measured on background data
+  (:mod:`sketchauth.evaluate.fitting.interval`).
   Loss ``≤ Σ log2(2v_j − 1)`` of the ``Σ log2 L`` bits the levels carry under the background.
 * :class:`AsymmetricIntervalPipeline` — several enrolment samples: per dimension the template
   and an *identity-dependent* tolerance from the spread of the person's levels
@@ -28,27 +29,28 @@ Pipelines (``y`` are the transform's whitened features, ``ℓ`` their levels in 
 * :class:`CodeOffsetPipeline` — secret: Gray-coded ``bits``-bit levels of the top dimensions,
   packed into ``n`` bytes (every byte fully used, so the bytes are uniform under the background);
   :class:`~sketchauth.sketches.code_offset.CodeOffsetSketch` correcting ``t`` byte errors, with
-  ``t`` chosen by :func:`choose_error_tolerance` from a target FNMR on held-out background data.
+  ``t`` calibrated for a target FMR (or FNMR) on background data (:mod:`sketchauth.evaluate.fitting.code_offset`).
   Loss ``≤ 16t`` of ``8n`` bits.
 * :class:`ThermometerPipeline` — Fisher-weighted uniform levels written as thermometer codes,
   the secret being the set of their one-positions; :class:`~sketchauth.sketches.pinsketch.PinSketch`
   with budget ``t`` then accepts exactly an **L1 ball** in weighted level units, the closest of
   these acceptance regions to the unprotected matcher's ellipsoid. Loss ``≤ t·m``.
 
-Modules (one job each): :mod:`.base` (the :class:`Pipeline` interface), :mod:`.interval`
-(with the tolerance path), :mod:`.asymmetric`, :mod:`.code_offset`, :mod:`.thermometer`,
-:mod:`.calibration` (identity-disjoint cross-validated choice of a setting with a Clopper–Pearson
-bound on the FMR) and :mod:`.loading` (configuration JSON). This module re-exports their public
-names, so ``from sketchauth.features.pipeline import …`` keeps working.
+Modules (one job each): :mod:`.base` (the :class:`Pipeline` interface), :mod:`.interval`,
+:mod:`.asymmetric`, :mod:`.code_offset`, :mod:`.thermometer`, :mod:`.angular` and :mod:`.loading`
+(configuration JSON). This module re-exports their public names. Choosing a pipeline's settings on
+a background (identity-disjoint cross-validation with a Clopper–Pearson bound on the FMR) is
+evaluation-side work: :mod:`sketchauth.evaluate.fitting`, one module per kind.
 
 Example::
 
     >>> from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    >>> from sketchauth.evaluate.fitting import interval
+    >>> from sketchauth.evaluate.fitting.transform import fit_transform
     >>> from sketchauth.enrolment import hasher
-    >>> from sketchauth.features.transform import FeatureTransform
     >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
-    >>> transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
-    >>> pipeline = IntervalPipeline.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
+    >>> transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
+    >>> pipeline = interval.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
     >>> person = population.draw(1, 3, seed=0).samples
     >>> record = pipeline.enrol(person[:1], password_hasher=hasher("test"))
     >>> pipeline.verify(record, person[1], password_hasher=hasher("test"))
@@ -60,15 +62,10 @@ Example::
 from __future__ import annotations
 
 from sketchauth.features.angular import AngularPipeline
-from sketchauth.features.asymmetric import AsymmetricIntervalPipeline, asymmetric_scale_scores
+from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.base import PIPELINE_FORMAT, Pipeline
-from sketchauth.features.code_offset import (
-    CodeOffsetPipeline,
-    ToleranceChoice,
-    byte_error_scores,
-    choose_error_tolerance,
-)
-from sketchauth.features.interval import IntervalPipeline, TolerancePath, tolerance_path
+from sketchauth.features.code_offset import CodeOffsetPipeline
+from sketchauth.features.interval import IntervalPipeline
 from sketchauth.features.loading import MAX_PIPELINE_BYTES, load_pipeline, load_pipelines
 from sketchauth.features.thermometer import MAX_THERMOMETER_BITS, THERMOMETER_RANGE, ThermometerPipeline, fisher_weights
 
@@ -83,13 +80,7 @@ __all__ = [
     "IntervalPipeline",
     "Pipeline",
     "ThermometerPipeline",
-    "ToleranceChoice",
-    "TolerancePath",
-    "asymmetric_scale_scores",
-    "byte_error_scores",
-    "choose_error_tolerance",
     "fisher_weights",
     "load_pipeline",
     "load_pipelines",
-    "tolerance_path",
 ]

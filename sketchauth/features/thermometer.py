@@ -8,16 +8,12 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import ParameterError
-from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
-from sketchauth.features.base import Pipeline, _one_sample, _with_calibration
-from sketchauth.features.calibration import Decider, calibrate
-from sketchauth.features.defaults import DEFAULTS
+from sketchauth.features.base import Pipeline, _one_sample
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.params import check_positive_float
-from sketchauth.sketches.pinsketch import MAX_T, PinSketch
+from sketchauth.sketches.pinsketch import PinSketch
 
-__all__ = ["MAX_THERMOMETER_BITS", "THERMOMETER_RANGE", "ThermometerPipeline", "fisher_weights", "thermometer_decider"]
+__all__ = ["MAX_THERMOMETER_BITS", "THERMOMETER_RANGE", "ThermometerPipeline", "fisher_weights"]
 
 
 #: Range of each dimension's uniform quantiser, in standard deviations of the background.
@@ -75,31 +71,6 @@ class ThermometerPipeline(Pipeline):
         self._sketch = PinSketch(m=m, t=t)
 
     @classmethod
-    def for_target_fmr(
-        cls,
-        transform: FeatureTransform,
-        heldout: LabelledVectors,
-        *,
-        target_fmr: float = DEFAULTS.target_fmr,
-        enrol_samples: int = DEFAULTS.enrol_samples,
-        resolution: float = DEFAULTS.thermometer_resolution,
-        folds: int = DEFAULTS.folds,
-        confidence: float = DEFAULTS.confidence,
-        refit: bool = False,
-    ) -> ThermometerPipeline:
-        """All kept dimensions, steps from :func:`fisher_weights`, the budget ``t`` for ``target_fmr``.
-
-        ``folds``, ``confidence``, ``refit``: see :class:`~sketchauth.features.base.Pipeline`
-        (calibration); the prediction is in :attr:`~sketchauth.features.base.Pipeline.calibration`.
-        """
-        draft = cls.with_resolution(transform, enrol_samples=enrol_samples, resolution=resolution, t=1)
-        decider = thermometer_decider(draft, enrol_samples=enrol_samples, resolution=resolution, refit=refit)
-        choice = calibrate(
-            decider, heldout, target_fmr=target_fmr, enrol_samples=enrol_samples, folds=folds, confidence=confidence
-        )
-        return _with_calibration(cls(transform, draft.dims, steps=draft.steps, t=int(choice.point)), choice)
-
-    @classmethod
     def with_resolution(
         cls, transform: FeatureTransform, *, enrol_samples: int, resolution: float, t: int
     ) -> ThermometerPipeline:
@@ -108,19 +79,9 @@ class ThermometerPipeline(Pipeline):
         steps = resolution / fisher_weights(transform.fisher_ratios, enrol_samples)
         return cls(transform, dims, steps=steps, t=t)
 
-    def level_distances(self, data: LabelledVectors, *, enrol_samples: int) -> tuple[np.ndarray, np.ndarray]:
-        """Genuine and impostor L1 distances in levels (= set differences) on labelled data."""
-        return self.trial_distances(projected_trials(self.transform.project, data, enrol_samples))
-
-    def trial_distances(self, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`level_distances` of already projected trials (templates and probes)."""
-        t_levels = self.levels(trials.templates[:, self.dims])
-        p_levels = self.levels(trials.probes[:, self.dims])
-        return pair_scores(t_levels, p_levels, trials.owner, lambda a, b: np.abs(a - b).sum(axis=-1))
-
     def levels(self, y: np.ndarray) -> np.ndarray:
         """Uniform levels in ``[0, c_j)`` of whitened features restricted to ``dims``."""
-        return np.clip(np.floor((y - self.low) / self.steps), 0, self.counts - 1).astype(np.int64)
+        return np.asarray(np.clip(np.floor((y - self.low) / self.steps), 0, self.counts - 1), dtype=np.int64)
 
     def _set(self, y: np.ndarray) -> np.ndarray:
         levels = self.levels(y)
@@ -151,30 +112,3 @@ class ThermometerPipeline(Pipeline):
         if pipeline.sketch.params() != dict(raw["params"]):
             raise ParameterError("pipeline parameters do not match its dims and steps")
         return pipeline
-
-
-def thermometer_decider(draft: ThermometerPipeline, *, enrol_samples: int, resolution: float, refit: bool) -> Decider:
-    """The PinSketch budget as a :class:`~sketchauth.features.calibration.Decider`: accept iff the L1
-    level distance ``≤ t`` for every ``t`` PinSketch accepts over ``draft``'s universe.
-
-    With ``refit`` each fold's model is the pipeline at the same resolution on a refitted transform.
-    """
-
-    def fit(train: LabelledVectors) -> ThermometerPipeline:
-        return ThermometerPipeline.with_resolution(
-            draft.transform.refit(train), enrol_samples=enrol_samples, resolution=resolution, t=1
-        )
-
-    def features(model: ThermometerPipeline | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        model = draft if model is None else model
-        project = model.transform.project
-        return model.levels(project(trials.templates)[:, model.dims]), model.levels(
-            project(trials.probes)[:, model.dims]
-        )
-
-    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        return np.abs(templates - probes).sum(axis=-1)
-
-    # Every budget PinSketch takes over this universe (t ≤ MAX_T, t < 2^(m−1)).
-    grid = np.arange(1, min(MAX_T, (1 << (draft.sketch.m - 1)) - 1) + 1)
-    return Decider(grid=grid, score=score, fit=fit if refit else None, features=features)

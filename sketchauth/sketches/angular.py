@@ -77,7 +77,7 @@ import secrets as _secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -252,7 +252,7 @@ def quantise_probe(p: np.ndarray) -> np.ndarray:
     [8388608.0, -4194304.0, 0.0]
     """
     _, exponent = np.frexp(np.max(np.abs(p), axis=-1, keepdims=True))
-    return np.rint(np.ldexp(p, PROBE_BITS - exponent))
+    return cast("np.ndarray", np.rint(np.ldexp(p, PROBE_BITS - exponent)))
 
 
 def probe_matrix(rows: Any, dimension: int) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +289,7 @@ def decoding_margin(y: np.ndarray, codeword: np.ndarray) -> np.ndarray:
     support = c != 0
     inside = (y[..., support] * c[support]).min(axis=-1)
     outside = np.abs(y[..., ~support]).max(axis=-1)
-    return inside - outside
+    return cast("np.ndarray", inside - outside)
 
 
 def _householder(x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -473,7 +473,7 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         vc, bc = _householder(c)
         rotation = _reflect_columns(_reflect_rows(m, vc, bc), vt, bt)
         fixed = np.clip(np.rint(rotation * _SCALE), -_SCALE, _SCALE).astype(">i2")
-        return fixed.tobytes()
+        return cast("bytes", fixed.tobytes())
 
     def _matrix(self, payload: bytes) -> np.ndarray:
         """The stored ``R̂`` as float64 integers (after the strict size check)."""

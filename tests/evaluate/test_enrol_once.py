@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sketchauth.evaluate.data import synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 from sketchauth.evaluate.report import EvaluationTarget
 from sketchauth.evaluate.report.run import ReportOptions, _error_rates
 
 
 def test_enrol_once_gives_the_same_rates_with_one_enrolment_per_identity() -> None:
-    data = synthetic_vectors(40, 3, 10, noise=1.5, seed=4)
+    data = synthetic_vectors(40, 3, 10, seed=4, model=VectorModel(noise=1.5))
     target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 10})
     calls: list[Any] = []
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sketchauth.evaluate.data import synthetic_sets, synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_sets, synthetic_vectors
 from sketchauth.evaluate.report import EvaluationTarget, run_report
 
 VECTORS = Path(__file__).parent / "vectors" / "report_numbers.json"
@@ -37,7 +37,7 @@ CASES: dict[str, dict[str, Any]] = {
 def _data(case: str) -> Any:
     if case == "pinsketch":
         return synthetic_sets(40, 4, low=1, high=1 << 10, set_size=12, seed=5)
-    return synthetic_vectors(60, 4, 12, noise=1.5, seed=3)
+    return synthetic_vectors(60, 4, 12, seed=3, model=VectorModel(noise=1.5))
 
 
 def report_numbers(case: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sketchauth.evaluate import blocks, tally
 from sketchauth.evaluate.adapters import adapter
-from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_sets, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.deciders import (
     _window_bits,
     decide_by_decoding,
@@ -21,6 +21,8 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.error_rates import evaluate_adapter
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.rates import det_from_counts, det_from_scores
 from sketchauth.evaluate.tally import ScoreHistogram
 from sketchauth.evaluate.trials import enrol_population, plan_trials, samples_of
@@ -28,11 +30,14 @@ from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.templates import enrol_rounded_mean
 
 CASES = {
-    "interval": (lambda: synthetic_vectors(15, 4, 6, n=64, spread=3, noise=1.5, seed=3), {"n": 64, "features": 6}),
+    "interval": (
+        lambda: synthetic_vectors(15, 4, 6, n=64, seed=3, model=VectorModel(spread=3, noise=1.5)),
+        {"n": 64, "features": 6},
+    ),
     "code-offset": (lambda: synthetic_strings(14, 3, 8, error_rate=0.15, seed=2), {"n": 8}),
     "pinsketch": (lambda: synthetic_sets(12, 3, low=1, high=256, set_size=12, seed=5), {"m": 8}),
     "asymmetric-interval": (
-        lambda: synthetic_vectors(12, 4, 5, n=200, spread=4, noise=2.0, seed=4),
+        lambda: synthetic_vectors(12, 4, 5, n=200, seed=4, model=VectorModel(spread=4, noise=2.0)),
         {"n": 200, "features": 5, "q": 8, "scheme": "s2"},
     ),
 }
@@ -126,7 +131,7 @@ def _same(a: tally.Tally, b: tally.Tally) -> None:
 
 
 def test_merge_is_associative_and_independent_of_the_split() -> None:
-    data = synthetic_vectors(20, 4, 6, n=64, spread=3, noise=1.5, seed=8)
+    data = synthetic_vectors(20, 4, 6, n=64, seed=8, model=VectorModel(spread=3, noise=1.5))
     _, job = _job(data, [2, 4, 6], check=5)
     bands = [(a, min(a + 3, 20)) for a in range(0, 20, 3)]
     parts = [blocks.run_band(job, a, b) for a, b in bands]
@@ -146,7 +151,7 @@ def test_merge_is_associative_and_independent_of_the_split() -> None:
 
 
 def test_tiles_smaller_than_a_band_give_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = synthetic_vectors(16, 4, 6, n=64, spread=3, noise=1.5, seed=9)
+    data = synthetic_vectors(16, 4, 6, n=64, seed=9, model=VectorModel(spread=3, noise=1.5))
     _, job = _job(data, [3, 5])
     big = blocks.run(job)
     monkeypatch.setattr(blocks, "TILE_CELLS", 6 * 5)  # 5 identities × 1 probe... tiles of every shape
@@ -222,7 +227,7 @@ def test_score_histograms_merge_exactly_and_give_the_det_of_the_scores(monkeypat
 
 
 def test_baselines_from_histograms_equal_the_per_trial_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = synthetic_vectors(14, 4, 6, n=64, spread=3, noise=1.5, seed=6)
+    data = synthetic_vectors(14, 4, 6, n=64, seed=6, model=VectorModel(spread=3, noise=1.5))
     small = evaluate_adapter("interval", {"n": 64, "features": 6}, data, [3], seed=0)
     from sketchauth.evaluate import error_rates
 
@@ -241,17 +246,16 @@ def test_baselines_from_histograms_equal_the_per_trial_scores(monkeypatch: pytes
 def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     """The feature pipelines (``evaluate report --pipeline``): the streamed counts of every setting
     equal real encode → decode on every materialised pair of the plan."""
+    from sketchauth.evaluate import fitting
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
     from sketchauth.evaluate.error_rates import evaluate_scheme
-    from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
-    from sketchauth.features.report_target import default_pipeline_sweep, pipeline_target
-    from sketchauth.features.transform import FeatureTransform
+    from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.4, seed=7)
-    transform = FeatureTransform.fit(population.draw(60, 4, seed=1), levels=16)
+    transform = fit_transform(population.draw(60, 4, seed=1), levels=16)
     heldout, data = population.draw(20, 4, seed=2), population.draw(14, 4, seed=3)
-    kind_class = IntervalPipeline if kind == "interval" else ThermometerPipeline
-    pipeline = kind_class.for_target_fmr(transform, heldout, target_fmr=0.05)
+    kind_fitting = fitting.interval if kind == "interval" else fitting.thermometer
+    pipeline = kind_fitting.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     target = pipeline_target(pipeline)
     sweep = default_pipeline_sweep(pipeline)
     result = evaluate_scheme(
@@ -275,7 +279,7 @@ def test_report_says_when_the_score_files_are_not_written(monkeypatch: pytest.Mo
     from sketchauth.evaluate.report import EvaluationTarget, run_report
 
     monkeypatch.setattr(error_rates, "SCORE_FILE_LIMIT", 10)
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     target = EvaluationTarget.from_scheme("interval", {"n": 64, "features": 4})
     report = run_report(target, data, [3], profile=None, crosscheck_trials=0, attack_tries=0)
     assert report.error_rates.trial_labels is None

@@ -26,22 +26,26 @@ from hypothesis import strategies as st
 
 from sketchauth.enrolment import hasher
 from sketchauth.errors import ParameterError, SampleError, SketchAuthError
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.evaluate.trials import projected_trials
-from sketchauth.features.angular import (
+from sketchauth.evaluate.fitting import CALIBRATED_KINDS, fit_pipeline
+from sketchauth.evaluate.fitting.angular import (
     COSINE_GRID,
     DECODE_CHECK_PAIRS,
     DECODE_FLOOR,
-    AngularPipeline,
     _polar_bits,
     angular_decider,
     decode_failures,
     matched_bits,
     smallest_alpha,
 )
-from sketchauth.features.calibrated import CALIBRATED_KINDS, calibrated_pipeline, heldout_check, heldout_table
-from sketchauth.features.calibration import calibrate
+from sketchauth.evaluate.fitting.calibrated import heldout_check, heldout_table
+from sketchauth.evaluate.fitting.calibration import calibrate
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform, refit_transform
+from sketchauth.evaluate.trials import projected_trials
+from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.pipeline import load_pipeline, load_pipelines
 from sketchauth.features.transform import FeatureTransform
@@ -78,12 +82,14 @@ def background() -> LabelledVectors:
 
 @pytest.fixture(scope="module")
 def transform(background: LabelledVectors) -> FeatureTransform:
-    return FeatureTransform.fit(background, projection="centre", normalise=True)
+    return fit_transform(background, projection="centre", normalise=True)
 
 
 def _calibrated(transform: FeatureTransform, background: LabelledVectors, code: str) -> AngularPipeline:
-    return AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
+    return fitting.angular.for_target_fmr(
+        transform,
+        background,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
 
 
@@ -108,7 +114,7 @@ def polar_pipeline(transform: FeatureTransform, background: LabelledVectors) -> 
 @pytest.fixture(scope="module", params=CODES)
 def raw_pipeline(request: pytest.FixtureRequest, background: LabelledVectors) -> AngularPipeline:
     """On a centre transform that does not normalise: the background mean projects onto the origin."""
-    t = FeatureTransform.fit(background, projection="centre")
+    t = fit_transform(background, projection="centre")
     return AngularPipeline(t, np.arange(t.dimensions), min_cos=0.5, **_shape(request.param))
 
 
@@ -139,7 +145,7 @@ def _genuine_cosines(transform: FeatureTransform, people: LabelledVectors) -> np
 
 def test_centre_subtracts_the_background_mean_and_keeps_every_axis(background: LabelledVectors) -> None:
     x = background.samples
-    t = FeatureTransform.fit(background, projection="centre")
+    t = fit_transform(background, projection="centre")
     assert (t.features, t.dimensions) == (FEATURES, FEATURES)
     assert t.projection_kind == "centre" and not t.normalises
     assert t.training["projection"] == "centre" and t.training["normalise"] is False
@@ -150,7 +156,7 @@ def test_centre_subtracts_the_background_mean_and_keeps_every_axis(background: L
     # The noise-only axes fall below the Fisher ratio 'lda' and 'whiten' select by; they are kept.
     assert np.sum(t.fisher_ratios < 0.05) >= 2
 
-    normalised = FeatureTransform.fit(background, projection="centre", normalise=True)
+    normalised = fit_transform(background, projection="centre", normalise=True)
     units = _unit(x)
     np.testing.assert_allclose(normalised.mean, units.mean(axis=0), rtol=0, atol=1e-12)
     np.testing.assert_allclose(normalised.project(x), units - units.mean(axis=0), rtol=0, atol=1e-12)
@@ -165,8 +171,8 @@ def test_centre_accepts_constant_and_tied_axes(background: LabelledVectors, code
     data = LabelledVectors(background.identities, x)
     for projection in ("whiten", "lda"):
         with pytest.raises(SketchAuthError):  # the quantising projections refuse such axes
-            FeatureTransform.fit(data, projection=projection)
-    t = FeatureTransform.fit(data, projection="centre", levels=16)
+            fit_transform(data, projection=projection)
+    t = fit_transform(data, projection="centre", levels=16)
     assert t.dimensions == FEATURES
     assert np.all(np.diff(t.edges, axis=1) > 0)
     assert np.all(t.project(x)[:, 3] == 0.0)
@@ -181,14 +187,14 @@ def test_centre_refuses_dimensions_and_selects_nothing_by_fisher_ratio(backgroun
         with pytest.raises(
             ParameterError, match=r"projection 'centre' keeps every axis.*drop dimensions \(--dimensions\)"
         ):
-            FeatureTransform.fit(background, projection="centre", dimensions=dimensions)
+            fit_transform(background, projection="centre", dimensions=dimensions)
     # min_fisher_ratio is checked and recorded, and drops no axis (the noise-only axes stay).
-    strict = FeatureTransform.fit(background, projection="centre", min_fisher_ratio=100.0)
+    strict = fit_transform(background, projection="centre", min_fisher_ratio=100.0)
     assert strict.dimensions == FEATURES and strict.training["min_fisher_ratio"] == 100.0
-    refitted = strict.refit(POP.draw(30, 4, seed=7))  # a refit passes no dimensions either
+    refitted = refit_transform(strict, POP.draw(30, 4, seed=7))  # a refit passes no dimensions either
     assert refitted.dimensions == FEATURES and refitted.training["min_fisher_ratio"] == 100.0
     with pytest.raises(ParameterError, match="min_fisher_ratio"):
-        FeatureTransform.fit(background, projection="centre", min_fisher_ratio=-1.0)
+        fit_transform(background, projection="centre", min_fisher_ratio=-1.0)
 
 
 def test_centre_transform_round_trips_and_refit_keeps_the_projection(transform: FeatureTransform) -> None:
@@ -198,7 +204,7 @@ def test_centre_transform_round_trips_and_refit_keeps_the_projection(transform: 
     assert again.projection_kind == "centre" and again.normalises
     assert json.loads(text)["training"]["projection"] == "centre"
     other = POP.draw(30, 4, seed=7)
-    refitted = transform.refit(other)
+    refitted = refit_transform(transform, other)
     assert refitted.projection_kind == "centre" and refitted.normalises
     assert refitted.dimensions == FEATURES and np.array_equal(refitted.projection, np.eye(FEATURES))
     np.testing.assert_allclose(refitted.mean, _unit(other.samples).mean(axis=0), rtol=0, atol=1e-12)
@@ -252,10 +258,12 @@ def test_for_target_fmr_refuses_more_bits_than_the_dimension_holds(
     transform: FeatureTransform, background: LabelledVectors, code: str
 ) -> None:
     with pytest.raises(ParameterError, match=_TOO_MANY[code]):
-        AngularPipeline.for_target_fmr(transform, background, security_bits=64, code=code, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(security_bits=64, code=code, enrol_samples=1)
+        )
     assert "angular" in CALIBRATED_KINDS
     with pytest.raises(ParameterError, match=_TOO_MANY[code]):
-        calibrated_pipeline("angular", transform, background, security_bits=64, code=code, enrol_samples=1)
+        fit_pipeline("angular", transform, background, CalibrationOptions(security_bits=64, code=code, enrol_samples=1))
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -264,7 +272,9 @@ def test_for_target_fmr_refuses_a_bad_security_level(
     transform: FeatureTransform, background: LabelledVectors, code: str, bits: Any
 ) -> None:
     with pytest.raises(ParameterError, match="security_bits must be a positive number"):
-        AngularPipeline.for_target_fmr(transform, background, security_bits=bits, code=code, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(security_bits=bits, code=code, enrol_samples=1)
+        )
 
 
 # -- the polar code: bits = ceil(security_bits), the default --------------------------------------
@@ -273,25 +283,21 @@ def test_for_target_fmr_refuses_a_bad_security_level(
 def test_polar_bits_are_the_security_bits_rounded_up(
     polar_pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
-    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True}
-    plain = AngularPipeline.for_target_fmr(
-        transform, background, security_bits=POLAR_BITS, match_threshold=False, **options
-    )
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, refit=True, match_threshold=False)
+    plain = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=POLAR_BITS))
     sketch = plain.sketch
     assert isinstance(sketch, PolarAngularSketch) and sketch.scheme_name == "angular-polar"
     assert (sketch.dimension, sketch.bits, sketch.list_size) == (FEATURES, POLAR_BITS, DEFAULTS.angular_list_size)
     assert plain.secret_bits == POLAR_BITS == plain.report().extra["codebook_bits"]
     assert sketch.params() == {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 8, "min_cos": sketch.min_cos}
-    other = AngularPipeline.for_target_fmr(
-        transform, background, security_bits=12.2, list_size=4, match_threshold=False, **options
-    )
+    other = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=12.2, list_size=4))
     assert isinstance(other.sketch, PolarAngularSketch) and (other.sketch.bits, other.sketch.list_size) == (13, 4)
     assert other.secret_bits == 13
     # The most the dimension holds: 33 information bits in 34 dimensions.
-    most = AngularPipeline.for_target_fmr(transform, background, security_bits=33, match_threshold=False, **options)
+    most = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=33))
     assert most.sketch.params()["bits"] == 33
     with pytest.raises(ParameterError, match="ask for fewer security_bits \\(at most 33\\) or keep more dimensions"):
-        AngularPipeline.for_target_fmr(transform, background, security_bits=33.01, enrol_samples=1)
+        fitting.angular.for_target_fmr(transform, background, CalibrationOptions(security_bits=33.01, enrol_samples=1))
 
 
 def test_polar_bits_follow_the_cosine_threshold_by_default(
@@ -309,25 +315,33 @@ def test_polar_bits_follow_the_cosine_threshold_by_default(
     assert polar_pipeline.secret_bits == expected
     assert matched_bits(FEATURES, 0.3, POLAR_BITS) == POLAR_BITS  # a low threshold keeps the floor
     # The sparse code is not resized.
-    sparse = AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=BITS, code="sparse"
+    sparse = fitting.angular.for_target_fmr(
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=BITS, code="sparse")
     )
     assert sparse.sketch.params()["alpha"] == smallest_alpha(FEATURES, BITS)
 
 
 def test_the_default_code_is_polar(transform: FeatureTransform, background: LabelledVectors) -> None:
     assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 8
-    default = AngularPipeline.for_target_fmr(transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    default = fitting.angular.for_target_fmr(
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20)
+    )
     assert isinstance(default.sketch, PolarAngularSketch) and 20 <= default.sketch.bits < FEATURES
-    built = calibrated_pipeline("angular", transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20)
+    built = fit_pipeline(
+        "angular", transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20)
+    )
     assert built == default and json.loads(built.to_json())["scheme"] == "angular-polar"
 
 
 def test_an_unknown_code_is_refused(transform: FeatureTransform, background: LabelledVectors) -> None:
     with pytest.raises(ParameterError, match=r"^code must be one of polar, sparse, got 'bogus'$"):
-        AngularPipeline.for_target_fmr(transform, background, code="bogus", security_bits=20, enrol_samples=1)
+        fitting.angular.for_target_fmr(
+            transform, background, CalibrationOptions(code="bogus", security_bits=20, enrol_samples=1)
+        )
     with pytest.raises(ParameterError, match="code must be one of polar, sparse"):
-        calibrated_pipeline("angular", transform, background, code="bogus", security_bits=20, enrol_samples=1)
+        fit_pipeline(
+            "angular", transform, background, CalibrationOptions(code="bogus", security_bits=20, enrol_samples=1)
+        )
 
 
 def test_the_constructor_takes_exactly_one_code(transform: FeatureTransform) -> None:
@@ -376,8 +390,8 @@ def test_for_target_fmr_picks_the_smallest_alpha_for_the_sparse_code(
     assert codebook_bits(FEATURES, sketch.alpha - 1) < BITS <= codebook_bits(FEATURES, sketch.alpha)
     assert sparse_pipeline.secret_bits == codebook_bits(FEATURES, sketch.alpha)
     assert sketch.params() == {"dimension": FEATURES, "alpha": sketch.alpha, "min_cos": sketch.min_cos}
-    fewer = AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=20, code="sparse"
+    fewer = fitting.angular.for_target_fmr(
+        transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20, code="sparse")
     )
     assert fewer.sketch.alpha == smallest_alpha(FEATURES, 20) < sketch.alpha
 
@@ -386,15 +400,11 @@ def test_calibrated_pipeline_builds_the_angular_kind(
     pipeline: AngularPipeline, transform: FeatureTransform, background: LabelledVectors
 ) -> None:
     code = _code(pipeline)
-    built = calibrated_pipeline(
+    built = fit_pipeline(
         "angular",
         transform,
         background,
-        target_fmr=0.01,
-        enrol_samples=1,
-        security_bits=SECURITY[code],
-        code=code,
-        refit=True,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
     assert isinstance(built, AngularPipeline) and built == pipeline
     assert built.decode_failures is not None and built.decode_failures["checked"] > 0
@@ -439,8 +449,10 @@ def test_heldout_check_reports_realised_decode_failures(
 ) -> None:
     people = POP.draw(30, 4, seed=2)
     code = _code(pipeline)
-    options: dict[str, Any] = {"target_fmr": 0.01, "enrol_samples": 1, "refit": True, "code": code}
-    rows = heldout_check(transform, background, people, kinds=["angular"], security_bits=SECURITY[code], **options)
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, refit=True, code=code)
+    rows = heldout_check(
+        transform, background, people, kinds=["angular"], options=options.but(security_bits=SECURITY[code])
+    )
     (row,) = rows
     assert row["pipeline"] == "angular" and row["params"] == pipeline.sketch.params()
     realised = row["realised"]
@@ -450,7 +462,7 @@ def test_heldout_check_reports_realised_decode_failures(
     assert failures["checked"] == int(np.sum(_genuine_cosines(transform, people) >= pipeline.sketch.min_cos)) > 45
     assert failures["refused"] <= 0.1 * failures["checked"]
     assert "| angular | 0.01 |" in heldout_table(rows)
-    (refused,) = heldout_check(transform, background, people, kinds=["angular"], security_bits=64, **options)
+    (refused,) = heldout_check(transform, background, people, kinds=["angular"], options=options.but(security_bits=64))
     assert refused["pipeline"] == "angular" and "ask for fewer security_bits" in refused["unavailable"]
     assert set(refused) == {"pipeline", "unavailable"}
 
@@ -480,7 +492,7 @@ def test_the_report_describes_the_angular_case(pipeline: AngularPipeline, backgr
     loaded = load_pipeline(pipeline.to_json()).report()
     assert "decode_failures" not in loaded.extra and "decode failures not measured here" in "\n".join(loaded.notes)
     # Another transform is named as such.
-    lda = FeatureTransform.fit(background, levels=4, dimensions=20)
+    lda = fit_transform(background, levels=4, dimensions=20)
     other = AngularPipeline(lda, np.arange(20), min_cos=0.5, **_shape(_code(pipeline))).report()
     assert "20 dimensions of a 'lda' transform fitted" in "\n".join(other.notes)
 
@@ -794,10 +806,12 @@ def test_polar_bits_accept_numpy_numbers_and_say_what_to_change() -> None:
 
 
 def test_for_target_fmr_says_two_dimensions_before_the_code(background: LabelledVectors) -> None:
-    one = FeatureTransform.fit(background, levels=4, dimensions=1)
+    one = fit_transform(background, levels=4, dimensions=1)
     for code in ("polar", "sparse"):
         with pytest.raises(ParameterError, match="the angular pipeline needs at least 2 dimensions"):
-            AngularPipeline.for_target_fmr(one, background, security_bits=1, code=code, enrol_samples=1)
+            fitting.angular.for_target_fmr(
+                one, background, CalibrationOptions(security_bits=1, code=code, enrol_samples=1)
+            )
 
 
 @pytest.mark.parametrize("scheme", ["interval", "angle", None])

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from _helpers import evaluate_report, features_evaluate, features_fit
 
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.data import LabelledVectors, load_vectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.evaluation import evaluate_pipelines
-from sketchauth.features.transform import FeatureTransform
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.pipelines.evaluation import EvaluationChecks, evaluate_pipelines
 
 POP = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.4, seed=7)
 
@@ -29,14 +31,14 @@ def _write_csv(path, data, split=None, prefix="p") -> None:
 @pytest.mark.parametrize("bits", [1, 2])
 def test_impossible_code_offset_is_reported_unavailable_and_the_rest_evaluated(bits: int) -> None:
     # 8 kept dimensions: 1 bit gives 1 byte, 2 bits give 2 bytes; neither corrects one byte error.
-    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16, dimensions=8)
+    transform = fit_transform(POP.draw(80, 4, seed=1), levels=16, dimensions=8)
     assert transform.dimensions == 8
     result = evaluate_pipelines(
         transform,
         POP.draw(30, 4, seed=2),
         POP.draw(20, 4, seed=3),
-        code_bits=bits,
         kinds=("interval", "code-offset", "thermometer"),
+        options=CalibrationOptions(code_bits=bits),
     )
     assert [r.name.split(" ")[0] for r in result.results] == ["reference", "interval", "thermometer"]
     assert [kind for kind, _ in result.unavailable] == ["code-offset"]
@@ -78,9 +80,10 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     assert "nine.csv, all identities" in summary["warnings"][0] and "9 identities (fewer than 10)" in captured.err
     assert summary["calibration_identities"] == 9 and "cross-validation" in summary["protocol"]
     for name in ("interval", "thermometer"):
-        # Each either calibrated within its bound or unavailable, saying how many trials it needs.
+        # Each either calibrated within its bound or unavailable, saying how many trials and people it needs.
         entry = summary["pipelines"].get(name) or summary[name]
-        assert "needs >=" in entry.get("unavailable", "needs >=") or entry["predicted_on_new_people"]
+        reason = entry.get("unavailable", "impostor trials background people")
+        assert ("impostor trials" in reason and "background people" in reason) or entry["predicted_on_new_people"]
 
     args = ["--levels", "8", "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
     args += ["--target-fmr", "0.1", "--folds", "3"]  # 72 impostor trials: enough for a 10% bound only
@@ -136,14 +139,13 @@ def test_protocol_plan_counts_and_split_column_roles() -> None:
 def test_evaluate_report_and_features_evaluate_count_the_same_trials() -> None:
     # Same data, same protocol: both evaluations count the same genuine and impostor trials
     # (they used to differ: 5,120 vs 2,960 impostor trials on one file).
+    from sketchauth.evaluate.pipelines.report_target import pipeline_target
     from sketchauth.evaluate.report import run_report
-    from sketchauth.features.pipeline import IntervalPipeline
-    from sketchauth.features.report_target import pipeline_target
 
-    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
+    transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
     heldout, data = POP.draw(30, 4, seed=2), POP.draw(15, 4, seed=3)
     features = evaluate_pipelines(transform, heldout, data, kinds=("interval",))
-    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     report = run_report(pipeline_target(pipeline), data, [0], profile=None, crosscheck_trials=0)
     point = report.error_rates.points[0]
     assert (
@@ -187,11 +189,10 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
 
 # -- security told four ways ------------------------------------------------------------------------------
 def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
-    from sketchauth.features.pipeline import IntervalPipeline
-    from sketchauth.features.security import offline_attack
+    from sketchauth.evaluate.security import offline_attack
 
-    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
-    pipeline = IntervalPipeline.for_target_fmr(transform, POP.draw(30, 4, seed=2), target_fmr=0.01)
+    transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
+    pipeline = fitting.interval.for_target_fmr(transform, POP.draw(30, 4, seed=2), CalibrationOptions(target_fmr=0.01))
     person = POP.draw(1, 1, seed=9).samples
     others = POP.draw(20, 1, seed=10).samples
     # The database attacker tries the victim's own enrolment sample among strangers' samples:
@@ -211,10 +212,10 @@ def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
 def test_pin_cascade_diverts_at_most_the_pin_and_recommendation_rules() -> None:
     import math
 
+    from sketchauth.evaluate.security import pin_cascade, recommend
     from sketchauth.features.pipeline import IntervalPipeline
-    from sketchauth.features.security import pin_cascade, recommend
 
-    transform = FeatureTransform.fit(POP.draw(80, 4, seed=1), levels=16)
+    transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
     pipeline = IntervalPipeline(transform, np.arange(4), [2, 2, 3, 1])
     report = pipeline.sketch.report()
     pin = pin_cascade(pipeline, 6)
@@ -284,6 +285,7 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
+    from sketchauth.evaluate.pipelines.report_target import pipeline_target
     from sketchauth.evaluate.report import figures as figures_module
     from sketchauth.evaluate.report import run_report
     from sketchauth.evaluate.report.figures import (
@@ -292,17 +294,19 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
         det_figure,
         linkage_figure,
     )
-    from sketchauth.features.pipeline import IntervalPipeline
-    from sketchauth.features.report_target import pipeline_target
 
     wide = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.4, seed=7)  # 24 dims: code-offset fits
-    transform = FeatureTransform.fit(wide.draw(80, 4, seed=1), levels=16)
+    transform = fit_transform(wide.draw(80, 4, seed=1), levels=16)
     heldout, data = wide.draw(30, 4, seed=2), wide.draw(15, 4, seed=3)
     features = evaluate_pipelines(
-        transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False
+        transform,
+        heldout,
+        data,
+        kinds=("interval", "code-offset", "thermometer"),
+        checks=EvaluationChecks(security=False),
     )
     assert not features.unavailable
-    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.05)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))
     rep = run_report(pipeline_target(pipeline), data, [-1, 0, 1], profile=None, crosscheck_trials=0)
 
     f_fig, r_fig = features.det_figure(), det_figure(rep)
@@ -340,9 +344,9 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
 
 
 def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path, capsys) -> None:
-    from sketchauth.evaluate.data import synthetic_vectors
+    from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     path = tmp_path / "people.csv"
     path.write_text(
         "identity,a,b,c,d\n"

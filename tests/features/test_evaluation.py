@@ -15,15 +15,19 @@ import pytest
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import evaluation
-from sketchauth.features.evaluation import (
+from sketchauth.evaluate.fitting.interval import tolerance_path
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.pipelines import evaluation
+from sketchauth.evaluate.pipelines.evaluation import (
     GOAL_RATIO,
+    EvaluationChecks,
     FeatureEvaluation,
     MatcherResult,
     OperatingPoint,
     evaluate_pipelines,
 )
-from sketchauth.features.pipeline import ThermometerPipeline, tolerance_path
+from sketchauth.features.pipeline import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.pinsketch import PinSketch
 from sketchauth.sketches.registry import descriptors
@@ -33,7 +37,7 @@ POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 
 @pytest.fixture(scope="module")
 def transform() -> FeatureTransform:
-    return FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+    return fit_transform(POP.draw(160, 5, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +46,9 @@ def result(transform):
         transform,
         POP.draw(60, 5, seed=2),
         POP.draw(50, 5, seed=3),
-        enrol_samples=2,
         kinds=("interval", "thermometer", "asymmetric-interval"),
-        security=False,
-        decode_checks=600,
+        options=CalibrationOptions(enrol_samples=2),
+        checks=EvaluationChecks(security=False, decode_checks=600),
     )
 
 
@@ -123,7 +126,7 @@ def test_det_plot_is_a_png(result, tmp_path) -> None:
 
 
 def test_unknown_kind_and_asymmetric_with_one_sample_are_refused() -> None:
-    transform = FeatureTransform.fit(POP.draw(40, 3, seed=1), levels=8)
+    transform = fit_transform(POP.draw(40, 3, seed=1), levels=8)
     data = POP.draw(10, 3, seed=2)
     with pytest.raises(ParameterError, match="unknown pipeline kind"):
         evaluate_pipelines(transform, data, data, kinds=("box",))
@@ -133,9 +136,13 @@ def test_unknown_kind_and_asymmetric_with_one_sample_are_refused() -> None:
 
 def test_code_offset_row_scores_beyond_t_max_as_never_accepted() -> None:
     easy = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.02, between_decay=1.0, seed=6)
-    transform = FeatureTransform.fit(easy.draw(120, 4, seed=1), levels=8)
+    transform = fit_transform(easy.draw(120, 4, seed=1), levels=8)
     result = evaluate_pipelines(
-        transform, easy.draw(60, 4, seed=2), easy.draw(40, 4, seed=3), kinds=("code-offset",), code_bits=1
+        transform,
+        easy.draw(60, 4, seed=2),
+        easy.draw(40, 4, seed=3),
+        kinds=("code-offset",),
+        options=CalibrationOptions(code_bits=1),
     )
     row = result.results[1]
     assert row.name == "code-offset (Gray 1-bit, 3 bytes)"

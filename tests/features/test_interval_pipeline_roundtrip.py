@@ -22,7 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sketchauth.enrolment import hasher
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.pipeline import AsymmetricIntervalPipeline, IntervalPipeline
 from sketchauth.features.transform import FeatureTransform
 
@@ -32,12 +35,12 @@ PH = hasher("test")
 
 @pytest.fixture(scope="module")
 def transform() -> FeatureTransform:
-    return FeatureTransform.fit(POP.draw(120, 4, seed=1), levels=16)
+    return fit_transform(POP.draw(120, 4, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")
 def interval(transform: FeatureTransform) -> IntervalPipeline:
-    return IntervalPipeline.for_target_fmr(transform, POP.draw(60, 4, seed=2), target_fmr=0.05)
+    return fitting.interval.for_target_fmr(transform, POP.draw(60, 4, seed=2), CalibrationOptions(target_fmr=0.05))
 
 
 def _probes(person: np.ndarray, seed: int, scale: float) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -11,17 +12,20 @@ from hypothesis import strategies as st
 
 from sketchauth.enrolment import hasher
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.evaluation import check_through_scheme
+from sketchauth.evaluate.fitting.code_offset import choose_error_tolerance
+from sketchauth.evaluate.fitting.interval import tolerance_path
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.evaluate.pipelines.evaluation import check_through_scheme
 from sketchauth.features.pipeline import (
     AsymmetricIntervalPipeline,
     CodeOffsetPipeline,
     IntervalPipeline,
     ThermometerPipeline,
-    choose_error_tolerance,
     load_pipeline,
     load_pipelines,
-    tolerance_path,
 )
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.base import load_sketch
@@ -41,7 +45,7 @@ TEST_HASH = hasher("test")
 
 @pytest.fixture(scope="module")
 def transform() -> FeatureTransform:
-    return FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
+    return fit_transform(POP.draw(160, 5, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +93,7 @@ def _box_errors(transform, data, dims, tolerances) -> tuple[int, int]:
 
 
 def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
-    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     # The definition: the path on all of heldout, stopped at the model FMR cross-validation chose,
     # whose (design-effect) Clopper–Pearson 95% bound on the FMR is at most the target.
     calibration = pipeline.calibration
@@ -97,7 +101,7 @@ def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
     step = path.step_for_log_model_fmr(float(calibration.point))
     assert path.log_model_fmr is not None and np.all(np.diff(path.log_model_fmr) > 0)
     assert path.log_model_fmr[step] <= calibration.point < path.log_model_fmr[step + 1]
-    assert pipeline == IntervalPipeline.from_path(transform, path, step)
+    assert pipeline == fitting.interval.from_path(transform, path, step)
     v = path.tolerances[step]
     assert pipeline.dims.tolist() == np.flatnonzero(v < 16).tolist()  # dimensions accepting every level dropped
     assert pipeline.tolerances.tolist() == v[pipeline.dims].tolist()
@@ -117,7 +121,7 @@ def test_interval_pipeline_for_one_percent(path, transform, heldout) -> None:
 
 
 def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) -> None:
-    pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     groups = [x for _, x in people.by_identity()][:6]
 
     def inside(enrol, sample) -> bool:
@@ -142,8 +146,8 @@ def test_interval_enrol_verify_genuine_and_impostor(transform, heldout, people) 
 
 def test_vectorised_rules_match_the_real_schemes(transform, heldout, people) -> None:
     for pipeline in (
-        IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
-        ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
+        fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
+        fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
     ):
         assert check_through_scheme(pipeline, people, probes=15) == 0
     asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3)
@@ -154,11 +158,11 @@ def test_vectorised_rules_match_the_real_schemes(transform, heldout, people) -> 
 def test_vectorised_rules_match_the_real_schemes_on_other_populations(seed) -> None:
     # One draw proves little: which people a seed gives depends on the BLAS/LAPACK build.
     population = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=seed)
-    transform = FeatureTransform.fit(population.draw(160, 5, seed=1), levels=16)
+    transform = fit_transform(population.draw(160, 5, seed=1), levels=16)
     heldout, people = population.draw(60, 5, seed=2), population.draw(50, 5, seed=3)
     for pipeline in (
-        IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
-        ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2),
+        fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
+        fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)),
     ):
         assert check_through_scheme(pipeline, people, probes=25) == 0
     asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=8, scale=3.0, margin=3, scheme="s1")
@@ -179,7 +183,7 @@ def _l1_distances(pipeline, data) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_thermometer_pipeline_for_one_percent(transform, heldout, people) -> None:
-    pipeline = ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    pipeline = fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     m, t = pipeline.sketch.params()["m"], pipeline.sketch.params()["t"]
     universe = int(np.sum(pipeline.counts - 1))
     assert m == max(8, universe.bit_length()) and universe <= 2**m - 1
@@ -193,7 +197,7 @@ def test_thermometer_pipeline_for_one_percent(transform, heldout, people) -> Non
     assert calibration.false_non_matches[calibration.index] == int(np.sum(genuine > t))
     assert int(np.sum(impostor <= t)) <= 141  # never more than the plain count would allow
     # On people outside the background: rates near the calibration (here 0/200 and 45/9800).
-    genuine, impostor = pipeline.level_distances(people, enrol_samples=1)
+    genuine, impostor = fitting.thermometer.level_distances(pipeline, people, enrol_samples=1)
     assert (genuine.size, impostor.size) == (200, 9800)
     assert np.array_equal(np.sort(genuine), np.sort(_l1_distances(pipeline, people)[0]))
     assert int(np.sum(genuine > t)) <= 10 and int(np.sum(impostor <= t)) <= 0.03 * impostor.size
@@ -238,7 +242,7 @@ def _byte_errors(transform, data, bits: int, dims) -> tuple[np.ndarray, np.ndarr
 
 @pytest.fixture(scope="module")
 def easy_transform() -> FeatureTransform:
-    return FeatureTransform.fit(EASY.draw(120, 4, seed=1), levels=8)
+    return fit_transform(EASY.draw(120, 4, seed=1), levels=8)
 
 
 @pytest.mark.parametrize("bits", [1, 2, 3])
@@ -272,7 +276,7 @@ def test_code_offset_t_from_target_fnmr_is_the_smallest_meeting_it(easy_transfor
 
 def test_code_offset_pipeline_for_target_fnmr(easy_transform) -> None:
     held = EASY.draw(60, 4, seed=2)
-    pipeline = CodeOffsetPipeline.for_target_fnmr(easy_transform, held, bits=1, target_fnmr=0.1)
+    pipeline = fitting.code_offset.for_target_fnmr(easy_transform, held, bits=1, target_fnmr=0.1)
     # 3 bytes admit only t = 1; that reaches 10% here (FNMR 0–3% measured on every build).
     assert pipeline.sketch.params() == {"n": 3, "t": 1}
     assert pipeline.report().loss_bound_bits == 16.0 and pipeline.secret_bits == 24.0
@@ -323,9 +327,9 @@ def test_asymmetric_pipeline_with_s3(transform, people) -> None:
 @pytest.mark.parametrize("kind", ["interval", "thermometer", "asymmetric"])
 def test_configuration_round_trip(kind, transform, heldout, people) -> None:
     if kind == "interval":
-        pipeline = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+        pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     elif kind == "thermometer":
-        pipeline = ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+        pipeline = fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     else:
         pipeline = AsymmetricIntervalPipeline(transform, [0, 2, 4], q=6, scale=2.0, margin=2)
     again = load_pipeline(pipeline.to_json())
@@ -336,7 +340,7 @@ def test_configuration_round_trip(kind, transform, heldout, people) -> None:
 
 
 def test_configuration_is_checked(transform, heldout) -> None:
-    raw = json.loads(IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2).to_json())
+    raw = json.loads(fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2)).to_json())
     for change, message in (
         (lambda d: d.update(transform_sha256="0" * 64), "fingerprint"),
         (lambda d: d.update(kind="nope"), "unknown pipeline kind"),
@@ -364,7 +368,7 @@ def test_malformed_samples_are_sample_errors(transform) -> None:
 
 
 def test_pipelines_register_by_name_from_a_directory(transform, heldout, tmp_path) -> None:
-    interval = IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=1e-2)
+    interval = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=1e-2))
     (tmp_path / "faces-v1.json").write_text(interval.to_json())
     (tmp_path / "notes.txt").write_text("ignored")
     (tmp_path / ".hidden.json").write_text("ignored: not a pipeline name")
@@ -386,7 +390,7 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
     assert asym.capture_levels(person).tolist() == expected.tolist()
     # The service's request body (optional dependency: the service extra) carries exactly those levels.
     pytest.importorskip("pydantic_settings")
-    from service.pipelines import enrolment_request
+    from sketchauth_service.pipelines import enrolment_request
 
     assert enrolment_request(asym, person)["samples"] == expected.tolist()
     b, v = asym.secret_from_samples(person)
@@ -398,7 +402,7 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
 
 def test_asymmetric_rule_counts_the_left_end_b_minus_v_like_the_s2_decoder(transform, people) -> None:
     # The evaluation's s2 rows assumed |Δ| < v, but the s2 decoder also accepts d' = b − v.
-    from sketchauth.features.evaluation import _rule_accepts
+    from sketchauth.evaluate.pipelines.evaluation import _rule_accepts
 
     asym = AsymmetricIntervalPipeline(transform, range(transform.dimensions), q=6, scale=1.0, margin=1)
     groups = [x for _, x in people.by_identity()]
@@ -414,32 +418,37 @@ def test_asymmetric_rule_counts_the_left_end_b_minus_v_like_the_s2_decoder(trans
 
 
 def test_every_pipeline_kind_offers_for_target_fmr(transform, heldout, people) -> None:
+    from sketchauth.evaluate.pipelines.evaluation import check_through_scheme
     from sketchauth.evaluate.trials import projected_trials
-    from sketchauth.features.evaluation import check_through_scheme
 
-    asym = AsymmetricIntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.02, enrol_samples=3)
+    asym = fitting.asymmetric.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.02, enrol_samples=3))
     assert asym.kind == "asymmetric-interval" and asym.scale >= 0
     assert check_through_scheme(asym, people, enrol_samples=3, probes=10) == 0
     # The held-out FMR of the chosen scale is within the target, counted through the real rule.
-    from sketchauth.features.pipeline import asymmetric_scale_scores
+    from sketchauth.evaluate.fitting.asymmetric import asymmetric_scale_scores
 
     trials = projected_trials(transform.project, heldout, 3)
     _, impostor = asymmetric_scale_scores(transform, trials, q=asym.sketch.q, margin=asym.margin)
     assert np.count_nonzero(impostor < asym.scale) <= int(0.02 * impostor.size)
-    easy = FeatureTransform.fit(EASY.draw(120, 4, seed=1), levels=16)
-    code = CodeOffsetPipeline.for_target_fmr(easy, EASY.draw(40, 4, seed=2), target_fmr=0.01, bits=1)
+    easy = fit_transform(EASY.draw(120, 4, seed=1), levels=16)
+    code = fitting.code_offset.for_target_fmr(
+        easy, EASY.draw(40, 4, seed=2), CalibrationOptions(target_fmr=0.01, code_bits=1)
+    )
     assert code.kind == "code-offset" and code.sketch.t >= 1
-    for kind in (IntervalPipeline, ThermometerPipeline, AsymmetricIntervalPipeline, CodeOffsetPipeline):
-        assert "target_fmr" in kind.for_target_fmr.__doc__ or kind.for_target_fmr.__func__.__code__.co_varnames
+    # One registry: every kind found by name, each calibrated with the one options value.
+    assert set(fitting.FITTERS) == {"interval", "thermometer", "code-offset", "asymmetric-interval", "angular"}
+    for module in (fitting.interval, fitting.thermometer, fitting.asymmetric, fitting.code_offset, fitting.angular):
+        assert fitting.FITTERS[module.KIND] is module.for_target_fmr
+        assert list(inspect.signature(module.for_target_fmr).parameters) == ["transform", "heldout", "options"]
 
 
 def test_choose_error_tolerance_hits_an_exact_target_fnmr(monkeypatch) -> None:
     # 5 of 100 genuine trials rejected is FNMR 0.05 exactly: it meets target 0.05.
-    import sketchauth.features.code_offset as pl
+    import sketchauth.evaluate.fitting.code_offset as pl
 
     genuine = np.array([0] * 60 + [1] * 35 + [2] * 5)
     monkeypatch.setattr(pl, "byte_error_scores", lambda *a, **k: (genuine, np.array([3, 4, 5])))
-    monkeypatch.setattr(pl, "_code_dims", lambda *a, **k: np.arange(48))  # 6 bytes at 1 bit: t ≤ 2
+    monkeypatch.setattr(pl, "code_dims", lambda *a, **k: np.arange(48))  # 6 bytes at 1 bit: t ≤ 2
     monkeypatch.setattr(pl, "projected_trials", lambda *a, **k: None)
     from types import SimpleNamespace
 

@@ -7,22 +7,23 @@ import pytest
 pytest.importorskip("fastapi")
 
 from fastapi.testclient import TestClient
+from sketchauth_service.app import create_app
+from sketchauth_service.pipelines import enrolment_request, verification_request
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.pipelines import enrolment_request, verification_request
-from service.settings import Settings
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.pipeline import IntervalPipeline, ThermometerPipeline
-from sketchauth.features.transform import FeatureTransform
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 
 POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
 AUTH = {"Authorization": "Bearer features-test-key-0123456789"}
 
 
-@pytest.mark.parametrize("kind", [IntervalPipeline, ThermometerPipeline])
+@pytest.mark.parametrize("kind", [fitting.interval, fitting.thermometer])
 def test_enrol_and_verify_through_the_service(kind, tmp_path) -> None:
-    transform = FeatureTransform.fit(POP.draw(160, 5, seed=1), levels=16)
-    pipeline = kind.for_target_fmr(transform, POP.draw(60, 5, seed=2), target_fmr=1e-2)
+    transform = fit_transform(POP.draw(160, 5, seed=1), levels=16)
+    pipeline = kind.for_target_fmr(transform, POP.draw(60, 5, seed=2), CalibrationOptions(target_fmr=1e-2))
     people = POP.draw(3, 3, seed=3).samples.reshape(3, 3, -1)
     settings = Settings(
         database_url=f"sqlite:///{tmp_path / 's.db'}",

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features.transform import FeatureTransform, SmallPopulationWarning, gray_code, ledoit_wolf_shrinkage
+from sketchauth.evaluate.fitting.transform import (
+    SmallPopulationWarning,
+    fit_transform,
+    ledoit_wolf_shrinkage,
+    refit_transform,
+)
+from sketchauth.features.transform import FeatureTransform, gray_code
 
 POP = EmbeddingPopulation(informative=12, useless=3, seed=4)
 
@@ -25,7 +31,7 @@ def background() -> LabelledVectors:
 
 @pytest.fixture(scope="module")
 def transform(background: LabelledVectors) -> FeatureTransform:
-    return FeatureTransform.fit(background, levels=16)
+    return fit_transform(background, levels=16)
 
 
 def _within_and_between(y: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -46,7 +52,7 @@ def test_fixed_seed_fit_keeps_the_informative_directions(transform: FeatureTrans
 
 
 def test_without_shrinkage_the_projection_whitens_exactly(background: LabelledVectors) -> None:
-    t = FeatureTransform.fit(background, levels=16, shrinkage=0.0)
+    t = fit_transform(background, levels=16, shrinkage=0.0)
     within, between = _within_and_between(t.project(background.samples), background.identities)
     np.testing.assert_allclose(within, np.eye(t.dimensions), atol=1e-9)
     # Identity means are uncorrelated across kept directions: covariance is diagonal.
@@ -120,11 +126,11 @@ def test_from_json_rejects_garbage() -> None:
 def test_small_population_is_accepted_with_a_warning_saying_what_it_is_worth() -> None:
     # A 9-identity set (a real voice set has 9 speakers) used to be refused outright.
     with pytest.warns(SmallPopulationWarning, match=r"9 identities .* at most 8 discriminant directions"):
-        transform = FeatureTransform.fit(POP.draw(9, 4, seed=1), levels=8)
+        transform = fit_transform(POP.draw(9, 4, seed=1), levels=8)
     assert 1 <= transform.dimensions <= 8
     assert transform.training["small_population"] is True
     with pytest.raises(ParameterError, match="at least 2 identities"):
-        FeatureTransform.fit(LabelledVectors(np.zeros(4, dtype=int), POP.draw(1, 4, seed=1).samples))
+        fit_transform(LabelledVectors(np.zeros(4, dtype=int), POP.draw(1, 4, seed=1).samples))
 
 
 def test_single_sample_identity_is_refused(background: LabelledVectors) -> None:
@@ -132,22 +138,22 @@ def test_single_sample_identity_is_refused(background: LabelledVectors) -> None:
         np.concatenate([background.identities, [999]]), np.vstack([background.samples, background.samples[:1]])
     )
     with pytest.raises(SampleError, match="1 identity has a single sample"):
-        FeatureTransform.fit(data)
+        fit_transform(data)
 
 
 def test_constant_feature_is_refused(background: LabelledVectors) -> None:
     x = background.samples.copy()
     x[:, 3] = 7.0
     with pytest.raises(SampleError, match="feature 3 is constant"):
-        FeatureTransform.fit(LabelledVectors(background.identities, x))
+        fit_transform(LabelledVectors(background.identities, x))
 
 
 def test_singular_within_covariance_refused_without_shrinkage_and_regularised_with_it() -> None:
     # 40 features, 20 identities × 2 samples: 20 within-identity degrees of freedom < 40.
     data = EmbeddingPopulation(informative=36, useless=4, seed=2).draw(20, 2, seed=1)
     with pytest.raises(ParameterError, match="singular"):
-        FeatureTransform.fit(data, levels=4, shrinkage=0.0)
-    t = FeatureTransform.fit(data, levels=4)  # Ledoit–Wolf
+        fit_transform(data, levels=4, shrinkage=0.0)
+    t = fit_transform(data, levels=4)  # Ledoit–Wolf
     assert 0.0 < t.training["shrinkage"] <= 1.0
     assert t.dimensions <= 19  # at most J − 1 directions
 
@@ -155,11 +161,11 @@ def test_singular_within_covariance_refused_without_shrinkage_and_regularised_wi
 def test_bad_settings_are_parameter_errors(background: LabelledVectors) -> None:
     for kwargs in ({"levels": 12}, {"levels": 512}, {"dimensions": 0}, {"min_fisher_ratio": 0}, {"shrinkage": 2.0}):
         with pytest.raises(ParameterError):
-            FeatureTransform.fit(background, **kwargs)
+            fit_transform(background, **kwargs)
     with pytest.raises(ParameterError, match="cannot place 256"):
-        FeatureTransform.fit(POP.draw(12, 2, seed=3), levels=256)
+        fit_transform(POP.draw(12, 2, seed=3), levels=256)
     with pytest.raises(ParameterError, match="Fisher ratio"):
-        FeatureTransform.fit(background, min_fisher_ratio=1e6)
+        fit_transform(background, min_fisher_ratio=1e6)
 
 
 def test_malformed_samples_are_sample_errors(transform: FeatureTransform) -> None:
@@ -195,15 +201,15 @@ def test_levels_are_monotone_in_each_projected_coordinate(transform: FeatureTran
 # -- raw float embeddings: no LDA, optional normalisation -----------------------------------------------
 def test_whiten_keeps_more_axes_than_identities_and_normalise_ignores_scale() -> None:
     background = EmbeddingPopulation(informative=30, useless=2, seed=3).draw(12, 6, seed=1)
-    lda = FeatureTransform.fit(background, levels=8)
-    whiten = FeatureTransform.fit(background, levels=8, projection="whiten", normalise=True)
+    lda = fit_transform(background, levels=8)
+    whiten = fit_transform(background, levels=8, projection="whiten", normalise=True)
     assert lda.dimensions <= 11 < whiten.dimensions  # LDA: at most J - 1 directions for J = 12 people
     assert np.all(np.diff(whiten.fisher_ratios) <= 0)
     # Defaults add nothing to the JSON: transforms written before keep their fingerprints.
     assert "projection" not in lda.training and "normalise" not in lda.training
     again = FeatureTransform.from_json(whiten.to_json())
     assert again == whiten and again.normalises and again.projection_kind == "whiten"
-    assert again.refit(background).dimensions == whiten.dimensions
+    assert refit_transform(again, background).dimensions == whiten.dimensions
 
     @settings(max_examples=25, deadline=None)
     @given(st.floats(1e-3, 1e3), st.integers(0, background.samples.shape[0] - 1))
@@ -216,15 +222,15 @@ def test_whiten_keeps_more_axes_than_identities_and_normalise_ignores_scale() ->
 
 @pytest.mark.parametrize(("key", "value"), [("projection", "pca"), ("normalise", "yes")])
 def test_transform_json_refuses_unknown_projection_or_normalise(key: str, value: str) -> None:
-    raw = FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8).to_dict()
+    raw = fit_transform(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8).to_dict()
     raw["training"] = {**raw["training"], key: value}
     with pytest.raises(ParameterError, match="projection must be one of"):
         FeatureTransform.from_dict(raw)
 
 
 def test_normalise_refuses_the_zero_vector() -> None:
-    transform = FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8, normalise=True)
+    transform = fit_transform(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), levels=8, normalise=True)
     with pytest.raises(SampleError, match="zero vector"):
         transform.project(np.zeros(transform.features))
     with pytest.raises(ParameterError, match="projection must be one of"):
-        FeatureTransform.fit(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), projection="pca")
+        fit_transform(EmbeddingPopulation(seed=1).draw(20, 4, seed=1), projection="pca")

@@ -17,10 +17,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.authenticator import FactorRoles, factor_roles, factor_structure
 
-from service.app import create_app
-from service.authenticator import FactorRoles, factor_roles, factor_structure
 from sketchauth import IntervalSketch, PinSketch
+from sketchauth.evaluate import fitting
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.mixing import Cascade, Chaining, ExactKey, FuzzySecret
 
 N = 1 << 20
@@ -197,11 +200,12 @@ def test_key_release_and_pin_change_take_second_sample(api: TestClient) -> None:
 
 def test_a_pipeline_enrolment_takes_a_plain_second_biometric(tmp_path: Path) -> None:
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    from sketchauth.features import FeatureTransform, IntervalPipeline
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
-    transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
-    pipeline = IntervalPipeline.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
+    transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
+    pipeline = fitting.interval.for_target_fmr(
+        transform, population.draw(80, 4, seed=2), CalibrationOptions(target_fmr=0.01)
+    )
     directory = tmp_path / "pipelines"
     directory.mkdir()
     (directory / "voice.json").write_text(pipeline.to_json())

@@ -21,12 +21,14 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.pipelines import enrolment_request, verification_request
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.pipelines import enrolment_request, verification_request
-from service.settings import Settings
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import FeatureTransform
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.angular import AngularPipeline
 
 CODES = ("polar", "sparse")
@@ -34,7 +36,7 @@ SECURITY = {"polar": 24, "sparse": 30}
 SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 PIN = "2718-2818"
-PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
+PEPPER = "skp1_VXBdPxgyu28GYtw64MStNmKHFL2m31yUzMdjU21ariz-gY3I"
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,11 @@ def _write(directory: Path, name: str, pipeline: AngularPipeline) -> Path:
 def fitted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Fitted:
     code = request.param
     background = POP.draw(60, 4, seed=1)
-    transform = FeatureTransform.fit(background, projection="centre", normalise=True)
-    pipeline = AngularPipeline.for_target_fmr(
-        transform, background, target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True
+    transform = fit_transform(background, projection="centre", normalise=True)
+    pipeline = fitting.angular.for_target_fmr(
+        transform,
+        background,
+        CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=SECURITY[code], code=code, refit=True),
     )
     directory = _write(tmp_path_factory.mktemp("pipelines"), "angular", pipeline)
     return Fitted(code, directory, pipeline, POP.draw(1, 3, seed=3).samples, POP.draw(1, 1, seed=4).samples[0])
@@ -146,7 +150,7 @@ def test_the_service_starts_with_an_angular_pipeline_on_a_transform_that_does_no
 ) -> None:
     """Such a transform maps the background mean onto the origin, which has no direction: the
     warm-up must not enrol the mean (create_app used to raise SampleError)."""
-    transform = FeatureTransform.fit(POP.draw(60, 4, seed=1), projection="centre")
+    transform = fit_transform(POP.draw(60, 4, seed=1), projection="centre")
     shape = {"bits": 8} if fitted.code == "polar" else {"alpha": 4}
     raw = AngularPipeline(transform, np.arange(transform.dimensions), min_cos=0.9, **shape)
     settings = test_settings(tmp_path, pipelines_dir=str(_write(tmp_path / "pipelines", "raw", raw)))

@@ -23,9 +23,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.settings import Settings
+from sketchauth.evaluate import fitting
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.sketches._prime_field import is_prime
 
 #: JSON-schema keywords that state a limit, and which way "beyond" is.
@@ -402,14 +405,13 @@ def _check(service: Service, bound: Bound) -> list[str]:
 
 def _fit_pipelines(directory: Path) -> None:
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    from sketchauth.features import FeatureTransform, IntervalPipeline, ThermometerPipeline
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
-    transform = FeatureTransform.fit(population.draw(150, 4, seed=1), levels=16)
+    transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
     heldout = population.draw(80, 4, seed=2)
     for name, pipeline in {
-        "thermometer": ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
-        "interval": IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
     }.items():
         (directory / f"{name}.json").write_text(pipeline.to_json())
 
@@ -523,12 +525,13 @@ def test_the_body_size_limit_is_exact(service: Service) -> None:
 def test_library_bounds_the_schema_states_hold_in_the_library() -> None:
     """The published vault maximum is the largest prime within the service's cap, and the
     published scheme bounds are the library's own constants."""
-    from service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, SCHEME_SPECS
+    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS, scheme_specs
+
     from sketchauth.sketches import asymmetric, interval, pinsketch, vault
     from sketchauth.sketches._gf2m import MAX_M, MIN_M
 
     assert is_prime(MAX_VAULT_PRIME) and not any(is_prime(p) for p in range(MAX_VAULT_PRIME + 1, MAX_VAULT_SLOTS + 1))
-    schema = {name: spec.params_schema() for name, spec in SCHEME_SPECS.items()}
+    schema = {name: spec.params_schema() for name, spec in scheme_specs().items()}
     assert schema["interval"]["properties"]["n"]["maximum"] == interval.MAX_N
     assert schema["asymmetric-interval"]["properties"]["n"]["maximum"] == asymmetric.MAX_N
     assert (schema["pinsketch"]["properties"]["m"]["minimum"], schema["pinsketch"]["properties"]["m"]["maximum"]) == (

@@ -25,10 +25,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, REPO, ServerProcess, test_settings
-
-from service.admission import UNAUTHENTICATED, Admission
-from service.app import create_app
-from service.credentials import KeySource
+from sketchauth_service.admission import UNAUTHENTICATED, Admission
+from sketchauth_service.app import create_app
+from sketchauth_service.credentials import KeySource
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
@@ -212,7 +211,7 @@ def _bearer(key: str) -> dict[str, str]:
 
 
 def test_the_limits_are_settings_with_bounds(tmp_path: Path) -> None:
-    from service.settings import SettingsError
+    from sketchauth_service.settings import SettingsError
 
     settings = test_settings(tmp_path)
     assert (settings.max_in_flight, settings.max_in_flight_per_key) == (16, 8)
@@ -326,7 +325,7 @@ def test_large_blocks_go_back_to_the_system_on_glibc() -> None:
     """Workers set glibc's mapping threshold (argon2's memory was otherwise kept per thread)."""
     import platform
 
-    from service.app import return_large_blocks
+    from sketchauth_service.app import return_large_blocks
 
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("mallopt is glibc's")

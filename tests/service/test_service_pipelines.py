@@ -22,13 +22,16 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import API_KEY, AUTH, REPO, ServerProcess, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.app import create_app
-from service.settings import Settings, SettingsError
-from service.store.sqlite import SQLiteStore
 from sketchauth.enrolment import Enrolment, hasher
+from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
-from sketchauth.features import AsymmetricIntervalPipeline, FeatureTransform, IntervalPipeline, ThermometerPipeline
+from sketchauth.evaluate.fitting.options import CalibrationOptions
+from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.features import AsymmetricIntervalPipeline, ThermometerPipeline
 from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing import Cascade, ExactKey
 
@@ -65,11 +68,11 @@ def _first_drawn(captures: int, seeds: range, wanted: Any) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory: pytest.TempPathFactory) -> Fitted:
-    transform = FeatureTransform.fit(POPULATION.draw(150, 4, seed=1), levels=16)
+    transform = fit_transform(POPULATION.draw(150, 4, seed=1), levels=16)
     heldout = POPULATION.draw(80, 4, seed=2)
     pipelines: dict[str, Pipeline] = {
-        "thermometer": ThermometerPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
-        "interval": IntervalPipeline.for_target_fmr(transform, heldout, target_fmr=0.01),
+        "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
     }
     directory = tmp_path_factory.mktemp("pipelines")
     for name, pipeline in pipelines.items():
@@ -317,6 +320,18 @@ def test_changed_pipeline_is_409_not_a_silent_false(
     assert events == ["enrol", "attempt", "verify-ok"]
 
 
+def test_a_pipeline_marked_unusable_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:
+    """``features fit --keep-unusable`` writes such a pipeline marked; the service names it and does not start."""
+    directory = tmp_path / "unusable"
+    directory.mkdir()
+    (directory / "good.json").write_text(fitted.pipelines["interval"].to_json())
+    config = json.loads(fitted.pipelines["thermometer"].to_json())
+    config["unusable"] = "predicted FNMR 0.97 at its target FMR 0.01 is above 0.5"
+    (directory / "noisy.json").write_text(json.dumps(config))
+    with pytest.raises(SettingsError, match=r"noisy\.json is marked unusable \(predicted FNMR 0\.97"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(directory)))
+
+
 def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:
     directory = tmp_path / "bad"
     directory.mkdir()
@@ -468,7 +483,7 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
             f"sqlite:///{tmp_path}/x.db",
         ],
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{REPO}:{REPO / 'service'}", "SKETCHAUTH_API_KEYS": API_KEY},
         capture_output=True,
         text=True,
         timeout=60,

@@ -2,7 +2,7 @@
 
 matplotlib is imported only when a figure is drawn (:func:`_pyplot`): it is an optional
 dependency, and :func:`plots_available` / :func:`require_plots` say so before a long evaluation.
-:mod:`sketchauth.features.evaluation` draws its DET plot with the same axes
+:mod:`sketchauth.evaluate.pipelines.evaluation` draws its DET plot with the same axes
 (:func:`det_axes`, :func:`det_floor`, :func:`draw_nist_targets`, :func:`probit`).
 """
 

@@ -31,14 +31,14 @@ The result is a :class:`Report`; :func:`sketchauth.evaluate.report.files.write_r
 a name, the swept parameter, ``factory(setting) -> SecureSketch``, ``enrol(sketch, samples,
 setting)``, an optional ``probe(sample)`` transform, a batch ``decide`` and the baseline metrics.
 :meth:`EvaluationTarget.from_scheme` builds one for a registered scheme; a feature pipeline
-(transform + sketch, :func:`sketchauth.features.report_target.pipeline_target`) builds its own —
+(transform + sketch, :func:`sketchauth.evaluate.pipelines.report_target.pipeline_target`) builds its own —
 its ``enrol`` and ``probe`` apply the fitted transform — and passes it to :func:`run_report`
 unchanged.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
-    >>> data = synthetic_vectors(30, 3, 8, noise=1.0, seed=1)
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
+    >>> data = synthetic_vectors(30, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     >>> report = run_report(target, data, [2, 4, 6], seed=1, profile=None, crosscheck_trials=0)
     >>> sorted(report.as_dict()["iso_30136"])
@@ -59,7 +59,6 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.baselines import SCORE_FILE_LIMIT
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.error_rates import (
-    QUANTISED_SCHEMES,
     TARGET_FMR,
     DecideFn,
     EnrolFn,
@@ -68,6 +67,7 @@ from sketchauth.evaluate.error_rates import (
     adapter,
     evaluate_scheme,
     fit_quantiser_params,
+    quantised_schemes,
 )
 from sketchauth.evaluate.leakage import LeakageReport, leakage_report
 from sketchauth.evaluate.protocol import Protocol
@@ -75,8 +75,14 @@ from sketchauth.evaluate.rates import INTERVAL_METHODS, RatePoint
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report.curves import baseline_curves
 from sketchauth.evaluate.report.standard import standard_section
-from sketchauth.evaluate.unlinkability import UnlinkabilityResult, chance_level, evaluate_unlinkability, link_pairs
-from sketchauth.features.security import OfflineAttack, attack_record, pin_cascade_bits
+from sketchauth.evaluate.security import OfflineAttack, attack_record, pin_cascade_bits
+from sketchauth.evaluate.unlinkability import (
+    UnlinkabilityOptions,
+    UnlinkabilityResult,
+    chance_level,
+    evaluate_unlinkability,
+    link_pairs,
+)
 from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.registry import scheme_descriptor
 
@@ -171,7 +177,10 @@ class EvaluationTarget:
 def range_is_fitted(scheme: str, params: dict[str, Any]) -> bool:
     """Whether :meth:`EvaluationTarget.fitted` will fit ``offset`` and ``n`` to the data."""
     return (
-        scheme in QUANTISED_SCHEMES and params.get("step") is not None and "n" not in params and "offset" not in params
+        scheme in quantised_schemes()
+        and params.get("step") is not None
+        and "n" not in params
+        and "offset" not in params
     )
 
 
@@ -502,7 +511,8 @@ def _linkage(target: EvaluationTarget, data: Any, k: int, setting: Any, opts: Re
     twice["seed"] = opts.seed
     omega, tau = opts.omega, opts.tau
     try:
-        link = evaluate_unlinkability(sketch, target.enrol, data, omega=omega, tau=tau, progress=opts.progress, **twice)
+        options = UnlinkabilityOptions(omega=omega, tau=tau, progress=opts.progress, **twice)
+        link = evaluate_unlinkability(sketch, target.enrol, data, options)
         chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=opts.seed)
         pairs = link_pairs(sketch, target.enrol, data, **twice)
         renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=opts.seed)

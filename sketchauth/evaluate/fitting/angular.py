@@ -1,0 +1,288 @@
+"""Fitting the angular pipeline (:class:`~sketchauth.features.angular.AngularPipeline`) on a background.
+
+Choices made on the background only (:func:`for_target_fmr`):
+
+* ``alpha`` — the smallest codeword weight whose codebook ``log2 |C_α|`` reaches
+  ``security_bits`` (default 64): the work to find the secret from one helper without a matching
+  sample, by counting (Kim et al., CVPR 2021, §5). A population model can shorten it: see
+  ``docs/schemes/angular.md`` for the figures that bind against each attacker.
+* ``min_cos`` — the cosine threshold, chosen by identity-disjoint cross-validation over every
+  background person with a one-sided Clopper–Pearson bound on the FMR
+  (:func:`~sketchauth.evaluate.fitting.calibration.calibrate`). The calibration's decision rule is the
+  cosine between the probe and the enrolled direction; the sketch accepts a subset of those probes
+  (it must also decode), so the FMR bound holds for the sketch too, up to the helper's fixed-point
+  rounding (``≈ 10^−3`` in the cosine). Decoding failures add to the FNMR: they are measured with
+  real encode → decode on background people (:func:`decode_failures`, recorded in
+  :attr:`AngularPipeline.decode_failures`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.deciders import decide_exact
+from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
+from sketchauth.evaluate.fitting.transform import refit_transform
+from sketchauth.evaluate.trials import Enrolled, ProjectedTrials, projected_trials
+from sketchauth.features.angular import AngularPipeline, mean_direction, unit
+from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits, haar_orthogonal
+from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION
+
+__all__ = [
+    "CODES",
+    "COSINE_GRID",
+    "KIND",
+    "angular_decider",
+    "decode_failures",
+    "for_target_fmr",
+    "matched_bits",
+    "smallest_alpha",
+]
+
+#: The codes on the sphere: ``"polar"`` (:class:`~sketchauth.sketches.angular_polar.PolarAngularSketch`,
+#: the default: it decodes at far wider angles for the same bits) and ``"sparse"`` (IronMask's
+#: ``α``-sparse code, :class:`~sketchauth.sketches.angular.AngularSketch`).
+CODES = ("polar", "sparse")
+
+#: Candidate ``min_cos`` values of the calibration, strictest first (as ``−cos`` ascending).
+COSINE_GRID = np.round(np.arange(1000, -1, -1) / 1000.0, 3)
+#: How far below the cosine rule's threshold the decoding-aware calibration looks (the code's
+#: refusals can let a looser cosine threshold keep the FMR bound).
+DECODE_FLOOR = 0.3
+#: :func:`matched_bits` sizes the polar code for probes this far below the cosine threshold: the
+#: list decoder (list 8) decodes 90% of probes about 0.05–0.075 above the capacity cosine.
+MATCH_MARGIN = 0.08
+
+#: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
+KIND = AngularPipeline.kind
+
+
+def matched_bits(dimension: int, min_cos: float, floor_bits: int) -> int:
+    """Polar information bits for a cosine threshold: ``⌊(n/2)·log2(1/(1 − s²))⌋`` with
+    ``s = min_cos − MATCH_MARGIN`` (the capacity of ``n`` coordinates at signal-to-noise ratio
+    ``s²/(1 − s²)``), never below ``floor_bits`` nor above ``n − 1``.
+
+    >>> matched_bits(512, 0.65, 64), matched_bits(256, 0.47, 64), matched_bits(512, 0.2, 64)
+    (145, 64, 64)
+    """
+    s = max(0.0, min_cos - MATCH_MARGIN)
+    capacity = math.floor(dimension / 2.0 * math.log2(1.0 / (1.0 - s * s))) if 0.0 < s < 1.0 else 0
+    return max(floor_bits, min(dimension - 1, capacity))
+
+
+#: Genuine pairs :func:`decode_failures` decodes for real (one helper per enrolled person).
+DECODE_CHECK_PAIRS = 400
+
+
+def smallest_alpha(dimension: int, security_bits: float) -> int:
+    """The smallest ``α`` with ``log2 |C_α| ≥ security_bits`` in ``dimension`` dimensions.
+
+    >>> smallest_alpha(512, 64), smallest_alpha(128, 64), smallest_alpha(192, 64)
+    (8, 12, 11)
+    """
+    _check_security_bits(security_bits)
+    if dimension < 2:
+        raise ParameterError(f"the angular sketch needs at least 2 dimensions, got {dimension}")
+    for alpha in range(1, dimension):
+        if codebook_bits(dimension, alpha) >= security_bits:
+            return alpha
+    most = max(codebook_bits(dimension, a) for a in range(1, dimension))
+    raise ParameterError(
+        f"{dimension} dimensions hold at most {most:.1f} bits of codebook; ask for fewer security_bits"
+    )
+
+
+def _check_security_bits(security_bits: Any) -> None:
+    """A positive finite real number (numpy scalars too; ``True`` is not a number of bits)."""
+    real = isinstance(security_bits, numbers.Real) and not isinstance(security_bits, (bool, np.bool_))
+    if not (real and math.isfinite(security_bits) and security_bits > 0):
+        raise ParameterError(f"security_bits must be a positive number, got {security_bits!r}")
+
+
+def _polar_bits(dimension: int, security_bits: float) -> int:
+    """``⌈security_bits⌉`` information bits, if the dimension holds them (``bits < dimension``).
+
+    >>> _polar_bits(128, 64), _polar_bits(34, 23.2)
+    (64, 24)
+    """
+    _check_security_bits(security_bits)
+    if dimension < MIN_POLAR_DIMENSION:
+        raise ParameterError(
+            f"the polar code needs at least {MIN_POLAR_DIMENSION} dimensions, got {dimension}; "
+            "keep more dimensions or use the sparse code"
+        )
+    bits = math.ceil(security_bits)
+    if bits >= dimension:
+        raise ParameterError(
+            f"a polar code of {bits} bits needs more than {dimension} dimensions: "
+            f"ask for fewer security_bits (at most {dimension - 1}) or keep more dimensions"
+        )
+    return bits
+
+
+def _directions(
+    transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
+) -> tuple[np.ndarray, np.ndarray]:
+    """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
+    j, m, d = trials.enrolment.shape
+    captures = unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)
+    templates = mean_direction(captures)
+    return templates, unit(transform.project(trials.probes)[:, dims])
+
+
+def for_target_fmr(
+    transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
+) -> AngularPipeline:
+    """The code for ``options.security_bits``, ``min_cos`` for ``options.target_fmr`` (module docstring).
+
+    ``match_threshold`` (polar code): where the cosine threshold lies above what 64 bits need,
+    the code takes more bits (:func:`matched_bits`) — its cells shrink to the threshold, so an
+    attacker who decodes a stolen helper offline (skipping the ``min_cos`` check) gains no wider
+    region than the verifier accepts, and the codebook work grows.
+
+    ``options.code``: ``"polar"`` (``bits = ⌈security_bits⌉``, decoded with ``list_size`` paths) or
+    ``"sparse"`` (IronMask, the smallest ``α`` reaching ``security_bits``).
+    ``options`` (:class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`): the target, the
+    cross-validation and this kind's settings; the prediction is in
+    :attr:`~sketchauth.features.base.Pipeline.calibration`.
+    """
+    code, security_bits = options.code, options.security_bits
+    if code not in CODES:
+        raise ParameterError(f"code must be one of {', '.join(CODES)}, got {code!r}")
+    dims = np.arange(transform.dimensions)
+    if dims.size < 2:
+        raise ParameterError("the angular pipeline needs at least 2 dimensions")
+    if code == "polar":
+        shape: dict[str, Any] = {"bits": _polar_bits(int(dims.size), security_bits), "list_size": options.list_size}
+    else:
+        shape = {"alpha": smallest_alpha(int(dims.size), security_bits)}
+    # First the cosine rule alone (cheap); the code only refuses more, so the decoding-aware
+    # threshold lies at or below it: decode the pairs down to DECODE_FLOOR below.
+    cosine = calibrate_with(angular_decider(transform, dims, refit=options.refit), heldout, options)
+    if code == "polar" and options.match_threshold:
+        shape["bits"] = matched_bits(int(dims.size), float(-cosine.point), shape["bits"])
+    unchecked = AngularPipeline(transform, dims, min_cos=0.0, **shape).sketch
+    floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
+    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)
+    choice = calibrate_with(decider, heldout, options)
+    pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
+    pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
+    return pipeline
+
+
+def angular_decider(
+    transform: FeatureTransform,
+    dims: np.ndarray,
+    *,
+    refit: bool,
+    sketch: AngularSketch | None = None,
+    floor: float = 0.0,
+    seed: int = 0,
+) -> Decider:
+    """The cosine threshold as a :class:`~sketchauth.evaluate.fitting.calibration.Decider`: accept iff
+    ``cos(probe, template) ≥ min_cos`` for every ``min_cos ≥ floor`` of :data:`COSINE_GRID` (as
+    ``−cos ≤ −min_cos``) — and, with ``sketch``, iff the code also decodes the probe.
+
+    With ``sketch`` every enrolled template gets a real helper of that sketch (``min_cos`` 0),
+    made by its own encoder from *seeded* randomness (a simulation of enrolment on background
+    people: the calibration is reproducible), and every pair whose cosine reaches ``floor`` is
+    decoded by the scheme's exact decider; a pair the code refuses is accepted at no threshold.
+    With ``refit`` each fold's model is the transform refitted without the fold's people.
+    """
+    helpers: dict[bytes, tuple[bytes, Any]] = {}
+    rng = np.random.default_rng(seed)
+
+    def fit(train: LabelledVectors) -> FeatureTransform:
+        return refit_transform(transform, train)
+
+    def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        return _directions(transform if model is None else model, dims, trials)
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        cos = np.einsum("ij,ij->i", templates, probes)
+        out = -cos
+        if sketch is None:
+            return np.asarray(out)
+        candidates = np.flatnonzero(cos >= floor)
+        if candidates.size == 0:
+            return np.asarray(out)
+        unique, inverse = np.unique(templates[candidates], axis=0, return_inverse=True)
+        for u, template in enumerate(unique):
+            rows = candidates[inverse.reshape(-1) == u]
+            key = template.tobytes()
+            if key not in helpers:
+                secret = _seeded_secret(sketch, template, rng)
+                helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
+            helper, secret = helpers[key]
+            out[rows[~_decodes(sketch, helper, secret, probes[rows])]] = np.inf
+        return np.asarray(out)
+
+    grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
+    return Decider(
+        grid=-grid,
+        score=score,
+        fit=fit if refit else None,
+        features=features,
+        ties="strictest" if sketch is None else "loosest",
+    )
+
+
+def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:
+    """A codeword drawn from ``rng`` and bound to ``template`` (simulated enrolment)."""
+    secret = sketch.random_codeword(rng).view(Codeword)
+    secret.template = template / np.linalg.norm(template)
+    return secret
+
+
+def _seeded_randomness(secret: Codeword, n: int, rng: np.random.Generator) -> AngularRandomness:
+    """The encoder's randomness from ``rng``: the codeword and a Haar ``U ∈ O(n − 1)``."""
+    return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), haar_orthogonal(n - 1, rng))
+
+
+def _decodes(sketch: AngularSketch, helper: bytes, secret: Any, probes: np.ndarray) -> np.ndarray:
+    """Which probes the scheme's exact decider decodes to ``secret`` under ``helper`` (``min_cos`` 0)."""
+    enrolled = Enrolled((helper,), (sketch.secret_bytes(secret),), (secret,))
+    pairs = np.arange(probes.shape[0])
+    rows = cast("Sequence[Any]", probes)  # the deciders take any indexable rows; an array is one
+    accepted, _ = decide_exact(sketch, enrolled, rows, np.zeros_like(pairs), pairs)
+    return accepted
+
+
+def decode_failures(pipeline: AngularPipeline, people: LabelledVectors, *, enrol_samples: int) -> dict[str, Any]:
+    """Real encode → decode of genuine trials of ``people`` whose cosine passes ``min_cos``.
+
+    One helper per person (the first :data:`DECODE_CHECK_PAIRS` such trials): the share the code
+    refuses although the cosine rule accepts them — what the sketch adds to the cosine matcher's
+    FNMR at this threshold.
+    """
+    trials = projected_trials(lambda x: x, people, enrol_samples)
+    templates, probes = _directions(pipeline.transform, pipeline.dims, trials)
+    sketch = pipeline.sketch
+    cos = np.einsum("ij,ij->i", templates[trials.owner], probes)
+    candidates = np.flatnonzero(cos >= sketch.min_cos)[:DECODE_CHECK_PAIRS]
+    refused = 0
+    helpers: dict[int, tuple[bytes, bytes]] = {}
+    for k in candidates.tolist():
+        owner = int(trials.owner[k])
+        if owner not in helpers:
+            secret = sketch.check_secret(templates[owner])
+            helpers[owner] = (sketch.encode(secret), sketch.secret_bytes(secret))
+        helper, expected = helpers[owner]
+        try:
+            ok = hmac.compare_digest(sketch.secret_bytes(sketch.decode(helper, probes[k])), expected)
+        except DecodeError:
+            ok = False
+        refused += int(not ok)
+    checked = int(candidates.size)
+    return {"checked": checked, "refused": refused, "share": refused / checked if checked else 0.0}
