@@ -206,7 +206,10 @@ ENROLMENT_VERSION = 1
 #: Longest text :meth:`Enrolment.from_json` reads: the largest helper in base64 plus the rest.
 MAX_ENROLMENT_JSON_BYTES = 2 * MAX_HELPER_BYTES + (1 << 16)
 #: An argon2id PHC string (compiled by :mod:`re` at its first use, not at import: start-up cost).
-_PHC = r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
+_PHC = (
+    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}"
+    r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
+)
 _REPORT_KEYS = {"scheme", "sketch_bits", "randomness_bits", "loss_bound_bits", "notes", "extra"}
 
 
