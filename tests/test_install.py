@@ -193,7 +193,8 @@ def test_ci_installs_through_the_lock_and_fails_with_pytest() -> None:
     assert script.splitlines()[:1] == ["#!/usr/bin/env bash"] and "set -euo pipefail" in script
     # The README's test command, verbatim.
     readme_command = (
-        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' "
+        "python3 -m venv .venv && . .venv/bin/activate && "
+        "REEDSOLO_CYTHONIZE=1 pip install -q -c constraints.txt -e '.[dev]' "
         '&& pytest -n auto -m "not slow and not statistical"'
     )
     assert readme_command in script and readme_command in (REPO / "README.md").read_text(encoding="utf-8")

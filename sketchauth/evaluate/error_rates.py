@@ -102,7 +102,7 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.protocol import TrialPlan
-from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstrap
+from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstraps
 from sketchauth.evaluate.tally import Candidates, Tally, pair_keys
 from sketchauth.evaluate.trials import Data, EnrolFn, Enrolled, enrol_population, plan_trials, samples_of
 from sketchauth.sketches.base import SecureSketch, scheme_class
@@ -218,16 +218,20 @@ def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
     return span.low, span.high
 
 
-def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> dict[str, Any]:
-    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
+def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> list[dict[str, Any]]:
+    """FNMR and FMR intervals per setting, bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
 
-    ``trials`` ``(2, J)`` and ``errors`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity.
+    ``trials`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity; ``errors``
+    ``(S, 2, J)``: the same per setting. Every setting's interval resamples the same identities
+    (one draw per row of ``trials``, as each setting alone would draw with this seed).
     """
-    return {
-        "fnmr_ci_identity": list(identity_bootstrap(errors[0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "fmr_ci_identity": list(identity_bootstrap(errors[1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
-    }
+    fnmr = identity_bootstraps(errors[:, 0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    fmr = identity_bootstraps(errors[:, 1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    note = f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}"
+    return [
+        {"fnmr_ci_identity": list(a), "fmr_ci_identity": list(b), "bootstrap": note}
+        for a, b in zip(fnmr, fmr, strict=True)
+    ]
 
 
 class _NoProgress:
@@ -265,6 +269,7 @@ def evaluate_scheme(
     crosscheck_trials: int = 0,
     decode_check: int | None = None,
     client: Any = None,
+    enrol_once: bool = False,
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
@@ -280,6 +285,11 @@ def evaluate_scheme(
     when the sweep has fewer, else that many spread evenly over the settings, a third of them
     boundary trials (accepted at one setting, rejected at another). The result's
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
+
+    ``enrol_once``: ``enrol_fn``'s secret does not depend on the setting (only the sketch does, e.g.
+    its tolerance), so each identity is enrolled once, at the first setting, and that secret is
+    checked and encoded by every setting's sketch (the same population, one ``enrol_fn`` call per
+    identity instead of one per identity and setting).
 
     The comparisons stream (:mod:`sketchauth.evaluate.blocks`): tiles of identities × probes are
     decided under every setting and reduced at once to exact counts, on ``jobs`` worker processes
@@ -301,7 +311,10 @@ def evaluate_scheme(
         probes = _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
     sketches = [scheme_factory(setting) for setting in settings]
     scheme_name = sketches[0].scheme_name
-    population = [enrol_population(sk, enrol_fn, data, trials, st) for sk, st in zip(sketches, settings, strict=True)]
+    population = [enrol_population(sketches[0], enrol_fn, data, trials, settings[0])]
+    for sk, st in zip(sketches[1:], settings[1:], strict=True):
+        earlier = population[0] if enrol_once else None
+        population.append(enrol_population(sk, enrol_fn, data, trials, st, secrets_from=earlier))
     budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
     per_setting = -(-budget // len(settings)) if budget else 0
     scorers = [scorer(m, data, trials) for m in baseline_metrics]
@@ -320,7 +333,7 @@ def evaluate_scheme(
     bar.close()
     n_gen, n_imp = tally.genuine_trials, tally.impostor_trials
     per_trials, per_errors = tally.per_identity(len(trials.labels))
-    points, intervals = [], []
+    points = []
     for s, setting in enumerate(settings):
         if n_gen and tally.genuine_malformed[s] == n_gen:
             raise SampleError(
@@ -330,7 +343,7 @@ def evaluate_scheme(
         points.append(
             RatePoint.from_counts(setting, int(tally.false_non_matches[s]), n_gen, int(tally.false_matches[s]), n_imp)
         )
-        intervals.append(_identity_intervals(per_trials, per_errors[s], len(trials.labels), seed=seed))
+    intervals = _identity_intervals(per_trials, per_errors, len(trials.labels), seed=seed)
     checks = _Checks(job, tally, sketches, population, probes, order, jobs=jobs, seed=seed)
     agreed = checked = 0
     if crosscheck_trials:

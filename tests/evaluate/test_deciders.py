@@ -213,3 +213,24 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
     text = "\n".join(_decode_check_lines(payload["error_rates"]["decode_check"]))
     assert "WARNING" in text and "do NOT equal the real scheme" in text
     assert callable(markdown)
+
+
+def test_interval_tiles_with_per_feature_tolerances_equal_real_decode() -> None:
+    # 19 features: the word-wise reduction of the decider spans three 64-bit words, the last padded.
+    from sketchauth.evaluate.deciders import prepare_decider
+
+    rng = np.random.default_rng(11)
+    v = rng.integers(1, 8, 19)
+    sketch = IntervalSketch(n=40, v=v.tolist())
+    secrets = rng.integers(0, 40, (12, 19))
+    owners = rng.integers(0, 12, 300)
+    # Now and then one feature moved by up to v (|Δ| = v rejects): accepted and rejected pairs both occur.
+    shift = rng.integers(-1, 2, (300, 19)) * rng.integers(0, v + 1, (300, 19)) * (rng.random((300, 19)) < 0.05)
+    probes = np.clip(secrets[owners] + shift, 0, 39)
+    enrolled = _enrolled(sketch, secrets)
+    accepted, malformed = prepare_decider(decide_exact, sketch, enrolled, probes).tile(0, 12, 0, 300)
+    e = np.repeat(np.arange(12), 300)
+    q = np.tile(np.arange(300), 12)
+    real, real_bad = decide_by_decoding(sketch, enrolled, probes, e, q)
+    assert accepted.ravel().tolist() == real.tolist() and malformed.ravel().tolist() == real_bad.tolist()
+    assert 0 < int(accepted.sum()) < accepted.size  # both outcomes occur
