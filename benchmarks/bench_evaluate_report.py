@@ -99,19 +99,14 @@ def _measure(pipeline_file: Path, data_file: Path, extras: bool, enrol_once: boo
 
     def rates(checks: bool) -> Any:
         data = load_vectors(data_file)
+        sweep = {"parameter": target.sweep, "probe_fn": target.probe, "decide": target.decide, **flag}
+        run = {"crosscheck_trials": 10 if checks else 0, "decode_check": None if checks else 0, "seed": 0, "jobs": 1}
+        try:  # the option sets as values (this tree); a tree from before them takes keywords
+            from sketchauth.evaluate.error_rates import RunOptions, SweepSpec
+        except ImportError:
+            return data, evaluate_scheme(target.factory, target.enrol, data, settings, **sweep, **run)
         return data, evaluate_scheme(
-            target.factory,
-            target.enrol,
-            data,
-            settings,
-            parameter=target.sweep,
-            probe_fn=target.probe,
-            decide=target.decide,
-            crosscheck_trials=10 if checks else 0,
-            decode_check=None if checks else 0,
-            seed=0,
-            jobs=1,
-            **flag,
+            target.factory, target.enrol, data, settings, sweep=SweepSpec(**sweep), run=RunOptions(**run)
         )
 
     start = time.process_time()

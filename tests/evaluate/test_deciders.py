@@ -193,7 +193,7 @@ def test_sets_through_the_adapter_match_real_decodes() -> None:
 
 
 def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
-    from sketchauth.evaluate.error_rates import enrol_rounded_mean, evaluate_scheme
+    from sketchauth.evaluate.error_rates import RunOptions, SweepSpec, enrol_rounded_mean, evaluate_scheme
     from sketchauth.evaluate.report import markdown
 
     def too_strict(sketch, enrolled, probes, e, q):
@@ -201,10 +201,17 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
         return accepted & (np.arange(e.size) % 7 != 0), malformed
 
     data = _boundary_vectors()
-    result = evaluate_scheme(lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], seed=1)
+    result = evaluate_scheme(
+        lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], run=RunOptions(seed=1)
+    )
     assert result.decode_check["disagreements"] == 0
     wrong = evaluate_scheme(
-        lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], decide=too_strict, seed=1
+        lambda v: IntervalSketch(n=80, v=v, features=2),
+        enrol_rounded_mean,
+        data,
+        [3, 4],
+        run=RunOptions(seed=1),
+        sweep=SweepSpec(decide=too_strict),
     )
     assert wrong.decode_check["disagreements"] > 0 and wrong.decode_check["examples"]
     payload = {"error_rates": wrong.to_dict()}
