@@ -50,7 +50,8 @@ Example::
     >>> from sketchauth.enrolment import hasher
     >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
     >>> transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
-    >>> pipeline = interval.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
+    >>> from sketchauth.evaluate.fitting.options import CalibrationOptions
+    >>> pipeline = interval.for_target_fmr(transform, population.draw(80, 4, seed=2), CalibrationOptions(target_fmr=0.01))
     >>> person = population.draw(1, 3, seed=0).samples
     >>> record = pipeline.enrol(person[:1], password_hasher=hasher("test"))
     >>> pipeline.verify(record, person[1], password_hasher=hasher("test"))
