@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from benchmarks import timing  # noqa: E402
-from sketchauth.evaluate.linkage import linkage_experiment  # noqa: E402
+from sketchauth.evaluate.linkage import LinkageSetup, linkage_experiment  # noqa: E402
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch  # noqa: E402
 
 N, Q, TAU = 1000, 16, 2
@@ -64,7 +64,7 @@ def linkage_rows(pairs: int) -> list[str]:
     rows = []
     for scheme in ("s1", "s2"):
         start = time.perf_counter()
-        result = linkage_experiment(scheme, N, Q, TAU, pairs, 1)
+        result = linkage_experiment(LinkageSetup(scheme, N, Q, TAU), pairs, 1)
         seconds = time.perf_counter() - start
         rows.append(f"| {scheme} | {pairs:,} | {seconds:.1f} | {result.accuracy:.4f} |")
     return rows

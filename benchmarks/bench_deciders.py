@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from benchmarks import timing  # noqa: E402
 from benchmarks.timing import median_ms  # noqa: E402
 from sketchauth.evaluate.blocks import Job, run  # noqa: E402
-from sketchauth.evaluate.data import synthetic_vectors  # noqa: E402
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors  # noqa: E402
 from sketchauth.evaluate.deciders import prepare_decider  # noqa: E402
 from sketchauth.evaluate.error_rates import (  # noqa: E402
     decide_by_decoding,
@@ -76,7 +76,7 @@ def _previous_interval(sketch, enrolled, probes, enrolled_index, probe_index):
 
 
 def _population(identities: int, samples: int, v: int):
-    data = synthetic_vectors(identities, samples, FEATURES, noise=2.0, seed=1)
+    data = synthetic_vectors(identities, samples, FEATURES, seed=1, model=VectorModel(noise=2.0))
     trials = plan_trials(data)
     sketch = IntervalSketch(n=256, v=v, features=FEATURES)
     enrolled = enrol_population(sketch, enrol_rounded_mean, data, trials)

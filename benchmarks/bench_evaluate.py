@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from sketchauth.evaluate.data import synthetic_vectors  # noqa: E402
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors  # noqa: E402
 from sketchauth.evaluate.error_rates import (  # noqa: E402
     baseline_scores,
     decide_by_decoding,
@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--tolerance", type=int, default=8)
     args = parser.parse_args()
 
-    data = synthetic_vectors(args.identities, args.samples, FEATURES, noise=2.0, seed=1)
+    data = synthetic_vectors(args.identities, args.samples, FEATURES, seed=1, model=VectorModel(noise=2.0))
     params = {"n": 256, "features": FEATURES}
     rows = []
     for jobs in (1, 2):

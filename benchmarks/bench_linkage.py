@@ -43,11 +43,13 @@ RUNS = (
 
 
 def _row(noise, pairs: int, features: int = 1) -> dict:
-    from sketchauth.evaluate.linkage import linkage_experiment
+    from sketchauth.evaluate.linkage import LinkageSetup, linkage_experiment
 
     out = {"noise": noise.label, "features": features, "pairs": pairs}
     for scheme, adversary in RUNS:
-        r = linkage_experiment(scheme, N, Q, TAU, pairs, SEED, features=features, noise=noise, adversary=adversary)
+        r = linkage_experiment(
+            LinkageSetup(scheme, N, Q, TAU, features=features, noise=noise, adversary=adversary), pairs, SEED
+        )
         out[f"{scheme} {adversary}"] = r.accuracy
     return out
 
@@ -67,8 +69,8 @@ def _repeated(trials: int) -> dict:
 
 
 def main() -> None:
-    from sketchauth.evaluate.linkage import ReenrolmentNoise, linkage_experiment
-    from sketchauth.evaluate.reproduce import noise_models
+    from sketchauth.evaluate.linkage import LinkageSetup, ReenrolmentNoise, linkage_experiment
+    from sketchauth.papers.linkage import noise_models
     from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -76,7 +78,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20_000)
     args = parser.parse_args()
     started = time.perf_counter()
-    timed = linkage_experiment("s3", N, Q, TAU, args.pairs, SEED)
+    timed = linkage_experiment(LinkageSetup("s3", N, Q, TAU), args.pairs, SEED)
     by_noise = [_row(noise, args.pairs) for noise in noise_models()]
     by_features = [
         _row(noise, max(2000, args.pairs // f), f)
@@ -89,7 +91,9 @@ def main() -> None:
     ]
     parity_by_n = {
         str(n): linkage_experiment(
-            "s3", n, Q, TAU, 5000, SEED, features=8, noise=ReenrolmentNoise.identical(), adversary="parity"
+            LinkageSetup("s3", n, Q, TAU, features=8, noise=ReenrolmentNoise.identical(), adversary="parity"),
+            5000,
+            SEED,
         ).accuracy
         for n in (32, 64, 256, 1000)
     }

@@ -69,7 +69,7 @@ def _chaff() -> dict[str, float]:
 
 def _reproduce(quick: bool) -> dict[str, Any]:
     from sketchauth.cli.reproduce import retained_heap
-    from sketchauth.evaluate.reproduce import Options, reproduce
+    from sketchauth.papers import Options, reproduce
 
     steps: list[tuple[str, float]] = []
     last = [time.process_time()]

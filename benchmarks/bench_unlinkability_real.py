@@ -47,14 +47,22 @@ DATA = (
 
 def run(train: Path, test: Path, seed: int) -> dict[str, Any]:
     from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.unlinkability_report import run_unlinkability_report, summary_rows
+    from sketchauth.evaluate.unlinkability_report import (
+        UnlinkabilityReportOptions,
+        run_unlinkability_report,
+        summary_rows,
+    )
 
     background, data = load_vectors(train), load_vectors(test)
     runs = []
     for enrol_samples, groups in CONFIGS:
         wall, cpu = time.perf_counter(), time.process_time()
         report = run_unlinkability_report(
-            background, data, enrol_samples=enrol_samples, groups=groups, seed=seed, sources=(train.name, test.name)
+            background,
+            data,
+            options=UnlinkabilityReportOptions(
+                enrol_samples=enrol_samples, groups=groups, seed=seed, sources=(train.name, test.name)
+            ),
         )
         runs.append(
             {

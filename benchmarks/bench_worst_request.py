@@ -1,8 +1,8 @@
 """The most expensive request the service accepts, per scheme, at the published limits: time and memory.
 
 Every case is the largest enrolment and verification the request models let through with the
-default limits (``service.settings``: 4,096 numbers per sample, 16 samples, 1 MiB bodies) and the
-scheme caps (``service.schemes``), with the sample that makes the decoder work hardest (as many
+default limits (``sketchauth_service.settings``: 4,096 numbers per sample, 16 samples, 1 MiB bodies) and the
+scheme caps (``sketchauth_service.schemes``), with the sample that makes the decoder work hardest (as many
 errors as it corrects, or one more). Each case runs in a fresh process against the real app
 (``TestClient``, SQLite) so that nothing earlier is cached or warm but what start-up warms:
 
@@ -52,9 +52,9 @@ API_KEY = "worst-request-bench-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 BUDGET_CPU_S = 0.25
 BUDGET_MB = 64.0
-SAMPLE_LENGTH = 4096  # service.settings.DEFAULT_MAX_SAMPLE_LENGTH
-SAMPLES = 16  # service.settings.DEFAULT_MAX_SAMPLES
-#: service.limits.MAX_ENROLMENT_NUMBERS and MAX_BODY_BYTES: what an operator may configure at most.
+SAMPLE_LENGTH = 4096  # sketchauth_service.settings.DEFAULT_MAX_SAMPLE_LENGTH
+SAMPLES = 16  # sketchauth_service.settings.DEFAULT_MAX_SAMPLES
+#: sketchauth_service.limits.MAX_ENROLMENT_NUMBERS and MAX_BODY_BYTES: what an operator may configure at most.
 ENROLMENT_NUMBERS = 1 << 18
 BODY_BYTES = 1 << 22
 MOST_CAPTURES = ENROLMENT_NUMBERS // SAMPLE_LENGTH
@@ -103,11 +103,11 @@ def cases() -> dict[str, dict[str, Any]]:
         "samples": [vault],
         "verify": _swap(rng, vault, 255, 0, p),
     }
-    for m, t in ((32, 256), (16, 256), (32, 128), (32, 64)):
+    for m, t in ((32, 256), (16, 256), (32, 128), (32, 64), (64, 256)):
         pin_set = (
             _distinct(rng, SAMPLE_LENGTH, 1, 1 << m)
             if m < 32
-            else [rng.randrange(1, 1 << 32) for _ in range(SAMPLE_LENGTH)]
+            else [rng.randrange(1, 1 << m) for _ in range(SAMPLE_LENGTH)]
         )
         pin_set = sorted(set(pin_set))[:SAMPLE_LENGTH]
         # |A Δ B| = t: t/2 removed, t/2 added (the most errors the decoder corrects).
@@ -121,6 +121,12 @@ def cases() -> dict[str, dict[str, Any]]:
     out["pinsketch-32-256-beyond"] = {
         **out["pinsketch-32-256"],
         "verify": _swap(rng, out["pinsketch-32-256"]["samples"][0], 129, 1, 1 << 32),
+    }
+    # GF(2^64): elements up to 2^64 - 1 (half of them past 2^63), the most errors and one more.
+    out["pinsketch-64-256-pin"] = {**out["pinsketch-64-256"], "pin": "correct horse battery"}
+    out["pinsketch-64-256-beyond"] = {
+        **out["pinsketch-64-256"],
+        "verify": _swap(rng, out["pinsketch-64-256"]["samples"][0], 129, 1, 1 << 64),
     }
     out["fuzzy-vault-131071-512-beyond"] = {**out["fuzzy-vault-131071-512-255"], "verify": _swap(rng, vault, 256, 0, p)}
     for scheme, n_asym, features in (
@@ -162,13 +168,20 @@ def cases() -> dict[str, dict[str, Any]]:
     longest = out["weighted-vault-16384x8"]
     out["weighted-vault-16384x8-long-sample"] = {**longest, "verify": longest["samples"][0][:SAMPLE_LENGTH]}
     # What an operator may configure at most (SKETCHAUTH_MAX_SAMPLE_LENGTH = 65536, then at most
-    # 4 samples per enrolment: service.limits.MAX_ENROLMENT_NUMBERS; the body limit raised to
-    # carry it, within service.limits.MAX_BODY_BYTES): the budget must hold there too.
+    # 4 samples per enrolment: sketchauth_service.limits.MAX_ENROLMENT_NUMBERS; the body limit raised to
+    # carry it, within sketchauth_service.limits.MAX_BODY_BYTES): the budget must hold there too.
     big = _distinct(rng, 1 << 16, 1, 1 << 32)
     out["pinsketch-32-256-65536-elements"] = {
         "enrol": {"scheme": "pinsketch", "params": {"m": 32, "t": 256}},
         "samples": [big],
         "verify": _swap(rng, big, 128, 1, 1 << 32),
+        "settings": OPERATOR_LONGEST,
+    }
+    big64 = [rng.randrange(1, 1 << 64) for _ in range(1 << 16)]
+    out["pinsketch-64-256-65536-elements"] = {
+        "enrol": {"scheme": "pinsketch", "params": {"m": 64, "t": 256}},
+        "samples": [big64],
+        "verify": _swap(rng, big64, 128, 1, 1 << 64),
         "settings": OPERATOR_LONGEST,
     }
     wide = [rng.randrange(1 << 52) for _ in range(1 << 16)]
@@ -224,9 +237,8 @@ def _traced(send: Any) -> float:
 def run_case(name: str, phase: str, db: Path) -> dict[str, Any]:
     """One phase (``enrol`` or ``verify``) of one case, in this (fresh) process."""
     from fastapi.testclient import TestClient
-
-    from service.app import create_app
-    from service.settings import Settings
+    from sketchauth_service.app import create_app
+    from sketchauth_service.settings import Settings
 
     case = cases()[name]
     settings = Settings(

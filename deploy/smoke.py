@@ -15,10 +15,10 @@ import secrets
 import tempfile
 
 from fastapi.testclient import TestClient
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
 
 import sketchauth
-from service.app import create_app
-from service.settings import Settings
 from sketchauth.cli import main as cli
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.sketches import PinSketch, backend

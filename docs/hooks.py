@@ -4,7 +4,7 @@ Pages hold hand-written prose; where a page contains a marker line ``<!-- genera
 hook replaces it at build time with content computed from the code, so that the site can never
 drift from what the code does:
 
-* ``openapi``    — the HTTP API: every operation of ``service.app.create_app`` and every schema,
+* ``openapi``    — the HTTP API: every operation of ``sketchauth_service.app.create_app`` and every schema,
   from the app's own OpenAPI document (which is also published as ``service/openapi.json``);
 * ``settings``   — the service settings: field, environment variable, default, ``sketchauth serve``
   flag and meaning, read from the settings class (a frozen dataclass with ``from_env`` or a
@@ -98,7 +98,7 @@ def code(value: object) -> str:
 
 
 def _settings_class() -> Any:
-    from service.settings import Settings
+    from sketchauth_service.settings import Settings
 
     return Settings
 
@@ -116,8 +116,8 @@ def _dev_settings(**changes: Any) -> Any:
 
 
 def openapi_document() -> dict[str, Any]:
-    """The OpenAPI document of ``service.app.create_app`` (no store is opened to build it)."""
-    from service.app import create_app
+    """The OpenAPI document of ``sketchauth_service.app.create_app`` (no store is opened to build it)."""
+    from sketchauth_service.app import create_app
 
     logging.getLogger("sketchauth.service").setLevel(logging.ERROR)  # the dev-mode warning
     return create_app(_dev_settings()).openapi()
@@ -280,8 +280,7 @@ def render_openapi(document: Mapping[str, Any]) -> str:
 def render_schemes() -> str:
     """The schemes the service offers, asked of a throw-away app through ``GET /v1/schemes``."""
     from fastapi.testclient import TestClient
-
-    from service.app import create_app
+    from sketchauth_service.app import create_app
 
     logging.getLogger("sketchauth.service").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:

@@ -42,22 +42,9 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
     from sketchauth.sketches.pinsketch import PinSketch
     from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
-# Sketch names resolve lazily through sketchauth.sketches (whose own table says where each lives).
-_SKETCH_NAMES = (
-    "EntropyReport",
-    "load_sketch",
-    "IntervalSketch",
-    "CodeOffsetSketch",
-    "PinSketch",
-    "FuzzyVault",
-    "WeightedFuzzyVault",
-    "AsymmetricIntervalSketch",
-    "ChaffPointSketch",
-    "AngularSketch",
-    "PolarAngularSketch",
-)
-
-# A literal list, so static tools see the public names: errors.__all__ plus _SKETCH_NAMES (keep in step).
+# The public names, a literal list for static tools: the errors, and the sketch families and
+# helpers that sketchauth.sketches resolves lazily (from the one registry of schemes). A family
+# registered later is reachable as sketchauth.<Class> too, without an entry here.
 __all__ = [
     "AngularSketch",
     "AsymmetricIntervalSketch",
@@ -84,10 +71,11 @@ __version__: str  # resolved on first use by __getattr__
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SKETCH_NAMES:
-        return getattr(importlib.import_module("sketchauth.sketches"), name)
     if name == "__version__":
         return _installed_version()
+    sketches = importlib.import_module("sketchauth.sketches")
+    if name in __all__ or sketches.scheme_module(name) is not None:
+        return getattr(sketches, name)
     raise AttributeError(f"module 'sketchauth' has no attribute {name!r}")
 
 

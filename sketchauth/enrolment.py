@@ -39,7 +39,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
@@ -170,7 +170,7 @@ class Enrolment:
             "key_params": self.key_params,
             "report": self.report.to_dict(),
         }
-        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return cast("str", json.dumps(body, sort_keys=True, separators=(",", ":")))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Enrolment:
@@ -190,7 +190,7 @@ class Enrolment:
         _exact_keys(body, {"format", "version", "helper", "secret_hash", "key_params", "report"}, "record")
         helper = _strict_base64(body["helper"])
         secret_hash = body["secret_hash"]
-        if not isinstance(secret_hash, str) or _PHC.fullmatch(secret_hash) is None:
+        if not isinstance(secret_hash, str) or re.fullmatch(_PHC, secret_hash) is None:
             raise SketchFormatError(
                 "secret_hash must be an argon2id PHC string ('$argon2id$v=19$m=..,t=..,p=..$..$..')"
             )
@@ -205,8 +205,10 @@ ENROLMENT_FORMAT = "sketchauth.enrolment"
 ENROLMENT_VERSION = 1
 #: Longest text :meth:`Enrolment.from_json` reads: the largest helper in base64 plus the rest.
 MAX_ENROLMENT_JSON_BYTES = 2 * MAX_HELPER_BYTES + (1 << 16)
-_PHC = re.compile(
-    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
+#: An argon2id PHC string (compiled by :mod:`re` at its first use, not at import: start-up cost).
+_PHC = (
+    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}"
+    r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
 )
 _REPORT_KEYS = {"scheme", "sketch_bits", "randomness_bits", "loss_bound_bits", "notes", "extra"}
 
@@ -252,7 +254,7 @@ def _strict_base64(value: Any) -> bytes:
     if len(value) > 4 * (MAX_HELPER_BYTES // 3 + 1):
         raise SketchFormatError(f"helper data is at most {MAX_HELPER_BYTES} bytes")
     try:
-        return base64.b64decode(value.encode("ascii"), validate=True)
+        return cast("bytes", base64.b64decode(value.encode("ascii"), validate=True))
     except (ValueError, UnicodeEncodeError):
         raise SketchFormatError("helper must be standard base64 (A-Z, a-z, 0-9, +, /, = padding)") from None
 
@@ -277,16 +279,17 @@ def _report(value: Any) -> EntropyReport:
     return EntropyReport(value["scheme"], sketch_bits, randomness_bits, loss_bound_bits, tuple(notes), extra)
 
 
-def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
+def secret_message(sketch: SecureSketch[Any, Any], secret: Any) -> bytes:
     """The exact bytes hashed for ``secret``: domain tag, scheme, parameters, canonical secret."""
     header = json.dumps({"scheme": sketch.scheme_name}, sort_keys=True).encode()
-    return (
+    return cast(
+        "bytes",
         b"sketchauth/v1\x00"
         + header
         + b"\x00"
         + canonical_params(sketch.params())
         + b"\x00"
-        + sketch.secret_bytes(secret)
+        + sketch.secret_bytes(secret),
     )
 
 
@@ -295,7 +298,7 @@ def secret_message(sketch: SecureSketch, secret: Any) -> bytes:
 NO_CANDIDATE = b"\x00sketchauth/no-candidate"
 
 
-def candidate_message(sketch: SecureSketch, enrolment: Enrolment, sample: Any) -> bytes:
+def candidate_message(sketch: SecureSketch[Any, Any], enrolment: Enrolment, sample: Any) -> bytes:
     """The message to check against the stored hash: the decoded candidate's, or :data:`NO_CANDIDATE`.
 
     A sample that does not decode is hashed all the same, so a far sample costs the same time as
@@ -308,7 +311,9 @@ def candidate_message(sketch: SecureSketch, enrolment: Enrolment, sample: Any) -
     return secret_message(sketch, candidate)
 
 
-def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.PasswordHasher | None = None) -> Enrolment:
+def enrol(
+    sketch: SecureSketch[Any, Any], secret: Any, *, password_hasher: argon2.PasswordHasher | None = None
+) -> Enrolment:
     """Sketch ``secret`` with fresh randomness and hash it; the secret itself is not kept."""
     ph = password_hasher or hasher()
     secret = sketch.check_secret(secret)
@@ -322,7 +327,7 @@ def enrol(sketch: SecureSketch, secret: Any, *, password_hasher: argon2.Password
 
 
 def verify(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolment: Enrolment,
     sample: Any,
     *,
@@ -351,7 +356,7 @@ MAX_CONTEXT_BYTES = 256
 KEY_SALT_BYTES = 16
 _KEY_TAG = b"sketchauth/key/v2\x00"
 #: ``$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt, unpadded base64>``: a PHC string without a hash.
-_KEY_PARAMS = re.compile(
+_KEY_PARAMS = (  # compiled by re at its first use
     r"\$argon2id\$v=19\$m=([1-9][0-9]{0,7}),t=([1-9][0-9]{0,2}),p=([1-9][0-9]{0,2})\$([A-Za-z0-9+/]{22})"
 )
 
@@ -404,7 +409,7 @@ def parse_key_params(key_params: str, limit: KeyCostLimit | None = None) -> tupl
     p = 4). :class:`~sketchauth.errors.SketchFormatError` if malformed or over the limit.
     """
     limit = limit or key_cost_limit()
-    match = _KEY_PARAMS.fullmatch(key_params) if isinstance(key_params, str) else None
+    match = re.fullmatch(_KEY_PARAMS, key_params) if isinstance(key_params, str) else None
     if match is None:
         raise SketchFormatError("key parameters must be '$argon2id$v=19$m=..,t=..,p=..$<22-character base64 salt>'")
     memory, passes, lanes = (int(match.group(i)) for i in (1, 2, 3))
@@ -450,7 +455,7 @@ def key_from_message(message: bytes, key_params: str, context: bytes, *, limit: 
 
 
 def derive_key(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolment: Enrolment,
     sample: Any,
     *,

@@ -184,8 +184,9 @@ def repeated_observation_rate(W: Any) -> float:
     """Error exponent ``min_{x≠x'} C(W_x, W_x')`` of guessing a secret from repeated observations.
 
     After ``n`` independent observations of the same secret (re-enrolments) the best guess errs
-    with probability about ``2^(−n·C)`` (Boreale–Paolini, Theorem 7: the *closest* pair of
-    secrets is the last to be told apart). See :func:`a_security_rate` for the max form.
+    with probability about ``2^(−n·C)`` (Boreale–Paolini, eq. (7)–(8), and ``ρ_R`` of their eq. (11):
+    the *closest* pair of secrets is the last to be told apart). See :func:`a_security_rate` for the
+    max form.
     """
     return min(_pairwise_chernoff(W))
 
@@ -198,9 +199,10 @@ def a_security_rate(W: Any) -> float:
     ``l_n = max_{x,x'} ‖W_x^{⊗n} − W_x'^{⊗n}‖₁``; ``l_n`` tends to 2 (the level to its ceiling of
     1 bit: *some* pair of secrets is told apart for sure) and ``2 − l_n = 2·Σ_y min(W_x^{⊗n},
     W_x'^{⊗n})`` decays as ``2^(−n·C(W_x, W_x'))`` for each pair, so the level is governed by the
-    pair that separates *fastest*: the **max** over pairs of the Chernoff information. Theorem 7
-    (:func:`repeated_observation_rate`) is the **min**: guessing *the* secret errs until the
-    closest pair is told apart. The two coincide for two secrets; in general
+    pair that separates *fastest*: the **max** over pairs of the Chernoff information. Their
+    eq. (7)–(8) (:func:`repeated_observation_rate`) is the **min**: guessing *the* secret errs until
+    the closest pair is told apart (their Theorem 7 takes the min over ``x ∈ Q``, ``x' ∉ Q`` only).
+    The two coincide for two secrets; in general
     ``repeated_observation_rate(W) ≤ a_security_rate(W)``.
 
     >>> W = [[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]]
@@ -223,7 +225,7 @@ def sketch_loss_bound(sketch_bits: float, randomness_bits: float) -> float:
 
 
 def exact_joint(
-    sketch: SecureSketch, secrets: Sequence[Any], prior: Any | None = None
+    sketch: SecureSketch[Any, Any], secrets: Sequence[Any], prior: Any | None = None
 ) -> tuple[np.ndarray, list[bytes]]:
     """Exact joint distribution of (secret, helper data) for a small sketch.
 
@@ -254,7 +256,7 @@ def exact_joint(
     return joint, list(columns)
 
 
-def exact_sketch_loss(sketch: SecureSketch, secrets: Sequence[Hashable], prior: Any | None = None) -> float:
+def exact_sketch_loss(sketch: SecureSketch[Any, Any], secrets: Sequence[Hashable], prior: Any | None = None) -> float:
     """Exact ``H∞(d) − H̃∞(d|S)`` of ``sketch`` over the listed ``secrets`` (uniform by default).
 
     Only feasible for tiny parameters; the result never exceeds ``sketch.report().loss_bound_bits``

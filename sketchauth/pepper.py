@@ -9,11 +9,21 @@ join their databases, and a thief of one database can test guesses against its h
 **pepper** — a high-entropy secret of the deployment, kept out of the database — seals what is
 stored.
 
-**The seal** is ChaCha20-Poly1305 (RFC 8439) from pyca/cryptography, under a key from
-HKDF-SHA256 (RFC 5869, also pyca) of the pepper::
+**The keys** come from the pepper through one memory-hard step, then HKDF-SHA256 (RFC 5869,
+pyca/cryptography)::
 
-    K_seal = HKDF-SHA256(pepper, salt="sketchauth/pepper/v2", info="record seal key")   (32 bytes)
-    stored = ChaCha20-Poly1305(K_seal).encrypt(N, record, associated_data)     (len + 16 bytes)
+    M      = argon2id(pepper, salt="sketchauth/pepper/v3", t=3, m=128 MiB, p=1)   (RFC 9106, 32 bytes)
+    K_seal = HKDF-SHA256(M, salt="sketchauth/pepper/v3", info="record seal key")
+    id     = HKDF-SHA256(M, salt="sketchauth/pepper/v3", info="pepper id")[:8]          (16 hex digits)
+    stored = ChaCha20-Poly1305(K_seal).encrypt(N, record, associated_data)        (len + 16 bytes)
+
+:data:`PEPPER_KDF` holds the argon2id parameters (argon2-cffi's ``low_level.hash_secret_raw``).
+Every way to test a candidate pepper against the database — its public **pepper id**, stored in
+clear with each record to say which pepper generation sealed it, or any sealed record — starts
+with that argon2id evaluation: ``benchmarks/bench_seal.py`` measures its cost (at least 0.25 s a
+guess on the benchmark machine, single-threaded, in its JSON's ``pepper_guess``), where the
+earlier derivation (HKDF only) let the id be tested in about 85 µs. The process pays it once per
+configured pepper (the derived keys are cached by a digest of the secret).
 
 ``N`` is a fresh 12-byte **nonce per seal** from :mod:`secrets` (new at every enrolment, PIN
 change, re-hash and rotation), stored with the record; random 96-bit nonces stay collision-free
@@ -25,17 +35,20 @@ another deployment does not open. :func:`unwrap` refuses
 (:class:`~sketchauth.errors.SketchFormatError`) a record altered by one bit, sealed by another
 pepper or opened under other associated data, before anything is parsed.
 
-**Why HKDF and not argon2 for the keys.** The pepper is not a password: :meth:`Pepper.from_text`
-refuses a text unless it carries at least :data:`MIN_PEPPER_BITS` bits as *judged by an entropy
-estimator* (zxcvbn's pattern matching — dictionary words, sequences, repeats, dates — with the
-brute-forced parts credited at the bits per character of the text's own alphabet), so human
-phrases such as "correct horse battery staple" are refused whatever their length. Against
-``2^128`` candidates a slow hash adds nothing anyone needs. The **pepper id** (:attr:`Pepper.id`),
-stored in clear with each record to say which pepper generation sealed it, is the
-ChaCha20-Poly1305 tag of a 1 KiB block of zeros under a key of its own (HKDF info "pepper id
-key"): testing a candidate pepper against the id costs one HKDF and one AEAD over 1 KiB, no less
-than opening the smallest record the service seals (``benchmarks/bench_seal.py`` measures both),
-so the id makes no guess cheaper than the seals already do.
+**Which peppers are accepted.** A pepper is a key, drawn by a machine: :func:`new_pepper_text`
+(``sketchauth pepper new``) writes 32 bytes from :mod:`secrets` as ``skp1_`` followed by base64url
+of the bytes and a 4-byte checksum (SHA-256 of a label and the bytes), and :meth:`Pepper.from_text`
+accepts that format only. Any other text — a phrase, a hash of a password, base64 of a word —
+cannot be told apart from a random string by its looks, so it is refused unless the caller
+explicitly allows an *unformatted* text (``unformatted=True``; the service's
+``SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER``, logged as a warning), and then it must still carry
+:data:`MIN_PEPPER_BITS` bits as judged by an entropy estimator (:func:`pepper_text_bits`).
+
+**Earlier peppers.** Records sealed before the memory-hard step carry the pepper's *legacy* id
+(:attr:`Pepper.legacy_id`, HKDF of the pepper alone, ``salt="sketchauth/pepper/v2"``); a pepper
+still opens them (:meth:`Pepper.legacy`, read-only) so that a deployment keeps working, and a
+rotation re-seals them under the current derivation, after which the database holds nothing a
+fast guess can be tested against.
 
 **Accounting.** The pepper is a *key*, not part of what is verified:
 
@@ -70,13 +83,18 @@ Example::
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
+import hashlib
 import math
 import secrets as _secrets
 import string
+import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from argon2.low_level import Type, hash_secret_raw
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -89,12 +107,17 @@ __all__ = [
     "MAX_SEALED_BYTES",
     "MIN_PEPPER_BITS",
     "MIN_PEPPER_BYTES",
+    "PEPPER_KDF",
     "PEPPER_NONCE_BYTES",
+    "PEPPER_TEXT_PREFIX",
     "SEAL_TAG_BYTES",
     "Pepper",
+    "PepperKdf",
+    "Sealer",
     "associated_data",
     "kdf",
     "new_nonce",
+    "new_pepper_text",
     "pepper_text_bits",
     "rewrap",
     "unwrap",
@@ -105,7 +128,7 @@ __all__ = [
 MIN_PEPPER_BYTES = 16
 #: Longest pepper accepted (bounds the work of deriving its keys).
 MAX_PEPPER_BYTES = 1024
-#: Least entropy a pepper *text* must carry, as judged by :func:`pepper_text_bits`.
+#: Least entropy an *unformatted* pepper text must carry, as judged by :func:`pepper_text_bits`.
 MIN_PEPPER_BITS = 128
 #: Length of the per-seal nonce (ChaCha20-Poly1305's 96 bits).
 PEPPER_NONCE_BYTES = 12
@@ -113,18 +136,43 @@ PEPPER_NONCE_BYTES = 12
 SEAL_TAG_BYTES = 16
 #: Longest plaintext sealed: a helper of the largest accepted size plus room for its record's fields.
 MAX_SEALED_BYTES = MAX_HELPER_BYTES + (1 << 20)
-_SALT = b"sketchauth/pepper/v2"
+#: How a pepper text made by :func:`new_pepper_text` starts (format version 1).
+PEPPER_TEXT_PREFIX = "skp1_"
+#: Random bytes in a pepper text, and the bytes of its checksum.
+_TEXT_SECRET_BYTES = 32
+_TEXT_CHECK_BYTES = 4
+_TEXT_CHECK_LABEL = b"sketchauth pepper text v1\x00"
+_SALT = b"sketchauth/pepper/v3"
 _SEAL_INFO = b"record seal key"
-_ID_INFO = b"pepper id key"
-_ID_NONCE = bytes(PEPPER_NONCE_BYTES)
-_ID_AD = b"sketchauth/pepper-id/v2"
-#: The id is the tag of a block this long: testing a candidate pepper against it costs one HKDF and
-#: one AEAD over 1 KiB, more than opening the smallest record the service seals (about 700 bytes).
-_ID_BLOCK = 1024
+_ID_INFO = b"pepper id"
+_DERIVE_INFO = b"derivation key"
 #: Bytes of the pepper id (shown as hex): 64 bits, so two generations never collide by chance.
 ID_BYTES = 8
 _NOT_SEALED = "record was not sealed by this pepper for this place, or was altered"
-_GENERATE = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+_GENERATE = "make one with: sketchauth pepper new"
+
+
+@dataclass(frozen=True, slots=True)
+class PepperKdf:
+    """The memory-hard step from a pepper to its keys: argon2id (RFC 9106) through argon2-cffi's low-level API.
+
+    ``time_cost`` passes over ``memory_kib`` KiB in ``parallelism`` lanes, 32 bytes out. One lane:
+    an attacker's guess costs the whole evaluation's time on one core, which is what the benchmark
+    measures. The values are part of the format: changing them changes every pepper id.
+    """
+
+    time_cost: int = 3
+    memory_kib: int = 128 * 1024
+    parallelism: int = 1
+    salt: bytes = _SALT
+
+    def stretch(self, secret: bytes) -> bytes:
+        """The 32-byte master key of ``secret`` (one full argon2id evaluation, uncached)."""
+        return hash_secret_raw(secret, self.salt, self.time_cost, self.memory_kib, self.parallelism, 32, Type.ID)
+
+
+#: The parameters every pepper's keys are derived with: t=3, m=128 MiB, p=1 (``bench_seal.py`` times one).
+PEPPER_KDF = PepperKdf()
 
 
 def kdf(key: bytes, *, info: bytes, length: int = 32, salt: bytes = _SALT) -> bytes:
@@ -148,6 +196,39 @@ def associated_data(*parts: bytes) -> bytes:
             raise ParameterError(f"associated data parts are bytes, not {type(part).__name__}")
         out += len(part).to_bytes(4, "big") + part
     return bytes(out)
+
+
+# -- the pepper text format ------------------------------------------------------------------------------
+def _text_check(secret: bytes) -> bytes:
+    return hashlib.sha256(_TEXT_CHECK_LABEL + secret).digest()[:_TEXT_CHECK_BYTES]
+
+
+def new_pepper_text() -> str:
+    """A new pepper as text: ``skp1_`` and base64url (no padding) of 32 bytes from :mod:`secrets` and a checksum.
+
+    >>> text = new_pepper_text()
+    >>> text.startswith(PEPPER_TEXT_PREFIX) and len(text) == 53
+    True
+    """
+    secret = _secrets.token_bytes(_TEXT_SECRET_BYTES)
+    body = base64.urlsafe_b64encode(secret + _text_check(secret)).decode("ascii").rstrip("=")
+    return PEPPER_TEXT_PREFIX + body
+
+
+def _parse_pepper_text(text: str) -> bytes:
+    """The 32 secret bytes of a text made by :func:`new_pepper_text` (:class:`ParameterError` if mistyped)."""
+    body = text[len(PEPPER_TEXT_PREFIX) :]
+    try:
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        raw = b""
+    well_formed = all(c in string.ascii_letters + string.digits + "-_" for c in body)
+    if not well_formed or len(raw) != _TEXT_SECRET_BYTES + _TEXT_CHECK_BYTES:
+        raise ParameterError(f"a {PEPPER_TEXT_PREFIX} pepper text is malformed (cut or mistyped): {_GENERATE}")
+    secret, check = raw[:_TEXT_SECRET_BYTES], raw[_TEXT_SECRET_BYTES:]
+    if not _secrets.compare_digest(check, _text_check(secret)):
+        raise ParameterError(f"a {PEPPER_TEXT_PREFIX} pepper text fails its checksum (mistyped): {_GENERATE}")
+    return secret
 
 
 # -- judging a pepper text ---------------------------------------------------------------------------------
@@ -199,19 +280,62 @@ def pepper_text_bits(text: str) -> float:
     return bits + len(text[_JUDGED:]) * per_char
 
 
+# -- the keys of a pepper ----------------------------------------------------------------------------------
+_MASTER_CACHE: dict[bytes, bytes] = {}
+_MASTER_LOCK = threading.Lock()
+_MASTER_CACHE_SIZE = 64
+
+
+def _master(secret: bytes, params: PepperKdf) -> bytes:
+    """``params.stretch(secret)``, cached in this process by a digest of the secret (never the secret)."""
+    digest = hashlib.sha256(
+        repr((params.time_cost, params.memory_kib, params.parallelism, params.salt)).encode() + b"\x00" + secret
+    ).digest()
+    with _MASTER_LOCK:
+        master = _MASTER_CACHE.get(digest)
+    if master is None:
+        master = params.stretch(secret)
+        with _MASTER_LOCK:
+            if len(_MASTER_CACHE) >= _MASTER_CACHE_SIZE:
+                _MASTER_CACHE.pop(next(iter(_MASTER_CACHE)))
+            _MASTER_CACHE[digest] = master
+    return master
+
+
+class Sealer(Protocol):
+    """What seals and opens records: a :class:`Pepper`, or a key held in a token (the service's PKCS#11 key).
+
+    ``id`` is public and stored beside each record; ``seal``/``open`` are an AEAD under a key the
+    caller never sees; ``open`` raises :class:`~sketchauth.errors.SketchFormatError` on any mismatch.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    def seal(self, record: bytes, nonce: bytes, associated_data: bytes) -> bytes: ...
+
+    def open(self, stored: bytes, nonce: bytes, associated_data: bytes) -> bytes: ...
+
+    def derive(self, info: bytes, length: int = 32) -> bytes: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Pepper:
     """A deployment's pepper: its seal key and its public id, derived once from the secret bytes.
 
     The secret itself is not kept; ``repr`` shows only the id. ``Pepper(secret)`` with at least
     :data:`MIN_PEPPER_BYTES` machine-drawn bytes; :meth:`from_text` for a configured string.
+    Construction costs one argon2id evaluation (:data:`PEPPER_KDF`) the first time a secret is seen.
     """
 
     secret: bytes = field(repr=False)
     #: Short public tag of the pepper (16 hex digits): which generation sealed a record.
     id: str = field(init=False)
+    #: The id the same secret had before the memory-hard step (records sealed then carry it).
+    legacy_id: str = field(init=False, repr=False)
     _aead: Any = field(init=False, repr=False, compare=False)
     _secret_key: bytes = field(init=False, repr=False, compare=False)
+    _legacy: _LegacyKeys = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.secret, (bytes, bytearray)):
@@ -222,29 +346,65 @@ class Pepper:
                 f"machine: secrets.token_bytes(32)), got {len(self.secret)}"
             )
         secret = bytes(self.secret)
-        id_tag = ChaCha20Poly1305(kdf(secret, info=_ID_INFO)).encrypt(_ID_NONCE, bytes(_ID_BLOCK), _ID_AD)
-        object.__setattr__(self, "id", id_tag[-SEAL_TAG_BYTES:][:ID_BYTES].hex())
-        object.__setattr__(self, "_aead", ChaCha20Poly1305(kdf(secret, info=_SEAL_INFO)))
-        # A key for other uses of the deployment's secret (derive_key); the secret itself is dropped.
-        object.__setattr__(self, "_secret_key", kdf(secret, info=b"derivation key"))
+        master = _master(secret, PEPPER_KDF)
+        legacy = _LegacyKeys.of(secret)
+        object.__setattr__(self, "id", kdf(master, info=_ID_INFO, length=ID_BYTES).hex())
+        object.__setattr__(self, "legacy_id", legacy.id)
+        object.__setattr__(self, "_aead", ChaCha20Poly1305(kdf(master, info=_SEAL_INFO)))
+        # A key for other uses of the deployment's secret (derive); the secret itself is dropped.
+        object.__setattr__(self, "_secret_key", kdf(master, info=_DERIVE_INFO))
+        object.__setattr__(self, "_legacy", legacy)
         object.__setattr__(self, "secret", b"")
 
     def derive(self, info: bytes, length: int = 32) -> bytes:
         """An independent key of this pepper for ``info`` (HKDF-SHA256), e.g. a rollback ledger's MAC key."""
         return kdf(self._secret_key, info=b"sketchauth/pepper/derive\x00" + info, length=length)
 
-    @classmethod
-    def from_text(cls, text: str, *, judge: bool = True) -> Pepper:
-        """A pepper from a configured string (its UTF-8 bytes), e.g. ``secrets.token_urlsafe(32)``.
+    def seal(self, record: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        """ChaCha20-Poly1305 of ``record`` under this pepper's seal key (:func:`wrap`; :class:`Sealer`)."""
+        if not isinstance(associated_data, (bytes, bytearray)):
+            raise ParameterError(f"associated data is bytes, not {type(associated_data).__name__}")
+        if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != PEPPER_NONCE_BYTES:
+            raise SketchFormatError(f"a pepper nonce is {PEPPER_NONCE_BYTES} bytes (new_nonce())")
+        if not isinstance(record, (bytes, bytearray)):
+            raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
+        if len(record) > MAX_SEALED_BYTES:
+            raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
+        sealed: bytes = self._aead.encrypt(bytes(nonce), bytes(record), bytes(associated_data))
+        return sealed
 
-        With ``judge`` (the default) the string must carry :data:`MIN_PEPPER_BITS` bits as
-        :func:`pepper_text_bits` credits them: a human phrase, a word with digits or a repeated
-        pattern is refused however long. ``judge=False`` checks the length only (at least 22
-        characters: 128 bits of base64url), for peppers being retired by a rotation.
+    def open(self, stored: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        """The record sealed in ``stored`` under this pepper (:func:`unwrap`; the :class:`Sealer` interface)."""
+        nonce = _check_sealed(stored, nonce, associated_data)
+        try:
+            plain: bytes = self._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
+        except InvalidTag:
+            raise SketchFormatError(_NOT_SEALED) from None
+        return plain
+
+    def legacy(self) -> _LegacyKeys:
+        """The read-only keys this secret had before the memory-hard step (records sealed under :attr:`legacy_id`)."""
+        return self._legacy
+
+    @classmethod
+    def from_text(cls, text: str, *, unformatted: bool = False, judge: bool = True) -> Pepper:
+        """A pepper from a configured string: a text made by :func:`new_pepper_text` (``sketchauth pepper new``).
+
+        Any other text is refused unless ``unformatted`` (an explicit override: a deployment's
+        older pepper, or a rotation's old ones), and then it must be at least 22 characters
+        (128 bits of base64url) and, with ``judge``, carry :data:`MIN_PEPPER_BITS` bits as
+        :func:`pepper_text_bits` credits them; its UTF-8 bytes are the secret.
         """
         if not isinstance(text, str):
             raise ParameterError("a pepper string is a str")
         text = text.strip()
+        if text.startswith(PEPPER_TEXT_PREFIX):
+            return cls(_parse_pepper_text(text))
+        if not unformatted:
+            raise ParameterError(
+                f"a pepper must be made by a machine, and this text is not in the format of one ({PEPPER_TEXT_PREFIX}"
+                f"...): {_GENERATE}"
+            )
         if len(text) < 22:
             raise ParameterError(f"a pepper needs at least 128 bits, and has {len(text)} characters: {_GENERATE}")
         if judge:
@@ -255,6 +415,49 @@ class Pepper:
                     f"{bits:.0f} (words, sequences, repeats and dates are guessed, not brute-forced): {_GENERATE}"
                 )
         return cls(text.encode("utf-8"))
+
+
+_LEGACY_SALT = b"sketchauth/pepper/v2"
+_LEGACY_ID_NONCE = bytes(PEPPER_NONCE_BYTES)
+_LEGACY_ID_AD = b"sketchauth/pepper-id/v2"
+_LEGACY_ID_BLOCK = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _LegacyKeys:
+    """The keys of a secret under the derivation before :data:`PEPPER_KDF` (HKDF only): read-only.
+
+    They open records a deployment sealed before the memory-hard step, until a rotation re-seals
+    them; nothing is ever sealed under them again.
+    """
+
+    id: str
+    _aead: Any = field(repr=False, compare=False)
+    _secret_key: bytes = field(repr=False, compare=False)
+
+    @classmethod
+    def of(cls, secret: bytes) -> _LegacyKeys:
+        id_key = kdf(secret, info=b"pepper id key", salt=_LEGACY_SALT)
+        tag = ChaCha20Poly1305(id_key).encrypt(_LEGACY_ID_NONCE, bytes(_LEGACY_ID_BLOCK), _LEGACY_ID_AD)
+        return cls(
+            tag[-SEAL_TAG_BYTES:][:ID_BYTES].hex(),
+            ChaCha20Poly1305(kdf(secret, info=_SEAL_INFO, salt=_LEGACY_SALT)),
+            kdf(secret, info=_DERIVE_INFO, salt=_LEGACY_SALT),
+        )
+
+    def seal(self, record: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        raise ParameterError("a legacy pepper derivation only opens records; seal under the pepper itself")
+
+    def open(self, stored: bytes, nonce: bytes, associated_data: bytes) -> bytes:
+        nonce = _check_sealed(stored, nonce, associated_data)
+        try:
+            plain: bytes = self._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
+        except InvalidTag:
+            raise SketchFormatError(_NOT_SEALED) from None
+        return plain
+
+    def derive(self, info: bytes, length: int = 32) -> bytes:
+        return kdf(self._secret_key, info=b"sketchauth/pepper/derive\x00" + info, length=length, salt=_LEGACY_SALT)
 
 
 def new_nonce() -> bytes:
@@ -279,12 +482,8 @@ def wrap(record: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b
     Any record of at most :data:`MAX_SEALED_BYTES` is accepted (every scheme's helper, PIN
     cascades, structures of two biometrics, the service's whole stored records).
     """
-    nonce = _check(pepper, nonce, associated_data)
-    if not isinstance(record, (bytes, bytearray)):
-        raise ParameterError(f"a record to seal is bytes, not {type(record).__name__}")
-    if len(record) > MAX_SEALED_BYTES:
-        raise SketchFormatError(f"a sealed record is at most {MAX_SEALED_BYTES} bytes, got {len(record)}")
-    return pepper._aead.encrypt(nonce, bytes(record), bytes(associated_data))
+    _check(pepper, nonce, associated_data)
+    return pepper.seal(record, nonce, associated_data)
 
 
 def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes = b"") -> bytes:
@@ -295,17 +494,23 @@ def unwrap(stored: bytes, pepper: Pepper, nonce: bytes, associated_data: bytes =
     or altered anywhere (ciphertext, tag or nonce) raises :class:`~sketchauth.errors.SketchFormatError`.
     What comes out is still untrusted data for its own strict parser.
     """
-    nonce = _check(pepper, nonce, associated_data)
+    _check(pepper, nonce, associated_data)
+    return pepper.open(stored, nonce, associated_data)
+
+
+def _check_sealed(stored: bytes, nonce: bytes, ad: bytes) -> bytes:
+    """The nonce as bytes, after checking the nonce, the associated data and the stored length (before any work)."""
+    if not isinstance(ad, (bytes, bytearray)):
+        raise ParameterError(f"associated data is bytes, not {type(ad).__name__}")
+    if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != PEPPER_NONCE_BYTES:
+        raise SketchFormatError(f"a pepper nonce is {PEPPER_NONCE_BYTES} bytes (new_nonce())")
     if not isinstance(stored, (bytes, bytearray)):
         raise SketchFormatError(f"a sealed record is bytes, not {type(stored).__name__}")
     if not SEAL_TAG_BYTES <= len(stored) <= MAX_SEALED_BYTES + SEAL_TAG_BYTES:
         raise SketchFormatError(
             f"a sealed record is {SEAL_TAG_BYTES} to {MAX_SEALED_BYTES + SEAL_TAG_BYTES} bytes, got {len(stored)}"
         )
-    try:
-        return pepper._aead.decrypt(nonce, bytes(stored), bytes(associated_data))
-    except InvalidTag:
-        raise SketchFormatError(_NOT_SEALED) from None
+    return bytes(nonce)
 
 
 def rewrap(

@@ -48,15 +48,15 @@ Example::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
+from sketchauth.sketches.interval_template import MAX_SAMPLES, SPREADS, enrol_interval
 from sketchauth.sketches.params import check_int
-from sketchauth.sketches.samples import Quantiser, as_element_set
+from sketchauth.sketches.samples import as_element_set
 
 if TYPE_CHECKING:
     from sketchauth.sketches.base import SecureSketch
@@ -76,100 +76,8 @@ __all__ = [
     "weighted_vault_template",
 ]
 
-#: The spread measures :func:`enrol_interval` knows.
-SPREADS = ("range", "std")
-#: Default ``scale`` per spread: the range already bounds every enrolment sample; 3σ covers
-#: about 99.7% of a normally distributed feature.
-DEFAULT_SCALE = {"range": 1.0, "std": 3.0}
-#: At most this many captures per enrolment (guards memory; real systems use 2 to 10).
-MAX_SAMPLES = 1024
-#: Absorbs float rounding in ``scale·s`` before the ceiling (so 2.0000000000000004 counts as 2).
-_CEIL_SLACK = 1e-9
 #: Largest element universe for set enrolment (elements are int64).
 _MAX_UNIVERSE = 2**53
-
-
-def _sample_matrix(samples: Any, quantiser: Quantiser) -> np.ndarray:
-    """The ``k × features`` samples as a quantised int64 matrix (``SampleError`` if malformed)."""
-    try:
-        arr = np.asarray(samples)
-    except (TypeError, ValueError):
-        raise SampleError("samples must be a k x features array of numbers") from None
-    if arr.ndim != 2:
-        raise SampleError(f"samples must be a k x features array, got shape {arr.shape}")
-    k, features = arr.shape
-    if k < 2:
-        raise SampleError(f"enrolment needs at least 2 samples, got {k}")
-    if k > MAX_SAMPLES:
-        raise SampleError(f"at most {MAX_SAMPLES} samples per enrolment, got {k}")
-    if features < 1:
-        raise SampleError("samples have no features")
-    return np.stack([quantiser.levels(row, features, name=f"sample {i}").view(np.ndarray) for i, row in enumerate(arr)])
-
-
-def _spread(x: np.ndarray, spread: str) -> np.ndarray:
-    if spread == "range":
-        return (x.max(axis=0) - x.min(axis=0)).astype(np.float64)
-    # Sample standard deviation (ddof = 1): unbiased variance from k ≥ 2 captures.
-    return x.astype(np.float64).std(axis=0, ddof=1)
-
-
-def enrol_interval(
-    samples: Any,
-    n: int,
-    q: int,
-    *,
-    step: float | None = None,
-    spread: Literal["range", "std"] = "range",
-    scale: float | None = None,
-    margin: int = 1,
-    offset: float | int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Template ``b`` and tolerances ``v`` from ``k ≥ 2`` captures of a feature vector.
-
-    ``samples`` is a ``k × features`` array of integers, or of reals quantised with the public
-    ``step`` and ``offset`` exactly as the sketches quantise samples
-    (:class:`~sketchauth.sketches.samples.Quantiser`: ``⌊(x − offset)/step + 1/2⌋``; a negative
-    ``offset`` takes signed features). With ``x_ij`` the level of feature ``j`` in capture ``i``:
-
-    * ``b_j = ⌊(2·Σ_i x_ij + k) / (2k)⌋`` — the mean rounded half up, in exact integer arithmetic;
-    * ``s_j`` = ``max_i x_ij − min_i x_ij`` (``spread="range"``) or the sample standard deviation
-      with ``ddof = 1`` (``spread="std"``);
-    * ``v_j = min(q, max(1, ⌈scale·s_j⌉ + margin))``; ``scale`` defaults to 1 for the range and 3
-      for the standard deviation, ``margin`` to 1.
-
-    With the defaults every enrolment capture is within the tolerance of the template whenever
-    ``v_j`` is not clipped at ``q``: ``b_j`` lies between the smallest and the largest capture, so
-    ``|x_ij − b_j| ≤ s_j < s_j + 1 = v_j``.
-
-    Every capture's level must lie in ``[0, n)`` (``SampleError`` otherwise, naming the capture,
-    the feature and, for real values, the range ``[offset − step/2, offset + (n − ½)·step)``).
-    Returns two int64 vectors, a valid secret for ``AsymmetricIntervalSketch(n, q,
-    features=features, step=step, offset=offset)``.
-    """
-    n = check_int("n", n, 2)
-    q = check_int("q", q, 1, n)
-    if spread not in SPREADS:
-        raise ParameterError(f"spread must be one of {SPREADS}, got {spread!r}")
-    scale = DEFAULT_SCALE[spread] if scale is None else _non_negative("scale", scale)
-    margin = check_int("margin", margin, 0, q)
-    x = _sample_matrix(samples, Quantiser(n, step, offset))
-    bad = np.flatnonzero(np.any((x < 0) | (x >= n), axis=0))
-    if bad.size:
-        raise SampleError(f"a capture of feature {int(bad[0])} is outside the levels [0, {n})")
-    k = x.shape[0]
-    b = (2 * x.sum(axis=0) + k) // (2 * k)
-    widened = np.ceil(scale * _spread(x, spread) - _CEIL_SLACK).astype(np.int64) + margin
-    v = np.clip(widened, 1, q)
-    return b.astype(np.int64), v.astype(np.int64)
-
-
-def _non_negative(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 def enrol_weighted_set(
@@ -248,7 +156,7 @@ def fit_weights(elements: np.ndarray, weights: np.ndarray, total: int, q: int) -
 
 
 # -- single templates of the evaluation: enrol_fn(sketch, samples, setting) -----------------------------
-def enrol_rounded_mean(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_rounded_mean(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the interval family: the mean of the enrolment samples — never clipped.
 
     For a sketch that quantises (a ``step`` or an ``offset``) the real mean is returned and the
@@ -261,21 +169,21 @@ def enrol_rounded_mean(sketch: SecureSketch | None, samples: Any, setting: Any =
     mean = np.asarray(samples, dtype=float).mean(axis=0)
     quantiser = getattr(sketch, "quantiser", None)
     if quantiser is not None and quantiser.measuring:
-        return mean
-    return np.floor(mean + 0.5)
+        return cast("np.ndarray", mean)
+    return cast("np.ndarray", np.floor(mean + 0.5))
 
 
-def enrol_byte_mode(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> bytes:
+def enrol_byte_mode(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> bytes:
     """Template of code-offset: per position the most frequent byte (the smallest on ties)."""
     arr = np.asarray(samples, dtype=np.int64)
     if arr.ndim != 2 or arr.size == 0 or arr.min() < 0 or arr.max() > 255:
         raise SampleError("byte-string samples must be rows of values in [0, 255]")
     counts = np.zeros((256, arr.shape[1]), dtype=np.int64)
     np.add.at(counts, (arr, np.broadcast_to(np.arange(arr.shape[1]), arr.shape)), 1)
-    return counts.argmax(axis=0).astype(np.uint8).tobytes()
+    return cast("bytes", counts.argmax(axis=0).astype(np.uint8).tobytes())
 
 
-def enrol_majority_set(sketch: SecureSketch | None, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_majority_set(sketch: SecureSketch[Any, Any] | None, samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the set schemes: the elements present in more than half of the samples."""
     sets = list(samples)
     values, counts = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]), return_counts=True)
@@ -297,14 +205,16 @@ def fit_set_size(elements: Any, size: int, universe: int) -> np.ndarray:
     return np.sort(np.concatenate([arr, absent[: size - arr.size]]))
 
 
-def enrol_fuzzy_vault(sketch: SecureSketch, samples: Any, setting: Any = None) -> np.ndarray:
+def enrol_fuzzy_vault(sketch: SecureSketch[Any, Any], samples: Any, setting: Any = None) -> np.ndarray:
     """Template of the complete fuzzy vault: the majority set made exactly ``m`` elements of ``[0, p)``."""
     params = sketch.params()
     return fit_set_size(enrol_majority_set(sketch, samples), int(params["m"]), int(params["p"]))
 
 
 # -- the schemes' template hooks (``SchemeDescriptor.template``) ---------------------------------------
-def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+def asymmetric_template(
+    sketch: SecureSketch[Any, Any], captures: Sequence[Any], **options: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """``(b, v)`` for an asymmetric interval sketch from several captures.
 
     The sketch's own :meth:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch.template`:
@@ -320,7 +230,7 @@ def asymmetric_template(sketch: SecureSketch, captures: Sequence[Any], **options
 
 
 def weighted_vault_template(
-    sketch: SecureSketch, captures: Sequence[Any], **options: Any
+    sketch: SecureSketch[Any, Any], captures: Sequence[Any], **options: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(elements, weights)`` for a weighted fuzzy vault from several captured sets.
 

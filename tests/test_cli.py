@@ -34,14 +34,14 @@ def test_console_script_starts_without_heavy_imports() -> None:
 
 
 def test_only_the_command_line_imports_the_service() -> None:
-    """The library never depends on the service: ``import service`` appears under sketchauth/cli/ only."""
+    """The library never depends on the service: ``import sketchauth_service`` appears under sketchauth/cli/ only."""
     import re
     from pathlib import Path
 
     import sketchauth
 
     root = Path(sketchauth.__file__).parent
-    pattern = re.compile(r"^\s*(from service[. ]|import service\b)", re.MULTILINE)
+    pattern = re.compile(r"^\s*(from sketchauth_service[. ]|import sketchauth_service\b)", re.MULTILINE)
     importers = sorted(
         str(path.relative_to(root)) for path in root.rglob("*.py") if pattern.search(path.read_text(encoding="utf-8"))
     )

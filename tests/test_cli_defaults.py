@@ -27,7 +27,7 @@ def _parameters(encoded_hash: str) -> argon2.Parameters:
 
 
 def test_library_service_and_command_line_share_one_default_profile() -> None:
-    from service.settings import Settings
+    from sketchauth_service.settings import Settings
 
     assert DEFAULT_HASH_PROFILE == "owasp" == DEFAULT_PROFILE_NAME
     assert Settings.model_fields["hash_profile"].default == DEFAULT_HASH_PROFILE

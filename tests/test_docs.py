@@ -134,7 +134,7 @@ def test_unreadable_benchmark_result_is_reported(
 def test_settings_table_lists_every_setting_with_its_variable(hooks: object) -> None:
     import dataclasses
 
-    from service.settings import Settings
+    from sketchauth_service.settings import Settings
 
     table = hooks.render_settings()  # type: ignore[attr-defined]
     rows = [line for line in table.splitlines()[2:] if line.startswith("| `")]

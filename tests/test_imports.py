@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("sketchauth", "service")
+PACKAGES = ("sketchauth", "service/sketchauth_service")
 
 #: The fixed vocabulary: a reason comment contains one of these (case-insensitive).
 REASON = re.compile(r"optional dependency|start-up|cycle: [\w.]+ <-> [\w.]+", re.IGNORECASE)

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: What the library needs at run time, and nothing else.
-RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography"}
+RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography", "threadpoolctl"}
 #: Heavy test-only packages that must never load when the library or the service is used.
 TEST_ONLY_MODULES = ("galois", "numba", "llvmlite")
 
@@ -67,20 +67,21 @@ def test_no_source_file_imports_a_test_only_package() -> None:
 # (and once through a PIN cascade), in a fresh interpreter; prints the test-only modules loaded.
 _RUN_EVERYTHING = r"""
 import importlib, pkgutil, sys, warnings
-import sketchauth, service
+import sketchauth, sketchauth_service
 
-for package in (sketchauth, service):
+for package in (sketchauth, sketchauth_service):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)
-import service.app
+import sketchauth_service.app
 
 from sketchauth.enrolment import enrol, hasher, verify
 from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-from sketchauth.sketches.base import SCHEMES, load_sketch
+from sketchauth.sketches.base import load_sketch
+from sketchauth.sketches.registry import registrations
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
@@ -110,7 +111,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     pin = Cascade(IntervalSketch(n=256, v=8, features=3), pin=ExactKey("test"))
 cases["mixed"] = (pin, [[10, 20, 30], "4711"], [[12, 18, 31], "4711"])
-assert sorted(cases) == sorted(SCHEMES), sorted(SCHEMES)
+assert sorted(cases) == sorted(r.name for r in registrations()), sorted(cases)
 ph = hasher("test")
 for name, (sketch, secret, sample) in cases.items():
     record = enrol(sketch, secret, password_hasher=ph)
@@ -192,7 +193,8 @@ def test_ci_installs_through_the_lock_and_fails_with_pytest() -> None:
     assert script.splitlines()[:1] == ["#!/usr/bin/env bash"] and "set -euo pipefail" in script
     # The README's test command, verbatim.
     readme_command = (
-        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' "
+        "python3 -m venv .venv && . .venv/bin/activate && "
+        "REEDSOLO_CYTHONIZE=1 pip install -q -c constraints.txt -e '.[dev]' "
         '&& pytest -n auto -m "not slow and not statistical"'
     )
     assert readme_command in script and readme_command in (REPO / "README.md").read_text(encoding="utf-8")

@@ -3,22 +3,32 @@ fresh nonces, no common difference, and pepper texts judged by entropy."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import time
 import warnings
 
+import argon2.low_level
 import pytest
+from argon2.low_level import Type
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_mixing import FAMILIES, IDS, _same
 
 from sketchauth.errors import ParameterError, SketchFormatError
 from sketchauth.mixing import Cascade, ExactKey, FuzzySecret
 from sketchauth.pepper import (
     MAX_SEALED_BYTES,
+    PEPPER_KDF,
     PEPPER_NONCE_BYTES,
+    PEPPER_TEXT_PREFIX,
     SEAL_TAG_BYTES,
     Pepper,
+    PepperKdf,
     associated_data,
     kdf,
     new_nonce,
+    new_pepper_text,
     pepper_text_bits,
     rewrap,
     unwrap,
@@ -29,10 +39,11 @@ from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
-from tests.test_mixing import FAMILIES, IDS, _same
 
 PEPPER_A = Pepper(b"A" * 32)
 PEPPER_B = Pepper(b"B" * 32)
+#: Peppers the round trips draw from (each new secret costs one argon2id: the key derivation is tested apart).
+PEPPERS = (PEPPER_A, PEPPER_B, Pepper(bytes(16)), Pepper(bytes(range(64))))
 S3 = (
     "asymmetric-s3",
     AsymmetricIntervalSketch(n=256, q=6, scheme="s3", features=4),
@@ -59,32 +70,100 @@ def test_kdf_is_pycas_hkdf_and_and_matches_rfc5869_test_case_1():
     assert okm.hex() == ("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
 
 
-def test_seal_is_chacha20_poly1305_under_the_hkdf_key_with_the_associated_data():
+def test_seal_is_chacha20_poly1305_under_the_hkdf_key_of_the_argon2id_master_key():
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-    key = kdf(b"A" * 32, salt=b"sketchauth/pepper/v2", info=b"record seal key")
+    master = argon2.low_level.hash_secret_raw(b"A" * 32, b"sketchauth/pepper/v3", 3, 128 * 1024, 1, 32, Type.ID)
+    key = kdf(master, salt=b"sketchauth/pepper/v3", info=b"record seal key")
     nonce, ad = bytes(range(12)), associated_data(b"user", b"7")
     assert wrap(b"record", PEPPER_A, nonce, ad) == ChaCha20Poly1305(key).encrypt(nonce, b"record", ad)
+    assert PEPPER_A.seal(b"record", nonce, ad) == wrap(b"record", PEPPER_A, nonce, ad)
+    assert PEPPER_A.open(wrap(b"record", PEPPER_A, nonce, ad), nonce, ad) == b"record"
 
 
-def test_pepper_id_is_stable_distinct_an_aead_tag_and_the_secret_is_not_kept():
+def test_the_pepper_kdf_is_argon2id_with_the_stated_parameters():
+    assert PepperKdf(time_cost=3, memory_kib=128 * 1024, parallelism=1, salt=b"sketchauth/pepper/v3") == PEPPER_KDF
+    assert PEPPER_KDF.stretch(b"A" * 32) == argon2.low_level.hash_secret_raw(
+        b"A" * 32, b"sketchauth/pepper/v3", 3, 131072, 1, 32, Type.ID
+    )
+
+
+def test_pepper_id_is_stable_distinct_derived_from_the_memory_hard_master_and_the_secret_is_not_kept():
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
     assert Pepper(b"A" * 32).id == PEPPER_A.id
     assert PEPPER_A.id != PEPPER_B.id
     assert len(PEPPER_A.id) == 16
-    # Testing a candidate pepper against the id costs one HKDF and one AEAD over 1 KiB: more than a record.
+    master = PEPPER_KDF.stretch(b"A" * 32)
+    assert kdf(master, salt=b"sketchauth/pepper/v3", info=b"pepper id", length=8).hex() == PEPPER_A.id
+    # The legacy id (the derivation before the memory-hard step): what databases sealed before it carry.
     id_key = kdf(b"A" * 32, salt=b"sketchauth/pepper/v2", info=b"pepper id key")
     tag = ChaCha20Poly1305(id_key).encrypt(bytes(12), bytes(1024), b"sketchauth/pepper-id/v2")[-16:]
-    assert tag[:8].hex() == PEPPER_A.id
+    assert tag[:8].hex() == PEPPER_A.legacy_id != PEPPER_A.id
     assert "AAAA" not in repr(PEPPER_A) and PEPPER_A.secret == b""
     assert PEPPER_A.derive(b"x") != PEPPER_A.derive(b"y") != PEPPER_B.derive(b"y")
+
+
+def test_a_legacy_seal_opens_read_only_under_the_legacy_keys():
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    legacy_key = kdf(b"A" * 32, salt=b"sketchauth/pepper/v2", info=b"record seal key")
+    nonce, ad = bytes(range(12)), b"ad"
+    old = ChaCha20Poly1305(legacy_key).encrypt(nonce, b"record", ad)
+    assert PEPPER_A.legacy().open(old, nonce, ad) == b"record"
+    with pytest.raises(SketchFormatError):
+        PEPPER_A.open(old, nonce, ad)  # not under the current keys
+    with pytest.raises(ParameterError, match="only opens"):
+        PEPPER_A.legacy().seal(b"record", nonce, ad)
+
+
+#: A guess against the pepper id (or a sealed record) must cost at least this, in seconds, on the benchmark machine.
+GUESS_FLOOR_SECONDS = 0.25
+
+
+def test_the_pepper_id_oracle_costs_a_memory_hard_evaluation_a_guess():
+    """The attack on the stored id: a dictionary of human-made peppers, each candidate tested against the id.
+
+    Before the memory-hard step this took 85 µs a guess (401 guesses, 34 ms, to find a human-made
+    pepper); each guess now runs argon2id first. Three uncached candidates are timed (the least of
+    the three: load only makes a guess slower), and the right one is found as before: the id still
+    identifies its pepper, it only costs more to test.
+    """
+    secret = b"sketchauth-production-pepper-2026-v1-do-not-share"
+    target = Pepper(secret).id
+    candidates = [b"sketchauth-production-pepper-2026-v%d-do-not-share" % v for v in (7, 8, 9)]
+    times = []
+    for candidate in candidates:
+        start = time.perf_counter()
+        master = PEPPER_KDF.stretch(candidate)  # the attacker's cheapest test: no cache, no object
+        guess = kdf(master, salt=PEPPER_KDF.salt, info=b"pepper id", length=8).hex()
+        times.append(time.perf_counter() - start)
+        assert guess != target
+    assert min(times) >= GUESS_FLOOR_SECONDS, times
+    assert kdf(PEPPER_KDF.stretch(secret), salt=PEPPER_KDF.salt, info=b"pepper id", length=8).hex() == target
 
 
 @pytest.mark.parametrize("bad", [b"short", b"x" * 15, "a-string-not-bytes", b"x" * 1025])
 def test_weak_or_malformed_peppers_are_refused(bad):
     with pytest.raises(ParameterError, match="pepper"):
         Pepper(bad)
+
+
+#: The human-made peppers a red team saw accepted (credited 169, 224, 246 bits and more by the judge).
+HUMAN_MADE = [
+    "sketchauth-production-pepper-2026-v1-do-not-share",
+    "My dog's name is Rex and he was born 2019-04-01!!",
+    hashlib.sha256(b"password").hexdigest(),
+    base64.b64encode(b"password" * 4).decode(),
+]
+
+
+@pytest.mark.parametrize("text", HUMAN_MADE, ids=["phrase", "sentence", "sha256-hex", "base64"])
+def test_human_made_peppers_are_refused_unless_explicitly_allowed(text):
+    with pytest.raises(ParameterError, match=r"made by a machine.*sketchauth pepper new"):
+        Pepper.from_text(text)
+    # The explicit override takes them (the service logs it as INSECURE); the KDF still prices each guess.
+    assert Pepper.from_text(text, unformatted=True).id
 
 
 @pytest.mark.parametrize(
@@ -100,36 +179,44 @@ def test_weak_or_malformed_peppers_are_refused(bad):
         "a" * 21,
     ],
 )
-def test_human_phrases_and_patterns_are_refused_whatever_their_length(text):
-    with pytest.raises(ParameterError, match="128 bits"):
+def test_unformatted_human_phrases_and_patterns_are_refused_whatever_their_length(text):
+    with pytest.raises(ParameterError, match="machine"):
         Pepper.from_text(text)
+    with pytest.raises(ParameterError, match="128 bits"):
+        Pepper.from_text(text, unformatted=True)
     assert pepper_text_bits(text) < 128 or len(text) < 22
 
 
-def test_machine_drawn_peppers_are_accepted_and_credited_by_their_alphabet():
+def test_machine_made_peppers_are_accepted_and_a_mistyped_one_is_refused():
     import secrets
 
-    # 256 bits drawn, credited far above the 128-bit bound. Not "≥ 200": a random token now and then
-    # holds a run zxcvbn prices as a word or a date (a hex token once got 196.6 on CI; the lowest of
-    # 5,000 draws of each kind measured 207 for hex and 219 for base64url).
-    for _ in range(20):
-        token = secrets.token_urlsafe(32)
-        assert pepper_text_bits(token) >= 160
-        assert Pepper.from_text(" " + token + "\n") == Pepper.from_text(token)
-        hex_token = secrets.token_hex(32)
-        assert pepper_text_bits(hex_token) >= 160
-        assert Pepper.from_text(hex_token).id
+    texts = {new_pepper_text() for _ in range(50)}
+    assert len(texts) == 50 and all(t.startswith(PEPPER_TEXT_PREFIX) and len(t) == 53 for t in texts)
+    text = sorted(texts)[0]
+    assert Pepper.from_text(" " + text + "\n") == Pepper.from_text(text)
+    body = text[len(PEPPER_TEXT_PREFIX) :]
+    for position in (0, 20, len(body) - 1):
+        changed = "A" if body[position] != "A" else "B"
+        typo = PEPPER_TEXT_PREFIX + body[:position] + changed + body[position + 1 :]
+        with pytest.raises(ParameterError, match=r"checksum|malformed"):
+            Pepper.from_text(typo)
+    with pytest.raises(ParameterError, match="malformed"):
+        Pepper.from_text(text[:-3])
+    # A random token of the earlier advice is not in the format: refused unless allowed (an older deployment's).
+    token = secrets.token_urlsafe(32)
+    with pytest.raises(ParameterError, match="machine"):
+        Pepper.from_text(token)
+    assert pepper_text_bits(token) >= 160
     # Retiring peppers (a rotation's old ones) are checked by length only.
-    assert Pepper.from_text("deployment-A-pepper-0123456789", judge=False).id
+    assert Pepper.from_text("deployment-A-pepper-0123456789", unformatted=True, judge=False).id
 
 
 # -- round trips -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,sketch,secret,sample", ALL, ids=ALL_IDS)
 @settings(max_examples=15, deadline=None)
-@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=12, max_size=12))
-def test_wrap_unwrap_round_trip_for_every_scheme(name, sketch, secret, sample, key, nonce):
+@given(pepper=st.sampled_from(PEPPERS), nonce=st.binary(min_size=12, max_size=12))
+def test_wrap_unwrap_round_trip_for_every_scheme(name, sketch, secret, sample, pepper, nonce):
     helper = sketch.encode(secret)
-    pepper = Pepper(key)
     stored = wrap(helper, pepper, nonce)
     assert len(stored) == len(helper) + SEAL_TAG_BYTES
     assert helper not in stored  # the header, parameters and payload are all sealed
@@ -160,15 +247,15 @@ def _two_biometrics():
 
 
 @settings(max_examples=15, deadline=None)
-@given(key=st.binary(min_size=16, max_size=64), nonce=st.binary(min_size=12, max_size=12))
+@given(key=st.sampled_from(PEPPERS), nonce=st.binary(min_size=12, max_size=12))
 def test_two_biometrics_in_different_groups_are_sealed(key, nonce):
     mixed = _two_biometrics()
     secret = [[10, 200, 300, 999], [3, 70, 1000, 2024]]
     helper = mixed.encode(secret)
-    stored = wrap(helper, Pepper(key), nonce)
+    stored = wrap(helper, key, nonce)
     assert len(stored) == len(helper) + SEAL_TAG_BYTES
-    assert unwrap(stored, Pepper(key), nonce) == helper
-    got = mixed.decode(unwrap(stored, Pepper(key), nonce), [[11, 199, 301, 998], [3, 70, 1001, 2024]])
+    assert unwrap(stored, key, nonce) == helper
+    got = mixed.decode(unwrap(stored, key, nonce), [[11, 199, 301, 998], [3, 70, 1001, 2024]])
     assert list(got[0]) == secret[0] and sorted(got[1].tolist()) == secret[1]
 
 

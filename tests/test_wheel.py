@@ -67,9 +67,31 @@ def test_the_repaired_wheel_is_manylinux_with_the_extension_and_without_its_sour
     assert "manylinux" in wheel.name and f"cp{sys.version_info.major}{sys.version_info.minor}" in wheel.name
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("sketchauth/sketches/_native.") and n.endswith(".so") for n in names)
-    assert not any(n.endswith(".c") for n in names)
+    assert not any(n.endswith((".c", ".h")) for n in names)
     assert "sketchauth/py.typed" in names
     assert any(n.endswith("/licenses/LICENSE") for n in names)
+
+
+@pytest.mark.slow
+def test_the_wheel_claims_no_generic_top_level_name(wheel: Path) -> None:
+    """The wheel installs the library and the service under the project's own names only.
+
+    The service's sources live in the top-level folder ``service/`` of the repository, but a
+    package named ``service`` in site-packages would shadow (or be shadowed by) an integrator's
+    own ``service`` module: it installs as ``sketchauth_service``.
+    """
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith((".dist-info", ".libs"))}
+    assert top_level == {"sketchauth", "sketchauth_service"}, top_level
+    assert "sketchauth_service/app.py" in names and "sketchauth_service/store/sql.py" in names
+    info = (
+        next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+        if any(n.endswith(".dist-info/top_level.txt") for n in names)
+        else None
+    )
+    if info is not None:
+        listed = set(zipfile.ZipFile(wheel).read(info).decode().split())
+        assert listed <= {"sketchauth", "sketchauth_service"}, listed
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@
   evaluate feature pipelines;
 * ``sketchauth reproduce`` (:mod:`~sketchauth.cli.reproduce`): the source papers' numbers;
 * ``sketchauth serve`` (:mod:`~sketchauth.cli.serve`): the enrolment/verification service
-  (:mod:`service`, uvicorn) — the only place the library's code imports the service;
+  (:mod:`sketchauth_service`, uvicorn) — the only place the library's code imports the service;
 * ``sketchauth db ...`` (:mod:`~sketchauth.cli.db`): the service database's schema status,
   migration, backup and restore;
 * ``sketchauth --version``: the installed version.
@@ -39,7 +39,7 @@ __all__ = ["DEFAULT_PROFILE_NAME", "build_parser", "main"]
 Handler = Callable[[argparse.Namespace], int]
 
 #: One entry per sub-command group; each adds its parser(s) and sets ``func``.
-_COMMANDS: list[Callable[[SubParsers], None]] = [
+_COMMANDS: list[Callable[[SubParsers[argparse.ArgumentParser]], None]] = [
     demo.add,
     evaluate.add,
     serve.add,

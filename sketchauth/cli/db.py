@@ -1,6 +1,6 @@
 """``sketchauth db``: the service database's schema status, migration, backup and restore.
 
-Argument parsing only; the work is in :mod:`service.dbadmin` (the ``service`` extra, plus
+Argument parsing only; the work is in :mod:`sketchauth_service.dbadmin` (the ``service`` extra, plus
 ``postgres`` and PostgreSQL's client tools ``pg_dump``/``pg_restore`` for a PostgreSQL
 database). The database is the service's: ``--db`` or ``$SKETCHAUTH_DATABASE_URL``, and on
 PostgreSQL the schema ``--schema`` or ``$SKETCHAUTH_SCHEMA``.
@@ -10,16 +10,22 @@ PostgreSQL the schema ``--schema`` or ``$SKETCHAUTH_SCHEMA``.
 * ``migrate``: apply the pending migrations (refused for a newer schema);
 * ``backup OUT``: a consistent online copy (SQLite backup API; ``pg_dump`` custom format);
 * ``restore IN``: into an empty database (``--force`` replaces one that holds enrolments);
-  refused for a backup newer than this release. Stop the service first.
+  refused for a backup newer than this release, and while a service has the database open.
+
+Every failure is one ``sketchauth: error: ...`` line and exit status 2: an unreachable server, a
+missing SQLite file, a refused restore, and anything the database driver raises.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+from collections.abc import Callable
 
 from sketchauth.cli._common import SubParsers
+from sketchauth.errors import SketchAuthError
 
 __all__ = ["add"]
 
@@ -33,8 +39,30 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
     return url, schema
 
 
+class DatabaseCommandError(SketchAuthError):
+    """A ``sketchauth db`` action failed in a way its own checks did not name (a driver's error)."""
+
+
+def _one_line(action: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``action`` with every failure a :class:`~sketchauth.errors.SketchAuthError` (one line, exit 2)."""
+
+    @functools.wraps(action)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return action(args)
+        except (SketchAuthError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[:1]
+            detail = type(exc).__name__ + (f": {first[0][:200]}" if first else "")
+            raise DatabaseCommandError(f"db {args.db_command} failed ({detail})") from None
+
+    return run
+
+
+@_one_line
 def _status(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.status(url, schema=schema)
@@ -42,8 +70,9 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if result.state == "current" else 1
 
 
+@_one_line
 def _migrate(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     before, after = dbadmin.migrate(url, schema=schema)
@@ -54,8 +83,9 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_line
 def _backup(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.backup(url, args.out, schema=schema, force=args.force)
@@ -63,8 +93,9 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+@_one_line
 def _restore(args: argparse.Namespace) -> int:
-    from service import dbadmin  # optional dependency: the service extra, loaded when the command runs
+    from sketchauth_service import dbadmin  # optional dependency: the service extra, loaded when the command runs
 
     url, schema = _target(args)
     result = dbadmin.restore(url, args.backup, schema=schema, force=args.force)
@@ -79,7 +110,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema", help=_SCHEMA_HELP)
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Register ``sketchauth db status|migrate|backup|restore``."""
     p = sub.add_parser(
         "db",

@@ -42,7 +42,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if out["verify_genuine"] and not out["verify_impostor"] else 1
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add ``demo`` to the top-level parser."""
     p = sub.add_parser("demo", help="enrol a synthetic user and verify genuine and impostor samples")
     p.add_argument("--features", type=int, default=16, help="feature-vector length (default 16)")

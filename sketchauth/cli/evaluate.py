@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["add", "parse_synthetic", "synthetic_data"]
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add the ``evaluate`` group and its sub-commands to the top-level parser."""
     p = sub.add_parser("evaluate", help="offline evaluation: error rates, leakage, linkage, attacks")
     evaluate = p.add_subparsers(dest="evaluation", required=True, metavar="EVALUATION")
@@ -44,7 +44,7 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     # start-up: tqdm and the evaluation load only when this command runs.
     from tqdm import tqdm
 
-    from sketchauth.evaluate.linkage import check_linkage_arguments, histogram_plot, linkage_experiment
+    from sketchauth.evaluate.linkage import LinkageSetup, check_linkage_arguments, histogram_plot, linkage_experiment
 
     check_linkage_arguments(args.scheme, args.n, args.q, args.tau, args.pairs, args.seed, args.features)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
@@ -53,15 +53,10 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
         total=args.pairs, unit="pair", desc=f"linkage {args.scheme}", file=sys.stderr, disable=not show_progress(args)
     ) as bar:
         result = linkage_experiment(
-            args.scheme,
-            args.n,
-            args.q,
-            args.tau,
+            LinkageSetup(args.scheme, args.n, args.q, args.tau, features=args.features, adversary=args.adversary),
             args.pairs,
             args.seed,
-            features=args.features,
             progress=bar.update,
-            adversary=args.adversary,
         )
     emit_json(
         result.to_dict(),
@@ -77,7 +72,7 @@ def _evaluate_linkage(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_linkage(sub: SubParsers) -> None:
+def _add_linkage(sub: SubParsers[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("linkage", help="link two asymmetric interval sketches of one person (s1, s2, s3)")
     p.add_argument("--scheme", choices=("s1", "s2", "s3"), required=True, help="sketch scheme to attack")
     p.add_argument("--n", type=int, default=1000, help="feature universe size (default 1000)")
@@ -103,7 +98,7 @@ def _add_linkage(sub: SubParsers) -> None:
 def _evaluate_guessing(args: argparse.Namespace) -> int:
     from sketchauth.evaluate.guessing import guessing_experiment  # start-up: numpy loads when this runs
 
-    sketch: SecureSketch
+    sketch: SecureSketch[Any, Any]
     if args.family == "chaff":
         from sketchauth.sketches.chaff import ChaffPointSketch  # start-up
 
@@ -129,7 +124,7 @@ def _evaluate_guessing(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_guessing(sub: SubParsers) -> None:
+def _add_guessing(sub: SubParsers[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "guessing", help="key-guessing attack on a format-preserving mixed sketch (Fang's thesis, ch. 7)"
     )
@@ -162,7 +157,7 @@ def _add_guessing(sub: SubParsers) -> None:
 
 
 # -- evaluate report ------------------------------------------------------------------------------------
-def _add_report(sub: SubParsers) -> None:
+def _add_report(sub: SubParsers[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report", help="error rates, leakage, attack costs and unlinkability of a scheme on data (JSON, Markdown, PNG)"
     )
@@ -341,7 +336,7 @@ def _vectors(args: argparse.Namespace) -> LabelledVectors:
 
 
 # -- evaluate unlinkability (begin) -----------------------------------------------------------------------
-def _add_unlinkability(sub: SubParsers) -> None:
+def _add_unlinkability(sub: SubParsers[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "unlinkability",
         help="D<->sys of real re-enrolments per feature pipeline and linkage attack, with and without a pepper",
@@ -379,7 +374,11 @@ def _unlinkability(args: argparse.Namespace) -> int:
     # Function-level imports: command-line start-up cost.
     from sketchauth.evaluate.data import load_vectors
     from sketchauth.evaluate.report.figures import require_plots
-    from sketchauth.evaluate.unlinkability_report import run_unlinkability_report, write_unlinkability_report
+    from sketchauth.evaluate.unlinkability_report import (
+        UnlinkabilityReportOptions,
+        run_unlinkability_report,
+        write_unlinkability_report,
+    )
 
     if args.plots:
         require_plots()  # before the evaluation, not after it
@@ -387,17 +386,19 @@ def _unlinkability(args: argparse.Namespace) -> int:
     report = run_unlinkability_report(
         load_vectors(args.background),
         load_vectors(args.data),
-        kinds=kinds,
-        enrol_samples=args.enrol_samples,
-        groups=args.groups,
-        tau=args.tau,
-        levels=args.levels,
-        target_fmr=args.target_fmr,
-        max_nonmated=args.max_nonmated,
-        permutations=args.permutations,
-        seed=args.seed,
-        progress=show_progress(args),
-        sources=(Path(args.background).name, Path(args.data).name),
+        options=UnlinkabilityReportOptions(
+            kinds=kinds,
+            enrol_samples=args.enrol_samples,
+            groups=args.groups,
+            tau=args.tau,
+            levels=args.levels,
+            target_fmr=args.target_fmr,
+            max_nonmated=args.max_nonmated,
+            permutations=args.permutations,
+            seed=args.seed,
+            progress=show_progress(args),
+            sources=(Path(args.background).name, Path(args.data).name),
+        ),
     )
     files = write_unlinkability_report(report, args.out, plots=args.plots)
     for kind, entry in report["pipelines"].items():
@@ -459,7 +460,7 @@ def synthetic_data(target: EvaluationTarget, spec: str, seed: int) -> LabelledVe
             features, n = int(p["features"]), int(p["n"])
         except KeyError as exc:
             raise ParameterError(f"--params needs {exc.args[0]!r} to shape synthetic vectors") from None
-        return d.synthetic_vectors(people, samples, features, n=n, seed=seed, **opts)
+        return d.synthetic_vectors(people, samples, features, n=n, seed=seed, model=d.VectorModel(**opts))
     if target.data_kind == "strings":
         return d.synthetic_strings(people, samples, int(p.get("n", 32)), seed=seed, **opts)
     if target.name == "pinsketch":

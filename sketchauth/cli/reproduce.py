@@ -1,4 +1,4 @@
-"""``sketchauth reproduce``: recompute the source papers' numbers and figures (:mod:`sketchauth.evaluate.reproduce`)."""
+"""``sketchauth reproduce``: recompute the source papers' numbers and figures (:mod:`sketchauth.papers`)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     # Function-level imports: command-line start-up cost (the reproduction loads the whole library).
     from tqdm import tqdm
 
-    from sketchauth.evaluate.reproduce import STEPS, Options, output_directory, reproduce, summary_line, write_report
+    from sketchauth.papers import STEPS, Options, output_directory, reproduce, summary_line, write_report
 
     output_directory(args.out)  # fail before the computation, not after it
     bar = tqdm(total=STEPS, unit="item", desc="reproduce", file=sys.stderr, disable=not show_progress(args))
@@ -60,14 +60,14 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add ``reproduce`` to the top-level parser."""
     p = sub.add_parser(
         "reproduce",
         help="recompute the thesis' and Boreale-Paolini's numbers and figures, errata included",
         description="Write a Markdown report with PNG figures and a JSON file: per item the source, "
-        "the printed value, the library's value and a verdict (agrees / differs / not reproducible / "
-        "new finding) with an explanation.",
+        "the printed value with the seed file and line it is printed on, the computed value and a "
+        "verdict (agrees / differs / not reproducible / new finding) with an explanation.",
     )
     p.add_argument(
         "--out",

@@ -1,6 +1,6 @@
-"""``sketchauth serve``: run the enrolment/verification service (:mod:`service`, uvicorn).
+"""``sketchauth serve``: run the enrolment/verification service (:mod:`sketchauth_service`, uvicorn).
 
-This is the only module of :mod:`sketchauth` that imports the ``service`` package (when the command
+This is the only module of :mod:`sketchauth` that imports the ``sketchauth_service`` package (when the command
 runs): the library never depends on the service.
 """
 
@@ -19,8 +19,8 @@ def _serve(args: argparse.Namespace) -> int:
     # Function-level imports (here and below): the service is an optional dependency (fastapi and
     # uvicorn, extra "service") and a command-line start-up cost; the web framework loads only once
     # the settings are valid. Only the command line imports the service; the library never does.
-    from service.observability import json_line
-    from service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
+    from sketchauth_service.observability import json_line
+    from sketchauth_service.settings import TEST_PROFILE_WARNING, Settings, SettingsError, env_name
 
     # Flags override the environment (settings fields; None: flag not given).
     overrides: dict[str, object] = {
@@ -40,12 +40,12 @@ def _serve(args: argparse.Namespace) -> int:
         settings = Settings.from_env().replace(**given).validate()
         # Refuse to start on a bad pipeline file here, with its name, not in every worker
         # (optional dependency: the service, as above).
-        from service.pipelines import load_configured
+        from sketchauth_service.pipelines import load_configured
 
         load_configured(settings)
         # The database, its schema and the peppers, checked once here: a refusal is one line,
         # not a traceback from every worker (optional dependency: the service, as above).
-        from service.app import preflight, run_server
+        from sketchauth_service.app import preflight, run_server
 
         preflight(settings)
     except SettingsError as exc:
@@ -60,7 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
     return run_server(settings, log_level=args.log_level, access_log=not args.no_access_log)
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers[argparse.ArgumentParser]) -> None:
     """Add ``serve`` to the top-level parser."""
     p = sub.add_parser(
         "serve",

@@ -55,7 +55,6 @@ __all__ = [
     "ENROL_OVERRIDES",
     "PROBES",
     "PROBE_OVERRIDES",
-    "QUANTISED_SCHEMES",
     "SINGLE_TEMPLATES",
     "ProbeFn",
     "SchemeAdapter",
@@ -63,6 +62,7 @@ __all__ = [
     "adapter",
     "adapter_for",
     "fit_quantiser_params",
+    "quantised_schemes",
 ]
 
 #: ``probe_fn(sample) -> probe``: one raw sample to what ``decode`` takes.
@@ -152,7 +152,7 @@ class TemplateEnrol:
 
     option: str | None = None
 
-    def __call__(self, sketch: SecureSketch, samples: Any, setting: Any = None) -> Any:
+    def __call__(self, sketch: SecureSketch[Any, Any], samples: Any, setting: Any = None) -> Any:
         options = {} if self.option is None else {self.option: int(setting)}
         return sketch.descriptor.secret_from_captures(sketch, list(samples), options)
 
@@ -177,7 +177,7 @@ class SchemeAdapter:
     min_enrol_samples: int = 1
     sweep_at_enrolment: bool = False
 
-    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch:
+    def make_sketch(self, params: dict[str, Any], setting: Any) -> SecureSketch[Any, Any]:
         """The sketch at ``setting`` (``from_params`` raises ``ParameterError`` naming a bad parameter)."""
         merged = dict(params) if self.sweep_at_enrolment else {**params, self.sweep: setting}
         return scheme_class(self.scheme).from_params(merged)
@@ -238,8 +238,9 @@ def adapter(scheme: str) -> SchemeAdapter:
         ) from None
 
 
-#: The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data (a ``step`` parameter).
-QUANTISED_SCHEMES = tuple(name for name, d in descriptors().items() if "step" in d.parameters.names)
+def quantised_schemes() -> tuple[str, ...]:
+    """The schemes whose quantiser :func:`fit_quantiser_params` can fit to the data (a ``step`` parameter)."""
+    return tuple(name for name, d in descriptors().items() if "step" in d.parameters.names)
 
 
 def fit_quantiser_params(
@@ -258,7 +259,7 @@ def fit_quantiser_params(
     ``n = ⌊(hi − lo)/step + 2m + 1/2⌋ + 1`` levels. Signed features are mapped, never clipped:
     probes that still fall outside are counted as malformed (and the report says how many).
     """
-    if scheme not in QUANTISED_SCHEMES or params.get("step") is None or "n" in params or "offset" in params:
+    if scheme not in quantised_schemes() or params.get("step") is None or "n" in params or "offset" in params:
         return dict(params), ()
     if not isinstance(data, LabelledVectors):
         raise ParameterError(f"{scheme} evaluates vectors, got {type(data).__name__}")

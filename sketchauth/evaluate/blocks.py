@@ -18,12 +18,12 @@ its explicit pair list instead of tiles.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
     >>> from sketchauth.evaluate.trials import enrol_population, plan_trials
     >>> from sketchauth.evaluate.deciders import decide_interval, prepare_decider
     >>> from sketchauth.sketches.interval import IntervalSketch
     >>> from sketchauth.templates import enrol_rounded_mean
-    >>> data = synthetic_vectors(12, 3, 8, noise=1.0, seed=1)
+    >>> data = synthetic_vectors(12, 3, 8, seed=1, model=VectorModel(noise=1.0))
     >>> plan = plan_trials(data)
     >>> sketch = IntervalSketch(n=256, v=4, features=8)
     >>> enrolled = enrol_population(sketch, enrol_rounded_mean, data, plan)
@@ -39,7 +39,7 @@ import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -72,14 +72,14 @@ class Scorer:
             return _popcount(x ^ t).astype(np.float64)
         diff = x - t
         if self.metric == "euclidean":
-            return np.sqrt(np.einsum("...j,...j->...", diff, diff))
+            return cast("np.ndarray", np.sqrt(np.einsum("...j,...j->...", diff, diff)))
         if self.metric == "chebyshev":
-            return np.abs(diff).max(axis=-1)
+            return cast("np.ndarray", np.abs(diff).max(axis=-1))
         if self.metric == "cosine":
             dots = np.einsum("...j,...j->...", x, t)
             norms = np.sqrt(np.einsum("...j,...j->...", x, x) * np.einsum("...j,...j->...", t, t))
-            return 1.0 - dots / np.where(norms > 0, norms, 1.0)
-        return np.count_nonzero(diff, axis=-1).astype(np.float64)
+            return cast("np.ndarray", 1.0 - dots / np.where(norms > 0, norms, 1.0))
+        return cast("np.ndarray", np.count_nonzero(diff, axis=-1).astype(np.float64))
 
     def tile(self, e0: int, e1: int, p0: int, p1: int) -> np.ndarray:
         return self._distance(self.probes[None, p0:p1], self.templates[e0:e1, None])
@@ -343,7 +343,7 @@ def run(job: Job, *, jobs: int = 1, client: Any = None, progress: Callable[[int]
     if client is not None:
         from sketchauth.evaluate.distributed import run_on_cluster  # optional dependency: dask
 
-        return run_on_cluster(client, job, total, tick).pruned()
+        return run_on_cluster(client, job, total, tick, run_band).pruned()
     bands = job.bands(jobs)
     if jobs <= 1 or len(bands) <= 1:
         for e0, e1 in bands:

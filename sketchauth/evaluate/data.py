@@ -58,6 +58,7 @@ from sketchauth.sketches.params import check_int
 __all__ = [
     "LabelledSets",
     "LabelledVectors",
+    "VectorModel",
     "load_sets",
     "load_vectors",
     "rows_by_identity",
@@ -383,19 +384,37 @@ def _labels_for(identities: int, samples: int) -> np.ndarray:
     return np.repeat(np.arange(identities, dtype=np.int64), samples)
 
 
+@dataclass(frozen=True)
+class VectorModel:
+    """How :func:`synthetic_vectors` draws people and captures (the model in the module docstring).
+
+    ``spread``: the standard deviation of the people's centres; ``noise``: of a capture around its
+    person's centre, per feature scaled by ``reliability`` (one value or one per feature) and by
+    ``exp(reliability_spread · N(0, 1))`` per person and feature.
+    """
+
+    spread: float = 40.0
+    noise: float = 2.0
+    reliability: float | Sequence[float] = 1.0
+    reliability_spread: float = 0.0
+
+
 def synthetic_vectors(
     identities: int,
     samples_per_identity: int,
     features: int,
     *,
     n: int = 256,
-    spread: float = 40.0,
-    noise: float = 2.0,
-    reliability: float | Sequence[float] = 1.0,
-    reliability_spread: float = 0.0,
     seed: int = 0,
+    model: VectorModel = VectorModel(),
 ) -> LabelledVectors:
-    """A seeded population of integer feature vectors in ``[0, n)`` (model in the module docstring)."""
+    """A seeded population of integer feature vectors in ``[0, n)`` (``model``: :class:`VectorModel`)."""
+    spread, noise, reliability, reliability_spread = (
+        model.spread,
+        model.noise,
+        model.reliability,
+        model.reliability_spread,
+    )
     identities = check_int("identities", identities, 2)
     samples_per_identity = check_int("samples_per_identity", samples_per_identity)
     features = check_int("features", features)

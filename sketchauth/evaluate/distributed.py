@@ -25,14 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
-from sketchauth.evaluate.blocks import Job, run_band
 from sketchauth.evaluate.data import SPLIT_COLUMNS, LabelledVectors, _labels
 from sketchauth.evaluate.tally import Tally
+
+if TYPE_CHECKING:
+    from sketchauth.evaluate.blocks import Job
 
 __all__ = ["connect", "read_vectors", "run_on_cluster"]
 
@@ -70,12 +72,14 @@ def connect(scheduler: str) -> Any:
         raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
 
 
-def run_on_cluster(client: Any, job: Job, total: Tally, tick: Callable[[int], None]) -> Tally:
+def run_on_cluster(
+    client: Any, job: Job, total: Tally, tick: Callable[[int], None], band: Callable[[Job, int, int], Tally]
+) -> Tally:
     """Merge the tallies of every band of ``job`` computed on ``client``'s workers into ``total``."""
     distributed = _require()
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     remote = client.scatter(job, broadcast=True)
-    futures = [client.submit(run_band, remote, e0, e1, pure=False) for e0, e1 in job.bands(workers)]
+    futures = [client.submit(band, remote, e0, e1, pure=False) for e0, e1 in job.bands(workers)]
     for future in distributed.as_completed(futures):
         part = future.result()
         total = total.merge(part)
@@ -95,8 +99,10 @@ def read_vectors(path: str | Path, *, split_column: str | None = None, blocksize
     _require()
     # optional dependency: the dask extra
     import dask.dataframe as dd
-    from dask.base import compute
+    from dask.base import compute as untyped_compute
     from dask.delayed import delayed
+
+    compute: Callable[..., tuple[Any, ...]] = untyped_compute  # dask.base.compute carries no annotations
 
     path = Path(path)
     reader = dd.read_parquet if path.suffix.lower() in (".parquet", ".pq") else dd.read_csv

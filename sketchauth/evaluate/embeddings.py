@@ -34,6 +34,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _random_orthogonal(rng: np.random.Generator, size: int) -> np.ndarray:
 
 def _decaying_spectrum(size: int, decay: float, total: float) -> np.ndarray:
     spectrum = decay ** np.arange(size, dtype=float)
-    return spectrum * (total / spectrum.sum())
+    return cast("np.ndarray", spectrum * (total / spectrum.sum()))
 
 
 def _random_correlation(rng: np.random.Generator, size: int, decay: float) -> np.ndarray:
@@ -60,7 +61,7 @@ def _random_correlation(rng: np.random.Generator, size: int, decay: float) -> np
     q = _random_orthogonal(rng, size)
     cov = (q * _decaying_spectrum(size, decay, float(size))[None, :]) @ q.T
     d = np.sqrt(np.diag(cov))
-    return cov / np.outer(d, d)
+    return cast("np.ndarray", cov / np.outer(d, d))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +84,17 @@ class EmbeddingModel:
 
     def draw_means(self, rng: np.random.Generator, identities: int) -> np.ndarray:
         """``identities × d`` identity means ``μ_i ~ N(c, Σ_b)``."""
-        return self.centre + rng.normal(size=(identities, self.features)) @ self._between_root.T
+        return cast("np.ndarray", self.centre + rng.normal(size=(identities, self.features)) @ self._between_root.T)
 
     def draw_noise(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """``count × d`` within-person deviations ``ε ~ N(0, Σ_w)``."""
-        return rng.normal(size=(count, self.features)) @ self._within_root.T
+        return cast("np.ndarray", rng.normal(size=(count, self.features)) @ self._within_root.T)
 
 
 def _psd_root(cov: np.ndarray) -> np.ndarray:
     """A matrix ``A`` with ``A Aᵀ = cov`` for a positive semi-definite ``cov``."""
     values, vectors = np.linalg.eigh(cov)
-    return vectors * np.sqrt(np.clip(values, 0.0, None))[None, :]
+    return cast("np.ndarray", vectors * np.sqrt(np.clip(values, 0.0, None))[None, :])
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -170,7 +170,7 @@ class GuessingResult:
         return out
 
 
-def default_secrets(sketch: SecureSketch) -> list[Any]:
+def default_secrets(sketch: SecureSketch[Any, Any]) -> list[Any]:
     """Every secret of a tiny sketch: the chaff family's own list, or all interval vectors."""
     if isinstance(sketch, ChaffPointSketch):
         secrets: list[Any] = list(sketch.secret_space())
@@ -211,7 +211,7 @@ class _Group:
 
     def to_id(self, digits: np.ndarray) -> np.ndarray:
         weights = np.concatenate(([1], np.cumprod(self.radices[:-1]))).astype(np.uint64)
-        return (digits * weights).sum(axis=-1, dtype=np.uint64)
+        return cast("np.ndarray", (digits * weights).sum(axis=-1, dtype=np.uint64))
 
     def to_digits(self, ids: np.ndarray) -> np.ndarray:
         out = np.empty((*ids.shape, self.radices.size), dtype=np.uint64)
@@ -226,7 +226,7 @@ class _Group:
 
         For xor groups the radices are powers of two, so ``k mod 2^bits`` is the low bits of ``k``.
         """
-        return np.arange(keys, dtype=np.uint64)[:, None] % self.radices
+        return cast("np.ndarray", np.arange(keys, dtype=np.uint64)[:, None] % self.radices)
 
     @property
     def space(self) -> SymbolSpace:
@@ -258,7 +258,7 @@ class _SketchTable:
         return self.ids[np.minimum(rows, self.ids.size - 1)]
 
 
-def _table(sketch: SecureSketch, secrets: Sequence[Any]) -> _SketchTable:
+def _table(sketch: SecureSketch[Any, Any], secrets: Sequence[Any]) -> _SketchTable:
     ids, cdf, rows = [], [], []
     group = None
     for index, secret in enumerate(secrets):
@@ -344,7 +344,7 @@ _Z95 = 1.959963984540054
 
 
 def guessing_experiment(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     key_bits: int,
     trials: int,
     seed: int,

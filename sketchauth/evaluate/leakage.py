@@ -177,7 +177,7 @@ class ExactLeakage:
         }
 
 
-def exact_leakage(sketch: SecureSketch, secrets: Sequence[Any]) -> ExactLeakage:
+def exact_leakage(sketch: SecureSketch[Any, Any], secrets: Sequence[Any]) -> ExactLeakage:
     """Exact loss ``H∞(d) − H̃∞(d|S)`` and repeated-enrolment rate over ``secrets`` (uniform).
 
     The Chernoff rate is computed only for at most :data:`MAX_CHERNOFF_SECRETS` secrets
@@ -202,7 +202,9 @@ SMALL_INSTANCES: Mapping[str, SmallInstance] = {
 }
 
 
-def small_instance(scheme: str, params: Mapping[str, Any] | None = None) -> tuple[SecureSketch, list[Any]] | None:
+def small_instance(
+    scheme: str, params: Mapping[str, Any] | None = None
+) -> tuple[SecureSketch[Any, Any], list[Any]] | None:
     """The miniature of ``scheme``'s family (``None`` if none is enumerable in seconds).
 
     From the family's descriptor, given the configured ``params``: for ``asymmetric-interval``
@@ -271,7 +273,7 @@ class LeakageReport:
 
 
 def leakage_report(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     *,
     source_min_entropy: float | None = None,
     templates: Any = None,

@@ -67,7 +67,7 @@ counts similar intervals of many partition pairs through an occupancy grid, no p
 
 Example::
 
-    >>> result = linkage_experiment("s1", n=1000, q=16, tau=2, pairs=2000, seed=1)
+    >>> result = linkage_experiment(LinkageSetup("s1", n=1000, q=16, tau=2), pairs=2000, seed=1)
     >>> round(result.accuracy, 2) > 0.85
     True
 """
@@ -75,9 +75,9 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,6 +93,7 @@ __all__ = [
     "LINKAGE_SCHEMES",
     "NOISE_KINDS",
     "LinkageResult",
+    "LinkageSetup",
     "PartitionBatch",
     "ReenrolmentNoise",
     "best_threshold",
@@ -139,7 +140,7 @@ def s1_linkage_score(v_a: Any, v_b: Any, tau: int) -> np.ndarray:
     ``v_a`` and ``v_b`` are arrays of shape ``(..., features)``; the score has shape ``(...)``.
     """
     v_a, v_b = np.asarray(v_a, dtype=np.int64), np.asarray(v_b, dtype=np.int64)
-    return (np.abs(v_a - v_b) < tau).sum(axis=-1)
+    return cast("np.ndarray", (np.abs(v_a - v_b) < tau).sum(axis=-1))
 
 
 def _as_partitions(points: Any) -> list[np.ndarray]:
@@ -259,33 +260,30 @@ def s2_similar_interval_counts(
     counts = np.empty(a.rows, dtype=np.int64)
     for first in range(0, a.rows, block):
         rows = slice(first, min(first + block, a.rows))
-        counts[rows] = _grid_counts(
-            a.centres[rows],
-            a.halves[rows],
-            valid_a[rows],
-            b.centres[rows],
-            b.halves[rows],
-            valid_b[rows],
-            low - (tol - 1),
-            width,
-            tol,
-            cell,
-        )
+        first_rows = (a.centres[rows], a.halves[rows], valid_a[rows])
+        second_rows = (b.centres[rows], b.halves[rows], valid_b[rows])
+        counts[rows] = _grid_counts(first_rows, second_rows, _Grid(low - (tol - 1), width, tol, cell))
     return counts
 
 
-def _grid_counts(
-    centres_a: np.ndarray,
-    halves_a: np.ndarray,
-    valid_a: np.ndarray,
-    centres_b: np.ndarray,
-    halves_b: np.ndarray,
-    valid_b: np.ndarray,
-    origin: int,
-    width: int,
-    tau: int,
-    cell: type,
-) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """One row of cells per pair, ``width`` wide from ``origin``; ``tau`` the similarity; ``cell`` the dtype."""
+
+    origin: int
+    width: int
+    tau: int
+    cell: type
+
+
+#: ``(centres, halves, valid)`` of one batch's rows.
+_Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _grid_counts(first: _Rows, second: _Rows, g: _Grid) -> np.ndarray:
+    """Per row, the similar interval pairs: ``second``'s intervals on a grid, ``first``'s looked up."""
+    (centres_a, halves_a, valid_a), (centres_b, halves_b, valid_b) = first, second
+    origin, width, tau, cell = g.origin, g.width, g.tau, g.cell
     rows = centres_a.shape[0]
     base = np.arange(rows, dtype=np.int64)[:, None] * width - origin
     grid = np.zeros(rows * width, dtype=cell)  # 0 = no interval centred here (halves are >= 1)
@@ -431,7 +429,7 @@ def parity_bits(batch: PartitionBatch) -> np.ndarray:
         lower = batch.centres - batch.halves
     odd = ((lower % 2 == 1) & valid).sum(axis=1)
     even = ((lower % 2 == 0) & valid).sum(axis=1)
-    return (odd > even).astype(np.int64)
+    return cast("np.ndarray", (odd > even).astype(np.int64))
 
 
 def similar_even_intervals(parts_a: Sequence[np.ndarray], parts_b: Sequence[np.ndarray], tau: int) -> int:
@@ -461,7 +459,7 @@ def parity_linkage_score(bits_a: Any, bits_b: Any) -> np.ndarray:
     ``bits_a``/``bits_b`` have shape ``(..., features)``; the score has shape ``(...)``.
     """
     a, b = np.asarray(bits_a, dtype=np.int64), np.asarray(bits_b, dtype=np.int64)
-    return (a == b).sum(axis=-1)
+    return cast("np.ndarray", (a == b).sum(axis=-1))
 
 
 # -- population ------------------------------------------------------------------------------------
@@ -561,8 +559,7 @@ class ReenrolmentNoise:
     def label(self) -> str:
         """A short human-readable name of the model."""
         if self.kind == "steps":
-            fmt = lambda xs: "{" + ",".join(str(x) for x in xs) + "}"  # noqa: E731
-            return f"steps: b+{fmt(self.b_steps)}, v+{fmt(self.v_steps)}"
+            return f"steps: b+{_braced(self.b_steps)}, v+{_braced(self.v_steps)}"
         if self.kind == "empirical":
             return f"empirical: {len(self.deltas)} measured movements"
         return self.kind
@@ -709,18 +706,10 @@ def check_linkage_arguments(scheme: str, n: int, q: int, tau: int, pairs: int, s
     check_int("features", features, 1, 4096)
 
 
-def _chunk_scores(
-    rng: np.random.Generator,
-    scheme: str,
-    n: int,
-    q: int,
-    tau: int,
-    people: int,
-    features: int,
-    noise: ReenrolmentNoise,
-    adversary: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Mated and non-mated scores of ``people`` pairs each."""
+def _chunk_scores(rng: np.random.Generator, setup: LinkageSetup, people: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mated and non-mated scores of ``people`` pairs each (``setup``'s noise and adversary resolved)."""
+    scheme, n, q, tau, features, adversary = setup.scheme, setup.n, setup.q, setup.tau, setup.features, setup.adversary
+    noise = setup.noise or ReenrolmentNoise.tied()
     b, v, b2, v2 = simulate_enrolments(rng, people, n, q, tau, features, noise)
     if scheme == "s1":
         return s1_linkage_score(v, v2, tau), s1_linkage_score(v, _next_person(v2, 1), tau)
@@ -750,36 +739,47 @@ def _next_person(x: np.ndarray, rows_per_person: int) -> np.ndarray:
     return np.roll(x, -rows_per_person, axis=0)
 
 
+@dataclass(frozen=True, slots=True)
+class LinkageSetup:
+    """The attacked configuration of a linkage experiment: what is simulated and who links it.
+
+    ``scheme`` is ``"s1"``, ``"s2"`` or ``"s3"``; ``n``, ``q`` as in
+    :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` the adversary's
+    similarity parameter; ``features`` per person; ``noise`` how the second enrolment moves
+    ``(b, v)`` (default :meth:`ReenrolmentNoise.tied`); ``adversary`` one of
+    :data:`ADVERSARIES` for the scheme (default: the first, the published one).
+    """
+
+    scheme: str
+    n: int
+    q: int
+    tau: int
+    features: int = 1
+    noise: ReenrolmentNoise | None = None
+    adversary: str | None = None
+
+
 def linkage_experiment(
-    scheme: str,
-    n: int,
-    q: int,
-    tau: int,
+    setup: LinkageSetup,
     pairs: int,
     seed: int,
     *,
-    features: int = 1,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Callable[[int], None] | None = None,
-    noise: ReenrolmentNoise | None = None,
-    adversary: str | None = None,
 ) -> LinkageResult:
     """Simulate ``pairs`` mated and ``pairs`` non-mated sketch pairs and link them (Fang's thesis §6.2).
 
-    ``scheme`` is ``"s1"``, ``"s2"`` or ``"s3"``; ``adversary`` one of :data:`ADVERSARIES` for it
-    (default: the first, the published one); ``n``, ``q`` as in
-    :class:`~sketchauth.sketches.asymmetric.AsymmetricIntervalSketch`; ``tau`` the adversary's
-    similarity parameter; ``noise`` how the second enrolment moves ``(b, v)`` (default
-    :meth:`ReenrolmentNoise.tied`: bounded by ``tau`` too, the behaviour before the two were
-    separated; module doc). Work proceeds in
+    ``setup`` says what is simulated (:class:`LinkageSetup`; the default noise is bounded by
+    ``tau`` too, the behaviour before the two were separated; module doc). Work proceeds in
     chunks of at most ``chunk_rows`` rows (pairs × features; for s2 also at most
     :data:`CHUNK_CELLS` partition cells); ``progress(k)`` is called after each chunk with the
     number of pairs it completed. The result is a pure function of the arguments.
     """
+    scheme, n, q, tau, features = setup.scheme, setup.n, setup.q, setup.tau, setup.features
     check_linkage_arguments(scheme, n, q, tau, pairs, seed, features)
-    adversary = _check_adversary(scheme, adversary)
+    adversary = _check_adversary(scheme, setup.adversary)
     check_int("chunk_rows", chunk_rows, 1)
-    noise = noise or ReenrolmentNoise.tied()
+    noise = setup.noise or ReenrolmentNoise.tied()
     if not isinstance(noise, ReenrolmentNoise):
         raise ParameterError("noise must be a ReenrolmentNoise")
     started = time.perf_counter()
@@ -797,7 +797,7 @@ def linkage_experiment(
         people = min(per_chunk, pairs - done)
         if pairs - done - people == 1:
             people += 1
-        mated, nonmated = _chunk_scores(rng, scheme, n, q, tau, people, features, noise, adversary)
+        mated, nonmated = _chunk_scores(rng, replace(setup, noise=noise, adversary=adversary), people)
         mated_parts.append(mated)
         nonmated_parts.append(nonmated)
         done += people
@@ -866,3 +866,8 @@ def histogram_plot(result: LinkageResult, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _braced(values: Iterable[Any]) -> str:
+    """``{1,2,3}``: a step model's values, as its label shows them."""
+    return "{" + ",".join(str(x) for x in values) + "}"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,7 +66,7 @@ class PairAttack:
     name: str
     description: str
     higher_is_mated: bool
-    prepare: Callable[[SecureSketch, bytes], Any]
+    prepare: Callable[[SecureSketch[Any, Any], bytes], Any]
     compare: Callable[[Any, Any, int], float]
 
 
@@ -82,12 +82,12 @@ def registered_attack(key: str) -> PairAttack:
     )
 
 
-def _partition(sketch: SecureSketch, helper: bytes) -> list[np.ndarray]:
-    return sketch.partition(helper)  # type: ignore[attr-defined]
+def _partition(sketch: SecureSketch[Any, Any], helper: bytes) -> list[np.ndarray]:
+    return cast("list[np.ndarray]", sketch.partition(helper))  # type: ignore[attr-defined]
 
 
 def _named(
-    key: str, prepare: Callable[[SecureSketch, bytes], Any], compare: Callable[[Any, Any, int], float]
+    key: str, prepare: Callable[[SecureSketch[Any, Any], bytes], Any], compare: Callable[[Any, Any, int], float]
 ) -> PairAttack:
     """A registered attack's name and direction with a prepare/compare split of its score."""
     attack = attack_for_key(key)
@@ -142,7 +142,7 @@ def byte_agreement(a: bytes, b: bytes) -> int:
     return sum(x == y for x, y in zip(a, b, strict=True))
 
 
-def parses_as_helper(sketch: SecureSketch, record: bytes) -> bool:
+def parses_as_helper(sketch: SecureSketch[Any, Any], record: bytes) -> bool:
     """Whether ``record`` parses as a helper of ``sketch``'s scheme (a sealed record practically never does)."""
     try:
         sketch.payload(record)
@@ -156,7 +156,7 @@ def sealed_attack(attack: PairAttack) -> PairAttack:
     as helpers of the scheme, else :func:`byte_agreement` (same name and direction, so the report's
     rows line up; ``D↔sys`` does not depend on the direction of the scores)."""
 
-    def prepare(sketch: SecureSketch, record: bytes) -> tuple[bool, Any]:
+    def prepare(sketch: SecureSketch[Any, Any], record: bytes) -> tuple[bool, Any]:
         if parses_as_helper(sketch, record):
             return True, attack.prepare(sketch, record)
         return False, record
@@ -172,7 +172,7 @@ def sealed_attack(attack: PairAttack) -> PairAttack:
     return PairAttack(attack.name, attack.description, attack.higher_is_mated, prepare, compare)
 
 
-def attack_ready(sketch: SecureSketch) -> SecureSketch:
+def attack_ready(sketch: SecureSketch[Any, Any]) -> SecureSketch[Any, Any]:
     """``sketch``, or for a PinSketch whose syndromes are not independent (``|S| < t·m``) the one of
     the smallest larger ``m`` whose are: the same sets, the same set-difference tolerance ``t``, a
     larger field. The difference-decoding attack reads the syndromes as a group

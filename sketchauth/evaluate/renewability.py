@@ -27,11 +27,11 @@ The peppers are drawn from :mod:`secrets` per run and never leave this function.
 
 Example::
 
-    >>> from sketchauth.evaluate.data import synthetic_vectors
+    >>> from sketchauth.evaluate.data import VectorModel, synthetic_vectors
     >>> from sketchauth.evaluate.error_rates import adapter
     >>> from sketchauth.evaluate.unlinkability import link_pairs
     >>> from sketchauth.sketches.interval import IntervalSketch
-    >>> data = synthetic_vectors(12, 2, 4, noise=1.0, seed=1)
+    >>> data = synthetic_vectors(12, 2, 4, seed=1, model=VectorModel(noise=1.0))
     >>> sketch = IntervalSketch(256, 3, features=4)
     >>> pairs = link_pairs(sketch, adapter("interval").enrol, data)
     >>> out = evaluate_renewability(sketch, pairs, permutations=20)
@@ -69,7 +69,7 @@ def _pepper() -> Pepper:
 
 
 def evaluate_renewability(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     pairs: LinkagePairs,
     *,
     omega: float = 1.0,

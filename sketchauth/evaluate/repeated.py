@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -184,7 +184,7 @@ def _check_noise(name: str, value: Any, upper: float | None = None) -> float:
     if not math.isfinite(value) or value < 0 or (upper is not None and value > upper):
         bounds = f"in [0, {upper}]" if upper is not None else "finite and >= 0"
         raise ParameterError(f"{name} must be {bounds}, got {value!r}")
-    return value
+    return cast("float", value)
 
 
 # -- lattice families: interval and asymmetric s1 ---------------------------------------------------
@@ -510,9 +510,9 @@ def _targets() -> dict[str, str]:
     return {key: name for d in descriptors().values() for key, name in d.repeated_attacks.items()}
 
 
-def _key(target: str | SecureSketch) -> tuple[str, _Attack, SecureSketch | None]:
+def _key(target: str | SecureSketch[Any, Any]) -> tuple[str, _Attack, SecureSketch[Any, Any] | None]:
     """The attack key of ``target``, the attack its descriptor names, and the sketch (if given)."""
-    sketch: SecureSketch | None
+    sketch: SecureSketch[Any, Any] | None
     if isinstance(target, SecureSketch):
         d = getattr(type(target), "descriptor", None)
         key = target.scheme_name if d is None else d.attack_key(target.params())
@@ -529,7 +529,7 @@ def _key(target: str | SecureSketch) -> tuple[str, _Attack, SecureSketch | None]
 
 
 def repeated_enrolment_attack(
-    scheme_name_or_sketch: str | SecureSketch, k: int, trials: int, seed: int, **options: Any
+    scheme_name_or_sketch: str | SecureSketch[Any, Any], k: int, trials: int, seed: int, **options: Any
 ) -> RepeatedEnrolmentResult:
     """Simulate ``trials`` people each enrolled ``k`` times; measure the combining attacker per k.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ __all__ = [
 
 Data = LabelledVectors | LabelledSets
 #: ``enrol_fn(sketch, samples, setting) -> secret``: an identity's enrolment samples to its secret.
-EnrolFn = Callable[[SecureSketch, Any, Any], Any]
+EnrolFn = Callable[[SecureSketch[Any, Any], Any, Any], Any]
 #: ``score(template_features, probe_features) -> scores`` (broadcasting over leading axes).
 Scorer = Callable[[Any, Any], np.ndarray]
 
@@ -90,7 +90,7 @@ class Enrolled:
     secrets: tuple[Any, ...]
 
 
-def _range_hint(sketch: SecureSketch) -> str:
+def _range_hint(sketch: SecureSketch[Any, Any]) -> str:
     if getattr(sketch, "quantiser", None) is None:
         return ""
     return (
@@ -100,17 +100,33 @@ def _range_hint(sketch: SecureSketch) -> str:
 
 
 def enrol_population(
-    sketch: SecureSketch, enrol_fn: EnrolFn, data: Data, trials: TrialPlan, setting: Any = None
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: EnrolFn,
+    data: Data,
+    trials: TrialPlan,
+    setting: Any = None,
+    *,
+    secrets_from: Enrolled | None = None,
 ) -> Enrolled:
-    """Run ``enrol_fn`` and the real encoder for every identity of the plan."""
+    """Run ``enrol_fn`` and the real encoder for every identity of the plan.
+
+    ``secrets_from``: the population enrolled at another setting whose secrets are taken as they
+    are instead of calling ``enrol_fn`` again (only right when the secret does not depend on the
+    setting: :attr:`~sketchauth.evaluate.report.run.EvaluationTarget.enrol_once`); each is still
+    checked and encoded by this ``sketch``.
+    """
     samples = samples_of(data)
     helpers, canonical, secrets = [], [], []
     for i, rows in enumerate(trials.enrol_rows):
-        chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
         try:
+            if secrets_from is None:
+                chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
+                made = enrol_fn(sketch, chosen, setting)
+            else:
+                made = secrets_from.secrets[i]
             # check_secret normalises once (the interval family returns Levels, which encode
             # takes as they are: normalising twice is harmless).
-            secret = sketch.check_secret(enrol_fn(sketch, chosen, setting))
+            secret = sketch.check_secret(made)
             helpers.append(sketch.encode(secret))
         except SampleError as exc:
             raise SampleError(f"cannot enrol identity {trials.labels[i]!s}: {exc}{_range_hint(sketch)}") from None
@@ -135,7 +151,7 @@ class ProjectedTrials:
     @property
     def templates(self) -> np.ndarray:
         """The enrolment means (``J × k``): the unprotected reference's and the pipelines' template."""
-        return self.enrolment.mean(axis=1)
+        return cast("np.ndarray", self.enrolment.mean(axis=1))
 
     @property
     def identities(self) -> int:

@@ -78,7 +78,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import comb
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -86,11 +86,11 @@ from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.angular_attacks import linkage_pair, linkage_score
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.linkage import s1_linkage_score, s2_similar_intervals
-from sketchauth.sketches._prime_field import inv_mod
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.base import SecureSketch, SymbolSpace
 from sketchauth.sketches.code_offset import CodeOffsetSketch
+from sketchauth.sketches.fields import inverse_mod
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.pinsketch import PinSketch
@@ -103,6 +103,7 @@ __all__ = [
     "LinearSketch",
     "Linkability",
     "LinkagePairs",
+    "UnlinkabilityOptions",
     "UnlinkabilityResult",
     "attack_for_key",
     "chance_level",
@@ -240,15 +241,15 @@ class LinkagePairs:
 
 
 def link_pairs(
-    sketch: SecureSketch,
-    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: Callable[[SecureSketch[Any, Any], Any, Any], Any],
     data: LabelledVectors | LabelledSets,
     *,
     enrol_samples: int = 1,
     setting: Any = None,
     nonmated_per_identity: int = 10,
     seed: int = 0,
-    second_sketch: SecureSketch | None = None,
+    second_sketch: SecureSketch[Any, Any] | None = None,
 ) -> LinkagePairs:
     """Enrol every identity with ``2·enrol_samples`` samples twice, with fresh randomness.
 
@@ -289,7 +290,7 @@ def _moduli(space: SymbolSpace) -> np.ndarray:
     return space.moduli.astype(np.int64)
 
 
-def interval_residue_distance(sketch: SecureSketch, helper_a: bytes, helper_b: bytes) -> float:
+def interval_residue_distance(sketch: SecureSketch[Any, Any], helper_a: bytes, helper_b: bytes) -> float:
     """Circular distance of the residues of two interval helpers (low ⇒ same person)."""
     a, space = sketch.symbols(sketch.payload(helper_a))
     b, _ = sketch.symbols(sketch.payload(helper_b))
@@ -340,7 +341,7 @@ def _excluding_products(x: np.ndarray, p: int) -> np.ndarray:
     for k in range(1, width):
         prefix[..., k] = prefix[..., k - 1] * x[..., k - 1] % p
         suffix[..., width - 1 - k] = suffix[..., width - k] * x[..., width - k] % p
-    return prefix * suffix % p
+    return cast("np.ndarray", prefix * suffix % p)
 
 
 def _differential_best(
@@ -364,12 +365,12 @@ def _differential_best(
     denom = np.ones((trials, width), dtype=np.int64)
     for k in range(width):
         denom = denom * gaps[:, :, k] % field_size
-    weights = inv_mod(denom, field_size) * z[nodes] % field_size  # trials × width
+    weights = inverse_mod(denom, field_size) * z[nodes] % field_size  # trials × width
     value = np.zeros((trials, slots), dtype=np.int64)
     for j in range(width):
         value = (value + numer[:, :, j] * weights[:, j : j + 1]) % field_size
     agree = value == z[None, :]
-    return agree[int(np.argmax(agree.sum(axis=1)))]
+    return cast("np.ndarray", agree[int(np.argmax(agree.sum(axis=1)))])
 
 
 def vault_differential_score(
@@ -403,14 +404,19 @@ def crt_candidates(r1: np.ndarray, m1: np.ndarray, r2: np.ndarray, m2: np.ndarra
 class Attack:
     """A linkage attack (named by the descriptors' ``linkage_attacks``): how scores are computed.
 
-    ``score(sketch, helper_a, helper_b, **options)`` takes the sketch class the attack is for;
-    ``by_sample_kind`` words the description per sample kind where it reads differently.
+    ``score(sketch, helper_a, helper_b, **options)`` takes the sketch class the attack is for
+    (``needs``: the public structure its score and probe read); ``probe`` turns the scored pairs
+    into the reversibility finding (:class:`Probe`); ``by_sample_kind`` words the description per
+    sample kind where it reads differently. One entry per attack in :data:`LINKAGE_ATTACKS` is
+    all a new attack needs.
     """
 
     name: str
     higher_is_mated: bool
     score: Callable[..., float]
     description: str
+    needs: type[SecureSketch[Any, Any]] | tuple[type[SecureSketch[Any, Any]], ...] = ()
+    probe: Callable[[Probe], dict[str, Any]] | None = None
     by_sample_kind: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self, sample_kind: str) -> str:
@@ -425,7 +431,7 @@ def _s2_score(sketch: AsymmetricIntervalSketch, ha: bytes, hb: bytes, *, tau: in
     return float(s2_similar_intervals(sketch.partition(ha), sketch.partition(hb), tau))
 
 
-def _residue_score(sketch: SecureSketch, ha: bytes, hb: bytes, **_: Any) -> float:
+def _residue_score(sketch: SecureSketch[Any, Any], ha: bytes, hb: bytes, **_: Any) -> float:
     return interval_residue_distance(sketch, ha, hb)
 
 
@@ -441,47 +447,6 @@ def _vault_score(
     sketch: VaultSketch, ha: bytes, hb: bytes, *, trials: int = VAULT_TRIALS, seed: int = 0, **_: Any
 ) -> float:
     return vault_differential_score(sketch, ha, hb, trials=trials, seed=seed)[0]
-
-
-#: Linkage attacks by name; which one applies to a sketch is its descriptor's ``linkage_attacks``.
-LINKAGE_ATTACKS: dict[str, Attack] = {
-    "residue-distance": Attack(
-        "residue-distance", False, _residue_score, "circular distance of the residues b mod (2v-1)"
-    ),
-    "s1-tolerances": Attack("s1-tolerances", True, _s1_score, "features whose published tolerances differ by < tau"),
-    "s2-similar-intervals": Attack(
-        "s2-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
-    ),
-    "s3-similar-intervals": Attack(
-        "s3-similar-intervals", True, _s2_score, "similar intervals of the two partitions (tau)"
-    ),
-    "difference-decoding": Attack(
-        "difference-decoding",
-        False,
-        _difference_score,
-        "weight of the difference decoded from the combined sketches",
-        by_sample_kind={"bytes": "weight of decode(S xor S', 0)", "set": "size of decode(s(A) xor s(B), {})"},
-    ),
-    "differential-cross-matching": Attack(
-        "differential-cross-matching", True, _vault_score, "best agreement of random interpolations of y - y'"
-    ),
-    "rotation-pairing": Attack(
-        "rotation-pairing",
-        True,
-        _rotation_score,
-        "max <c2, R2 R1^T c1> over sparse signed c1, c2 (truncated power iteration from every column)",
-    ),
-}
-#: The attacks that need each sketch class (their scores and probes read its public structure).
-_ATTACK_CLASSES: dict[str, type[SecureSketch] | tuple[type[SecureSketch], ...]] = {
-    "residue-distance": IntervalSketch,
-    "s1-tolerances": AsymmetricIntervalSketch,
-    "s2-similar-intervals": AsymmetricIntervalSketch,
-    "s3-similar-intervals": AsymmetricIntervalSketch,
-    "difference-decoding": (CodeOffsetSketch, PinSketch),
-    "differential-cross-matching": (FuzzyVault, WeightedFuzzyVault),
-    "rotation-pairing": AngularSketch,
-}
 
 
 def _unknown_key(key: str) -> ParameterError:
@@ -504,7 +469,7 @@ def attack_for_key(key: str) -> Attack:
     return replace(attack, description=attack.describe(d.sample_kind))
 
 
-def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
+def linkage_attack(sketch: SecureSketch[Any, Any]) -> tuple[str, Attack]:
     """The descriptor's attack key of ``sketch`` (``asymmetric-interval/s2``) and its linkage attack.
 
     ``ParameterError`` for a sketch whose family names none (or a composite without a
@@ -513,13 +478,35 @@ def linkage_attack(sketch: SecureSketch) -> tuple[str, Attack]:
     d = getattr(type(sketch), "descriptor", None)
     key = sketch.scheme_name if d is None else d.attack_key(sketch.params())
     attack = attack_for_key(key)
-    if not isinstance(sketch, _ATTACK_CLASSES[attack.name]):
+    if not isinstance(sketch, attack.needs):
         raise _unknown_key(key)
     return key, attack
 
 
 # -- reversibility probes ---------------------------------------------------------------------------------
-def _reversibility_interval(sketch: IntervalSketch, pairs: LinkagePairs, second: IntervalSketch) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Probe:
+    """What a reversibility probe reads: the attacked sketch, its linkage pairs and the scores.
+
+    ``mated`` holds the mated pairs' ``(score, agreeing slots)`` where the attack keeps them (the
+    vaults), ``chance`` the best non-mated score; ``relink(second)`` enrols the same people again
+    under a second sketch (the interval probe's second deployment); ``extra`` collects what the
+    probe adds to the result's ``extra``.
+    """
+
+    sketch: Any
+    pairs: LinkagePairs
+    attack: str
+    mated: Sequence[tuple[float, np.ndarray]]
+    chance: float
+    relink: Callable[[SecureSketch[Any, Any]], LinkagePairs]
+    extra: dict[str, Any]
+
+
+def _reversibility_interval(probe: Probe) -> dict[str, Any]:
+    sketch: IntervalSketch = probe.sketch
+    second = _second_interval(sketch)
+    pairs = probe.relink(second)
     recovered = []
     for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         ra, sa = sketch.symbols(sketch.payload(ha))
@@ -534,7 +521,9 @@ def _reversibility_interval(sketch: IntervalSketch, pairs: LinkagePairs, second:
     }
 
 
-def _reversibility_s1(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s1(probe: Probe) -> dict[str, Any]:
+    sketch: AsymmetricIntervalSketch = probe.sketch
+    pairs = probe.pairs
     recovered = []
     for ha, hb, (b, _) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         va, vb = sketch.published_tolerances(ha), sketch.published_tolerances(hb)
@@ -549,7 +538,9 @@ def _reversibility_s1(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> 
     }
 
 
-def _reversibility_s2(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_s2(probe: Probe) -> dict[str, Any]:
+    sketch: AsymmetricIntervalSketch = probe.sketch
+    pairs = probe.pairs
     recovered = []
     for ha, hb, (b, v) in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         hits = 0
@@ -572,7 +563,9 @@ def _reversibility_s2(sketch: AsymmetricIntervalSketch, pairs: LinkagePairs) -> 
     }
 
 
-def _reversibility_difference(sketch: LinearSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_difference(probe: Probe) -> dict[str, Any]:
+    sketch: LinearSketch = probe.sketch
+    pairs = probe.pairs
     learnt = 0
     for ha, hb in zip(pairs.first_helpers, pairs.second_helpers, strict=False):
         try:
@@ -588,9 +581,11 @@ def _reversibility_difference(sketch: LinearSketch, pairs: LinkagePairs) -> dict
     }
 
 
-def _reversibility_vault(
-    sketch: VaultSketch, pairs: LinkagePairs, mated: Sequence[tuple[float, np.ndarray]], chance: float
-) -> dict[str, Any]:
+def _reversibility_vault(probe: Probe) -> dict[str, Any]:
+    sketch: VaultSketch = probe.sketch
+    pairs, mated, chance = probe.pairs, probe.mated, probe.chance
+    probe.extra["success_probability_per_trial"] = _trial_success(sketch, pairs)
+    probe.extra["degree"] = sketch.k - 1
     recovered = []
     q = sketch.q if isinstance(sketch, WeightedFuzzyVault) else 1
     for (score, mask), secret in zip(mated, pairs.first_secrets, strict=False):
@@ -612,8 +607,10 @@ def _reversibility_vault(
 
 
 # -- the evaluation -----------------------------------------------------------------------------------------
-def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[str, Any]:
+def _reversibility_rotation(probe: Probe) -> dict[str, Any]:
     """Mated pairs whose linkage attack returns the first enrolment's codeword itself (up to its sign)."""
+    sketch: AngularSketch = probe.sketch
+    pairs = probe.pairs
     recovered = 0
     for ha, hb, secret in zip(pairs.first_helpers, pairs.second_helpers, pairs.first_secrets, strict=False):
         found = linkage_pair(sketch, ha, hb)[1]
@@ -627,6 +624,68 @@ def _reversibility_rotation(sketch: AngularSketch, pairs: LinkagePairs) -> dict[
         # The secret is the codeword: recovered whole (in two guesses) or not at all.
         "recovered_fraction": recovered / people if people else 0.0,
     }
+
+
+#: Linkage attacks by name; which one applies to a sketch is its descriptor's ``linkage_attacks``.
+LINKAGE_ATTACKS: dict[str, Attack] = {
+    "residue-distance": Attack(
+        "residue-distance",
+        False,
+        _residue_score,
+        "circular distance of the residues b mod (2v-1)",
+        needs=IntervalSketch,
+        probe=_reversibility_interval,
+    ),
+    "s1-tolerances": Attack(
+        "s1-tolerances",
+        True,
+        _s1_score,
+        "features whose published tolerances differ by < tau",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s1,
+    ),
+    "s2-similar-intervals": Attack(
+        "s2-similar-intervals",
+        True,
+        _s2_score,
+        "similar intervals of the two partitions (tau)",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s2,
+    ),
+    "s3-similar-intervals": Attack(
+        "s3-similar-intervals",
+        True,
+        _s2_score,
+        "similar intervals of the two partitions (tau)",
+        needs=AsymmetricIntervalSketch,
+        probe=_reversibility_s2,
+    ),
+    "difference-decoding": Attack(
+        "difference-decoding",
+        False,
+        _difference_score,
+        "weight of the difference decoded from the combined sketches",
+        needs=(CodeOffsetSketch, PinSketch),
+        probe=_reversibility_difference,
+        by_sample_kind={"bytes": "weight of decode(S xor S', 0)", "set": "size of decode(s(A) xor s(B), {})"},
+    ),
+    "differential-cross-matching": Attack(
+        "differential-cross-matching",
+        True,
+        _vault_score,
+        "best agreement of random interpolations of y - y'",
+        needs=(FuzzyVault, WeightedFuzzyVault),
+        probe=_reversibility_vault,
+    ),
+    "rotation-pairing": Attack(
+        "rotation-pairing",
+        True,
+        _rotation_score,
+        "max <c2, R2 R1^T c1> over sparse signed c1, c2 (truncated power iteration from every column)",
+        needs=AngularSketch,
+        probe=_reversibility_rotation,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -697,22 +756,37 @@ def _second_interval(sketch: IntervalSketch) -> IntervalSketch:
     return IntervalSketch(sketch.n, np.minimum(v, sketch.n).tolist(), step=sketch.step, offset=sketch.offset)
 
 
+@dataclass(frozen=True, slots=True)
+class UnlinkabilityOptions:
+    """How :func:`evaluate_unlinkability` enrols, pairs and measures.
+
+    ``enrol_samples`` captures per enrolment at the scheme's ``setting``; ``nonmated_per_identity``
+    non-mated pairs per person; ``omega`` and ``bins`` the ``D↔`` measure's prior ratio and
+    histogram (Gomez-Barrero et al., IEEE TIFS 2018); ``tau`` the asymmetric attacks' similarity;
+    ``trials`` the vault attack's random interpolations per pair; ``seed`` the population's
+    generator; ``progress`` a progress bar on the terminal.
+    """
+
+    enrol_samples: int = 1
+    setting: Any = None
+    nonmated_per_identity: int = 10
+    omega: float = 1.0
+    bins: int | None = None
+    tau: int = 2
+    trials: int = VAULT_TRIALS
+    seed: int = 0
+    progress: bool = False
+
+
 def evaluate_unlinkability(
-    sketch: SecureSketch,
-    enrol_fn: Callable[[SecureSketch, Any, Any], Any],
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: Callable[[SecureSketch[Any, Any], Any, Any], Any],
     data: LabelledVectors | LabelledSets,
-    *,
-    enrol_samples: int = 1,
-    setting: Any = None,
-    nonmated_per_identity: int = 10,
-    omega: float = 1.0,
-    bins: int | None = None,
-    tau: int = 2,
-    trials: int = VAULT_TRIALS,
-    seed: int = 0,
-    progress: bool = False,
+    options: UnlinkabilityOptions = UnlinkabilityOptions(),
 ) -> UnlinkabilityResult:
     """Enrol every identity twice, score mated and non-mated pairs, measure, probe reversibility."""
+    o = options
+    enrol_samples, setting, seed, tau, trials = o.enrol_samples, o.setting, o.seed, o.tau, o.trials
     key, attack = linkage_attack(sketch)
     pairs = link_pairs(
         sketch,
@@ -720,7 +794,7 @@ def evaluate_unlinkability(
         data,
         enrol_samples=enrol_samples,
         setting=setting,
-        nonmated_per_identity=nonmated_per_identity,
+        nonmated_per_identity=o.nonmated_per_identity,
         seed=seed,
     )
     people = len(pairs.first_helpers)
@@ -728,7 +802,7 @@ def evaluate_unlinkability(
         zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist(), strict=False)
     )
     iterator: Sequence[tuple[int, int]] | Any = all_pairs
-    if progress:
+    if o.progress:
         # Imported here for start-up cost: tqdm loads importlib.metadata (~0.1 s), and only progress bars need it.
         from tqdm import tqdm
 
@@ -750,29 +824,20 @@ def evaluate_unlinkability(
             )
         scores.append(score)
     mated, nonmated = np.array(scores[:people]), np.array(scores[people:])
-    measures = linkability(mated, nonmated, omega=omega, bins=bins)
-    extra: dict[str, Any] = {}
-    if isinstance(sketch, IntervalSketch):
-        second = _second_interval(sketch)
-        rev_pairs = link_pairs(
+    measures = linkability(mated, nonmated, omega=o.omega, bins=o.bins)
+    extra: dict[str, Any] = {"tau": tau} if isinstance(sketch, AsymmetricIntervalSketch) else {}
+    if vault is not None:
+        extra["trials_per_pair"] = trials
+
+    def relink(second: SecureSketch[Any, Any]) -> LinkagePairs:
+        return link_pairs(
             sketch, enrol_fn, data, enrol_samples=enrol_samples, setting=setting, seed=seed, second_sketch=second
         )
-        reversibility = _reversibility_interval(sketch, rev_pairs, second)
-    elif isinstance(sketch, AsymmetricIntervalSketch):
-        probe = _reversibility_s1 if attack.name == "s1-tolerances" else _reversibility_s2
-        reversibility = probe(sketch, pairs)
-        extra["tau"] = tau
-    elif isinstance(sketch, (CodeOffsetSketch, PinSketch)):
-        reversibility = _reversibility_difference(sketch, pairs)
-    elif isinstance(sketch, AngularSketch):
-        reversibility = _reversibility_rotation(sketch, pairs)
-    elif vault is not None:
-        reversibility = _reversibility_vault(vault, pairs, masks, float(nonmated.max()))
-        extra["success_probability_per_trial"] = _trial_success(vault, pairs)
-        extra["trials_per_pair"] = trials
-        extra["degree"] = vault.k - 1
-    else:  # unreachable: linkage_attack admits only the classes above
-        raise ParameterError(f"no reversibility probe for {type(sketch).__name__}")
+
+    if attack.probe is None:  # every attack of LINKAGE_ATTACKS has its probe
+        raise ParameterError(f"no reversibility probe for the {attack.name} attack")
+    probe = Probe(sketch, pairs, attack.name, masks, float(nonmated.max()), relink, extra)
+    reversibility = attack.probe(probe)
     return UnlinkabilityResult(
         scheme=sketch.scheme_name,
         params=sketch.params(),

@@ -492,7 +492,7 @@ def _avg_min_entropy(cells: dict[tuple[Any, Any], float]) -> float:
 
 
 def exact_mixing(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     secrets: Sequence[Any],
     pads: Any,
     *,

@@ -16,7 +16,7 @@ import struct
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import argon2
 import numpy as np
@@ -59,7 +59,7 @@ class SecretKey(Protocol):
     """
 
     @property
-    def sketch(self) -> SecureSketch | None: ...
+    def sketch(self) -> SecureSketch[Any, Any] | None: ...
 
     @property
     def min_entropy(self) -> float | None: ...
@@ -157,7 +157,7 @@ class ExactKey:
             raise SampleError(f"a PIN or password must be str or bytes, not {type(secret).__name__}")
         if not 1 <= size <= MAX_PIN_BYTES:
             raise SampleError(f"a PIN or password must be 1 to {MAX_PIN_BYTES} bytes long")
-        return secret
+        return cast("str | bytes", secret)
 
     def secret_bytes(self, secret: Any) -> bytes:
         secret = self.check_secret(secret)
@@ -206,7 +206,7 @@ class FuzzySecret:
     when this secret's key mixes another sketch.
     """
 
-    sketch: SecureSketch
+    sketch: SecureSketch[Any, Any]
     min_entropy: float | None = None
     importance: int | None = None
     key_bits: int = 128

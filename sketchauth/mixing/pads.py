@@ -94,14 +94,14 @@ def unmix_symbols(symbols: np.ndarray, pad: np.ndarray, space: SymbolSpace) -> n
     return np.where(s >= p, s - p, s + (m - p))
 
 
-def mix_helper(sketch: SecureSketch, helper: bytes, key: bytes, nonce: bytes, *, domain: int = 0) -> bytes:
+def mix_helper(sketch: SecureSketch[Any, Any], helper: bytes, key: bytes, nonce: bytes, *, domain: int = 0) -> bytes:
     """``Q``: the helper of the same scheme whose symbols carry the keyed pad."""
     symbols, space = sketch.symbols(sketch.payload(helper))
     pad = derive_pad(key, nonce, space, symbols.shape[0], domain=domain)
     return sketch.with_symbols(helper, mix_symbols(symbols, pad, space))
 
 
-def unmix_helper(sketch: SecureSketch, helper: bytes, key: bytes, nonce: bytes, *, domain: int = 0) -> bytes:
+def unmix_helper(sketch: SecureSketch[Any, Any], helper: bytes, key: bytes, nonce: bytes, *, domain: int = 0) -> bytes:
     """The inverse of :func:`mix_helper`; any key yields a valid helper of the same scheme."""
     symbols, space = sketch.symbols(sketch.payload(helper))
     pad = derive_pad(key, nonce, space, symbols.shape[0], domain=domain)

@@ -168,7 +168,7 @@ class MixedSketch(SecureSketch[Sequence[Any], Sequence[Any]]):
     def _key(self, index: int, secret: Any, randomness: MixRandomness) -> bytes:
         return self.components[index].derive_key(secret, randomness.key_material(index))
 
-    def _sketch(self, index: int) -> SecureSketch:
+    def _sketch(self, index: int) -> SecureSketch[Any, Any]:
         """The sketch of component ``index``, which validation made a fuzzy secret (it is mixed)."""
         sketch = self.components[index].sketch
         if sketch is None:

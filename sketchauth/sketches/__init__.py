@@ -26,13 +26,10 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
     from sketchauth.sketches.code_offset import CodeOffsetSketch
     from sketchauth.sketches.interval import IntervalSketch
     from sketchauth.sketches.pinsketch import PinSketch
-    from sketchauth.sketches.registry import descriptors, scheme_descriptor
+    from sketchauth.sketches.registry import descriptors, registrations, scheme_descriptor
     from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
-from sketchauth.sketches.registry import REGISTRY
-
 __all__ = [
-    "REGISTRY",
     "AngularSketch",
     "AsymmetricIntervalSketch",
     "ChaffPointSketch",
@@ -49,23 +46,32 @@ __all__ = [
     "backend",
     "descriptors",
     "load_sketch",
+    "registrations",
     "scheme_class",
     "scheme_descriptor",
 ]
 
-_BASE = ("EntropyReport", "SecureSketch", "SymbolSpace", "SchemeDescriptor", "load_sketch")
-_REGISTRY = ("REGISTRY", "scheme_class", "scheme_descriptor", "descriptors")
+_BASE = ("EntropyReport", "SecureSketch", "SymbolSpace", "SchemeDescriptor", "load_sketch", "scheme_class")
+_REGISTRY = ("registrations", "scheme_descriptor", "descriptors")
 _PREFIX = f"{__name__}."
 #: exported name -> module under this package; the scheme classes come from the registry.
-_WHERE = {
-    **dict.fromkeys(_BASE, "base"),
-    **dict.fromkeys(_REGISTRY, "registry"),
-    **{r.class_name: r.module.removeprefix(_PREFIX) for r in REGISTRY if r.module.startswith(_PREFIX)},
-    "backend": "_backend",
-}
+_WHERE = {**dict.fromkeys(_BASE, "base"), **dict.fromkeys(_REGISTRY, "registry"), "backend": "_backend"}
+
+
+def scheme_module(name: str) -> str | None:
+    """The module of the registered scheme class called ``name`` (the registry is the one list)."""
+    from sketchauth.sketches.registry import registrations  # start-up: the registry on first use
+
+    for entry in registrations():
+        if entry.class_name == name:
+            return entry.module
+    return None
 
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
         return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    module = scheme_module(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

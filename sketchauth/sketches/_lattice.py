@@ -8,6 +8,8 @@ feature vectors (numpy int64 arrays, ``v`` per feature) with no loop over featur
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["lattice_offset", "nearest_lattice_point"]
@@ -15,7 +17,7 @@ __all__ = ["lattice_offset", "nearest_lattice_point"]
 
 def lattice_offset(b: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``b mod (2v − 1)`` per feature: which lattice of spacing ``2v − 1`` holds ``b``."""
-    return b % (2 * v - 1)
+    return cast("np.ndarray", b % (2 * v - 1))
 
 
 def nearest_lattice_point(d: np.ndarray, offset: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -26,4 +28,4 @@ def nearest_lattice_point(d: np.ndarray, offset: np.ndarray, v: np.ndarray) -> n
     """
     moduli = 2 * v - 1
     r = (d - offset) % moduli
-    return np.where(r <= v - 1, d - r, d - r + moduli)
+    return cast("np.ndarray", np.where(r <= v - 1, d - r, d - r + moduli))

@@ -58,6 +58,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from sketchauth._lazy import LazyModule
@@ -299,7 +301,7 @@ def rs_decode(xs: np.ndarray, ys: np.ndarray, k: int, p: int, *, backend: str = 
     coeffs, ok = berlekamp_welch(np.asarray(xs)[None, :], np.asarray(ys)[None, :], k, p, backend=backend)
     if not ok[0]:
         raise DecodeError("too many disagreeing points: no polynomial of the vault's degree fits")
-    return coeffs[0]
+    return cast("np.ndarray", coeffs[0])
 
 
 #: Values per block when the numpy path evaluates a batch at every point (2^16 int64 = 512 KiB).
@@ -364,7 +366,7 @@ def lock_values(
     chaff[genuine] = False
     f_chaff = values[chaff]
     values[chaff] = offsets + (offsets >= f_chaff)
-    return values
+    return cast("np.ndarray", values)
 
 
 # -- plain-integer reference (tests check the fast path against it) ------------------------------

@@ -133,7 +133,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -142,10 +142,10 @@ from sketchauth.sketches._lattice import lattice_offset, nearest_lattice_point
 from sketchauth.sketches._prime_field import uniform_below
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.format import MAX_HELPER_BYTES, pack_uints, uint_width, unpack_uints
+from sketchauth.sketches.interval_template import enrol_interval
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import Levels, Quantiser, as_feature_vector
 from sketchauth.sketches.types import FeatureVector, IntervalTemplate
-from sketchauth.templates import enrol_interval
 
 __all__ = [
     "SCHEMES_AVAILABLE",
@@ -335,7 +335,7 @@ class _Partition:
     @property
     def ends(self) -> np.ndarray:
         """Index of each feature's last point ``g_k``."""
-        return self.starts + self.counts
+        return cast("np.ndarray", self.starts + self.counts)
 
     def gaps(self) -> np.ndarray:
         """Every gap, feature after feature (``counts.sum()`` values)."""

@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -41,13 +41,12 @@ from sketchauth.sketches.format import (
     prefixed_payload,
 )
 from sketchauth.sketches.params import Parameter, ParameterSpec
-from sketchauth.sketches.registry import REGISTRY, SCHEMES, scheme_class, scheme_name_of
+from sketchauth.sketches.registry import registrations, scheme_class, scheme_id_of, scheme_name_of
 from sketchauth.sketches.samples import as_batch, as_collection
 
 json = LazyModule("json")  # on first use (sketchauth._lazy)
 
 __all__ = [
-    "SCHEMES",
     "EntropyReport",
     "ErrorPolicy",
     "SampleKind",
@@ -144,7 +143,9 @@ class SchemeDescriptor:
             return self.name
         return f"{self.name}/{params[self.variant]}"
 
-    def secret_from_captures(self, sketch: SecureSketch, captures: Sequence[Any], options: Mapping[str, Any]) -> Any:
+    def secret_from_captures(
+        self, sketch: SecureSketch[Any, Any], captures: Sequence[Any], options: Mapping[str, Any]
+    ) -> Any:
         """The secret to sketch from enrolment ``captures`` (through :attr:`template`, if any)."""
         if self.template is None:
             if options:
@@ -224,7 +225,7 @@ class SymbolSpace:
 
 
 def _known_ids() -> str:
-    return ", ".join(f"{r.scheme_id} ({r.name})" for r in REGISTRY)
+    return ", ".join(f"{r.scheme_id} ({r.name})" for r in registrations())
 
 
 def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str:
@@ -234,7 +235,7 @@ def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str
         if key not in params:
             return "absent"
         text = json.dumps(params[key], sort_keys=True)
-        return text if len(text) <= 60 else text[:57] + "..."
+        return cast("str", text if len(text) <= 60 else text[:57] + "...")
 
     differing = [
         key
@@ -245,7 +246,7 @@ def _param_differences(stored: Mapping[str, Any], own: Mapping[str, Any]) -> str
     return "; ".join(diffs[:4]) + ("; ..." if len(diffs) > 4 else "")
 
 
-def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSketch:
+def load_sketch(helper: bytes, *, max_bytes: int = MAX_HELPER_BYTES) -> SecureSketch[Any, Any]:
     """Rebuild the sketch object (scheme and parameters) that produced ``helper``."""
     record = parse_helper(helper, max_bytes=max_bytes)
     name = scheme_name_of(record.scheme_id)
@@ -310,7 +311,7 @@ class SecureSketch(ABC, Generic[SecretT, SampleT]):
         """The parameters as a JSON-ready mapping (written into every helper record)."""
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> SecureSketch:
+    def from_params(cls, params: Mapping[str, Any]) -> SecureSketch[Any, Any]:
         """Rebuild the sketch from :meth:`params` output.
 
         Raises ``ParameterError`` — never ``KeyError`` or ``TypeError`` — for a missing, unknown
@@ -324,7 +325,7 @@ class SecureSketch(ABC, Generic[SecretT, SampleT]):
 
     @property
     def scheme_id(self) -> int:
-        return SCHEMES[self.scheme_name][0]
+        return scheme_id_of(self.scheme_name)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.params() == self.params()

@@ -278,7 +278,7 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
         self._width = uint_width(self.sketch_count - 1)
 
     @cached_property
-    def _continuations(self) -> array:
+    def _continuations(self) -> array[int]:
         """``f[p]``, the number of maximal continuations of a set whose last point is ``p``.
 
         Signed 64-bit slots (8 bytes a position) whose indexing yields exact Python ints, which

@@ -38,7 +38,7 @@ import importlib
 import itertools
 from collections.abc import Iterable, Mapping, Sized
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -176,7 +176,7 @@ class CodeOffsetSketch(SecureSketch[ByteString, ByteString]):
         return self.check_secret(secret)
 
     def draw_randomness(self, secret: Any) -> bytes:
-        return _secrets.token_bytes(self.k)
+        return cast("bytes", _secrets.token_bytes(self.k))
 
     def randomness_space(self, secret: Any) -> Iterable[tuple[bytes, float]]:
         count = 256**self.k

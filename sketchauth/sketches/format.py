@@ -20,6 +20,7 @@ against ``max_bytes`` before anything is allocated.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "parse_helper",
     "prefix_parses_to",
     "prefixed_payload",
+    "record_head",
     "uint_width",
     "unpack_uints",
 ]
@@ -71,13 +73,34 @@ class HelperRecord:
 def canonical_params(params: dict[str, Any]) -> bytes:
     """Canonical JSON encoding of a parameters mapping (the same mapping gives the same bytes)."""
     try:
-        return json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+        text: str = json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return text.encode()
     except (TypeError, ValueError, RecursionError) as exc:
         raise SketchFormatError(f"parameters are not canonically encodable: {exc}") from None
 
 
 def _digest(data: bytes | memoryview) -> bytes:
-    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).digest()
+    digest: bytes = _blake2b()(data, digest_size=_DIGEST_BYTES).digest()
+    return digest
+
+
+@functools.cache
+def _blake2b() -> Any:
+    """``hashlib.blake2b``, imported on first use and then held (a read through the lazy proxy
+    costs about a microsecond, as much as the digest of a small record)."""
+    return hashlib.blake2b
+
+
+def record_head(prefix: bytes, payload_len: int) -> tuple[bytes, Any]:
+    """The bytes before the payload of every record with this :func:`helper_prefix` and payload
+    length, and the digest state after them.
+
+    For a scheme whose payloads all have one length: a record is ``head + payload + digest``
+    where ``digest`` is a copy of the state updated with the payload — the same bytes as
+    :func:`pack_prefixed`, without hashing the header again for each record.
+    """
+    head = prefix + _PAYLOAD_LEN.pack(payload_len)
+    return head, _blake2b()(head, digest_size=_DIGEST_BYTES)
 
 
 def helper_prefix(scheme_id: int, params: dict[str, Any]) -> bytes:

@@ -49,7 +49,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -219,7 +219,7 @@ class IntervalSketch(SecureSketch[FeatureVector, FeatureVector]):
         return pack_uints(lattice_offset(secret, self.v), self._width)
 
     def _offsets(self, payload: bytes) -> np.ndarray:
-        return unpack_uints(payload, self._width, self.features).astype(np.int64)
+        return cast("np.ndarray", unpack_uints(payload, self._width, self.features).astype(np.int64))
 
     def _check_payload(self, payload: bytes) -> None:
         s = self._offsets(payload)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -145,7 +145,7 @@ def check_int(name: str, value: Any, low: int = 1, high: int | None = None) -> i
     if value < low or (high is not None and value > high):
         bounds = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise ParameterError(f"{name} must be in {bounds}, got {value}")
-    return value
+    return cast("int", value)
 
 
 def check_positive_float(name: str, value: Any) -> float:

@@ -1,7 +1,7 @@
 """PinSketch: the BCH-syndrome secure sketch for set difference (Dodis–Ostrovsky–Reyzin–Smith §6.3).
 
 Dodis–Ostrovsky–Reyzin–Smith, "Fuzzy extractors", §6.3 (the construction minisketch also
-implements). The universe is the non-zero elements of GF(2^m) (``8 ≤ m ≤ 32``, fixed primitive
+implements). The universe is the non-zero elements of GF(2^m) (``8 ≤ m ≤ 64``, fixed primitive
 polynomial per m, see :mod:`sketchauth.sketches._gf2m`); a secret is a set ``A`` of them, and a
 sample ``B`` is close iff ``|A Δ B| ≤ t``.
 
@@ -10,7 +10,8 @@ sample ``B`` is close iff ``|A Δ B| ≤ t``.
 * **Dec(S, B)**: add B's power sums to S, which gives the power sums of ``D = A Δ B`` (elements
   of both sets cancel in characteristic 2); find the error-locator polynomial of D by
   Berlekamp–Massey (even power sums by squaring, ``s_2i = s_i²``); find its roots by
-  Berlekamp's trace algorithm with random multipliers from :mod:`secrets` (no field scan);
+  Berlekamp's trace algorithm with random multipliers from the operating system's generator
+  (what :mod:`secrets` reads; no field scan);
   check that the roots' own power sums are exactly the syndromes; return ``A = B Δ D``.
 
 **What decode guarantees.** Decode returns a set ``A'`` if and only if ``A'`` is the unique set
@@ -43,7 +44,8 @@ polynomial basis of the caller's field does not matter, elements are labels). 0,
 out-of-range elements, duplicates, sets with more than ``2^m − 1`` elements and things that
 are not collections of integers (a ``str``, ``bytes``, a mapping, a lone number, nested lists,
 booleans, non-integral floats) raise :class:`SampleError` saying what to pass. Decode returns
-the recovered set as a **sorted numpy int64 array**. ``encode_many`` / ``decode_many`` take
+the recovered set as a **sorted numpy int64 array** (``uint64`` at m = 64, whose elements reach
+``2^64 − 1``; an int64 array would wrap the upper half to negative numbers). ``encode_many`` / ``decode_many`` take
 any iterables of such sets (and of helpers).
 
 Example::
@@ -58,12 +60,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches import _gf2m
+from sketchauth.sketches._backend import native_module
 from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches.base import (
     EntropyReport,
@@ -73,6 +77,7 @@ from sketchauth.sketches.base import (
     SymbolSpace,
     check_batch,
 )
+from sketchauth.sketches.format import record_head
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set
 from sketchauth.sketches.types import ElementSet
@@ -94,6 +99,7 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
     the independent exponents, the exact dimension of the syndrome space over GF(2).
     """
     n = (1 << m) - 1
+    top = 2 * t  # only odd members below 2t are ever looked up: only they are recorded
     first_seen: dict[int, tuple[int, int]] = {}  # coset member -> (index k, power e)
     dependent: list[tuple[int, int, int]] = []
     subfield: list[tuple[int, int]] = []
@@ -106,7 +112,8 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
             continue
         member, size = i, 0
         while True:
-            first_seen.setdefault(member, (k, size))
+            if member & 1 and member < top:
+                first_seen.setdefault(member, (k, size))
             member = (member * 2) % n
             size += 1
             if member == i:
@@ -138,6 +145,23 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
     return {"m": 8, "t": 1}, sets
 
 
+#: Bytes of a record's digest (the format's BLAKE2b-128).
+_DIGEST = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _FastPath:
+    """A sketch's compiled field, its records' fixed header (through the payload length) with the
+    digest state after it, the record length before the digest, and whether the extension draws
+    the trace multiplier itself (``getentropy``)."""
+
+    core: Any
+    head: bytes
+    hasher: Any
+    size: int
+    entropy: bool
+
+
 class PinSketch(SecureSketch[ElementSet, ElementSet]):
     """PinSketch over GF(2^m) correcting set differences of up to ``t`` elements.
 
@@ -163,12 +187,23 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
     )
 
     def __init__(self, m: int, t: int, *, backend: str = "auto") -> None:
-        self.m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
-        self.t = check_int("t", t, 1, min(MAX_T, (1 << (self.m - 1)) - 1))
+        self._m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
+        self._t = check_int("t", t, 1, min(MAX_T, (1 << (self._m - 1)) - 1))
         self.backend = resolve_backend(backend)
-        self._width = (self.m + 7) // 8
-        self._dependent, self._subfield, self._bits = _cyclotomic_relations(self.m, self.t)
+        self._width = (self._m + 7) // 8
+        self._dependent, self._subfield, self._bits = _cyclotomic_relations(self._m, self._t)
         self._field: _gf2m.BinaryField | None = None
+        self._fast: _FastPath | None = None
+
+    @property
+    def m(self) -> int:
+        """The field degree (read-only: helper records and cached headers depend on it)."""
+        return self._m
+
+    @property
+    def t(self) -> int:
+        """The set difference tolerated (read-only, like :attr:`m`)."""
+        return self._t
 
     @property
     def field(self) -> _gf2m.BinaryField:
@@ -182,17 +217,82 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
         rebuilt on first use), so a sketch can be sent to worker processes (``--jobs``)."""
         state = self.__dict__.copy()
         state["_field"] = None
+        state["_fast"] = None
         return state
+
+    # -- the fast public calls ---------------------------------------------------------------------
+    def _fast_path(self) -> _FastPath | None:
+        """What one-call encodes and decodes need (compiled kernels, this class exactly: a
+        subclass may change :meth:`params` and so its records); built on first use."""
+        if self._fast is None and self.field.backend == "native" and type(self) is PinSketch:
+            prefix, own = self._helper_prefix()
+            if own:
+                head, hasher = record_head(prefix, self._t * self._width)
+                core = cast(Any, self.field)._core
+                entropy = bool(native_module().cpu_features()["entropy"])
+                self._fast = _FastPath(core, head, hasher, len(head) + self._t * self._width, entropy)
+        return self._fast
+
+    def encode(self, secret: ElementSet) -> bytes:
+        """Helper data for the set ``secret`` (see :meth:`SecureSketch.encode`).
+
+        The sets callers usually hold (an exact ``list``, ``tuple``, ``set`` or ``frozenset`` of
+        ``int``, or a contiguous 64-bit integer numpy vector) are validated and summed in one
+        compiled call, and the record is written from its cached header; anything else, and any
+        defect, takes the general path, which alone words the refusal.
+        """
+        fast = self._fast or self._fast_path()
+        if fast is not None:
+            payload = fast.core.encode_plain(secret, self._t, self._width)
+            if payload is not None:
+                digest = fast.hasher.copy()
+                digest.update(payload)
+                record: bytes = fast.head + payload + digest.digest()
+                return record
+        return super().encode(secret)
+
+    def decode(self, helper: bytes, sample: ElementSet) -> np.ndarray:
+        """The enrolled set from helper data and a close sample (see :meth:`SecureSketch.decode`).
+
+        A record of this very sketch (its header byte for byte, the fixed length, the digest)
+        with a plain sample (as in :meth:`encode`) is decoded in one compiled call, the random
+        trace multiplier drawn there from the operating system; anything else goes through the
+        general parser and validation, which give every error its wording.
+        """
+        fast = self._fast or self._fast_path()
+        if (
+            fast is not None
+            and type(helper) is bytes
+            and len(helper) == fast.size + _DIGEST
+            and helper.startswith(fast.head)
+        ):
+            start, end = len(fast.head), fast.size
+            digest = fast.hasher.copy()
+            digest.update(helper[start:end])
+            if digest.digest() == helper[end:]:  # the payload is checked in the call, as _check_payload does
+                beta = None if fast.entropy else _gf2m.random_multiplier(self.field)
+                try:
+                    words = fast.core.decode_plain(helper, start, self._width, self._t, sample, beta)
+                except DecodeError:
+                    raise DecodeError(self._too_far) from None
+                if words is not None:
+                    return np.frombuffer(words, dtype=self._dtype)
+        return cast(np.ndarray, super().decode(helper, sample))
 
     def params(self) -> dict[str, Any]:
         return {"m": self.m, "t": self.t}
 
     # -- secrets ------------------------------------------------------------------------------------
+    @property
+    def _dtype(self) -> type[np.integer[Any]]:
+        """The recovered sets' integers: uint64 at m = 64 (elements up to 2^64 − 1), else int64."""
+        return np.uint64 if self._m == 64 else np.int64
+
     def _as_set(self, elements: Any, name: str) -> np.ndarray:
         return as_element_set(elements, 1, 1 << self.m, max_size=(1 << self.m) - 1, name=name)
 
     def check_secret(self, secret: Any) -> np.ndarray:
-        """The secret as a sorted int64 array of distinct non-zero field elements."""
+        """The secret as a sorted int64 array of distinct non-zero field elements (uint64 at m = 64)."""
         return self._as_set(secret, "secret")
 
     def secret_bytes(self, secret: Any) -> bytes:

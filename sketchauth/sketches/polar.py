@@ -26,6 +26,8 @@ same bits on every input.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from sketchauth.errors import ParameterError
@@ -104,7 +106,7 @@ def _settle_frozen(alpha: np.ndarray, metric: np.ndarray) -> tuple[np.ndarray, n
 
 def _gather(a: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``a[i, index[i, j]]`` for every probe ``i`` (``a`` is ``B × P (× m)``, ``index`` is ``B × P'``)."""
-    return a[np.arange(a.shape[0])[:, None], index]
+    return cast("np.ndarray", a[np.arange(a.shape[0])[:, None], index])
 
 
 def _prune(
@@ -251,4 +253,4 @@ def signs(coded: np.ndarray) -> np.ndarray:
 
 def correlation(words: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``Σ_i (1 − 2x_i)·y_i`` per row: the rotated probe's correlation with the decoded codeword."""
-    return np.einsum("ij,ij->i", 1.0 - 2.0 * words.astype(np.float64), y)
+    return cast("np.ndarray", np.einsum("ij,ij->i", 1.0 - 2.0 * words.astype(np.float64), y))

@@ -6,16 +6,19 @@ layers need to know about a scheme — its sample kind, its parameters and their
 template is made from several captures, its default evaluation sweep, a small exactly
 enumerable instance, the attacks that apply to it — is on the class's
 :class:`~sketchauth.sketches.base.SchemeDescriptor` (``cls.descriptor``), next to the code it
-describes. :data:`~sketchauth.sketches.base.SCHEMES`, :func:`scheme_class`,
-:func:`~sketchauth.sketches.base.load_sketch` and the lazy exports of :mod:`sketchauth.sketches`
-derive from :data:`REGISTRY`.
+describes. :func:`scheme_class`, :func:`~sketchauth.sketches.base.load_sketch`, the lazy exports
+of :mod:`sketchauth.sketches`, the evaluation's adapters, the service's schemes and the command
+line all read :func:`registrations` when asked, so adding a family is its module, its line in
+:data:`BUILTIN` and its tests (a family defined elsewhere calls :func:`register`).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from sketchauth.errors import ParameterError
 
@@ -23,13 +26,18 @@ if TYPE_CHECKING:
     from sketchauth.sketches.base import SchemeDescriptor, SecureSketch
 
 __all__ = [
-    "REGISTRY",
-    "SCHEMES",
+    "BUILTIN",
     "Registration",
     "descriptors",
+    "register",
+    "registered",
+    "registration",
+    "registrations",
     "scheme_class",
     "scheme_descriptor",
+    "scheme_id_of",
     "scheme_name_of",
+    "unregister",
 ]
 
 
@@ -52,7 +60,9 @@ class Registration:
         return self.target.partition(":")[2]
 
 
-REGISTRY: tuple[Registration, ...] = (
+#: The schemes this library ships, one line each: the one list every door reads (through
+#: :func:`registrations`). A new family adds its line here.
+BUILTIN: tuple[Registration, ...] = (
     Registration("interval", 1, "sketchauth.sketches.interval:IntervalSketch"),
     Registration("code-offset", 2, "sketchauth.sketches.code_offset:CodeOffsetSketch"),
     Registration("pinsketch", 3, "sketchauth.sketches.pinsketch:PinSketch"),
@@ -65,40 +75,87 @@ REGISTRY: tuple[Registration, ...] = (
     Registration("mixed", 16, "sketchauth.mixing:MixedSketch", composite=True),
 )
 
-# name -> (scheme id, "module:Class"), derived from REGISTRY (the shape older callers read).
-SCHEMES: dict[str, tuple[int, str]] = {r.name: (r.scheme_id, r.target) for r in REGISTRY}
-_BY_NAME = {r.name: r for r in REGISTRY}
+_entries: list[Registration] = []
+_by_name: dict[str, Registration] = {}
+_by_id: dict[int, Registration] = {}
 
 
-def _check_registry() -> None:
-    ids = [r.scheme_id for r in REGISTRY]
-    if len(set(ids)) != len(ids) or len(_BY_NAME) != len(REGISTRY):
-        raise RuntimeError("scheme names and ids must be unique in REGISTRY")
+def _add(entry: Registration) -> None:
+    if not isinstance(entry, Registration):
+        raise ParameterError(f"a registration is a Registration, not {type(entry).__name__}")
+    if entry.name in _by_name:
+        raise ParameterError(f"a scheme named {entry.name!r} is already registered")
+    if entry.scheme_id in _by_id:
+        taken = _by_id[entry.scheme_id].name
+        raise ParameterError(f"scheme id {entry.scheme_id} is already {taken!r}'s (ids are never reused)")
+    if not 0 < entry.scheme_id < 256 or ":" not in entry.target:
+        raise ParameterError(f"{entry.name}: the id must be in [1, 255] and the target 'module:Class'")
+    _entries.append(entry)
+    _by_name[entry.name] = entry
+    _by_id[entry.scheme_id] = entry
 
 
-_check_registry()
+for _entry in BUILTIN:
+    _add(_entry)
+
+
+def registrations() -> tuple[Registration, ...]:
+    """Every registered scheme, in registration order (the built-in ones first)."""
+    return tuple(_entries)
+
+
+def register(entry: Registration) -> None:
+    """Register a scheme defined outside this package (a plug-in, or a test's toy family).
+
+    Its name and id must be new (``ParameterError`` otherwise); every door then finds it: the
+    library (:func:`scheme_class`, :func:`~sketchauth.sketches.base.load_sketch`), the
+    evaluation's adapters, the service's scheme list and request models, the command line.
+    """
+    _add(entry)
+
+
+def unregister(name: str) -> None:
+    """Remove a scheme added by :func:`register` (the built-in ones stay)."""
+    entry = registration(name)
+    if entry in BUILTIN:
+        raise ParameterError(f"{name!r} is built in and cannot be unregistered")
+    _entries.remove(entry)
+    del _by_name[entry.name], _by_id[entry.scheme_id]
+
+
+@contextmanager
+def registered(entry: Registration) -> Iterator[Registration]:
+    """:func:`register` ``entry`` for the duration of a ``with`` block."""
+    register(entry)
+    try:
+        yield entry
+    finally:
+        unregister(entry.name)
 
 
 def registration(name: str) -> Registration:
     """The registry line of ``name`` (``ParameterError`` naming the known schemes)."""
-    if not isinstance(name, str) or name not in _BY_NAME:
+    if not isinstance(name, str) or name not in _by_name:
         shown = repr(name) if isinstance(name, str) else f"of type {type(name).__name__}"
-        raise ParameterError(f"unknown scheme {shown}; known: {', '.join(sorted(_BY_NAME))}")
-    return _BY_NAME[name]
+        raise ParameterError(f"unknown scheme {shown}; known: {', '.join(sorted(_by_name))}")
+    return _by_name[name]
 
 
-def scheme_class(name: str) -> type[SecureSketch]:
+def scheme_class(name: str) -> type[SecureSketch[Any, Any]]:
     """The sketch class registered under ``name`` (imported lazily: no start-up cost)."""
     entry = registration(name)
-    return getattr(importlib.import_module(entry.module), entry.class_name)
+    return cast("type[SecureSketch[Any, Any]]", getattr(importlib.import_module(entry.module), entry.class_name))
 
 
 def scheme_name_of(scheme_id: int) -> str | None:
     """The registered name of a scheme id (``None`` if no scheme has it)."""
-    for entry in REGISTRY:
-        if entry.scheme_id == scheme_id:
-            return entry.name
-    return None
+    entry = _by_id.get(scheme_id)
+    return None if entry is None else entry.name
+
+
+def scheme_id_of(name: str) -> int:
+    """The helper-format id of the scheme registered as ``name``."""
+    return registration(name).scheme_id
 
 
 def scheme_descriptor(name: str) -> SchemeDescriptor:
@@ -111,4 +168,4 @@ def scheme_descriptor(name: str) -> SchemeDescriptor:
 
 def descriptors() -> dict[str, SchemeDescriptor]:
     """Every sketch family's descriptor, in registry order (imports every scheme module)."""
-    return {r.name: scheme_descriptor(r.name) for r in REGISTRY if not r.composite}
+    return {r.name: scheme_descriptor(r.name) for r in _entries if not r.composite}

@@ -45,7 +45,7 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -86,9 +86,12 @@ __all__ = [
     "WeightedFuzzyVault",
     "WeightedVaultRandomness",
     "candidate_fraction",
+    "lock_slots",
     "log2_spurious_polynomials",
     "log2_weighted_spurious_polynomials",
+    "slot_field_size",
     "spurious_polynomials",
+    "unlock_slots",
     "weighted_parts",
     "weighted_spurious_polynomials",
 ]
@@ -105,6 +108,64 @@ MAX_ENUMERATED_RANDOMNESS = 1 << 20
 REPORT_MU = 1e-4
 #: Rows evaluated at once in the batch paths (bounds the ``rows × slots`` int64 scratch arrays).
 _BATCH_ROWS = 64
+
+
+# -- the slot engine ----------------------------------------------------------------------------
+def slot_field_size(slots: int) -> int:
+    """The prime field of a vault listing ``slots`` values: the smallest prime ``P ≥ slots``.
+
+    :class:`WeightedFuzzyVault` lists ``p·q`` slots in ``F_P`` with this ``P``.
+
+    >>> slot_field_size(20_000)
+    20011
+    """
+    return next_prime(check_int("slots", slots, 2, MAX_LISTED_SLOTS))
+
+
+def lock_slots(coefficients: np.ndarray, genuine: np.ndarray, chaff_offsets: np.ndarray, slots: int) -> np.ndarray:
+    """The values of a vault of ``slots`` slots: ``F`` at the ``genuine`` slots, chaff at the others.
+
+    ``F`` has the given ``coefficients`` (lowest degree first) in ``F_P``,
+    ``P = slot_field_size(slots)``; ``genuine`` are strictly increasing slot indices; the
+    ``slots − len(genuine)`` offsets ``u ∈ [0, P−1)`` give the chaff ``u + [u ≥ F(x)]`` (uniform
+    offsets: uniform chaff different from ``F(x)``), in slot order. The engine under
+    :class:`WeightedFuzzyVault`, for weights the class does not take (e.g. ``q = 2`` with
+    weight ``q``: Fang's thesis, §6.3.2). Draw the randomness with :mod:`secrets` outside
+    simulations.
+    """
+    field_size = slot_field_size(slots)
+    coefficients = np.asarray(coefficients, dtype=np.int64)
+    genuine = np.asarray(genuine, dtype=np.int64)
+    chaff_offsets = np.asarray(chaff_offsets, dtype=np.int64)
+    if np.any((coefficients < 0) | (coefficients >= field_size)):
+        raise ParameterError(f"coefficients must lie in [0, {field_size})")
+    if genuine.ndim != 1 or np.any(np.diff(genuine) <= 0) or np.any((genuine < 0) | (genuine >= slots)):
+        raise ParameterError(f"genuine slots must be strictly increasing in [0, {slots})")
+    if chaff_offsets.shape != (slots - genuine.shape[0],) or np.any(
+        (chaff_offsets < 0) | (chaff_offsets >= field_size - 1)
+    ):
+        raise ParameterError(f"need {slots - genuine.shape[0]} chaff offsets in [0, {field_size - 1})")
+    return lock_values(coefficients, field_size, slots, genuine, chaff_offsets)
+
+
+def unlock_slots(values: np.ndarray, candidates: np.ndarray, k: int) -> np.ndarray:
+    """The slots of a locked vault that carry its ``F``, found from the ``candidates`` slots.
+
+    Berlekamp–Welch on the candidate slots finds the polynomial of ``k`` coefficients when at
+    least ``⌈(n + k)/2⌉`` of the ``n`` candidates carry it; the result is every slot of the vault
+    agreeing with it (ascending). Raises :class:`~sketchauth.errors.DecodeError` otherwise.
+    """
+    values = np.asarray(values, dtype=np.int64)
+    candidates = np.asarray(candidates, dtype=np.int64)
+    field_size = slot_field_size(values.shape[0])
+    n = candidates.shape[0]
+    check_int("k", k, 1, n)
+    if n > MAX_CANDIDATE_POINTS or np.unique(candidates).shape[0] != n or np.any(candidates >= values.shape[0]):
+        raise ParameterError(f"candidates must be at most {MAX_CANDIDATE_POINTS} distinct slots of the vault")
+    coeffs, ok = berlekamp_welch(candidates[None, :], values[candidates][None, :], k, field_size)
+    if not ok[0]:
+        raise DecodeError(f"fewer than {-(-(n + k) // 2)} of the {n} candidate slots carry a polynomial")
+    return agreeing_points(coeffs[0], values, field_size, values.shape[0])
 
 
 # -- estimates ----------------------------------------------------------------------------------
@@ -479,7 +540,7 @@ class FuzzyVault(SecureSketch[ElementSet, ElementSet]):
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
-        return unpack_uints(payload, self._width, self.p).astype(np.int64)
+        return cast("np.ndarray", unpack_uints(payload, self._width, self.p).astype(np.int64))
 
     def _check_payload(self, payload: bytes) -> None:
         # Range is the whole structure: with the chaff, every vector of F_p^p is a vault value
@@ -488,7 +549,9 @@ class FuzzyVault(SecureSketch[ElementSet, ElementSet]):
             raise SketchFormatError(f"fuzzy vault value out of range for F_{self.p}")
 
     def _decode_payload(self, payload: bytes, sample: Any) -> np.ndarray:
-        return self._decode_rows([self._values(payload)], [self._element_set(sample, "sample")], "raise")[0]
+        return cast(
+            "np.ndarray", self._decode_rows([self._values(payload)], [self._element_set(sample, "sample")], "raise")[0]
+        )
 
     def _decode_rows(
         self, values: Sequence[np.ndarray], samples: Sequence[np.ndarray], errors: ErrorPolicy
@@ -826,7 +889,7 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
 
     def _genuine(self, secret: WeightedSecret, genuine_slots: np.ndarray) -> np.ndarray:
         elements, weights = secret
-        return np.repeat(elements * self.q, weights) + genuine_slots
+        return cast("np.ndarray", np.repeat(elements * self.q, weights) + genuine_slots)
 
     def _check_randomness(self, secret: WeightedSecret, randomness: Any) -> WeightedVaultRandomness:
         if not isinstance(randomness, WeightedVaultRandomness):
@@ -854,7 +917,7 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
         return pack_uints(values[0], self._width)
 
     def _values(self, payload: bytes) -> np.ndarray:
-        return unpack_uints(payload, self._width, self.slots).astype(np.int64)
+        return cast("np.ndarray", unpack_uints(payload, self._width, self.slots).astype(np.int64))
 
     def _check_payload(self, payload: bytes) -> None:
         if np.any(self._values(payload) >= self.field_size):
@@ -867,7 +930,9 @@ class WeightedFuzzyVault(SecureSketch[WeightedSet, ElementSet]):
         return d
 
     def _decode_payload(self, payload: bytes, sample: Any) -> WeightedSecret:
-        return self._decode_rows([self._values(payload)], [self._sample_set(sample)], "raise")[0]
+        return cast(
+            "WeightedSecret", self._decode_rows([self._values(payload)], [self._sample_set(sample)], "raise")[0]
+        )
 
     def _decode_group(self, ys: np.ndarray, samples: np.ndarray) -> list[WeightedSecret | None]:
         """Decode rows whose samples all have the same size; ``None`` marks a failure."""

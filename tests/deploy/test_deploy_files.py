@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from service.settings import ENV_PREFIX, Settings, env_name
+from sketchauth_service.settings import ENV_PREFIX, Settings, env_name
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

@@ -7,100 +7,30 @@ come from its descriptor alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
+import _toy_scheme
 import numpy as np
 import pytest
+from _toy_scheme import TOY, ToyClearSketch
 
-from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
+from sketchauth.errors import ParameterError
 from sketchauth.evaluate import adapters
-from sketchauth.evaluate.adapters import ADAPTERS, QUANTISED_SCHEMES, SchemeAdapter, adapter
+from sketchauth.evaluate.adapters import ADAPTERS, SchemeAdapter, adapter, quantised_schemes
 from sketchauth.evaluate.data import synthetic_strings
 from sketchauth.evaluate.deciders import decide_batch
 from sketchauth.evaluate.error_rates import evaluate_adapter
 from sketchauth.evaluate.leakage import SMALL_INSTANCES, small_instance
 from sketchauth.evaluate.report import default_sweep
 from sketchauth.sketches import registry
-from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
-from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.templates import enrol_byte_mode
-
-TOY = "toy-clear"
-
-
-def _toy_sweep(params: Mapping[str, Any]) -> list[int]:
-    return list(range(1, (int(params.get("n", 8)) - 1) // 2 + 1))
-
-
-class ToyClearSketch(SecureSketch):
-    """A test-only family: the helper is the secret in clear; close iff at most ``t`` bytes differ.
-
-    Insecure on purpose (no hiding at all); its acceptance rule is code-offset's, so its error
-    rates on the same data must be code-offset's.
-    """
-
-    descriptor = SchemeDescriptor(
-        name=TOY,
-        sample_kind="bytes",
-        summary="test only: the secret in clear, close iff at most t of n bytes differ",
-        parameters=ParameterSpec.of(
-            Parameter("n", "int", "bytes per sample", low=2, high=64),
-            Parameter("t", "int", "byte errors tolerated", low=0, high=64),
-        ),
-        length_parameters=("n",),
-        sweep="t",
-        default_sweep=_toy_sweep,
-        example=({"n": 4, "t": 1}, [[1, 2, 3, 4]], [1, 2, 3, 9]),
-    )
-
-    def __init__(self, n: int, t: int) -> None:
-        self.n = check_int("n", n, 2, 64)
-        self.t = check_int("t", t, 0, self.n)
-
-    def params(self) -> dict[str, Any]:
-        return {"n": self.n, "t": self.t}
-
-    def check_secret(self, secret: Any) -> bytes:
-        data = bytes(secret) if isinstance(secret, (bytes, bytearray)) else bytes(np.asarray(secret, dtype=np.uint8))
-        if len(data) != self.n:
-            raise DecodeError(f"need {self.n} bytes")
-        return data
-
-    def secret_bytes(self, secret: Any) -> bytes:
-        return self.check_secret(secret)
-
-    def _encode_payload(self, secret: Any, randomness: Any) -> bytes:
-        return bytes(secret)
-
-    def _decode_payload(self, payload: bytes, sample: Any) -> bytes:
-        differ = sum(a != b for a, b in zip(payload, self.check_secret(sample), strict=True))
-        if differ > self.t:
-            raise DecodeError(f"more than {self.t} bytes differ")
-        return payload
-
-    def _check_payload(self, payload: bytes) -> None:
-        if len(payload) != self.n:
-            raise SketchFormatError("wrong length")
-
-    def report(self) -> EntropyReport:
-        return EntropyReport.from_bits(self.scheme_name, sketch_bits=8.0 * self.n, randomness_bits=0.0)
-
-    def symbols(self, payload: bytes) -> tuple[np.ndarray, SymbolSpace]:
-        return np.frombuffer(payload, dtype=np.uint8).astype(np.uint64), SymbolSpace("xor", bits=8)
-
-    def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
-        return symbols.astype(np.uint8).tobytes()
 
 
 @pytest.fixture
-def toy_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def toy_registered() -> Iterator[None]:
     """The toy family as a registry line (id 99), for this test only."""
-    line = registry.Registration(TOY, 99, f"{__name__}:ToyClearSketch")
-    monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, line))
-    monkeypatch.setitem(registry._BY_NAME, TOY, line)
-    monkeypatch.setitem(registry.SCHEMES, TOY, (line.scheme_id, line.target))
-    yield
+    with _toy_scheme.toy_registered():
+        yield
 
 
 def test_a_family_registered_later_gets_an_adapter_and_a_default_sweep(toy_registered: None) -> None:
@@ -150,7 +80,7 @@ def test_the_tables_cover_every_registered_family_as_its_descriptor_says() -> No
     with pytest.raises(ParameterError, match="no default sweep for 'chaff-point'"):
         default_sweep("chaff-point", {})
     assert set(SMALL_INSTANCES) == {name for name, d in found.items() if d.small_instance is not None}
-    assert QUANTISED_SCHEMES == ("interval", "asymmetric-interval")
+    assert quantised_schemes() == ("interval", "asymmetric-interval")
 
 
 def test_template_families_enrol_through_their_hook() -> None:

@@ -19,7 +19,7 @@ from sketchauth.evaluate.angular_attacks import (
     sealed_linkage_score,
 )
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.unlinkability import evaluate_unlinkability
+from sketchauth.evaluate.unlinkability import UnlinkabilityOptions, evaluate_unlinkability
 from sketchauth.pepper import Pepper, new_nonce, wrap
 from sketchauth.sketches.angular import SCALE_BITS, AngularSketch
 
@@ -125,7 +125,9 @@ def test_the_unlinkability_evaluation_links_and_reverses_angular_helpers() -> No
     samples = np.repeat(centres, 2, axis=0) + 0.01 * rng.normal(size=(2 * people, n))
     data = LabelledVectors(np.repeat(np.arange(people), 2), samples)
     sketch = AngularSketch(n, 6)
-    result = evaluate_unlinkability(sketch, TemplateEnrol(), data, nonmated_per_identity=3, bins=10)
+    result = evaluate_unlinkability(
+        sketch, TemplateEnrol(), data, UnlinkabilityOptions(nonmated_per_identity=3, bins=10)
+    )
     assert result.attack == "rotation-pairing" and result.higher_is_mated
     assert result.measures.d_sys > 0.5
     assert result.reversibility["codewords_recovered"] >= people // 2

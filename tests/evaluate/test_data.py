@@ -11,6 +11,7 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import (
     LabelledSets,
     LabelledVectors,
+    VectorModel,
     load_sets,
     load_vectors,
     rows_by_identity,
@@ -106,17 +107,17 @@ def test_sets_csv_and_npz(tmp_path: Path) -> None:
 
 
 def test_synthetic_vectors_seeded_and_in_range() -> None:
-    a = synthetic_vectors(5, 3, 8, n=64, spread=30, noise=3, reliability_spread=0.5, seed=7)
-    b = synthetic_vectors(5, 3, 8, n=64, spread=30, noise=3, reliability_spread=0.5, seed=7)
+    a = synthetic_vectors(5, 3, 8, n=64, seed=7, model=VectorModel(spread=30, noise=3, reliability_spread=0.5))
+    b = synthetic_vectors(5, 3, 8, n=64, seed=7, model=VectorModel(spread=30, noise=3, reliability_spread=0.5))
     assert np.array_equal(a.samples, b.samples)
     assert a.samples.min() >= 0 and a.samples.max() < 64
     assert a.identities.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
     # No noise: every sample of a person is the same vector.
-    c = synthetic_vectors(4, 3, 8, noise=0.0, seed=1)
+    c = synthetic_vectors(4, 3, 8, seed=1, model=VectorModel(noise=0.0))
     for _, s in c.by_identity():
         assert np.all(s == s[0])
     # Feature reliability: a feature with factor 0 never varies, one with a large factor does.
-    d = synthetic_vectors(20, 5, 2, reliability=[0.0, 3.0], seed=2)
+    d = synthetic_vectors(20, 5, 2, seed=2, model=VectorModel(reliability=[0.0, 3.0]))
     spreads = np.array([s.std(axis=0) for _, s in d.by_identity()])
     assert np.all(spreads[:, 0] == 0) and spreads[:, 1].mean() > 2
 

@@ -13,7 +13,7 @@ distributed = pytest.importorskip("distributed")
 
 from sketchauth.cli import main  # noqa: E402
 from sketchauth.errors import ParameterError  # noqa: E402
-from sketchauth.evaluate.data import load_vectors, synthetic_sets, synthetic_vectors  # noqa: E402
+from sketchauth.evaluate.data import VectorModel, load_vectors, synthetic_sets, synthetic_vectors  # noqa: E402
 from sketchauth.evaluate.distributed import connect, read_vectors  # noqa: E402
 from sketchauth.evaluate.error_rates import evaluate_adapter  # noqa: E402
 
@@ -38,7 +38,7 @@ def _counts(result):
 
 def test_cluster_counts_equal_the_single_process_run(client) -> None:
     assert len(client.scheduler_info()["workers"]) == 2
-    data = synthetic_vectors(40, 4, 8, n=128, spread=3, noise=2.0, seed=11)
+    data = synthetic_vectors(40, 4, 8, n=128, seed=11, model=VectorModel(spread=3, noise=2.0))
     params = {"n": 128, "features": 8}
     one = evaluate_adapter("interval", params, data, [2, 4, 6], seed=3, decode_check=300)
     many = evaluate_adapter("interval", params, data, [2, 4, 6], seed=3, decode_check=300, client=client)
@@ -78,7 +78,7 @@ def test_read_by_partitions_equals_the_whole_file(tmp_path: Path, client) -> Non
 
 
 def test_cli_scheduler_option_and_default_out(tmp_path: Path, monkeypatch, capsys) -> None:
-    data = synthetic_vectors(20, 3, 4, n=64, spread=3, noise=1.5, seed=4)
+    data = synthetic_vectors(20, 3, 4, n=64, seed=4, model=VectorModel(spread=3, noise=1.5))
     csv = tmp_path / "people.csv"
     _write_csv(csv, data)
     monkeypatch.chdir(tmp_path)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from sketchauth.errors import ParameterError, SampleError
-from sketchauth.evaluate.data import LabelledVectors, synthetic_strings, synthetic_vectors
+from sketchauth.evaluate.data import LabelledVectors, VectorModel, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.error_rates import (
+    SweepSpec,
     crosscheck_with_verify,
     decide_by_decoding,
     decide_interval,
@@ -23,7 +24,7 @@ from sketchauth.sketches.interval import IntervalSketch
 
 
 def small_population() -> LabelledVectors:
-    return synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    return synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
 
 
 def test_plan_counts_and_seeded_subsampling() -> None:
@@ -75,7 +76,7 @@ def test_interval_counts_equal_chebyshev_rule() -> None:
 
 
 def test_vectorised_interval_agrees_with_decode() -> None:
-    data = synthetic_vectors(8, 3, 6, n=40, spread=8, noise=3, seed=9)
+    data = synthetic_vectors(8, 3, 6, n=40, seed=9, model=VectorModel(spread=8, noise=3))
     trials = plan_trials(data)
     pairs = np.hstack([trials.genuine, trials.impostor])
     for v in (1, 2, 5, 9):
@@ -88,7 +89,7 @@ def test_vectorised_interval_agrees_with_decode() -> None:
 
 def test_vectorised_interval_on_shuffled_chunks_agrees_with_decode() -> None:
     # Chunks compare a few identities in any order: only those helpers are parsed, re-indexed.
-    data = synthetic_vectors(8, 3, 6, n=40, spread=8, noise=3, seed=9)
+    data = synthetic_vectors(8, 3, 6, n=40, seed=9, model=VectorModel(spread=8, noise=3))
     trials = plan_trials(data)
     pairs = np.hstack([trials.genuine, trials.impostor])
     pairs = pairs[:, np.random.default_rng(3).permutation(pairs.shape[1])]
@@ -163,13 +164,21 @@ def test_malformed_probes_counted_and_all_malformed_is_an_error() -> None:
         return x[:2] if np.array_equal(x, data.samples[1]) else x
 
     result = evaluate_scheme(
-        lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=truncate
+        lambda v: IntervalSketch(n=64, v=v, features=4),
+        enrol_rounded_mean,
+        data,
+        [4],
+        sweep=SweepSpec(probe_fn=truncate),
     )
     # Sample 1 is a genuine probe of identity 0 and an impostor probe for the 11 others.
     assert result.malformed_probes == (12,)
     with pytest.raises(SampleError, match="does not fit"):
         evaluate_scheme(
-            lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=lambda x: x[:2]
+            lambda v: IntervalSketch(n=64, v=v, features=4),
+            enrol_rounded_mean,
+            data,
+            [4],
+            sweep=SweepSpec(probe_fn=lambda x: x[:2]),
         )
     with pytest.raises(SampleError, match="cannot enrol identity 0"):
         evaluate_adapter("code-offset", {"n": 4}, LabelledVectors(np.array([0, 0, 1, 1]), np.full((4, 2), 7)), [1])
@@ -256,7 +265,7 @@ def test_weighted_vault_counts_equal_acceptance_condition() -> None:
 def test_asymmetric_counts_equal_tolerance_rule(scheme: str) -> None:
     from sketchauth.templates import enrol_interval
 
-    data = synthetic_vectors(8, 4, 5, n=64, spread=4, noise=1.5, reliability_spread=0.5, seed=9)
+    data = synthetic_vectors(8, 4, 5, n=64, seed=9, model=VectorModel(spread=4, noise=1.5, reliability_spread=0.5))
     trials = plan_trials(data, enrol_samples=2)
     params = {"n": 64, "q": 8, "scheme": scheme, "features": 5}
     result = evaluate_adapter("asymmetric-interval", params, data, [0, 2], seed=0, enrol_samples=2)

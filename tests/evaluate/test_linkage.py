@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import sketchauth.evaluate.linkage as linkage
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.linkage import (
+    LinkageSetup,
     PartitionBatch,
     ReenrolmentNoise,
     best_threshold,
@@ -181,20 +182,20 @@ def test_reenrolment_moves_within_tau_and_tolerance() -> None:
 
 # -- the experiment ---------------------------------------------------------------------------------
 def test_fixed_seed_results() -> None:
-    s1 = linkage_experiment("s1", 100, 8, 2, 1000, 5)
+    s1 = linkage_experiment(LinkageSetup("s1", 100, 8, 2), 1000, 5)
     assert (s1.accuracy, s1.threshold) == (0.827, 1)
     assert (int(s1.mated_scores.sum()), int(s1.nonmated_scores.sum())) == (1000, 346)
-    s2 = linkage_experiment("s2", 100, 8, 2, 1000, 5)
+    s2 = linkage_experiment(LinkageSetup("s2", 100, 8, 2), 1000, 5)
     assert (s2.accuracy, s2.threshold) == (0.6865, 2)
     assert (int(s2.mated_scores.sum()), int(s2.nonmated_scores.sum())) == (2600, 1435)
-    multi = linkage_experiment("s2", 200, 8, 2, 300, 11, features=3, chunk_rows=100)
+    multi = linkage_experiment(LinkageSetup("s2", 200, 8, 2, features=3), 300, 11, chunk_rows=100)
     assert (multi.accuracy, multi.threshold) == (0.7183333333333334, 10)
 
 
 def test_s1_with_tau_one_is_exact() -> None:
     # τ = 1: re-enrolment does not move v, so every mated score is 1; accuracy at threshold 1
     # misses exactly the non-mated pairs with equal v.
-    result = linkage_experiment("s1", 60, 4, 1, 500, 3)
+    result = linkage_experiment(LinkageSetup("s1", 60, 4, 1), 500, 3)
     assert np.all(result.mated_scores == 1)
     equal = int(np.count_nonzero(result.nonmated_scores == 1))
     assert result.threshold == 1
@@ -203,19 +204,19 @@ def test_s1_with_tau_one_is_exact() -> None:
 
 
 def test_s2_is_harder_to_link_than_s1() -> None:
-    s1 = linkage_experiment("s1", 1000, 16, 2, 20000, 1)
-    s2 = linkage_experiment("s2", 1000, 16, 2, 20000, 1)
+    s1 = linkage_experiment(LinkageSetup("s1", 1000, 16, 2), 20000, 1)
+    s2 = linkage_experiment(LinkageSetup("s2", 1000, 16, 2), 20000, 1)
     assert s1.accuracy > 0.88 and s2.accuracy < 0.7
 
 
 def test_result_is_independent_of_progress_and_serialises() -> None:
     calls: list[int] = []
-    a = linkage_experiment("s2", 100, 8, 2, 250, 4, chunk_rows=60, progress=calls.append)
-    b = linkage_experiment("s2", 100, 8, 2, 250, 4, chunk_rows=60)
+    a = linkage_experiment(LinkageSetup("s2", 100, 8, 2), 250, 4, chunk_rows=60, progress=calls.append)
+    b = linkage_experiment(LinkageSetup("s2", 100, 8, 2), 250, 4, chunk_rows=60)
     assert calls == [60, 60, 60, 60, 10]
     calls.clear()
     # Non-mated partners come from the same chunk: a lone last person joins the previous chunk.
-    linkage_experiment("s1", 100, 8, 2, 121, 4, chunk_rows=60, progress=calls.append)
+    linkage_experiment(LinkageSetup("s1", 100, 8, 2), 121, 4, chunk_rows=60, progress=calls.append)
     assert calls == [60, 61]
     assert np.array_equal(a.mated_scores, b.mated_scores) and a.accuracy == b.accuracy
     data = json.loads(json.dumps(a.to_dict()))
@@ -237,9 +238,10 @@ def test_result_is_independent_of_progress_and_serialises() -> None:
 )
 def test_bad_arguments(args) -> None:
     with pytest.raises(ParameterError):
-        linkage_experiment(*args)
+        scheme, n, q, tau, pairs, seed = args
+        linkage_experiment(LinkageSetup(scheme, n, q, tau), pairs, seed)
     with pytest.raises(ParameterError):
-        linkage_experiment("s1", 100, 8, 2, 10, 1, features=0)
+        linkage_experiment(LinkageSetup("s1", 100, 8, 2, features=0), 10, 1)
 
 
 def test_partition_batch_rows() -> None:
@@ -295,23 +297,25 @@ def test_empirical_noise_draws_measured_movements_jointly() -> None:
 
 
 def test_default_noise_is_the_tied_model_and_reports_it() -> None:
-    a = linkage_experiment("s2", 100, 8, 2, 500, 5)
-    b = linkage_experiment("s2", 100, 8, 2, 500, 5, noise=ReenrolmentNoise.tied())
+    a = linkage_experiment(LinkageSetup("s2", 100, 8, 2), 500, 5)
+    b = linkage_experiment(LinkageSetup("s2", 100, 8, 2, noise=ReenrolmentNoise.tied()), 500, 5)
     assert (a.mated_scores == b.mated_scores).all() and (a.nonmated_scores == b.nonmated_scores).all()
     assert a.to_dict()["noise"] == {"kind": "tied", "label": "tied"}
     with pytest.raises(ParameterError):
-        linkage_experiment("s2", 100, 8, 2, 500, 5, noise="identical")
+        linkage_experiment(LinkageSetup("s2", 100, 8, 2, noise="identical"), 500, 5)
 
 
 def test_s2_parity_links_identical_reenrolments_but_not_a_move_of_b() -> None:
     # Every s2 boundary has the parity of b − v: identical re-enrolments keep it (≥ 0.75 at τ = 1),
     # moving b alone by one flips it, and the exact-match adversary sees no shared interval at all.
-    same = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.identical())
-    moved = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.b_plus_minus())
-    both = linkage_experiment("s2", 1000, 5, 1, 3000, 2, noise=ReenrolmentNoise.steps(b=(-1, 1), v=(-1, 1)))
+    same = linkage_experiment(LinkageSetup("s2", 1000, 5, 1, noise=ReenrolmentNoise.identical()), 3000, 2)
+    moved = linkage_experiment(LinkageSetup("s2", 1000, 5, 1, noise=ReenrolmentNoise.b_plus_minus()), 3000, 2)
+    both = linkage_experiment(
+        LinkageSetup("s2", 1000, 5, 1, noise=ReenrolmentNoise.steps(b=(-1, 1), v=(-1, 1))), 3000, 2
+    )
     assert same.accuracy >= 0.74
     # (only a b clipped at 0 or n − 1 keeps its parity)
     assert (moved.mated_scores > 0).mean() < 0.005 and moved.accuracy == 0.5
     assert 0.6 < both.accuracy < same.accuracy  # b − v keeps its parity when both move
-    more = linkage_experiment("s2", 1000, 5, 1, 1000, 2, features=4, noise=ReenrolmentNoise.identical())
+    more = linkage_experiment(LinkageSetup("s2", 1000, 5, 1, features=4, noise=ReenrolmentNoise.identical()), 1000, 2)
     assert more.accuracy > same.accuracy

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sketchauth.cli import main
-from sketchauth.evaluate.linkage import linkage_experiment
+from sketchauth.evaluate.linkage import LinkageSetup, linkage_experiment
 
 ARGS = ["evaluate", "linkage", "--n", "100", "--q", "8", "--tau", "2", "--pairs", "1000", "--seed", "5"]
 
@@ -18,7 +18,7 @@ def test_json_to_stdout_matches_the_library(capsys: pytest.CaptureFixture[str]) 
     assert main([*ARGS, "--scheme", "s2"]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
-    expected = linkage_experiment("s2", 100, 8, 2, 1000, 5).to_dict()
+    expected = linkage_experiment(LinkageSetup("s2", 100, 8, 2), 1000, 5).to_dict()
     assert out["accuracy"] == expected["accuracy"] == 0.6865
     assert out["threshold"] == 2
     assert out["histogram"] == expected["histogram"]

@@ -20,6 +20,7 @@ from sketchauth.errors import ParameterError
 from sketchauth.evaluate.linkage import (
     ADVERSARIES,
     LINKAGE_SCHEMES,
+    LinkageSetup,
     ReenrolmentNoise,
     linkage_experiment,
     parity_bits,
@@ -99,8 +100,8 @@ def test_parity_adversary_links_s2_but_not_s3_at_eight_features() -> None:
     # Measured: s2 0.9983, s3 0.5144 (chance 0.5; the best threshold's selection bias and the
     # binomial error at 5000 pairs are each about 0.01).
     noise = ReenrolmentNoise.identical()
-    s2 = linkage_experiment("s2", 1000, 5, 1, 5000, 1, features=8, noise=noise, adversary="parity")
-    s3 = linkage_experiment("s3", 1000, 5, 1, 5000, 1, features=8, noise=noise, adversary="parity")
+    s2 = linkage_experiment(LinkageSetup("s2", 1000, 5, 1, features=8, noise=noise, adversary="parity"), 5000, 1)
+    s3 = linkage_experiment(LinkageSetup("s3", 1000, 5, 1, features=8, noise=noise, adversary="parity"), 5000, 1)
     assert s2.accuracy >= 0.9
     assert s3.accuracy <= 0.55
     assert s3.to_dict()["adversary"] == "parity"
@@ -109,20 +110,20 @@ def test_parity_adversary_links_s2_but_not_s3_at_eight_features() -> None:
 @pytest.mark.statistical  # 5000-20000 pairs per experiment: CI's serial phase
 def test_similar_interval_target_of_s3() -> None:
     # linkage_experiment("s3", n=1000, q=5, tau=1, pairs=20000): measured 0.5693 (s2: 0.7524).
-    s3 = linkage_experiment("s3", 1000, 5, 1, 20000, 1)
+    s3 = linkage_experiment(LinkageSetup("s3", 1000, 5, 1), 20000, 1)
     assert s3.accuracy <= 0.62
-    assert linkage_experiment("s2", 1000, 5, 1, 20000, 1).accuracy >= 0.72
+    assert linkage_experiment(LinkageSetup("s2", 1000, 5, 1), 20000, 1).accuracy >= 0.72
     # The adaptive adversary that counts only even (possible secret) intervals does better, but
     # still within the target at one feature: measured 0.6062.
-    even = linkage_experiment("s3", 1000, 5, 1, 20000, 1, adversary="similar-even-intervals")
+    even = linkage_experiment(LinkageSetup("s3", 1000, 5, 1, adversary="similar-even-intervals"), 20000, 1)
     assert s3.accuracy < even.accuracy <= 0.62
 
 
 def test_s3_still_links_with_many_features() -> None:
     # What s3 does not hide: the secret interval recurs in both enrolments of one person, so the
     # evidence adds up over features (measured at 8 features, 2000 pairs: 0.70 similar intervals).
-    one = linkage_experiment("s3", 1000, 5, 1, 2000, 2, noise=ReenrolmentNoise.identical())
-    eight = linkage_experiment("s3", 1000, 5, 1, 2000, 2, features=8, noise=ReenrolmentNoise.identical())
+    one = linkage_experiment(LinkageSetup("s3", 1000, 5, 1, noise=ReenrolmentNoise.identical()), 2000, 2)
+    eight = linkage_experiment(LinkageSetup("s3", 1000, 5, 1, features=8, noise=ReenrolmentNoise.identical()), 2000, 2)
     assert eight.accuracy > one.accuracy + 0.05
 
 
@@ -130,9 +131,9 @@ def test_adversary_argument_is_checked() -> None:
     assert LINKAGE_SCHEMES == ("s1", "s2", "s3")
     assert ADVERSARIES["s3"][0] == "similar-intervals"
     with pytest.raises(ParameterError, match="adversary for s1"):
-        linkage_experiment("s1", 100, 5, 1, 10, 1, adversary="parity")
+        linkage_experiment(LinkageSetup("s1", 100, 5, 1, adversary="parity"), 10, 1)
     with pytest.raises(ParameterError, match="adversary for s3"):
-        linkage_experiment("s3", 100, 5, 1, 10, 1, adversary="tolerances")
+        linkage_experiment(LinkageSetup("s3", 100, 5, 1, adversary="tolerances"), 10, 1)
 
 
 def test_cli_runs_the_parity_adversary_on_s3(capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,7 +155,7 @@ def test_cli_runs_the_parity_adversary_on_s3(capsys: pytest.CaptureFixture[str])
     ]
     assert main([*args, "--features", "4", "--adversary", "parity"]) == 0
     out = json.loads(capsys.readouterr().out)
-    expected = linkage_experiment("s3", 200, 5, 1, 500, 3, features=4, adversary="parity").to_dict()
+    expected = linkage_experiment(LinkageSetup("s3", 200, 5, 1, features=4, adversary="parity"), 500, 3).to_dict()
     assert out["accuracy"] == expected["accuracy"] and out["adversary"] == "parity"
 
 

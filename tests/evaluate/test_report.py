@@ -12,7 +12,7 @@ from sketchauth.cli import main
 from sketchauth.cli.evaluate import parse_synthetic
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate import report as report_module
-from sketchauth.evaluate.data import synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 from sketchauth.evaluate.rates import RatePoint
 from sketchauth.evaluate.report import (
     EvaluationTarget,
@@ -45,7 +45,7 @@ TOP_KEYS = {
 
 
 def small_report() -> report_module.Report:
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     target = EvaluationTarget.from_scheme("interval", {"n": 64, "features": 4})
     return run_report(target, data, [2, 3, 4, 6, 8], seed=0, profile="test", crosscheck_trials=4)
 
@@ -68,7 +68,7 @@ def test_report_dictionary_has_stable_keys_and_exact_counts() -> None:
 
 
 def test_unlinkability_skipped_without_two_enrolments() -> None:
-    data = synthetic_vectors(6, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(6, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     target = EvaluationTarget.from_scheme("interval", {"n": 64, "features": 4})
     rep = run_report(target, data, [4], enrol_samples=2, seed=0, profile=None, crosscheck_trials=0)
     assert rep.unlinkability is None
@@ -142,7 +142,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_cli_data_file_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = synthetic_vectors(6, 2, 3, n=32, spread=4, noise=1, seed=1)
+    data = synthetic_vectors(6, 2, 3, n=32, seed=1, model=VectorModel(spread=4, noise=1))
     f = tmp_path / "d.csv"
     f.write_text(
         "".join(f"{i},{','.join(map(str, row))}\n" for i, row in zip(data.identities, data.samples, strict=False))
@@ -179,7 +179,7 @@ def test_pipeline_extension_point() -> None:
     from sketchauth.evaluate.error_rates import decide_by_decoding, enrol_rounded_mean
     from sketchauth.sketches.interval import IntervalSketch
 
-    data = synthetic_vectors(8, 4, 3, n=64, spread=8, noise=1, seed=2)
+    data = synthetic_vectors(8, 4, 3, n=64, seed=2, model=VectorModel(spread=8, noise=1))
     target = EvaluationTarget(
         name="halved-interval",
         params={"n": 32, "features": 3},

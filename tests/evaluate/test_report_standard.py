@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from _helpers import evaluate_report
 
-from sketchauth.evaluate.data import synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.rates import clopper_pearson_interval, wilson_interval
 from sketchauth.evaluate.renewability import evaluate_renewability
 from sketchauth.evaluate.report import EvaluationTarget, run_report, write_report
-from sketchauth.evaluate.unlinkability import chance_level, evaluate_unlinkability, link_pairs
+from sketchauth.evaluate.unlinkability import UnlinkabilityOptions, chance_level, evaluate_unlinkability, link_pairs
 from sketchauth.sketches.interval import IntervalSketch
 
 SCHEME = ["--scheme", "interval", "--params", '{"n": 256, "features": 8}', "--sweep", "2,4,6,8,10", "--seed", "3"]
@@ -70,7 +70,7 @@ def test_iso_section_restates_the_reports_numbers(reports: dict[str, dict]) -> N
 
 
 def test_renewability_sealed_records_do_not_link_and_clear_ones_do() -> None:
-    data = synthetic_vectors(80, 2, 8, noise=1.0, seed=2)
+    data = synthetic_vectors(80, 2, 8, seed=2, model=VectorModel(noise=1.0))
     sketch = IntervalSketch(256, 6, features=8)
     enrol = adapter("interval").enrol
     out = evaluate_renewability(sketch, link_pairs(sketch, enrol, data, seed=1), permutations=100, seed=1)
@@ -80,14 +80,14 @@ def test_renewability_sealed_records_do_not_link_and_clear_ones_do() -> None:
         # over runs (fresh peppers and nonces each run); 0.3 is far above, far below the clear 0.9+.
         assert scenario["d_sys"] < 0.3 and 0.0 < scenario["p_value"] <= 1.0
     # The control: the same two enrolments in clear (renewal by fresh randomness alone) link.
-    clear = evaluate_unlinkability(sketch, enrol, data, seed=1)
+    clear = evaluate_unlinkability(sketch, enrol, data, UnlinkabilityOptions(seed=1))
     assert clear.measures.d_sys > 0.8
     assert chance_level(clear.mated_scores, clear.nonmated_scores, permutations=50)["p_value"] < 0.05
 
 
 def test_roc_and_epc_in_the_json_and_as_figures(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    data = synthetic_vectors(24, 3, 8, noise=2.0, seed=4)
+    data = synthetic_vectors(24, 3, 8, seed=4, model=VectorModel(noise=2.0))
     target = EvaluationTarget.from_scheme("interval", {"n": 256, "features": 8})
     rep = run_report(target, data, [2, 4, 8], seed=2, profile="test", crosscheck_trials=0, attack_tries=0)
     payload = write_report(rep, tmp_path)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sketchauth.evaluate import blocks, tally
 from sketchauth.evaluate.adapters import adapter
-from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_sets, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.deciders import (
     _window_bits,
     decide_by_decoding,
@@ -30,11 +30,14 @@ from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.templates import enrol_rounded_mean
 
 CASES = {
-    "interval": (lambda: synthetic_vectors(15, 4, 6, n=64, spread=3, noise=1.5, seed=3), {"n": 64, "features": 6}),
+    "interval": (
+        lambda: synthetic_vectors(15, 4, 6, n=64, seed=3, model=VectorModel(spread=3, noise=1.5)),
+        {"n": 64, "features": 6},
+    ),
     "code-offset": (lambda: synthetic_strings(14, 3, 8, error_rate=0.15, seed=2), {"n": 8}),
     "pinsketch": (lambda: synthetic_sets(12, 3, low=1, high=256, set_size=12, seed=5), {"m": 8}),
     "asymmetric-interval": (
-        lambda: synthetic_vectors(12, 4, 5, n=200, spread=4, noise=2.0, seed=4),
+        lambda: synthetic_vectors(12, 4, 5, n=200, seed=4, model=VectorModel(spread=4, noise=2.0)),
         {"n": 200, "features": 5, "q": 8, "scheme": "s2"},
     ),
 }
@@ -128,7 +131,7 @@ def _same(a: tally.Tally, b: tally.Tally) -> None:
 
 
 def test_merge_is_associative_and_independent_of_the_split() -> None:
-    data = synthetic_vectors(20, 4, 6, n=64, spread=3, noise=1.5, seed=8)
+    data = synthetic_vectors(20, 4, 6, n=64, seed=8, model=VectorModel(spread=3, noise=1.5))
     _, job = _job(data, [2, 4, 6], check=5)
     bands = [(a, min(a + 3, 20)) for a in range(0, 20, 3)]
     parts = [blocks.run_band(job, a, b) for a, b in bands]
@@ -148,7 +151,7 @@ def test_merge_is_associative_and_independent_of_the_split() -> None:
 
 
 def test_tiles_smaller_than_a_band_give_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = synthetic_vectors(16, 4, 6, n=64, spread=3, noise=1.5, seed=9)
+    data = synthetic_vectors(16, 4, 6, n=64, seed=9, model=VectorModel(spread=3, noise=1.5))
     _, job = _job(data, [3, 5])
     big = blocks.run(job)
     monkeypatch.setattr(blocks, "TILE_CELLS", 6 * 5)  # 5 identities × 1 probe... tiles of every shape
@@ -224,7 +227,7 @@ def test_score_histograms_merge_exactly_and_give_the_det_of_the_scores(monkeypat
 
 
 def test_baselines_from_histograms_equal_the_per_trial_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = synthetic_vectors(14, 4, 6, n=64, spread=3, noise=1.5, seed=6)
+    data = synthetic_vectors(14, 4, 6, n=64, seed=6, model=VectorModel(spread=3, noise=1.5))
     small = evaluate_adapter("interval", {"n": 64, "features": 6}, data, [3], seed=0)
     from sketchauth.evaluate import error_rates
 
@@ -245,7 +248,7 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     equal real encode → decode on every materialised pair of the plan."""
     from sketchauth.evaluate import fitting
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    from sketchauth.evaluate.error_rates import evaluate_scheme
+    from sketchauth.evaluate.error_rates import RunOptions, SweepSpec, evaluate_scheme
     from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.4, seed=7)
@@ -256,7 +259,12 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     target = pipeline_target(pipeline)
     sweep = default_pipeline_sweep(pipeline)
     result = evaluate_scheme(
-        target.factory, target.enrol, data, sweep, probe_fn=target.probe, decide=target.decide, jobs=2
+        target.factory,
+        target.enrol,
+        data,
+        sweep,
+        run=RunOptions(jobs=2),
+        sweep=SweepSpec(probe_fn=target.probe, decide=target.decide),
     )
     plan = plan_trials(data)
     pairs = np.hstack([plan.genuine, plan.impostor])
@@ -276,7 +284,7 @@ def test_report_says_when_the_score_files_are_not_written(monkeypatch: pytest.Mo
     from sketchauth.evaluate.report import EvaluationTarget, run_report
 
     monkeypatch.setattr(error_rates, "SCORE_FILE_LIMIT", 10)
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     target = EvaluationTarget.from_scheme("interval", {"n": 64, "features": 4})
     report = run_report(target, data, [3], profile=None, crosscheck_trials=0, attack_tries=0)
     assert report.error_rates.trial_labels is None

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sketchauth.errors import DecodeError, ParameterError
-from sketchauth.evaluate.data import synthetic_sets, synthetic_strings, synthetic_vectors
+from sketchauth.evaluate.data import VectorModel, synthetic_sets, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.error_rates import adapter
 from sketchauth.evaluate.unlinkability import (
     LINKAGE_ATTACKS,
+    UnlinkabilityOptions,
     attack_for_key,
     crt_candidates,
     difference_decoding,
@@ -123,30 +124,34 @@ def test_vault_differential_finds_common_points(seed: int) -> None:
 
 
 def test_interval_unlinkability_exact_and_reversible() -> None:
-    data = synthetic_vectors(30, 2, 8, n=128, spread=30, noise=0.0, seed=1)
+    data = synthetic_vectors(30, 2, 8, n=128, seed=1, model=VectorModel(spread=30, noise=0.0))
     ad = adapter("interval")
     sk = ad.make_sketch({"n": 128, "features": 8}, 4)
-    result = evaluate_unlinkability(sk, ad.enrol, data, seed=0)
+    result = evaluate_unlinkability(sk, ad.enrol, data, UnlinkabilityOptions(seed=0))
     # Noise-free: both enrolments are identical, mated residue distance 0, non-mated larger.
     assert np.all(result.mated_scores == 0) and np.all(result.nonmated_scores > 0)
     assert result.measures.d_sys == 1.0
     # Moduli 7 and 9: product 63 < 128, every b has a twin b ± 63 in range: nothing recovered.
     assert result.reversibility["recovered_fraction"] == 0.0
     # v = 5 → moduli 9 and 11, product 99: exactly the templates in [29, 99) are determined.
-    mid = evaluate_unlinkability(ad.make_sketch({"n": 128, "features": 8}, 5), ad.enrol, data, seed=0)
+    mid = evaluate_unlinkability(
+        ad.make_sketch({"n": 128, "features": 8}, 5), ad.enrol, data, UnlinkabilityOptions(seed=0)
+    )
     templates = np.stack([s[0] for _, s in data.by_identity()])
     expected = float(np.mean((templates >= 29) & (templates < 99)))
     assert mid.reversibility["recovered_fraction"] == pytest.approx(expected)
     assert 0.0 < expected < 1.0
     # v = 8 → moduli 15 and 17, product 255 ≥ 128: every feature recovered.
-    wide = evaluate_unlinkability(ad.make_sketch({"n": 128, "features": 8}, 8), ad.enrol, data, seed=0)
+    wide = evaluate_unlinkability(
+        ad.make_sketch({"n": 128, "features": 8}, 8), ad.enrol, data, UnlinkabilityOptions(seed=0)
+    )
     assert wide.reversibility["recovered_fraction"] == 1.0
 
 
 def test_linear_schemes_difference_decoding_on_data() -> None:
     strings = synthetic_strings(20, 2, 16, error_rate=0.05, seed=2)
     ad = adapter("code-offset")
-    result = evaluate_unlinkability(ad.make_sketch({"n": 16}, 3), ad.enrol, strings, seed=0)
+    result = evaluate_unlinkability(ad.make_sketch({"n": 16}, 3), ad.enrol, strings, UnlinkabilityOptions(seed=0))
     # Scores depend only on the data (the code is linear), so they are exact on a seed.
     diffs = [int(np.count_nonzero(s[0] != s[1])) for _, s in strings.by_identity()]
     assert result.mated_scores.tolist() == [float(min(d, 4)) for d in diffs]
@@ -154,17 +159,17 @@ def test_linear_schemes_difference_decoding_on_data() -> None:
     assert result.measures.d_sys > 0.5
     sets = synthetic_sets(20, 2, low=1, high=2**12, set_size=20, dropout=0.1, insertion=0.1, seed=3)
     pin = adapter("pinsketch")
-    result = evaluate_unlinkability(pin.make_sketch({"m": 12}, 8), pin.enrol, sets, seed=0)
+    result = evaluate_unlinkability(pin.make_sketch({"m": 12}, 8), pin.enrol, sets, UnlinkabilityOptions(seed=0))
     sizes = [int(np.setxor1d(s[0], s[1]).size) for _, s in sets.by_identity()]
     assert result.mated_scores.tolist() == [float(min(d, 9)) for d in sizes]
 
 
 def test_asymmetric_attacks_run_on_real_helpers() -> None:
-    data = synthetic_vectors(20, 4, 6, n=128, noise=2.0, reliability_spread=0.7, seed=4)
+    data = synthetic_vectors(20, 4, 6, n=128, seed=4, model=VectorModel(noise=2.0, reliability_spread=0.7))
     ad = adapter("asymmetric-interval")
     for scheme in ("s1", "s2", "s3"):
         sk = ad.make_sketch({"n": 128, "q": 16, "scheme": scheme, "features": 6}, 2)
-        result = evaluate_unlinkability(sk, ad.enrol, data, enrol_samples=2, setting=2, seed=0)
+        result = evaluate_unlinkability(sk, ad.enrol, data, UnlinkabilityOptions(enrol_samples=2, setting=2, seed=0))
         assert result.higher_is_mated
         assert result.measures.mated_pairs == 20 and result.measures.nonmated_pairs == 200
         assert 0.0 <= result.measures.d_sys <= 1.0
@@ -175,7 +180,7 @@ def test_small_vault_is_linkable_and_partly_reversible() -> None:
     sets = synthetic_sets(12, 2, low=0, high=31, set_size=12, dropout=0.0, insertion=0.0, seed=5)
     ad = adapter("fuzzy-vault")
     sk = ad.make_sketch({"p": 31, "m": 12}, 4)  # degree 3
-    result = evaluate_unlinkability(sk, ad.enrol, sets, seed=0, trials=200)
+    result = evaluate_unlinkability(sk, ad.enrol, sets, UnlinkabilityOptions(seed=0, trials=200))
     assert result.measures.d_sys > 0.5
     assert result.reversibility["recovered_fraction"] > 0.5
     assert 0 < result.extra["success_probability_per_trial"] < 1

@@ -17,6 +17,7 @@ from sketchauth.evaluate.linkage import parity_bits, s2_similar_intervals, simul
 from sketchauth.evaluate.unlinkability_report import (
     PIPELINE_ATTACKS,
     PIPELINE_KINDS,
+    UnlinkabilityReportOptions,
     attack_ready,
     byte_agreement,
     enrolment_groups,
@@ -53,7 +54,7 @@ def synthetic() -> tuple[LabelledVectors, LabelledVectors]:
 @pytest.fixture(scope="module")
 def report(synthetic: tuple[LabelledVectors, LabelledVectors]) -> dict:
     background, data = synthetic
-    return run_unlinkability_report(background, data, seed=3, **FAST)
+    return run_unlinkability_report(background, data, options=UnlinkabilityReportOptions(seed=3, **FAST))
 
 
 # -- the library runner ---------------------------------------------------------------------------------
@@ -113,13 +114,15 @@ def test_peppered_pipelines_are_unlinkable_with_enough_pairs(kind: str) -> None:
     out = run_unlinkability_report(
         background,
         data,
-        kinds=[kind],
-        enrol_samples=1,
-        groups=16,
-        max_nonmated=8000,
-        permutations=20,
-        seed=1,
-        target_fmr=0.02 if kind == "interval" else 0.01,
+        options=UnlinkabilityReportOptions(
+            kinds=[kind],
+            enrol_samples=1,
+            groups=16,
+            max_nonmated=8000,
+            permutations=20,
+            seed=1,
+            target_fmr=0.02 if kind == "interval" else 0.01,
+        ),
     )
     attack = out["pipelines"][kind]["attacks"][0]
     assert attack["clear"]["mated_pairs"] == 30 * 120
@@ -182,10 +185,10 @@ def test_too_few_samples_is_a_clear_error() -> None:
 def test_unknown_pipeline_and_feature_mismatch(synthetic: tuple[LabelledVectors, LabelledVectors]) -> None:
     background, data = synthetic
     with pytest.raises(ParameterError, match="pipelines must be among"):
-        run_unlinkability_report(background, data, kinds=["vault"])
+        run_unlinkability_report(background, data, options=UnlinkabilityReportOptions(kinds=["vault"]))
     narrow = LabelledVectors(data.identities, data.samples[:, :3])
     with pytest.raises(ParameterError, match=r"bg\.csv has 12 features but ev\.csv has 3"):
-        run_unlinkability_report(background, narrow, sources=("bg.csv", "ev.csv"))
+        run_unlinkability_report(background, narrow, options=UnlinkabilityReportOptions(sources=("bg.csv", "ev.csv")))
 
 
 # -- the command ------------------------------------------------------------------------------------------
@@ -276,9 +279,7 @@ def test_real_like_fixture(tmp_path: Path) -> None:
     out = run_unlinkability_report(
         load_vectors(tmp_path / "train.csv"),
         load_vectors(tmp_path / "test.csv"),
-        kinds=["interval", "thermometer", "s3"],
-        seed=0,
-        **FAST,
+        options=UnlinkabilityReportOptions(kinds=["interval", "thermometer", "s3"], seed=0, **FAST),
     )
     assert out["sources"]["shared_labels"] == 9 and out["sources"]["set"].startswith("closed")
     assert any("fewer than 10" in note for note in out["notes"])  # the small-population warning is kept

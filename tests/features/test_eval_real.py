@@ -189,7 +189,7 @@ def test_split_column_and_separate_probe_file_through_the_cli(tmp_path, capsys) 
 
 # -- security told four ways ------------------------------------------------------------------------------
 def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
-    from sketchauth.evaluate.pipelines.security import offline_attack
+    from sketchauth.evaluate.security import offline_attack
 
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
     pipeline = fitting.interval.for_target_fmr(transform, POP.draw(30, 4, seed=2), CalibrationOptions(target_fmr=0.01))
@@ -212,7 +212,7 @@ def test_offline_attack_counts_argon2_evaluations_until_first_success() -> None:
 def test_pin_cascade_diverts_at_most_the_pin_and_recommendation_rules() -> None:
     import math
 
-    from sketchauth.evaluate.pipelines.security import pin_cascade, recommend
+    from sketchauth.evaluate.security import pin_cascade, recommend
     from sketchauth.features.pipeline import IntervalPipeline
 
     transform = fit_transform(POP.draw(80, 4, seed=1), levels=16)
@@ -344,9 +344,9 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
 
 
 def test_cli_evaluate_report_states_protocol_and_four_security_figures(tmp_path, capsys) -> None:
-    from sketchauth.evaluate.data import synthetic_vectors
+    from sketchauth.evaluate.data import VectorModel, synthetic_vectors
 
-    data = synthetic_vectors(12, 3, 4, n=64, spread=3, noise=1.5, seed=3)
+    data = synthetic_vectors(12, 3, 4, n=64, seed=3, model=VectorModel(spread=3, noise=1.5))
     path = tmp_path / "people.csv"
     path.write_text(
         "identity,a,b,c,d\n"

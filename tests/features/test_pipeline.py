@@ -390,7 +390,7 @@ def test_levels_on_a_subset_of_dims_are_the_full_quantisation_restricted(transfo
     assert asym.capture_levels(person).tolist() == expected.tolist()
     # The service's request body (optional dependency: the service extra) carries exactly those levels.
     pytest.importorskip("pydantic_settings")
-    from service.pipelines import enrolment_request
+    from sketchauth_service.pipelines import enrolment_request
 
     assert enrolment_request(asym, person)["samples"] == expected.tolist()
     b, v = asym.secret_from_samples(person)

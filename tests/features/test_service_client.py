@@ -7,10 +7,10 @@ import pytest
 pytest.importorskip("fastapi")
 
 from fastapi.testclient import TestClient
+from sketchauth_service.app import create_app
+from sketchauth_service.pipelines import enrolment_request, verification_request
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.pipelines import enrolment_request, verification_request
-from service.settings import Settings
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.options import CalibrationOptions

@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ServerProcess, in_ci, postgres_problem, postgres_url, test_settings, unique_schema
-
-from service.app import create_app
-from service.settings import Settings
-from service.store import Store
-from service.store.sqlite import SQLiteStore
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
+from sketchauth_service.store import Store
+from sketchauth_service.store.sqlite import SQLiteStore
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +36,7 @@ def postgres_available() -> str:
 @pytest.fixture
 def postgres_schema(postgres_available: str) -> Iterator[str]:
     """A fresh schema name, dropped after the test."""
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     schema = unique_schema()
     yield schema

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-from service.settings import Settings
-from service.store import open_store
+from sketchauth_service.settings import Settings
+from sketchauth_service.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]
 API_KEY = "test-api-key-0123456789abcdef"

@@ -43,8 +43,15 @@ from typing import Any
 import httpx
 import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
-
-from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, UserRecord, open_store
+from sketchauth_service.store import (
+    AttemptRefused,
+    LockoutPolicy,
+    NewEnrolment,
+    Store,
+    UserNotFound,
+    UserRecord,
+    open_store,
+)
 
 #: Rows that record an outcome, written without the user's row lock: not part of the state.
 OUTCOME_ONLY = frozenset({"verify-fail"})

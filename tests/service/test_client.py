@@ -31,7 +31,7 @@ from sketchauth.client import (
 from sketchauth.errors import ParameterError, SampleError, SketchAuthError
 
 INTERVAL = {"n": 256, "v": 8, "features": 4}
-PEPPER = "bsA37N1a7uma94_VBBLZkl4Y142Z0NO0N8A4BXLER1w"
+PEPPER = "skp1_9pf_eaHmZGUZcPoYVAfsU0wEAUaKNcoFBOQF7RhfJHWkF3lY"
 
 
 @pytest.fixture(scope="module")

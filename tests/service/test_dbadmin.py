@@ -1,4 +1,4 @@
-"""``sketchauth db status|migrate|backup|restore`` on SQLite and PostgreSQL (:mod:`service.dbadmin`).
+"""``sketchauth db status|migrate|backup|restore`` on SQLite and PostgreSQL (:mod:`sketchauth_service.dbadmin`).
 
 The round trip a disaster-recovery drill runs: enrol through the real service, back up, wipe the
 database, restore, and verify the same user again (genuine accepted, impostor refused). A schema
@@ -9,9 +9,12 @@ newer than the code (a migration this release does not know) is refused by ``mig
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -19,12 +22,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from service_testing import AUTH, test_settings
+from service_testing import API_KEY, AUTH, REPO, ServerProcess, free_port, test_settings
+from sketchauth_service import dbadmin
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
+from sketchauth_service.store.migrations import LATEST_VERSION
 
-from service import dbadmin
-from service.app import create_app
-from service.settings import Settings
-from service.store.migrations import LATEST_VERSION
 from sketchauth.cli import main
 
 N = 1 << 20
@@ -57,7 +60,11 @@ def _round_trip(settings: Settings, backup_file: Path, wipe: object, capsys: pyt
     assert stat.S_IMODE(backup_file.stat().st_mode) == 0o600
     _enrol(settings, "mallory")  # after the backup: the restore must not bring it back
     wipe()  # type: ignore[operator]
-    assert dbadmin.status(settings.database_url, schema=settings.postgres_schema).state == "empty"
+    try:
+        state = dbadmin.status(settings.database_url, schema=settings.postgres_schema).state
+    except dbadmin.DatabaseMissing:  # SQLite: the file is gone
+        state = "missing"
+    assert state in ("empty", "missing")
     assert main(_db(settings, "restore", str(backup_file))) == 0
     assert f"schema version {LATEST_VERSION} (current)" in capsys.readouterr().out
     assert _verified(settings, "alice", GENUINE)
@@ -160,17 +167,72 @@ def test_a_newer_schema_is_refused_by_migrate_and_restore(
 
 def test_status_and_migrate_from_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'new.db'}"
+    # A file that does not exist is named as missing, not reported as an empty database.
+    assert main(["db", "status", "--db", url]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("sketchauth: error: no SQLite database at ") and str(tmp_path / "new.db") in error
+    assert error.count("\n") == 1
+    assert not (tmp_path / "new.db").exists()  # status created nothing
+    sqlite3.connect(tmp_path / "new.db").close()  # an empty file: an empty database
     assert main(["db", "status", "--db", url]) == 1
     report = json.loads(capsys.readouterr().out)
     assert (report["state"], report["current"], report["latest"]) == ("empty", 0, LATEST_VERSION)
     assert [m["version"] for m in report["pending"]] == list(range(1, LATEST_VERSION + 1))
-    assert not (tmp_path / "new.db").exists()  # status created nothing
+    (tmp_path / "new.db").unlink()
     assert main(["db", "migrate", "--db", url]) == 0
     assert capsys.readouterr().out.startswith(f"schema version 0 -> {LATEST_VERSION}")
     assert main(["db", "status", "--db", url]) == 0
     assert json.loads(capsys.readouterr().out)["state"] == "current"
     assert main(["db", "migrate", "--db", url]) == 0
     assert "(current)" in capsys.readouterr().out
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``sketchauth ARGS`` in a process of its own: everything it prints, logging included."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "sketchauth.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_every_db_action_against_an_unreachable_postgres_is_one_line(tmp_path: Path) -> None:
+    # Nothing listens on the port: the pool's retries and its PoolTimeout traceback were 38 lines.
+    pytest.importorskip("psycopg_pool")
+    url = f"postgresql://sketchauth:s3cret-pw@127.0.0.1:{free_port()}/sketchauth"
+    (tmp_path / "in.dump").write_bytes(b"x")
+    for action in (
+        ["status"],
+        ["migrate"],
+        ["backup", str(tmp_path / "out.dump")],
+        ["restore", str(tmp_path / "in.dump")],
+    ):
+        done = _cli("db", *action, "--db", url)
+        assert done.returncode == 2, (action, done.stderr)
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("sketchauth: error: "), (action, done.stderr)
+        assert "s3cret-pw" not in done.stderr and not done.stdout
+
+
+def test_restore_refuses_a_database_a_service_has_open(
+    sqlite_settings: Settings, tmp_path: Path, servers: list[ServerProcess], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _enrol(sqlite_settings, "alice")
+    out = tmp_path / "b.sqlite3"
+    dbadmin.backup(sqlite_settings.database_url, out)
+    env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
+    server = ServerProcess(tmp_path, env, db=sqlite_settings.database_url)
+    servers.append(server)
+    server.wait_ready()
+    assert main(_db(sqlite_settings, "restore", str(out), "--force")) == 2
+    assert "in use" in capsys.readouterr().err
+    server.stop()
+    assert main(_db(sqlite_settings, "restore", str(out), "--force")) == 0
+    assert _verified(sqlite_settings, "alice", GENUINE)
 
 
 # -- PostgreSQL --------------------------------------------------------------------------------------

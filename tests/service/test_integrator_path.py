@@ -24,7 +24,7 @@ from sketchauth.features import load_pipelines
 
 DIMENSIONS = 512
 PIN = "2718-2818"
-PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
+PEPPER = "skp1_VXBdPxgyu28GYtw64MStNmKHFL2m31yUzMdjU21ariz-gY3I"
 
 
 def _embeddings(people: int, captures: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +69,7 @@ def test_fit_writes_calibrated_pipelines_for_raw_float_embeddings(deployed: Path
 
 
 def test_enrol_a_512_dimensional_float_vector_over_http_with_pin_and_pepper(deployed: Path, tmp_path: Path) -> None:
-    from service.app import create_app
+    from sketchauth_service.app import create_app
 
     settings = test_settings(tmp_path, pipelines_dir=str(deployed / "pipelines"), pepper=PEPPER)
     pipeline = load_pipelines(deployed / "pipelines")["angular"]

@@ -18,18 +18,18 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.pepper import PepperRing, PepperSettingsError, census, rotate
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.app import create_app
-from service.pepper import PepperRing, PepperSettingsError, census, rotate
-from service.settings import Settings, SettingsError
-from service.store.records import RecordCodec
-from service.store.sqlite import SQLiteStore
 from sketchauth.cli import main
 from sketchauth.pepper import PEPPER_NONCE_BYTES, SEAL_TAG_BYTES, Pepper
 
-#: Machine-drawn (secrets.token_urlsafe(32)), as a pepper must be.
-PEPPER_A = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
-PEPPER_B = "Xe2Wn7QkHb4cVt9LzMs1PdRg8JuYo3FaKi6ENxC0lSv"
+#: Made by `sketchauth pepper new` (new_pepper_text), as a pepper must be.
+PEPPER_A = "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_"
+PEPPER_B = "skp1_9y0sC5CZW81QvHoYQ5ZY7jDgCgVy8Rw5Yr4HdAGhIGSk8ORy"
 N = 1 << 20
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -105,9 +105,12 @@ def test_serve_refuses_to_start_without_a_required_pepper(
 @pytest.mark.parametrize(
     "changes,match",
     [
-        ({"pepper": "too-short"}, "SKETCHAUTH_PEPPER: a pepper needs at least 128 bits"),
-        ({"pepper": "0123456789abcdef0123456789abcdef"}, "128 bits"),  # a sequence, judged far below 128 bits
-        ({"pepper": "correct horse battery staple"}, "judged to carry"),
+        ({"pepper": "too-short-but-not-machine-made"}, "SKETCHAUTH_PEPPER: a pepper must be made by a machine"),
+        ({"pepper": "too-short", "allow_unformatted_pepper": True}, "SKETCHAUTH_PEPPER: a pepper needs at least 128"),
+        # a sequence, judged far below 128 bits
+        ({"pepper": "0123456789abcdef0123456789abcdef", "allow_unformatted_pepper": True}, "128 bits"),
+        ({"pepper": "correct horse battery staple", "allow_unformatted_pepper": True}, "judged to carry"),
+        ({"pepper": PEPPER_A[:-2] + "xx"}, "checksum|malformed"),
         ({"pepper_previous": (PEPPER_A,)}, "SKETCHAUTH_PEPPER_PREVIOUS needs a current"),
         ({"pepper": PEPPER_A, "pepper_file": "/nonexistent"}, "not both"),
         ({"pepper_file": "/nonexistent/pepper"}, "cannot read"),
@@ -222,7 +225,7 @@ def test_start_refuses_a_database_its_peppers_cannot_read(tmp_path: Path) -> Non
 
 def test_a_wrong_pepper_never_opens(tmp_path: Path) -> None:
     """Reading with the right id but the wrong key (simulated) is refused by the seal's tag."""
-    from service.store.records import RecordIntegrityError
+    from sketchauth_service.store.records import RecordIntegrityError
 
     settings = test_settings(tmp_path, pepper=PEPPER_A)
     with app(settings) as c:
@@ -235,7 +238,7 @@ def test_a_wrong_pepper_never_opens(tmp_path: Path) -> None:
     store = opened(settings)
     try:
         assert store.get("u0") is not None
-        from service.store.sql import _USER_COLUMNS
+        from sketchauth_service.store.sql import _USER_COLUMNS
 
         with store._read() as cur:
             row = store._run(cur, f"SELECT {_USER_COLUMNS} FROM users").fetchone()
@@ -473,7 +476,7 @@ def test_rotation_on_postgresql_interrupted_and_resumed(
 ) -> None:
     """The same on PostgreSQL (rows locked FOR UPDATE per batch, BYTEA nonces): a crash inside a
     batch rolls it back, the re-run finishes, every call works with the new pepper."""
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     def on_postgres(**changes: object) -> Settings:
         return test_settings(tmp_path, database_url=postgres_available, postgres_schema=postgres_schema, **changes)

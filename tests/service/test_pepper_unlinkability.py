@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sql import _USER_COLUMNS
 
-from service.store.records import RecordCodec
-from service.store.sql import _USER_COLUMNS
 from sketchauth.errors import SketchAuthError
 from sketchauth.evaluate.unlinkability import attack_for_key, linkability
 from sketchauth.pepper import SEAL_TAG_BYTES, Pepper
@@ -43,8 +43,11 @@ from sketchauth.sketches.base import SecureSketch, load_sketch
 
 pytestmark = pytest.mark.slow
 
-#: Machine-drawn (secrets.token_urlsafe(32)), as a pepper must be.
-PEPPERS = {"a": "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw", "b": "Xe2Wn7QkHb4cVt9LzMs1PdRg8JuYo3FaKi6ENxC0lSv"}
+#: Made by `sketchauth pepper new` (new_pepper_text), as a pepper must be.
+PEPPERS = {
+    "a": "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_",
+    "b": "skp1_9y0sC5CZW81QvHoYQ5ZY7jDgCgVy8Rw5Yr4HdAGhIGSk8ORy",
+}
 PEOPLE = 400
 #: Randomised schemes whose attack is costly (~64 interpolations per pair): no unwrapped control
 #: (without a pepper they do not link either: 0.02-0.05 measured, the estimator's floor).

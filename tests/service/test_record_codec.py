@@ -1,4 +1,4 @@
-"""The record codec (service.store.records): round trips, the associated data's binding, strict parsing, the ledger."""
+"""The record codec (sketchauth_service.store.records): round trips, the associated data's binding, strict parsing."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from service.store.ledger import RollbackLedger
-from service.store.records import (
+from sketchauth_service.store.ledger import RollbackLedger
+from sketchauth_service.store.records import (
     Content,
     PepperUnavailable,
     RecordCodec,
@@ -18,6 +17,7 @@ from service.store.records import (
     pack,
     unpack,
 )
+
 from sketchauth.enrolment import key_cost_limit
 from sketchauth.pepper import Pepper
 

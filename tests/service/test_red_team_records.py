@@ -29,18 +29,18 @@ import argon2
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, REPO, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
+from sketchauth_service.store import open_store
+from sketchauth_service.store.records import RecordCodec
+from sketchauth_service.store.sql import SqlStore
 
-from service.app import create_app
-from service.settings import Settings
-from service.store import open_store
-from service.store.records import RecordCodec
-from service.store.sql import SqlStore
 from sketchauth.enrolment import enrol as enrol_offline
 from sketchauth.enrolment import hasher, secret_message
 from sketchauth.pepper import Pepper
 from sketchauth.sketches.interval import IntervalSketch
 
-PEPPER = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
+PEPPER = "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_"
 N = 1 << 20
 M_TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 M_SAMPLE = [987_640, 876_560, 765_400, 654_300]

@@ -21,10 +21,9 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from service_testing import REPO, test_settings
-
-from service.api.deps import api_routes, route_scopes
-from service.app import create_app
-from service.credentials import SCOPES, KeySource
+from sketchauth_service.api.deps import api_routes, route_scopes
+from sketchauth_service.app import create_app
+from sketchauth_service.credentials import SCOPES, KeySource
 
 DOC = REPO / "docs" / "service" / "configuration.md"
 KEYS = {scope: f"{scope}-only-key-{'x' * 24}" for scope in sorted(SCOPES)}
@@ -124,6 +123,27 @@ def test_a_verify_key_cannot_change_a_pin(client: TestClient) -> None:
     }
 
 
+def test_the_pin_scope_is_no_verification_oracle(client: TestClient) -> None:
+    # A PIN "change" to the same PIN answered verified true/false and changed nothing: a pure
+    # verification oracle for a key that may not verify. Now it is refused before any work, alike
+    # for a genuine and an impostor sample, and nothing is counted.
+    enrol = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
+    assert (
+        client.post("/v1/users/oracle/enrolment", json={**enrol, "pin": "1234-old"}, headers=_bearer("enrol"))
+    ).status_code == 201
+    answers = []
+    for sample in ([123, 30, 205, 71], [20, 130, 5, 250]):
+        same = {"sample": sample, "pin": "1234-old", "new_pin": "1234-old"}
+        refused = client.post("/v1/users/oracle/pin", json=same, headers=_bearer("pin"))
+        assert refused.status_code == 422 and refused.json()["type"].endswith("/same-pin"), refused.text
+        answers.append((refused.status_code, refused.json()))
+    assert answers[0] == answers[1]
+    trail = client.get("/v1/admin/users/oracle/audit", headers=_bearer("admin")).json()["events"]
+    assert [e["event"] for e in trail] == ["enrol"]  # no attempt was claimed
+    change = {"sample": [123, 30, 205, 71], "pin": "1234-old", "new_pin": "5678-new"}
+    assert client.post("/v1/users/oracle/pin", json=change, headers=_bearer("pin")).json() == {"verified": True}
+
+
 def test_the_document_publishes_one_alternative_per_scope(client: TestClient) -> None:
     document = client.get("/openapi.json").json()
     for (method, path), allowed in documented().items():
@@ -170,7 +190,7 @@ def test_deleting_or_emptying_the_key_file_revokes_its_keys(tmp_path: Path, how:
 
 
 def test_a_deleted_key_file_revokes_through_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from service import credentials
+    from sketchauth_service import credentials
 
     monkeypatch.setattr(credentials, "RELOAD_CHECK_SECONDS", 0.0)
     path = tmp_path / "keys"
@@ -183,7 +203,7 @@ def test_a_deleted_key_file_revokes_through_the_api(tmp_path: Path, monkeypatch:
 
 
 def test_a_v1_route_without_a_scope_is_refused_at_build(tmp_path: Path) -> None:
-    from service.api.deps import check_every_route_is_scoped
+    from sketchauth_service.api.deps import check_every_route_is_scoped
 
     app = create_app(test_settings(tmp_path))
     check_every_route_is_scoped(app)

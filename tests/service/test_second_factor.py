@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.authenticator import FactorRoles, factor_roles, factor_structure
 
-from service.app import create_app
-from service.authenticator import FactorRoles, factor_roles, factor_structure
 from sketchauth import IntervalSketch, PinSketch
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.fitting.options import CalibrationOptions

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 from service_testing import AUTH
-
-from service.schemes import MAX_ANGULAR_DIMENSION, SCHEME_SPECS
+from sketchauth_service.schemes import MAX_ANGULAR_DIMENSION, scheme_specs
 
 _USERS = itertools.count()
 
@@ -58,7 +57,7 @@ def test_bad_embeddings_are_refused_with_a_clear_problem(client: TestClient) -> 
 
 
 def test_the_published_schema_bounds_the_dimension() -> None:
-    schema = SCHEME_SPECS["angular"].params_schema()["properties"]
+    schema = scheme_specs()["angular"].params_schema()["properties"]
     assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
     assert {o["type"] for o in schema["min_cos"]["anyOf"]} == {"number", "integer"}
     assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])
@@ -86,7 +85,7 @@ def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_wit
 
 
 def test_the_published_schema_bounds_the_polar_parameters() -> None:
-    schema = SCHEME_SPECS["angular-polar"].params_schema()["properties"]
+    schema = scheme_specs()["angular-polar"].params_schema()["properties"]
     assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
     assert (schema["list_size"]["minimum"], schema["list_size"]["maximum"]) == (1, 32)
     assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])

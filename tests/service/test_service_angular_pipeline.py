@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.pipelines import enrolment_request, verification_request
+from sketchauth_service.settings import Settings
 
-from service.app import create_app
-from service.pipelines import enrolment_request, verification_request
-from service.settings import Settings
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.options import CalibrationOptions
@@ -36,7 +36,7 @@ SECURITY = {"polar": 24, "sparse": 30}
 SCHEMES = {"polar": "angular-polar", "sparse": "angular"}
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 PIN = "2718-2818"
-PEPPER = "Pf1ktLKXP4htXhKMq6APHZHL9xy2kwgofrU-p7ZYyEM"
+PEPPER = "skp1_VXBdPxgyu28GYtw64MStNmKHFL2m31yUzMdjU21ariz-gY3I"
 
 
 @dataclass(frozen=True)
@@ -187,3 +187,41 @@ def test_the_client_side_requests_of_the_angular_pipeline(client: TestClient, fi
         answer = client.post("/v1/users/ada/verification", headers=AUTH, json=request)
         assert answer.status_code == 200, answer.text
         assert answer.json()["verified"] is expected
+
+
+def _verified_captures(client: TestClient, captures: Any, user: str = "ada", **extra: Any) -> Any:
+    body = {"samples": np.asarray(captures).tolist(), **extra}
+    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json=body)
+
+
+def test_a_verification_may_average_one_to_three_captures(api: TestClient, fitted: Fitted) -> None:
+    assert _enrol(api, fitted.person[:1], user="lin").status_code == 201
+    close = [_close(fitted.person[0], seed) for seed in range(3)]
+    for k in (1, 2, 3):
+        r = _verified_captures(api, close[:k], user="lin")
+        assert r.status_code == 200 and r.json()["verified"] is True, r.text
+    r = _verified_captures(api, [fitted.stranger, _close(fitted.stranger)], user="lin")
+    assert r.status_code == 200 and r.json()["verified"] is False
+    bad: list[dict[str, Any]] = [
+        {"samples": [c.tolist() for c in close] * 2},  # more than 3 captures
+        {"samples": []},
+        {"sample": close[0].tolist(), "samples": [close[0].tolist()]},  # both
+        {},  # neither
+    ]
+    for body in bad:
+        r = api.post("/v1/users/lin/verification", headers=AUTH, json=body)
+        assert r.status_code == 422, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_several_captures_are_a_failed_attempt_for_a_scheme_enrolment(api: TestClient) -> None:
+    from sketchauth_service.requests import MAX_VERIFY_CAPTURES
+
+    from sketchauth.features.angular import MAX_VERIFY_CAPTURES as LIBRARY_MAX
+
+    assert MAX_VERIFY_CAPTURES == LIBRARY_MAX
+    body = {"scheme": "angular", "params": {"dimension": 8, "alpha": 2}, "samples": [[1.0] * 8]}
+    assert api.post("/v1/users/kim/enrolment", headers=AUTH, json=body).status_code == 201
+    r = _verified_captures(api, [[1.0] * 8, [1.0] * 8], user="kim")
+    assert r.status_code == 200 and r.json()["verified"] is False
+    assert _verified(api, [1.0] * 8, user="kim")

@@ -12,11 +12,10 @@ import argon2
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, API_KEY, AUTH, test_settings
-
-from service.app import create_app
-from service.schemes import available_schemes, get_scheme
-from service.settings import Settings, SettingsError
-from service.store import Store
+from sketchauth_service.app import create_app
+from sketchauth_service.schemes import available_schemes, get_scheme
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store import Store
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]  # every feature within 7 of the template
@@ -505,7 +504,7 @@ def test_every_offered_scheme_works_under_a_pin(client: TestClient, spec: Any) -
 def test_weighted_vault_enrolment_fits_weights_to_g(client: TestClient) -> None:
     if "weighted-vault" not in {s.name for s in available_schemes()}:
         pytest.skip("no weighted vault in this tree")
-    from service.schemes import build_sketch
+    from sketchauth_service.schemes import build_sketch
 
     spec = get_scheme("weighted-vault")
     arguments, options = spec.validate_params({"p": 50, "q": 4, "g": 7, "t": 2})

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN_KEY, API_KEY, AUTH, ServerProcess
-
-from service.bodies import DuplicateKey, reject_duplicates
+from sketchauth_service.bodies import DuplicateKey, reject_duplicates
 
 ENROL = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 4}, "samples": [[9, 8, 7, 6]]}
 JSON = {**AUTH, "content-type": "application/json"}

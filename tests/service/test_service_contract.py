@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
-
-from service.app import create_app
-from service.schemes import available_schemes
+from sketchauth_service.app import create_app
+from sketchauth_service.schemes import available_schemes
 
 ENROLMENT = "/v1/users/{user_id}/enrolment"
 

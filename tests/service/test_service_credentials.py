@@ -18,11 +18,17 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess, test_settings
-
-from service import credentials
-from service.app import create_app
-from service.credentials import FailureThrottle, KeyFileError, KeySource, client_bucket, key_weakness, parse_key_file
-from service.settings import Settings, SettingsError
+from sketchauth_service import credentials
+from sketchauth_service.app import create_app
+from sketchauth_service.credentials import (
+    FailureThrottle,
+    KeyFileError,
+    KeySource,
+    client_bucket,
+    key_weakness,
+    parse_key_file,
+)
+from sketchauth_service.settings import Settings, SettingsError
 
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -135,6 +141,26 @@ def test_key_file_is_reloaded_when_it_changes_and_a_bad_one_keeps_the_old_keys(t
     path.write_text("kiosk-3:verify\n")  # malformed: ignored, the previous keys stay
     clock[0] = 3.0
     assert source.current().match(ENROLLER).name == "kiosk-2"  # type: ignore[union-attr]
+
+
+def test_key_file_is_reloaded_by_content_not_time_size_or_inode(tmp_path: Path) -> None:
+    # An in-place rewrite of the same size with the modification time set back (same inode, same
+    # size, same mtime) still revokes the removed key: the file is compared by its bytes' hash.
+    clock = [0.0]
+    path = _key_file(tmp_path / "keys", [f"kiosk-a:verify:{VERIFIER}"])
+    before = path.stat()
+    source = KeySource((), (), str(path), monotonic=lambda: clock[0])
+    assert source.current().match(VERIFIER) is not None
+    replacement = path.read_bytes().replace(VERIFIER.encode(), ENROLLER.encode()).replace(b"kiosk-a", b"kiosk-b")
+    assert len(replacement) == before.st_size
+    with path.open("r+b") as f:  # in place: the same inode
+        f.write(replacement)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    clock[0] = 1.5
+    assert source.current().match(VERIFIER) is None  # the removed key is revoked
+    assert source.current().match(ENROLLER).name == "kiosk-b"  # type: ignore[union-attr]
 
 
 # -- throttle --------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ import httpx
 import numpy as np
 import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.store.sqlite import SQLiteStore
 from sketchauth.sketches.base import load_sketch
 from sketchauth.sketches.format import pack_uints, uint_width
 
@@ -196,7 +196,7 @@ def test_two_servers_on_one_postgres_database_act_as_one(
         assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": True}
         assert cb.delete("/v1/users/carol").status_code == 204
         assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": False}
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)
     events = [e.event for e in store.audit_events("carol")]

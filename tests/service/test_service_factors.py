@@ -18,8 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from service_testing import ADMIN, Backend, ServerProcess
-
-from service.store import open_store
+from sketchauth_service.store import open_store
 
 pytestmark = pytest.mark.slow
 
@@ -245,8 +244,7 @@ def test_enrolment_from_before_key_release_gets_its_key_salt_at_first_use(
 def test_key_request_is_validated(body: dict[str, Any], tmp_path: Path, servers: list[ServerProcess]) -> None:
     from fastapi.testclient import TestClient
     from service_testing import AUTH, test_settings
-
-    from service.app import create_app
+    from sketchauth_service.app import create_app
 
     with TestClient(create_app(test_settings(tmp_path))) as c:
         response = c.post("/v1/users/zed/key", json=body, headers=AUTH)
@@ -266,7 +264,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def _record(user: str, secret_hash: str, key_params: str | None) -> Any:
-    from service.store import NewEnrolment
+    from sketchauth_service.store import NewEnrolment
 
     return NewEnrolment(
         user, "interval", {"n": 8}, b"helper-" + user.encode(), secret_hash, {}, True, key_params=key_params
@@ -285,7 +283,7 @@ def test_store_key_params_first_writer_wins_and_unknown_is_none(store: Any) -> N
 
 
 def test_store_change_pin_only_over_the_verified_record_version(store: Any) -> None:
-    from service.store import LockoutPolicy
+    from sketchauth_service.store import LockoutPolicy
 
     store.enrol(_record("u", "$old", None), replace=False, now=1.0)
     store.claim_attempt("u", LockoutPolicy(), 2.0)

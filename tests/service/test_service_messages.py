@@ -11,7 +11,6 @@ valid list`` for a base64 string, operationIds like ``enrol_user_v1_users_user_i
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import ADMIN, AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.schemes import available_schemes
 
-from service.app import create_app
-from service.schemes import available_schemes
+from sketchauth.pepper import new_pepper_text
 
 #: Machine-drawn, as a pepper must be.
-PEPPER = secrets.token_urlsafe(32)
+PEPPER = new_pepper_text()
 PINSKETCH = {"scheme": "pinsketch", "params": {"m": 16, "t": 2}, "samples": [[3, 70, 1000, 2024]]}
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 #: Keywords of JSON Schema 2020-12 and OpenAPI 3.1's schema object (plus ``x-`` extensions).
@@ -100,7 +100,7 @@ def test_parameters_and_fields_are_named_by_their_path(client: TestClient) -> No
     r = _enrol(client, {**INTERVAL, "colour": "blue"})
     assert r.json()["detail"] == "colour: is not a field of this request: remove it"
     r = client.post("/v1/users/words/verification", headers=AUTH, json={})
-    assert r.json()["detail"] == "sample: is required"
+    assert r.json()["detail"] == "the body: give exactly one of 'sample' and 'samples'"
 
 
 def test_malformed_json_says_where(client: TestClient) -> None:
@@ -212,3 +212,28 @@ def test_a_ragged_second_biometric_is_a_422_not_a_500(tmp_path: Path) -> None:
         answer = client.post("/v1/users/ragged/enrolment", json=body, headers=AUTH)
     assert answer.status_code == 422, answer.text
     assert answer.headers["content-type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    ("samples", "field"),
+    [
+        ([[120, 33, 300, 71]], "samples[0][2]"),
+        ([[120, 33, 200, 71, 9999]], "samples[0][4]"),
+    ],
+)
+def test_a_value_out_of_the_schemes_range_is_named_as_sent(client: TestClient, samples: Any, field: str) -> None:
+    # The library says "secret feature 2 is outside the levels [0, 256)": the answer names the
+    # field as the client wrote it, the sample and its element.
+    params = {**INTERVAL["params"], "features": len(samples[0])}
+    refused = _enrol(client, {**INTERVAL, "params": params, "samples": samples}, user="ranges")
+    assert refused.status_code == 422 and refused.json()["type"].endswith("/invalid-sample"), refused.text
+    detail = refused.json()["detail"]
+    assert detail.startswith(f"{field}: ") and "outside the levels [0, 256)" in detail, detail
+
+
+def test_a_byte_out_of_range_is_named_as_sent(client: TestClient) -> None:
+    body = {"scheme": "code-offset", "params": {"n": 8, "t": 1}, "samples": [[1, 2, 3, 4, 5, 6, 256, 8]]}
+    refused = _enrol(client, body, user="bytes")
+    if refused.status_code == 422 and "unknown-scheme" in refused.json()["type"]:
+        pytest.skip("no byte scheme offered")
+    assert refused.status_code == 422 and refused.json()["detail"].startswith("samples[0][6] "), refused.text

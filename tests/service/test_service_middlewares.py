@@ -18,11 +18,10 @@ import pytest
 import starlette.requests
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
+from sketchauth_service import bodies
+from sketchauth_service.app import create_app
+from sketchauth_service.bodies import BodySizeLimit
 from starlette.middleware.base import BaseHTTPMiddleware
-
-from service import bodies
-from service.app import create_app
-from service.bodies import BodySizeLimit
 
 
 def test_no_base_http_middleware(tmp_path: Path) -> None:

@@ -22,9 +22,8 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from service_testing import ADMIN, ADMIN_KEY, API_KEY, AUTH, ServerProcess, test_settings
-
-from service.app import create_app
-from service.observability import LATENCY_BUCKETS, Metrics, access_log
+from sketchauth_service.app import create_app
+from sketchauth_service.observability import LATENCY_BUCKETS, Metrics, access_log
 
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -133,6 +132,13 @@ def test_settings_line_names_keys_never_secrets(tmp_path: Path, request_lines: l
     with TestClient(create_app(settings)):
         pass
     line = json.loads(request_lines[0])
+    assert (line["level"], line["logger"], line["message"], line["event"]) == (
+        "info",
+        "sketchauth.access",
+        "settings",
+        "settings",
+    )
+    assert isinstance(line["ts"], float)
     assert line["api_keys"] == [
         {"name": "api-key-1", "scopes": ["enrol", "verify"]},
         {"name": "admin-key-1", "scopes": ["admin", "enrol", "pin", "verify"]},
@@ -227,6 +233,8 @@ def _exercise(server: ServerProcess) -> dict[str, Any]:
     assert metrics["sketchauth_argon2_seconds_count"] == 2
     log = server.log()
     lines = [json.loads(line) for line in log.splitlines()]  # every line of every logger is one JSON object
+    # ... with the documented fields, the request log's lines and the start-up settings line included
+    assert all({"ts", "level", "logger", "message"} <= set(line) for line in lines), log
     assert any(line.get("logger") == "uvicorn.error" for line in lines)  # the server's own lines too
     settings_line = next(line for line in lines if line.get("event") == "settings")
     assert API_KEY not in log and ADMIN_KEY not in log and LOG_KEY not in log
@@ -306,7 +314,10 @@ def test_serve_refuses_a_wrong_pepper_in_one_line(
 ) -> None:
     from sketchauth.cli import main
 
-    pepper_a, pepper_b = "UTmVZ19mR8b6R8ksLtKN2diBddZRk5nJtuAnUHxE2Sc", "4h5bgxa1fNQLTxmxv1PSStvkhyiWs2o9awfcnIuvbLI"
+    pepper_a, pepper_b = (
+        "skp1_rjtlO_L7cxIoXS5r9vxx-WkukO4gzkOz9Crplh5dK2QLmjmv",
+        "skp1_Vt2b8ANS1VA-a0Zcxs6ptWAR686te6ypi4KEvGQw11w7Qf4g",
+    )
     db = f"sqlite:///{tmp_path / 'peppered.db'}"
     with TestClient(create_app(test_settings(tmp_path, database_url=db, pepper=pepper_a))) as client:
         assert client.post(f"/v1/users/{USER}/enrolment", json=ENROL, headers=AUTH).status_code == 201
@@ -323,7 +334,7 @@ def test_serve_names_the_missing_postgres_extra(
 
     _serve_env(monkeypatch)
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the 'postgres' extra were not installed
-    monkeypatch.setitem(sys.modules, "service.store.postgres", None)
+    monkeypatch.setitem(sys.modules, "sketchauth_service.store.postgres", None)
     assert main(["serve", "--db", "postgresql://nobody@127.0.0.1:5432/test", "--port", "0"]) == 2
     assert "pip install 'sketchauth[postgres]'" in _refusal_line(capsys)["message"]
 

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import API_KEY, AUTH, REPO, ServerProcess, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store.sqlite import SQLiteStore
 
-from service.app import create_app
-from service.settings import Settings, SettingsError
-from service.store.sqlite import SQLiteStore
 from sketchauth.enrolment import Enrolment, hasher
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
@@ -483,7 +483,7 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
             f"sqlite:///{tmp_path}/x.db",
         ],
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{REPO}:{REPO / 'service'}", "SKETCHAUTH_API_KEYS": API_KEY},
         capture_output=True,
         text=True,
         timeout=60,

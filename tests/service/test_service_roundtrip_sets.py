@@ -23,9 +23,9 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from service_testing import AUTH, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.schemes import available_schemes
 
-from service.app import create_app
-from service.schemes import available_schemes
 from sketchauth.errors import SampleError
 from sketchauth.templates import enrol_weighted_set
 

@@ -22,8 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from service_testing import AUTH, test_settings
-
-from service.app import create_app
+from sketchauth_service.app import create_app
 
 schemathesis = pytest.importorskip("schemathesis")
 

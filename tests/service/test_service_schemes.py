@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sketchauth_service.limits import RequestLimits
+from sketchauth_service.schemes import NOT_OFFERED, available_schemes, scheme_specs
 
-from service.limits import RequestLimits
-from service.schemes import NOT_OFFERED, SCHEME_SPECS, available_schemes
-from sketchauth.sketches.registry import REGISTRY, scheme_descriptor
+from sketchauth.sketches.registry import registrations, scheme_descriptor
 
 LIMITS = (RequestLimits.default(), RequestLimits(3, 10, 10_000), RequestLimits(2, 100_000, 4 << 20))
 
@@ -26,16 +26,16 @@ def _bounds(prop: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_registered_family_is_offered_unless_said_why_not() -> None:
-    families = {r.name for r in REGISTRY if not r.composite}
-    assert set(SCHEME_SPECS) == families - set(NOT_OFFERED)
+    families = {r.name for r in registrations() if not r.composite}
+    assert set(scheme_specs()) == families - set(NOT_OFFERED)
     assert all(reason for reason in NOT_OFFERED.values())
-    assert {s.name for s in available_schemes()} == set(SCHEME_SPECS)
+    assert {s.name for s in available_schemes()} == set(scheme_specs())
 
 
-@pytest.mark.parametrize("name", sorted(SCHEME_SPECS))
+@pytest.mark.parametrize("name", sorted(scheme_specs()))
 @pytest.mark.parametrize("limits", LIMITS, ids=lambda lim: f"len{lim.max_sample_length}")
 def test_published_bounds_tighten_the_librarys(name: str, limits: RequestLimits) -> None:
-    spec, d = SCHEME_SPECS[name], scheme_descriptor(name)
+    spec, d = scheme_specs()[name], scheme_descriptor(name)
     properties = spec.params_schema(limits)["properties"]
     described = {p.name: p for p in (*d.parameters.fields, *d.template_options)}
     assert list(properties) == list(described)  # every parameter, in the library's order
@@ -58,9 +58,9 @@ def test_published_bounds_tighten_the_librarys(name: str, limits: RequestLimits)
             assert set(choices) <= set(p.choices)
 
 
-@pytest.mark.parametrize("name", sorted(SCHEME_SPECS))
+@pytest.mark.parametrize("name", sorted(scheme_specs()))
 def test_spec_is_the_descriptors_view(name: str) -> None:
-    spec, d = SCHEME_SPECS[name], scheme_descriptor(name)
+    spec, d = scheme_specs()[name], scheme_descriptor(name)
     assert (spec.sample_kind, spec.description, spec.min_samples, spec.max_samples) == (
         d.sample_kind,
         d.summary,
@@ -75,13 +75,14 @@ def test_spec_is_the_descriptors_view(name: str) -> None:
 
 def test_service_caps_are_below_the_librarys() -> None:
     """Where the service stores less than the library allows, the published bound says so."""
-    from service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS
+    from sketchauth_service.schemes import MAX_VAULT_PRIME, MAX_VAULT_SLOTS
+
     from sketchauth.sketches import vault
 
-    fuzzy = SCHEME_SPECS["fuzzy-vault"].params_schema()["properties"]
-    weighted = SCHEME_SPECS["weighted-vault"].params_schema()["properties"]
+    fuzzy = scheme_specs()["fuzzy-vault"].params_schema()["properties"]
+    weighted = scheme_specs()["weighted-vault"].params_schema()["properties"]
     assert fuzzy["p"]["maximum"] == MAX_VAULT_PRIME < vault.MAX_LISTED_SLOTS
     assert weighted["p"]["maximum"] == MAX_VAULT_SLOTS // 3
     assert f"p*q <= {MAX_VAULT_SLOTS}" in weighted["q"]["description"]
-    asym = SCHEME_SPECS["asymmetric-interval"].params_schema()["properties"]
+    asym = scheme_specs()["asymmetric-interval"].params_schema()["properties"]
     assert (asym["scheme"]["default"], asym["features"]["default"]) == ("s2", 1)

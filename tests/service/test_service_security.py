@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
-
-from service import credentials
-from service.app import create_app
-from service.settings import Settings, SettingsError
-from service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
-from service.store.sqlite import SQLiteStore
+from sketchauth_service import credentials
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError
+from sketchauth_service.store import AttemptRefused, LockoutPolicy, NewEnrolment, Store, UserNotFound, open_store
+from sketchauth_service.store.sqlite import SQLiteStore
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
@@ -343,7 +342,7 @@ def test_postgres_schema_names_are_plain_lower_case_identifiers(tmp_path: Path, 
     settings = test_settings(tmp_path, postgres_schema=schema)
     with pytest.raises(SettingsError, match="SKETCHAUTH_SCHEMA"):
         settings.validate()
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     with pytest.raises(ValueError, match="lower-case identifier"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none", schema=schema)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import API_KEY, test_settings
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings, SettingsError, env_name
 
-from service.app import create_app
-from service.settings import Settings, SettingsError, env_name
 from sketchauth.enrolment import DEFAULT_HASH_PROFILE
 
 #: variable -> (field, the value to set, the value read)
@@ -50,13 +50,20 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "SKETCHAUTH_HASH_THREADS": ("hash_threads", "2", 2),
     "SKETCHAUTH_PIPELINES": ("pipelines_dir", "/srv/pipelines", "/srv/pipelines"),
     "SKETCHAUTH_PIN_MIN_ENTROPY": ("pin_min_entropy", "13.29", 13.29),
-    # pepper (service.pepper)
+    # pepper (sketchauth_service.pepper)
     "SKETCHAUTH_PEPPER": ("pepper", "p" * 22, "p" * 22),
     "SKETCHAUTH_PEPPER_FILE": ("pepper_file", "/run/secrets/pepper", "/run/secrets/pepper"),
     "SKETCHAUTH_PEPPER_PREVIOUS": ("pepper_previous", "old-one, old-two", ("old-one", "old-two")),
     "SKETCHAUTH_REQUIRE_PEPPER": ("require_pepper", "on", True),
     "SKETCHAUTH_DEPLOYMENT_ID": ("deployment_id", "eu-west.prod", "eu-west.prod"),
     "SKETCHAUTH_ROLLBACK_LEDGER": ("rollback_ledger", "/var/lib/marks/ledger.db", "/var/lib/marks/ledger.db"),
+    "SKETCHAUTH_ALLOW_UNFORMATTED_PEPPER": ("allow_unformatted_pepper", "yes", True),
+    # the record key in a PKCS#11 token (sketchauth_service.keyring)
+    "SKETCHAUTH_PKCS11_MODULE": ("pkcs11_module", "/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/softhsm/libsofthsm2.so"),
+    "SKETCHAUTH_PKCS11_TOKEN_LABEL": ("pkcs11_token_label", "records", "records"),
+    "SKETCHAUTH_PKCS11_PIN": ("pkcs11_pin", "1234-5678", "1234-5678"),
+    "SKETCHAUTH_PKCS11_PIN_FILE": ("pkcs11_pin_file", "/run/secrets/pin", "/run/secrets/pin"),
+    "SKETCHAUTH_PKCS11_KEY_LABEL": ("pkcs11_key_label", "sketchauth-records", "sketchauth-records"),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -95,6 +102,12 @@ DEFAULTS: dict[str, Any] = {
     "require_pepper": False,
     "deployment_id": "default",
     "rollback_ledger": None,
+    "allow_unformatted_pepper": False,
+    "pkcs11_module": None,
+    "pkcs11_token_label": None,
+    "pkcs11_pin": None,
+    "pkcs11_pin_file": None,
+    "pkcs11_key_label": None,
 }
 
 
@@ -210,7 +223,8 @@ def test_the_test_profile_is_refused_unless_allowed(
 def test_serve_refuses_the_test_profile_without_the_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from service import app as app_module
+    from sketchauth_service import app as app_module
+
     from sketchauth.cli import main
 
     started: list[Settings] = []

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from service.store import (
+from sketchauth_service.store import (
     AlreadyEnrolled,
     LockoutPolicy,
     NewEnrolment,
@@ -17,7 +16,7 @@ from service.store import (
     UserNotFound,
     open_store,
 )
-from service.store.migrations import LATEST_VERSION
+from sketchauth_service.store.migrations import LATEST_VERSION
 
 NOW = 1_800_000_000.0
 POLICY = LockoutPolicy(lockout_threshold=3, lockout_seconds=30, disable_threshold=6)
@@ -73,9 +72,8 @@ def test_a_schema_newer_than_the_code_is_refused(store: Store, tmp_path: Path) -
     """A database migrated by a newer release is refused, at migration and at service start, not misread."""
     from fastapi.testclient import TestClient
     from service_testing import test_settings
-
-    from service.app import create_app
-    from service.store.sql import SchemaTooNew
+    from sketchauth_service.app import create_app
+    from sketchauth_service.store.sql import SchemaTooNew
 
     with store._transaction() as cur:  # type: ignore[attr-defined]
         store._run(  # type: ignore[attr-defined]

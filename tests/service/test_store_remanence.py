@@ -23,9 +23,8 @@ from typing import Any
 
 import pytest
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
-
-from service.store import NewEnrolment, open_store
-from service.store.sqlite import SQLiteStore
+from sketchauth_service.store import NewEnrolment, open_store
+from sketchauth_service.store.sqlite import SQLiteStore
 
 NOW = 1_800_000_000.0
 N = 1 << 20
@@ -139,7 +138,7 @@ def test_a_reader_holding_the_wal_delays_the_erasure_until_the_next_write(
     reader = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
     reader.execute("BEGIN")
     assert reader.execute("SELECT count(*) FROM users").fetchone() == (2,)  # holds its snapshot
-    with caplog.at_level(logging.WARNING, logger="service.store.sqlite"):
+    with caplog.at_level(logging.WARNING, logger="sketchauth_service.store.sqlite"):
         sqlite_store.revoke("alice", NOW)
     assert "could not truncate the SQLite WAL" in caplog.text and secret_hash not in caplog.text
     assert _copies(_files(tmp_path, "s.db"), [helper]) > 0  # still there: the reader may read it

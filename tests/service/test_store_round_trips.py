@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_testing import AUTH, test_settings
-
-from service.app import create_app
-from service.store import Store
-from service.store.sql import SqlStore
-from service.store.sqlite import SQLiteStore
+from sketchauth_service.app import create_app
+from sketchauth_service.store import Store
+from sketchauth_service.store.sql import SqlStore
+from sketchauth_service.store.sqlite import SQLiteStore
 
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
@@ -129,7 +128,7 @@ def test_refusal_is_one_transaction_sqlite(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("check", [_check, _check_refusals], ids=["verifications", "refusals"])
 def test_round_trips_postgres(check: Any, postgres_available: str, postgres_schema: str, tmp_path: Path) -> None:
-    from service.store.postgres import PostgresStore
+    from sketchauth_service.store.postgres import PostgresStore
 
     store = PostgresStore(postgres_available, schema=postgres_schema, max_size=2)
     try:
@@ -152,7 +151,7 @@ def test_begin_attempt_reads_and_claims_in_one_transaction(tmp_path: Path) -> No
 
 
 def _policy() -> Any:
-    from service.store import LockoutPolicy
+    from sketchauth_service.store import LockoutPolicy
 
     return LockoutPolicy()
 
@@ -160,7 +159,7 @@ def _policy() -> Any:
 def test_an_unknown_id_parses_a_row_like_an_enrolled_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Parsing a row's JSON took ~0.02 ms: enough, unequalised, to move the timing oracle's AUC to 0.6.
     # Every row is opened by the record codec (parsing, and with a pepper unsealing): one per attempt.
-    from service.store.records import RecordCodec
+    from sketchauth_service.store.records import RecordCodec
 
     parsed: list[str] = []
     real = RecordCodec.open

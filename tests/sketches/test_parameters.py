@@ -3,7 +3,7 @@
 ``IntervalSketch.from_params({"v": 3})`` used to raise a bare ``KeyError`` (and ``sketchauth
 evaluate report --scheme fuzzy-vault`` without ``--params`` crashed with ``KeyError: 'm'``), although
 the base contract promises ``ParameterError``. The class is closed here for every entry of
-``SCHEMES``: a missing, unknown or wrongly typed parameter, and arbitrary JSON values.
+the registry: a missing, unknown or wrongly typed parameter, and arbitrary JSON values.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from sketchauth.mixing import Cascade, ExactKey
 from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
-from sketchauth.sketches.base import SCHEMES, SecureSketch, scheme_class
+from sketchauth.sketches.base import SecureSketch, scheme_class
 from sketchauth.sketches.chaff import ChaffPointSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
 from sketchauth.sketches.pinsketch import PinSketch
+from sketchauth.sketches.registry import registrations
 from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
 
@@ -38,7 +39,7 @@ def _cascade() -> SecureSketch:
         return Cascade(PinSketch(16, 4), pin=ExactKey("test"))
 
 
-#: One working instance per registered scheme. A scheme added to SCHEMES without an entry here
+#: One working instance per registered scheme. A scheme added to the registry without an entry here
 #: fails test_every_registered_scheme_is_covered, so the class stays closed.
 INSTANCES: dict[str, SecureSketch] = {
     "interval": IntervalSketch(n=256, v=8, features=4, step=0.5),
@@ -52,7 +53,7 @@ INSTANCES: dict[str, SecureSketch] = {
     "angular-polar": PolarAngularSketch(dimension=32, bits=8, list_size=4, min_cos=0.25),
     "mixed": _cascade(),
 }
-NAMES = sorted(SCHEMES)
+NAMES = sorted(r.name for r in registrations())
 
 
 def test_every_registered_scheme_is_covered() -> None:

@@ -50,7 +50,9 @@ from sketchauth.evaluate.fitting.code_offset import byte_error_scores, code_dims
 from sketchauth.evaluate.fitting.interval import abs_delta, from_path, tolerance_path
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.thermometer import trial_distances
-from sketchauth.evaluate.pipelines.security import (
+from sketchauth.evaluate.protocol import Protocol
+from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
+from sketchauth.evaluate.security import (
     GUARANTEE_BITS,
     PIN_DIGITS,
     SecurityFigures,
@@ -59,8 +61,6 @@ from sketchauth.evaluate.pipelines.security import (
     security_figures,
     tuning_view,
 )
-from sketchauth.evaluate.protocol import Protocol
-from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.base import Pipeline
@@ -437,7 +437,7 @@ def evaluate_pipelines(
     (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
 
     ``checks.security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
-    :mod:`sketchauth.evaluate.pipelines.security` — the offline attack enrols ``attack_people`` evaluation
+    :mod:`sketchauth.evaluate.security` — the offline attack enrols ``attack_people`` evaluation
     people for real and tries up to ``attack_tries`` samples of ``heldout`` (background people)
     against each — and the tuning view with a recommended configuration.
 

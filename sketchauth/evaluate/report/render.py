@@ -331,7 +331,18 @@ def _renewability_lines(rn: dict[str, Any] | None) -> list[str]:
 
 def summary(r: dict[str, Any], out: Any) -> str:
     """The key numbers of a report, a few lines for the terminal."""
-    er, op, lk, ul = r["error_rates"], r["operating_point"], r["leakage"], r["unlinkability"]
+    lines = [*_summary_rates(r), *_summary_leakage(r["leakage"])]
+    lines.append(r["data"].get("protocol", {}).get("statement", ""))
+    lines += _summary_attacks(r)
+    lines.append(
+        f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else "")
+    )
+    return "\n".join(lines)
+
+
+def _summary_rates(r: dict[str, Any]) -> list[str]:
+    """The error rates per setting, the baselines and the operating point."""
+    er, op = r["error_rates"], r["operating_point"]
     lines = [
         f"{r['scheme']} {json.dumps(r['params'], sort_keys=True)}: {er['identities']} identities, "
         f"{er['genuine_trials']} genuine + {er['impostor_trials']} impostor comparisons per setting",
@@ -357,6 +368,12 @@ def summary(r: dict[str, Any], out: Any) -> str:
         + (" (meets NIST targets" if op["meets_targets"] else " (misses NIST targets")
         + ("; optimistic: setting chosen on these people)" if op.get("chosen_on_evaluated_people") else ")")
     )
+    return lines
+
+
+def _summary_leakage(lk: dict[str, Any]) -> list[str]:
+    """The leakage bound, the offline guessing cost and the attacks with the database."""
+    lines: list[str] = []
     og = lk["offline_guessing"]
     lines.append(
         f"leakage: bound {lk['loss_bound_bits']:.1f} bits; source {_num(lk['source_min_entropy_bits'])} bits "
@@ -390,7 +407,13 @@ def summary(r: dict[str, Any], out: Any) -> str:
             f"with a 6-digit PIN cascade: remaining >= {pc['residual_bits']:.1f} bits "
             f"({pc['diverted_bits']:+.1f} diverted)"
         )
-    lines.append(r["data"].get("protocol", {}).get("statement", ""))
+    return lines
+
+
+def _summary_attacks(r: dict[str, Any]) -> list[str]:
+    """Unlinkability, renewability and the cross-checks of the decisions."""
+    er, ul = r["error_rates"], r["unlinkability"]
+    lines: list[str] = []
     if ul is not None:
         lines.append(
             f"unlinkability ({ul['attack']}): D<->sys = {ul['d_sys']:.3f}"
@@ -410,7 +433,4 @@ def summary(r: dict[str, Any], out: Any) -> str:
     if er["crosscheck"]:
         cc = er["crosscheck"]
         lines.append(f"argon2 verify cross-check: {cc['agreed']}/{cc['checked']} agree")
-    lines.append(
-        f"wrote {Path(out) / 'report.json'}, report.md" + (f", {', '.join(r['figures'])}" if r["figures"] else "")
-    )
-    return "\n".join(lines)
+    return lines
