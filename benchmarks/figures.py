@@ -22,7 +22,7 @@ differs from what its JSON gives, when a span names a file or a value that does 
 when a page holds a number that looks like a speed or memory measurement (a number next to
 ``ms``, ``µs``, ``×``, ``MB``, ``/s``, ``per second`` …) outside a span and not on the page's
 allow-list (:data:`ALLOWED`: configuration values, sizes of inputs, bounds that are
-requirements rather than measurements). ``tests/test_figures.py`` runs the check.
+requirements rather than measurements). ``tests/docs/test_figures.py`` runs the check.
 
     python3 benchmarks/figures.py render             # after re-running a benchmark
     python3 benchmarks/figures.py check              # what the test runs

@@ -1,6 +1,6 @@
 """Suite-wide collection settings: ignored paths, and the markers that split the quick run from CI's.
 
-``tests/typing/`` holds files that mypy checks (``tests/test_typing.py``) and that are never run:
+``tests/packaging/typing/`` holds files that mypy checks (``tests/packaging/test_typing.py``) and that are never run:
 ``--doctest-modules`` would import them, so they are not collected.
 
 Two markers keep the quick run (README: ``pytest -n auto -m "not slow and not statistical"``)
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-collect_ignore_glob = ["typing/*"]
+collect_ignore_glob = ["packaging/typing/*"]
 
 
 def _fixtures_of(item: pytest.Item) -> Iterable[Callable[..., object]]:

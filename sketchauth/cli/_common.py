@@ -16,7 +16,7 @@ __all__ = ["DEFAULT_PROFILE_NAME", "SubParsers", "add_quiet", "emit_json", "prof
 #: The sub-parsers object of an ``argparse`` command group (``add_subparsers()``).
 SubParsers = argparse._SubParsersAction
 
-#: What the help texts call the default argon2 profile; ``tests/test_cli.py`` checks that it is
+#: What the help texts call the default argon2 profile; ``tests/cli/test_cli.py`` checks that it is
 #: :data:`sketchauth.enrolment.DEFAULT_HASH_PROFILE` (importing that here would slow ``--help``).
 DEFAULT_PROFILE_NAME = "owasp"
 

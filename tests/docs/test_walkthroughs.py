@@ -1,6 +1,6 @@
 """Every shell and Python block of README.md and docs/embeddings.md runs verbatim.
 
-``tests/test_docs.py`` runs the ``pycon`` blocks of every page (doctests) and the Python blocks
+``tests/docs/test_docs.py`` runs the ``pycon`` blocks of every page (doctests) and the Python blocks
 written at the left margin. The walk-throughs are mostly shell commands inside numbered steps
 (indented fences), and those ran nowhere: the guide's own ``serve`` command was refused for a
 weak API key and nothing noticed. Here each page's ``sh``/``bash``/``console`` and ``python``

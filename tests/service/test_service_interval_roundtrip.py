@@ -8,7 +8,7 @@ beyond does not; a value outside the sketch's range is a 422 problem naming the 
 range at enrolment, and at verification a counted failure answered ``200 {"verified": false}``
 like any other (the range is the enrolment's: naming it would tell the id is enrolled).
 
-Samples respect the quantisation as in ``tests/sketches/test_interval_roundtrip.py``: levels are
+Samples respect the quantisation as in ``tests/core/sketches/test_interval_roundtrip.py``: levels are
 drawn and turned into values ``offset + (ℓ + u)·step`` with ``|u| ≤ 0.4``, which have level ``ℓ``
 exactly; within tolerance means ``|ℓ_j − b_j| ≤ v_j − 1`` for every feature, beyond means some
 ``|ℓ_j − b_j| ≥ v_j`` (s2 also accepts ``ℓ = b − v``: beyond is ``ℓ − b < −v`` there).

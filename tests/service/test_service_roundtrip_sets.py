@@ -1,6 +1,6 @@
 """Round-trip properties of the set schemes and code-offset through the HTTP service (with and without a PIN).
 
-The same acceptance conditions as the library properties (``tests/sketches/test_roundtrip_sets.py``),
+The same acceptance conditions as the library properties (``tests/core/sketches/test_roundtrip_sets.py``),
 over JSON: sets arrive as lists in any order (integers, or integral floats), byte strings as lists of
 integers. The enrolment sample verifies, a sample within tolerance verifies, one beyond does not:
 

@@ -5,7 +5,7 @@ x^8 + x^4 + x^3 + x^2 + 1 = 0x11d); sketchauth's code is not imported. The small
 checked by hand: for A = {1, 2}, s_1 = 1 + 2 = 3, s_3 = 1 + 8 = 9, s_5 = 1 + 32 = 33 (no
 reduction needed below x^8); for A = {2^7} = {x^7}, s_3 = x^21 needs reduction modulo 0x11d.
 
-Run: ``python3 tests/sketches/vectors/make_pinsketch_kat.py`` (rewrites the JSON beside it).
+Run: ``python3 tests/core/sketches/vectors/make_pinsketch_kat.py`` (rewrites the JSON beside it).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ m = 64 half of the set elements are at least 2^63.
 Decoding answers follow from the construction: each decode case is an enrolled set and a sample
 within t of it (expected: the enrolled set) or more than t away (expected: null, a DecodeError).
 
-Run: ``python3 tests/sketches/vectors/make_gf2m_wide_kat.py`` (rewrites the JSON beside it; about a
+Run: ``python3 tests/core/sketches/vectors/make_gf2m_wide_kat.py`` (rewrites the JSON beside it; about a
 minute, most of it galois compiling its arithmetic).
 """
 

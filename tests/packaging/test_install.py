@@ -23,7 +23,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: What the library needs at run time, and nothing else.
 RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography", "threadpoolctl"}

@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FAST = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["fast"]
 
 

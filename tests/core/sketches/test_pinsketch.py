@@ -331,5 +331,5 @@ def test_decoding_never_imports_galois() -> None:
         "    assert s.decode(h, a[8:] + list(range(100, 108))).tolist() == a\n"
         "assert 'galois' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules)\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     subprocess.run([sys.executable, "-c", source], check=True, cwd=root, timeout=60)

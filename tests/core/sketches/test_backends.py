@@ -30,7 +30,7 @@ from sketchauth.sketches.format import pack_helper
 from sketchauth.sketches.pinsketch import PinSketch
 from sketchauth.sketches.vault import FuzzyVault, WeightedFuzzyVault
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KAT = json.loads((Path(__file__).parent / "vectors" / "pinsketch_kat.json").read_text())
 HAS_NATIVE = sketches.backend() == "native"
 BACKENDS = ["numpy", pytest.param("native", marks=pytest.mark.skipif(not HAS_NATIVE, reason="extension not built"))]

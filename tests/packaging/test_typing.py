@@ -1,6 +1,6 @@
 """The public API as a user's type checker sees it (PEP 561: ``sketchauth/py.typed``).
 
-``tests/typing/public_api.py`` uses the top-level names with ``assert_type``; mypy must accept it
+``tests/packaging/typing/public_api.py`` uses the top-level names with ``assert_type``; mypy must accept it
 with ``warn_unused_ignores`` (so its deliberate ``type: ignore`` on a wrong call proves the checker
 really sees the signatures: if the names were ``Any``, the ignore would be unused and mypy fail).
 """
@@ -13,7 +13,7 @@ import pytest
 
 api = pytest.importorskip("mypy.api")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_package_ships_py_typed() -> None:

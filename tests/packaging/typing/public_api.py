@@ -1,4 +1,4 @@
-"""Checked by mypy (tests/test_typing.py), not run: what a user's type checker sees of the public API.
+"""Checked by mypy (tests/packaging/test_typing.py), not run: what a user's type checker sees of the public API.
 
 Every name a user imports from the top-level namespace must have its real type (the namespace is
 loaded lazily, so without the ``TYPE_CHECKING`` imports in ``sketchauth/__init__.py`` these would

@@ -129,7 +129,7 @@ def _cpu_seconds(statement: str, env: dict[str, str], cwd: Path) -> float:
 def test_heaviest_import_costs_at_most_its_floor_times_numpy(tmp_path: Path) -> None:
     # The package byte-compiled, as an install leaves it (a checkout run with
     # PYTHONDONTWRITEBYTECODE=1 compiles every module at each start: docs/benchmarks.md).
-    package = Path(__file__).resolve().parent.parent / "sketchauth"
+    package = Path(__file__).resolve().parents[2] / "sketchauth"
     shutil.copytree(package, tmp_path / "sketchauth", ignore=shutil.ignore_patterns("__pycache__"))
     compileall.compile_dir(tmp_path / "sketchauth", quiet=1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
