@@ -87,7 +87,7 @@ def test_duplicate_enrolment_is_409_and_replace_gives_fresh_sketch(api: Client, 
     assert api.raw.enrol("alice", **body).status_code == 201
     first = sqlite_store.get("alice")
     problem(api.raw.enrol("alice", **body), 409, "already-enrolled")
-    r = api.raw.enrol("alice", **{**body, "replace": True})
+    r = api.raw.enrol("alice", **body, replace=True)
     assert r.status_code == 201 and r.json()["replaced"] is True
     second = sqlite_store.get("alice")
     assert first is not None and second is not None
@@ -112,7 +112,7 @@ def test_report_and_revoke(api: Client, sqlite_store: Store) -> None:
 @pytest.mark.parametrize("spec", available_schemes(), ids=lambda s: s.name)
 def test_every_offered_scheme_enrols_and_verifies_its_example(api: Client, spec: Any) -> None:
     params, samples, genuine = spec.example
-    r = api.raw.enrol(f"u-{spec.name}", **{"scheme": spec.name, "params": params, "samples": samples})
+    r = api.raw.enrol(f"u-{spec.name}", spec.name, samples, params=params)
     assert r.status_code == 201, r.text
     assert r.json()["report"]["scheme"] == spec.name
     assert api.raw.verify(f"u-{spec.name}", genuine).json() == {"verified": True}
@@ -259,7 +259,7 @@ def test_wait_expires_success_resets_and_disable_needs_reset(tmp_path: Path) -> 
             api.raw.verify("alice", IMPOSTOR)
             clock.now += 30
         assert api.raw.verify("alice", GENUINE).status_code == 423
-        assert api.raw.enrol("alice", **{**INTERVAL, "replace": True}).status_code == 201
+        assert api.raw.enrol("alice", **INTERVAL, replace=True).status_code == 201
         assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
 
 
@@ -469,7 +469,7 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
 
 
 def test_pin_enrolment_needs_sample_and_pin(api: Client, sqlite_store: Store) -> None:
-    r = api.raw.enrol("alice", **{**INTERVAL, "pin": "4711-2024"})
+    r = api.raw.enrol("alice", **INTERVAL, pin="4711-2024")
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["pin"] is True and body["report"]["scheme"] == "mixed"
@@ -548,7 +548,7 @@ def test_serve_refuses_to_start_without_an_api_key(
 def test_pin_paths_cost_the_same_argon2_work(api: Client, client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """Known PIN user with a wrong sample or PIN, unknown user with a PIN, PIN sent to a PIN-less
     user: each costs one PIN stretching and one hash verification."""
-    api.enrol("alice", **{**INTERVAL, "pin": "4711-2024"})
+    api.enrol("alice", **INTERVAL, pin="4711-2024")
     api.enrol("bob", **INTERVAL)
     state = client.app.state.service  # type: ignore[attr-defined]
     counts = {"stretch": 0, "verify": 0}
