@@ -9,6 +9,8 @@ request a test sends is the request an integrator's code sends:
   other headers, and the tests that call it with no key at all, are left as they were). Its typed
   calls (``enrol``, ``verify``, ``release_key``, ``change_pin``…) raise the client's
   :class:`~sketchauth.client.ServiceError` subclasses for every problem answer.
+* ``served(settings)`` starts an app of ``settings`` in process for one block (a test that stops
+  and restarts the service around a backup, a restore, a pepper change) and yields its ``Client``.
 * ``service_client(http).raw`` makes the same calls and hands back the :class:`httpx.Response`
   unread, for the tests that assert status codes, headers and problem+json bodies; ``problem``
   and ``released`` check those answers the one way every test checks them.
@@ -20,19 +22,31 @@ Enrolment bodies kept as constants (``{"scheme", "params", "samples"}``) go in w
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from fastapi.testclient import TestClient
 from service_testing import API_KEY
+from sketchauth_service.app import create_app
+from sketchauth_service.settings import Settings
 
 from sketchauth.client import Client
 
-__all__ = ["problem", "released", "service_client"]
+__all__ = ["problem", "released", "served", "service_client"]
 
 
 def service_client(http: httpx.Client, api_key: str = API_KEY) -> Client:
     """A :class:`Client` over ``http`` sending ``api_key`` (not closed with it: ``http``'s owner closes it)."""
     return Client(api_key=api_key, http_client=http)
+
+
+@contextmanager
+def served(settings: Settings) -> Iterator[Client]:
+    """A fresh app of ``settings`` in process (started and stopped around the block), behind a :class:`Client`."""
+    with TestClient(create_app(settings)) as client:
+        yield service_client(client)
 
 
 def problem(response: httpx.Response, status: int, kind: str) -> dict[str, Any]:
