@@ -60,6 +60,8 @@ extensions = (
         Extension(
             "sketchauth.sketches._native",
             sources=["sketchauth/sketches/_native.c"],
+            # the GF(2^m) kernels, compiled twice by _native.c (m <= 32 and 32 < m <= 64)
+            depends=["sketchauth/sketches/_native_gf2m.h"],
             extra_compile_args=_compile_args(),
             optional=True,
         )

@@ -92,7 +92,7 @@ class Server:
         key_file.write_text("".join(f"k{i}:enrol,verify:{key}\n" for i, key in enumerate(keys)))
         full = {
             **os.environ,
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "service")]),
             "SKETCHAUTH_API_KEY_FILE": str(key_file),
             "SKETCHAUTH_DATABASE_URL": f"sqlite:///{workdir / 'load.db'}",
             "SKETCHAUTH_ACCESS_LOG": "0",

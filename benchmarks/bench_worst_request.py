@@ -103,11 +103,11 @@ def cases() -> dict[str, dict[str, Any]]:
         "samples": [vault],
         "verify": _swap(rng, vault, 255, 0, p),
     }
-    for m, t in ((32, 256), (16, 256), (32, 128), (32, 64)):
+    for m, t in ((32, 256), (16, 256), (32, 128), (32, 64), (64, 256)):
         pin_set = (
             _distinct(rng, SAMPLE_LENGTH, 1, 1 << m)
             if m < 32
-            else [rng.randrange(1, 1 << 32) for _ in range(SAMPLE_LENGTH)]
+            else [rng.randrange(1, 1 << m) for _ in range(SAMPLE_LENGTH)]
         )
         pin_set = sorted(set(pin_set))[:SAMPLE_LENGTH]
         # |A Δ B| = t: t/2 removed, t/2 added (the most errors the decoder corrects).
@@ -121,6 +121,12 @@ def cases() -> dict[str, dict[str, Any]]:
     out["pinsketch-32-256-beyond"] = {
         **out["pinsketch-32-256"],
         "verify": _swap(rng, out["pinsketch-32-256"]["samples"][0], 129, 1, 1 << 32),
+    }
+    # GF(2^64): elements up to 2^64 - 1 (half of them past 2^63), the most errors and one more.
+    out["pinsketch-64-256-pin"] = {**out["pinsketch-64-256"], "pin": "correct horse battery"}
+    out["pinsketch-64-256-beyond"] = {
+        **out["pinsketch-64-256"],
+        "verify": _swap(rng, out["pinsketch-64-256"]["samples"][0], 129, 1, 1 << 64),
     }
     out["fuzzy-vault-131071-512-beyond"] = {**out["fuzzy-vault-131071-512-255"], "verify": _swap(rng, vault, 256, 0, p)}
     for scheme, n_asym, features in (
@@ -169,6 +175,13 @@ def cases() -> dict[str, dict[str, Any]]:
         "enrol": {"scheme": "pinsketch", "params": {"m": 32, "t": 256}},
         "samples": [big],
         "verify": _swap(rng, big, 128, 1, 1 << 32),
+        "settings": OPERATOR_LONGEST,
+    }
+    big64 = [rng.randrange(1, 1 << 64) for _ in range(1 << 16)]
+    out["pinsketch-64-256-65536-elements"] = {
+        "enrol": {"scheme": "pinsketch", "params": {"m": 64, "t": 256}},
+        "samples": [big64],
+        "verify": _swap(rng, big64, 128, 1, 1 << 64),
         "settings": OPERATOR_LONGEST,
     }
     wide = [rng.randrange(1 << 52) for _ in range(1 << 16)]

@@ -67,7 +67,7 @@ def test_the_repaired_wheel_is_manylinux_with_the_extension_and_without_its_sour
     assert "manylinux" in wheel.name and f"cp{sys.version_info.major}{sys.version_info.minor}" in wheel.name
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("sketchauth/sketches/_native.") and n.endswith(".so") for n in names)
-    assert not any(n.endswith(".c") for n in names)
+    assert not any(n.endswith((".c", ".h")) for n in names)
     assert "sketchauth/py.typed" in names
     assert any(n.endswith("/licenses/LICENSE") for n in names)
 

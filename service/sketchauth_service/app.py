@@ -17,7 +17,6 @@ Run it with ``sketchauth serve`` (uvicorn), or ``uvicorn --factory sketchauth_se
 
 from __future__ import annotations
 
-import ctypes
 import inspect
 import logging
 import os
@@ -285,6 +284,9 @@ async def _lifespan(parts: _Parts, app: FastAPI) -> AsyncIterator[None]:
     finally:
         if sampler is not None:
             sampler.stop()
+        serving: ServiceState | None = getattr(app.state, "service", None)
+        if serving is not None:
+            serving.authenticator.close()  # its hashing threads and their memory
         if parts.store is None:
             opened.close()
 
@@ -365,37 +367,12 @@ def _metrics_dir(workers: int) -> str | None:
     return shared
 
 
-#: glibc's ``mallopt`` parameter for the size from which blocks are mapped, not carved from an arena.
-_M_MMAP_THRESHOLD = -3
-#: The threshold set: glibc's default start value, held there.
-MMAP_THRESHOLD_BYTES = 128 * 1024
-
-
-def return_large_blocks() -> bool:
-    """Have glibc map every block of 128 KiB or more and unmap it when freed; whether it took.
-
-    glibc raises its mapping threshold to the size of the largest block freed (up to 32 MiB), so
-    after the first argon2id hash (19 MiB with ``owasp``, 64 with ``rfc9106-low-memory``) every
-    later one is carved from the arena of the thread that runs it, and kept there: a worker held one
-    hash's memory per thread that ever hashed. Measured with 16 key releases in flight: peak RSS
-    377 MB → 111 MB (``benchmarks/bench_load.py``). Setting the threshold explicitly stops the
-    raising. Elsewhere than glibc (no ``mallopt``) nothing changes.
-    """
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
-
-
 def app_from_env() -> Any:
     """uvicorn factory: the app for ``Settings.from_env()`` (how ``sketchauth serve`` workers start).
 
     Also sets this worker's connection guards (:class:`~sketchauth_service.bodies.ProblemHTTPProtocol`):
-    uvicorn builds the protocol per connection from its class, so the settings go there; and
-    has large blocks returned to the system when freed (:func:`return_large_blocks`).
+    uvicorn builds the protocol per connection from its class, so the settings go there.
     """
     settings = Settings.from_env()
     ProblemHTTPProtocol.configure(settings.header_timeout_seconds, settings.max_connections)
-    return_large_blocks()
     return create_app(settings)

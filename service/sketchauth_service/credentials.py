@@ -48,6 +48,7 @@ address up to N times the rate).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -293,8 +294,9 @@ class KeySource:
         return self._ring
 
 
+@functools.lru_cache(maxsize=4096)
 def client_bucket(host: str | None) -> str:
-    """The throttling key of a client address: IPv4 as is, IPv6 by its /64 prefix."""
+    """The throttling key of a client address: IPv4 as is, IPv6 by its /64 prefix (cached: parsed once per address)."""
     if not host:
         return "?"
     try:

@@ -119,6 +119,9 @@ class Metrics:
         prom.disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series: one timestamp per series is noise here
         self._lock = threading.Lock()
         self._families: dict[tuple[str, tuple[str, ...]], Any] = {}
+        #: Series by name and label items as passed: a request's six updates skip the label
+        #: sorting and prometheus_client's label look-up (its cost per update is most of ours).
+        self._series_of: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
         shared = multiprocess_dir()
         self._own = prom.CollectorRegistry(auto_describe=True)
         if shared is None:
@@ -153,9 +156,14 @@ class Metrics:
         return family
 
     def _series(self, name: str, labels: dict[str, str]) -> Any:
-        names = tuple(sorted(labels))
-        family = self._family(name, names)
-        return family.labels(*(labels[n] for n in names)) if names else family
+        key = (name, tuple(labels.items()))
+        series = self._series_of.get(key)
+        if series is None:
+            names = tuple(sorted(labels))
+            family = self._family(name, names)
+            series = family.labels(*(labels[n] for n in names)) if names else family
+            self._series_of[key] = series  # one assignment: safe across threads (a race builds it twice)
+        return series
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
         self._series(name, labels).inc(amount)

@@ -97,6 +97,11 @@ def load_configured(settings: Settings) -> dict[str, LoadedPipeline]:
         )
     loaded = {}
     for name, pipeline in pipelines.items():
+        if pipeline.unusable is not None:
+            raise SettingsError(
+                f"SKETCHAUTH_PIPELINES={settings.pipelines_dir}: {name}.json is marked unusable ({pipeline.unusable}); "
+                "refit it on more or better background data, or remove it from the directory"
+            )
         try:
             loaded[name] = LoadedPipeline.of(name, pipeline)
         except SampleError as exc:

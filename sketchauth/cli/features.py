@@ -165,123 +165,239 @@ def _rates(genuine: Any, impostor: Any, t: float) -> dict[str, Any]:
     return {k: point.to_dict()[k] for k in ("fnmr", "fnmr_ci", "fmr", "fmr_ci", "genuine_trials", "impostor_trials")}
 
 
+class _Stages:
+    """Progress of a long command, on stderr: a tqdm bar on a terminal, otherwise one line as each
+    stage starts (so a run under a job scheduler or a pipe shows where it is); nothing with ``--quiet``."""
+
+    def __init__(self, desc: str, names: list[str], args: argparse.Namespace) -> None:
+        # start-up: tqdm loads only when a long command runs.
+        from tqdm import tqdm
+
+        self.desc, self.names, self.index = desc, names, 0
+        self.lines = not args.quiet and not sys.stderr.isatty()
+        self.bar = tqdm(total=len(names), desc=desc, unit="stage", file=sys.stderr, disable=not show_progress(args))
+
+    def next(self) -> None:
+        """Close the current stage (if any) and start the next one."""
+        if self.index:
+            self.bar.update()
+        if self.index < len(self.names):
+            name = self.names[self.index]
+            self.bar.set_postfix_str(name)
+            if self.lines:
+                print(f"{self.desc} [{self.index + 1}/{len(self.names)}]: {name}", file=sys.stderr, flush=True)
+        self.index += 1
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _kinds(args: argparse.Namespace) -> list[str]:
+    """The kinds ``features fit`` calibrates: ``--kinds`` (a comma list), else every kind the protocol allows."""
+    # start-up: the fitting registry loads only when this command runs.
+    from sketchauth.evaluate.fitting import CALIBRATED_KINDS, parse_kinds
+
+    if args.kinds is not None:
+        kinds = list(parse_kinds(args.kinds))
+        if "asymmetric-interval" in kinds and args.enrol_samples < 2:
+            raise ParameterError("the asymmetric-interval pipeline enrols from at least 2 samples: --enrol-samples 2")
+        return kinds
+    return [kind for kind in CALIBRATED_KINDS if kind != "asymmetric-interval" or args.enrol_samples > 1]
+
+
 def _fit(args: argparse.Namespace) -> int:
-    # start-up: numpy and the feature modules load only when this command runs.
-    import numpy as np
-    from tqdm import tqdm
-
-    from sketchauth.evaluate.data import load_vectors
-    from sketchauth.evaluate.fitting import fit_pipeline
-    from sketchauth.evaluate.fitting.transform import SmallPopulationWarning, fit_transform
-    from sketchauth.evaluate.trials import projected_trials
-    from sketchauth.features.transform import FeatureTransform
-
-    kinds = ["interval", "thermometer", "code-offset"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
-    kinds.append("angular")
-    summary: dict[str, Any] = {}
-    pipelines: dict[str, CalibratedPipeline] = {}
-    cross_validated = args.calibration_split == "identities"
-    with tqdm(
-        total=len(kinds) + 3, desc="features fit", unit="step", file=sys.stderr, disable=not show_progress(args)
-    ) as bar:
-        data = load_vectors(args.data)
-        m = args.enrol_samples
-        if cross_validated:
-            # Open set by cross-validation: the transform is fitted on every background person and each
-            # fold of the calibration refits it without the fold's people (features.calibration).
-            fit, calibration, check = data, data, None
-        else:
-            fit, calibration, check = split_background(
-                data, args.holdout, args.seed, by=args.calibration_split, source=str(args.data), enrol_samples=m
-            )
-        bar.update()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SmallPopulationWarning)
-            transform = fit_transform(
-                fit,
-                levels=args.levels,
-                dimensions=args.dimensions,
-                min_fisher_ratio=args.min_fisher_ratio,
-                projection=args.projection,
-                normalise=args.normalise,
-            )
-        part = "all identities" if cross_validated else "fit part"
-        for warning in caught:
-            summary.setdefault("warnings", []).append(f"{args.data}, {part}: {warning.message}")
-            print(f"warning: {args.data}, {part}: {warning.message}", file=sys.stderr)
-        training = dict(transform.training)
-        training.update({"split_seed": args.seed, "calibration_split": args.calibration_split})
-        training.update({"folds": args.folds} if cross_validated else {"holdout": args.holdout})
-        transform = FeatureTransform(
-            transform.mean, transform.scale, transform.projection, transform.fisher_ratios, transform.edges, training
-        )
-        bar.update()
-        # A pipeline the data cannot support is reported as unavailable with its reason; the others are built.
-        for kind in kinds:
-            try:
-                pipelines[kind] = fit_pipeline(  # type: ignore[assignment]
-                    kind,
-                    transform,
-                    calibration,
-                    _options(args, enrol_samples=m, refit=cross_validated, folds=args.folds),
-                )
-            except SketchAuthError as exc:
-                summary[kind] = {"unavailable": str(exc)}
-            bar.update()
-        expected = {}
-        if check is not None:
-            trials = projected_trials(transform.project, check, m)
-            expected = {
-                name: _expected(p, trials)
-                for name, p in pipelines.items()
-                if name not in ("asymmetric-interval", "angular")
-            }
-        bar.update()
+    kinds = _kinds(args)
+    stages = _Stages("features fit", ["load data", "fit the transform", *[f"calibrate {k}" for k in kinds]], args)
+    try:
+        stages.next()
+        parts = _fit_parts(args)
+        stages.next()
+        summary: dict[str, Any] = {}
+        transform = _fit_recorded_transform(args, parts[0], summary)
+        pipelines = _calibrate_kinds(args, kinds, transform, parts[1], summary, stages)
+        stages.next()
+    finally:
+        stages.close()
     Path(args.out).write_text(transform.to_json() + "\n", encoding="utf-8")
-    if args.pipelines:
-        directory = Path(args.pipelines)
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, pipeline in pipelines.items():
-            (directory / f"{name}.json").write_text(pipeline.to_json() + "\n", encoding="utf-8")
-    summary.update(
-        {
-            "transform": str(args.out),
-            "background": {k: training[k] for k in ("identities", "samples", "features")},
-            "protocol": (
-                f"open set by {args.folds}-fold identity-disjoint cross-validation over every background identity "
-                "(each fold's transform refitted without its people; impostor pairs across folds scored by a "
-                "transform fitted without either); predicted rates carry Clopper-Pearson intervals"
-                if cross_validated
-                else "closed set: the calibration and check parts are later samples of the people the transform "
-                "was fitted on (split by samples); predicted and expected rates are OPTIMISTIC"
-            ),
-            "calibration_identities": int(np.unique(calibration.identities).size),
-            "kept_dimensions": transform.dimensions,
-            "projection": transform.projection_kind,
-            "normalise": transform.normalises,
-            "levels": transform.levels,
-            "bits_per_dimension": transform.level_bits,
-            "fisher_ratios_top": [round(float(x), 3) for x in transform.fisher_ratios[:8]],
-            "shrinkage": round(float(training["shrinkage"]), 6),
-            "enrol_samples": m,
-            "pipelines": {
-                name: {
-                    "scheme": p.sketch.scheme_name,
-                    "params": _summary_params(p),
-                    "loss_bound_bits": round(p.report().loss_bound_bits, 1),
-                    "secret_bits": round(p.secret_bits, 1),
-                    "predicted_on_new_people": p.calibration.to_dict() if p.calibration else None,
-                    **({"expected_on_check_optimistic": expected[name]} if name in expected else {}),
-                    **({"decode_failures": getattr(p, "decode_failures", None)} if p.kind == "angular" else {}),
-                }
-                for name, p in pipelines.items()
-            },
-        }
-    )
-    if check is not None:
-        summary["check_identities"] = int(np.unique(check.identities).size)
+    _write_pipelines(args, pipelines, summary)
+    summary.update(_fit_summary(args, transform, pipelines, parts))
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _fit_parts(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(fit, calibration, check) people of ``--data`` by ``--calibration-split``."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.evaluate.data import load_vectors
+
+    data = load_vectors(args.data)
+    if args.calibration_split == "identities":
+        # Open set by cross-validation: the transform is fitted on every background person and each
+        # fold of the calibration refits it without the fold's people (evaluate.fitting.calibration).
+        return data, data, None
+    return split_background(
+        data,
+        args.holdout,
+        args.seed,
+        by=args.calibration_split,
+        source=str(args.data),
+        enrol_samples=args.enrol_samples,
+    )
+
+
+def _fit_recorded_transform(args: argparse.Namespace, fit: Any, summary: dict[str, Any]) -> Any:
+    """The transform fitted on ``fit``, its warnings said (stderr and summary), the split recorded in ``training``."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.evaluate.fitting.transform import SmallPopulationWarning, fit_transform
+    from sketchauth.features.transform import FeatureTransform
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SmallPopulationWarning)
+        transform = fit_transform(
+            fit,
+            levels=args.levels,
+            dimensions=args.dimensions,
+            min_fisher_ratio=args.min_fisher_ratio,
+            projection=args.projection,
+            normalise=args.normalise,
+        )
+    cross_validated = args.calibration_split == "identities"
+    part = "all identities" if cross_validated else "fit part"
+    for warning in caught:
+        _warn(summary, f"{args.data}, {part}: {warning.message}")
+    training = dict(transform.training)
+    training.update({"split_seed": args.seed, "calibration_split": args.calibration_split})
+    training.update({"folds": args.folds} if cross_validated else {"holdout": args.holdout})
+    return FeatureTransform(
+        transform.mean, transform.scale, transform.projection, transform.fisher_ratios, transform.edges, training
+    )
+
+
+def _warn(summary: dict[str, Any], text: str) -> None:
+    """A warning on stderr and in the summary's ``warnings``."""
+    summary.setdefault("warnings", []).append(text)
+    print(f"warning: {text}", file=sys.stderr)
+
+
+def _calibrate_kinds(
+    args: argparse.Namespace,
+    kinds: list[str],
+    transform: Any,
+    calibration: Any,
+    summary: dict[str, Any],
+    stages: _Stages,
+) -> dict[str, CalibratedPipeline]:
+    """Each kind calibrated; one the data cannot support is reported unavailable with its reason, one
+    predicted to reject most genuine users is marked unusable (and said so)."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.evaluate.fitting import fit_pipeline, unusable_reason
+
+    options = _options(
+        args, enrol_samples=args.enrol_samples, refit=args.calibration_split == "identities", folds=args.folds
+    )
+    pipelines: dict[str, CalibratedPipeline] = {}
+    for kind in kinds:
+        stages.next()
+        try:
+            pipeline = fit_pipeline(kind, transform, calibration, options)
+        except SketchAuthError as exc:
+            summary[kind] = {"unavailable": str(exc)}
+            continue
+        pipeline.unusable = unusable_reason(pipeline)
+        if pipeline.unusable is not None:
+            keep = "written marked unusable (--keep-unusable)" if args.keep_unusable else "not written"
+            _warn(summary, f"pipeline {kind} is unusable: {pipeline.unusable}; {keep}")
+        note = pipeline.calibration.to_dict().get("small_background") if pipeline.calibration else None
+        if note:
+            _warn(summary, f"pipeline {kind}: {note}")
+        pipelines[kind] = pipeline  # type: ignore[assignment]
+    return pipelines
+
+
+def _write_pipelines(
+    args: argparse.Namespace, pipelines: dict[str, CalibratedPipeline], summary: dict[str, Any]
+) -> None:
+    """``--pipelines DIR``: each pipeline's JSON; an unusable one only with ``--keep-unusable``."""
+    if not args.pipelines:
+        return
+    directory = Path(args.pipelines)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, pipeline in pipelines.items():
+        if pipeline.unusable is not None and not args.keep_unusable:
+            continue
+        (directory / f"{name}.json").write_text(pipeline.to_json() + "\n", encoding="utf-8")
+        written.append(name)
+    summary["written"] = written
+
+
+def _fit_summary(
+    args: argparse.Namespace, transform: Any, pipelines: dict[str, CalibratedPipeline], parts: tuple[Any, Any, Any]
+) -> dict[str, Any]:
+    """The JSON summary of ``features fit`` (transform, protocol, and per pipeline its figures)."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    import numpy as np
+
+    from sketchauth.evaluate.trials import projected_trials
+
+    _, calibration, check = parts
+    training = transform.training
+    expected = {}
+    if check is not None:
+        trials = projected_trials(transform.project, check, args.enrol_samples)
+        expected = {
+            n: _expected(p, trials) for n, p in pipelines.items() if n not in ("asymmetric-interval", "angular")
+        }
+    summary = {
+        "transform": str(args.out),
+        "background": {k: training[k] for k in ("identities", "samples", "features")},
+        "protocol": _protocol_text(args),
+        "calibration_identities": int(np.unique(calibration.identities).size),
+        "kept_dimensions": transform.dimensions,
+        "projection": transform.projection_kind,
+        "normalise": transform.normalises,
+        "levels": transform.levels,
+        "bits_per_dimension": transform.level_bits,
+        "fisher_ratios_top": [round(float(x), 3) for x in transform.fisher_ratios[:8]],
+        "shrinkage": round(float(training["shrinkage"]), 6),
+        "enrol_samples": args.enrol_samples,
+        "pipelines": {name: _pipeline_summary(p, expected.get(name)) for name, p in pipelines.items()},
+    }
+    if check is not None:
+        summary["check_identities"] = int(np.unique(check.identities).size)
+    return summary
+
+
+def _protocol_text(args: argparse.Namespace) -> str:
+    if args.calibration_split == "identities":
+        return (
+            f"open set by {args.folds}-fold identity-disjoint cross-validation over every background identity "
+            "(leave-one-person-out when a fold would hold fewer than 2 people; each fold's transform refitted "
+            "without its people; impostor pairs across folds scored by a transform fitted without either); "
+            "predicted rates carry Clopper-Pearson intervals"
+        )
+    return (
+        "closed set: the calibration and check parts are later samples of the people the transform "
+        "was fitted on (split by samples); predicted and expected rates are OPTIMISTIC"
+    )
+
+
+def _pipeline_summary(pipeline: CalibratedPipeline, expected: dict[str, Any] | None) -> dict[str, Any]:
+    """One pipeline's entry in the summary."""
+    entry: dict[str, Any] = {
+        "scheme": pipeline.sketch.scheme_name,
+        "params": _summary_params(pipeline),
+        "loss_bound_bits": round(pipeline.report().loss_bound_bits, 1),
+        "secret_bits": round(pipeline.secret_bits, 1),
+        "predicted_on_new_people": pipeline.calibration.to_dict() if pipeline.calibration else None,
+    }
+    if pipeline.unusable is not None:
+        entry["unusable"] = pipeline.unusable
+    if expected is not None:
+        entry["expected_on_check_optimistic"] = expected
+    if pipeline.kind == "angular":
+        entry["decode_failures"] = getattr(pipeline, "decode_failures", None)
+    return entry
 
 
 def _options(args: argparse.Namespace, *, enrol_samples: int, refit: bool, folds: int) -> CalibrationOptions:
@@ -348,7 +464,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     from sketchauth.evaluate.data import LabelledVectors, load_vectors
     from sketchauth.evaluate.fitting.calibrated import heldout_check
-    from sketchauth.evaluate.pipelines.evaluation import evaluate_pipelines
+    from sketchauth.evaluate.pipelines.evaluation import EvaluationChecks, evaluate_pipelines
     from sketchauth.features.defaults import DEFAULTS
     from sketchauth.features.transform import FeatureTransform
 
@@ -380,27 +496,20 @@ def _evaluate(args: argparse.Namespace) -> int:
         set_kind = "closed" if seen.size else "open"
         bar.update()
         kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
-        result = evaluate_pipelines(
-            transform,
-            calibration,
-            data,
-            enrol_samples=args.enrol_samples,
-            kinds=kinds,
-            code_bits=args.code_bits,
-            thermometer_resolution=args.resolution,
-            set_kind=set_kind,
-            attack_people=args.attack_people,
-            attack_tries=args.attack_tries,
-            decode_checks=args.decode_checks,
-        )
-        bar.update()
-        # The honest figures: settings chosen on the background, measured on these people.
         options = _options(
             args,
             enrol_samples=args.enrol_samples,
             refit=cross_validated,
             folds=int(training.get("folds", DEFAULTS.folds)),
         )
+        checks = EvaluationChecks(
+            attack_people=args.attack_people, attack_tries=args.attack_tries, decode_checks=args.decode_checks
+        )
+        result = evaluate_pipelines(
+            transform, calibration, data, kinds=kinds, options=options, set_kind=set_kind, checks=checks
+        )
+        bar.update()
+        # The honest figures: settings chosen on the background, measured on these people.
         calibrated = heldout_check(transform, calibration, data, kinds=[*kinds, "angular"], options=options)
         result = replace(result, calibrated=tuple(calibrated))
         bar.update()
@@ -439,14 +548,16 @@ def _evaluation_data(args: argparse.Namespace) -> Any:
     )
 
 
-def add(sub: SubParsers) -> None:
+def add(sub: SubParsers) -> None:  # type: ignore[type-arg]
     """Add the ``features`` group and its sub-commands to the top-level parser."""
-    # The one set of defaults the Python API reads too (a dataclass: no numpy at start-up).
-    from sketchauth.features.defaults import DEFAULTS as D
-
     p = sub.add_parser("features", help="feature preparation: fit transforms, build and evaluate pipelines")
     group = p.add_subparsers(dest="features_command", required=True, metavar="FEATURES")
+    _add_synth(group)
+    _add_fit(group)
+    _add_evaluate(group)
 
+
+def _add_synth(group: Any) -> None:
     s = group.add_parser("synth", help="write a synthetic labelled embedding population as CSV")
     s.add_argument("--out", required=True, help="CSV to write (identity,f0,f1,...)")
     s.add_argument("--identities", type=int, default=600, help="identities (default 600)")
@@ -456,12 +567,37 @@ def add(sub: SubParsers) -> None:
     s.add_argument("--prefix", default="id", help="identity label prefix (default 'id')")
     s.set_defaults(func=_synth)
 
+
+def _add_fit(group: Any) -> None:
+    # The one set of defaults the Python API reads too (a dataclass: no numpy at start-up).
+    from sketchauth.features.defaults import DEFAULTS as D
+
     f = group.add_parser("fit", help="fit a feature transform on background data and calibrate pipelines")
     f.add_argument("--data", required=True, help="background population: CSV (identity,f1,...) or NPZ / NPY")
     f.add_argument("--out", required=True, help="transform JSON to write")
     f.add_argument(
         "--pipelines", metavar="DIR", help="also write the calibrated pipelines' JSON here (for the service)"
     )
+    f.add_argument(
+        "--kinds",
+        metavar="KIND[,KIND]",
+        help="calibrate only these pipeline kinds, a comma list of interval, thermometer, code-offset, "
+        "asymmetric-interval, angular (default: all; asymmetric-interval with --enrol-samples >= 2)",
+    )
+    f.add_argument(
+        "--keep-unusable",
+        action="store_true",
+        help="also write a pipeline whose predicted FNMR at its target is above 0.5, marked unusable "
+        "(the service refuses to serve it); by default it is reported and not written",
+    )
+    _add_transform_options(f, D)
+    _add_split_options(f, D)
+    _add_calibration_options(f, D)
+    add_quiet(f)
+    f.set_defaults(func=_fit)
+
+
+def _add_transform_options(f: argparse.ArgumentParser, D: Any) -> None:
     f.add_argument(
         "--levels", type=int, default=D.levels, help=f"quantiser levels, a power of two (default {D.levels})"
     )
@@ -483,11 +619,15 @@ def add(sub: SubParsers) -> None:
     f.add_argument(
         "--normalise", action="store_true", help="divide every vector by its Euclidean norm first (cosine embeddings)"
     )
+
+
+def _add_split_options(f: argparse.ArgumentParser, D: Any) -> None:
     f.add_argument(
         "--folds",
         type=int,
         default=D.folds,
-        help=f"identity-disjoint cross-validation folds of the calibration (default {D.folds})",
+        help=f"identity-disjoint cross-validation folds of the calibration (default {D.folds}; "
+        "leave-one-person-out when a fold would hold fewer than 2 people)",
     )
     f.add_argument(
         "--confidence",
@@ -507,52 +647,59 @@ def add(sub: SubParsers) -> None:
         "cross-validation (open set); 'samples': later samples of every identity (closed set, for populations "
         "too small to spare identities; rates optimistic)",
     )
-    f.add_argument(
+
+
+def _add_calibration_options(parser: argparse.ArgumentParser, D: Any, *, target: str = "") -> None:
+    """The options every calibrated pipeline kind reads (``features fit`` and ``features evaluate``)."""
+    parser.add_argument(
         "--enrol-samples",
         type=int,
         default=D.enrol_samples,
         help=f"enrolment samples per person (default {D.enrol_samples})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--target-fmr",
         type=float,
         default=D.target_fmr,
-        help=f"FMR every pipeline is held to: its upper confidence bound (default {D.target_fmr})",
+        help=(target or "FMR every pipeline is held to: its upper confidence bound") + f" (default {D.target_fmr})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--code-bits",
         type=int,
         default=D.code_bits,
         help=f"Gray bits per dimension for code-offset (default {D.code_bits})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--resolution",
         type=float,
         default=D.thermometer_resolution,
         help=f"thermometer step in weighted whitened units (default {D.thermometer_resolution})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--asymmetric-margin",
         type=int,
         default=D.asymmetric_margin,
         help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--security-bits",
         type=float,
         default=D.angular_security_bits,
         help="codebook bits the angular pipeline's code must reach: the work to find the secret from one helper "
         f"without a matching sample (default {D.angular_security_bits:g})",
     )
-    f.add_argument(
+    parser.add_argument(
         "--angular-code",
         choices=("polar", "sparse"),
         default=D.angular_code,
         help="code of the angular pipeline: 'polar' (decodes wider angles) or 'sparse' (IronMask) "
         f"(default {D.angular_code})",
     )
-    add_quiet(f)
-    f.set_defaults(func=_fit)
+
+
+def _add_evaluate(group: Any) -> None:
+    # The one set of defaults the Python API reads too (a dataclass: no numpy at start-up).
+    from sketchauth.features.defaults import DEFAULTS as D
 
     e = group.add_parser("evaluate", help="FNMR/FMR/EER of every pipeline vs the unprotected reference")
     e.add_argument("--transform", required=True, help="transform JSON from 'features fit'")
@@ -564,50 +711,7 @@ def add(sub: SubParsers) -> None:
         help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
         "of each identity); default: roles from --data's split/session/role column, else row order",
     )
-    e.add_argument(
-        "--enrol-samples",
-        type=int,
-        default=D.enrol_samples,
-        help=f"enrolment samples per person (default {D.enrol_samples})",
-    )
-    e.add_argument(
-        "--code-bits",
-        type=int,
-        default=D.code_bits,
-        help=f"Gray bits per dimension for code-offset (default {D.code_bits})",
-    )
-    e.add_argument(
-        "--resolution",
-        type=float,
-        default=D.thermometer_resolution,
-        help=f"thermometer step (default {D.thermometer_resolution})",
-    )
-    e.add_argument(
-        "--target-fmr",
-        type=float,
-        default=D.target_fmr,
-        help=f"FMR the calibrated pipelines are held to on the background (default {D.target_fmr})",
-    )
-    e.add_argument(
-        "--asymmetric-margin",
-        type=int,
-        default=D.asymmetric_margin,
-        help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
-    )
-    e.add_argument(
-        "--security-bits",
-        type=float,
-        default=D.angular_security_bits,
-        help="codebook bits the angular pipeline's code must reach: the work to find the secret from one helper "
-        f"without a matching sample (default {D.angular_security_bits:g})",
-    )
-    e.add_argument(
-        "--angular-code",
-        choices=("polar", "sparse"),
-        default=D.angular_code,
-        help="code of the angular pipeline: 'polar' (decodes wider angles) or 'sparse' (IronMask) "
-        f"(default {D.angular_code})",
-    )
+    _add_calibration_options(e, D, target="FMR the calibrated pipelines are held to on the background")
     e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")
     e.add_argument(
         "--attack-tries",

@@ -30,7 +30,7 @@ from sketchauth.sketches.angular import AngularSketch
 from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.base import EntropyReport
 
-__all__ = ["MIN_MEAN_NORM", "AngularPipeline", "mean_direction", "unit"]
+__all__ = ["AngularPipeline"]
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -40,7 +40,7 @@ def unit(x: np.ndarray) -> np.ndarray:
     if np.any(peak == 0):
         raise SampleError("a projected embedding is the zero vector: it has no direction")
     scaled = x / peak
-    return scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
+    return np.asarray(scaled / np.linalg.norm(scaled, axis=-1, keepdims=True))
 
 
 #: A mean of unit vectors shorter than this is rounding noise (each coordinate carries ~1e-16), not a direction.
@@ -107,7 +107,7 @@ class AngularPipeline(Pipeline):
         y = self.transform.project(_one_sample(sample, self.transform.features))[self.dims]
         if not np.any(y):
             raise SampleError("the sample projects onto the background's centre: it has no direction")
-        return y
+        return np.asarray(y)
 
     @property
     def secret_bits(self) -> float:

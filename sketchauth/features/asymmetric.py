@@ -64,7 +64,7 @@ class AsymmetricIntervalPipeline(Pipeline):
 
     def sample_transform(self, sample: Any) -> np.ndarray:
         y = self.transform.project(_one_sample(sample, self.transform.features))
-        return self.transform.quantise(y)[self.dims]
+        return np.asarray(self.transform.quantise(y)[self.dims])
 
     def capture_levels(self, samples: Any) -> np.ndarray:
         """Every enrolment capture's levels on ``dims`` (``m × k``): the input of :meth:`secret_from_samples`.

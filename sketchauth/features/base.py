@@ -78,11 +78,15 @@ class Pipeline(ABC):
         #: How the setting was chosen (:mod:`sketchauth.evaluate.fitting`): predicted rates on new people;
         #: not configuration.
         self.calibration: FitRecord | None = None
+        #: Why this pipeline must not be served (e.g. its predicted FNMR at its target is above 0.5),
+        #: or ``None``. Configuration: written to the JSON when set (:meth:`to_dict`), and a service
+        #: refuses to start with a pipeline that carries it.
+        self.unusable: str | None = None
 
     # -- the sketch and the two conversions ---------------------------------------------------
     @property
     @abstractmethod
-    def sketch(self) -> SecureSketch:
+    def sketch(self) -> SecureSketch[Any, Any]:
         """The sketch every user of this pipeline is enrolled with."""
 
     def _enrolment_matrix(self, samples: Any) -> np.ndarray:
@@ -182,6 +186,8 @@ class Pipeline(ABC):
             "scheme": self.sketch.scheme_name,
             "params": self.sketch.params(),
             "settings": self._settings(),
+            # Only when set, so that the configuration (and fingerprint) of a usable pipeline is unchanged.
+            **({"unusable": self.unusable} if self.unusable is not None else {}),
         }
 
     def to_json(self) -> str:

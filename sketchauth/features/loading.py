@@ -32,7 +32,9 @@ _KINDS: dict[str, type[Pipeline]] = {
 def load_pipeline(config: str | bytes | Mapping[str, Any]) -> Pipeline:
     """A pipeline from its JSON configuration (``ParameterError`` for anything malformed).
 
-    The embedded transform must match its recorded SHA-256 fingerprint.
+    The embedded transform must match its recorded SHA-256 fingerprint. A pipeline written with
+    an ``unusable`` reason (``sketchauth features fit --keep-unusable``) loads with
+    :attr:`~sketchauth.features.base.Pipeline.unusable` set: serving it is the caller's refusal to make.
     """
     if isinstance(config, (str, bytes)):
         try:
@@ -55,6 +57,10 @@ def load_pipeline(config: str | bytes | Mapping[str, Any]) -> Pipeline:
         raise ParameterError("pipeline configuration lacks a required field") from None
     if pipeline.sketch.scheme_name != config.get("scheme"):
         raise ParameterError("pipeline scheme does not match its kind")
+    unusable = config.get("unusable")
+    if unusable is not None and not (isinstance(unusable, str) and unusable):
+        raise ParameterError("pipeline 'unusable' must be a non-empty reason (a string)")
+    pipeline.unusable = unusable
     return pipeline
 
 

@@ -81,7 +81,7 @@ class ThermometerPipeline(Pipeline):
 
     def levels(self, y: np.ndarray) -> np.ndarray:
         """Uniform levels in ``[0, c_j)`` of whitened features restricted to ``dims``."""
-        return np.clip(np.floor((y - self.low) / self.steps), 0, self.counts - 1).astype(np.int64)
+        return np.asarray(np.clip(np.floor((y - self.low) / self.steps), 0, self.counts - 1), dtype=np.int64)
 
     def _set(self, y: np.ndarray) -> np.ndarray:
         levels = self.levels(y)

@@ -72,7 +72,7 @@ TRANSFORM_FORMAT = "sketchauth-feature-transform/v1"
 def gray_code(values: np.ndarray) -> np.ndarray:
     """The reflected binary Gray code ``g ⊕ (g >> 1)`` of non-negative integers."""
     values = np.asarray(values, dtype=np.int64)
-    return values ^ (values >> 1)
+    return np.asarray(values ^ (values >> 1))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -136,7 +136,7 @@ class FeatureTransform:
             y = ((x - self.mean) / self.scale) @ self.projection
         if not np.all(np.isfinite(y)):
             raise SampleError("sample values are too large: the whitened features overflow")
-        return y
+        return np.asarray(y)
 
     def quantise(self, projected: Any) -> np.ndarray:
         """Equal-probability levels in ``[0, L)`` of projected features (``k`` or ``N × k``)."""
@@ -269,7 +269,7 @@ def check_levels(levels: Any) -> int:
     levels = check_int("levels", levels, 2, MAX_LEVELS)
     if levels & (levels - 1):
         raise ParameterError(f"levels must be a power of two in [2, {MAX_LEVELS}], got {levels}")
-    return levels
+    return int(levels)
 
 
 def _check_bits(bits: Any, level_bits: int) -> int:
@@ -293,7 +293,7 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
         norms = np.where(rescale, np.linalg.norm(x, axis=-1, keepdims=True), norms)
     if np.any(norms == 0):
         raise SampleError("a sample is the zero vector; it has no direction to normalise")
-    return x / norms
+    return np.asarray(x / norms)
 
 
 def _array(raw: Mapping[str, Any], key: str, ndim: int) -> np.ndarray:

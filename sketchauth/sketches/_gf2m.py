@@ -1,4 +1,4 @@
-"""Hazmat: GF(2^m) arithmetic (8 ≤ m ≤ 32) and the binary-BCH decoding steps PinSketch uses.
+"""Hazmat: GF(2^m) arithmetic (8 ≤ m ≤ 64) and the binary-BCH decoding steps PinSketch uses.
 
 **This is a low-level module.** It validates nothing it is not told to, trusts its callers to
 pass field elements in range, and is private to :mod:`sketchauth.sketches.pinsketch`
@@ -28,6 +28,27 @@ primitive polynomial with the fewest terms (a trinomial where one exists, else a
     19  x^19+x^5+x^2+x+1       (0x80027) 32  x^32+x^7+x^6+x^2+1      (0x1000000c5)
     20  x^20+x^3+1             (0x100009)
 
+    m   polynomial                       m   polynomial
+    33  x^33+x^13+1                      49  x^49+x^9+1
+    34  x^34+x^8+x^4+x^3+1               50  x^50+x^4+x^3+x^2+1
+    35  x^35+x^2+1                       51  x^51+x^6+x^3+x+1
+    36  x^36+x^11+1                      52  x^52+x^3+1
+    37  x^37+x^6+x^4+x+1                 53  x^53+x^6+x^2+x+1
+    38  x^38+x^6+x^5+x+1                 54  x^54+x^8+x^6+x^3+1
+    39  x^39+x^4+1                       55  x^55+x^24+1
+    40  x^40+x^5+x^4+x^3+1               56  x^56+x^7+x^4+x^2+1
+    41  x^41+x^3+1                       57  x^57+x^7+1
+    42  x^42+x^7+x^4+x^3+1               58  x^58+x^19+1
+    43  x^43+x^6+x^4+x^3+1               59  x^59+x^7+x^4+x^2+1
+    44  x^44+x^6+x^5+x^2+1               60  x^60+x+1
+    45  x^45+x^4+x^3+x+1                 61  x^61+x^5+x^2+x+1
+    46  x^46+x^8+x^7+x^6+1               62  x^62+x^6+x^5+x^3+1
+    47  x^47+x^5+1                       63  x^63+x+1
+    48  x^48+x^9+x^7+x^4+1               64  x^64+x^4+x^3+x+1
+
+Every low part ``poly − x^m`` has degree at most ``(m + 1)/2`` (the largest: x^24 at m = 55), so
+two folds reduce any product.
+
 Addition is XOR. PinSketch treats elements only as labels of set members, so the polynomial
 choice is part of the helper format (it fixes which power sums a set has) and never changes.
 
@@ -39,11 +60,15 @@ arguments, never a global switch, and every combination computes the same values
 * ``backend="native"``: the compiled extension :mod:`sketchauth.sketches._native` (built by
   ``pip install`` when a C compiler is available). Its methods: ``"clmul"`` uses the CPU's
   carry-less multiply instruction (PCLMULQDQ, detected at run time) and reduces with two
-  carry-less folds; ``"tables"`` (m ≤ 16) log/antilog tables; ``"clmul-portable"`` a
+  carry-less folds (above m = 32 in the vector registers: the operand shifted by 64 − m makes
+  the product's high word its quotient by x^m); ``"tables"`` (m ≤ 16) log/antilog tables; ``"clmul-portable"`` a
   4-bit-window carry-less product in plain C. ``"auto"`` picks ``"clmul"`` where the CPU has the
   instruction, else ``"tables"`` for m ≤ 16 and ``"clmul-portable"`` above. A whole PinSketch
   recovery (Berlekamp–Massey, root finding, verification, the symmetric difference with the
-  sample) is one call into C: :func:`recover_set`.
+  sample) is one call into C: :func:`recover_set`. The C source is compiled twice: elements in
+  32-bit words with 64-bit unreduced products for m ≤ 32, and 64-bit words with 128-bit products
+  above (only where the compiler has a 128-bit integer; elsewhere :func:`binary_field` gives the
+  numpy field for those m).
 * ``backend="numpy"`` (the fallback when the extension is absent): ``"tables"`` (default for
   m ≤ 16) log/antilog tables built in one Python loop (≈7 ms at m = 16), products by table
   lookups, vectors by numpy gathers; ``"clmul"`` (default above 16) carry-less products.
@@ -54,10 +79,14 @@ arguments, never a global switch, and every combination computes the same values
   :data:`VMUL_CHUNK` values so temporaries stay a few MiB at any size. Reduction folds the high
   half twice with the low part of the polynomial (shifts and XORs). Scalars are Python ints: the
   16 multiples of ``a`` by 4-bit polynomials and eight nibble lookups of ``b``, reduced by four
-  byte tables. Polynomial division (Euclid in the root finder) and the powers ``z^(2i) mod σ``
-  pack a whole polynomial into one Python int, one slot per coefficient (64 bits, or 32 for
-  m ≤ 16), left unreduced: XOR never carries between slots, so a whole "scalar times
-  polynomial" step is a few big-int lookups and shifts, for both methods.
+  byte tables. Above m = 32 (:data:`NARROW_MAX_M`) a product has up to 127 bits: vectors split
+  each 64-bit operand into 32-bit halves and multiply by carry-less Karatsuba (three of the
+  products above), keep the result as two uint64 halves and reduce them by two folds; scalars use
+  sixteen nibble lookups and eight byte tables. Polynomial division (Euclid in the root finder)
+  and the powers ``z^(2i) mod σ`` pack a whole polynomial into one Python int, one slot per
+  coefficient (64 bits; 32 for m ≤ 16, 128 above m = 32), left unreduced: XOR never carries
+  between slots, so a whole "scalar times polynomial" step is a few big-int lookups and shifts,
+  for both methods.
 
 :func:`sketchauth.sketches.backend` reports the default (``"native"`` when the extension is
 built). A plain shift-and-add reference (:func:`reference_mul`, :func:`reference_pow`,
@@ -135,7 +164,9 @@ __all__ = [
 ]
 
 MIN_M = 8
-MAX_M = 32
+MAX_M = 64
+#: Largest m whose elements and unreduced products fit the narrow (32/64-bit) code paths.
+NARROW_MAX_M = 32
 #: Largest m for which "tables" (log/antilog) is available (and the numpy default).
 LOG_TABLE_MAX_M = 16
 
@@ -145,6 +176,14 @@ PRIMITIVE_POLYNOMIALS: dict[int, int] = {
     21: 0x200005, 22: 0x400003, 23: 0x800021, 24: 0x100001B, 25: 0x2000009,
     26: 0x4000047, 27: 0x8000027, 28: 0x10000009, 29: 0x20000005, 30: 0x40000053,
     31: 0x80000009, 32: 0x1000000C5,
+    33: 0x200002001, 34: 0x400000119, 35: 0x800000005, 36: 0x1000000801,
+    37: 0x2000000053, 38: 0x4000000063, 39: 0x8000000011, 40: 0x10000000039,
+    41: 0x20000000009, 42: 0x40000000099, 43: 0x80000000059, 44: 0x100000000065,
+    45: 0x20000000001B, 46: 0x4000000001C1, 47: 0x800000000021, 48: 0x1000000000291,
+    49: 0x2000000000201, 50: 0x400000000001D, 51: 0x800000000004B, 52: 0x10000000000009,
+    53: 0x20000000000047, 54: 0x40000000000149, 55: 0x80000001000001, 56: 0x100000000000095,
+    57: 0x200000000000081, 58: 0x400000000080001, 59: 0x800000000000095, 60: 0x1000000000000003,
+    61: 0x2000000000000027, 62: 0x4000000000000069, 63: 0x8000000000000003, 64: 0x1000000000000001B,
 }  # fmt: skip
 
 Poly = list[int]
@@ -307,16 +346,23 @@ class _NumpyField(BinaryField):
     def __init__(self, m: int) -> None:
         super().__init__(m)
         # Squaring is GF(2)-linear: the square of each byte of an element, reduced, by table.
+        # Byte tables: four for elements and high halves of up to 32 bits, eight above.
+        self._bytes = 4 if m <= NARROW_MAX_M else 8
         sq = [_reduce_slow(_clmul(1 << j, 1 << j), m, self.poly) for j in range(m)]
-        self._sqr_tables = [[self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(4)]
+        self._sqr_tables = [
+            [self._combine(sq[8 * k : 8 * k + 8], byte) for byte in range(256)] for k in range(self._bytes)
+        ]
         self._sqr_np = np.array(self._sqr_tables, dtype=np.uint64)
-        # (byte << (m + 8k)) mod poly, for the four bytes of the high half of a product.
-        self._red = [[_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(4)]
+        # (byte << (m + 8k)) mod poly, for the bytes of the high half of a product.
+        self._red = [
+            [_reduce_slow(byte << (m + 8 * k), m, self.poly) for byte in range(256)] for k in range(self._bytes)
+        ]
         self._x_powers = np.array([_reduce_slow(1 << s, m, self.poly) for s in range(32)], dtype=np.uint64)
         self._red_np = np.array(self._red, dtype=np.uint64)
-        # Packed polynomials: one slot per coefficient, wide enough for an unreduced product.
-        self._slot_bits = 32 if m <= 16 else 64
-        self._slot_dtype = np.dtype(f"<u{self._slot_bits // 8}")
+        # Packed polynomials: one slot per coefficient, wide enough for an unreduced product
+        # (2m − 1 bits: 32-bit slots to m = 16, 64-bit to m = 32, 128-bit above).
+        self._slot_bits = 32 if m <= 16 else (64 if m <= NARROW_MAX_M else 128)
+        self._slot_dtype = np.dtype(f"<u{min(self._slot_bits, 64) // 8}")
         self._artin_schreier: list[tuple[int, int, int]] | None = None
 
     @staticmethod
@@ -330,7 +376,10 @@ class _NumpyField(BinaryField):
     # scalar ------------------------------------------------------------------------------------
     def sqr(self, a: int) -> int:
         t = self._sqr_tables
-        return t[0][a & 255] ^ t[1][a >> 8 & 255] ^ t[2][a >> 16 & 255] ^ t[3][a >> 24 & 255]
+        out = t[0][a & 255] ^ t[1][a >> 8 & 255] ^ t[2][a >> 16 & 255] ^ t[3][a >> 24 & 255]
+        if self._bytes == 8:
+            out ^= t[4][a >> 32 & 255] ^ t[5][a >> 40 & 255] ^ t[6][a >> 48 & 255] ^ t[7][a >> 56]
+        return out
 
     def inv(self, a: int) -> int:
         """Inverse of a non-zero ``a`` (binary extended Euclid on GF(2)[x])."""
@@ -349,7 +398,10 @@ class _NumpyField(BinaryField):
         """The field element of an unreduced carry-less product (or XOR of them)."""
         h = r >> self.m
         red = self._red
-        return (r & self.mask) ^ red[0][h & 255] ^ red[1][h >> 8 & 255] ^ red[2][h >> 16 & 255] ^ red[3][h >> 24]
+        out = (r & self.mask) ^ red[0][h & 255] ^ red[1][h >> 8 & 255] ^ red[2][h >> 16 & 255] ^ red[3][h >> 24 & 255]
+        if self._bytes == 8:
+            out ^= red[4][h >> 32 & 255] ^ red[5][h >> 40 & 255] ^ red[6][h >> 48 & 255] ^ red[7][h >> 56]
+        return out
 
     @staticmethod
     def _multiples(a: int) -> tuple[int, ...]:
@@ -365,6 +417,11 @@ class _NumpyField(BinaryField):
         """Carry-less product of ``b`` (< 2^m) with the value whose :meth:`_multiples` are given."""
         if self.m <= 16:
             return mult[b & 15] ^ mult[b >> 4 & 15] << 4 ^ mult[b >> 8 & 15] << 8 ^ mult[b >> 12] << 12
+        if self.m > NARROW_MAX_M:
+            out = 0
+            for shift in range(0, self.m, 4):
+                out ^= mult[b >> shift & 15] << shift
+            return out
         return (
             mult[b & 15] ^ mult[b >> 4 & 15] << 4 ^ mult[b >> 8 & 15] << 8 ^ mult[b >> 12 & 15] << 12
             ^ mult[b >> 16 & 15] << 16 ^ mult[b >> 20 & 15] << 20 ^ mult[b >> 24 & 15] << 24
@@ -398,13 +455,17 @@ class _NumpyField(BinaryField):
     def _pack(self, coefficients: Sequence[int]) -> int:
         """One slot per coefficient, lowest first (little-endian bytes of the slot words)."""
         words = np.asarray(coefficients, dtype=np.uint64).astype(self._slot_dtype)
+        if self._slot_bits == 128:  # each element in the low half of its slot
+            wide = np.zeros((words.size, 2), dtype="<u8")
+            wide[:, 0] = words
+            return int.from_bytes(wide.tobytes(), "little")
         return int.from_bytes(words.tobytes(), "little")
 
     def _unpack(self, packed: int, count: int) -> list[int]:
         """The reduced field elements of the lowest ``count`` slots."""
         w = self._slot_bits
         packed &= (1 << (w * count)) - 1
-        if count <= 16:
+        if count <= 16 or w == 128:
             slot, reduce = (1 << w) - 1, self._reduce
             return [reduce((packed >> (w * i)) & slot) for i in range(count)]
         words = np.frombuffer(packed.to_bytes(count * w // 8, "little"), dtype=self._slot_dtype)
@@ -467,10 +528,10 @@ class _NumpyField(BinaryField):
     def vsqr(self, a: np.ndarray) -> np.ndarray:
         a = np.asarray(a, dtype=np.uint64)
         t = self._sqr_np
-        out = t[0][a & np.uint64(255)] ^ t[1][(a >> np.uint64(8)) & np.uint64(255)]
-        if self.m > 16:
-            out ^= t[2][(a >> np.uint64(16)) & np.uint64(255)] ^ t[3][a >> np.uint64(24)]
-        return cast("np.ndarray", out)
+        out: np.ndarray = t[0][a & np.uint64(255)] ^ t[1][(a >> np.uint64(8)) & np.uint64(255)]
+        for k in range(2, (self.m + 7) // 8):
+            out ^= t[k][(a >> np.uint64(8 * k)) & np.uint64(255)]
+        return out
 
     def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
         """``a · x^s`` element-wise for shifts ``0 ≤ s < 32`` (broadcasting)."""
@@ -563,8 +624,39 @@ def _vclmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+_LOW32 = np.uint64(0xFFFFFFFF)
+_U32 = np.uint64(32)
+
+
+def _vclmul_wide(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Carry-less products of 1-D uint64 arrays of any values, as ``(high, low)`` 64-bit halves.
+
+    Each operand is split into 32-bit halves ``a = a1·2^32 + a0`` and multiplied by carry-less
+    Karatsuba: ``p0 = a0·b0``, ``p2 = a1·b1``, ``p1 = (a0 + a1)(b0 + b1) + p0 + p2`` (three
+    :func:`_vclmul` products of 32-bit values, each exact below 2^63), and
+    ``a·b = p2·2^64 + p1·2^32 + p0``. Everything stays in uint64: exact, no floating point.
+    """
+    a0, a1 = a & _LOW32, a >> _U32
+    b0, b1 = b & _LOW32, b >> _U32
+    p0 = _vclmul(a0, b0)
+    p2 = _vclmul(a1, b1)
+    p1 = _vclmul(a0 ^ a1, b0 ^ b1) ^ p0 ^ p2
+    return p2 ^ (p1 >> _U32), p0 ^ (p1 << _U32)
+
+
+def _shr128(high: np.ndarray, low: np.ndarray, shift: int) -> np.ndarray:
+    """The low 64 bits of ``(high·2^64 + low) >> shift`` for ``0 < shift ≤ 64``."""
+    if shift == 64:
+        return high
+    return (low >> np.uint64(shift)) | (high << np.uint64(64 - shift))
+
+
 class _ClmulField(_NumpyField):
-    """GF(2^m), any m ≤ 32, by carry-less multiplication and reduction (numpy and Python ints)."""
+    """GF(2^m), any m ≤ 64, by carry-less multiplication and reduction (numpy and Python ints).
+
+    Above m = 32 a product has up to 127 bits: it is kept as two uint64 halves
+    (:func:`_vclmul_wide`) and reduced by :meth:`_vreduce_wide`.
+    """
 
     method = "clmul"
 
@@ -610,16 +702,42 @@ class _ClmulField(_NumpyField):
             excess -= shrink
         return r
 
+    def _vreduce_wide(self, high: np.ndarray, low: np.ndarray) -> np.ndarray:
+        """Reduce products of up to 2m − 1 bits given as 64-bit halves (m > 32).
+
+        Two folds, as in :meth:`_vreduce`: with ``d = deg low ≤ (m + 1)/2`` the first turns the
+        product into ``r' < 2^(m − 1 + d)`` (kept in two halves: ``h << j`` may pass bit 64) and
+        the second, with ``h' = r' >> m < 2^(d − 1)``, leaves ``h'·low < 2^(2d − 1) ≤ 2^m``.
+        """
+        m, mask = self.m, np.uint64(self.mask)
+        h = _shr128(high, low, m)
+        fold_low, fold_high = low & mask, np.zeros_like(low)
+        for j in self._low_bits:
+            fold_low ^= h << j
+            if j:
+                fold_high ^= h >> (np.uint64(64) - j)
+        h = _shr128(fold_high, fold_low, m)
+        out = fold_low & mask
+        for j in self._low_bits:
+            out ^= h << j
+        return out
+
     def vmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
         flat_a, flat_b = a.reshape(-1), b.reshape(-1)
         out = np.empty(flat_a.shape, dtype=np.uint64)
+        wide = self.m > NARROW_MAX_M
         for start in range(0, out.size, VMUL_CHUNK):
             stop = start + VMUL_CHUNK
-            out[start:stop] = self._vreduce(_vclmul(flat_a[start:stop], flat_b[start:stop]))
+            if wide:
+                out[start:stop] = self._vreduce_wide(*_vclmul_wide(flat_a[start:stop], flat_b[start:stop]))
+            else:
+                out[start:stop] = self._vreduce(_vclmul(flat_a[start:stop], flat_b[start:stop]))
         return out.reshape(a.shape)
 
     def vmul_xpow(self, a: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+        if self.m > NARROW_MAX_M:
+            return super().vmul_xpow(a, shifts)
         # A monomial product is a shift: a < 2^32 and s < 32 keep it below 2^63.
         return self._vreduce(np.asarray(a, dtype=np.uint64) << np.asarray(shifts, dtype=np.uint64), self.m + 31)
 
@@ -696,6 +814,10 @@ def binary_field(m: int, method: Method = "auto", backend: str = "auto") -> Bina
         raise ParameterError(f"log tables are only built for m <= {LOG_TABLE_MAX_M}")
     if method == "clmul-portable" and chosen != "native":
         raise ParameterError('method "clmul-portable" exists only with backend="native"')
+    if chosen == "native" and m > getattr(_backend.native_module(), "GF_MAX_M", NARROW_MAX_M):
+        # A compiler without 128-bit integers builds the kernels for m <= 32 only (see _native.c).
+        chosen = "numpy"
+        method = "clmul" if method == "clmul-portable" else method
     if method == "auto":
         if chosen == "native":
             has_instruction = _backend.native_module().cpu_features()["pclmul"]
@@ -711,6 +833,11 @@ def _words(values: Any) -> np.ndarray:
     if isinstance(values, np.ndarray) and values.dtype in (np.int64, np.uint64):  # native byte order
         return values if values.flags.c_contiguous else np.ascontiguousarray(values)
     return np.ascontiguousarray(values, dtype=np.uint64)
+
+
+def _set_dtype(field: BinaryField) -> type[np.integer[Any]]:
+    """The integers of sets the kernels return: uint64 in GF(2^64) (elements up to 2^64 − 1), else int64."""
+    return np.uint64 if field.m == 64 else np.int64
 
 
 def _native_words(data: bytearray) -> np.ndarray:
@@ -757,7 +884,7 @@ def odd_power_sums(field: BinaryField, elements: np.ndarray, t: int) -> np.ndarr
     return out
 
 
-#: Big-endian numpy word types by byte width (3 bytes has none: such words are cut from 8).
+#: Big-endian numpy word types by byte width (3, 5, 6 and 7 bytes have none: such words are cut from 8).
 _BIG_ENDIAN = {width: np.dtype(f">u{width}") for width in (1, 2, 4, 8)}
 
 
@@ -772,7 +899,7 @@ def pack_words(words: np.ndarray, width: int) -> bytes:
 
 def unpack_words(payload: bytes, width: int) -> np.ndarray:
     """Inverse of :func:`pack_words`: big-endian words of ``width`` bytes as uint64."""
-    if width != 3:  # a numpy big-endian integer type of that width exists
+    if width in _BIG_ENDIAN:  # a numpy big-endian integer type of that width exists
         return np.frombuffer(payload, dtype=_BIG_ENDIAN[width]).astype(np.uint64)
     raw = np.zeros((len(payload) // width, 8), dtype=np.uint8)
     raw[:, 8 - width :] = np.frombuffer(payload, dtype=np.uint8).reshape(-1, width)
@@ -991,7 +1118,7 @@ def _frobenius_powers(field: _NumpyField, sigma: Poly) -> np.ndarray:
     """
     L = len(sigma) - 1
     value = np.array(field.even_powers_mod(sigma), dtype=np.uint64)  # (L, L): z^(2k) mod σ
-    width = 16 if field.m <= 16 else 32  # bits per coefficient, so np.unpackbits selects rows
+    width = 16 if field.m <= 16 else (32 if field.m <= NARROW_MAX_M else 64)  # bits per coefficient (unpackbits)
     rows = np.zeros((L, width, L), dtype=np.uint64)
     for j in range(field.m):  # rows[k, j] = x^(2j)·(z^(2k) mod σ)
         rows[:, j, :] = value
@@ -1061,7 +1188,7 @@ def random_multiplier(field: BinaryField) -> int:
     m random bits, redrawn in the rare case (2^-m) that they are all zero — exactly uniform.
     """
     while True:
-        value = int.from_bytes(os.urandom(4), "little") & field.mask
+        value = int.from_bytes(os.urandom(4 if field.m <= NARROW_MAX_M else 8), "little") & field.mask
         if value:
             return value
 
@@ -1146,7 +1273,7 @@ def decode_set(field: BinaryField, syndromes: np.ndarray, sample: np.ndarray, *,
     if isinstance(field, _NativeField):
         if beta is None:
             beta = random_multiplier(field)
-        return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=np.int64)
+        return np.frombuffer(field._core.recover(_words(syndromes), sample, beta, True), dtype=_set_dtype(field))
     return recover_set(field, syndromes ^ odd_power_sums(field, sample, len(syndromes)), sample, beta=beta)
 
 
@@ -1158,7 +1285,7 @@ def decode_payload(
     if isinstance(field, _NativeField):
         if beta is None:
             beta = random_multiplier(field)
-        return np.frombuffer(field._core.recover_payload(payload, width, _words(sample), beta), dtype=np.int64)
+        return np.frombuffer(field._core.recover_payload(payload, width, _words(sample), beta), dtype=_set_dtype(field))
     return decode_set(field, unpack_words(payload, width), sample, beta=beta)
 
 
@@ -1178,11 +1305,12 @@ def recover_set(
     difference_sums = np.asarray(difference_sums, dtype=np.uint64)
     t = difference_sums.size
     if not difference_sums.any():
-        return np.array(sample, dtype=np.int64, copy=True)
+        return np.array(sample, copy=True)
     if beta is None:
         beta = random_multiplier(field)
     if isinstance(field, _NativeField):
-        return np.frombuffer(field._core.recover(_words(difference_sums), _words(sample), beta), dtype=np.int64)
+        words = field._core.recover(_words(difference_sums), _words(sample), beta)
+        return np.frombuffer(words, dtype=_set_dtype(field))
     locator, length = berlekamp_massey(field, expand_syndromes(field, difference_sums.tolist()))
     if length > t or len(locator) - 1 != length:
         raise DecodeError("too far")
@@ -1202,4 +1330,4 @@ def recover_set(
     difference = np.array(sorted(roots), dtype=np.uint64)
     if not np.array_equal(odd_power_sums(field, difference, t), difference_sums):
         raise DecodeError("too far")
-    return np.setxor1d(sample, difference.astype(np.int64), assume_unique=True)
+    return np.setxor1d(sample, difference.astype(sample.dtype), assume_unique=True)

@@ -1,7 +1,7 @@
 """PinSketch: the BCH-syndrome secure sketch for set difference (Dodis–Ostrovsky–Reyzin–Smith §6.3).
 
 Dodis–Ostrovsky–Reyzin–Smith, "Fuzzy extractors", §6.3 (the construction minisketch also
-implements). The universe is the non-zero elements of GF(2^m) (``8 ≤ m ≤ 32``, fixed primitive
+implements). The universe is the non-zero elements of GF(2^m) (``8 ≤ m ≤ 64``, fixed primitive
 polynomial per m, see :mod:`sketchauth.sketches._gf2m`); a secret is a set ``A`` of them, and a
 sample ``B`` is close iff ``|A Δ B| ≤ t``.
 
@@ -44,7 +44,8 @@ polynomial basis of the caller's field does not matter, elements are labels). 0,
 out-of-range elements, duplicates, sets with more than ``2^m − 1`` elements and things that
 are not collections of integers (a ``str``, ``bytes``, a mapping, a lone number, nested lists,
 booleans, non-integral floats) raise :class:`SampleError` saying what to pass. Decode returns
-the recovered set as a **sorted numpy int64 array**. ``encode_many`` / ``decode_many`` take
+the recovered set as a **sorted numpy int64 array** (``uint64`` at m = 64, whose elements reach
+``2^64 − 1``; an int64 array would wrap the upper half to negative numbers). ``encode_many`` / ``decode_many`` take
 any iterables of such sets (and of helpers).
 
 Example::
@@ -98,6 +99,7 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
     the independent exponents, the exact dimension of the syndrome space over GF(2).
     """
     n = (1 << m) - 1
+    top = 2 * t  # only odd members below 2t are ever looked up: only they are recorded
     first_seen: dict[int, tuple[int, int]] = {}  # coset member -> (index k, power e)
     dependent: list[tuple[int, int, int]] = []
     subfield: list[tuple[int, int]] = []
@@ -110,7 +112,8 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
             continue
         member, size = i, 0
         while True:
-            first_seen.setdefault(member, (k, size))
+            if member & 1 and member < top:
+                first_seen.setdefault(member, (k, size))
             member = (member * 2) % n
             size += 1
             if member == i:
@@ -221,7 +224,7 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
     def _fast_path(self) -> _FastPath | None:
         """What one-call encodes and decodes need (compiled kernels, this class exactly: a
         subclass may change :meth:`params` and so its records); built on first use."""
-        if self._fast is None and self.backend == "native" and type(self) is PinSketch:
+        if self._fast is None and self.field.backend == "native" and type(self) is PinSketch:
             prefix, own = self._helper_prefix()
             if own:
                 head, hasher = record_head(prefix, self._t * self._width)
@@ -273,18 +276,23 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
                 except DecodeError:
                     raise DecodeError(self._too_far) from None
                 if words is not None:
-                    return np.frombuffer(words, dtype=np.int64)
+                    return np.frombuffer(words, dtype=self._dtype)
         return cast(np.ndarray, super().decode(helper, sample))
 
     def params(self) -> dict[str, Any]:
         return {"m": self.m, "t": self.t}
 
     # -- secrets ------------------------------------------------------------------------------------
+    @property
+    def _dtype(self) -> type[np.integer[Any]]:
+        """The recovered sets' integers: uint64 at m = 64 (elements up to 2^64 − 1), else int64."""
+        return np.uint64 if self._m == 64 else np.int64
+
     def _as_set(self, elements: Any, name: str) -> np.ndarray:
         return as_element_set(elements, 1, 1 << self.m, max_size=(1 << self.m) - 1, name=name)
 
     def check_secret(self, secret: Any) -> np.ndarray:
-        """The secret as a sorted int64 array of distinct non-zero field elements."""
+        """The secret as a sorted int64 array of distinct non-zero field elements (uint64 at m = 64)."""
         return self._as_set(secret, "secret")
 
     def secret_bytes(self, secret: Any) -> bytes:

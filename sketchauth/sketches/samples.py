@@ -75,6 +75,9 @@ __all__ = [
 
 # Integer samples beyond this magnitude are surely garbage and would overflow int64 arithmetic.
 _INT_LIMIT = 2**53
+#: Bounds ``[low, high)`` with ``0 ≤ low`` and ``2^63 < high ≤ 2^64`` are read as uint64 (set
+#: elements of GF(2^64)); every other bounded range as int64.
+_UINT64_END = 2**64
 
 
 class Levels(np.ndarray):
@@ -407,7 +410,8 @@ def as_collection(
         return list(iterator)
     if isinstance(values, Sized) and len(values) > max_size:
         raise SampleError(f"{name} has {len(values)} elements, more than the {max_size} allowed")
-    items = list(itertools.islice(iterator, max_size + 1))
+    # islice takes at most sys.maxsize; no list can be that long anyway (GF(2^64) sets allow 2^64 − 1)
+    items = list(itertools.islice(iterator, min(max_size + 1, sys.maxsize)))
     if len(items) > max_size:
         raise SampleError(f"{name} has more than the {max_size} elements allowed")
     return items
@@ -460,8 +464,12 @@ def as_integers(
     Elements may be Python or numpy integers, floats, ``Fraction`` s or ``Decimal`` s with an exact
     integer value; booleans, strings, non-integral or non-finite numbers and nested collections
     are refused, naming the element's position (never its value: it may be biometric data).
-    Without bounds the values must fit the representable range ``(−2^53, 2^53)``.
+    Without bounds the values must fit the representable range ``(−2^53, 2^53)``. Bounds within
+    ``[0, 2^64)`` reaching past ``2^63`` (the elements of GF(2^64)) give a uint64 array instead;
+    bounds past ``2^64`` are refused (:class:`ParameterError`).
     """
+    if high is not None and high > _UINT64_END:
+        raise ParameterError(f"{name}: integers are read up to 2^64, got an upper bound of {high}")
     items = as_collection(values, name, max_size=max_size, allow_scalar=allow_scalar, ordered=ordered)
     if isinstance(items, np.ndarray):
         return _array_integers(items, name, low, high)
@@ -479,7 +487,8 @@ def as_element_set(
     name: str = "set",
     allow_scalar: bool = False,
 ) -> np.ndarray:
-    """A set of distinct integers in ``[low, high)`` from any collection: sorted unique int64 array.
+    """A set of distinct integers in ``[low, high)`` from any collection: sorted unique int64 array
+    (uint64 when ``high`` passes 2^63 and ``low ≥ 0``: the elements of GF(2^64)).
 
     Takes whatever a caller naturally holds (:func:`as_integers`): a Python ``set`` or
     ``frozenset``, a list or tuple, ``dict.keys()``, a generator (read once), a numpy or galois
@@ -586,15 +595,22 @@ def _bounds(low: int | None, high: int | None) -> tuple[int, int]:
     return (-_INT_LIMIT + 1 if low is None else low), (_INT_LIMIT if high is None else high)
 
 
+def _word_type(low: int | None, high: int | None) -> type[np.integer[Any]]:
+    """uint64 for non-negative ranges reaching past 2^63, int64 otherwise."""
+    unsigned = low is not None and low >= 0 and high is not None and high > _INT64_END
+    return np.uint64 if unsigned else np.int64
+
+
 def _checked_ints(ints: list[int], name: str, low: int | None, high: int | None) -> np.ndarray:
     lo, hi = _bounds(low, high)
     if ints and (min(ints) < lo or max(ints) >= hi):
         raise SampleError(_out_of_range(name, low, high))
-    return np.array(ints, dtype=np.int64)
+    return np.array(ints, dtype=_word_type(low, high))
 
 
 def _array_integers(arr: np.ndarray, name: str, low: int | None, high: int | None) -> np.ndarray:
-    """The int64 form of a 1-D numpy array of exact integers in ``[low, high)``."""
+    """The int64 form of a 1-D numpy array of exact integers in ``[low, high)`` (uint64 for
+    ranges past 2^63, see :func:`_word_type`)."""
     if type(arr) is not np.ndarray:
         # An ndarray subclass (a galois FieldArray: its integer representation is the label)
         # would keep its own arithmetic and casting rules downstream.
@@ -617,7 +633,7 @@ def _array_integers(arr: np.ndarray, name: str, low: int | None, high: int | Non
     lo, hi = _bounds(low, high)
     if arr.size and (arr.min() < lo or arr.max() >= hi):
         raise SampleError(_out_of_range(name, low, high))
-    return arr.astype(np.int64)
+    return arr.astype(_word_type(low, high))
 
 
 def _integral_value(value: Any) -> int | None:

@@ -8,6 +8,7 @@ deciders of every pipeline against real encode → decode, at and around the cho
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -27,8 +28,11 @@ from sketchauth.evaluate.fitting.calibration import (
     clopper_pearson_interval,
     clopper_pearson_upper,
     design_effect,
+    fold_count,
     identity_folds,
     max_false_matches,
+    people_needed,
+    trials_needed,
 )
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
@@ -168,7 +172,9 @@ def test_every_pair_is_scored_once_by_a_model_that_saw_neither_person() -> None:
 
 def test_no_admissible_setting_says_how_many_trials_would_do() -> None:
     data = POPULATION.draw(8, 2, seed=1)
-    with pytest.raises(ParameterError, match=r"needs >= 2995 trials"):
+    with pytest.raises(
+        ParameterError, match=r"with no false match would need 2995 impostor trials: about 56 background"
+    ):
         calibrate(Decider(grid=[1e9], score=_squared_distance), data, target_fmr=1e-3)
 
 
@@ -234,3 +240,52 @@ def test_heldout_check_reports_realised_against_predicted(fitted) -> None:
     assert thermometer["predicted"]["predicted_fmr_upper"] <= 0.01
     table = heldout_table(rows)
     assert table.count("\n") == 4 and "| thermometer | 0.01 |" in table
+
+
+# -- small backgrounds: leave-one-person-out, and refusals that say what would do ----------------
+def _small(people: int, samples: int = 8) -> tuple[FeatureTransform, LabelledVectors]:
+    data = POPULATION.draw(people, samples, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SmallPopulationWarning: expected here
+        return fit_transform(data, levels=4, projection="whiten"), data
+
+
+@pytest.mark.parametrize("people", [6, 9])
+def test_a_small_background_calibrates_leave_one_person_out_and_says_how_wide_its_bound_is(people: int) -> None:
+    transform, data = _small(people)
+    pipeline = fit_pipeline("thermometer", transform, data, CalibrationOptions(target_fmr=0.05, refit=True))
+    calibration = pipeline.calibration
+    assert calibration is not None and calibration.folds == people == calibration.identities
+    assert calibration.fmr_upper <= 0.05
+    record = calibration.to_dict()
+    assert record["method"].startswith("leave-one-person-out")
+    note = record["small_background"]
+    assert f"only {people} background people" in note and f"<= {calibration.fmr_upper:.2g}" in note
+    # Every impostor pair of distinct people is scored once, by a transform fitted without both.
+    assert calibration.impostor_trials == people * (people - 1) * 7
+
+
+def test_fold_count_switches_to_one_person_per_fold_below_two_people_per_fold() -> None:
+    assert [fold_count(people, 5) for people in (4, 9, 10, 40)] == [4, 9, 5, 5]
+
+
+def test_a_refusal_says_how_many_people_would_do() -> None:
+    transform, data = _small(6, samples=5)
+    with pytest.raises(ParameterError) as refused:
+        fit_pipeline("thermometer", transform, data, CalibrationOptions(target_fmr=0.01, refit=True))
+    message = str(refused.value)
+    # 0 false matches in 6·5·4 = 120 trials; 299 are needed at 95%: 10 people with 4 probes each give 360.
+    assert "0 false matches in 120 impostor trials of 6 background people" in message
+    assert "about 299 impostor trials" in message and "about 10 background people with 4 probes each" in message
+    assert people_needed(299, 4.0) == 10 and 9 * 8 * 4 < 299 <= 10 * 9 * 4
+    assert trials_needed(0, 120, 0.01) == math.ceil(math.log(0.05) / math.log(0.99)) == 299
+
+
+def test_a_rate_at_the_target_is_refused_as_beyond_more_people() -> None:
+    assert trials_needed(5, 100, 0.05) is None and trials_needed(4, 100, 0.05) is not None
+
+
+def test_fewer_than_four_people_cannot_be_cross_validated_and_the_refusal_says_so() -> None:
+    transform, data = _small(3)
+    with pytest.raises(ParameterError, match=r"at least 4 background people .*got 3: add 1 more"):
+        fit_pipeline("interval", transform, data, CalibrationOptions(target_fmr=0.05, refit=True))

@@ -14,7 +14,7 @@ from sketchauth.evaluate.data import LabelledVectors, load_vectors
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
-from sketchauth.evaluate.pipelines.evaluation import evaluate_pipelines
+from sketchauth.evaluate.pipelines.evaluation import EvaluationChecks, evaluate_pipelines
 
 POP = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.4, seed=7)
 
@@ -37,8 +37,8 @@ def test_impossible_code_offset_is_reported_unavailable_and_the_rest_evaluated(b
         transform,
         POP.draw(30, 4, seed=2),
         POP.draw(20, 4, seed=3),
-        code_bits=bits,
         kinds=("interval", "code-offset", "thermometer"),
+        options=CalibrationOptions(code_bits=bits),
     )
     assert [r.name.split(" ")[0] for r in result.results] == ["reference", "interval", "thermometer"]
     assert [kind for kind, _ in result.unavailable] == ["code-offset"]
@@ -80,9 +80,10 @@ def test_cli_small_population_names_the_file_and_split_then_closed_set_split_wor
     assert "nine.csv, all identities" in summary["warnings"][0] and "9 identities (fewer than 10)" in captured.err
     assert summary["calibration_identities"] == 9 and "cross-validation" in summary["protocol"]
     for name in ("interval", "thermometer"):
-        # Each either calibrated within its bound or unavailable, saying how many trials it needs.
+        # Each either calibrated within its bound or unavailable, saying how many trials and people it needs.
         entry = summary["pipelines"].get(name) or summary[name]
-        assert "needs >=" in entry.get("unavailable", "needs >=") or entry["predicted_on_new_people"]
+        reason = entry.get("unavailable", "impostor trials background people")
+        assert ("impostor trials" in reason and "background people" in reason) or entry["predicted_on_new_people"]
 
     args = ["--levels", "8", "--calibration-split", "samples", "--pipelines", str(tmp_path / "pipes")]
     args += ["--target-fmr", "0.1", "--folds", "3"]  # 72 impostor trials: enough for a 10% bound only
@@ -298,7 +299,11 @@ def test_both_det_plots_share_axes_and_every_legend_entry_has_points(tmp_path) -
     transform = fit_transform(wide.draw(80, 4, seed=1), levels=16)
     heldout, data = wide.draw(30, 4, seed=2), wide.draw(15, 4, seed=3)
     features = evaluate_pipelines(
-        transform, heldout, data, kinds=("interval", "code-offset", "thermometer"), security=False
+        transform,
+        heldout,
+        data,
+        kinds=("interval", "code-offset", "thermometer"),
+        checks=EvaluationChecks(security=False),
     )
     assert not features.unavailable
     pipeline = fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.05))

@@ -17,10 +17,12 @@ from feature_testing import STANDARD
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.interval import tolerance_path
+from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.evaluate.pipelines import evaluation
 from sketchauth.evaluate.pipelines.evaluation import (
     GOAL_RATIO,
+    EvaluationChecks,
     FeatureEvaluation,
     MatcherResult,
     OperatingPoint,
@@ -39,10 +41,9 @@ def result(transform):
         transform,
         POP.draw(60, 5, seed=2),
         POP.draw(50, 5, seed=3),
-        enrol_samples=2,
         kinds=("interval", "thermometer", "asymmetric-interval"),
-        security=False,
-        decode_checks=600,
+        options=CalibrationOptions(enrol_samples=2),
+        checks=EvaluationChecks(security=False, decode_checks=600),
     )
 
 
@@ -132,7 +133,11 @@ def test_code_offset_row_scores_beyond_t_max_as_never_accepted() -> None:
     easy = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.02, between_decay=1.0, seed=6)
     transform = fit_transform(easy.draw(120, 4, seed=1), levels=8)
     result = evaluate_pipelines(
-        transform, easy.draw(60, 4, seed=2), easy.draw(40, 4, seed=3), kinds=("code-offset",), code_bits=1
+        transform,
+        easy.draw(60, 4, seed=2),
+        easy.draw(40, 4, seed=3),
+        kinds=("code-offset",),
+        options=CalibrationOptions(code_bits=1),
     )
     row = result.results[1]
     assert row.name == "code-offset (Gray 1-bit, 3 bytes)"

@@ -105,3 +105,61 @@ def test_fit_reports_library_errors_as_one_line(tmp_path, capsys) -> None:
 def test_usage_errors(argv) -> None:
     with pytest.raises(SystemExit):
         main(argv)
+
+
+def _noisy_background(path, noise_scale: float = 3.0):
+    """An NPZ export of 40 people × 4 captures; at noise 3.0 no pipeline keeps its genuine users at FMR 1%."""
+    import numpy as np
+
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+
+    data = EmbeddingPopulation(informative=8, useless=2, noise_scale=noise_scale, seed=2).draw(40, 4, seed=1)
+    np.savez(path, X=data.samples, labels=data.identities.astype(str))
+    return path
+
+
+def test_fit_calibrates_only_the_kinds_asked_and_says_each_stage(tmp_path, capsys) -> None:
+    background = _noisy_background(tmp_path / "bg.npz", noise_scale=0.2)
+    args = ["--kinds", "thermometer", "--levels", "8", "--pipelines", str(tmp_path / "p")]
+    assert features_fit(background, tmp_path / "t.json", *args) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert list(summary["pipelines"]) == ["thermometer"] and summary["written"] == ["thermometer"]
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["thermometer.json"]
+    # No terminal: one line per stage on stderr, in order.
+    stages = [line for line in captured.err.splitlines() if line.startswith("features fit [")]
+    assert stages == [
+        "features fit [1/3]: load data",
+        "features fit [2/3]: fit the transform",
+        "features fit [3/3]: calibrate thermometer",
+    ]
+    assert features_fit(background, tmp_path / "t.json", "--kinds", "thermometer", "--levels", "8", "--quiet") == 0
+    assert "features fit [" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kinds", ["bogus", "angular,angular", ""])
+def test_fit_refuses_unknown_kinds_in_one_line(tmp_path, capsys, kinds: str) -> None:
+    background = _noisy_background(tmp_path / "bg.npz")
+    assert features_fit(background, tmp_path / "t.json", "--kinds", kinds, "--quiet") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sketchauth: error:") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_an_unusable_pipeline_is_reported_not_written_unless_kept_and_then_marked(tmp_path, capsys) -> None:
+    background = _noisy_background(tmp_path / "bg.npz")
+    out = tmp_path / "p"
+    args = ["--kinds", "interval,thermometer", "--levels", "8", "--pipelines", str(out), "--quiet"]
+    assert features_fit(background, tmp_path / "t.json", *args) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    for kind in ("interval", "thermometer"):
+        predicted = summary["pipelines"][kind]["predicted_on_new_people"]["predicted_fnmr"]
+        assert predicted > 0.5 and summary["pipelines"][kind]["unusable"].startswith(f"predicted FNMR {predicted:.2f}")
+        assert f"warning: pipeline {kind} is unusable: predicted FNMR" in captured.err
+    assert summary["written"] == [] and not list(out.iterdir())
+    assert features_fit(background, tmp_path / "t.json", *args, "--keep-unusable") == 0
+    assert json.loads(capsys.readouterr().out)["written"] == ["interval", "thermometer"]
+    loaded = load_pipeline((out / "thermometer.json").read_text())
+    assert loaded.unusable is not None and "above 0.5" in loaded.unusable
+    assert json.loads((out / "thermometer.json").read_text())["unusable"] == loaded.unusable

@@ -310,6 +310,18 @@ def test_changed_pipeline_is_409_not_a_silent_false(
     assert events == ["enrol", "attempt", "verify-ok"]
 
 
+def test_a_pipeline_marked_unusable_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:
+    """``features fit --keep-unusable`` writes such a pipeline marked; the service names it and does not start."""
+    directory = tmp_path / "unusable"
+    directory.mkdir()
+    (directory / "good.json").write_text(fitted.pipelines["interval"].to_json())
+    config = json.loads(fitted.pipelines["thermometer"].to_json())
+    config["unusable"] = "predicted FNMR 0.97 at its target FMR 0.01 is above 0.5"
+    (directory / "noisy.json").write_text(json.dumps(config))
+    with pytest.raises(SettingsError, match=r"noisy\.json is marked unusable \(predicted FNMR 0\.97"):
+        create_app(test_settings(tmp_path, pipelines_dir=str(directory)))
+
+
 def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> None:
     directory = tmp_path / "bad"
     directory.mkdir()
@@ -460,7 +472,7 @@ def test_serve_refuses_a_bad_pipeline_directory(tmp_path: Path) -> None:
             f"sqlite:///{tmp_path}/x.db",
         ],
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "SKETCHAUTH_API_KEYS": API_KEY},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{REPO}:{REPO / 'service'}", "SKETCHAUTH_API_KEYS": API_KEY},
         capture_output=True,
         text=True,
         timeout=60,

@@ -23,7 +23,7 @@ from sketchauth_service.settings import Settings
 from sketchauth_service.store import open_store
 from sketchauth_service.store.sql import SqlStore, UnreadableRow, checked_row
 
-PEPPER = "q3Vv8Hk1xN0tQ2bWm9ZrYc4LpE7sJdUaGf6hKoT5yRw"
+PEPPER = "skp1_VTWlryKi6NoHkmrQlbPaZNlogoNlM3YGGRD8psdWX9XmOnM_"  # the format of `sketchauth pepper new`
 BODY = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]
 IMPOSTOR = [20, 130, 5, 250]

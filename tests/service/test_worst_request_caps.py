@@ -62,7 +62,7 @@ def test_cap_values_are_the_benchmarked_ones() -> None:
         255,
     )
     assert MAX_ANGULAR_DIMENSION == 512
-    assert (MAX_M, MAX_T, MAX_CANDIDATE_POINTS, WEIGHTED_MIN_SAMPLE_ROOM) == (32, 256, 512, 8)
+    assert (MAX_M, MAX_T, MAX_CANDIDATE_POINTS, WEIGHTED_MIN_SAMPLE_ROOM) == (64, 256, 512, 8)
     bench = _bench()
     assert (bench.SAMPLE_LENGTH, bench.SAMPLES) == (DEFAULT_MAX_SAMPLE_LENGTH, DEFAULT_MAX_SAMPLES)
     assert (bench.BUDGET_CPU_S, bench.BUDGET_MB) == (0.25, 64.0)
@@ -110,8 +110,8 @@ def test_benchmarked_case_is_accepted(name: str) -> None:
 
 #: (scheme, the largest accepted parameters, the parameter one step above its cap).
 ONE_STEP_ABOVE = [
-    ("pinsketch", {"m": 32, "t": 256}, {"m": 33}),
-    ("pinsketch", {"m": 32, "t": 256}, {"t": 257}),
+    ("pinsketch", {"m": 64, "t": 256}, {"m": 65}),
+    ("pinsketch", {"m": 64, "t": 256}, {"t": 257}),
     ("fuzzy-vault", {"p": MAX_VAULT_PRIME, "m": 512, "t": 255}, {"m": 513}),
     ("fuzzy-vault", {"p": MAX_VAULT_PRIME, "m": 512, "t": 255}, {"p": MAX_VAULT_PRIME + 2}),
     ("fuzzy-vault", {"p": MAX_VAULT_PRIME, "m": 512, "t": 255}, {"t": 256}),

@@ -4,16 +4,17 @@ What a deployment loads and runs — :class:`~sketchauth.features.transform.Feat
 the pipelines' enrol/verify, their JSON — is the core (:mod:`sketchauth.features`). Choosing their
 settings on labelled background people is evaluation, and lives here, importing the core:
 
-* :mod:`.transform` — :func:`~.transform.fit_transform` (standardisation, whitening, Fisher selection,
-  quantiser edges estimated on a background) and :func:`~.transform.refit_transform`;
+* :mod:`.transform` — :func:`~sketchauth.evaluate.fitting.transform.fit_transform` (standardisation,
+  whitening, Fisher selection, quantiser edges estimated on a background) and
+  :func:`~sketchauth.evaluate.fitting.transform.refit_transform`;
 * :mod:`.calibration` — a decider's setting for a target FMR by identity-disjoint cross-validation
   with a Clopper–Pearson bound (any decider plugs in);
-* :mod:`.options` — :class:`~.options.CalibrationOptions`, the one set of options every kind is
-  calibrated with;
+* :mod:`.options` — :class:`~sketchauth.evaluate.fitting.options.CalibrationOptions`, the one set
+  of options every kind is calibrated with;
 * one module per pipeline kind: :mod:`.interval`, :mod:`.asymmetric`, :mod:`.code_offset`,
   :mod:`.thermometer`, :mod:`.angular` — each a ``KIND``, a ``for_target_fmr(transform,
   background, options)`` and the kind's decider; :mod:`.registry` lists them
-  (:data:`~.registry.FITTERS`, :func:`~.registry.fit_pipeline`);
+  (:data:`~sketchauth.evaluate.fitting.registry.FITTERS`, :func:`~sketchauth.evaluate.fitting.registry.fit_pipeline`);
 * :mod:`.calibrated` — calibrated kinds' predictions checked on held-out people.
 
 Example::
@@ -38,12 +39,20 @@ from sketchauth.evaluate.fitting import (
     transform,
 )
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
-from sketchauth.evaluate.fitting.registry import CALIBRATED_KINDS, FITTERS, fit_pipeline, parse_kinds
+from sketchauth.evaluate.fitting.registry import (
+    CALIBRATED_KINDS,
+    FITTERS,
+    MAX_USABLE_FNMR,
+    fit_pipeline,
+    parse_kinds,
+    unusable_reason,
+)
 
 __all__ = [
     "CALIBRATED_KINDS",
     "DEFAULT_OPTIONS",
     "FITTERS",
+    "MAX_USABLE_FNMR",
     "CalibrationOptions",
     "angular",
     "asymmetric",
@@ -55,4 +64,5 @@ __all__ = [
     "parse_kinds",
     "thermometer",
     "transform",
+    "unusable_reason",
 ]

@@ -213,10 +213,10 @@ def angular_decider(
         cos = np.einsum("ij,ij->i", templates, probes)
         out = -cos
         if sketch is None:
-            return out
+            return np.asarray(out)
         candidates = np.flatnonzero(cos >= floor)
         if candidates.size == 0:
-            return out
+            return np.asarray(out)
         unique, inverse = np.unique(templates[candidates], axis=0, return_inverse=True)
         for u, template in enumerate(unique):
             rows = candidates[inverse.reshape(-1) == u]
@@ -226,7 +226,7 @@ def angular_decider(
                 helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
             helper, secret = helpers[key]
             out[rows[~_decodes(sketch, helper, secret, probes[rows])]] = np.inf
-        return out
+        return np.asarray(out)
 
     grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
     return Decider(

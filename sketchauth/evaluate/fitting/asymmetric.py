@@ -75,7 +75,7 @@ def _scale_score(template: np.ndarray, probe: np.ndarray, *, q: int, margin: int
     w = np.where(signed < 0, -signed - 1, signed)
     need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
     need = np.where(w >= q, np.inf, need)
-    return np.max(need, axis=-1).clip(0.0, 1e9)
+    return np.asarray(np.max(need, axis=-1).clip(0.0, 1e9))
 
 
 #: Scales :meth:`AsymmetricIntervalPipeline.for_target_fmr` chooses from (ascending).

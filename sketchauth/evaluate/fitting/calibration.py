@@ -67,6 +67,7 @@ import numpy as np
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.data import LabelledVectors
+from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import binomial_cdf, clopper_pearson_interval, clopper_pearson_upper
 from sketchauth.evaluate.trials import ProjectedTrials, projected_trials
 
@@ -198,6 +199,15 @@ class Decider:
             if values.ndim != 1 or np.any(np.diff(values) < 0):
                 raise ParameterError("a score Decider's grid must be numbers in ascending order")
 
+    def first_accepting(self, model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray | None:
+        """A score decider's first accepting grid index per row-aligned pair (``len(grid)``: none); ``None``
+        for an ``accept`` decider. The pair is accepted at every grid point from that index on."""
+        if self.score is None:
+            return None
+        scores = np.asarray(self.score(model, templates, probes), dtype=np.float64)
+        grid = np.asarray(self.grid, dtype=np.float64)
+        return np.searchsorted(grid, scores, side="right" if self.strict else "left")
+
     def accepted(
         self, model: Any, templates: np.ndarray, probes: np.ndarray, clusters: tuple[np.ndarray, ...], size: int
     ) -> tuple[np.ndarray, ...]:
@@ -206,11 +216,8 @@ class Decider:
         ``clusters`` label every row-aligned pair (e.g. by its template's and its probe's person).
         """
         grid_size = len(self.grid)
-        if self.score is not None:
-            scores = np.asarray(self.score(model, templates, probes), dtype=np.float64)
-            grid = np.asarray(self.grid, dtype=np.float64)
-            # The first grid index accepting each pair (grid_size: none does).
-            first = np.searchsorted(grid, scores, side="right" if self.strict else "left")
+        first = self.first_accepting(model, templates, probes)
+        if first is not None:
             out = []
             for labels in clusters:
                 hist = np.zeros((size, grid_size + 1), dtype=np.int64)
@@ -244,12 +251,17 @@ class Counts:
 
     @classmethod
     def empty(cls, people: int, grid: int) -> Counts:
-        z2, z1 = (lambda: np.zeros((people, grid), dtype=np.int64)), (lambda: np.zeros(people, dtype=np.int64))
+        def z2() -> np.ndarray:
+            return np.zeros((people, grid), dtype=np.int64)
+
+        def z1() -> np.ndarray:
+            return np.zeros(people, dtype=np.int64)
+
         return cls(z2(), z2(), z2(), z1(), z1(), z1())
 
     @property
     def false_matches(self) -> np.ndarray:
-        return self.impostor_by_template.sum(axis=0)
+        return np.asarray(self.impostor_by_template.sum(axis=0))
 
     @property
     def impostor_trials(self) -> int:
@@ -261,7 +273,7 @@ class Counts:
 
     @property
     def false_non_matches(self) -> np.ndarray:
-        return self.genuine_trials - self.genuine.sum(axis=0)
+        return np.asarray(self.genuine_trials - self.genuine.sum(axis=0))
 
     def fmr_effective(self) -> tuple[np.ndarray, np.ndarray]:
         """Per grid point the effective false matches and trials ``(K/deff, N/deff)`` (see :func:`design_effect`)."""
@@ -380,9 +392,31 @@ class Calibration:
             "calibration_effective_false_matches": self.effective_false_matches,
         }
 
+    def method(self) -> str:
+        """How the trials were scored: k-fold or leave-one-person-out cross-validation, or all pairs."""
+        if self.folds <= 1:
+            return "all background impostor pairs (nothing fitted to cross-validate)"
+        if self.folds == self.identities:
+            return "leave-one-person-out cross-validation (too few people for 2 per fold)"
+        return f"{self.folds}-fold identity-disjoint cross-validation"
+
+    def bound_note(self) -> str | None:
+        """For a small background (fewer than 10 people): how wide the bounds then are, in words."""
+        if self.identities >= 10:
+            return None
+        return (
+            f"only {self.identities} background people ({self.method()}): the FMR is bounded only to <= "
+            f"{self.fmr_upper:.2g} at {self.confidence:.0%} from {self.effective_impostor_trials} effective impostor "
+            f"trials (interval [{self.fmr_interval[0]:.2g}, {self.fmr_interval[1]:.2g}]), the FNMR to "
+            f"[{self.fnmr_interval[0]:.2g}, {self.fnmr_interval[1]:.2g}]; a larger background narrows both"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         point = self.point.item() if isinstance(self.point, np.generic) else self.point
+        note = self.bound_note()
         return {
+            **({"small_background": note} if note is not None else {}),
+            "method": self.method(),
             "point": point,
             "target_fmr": self.target_fmr,
             "confidence": self.confidence,
@@ -403,11 +437,7 @@ class Calibration:
 
     def summary(self) -> str:
         """One line: the predicted FMR and FNMR with their intervals, and how they were measured."""
-        how = (
-            f"{self.folds}-fold identity-disjoint cross-validation"
-            if self.folds > 1
-            else "all background impostor pairs (nothing fitted to cross-validate)"
-        )
+        how = self.method()
         return (
             f"predicted FMR {self.fmr:.2e} [{self.fmr_interval[0]:.2e}, {self.fmr_interval[1]:.2e}] "
             f"(one-sided {self.confidence:.0%} bound {self.fmr_upper:.2e} <= target {self.target_fmr:g}), "
@@ -448,22 +478,29 @@ def _measure(
     its model; with ``cross``, impostor pairs between pools ``f < g`` (both directions) with ``cross(f, g)``.
     """
     offsets = np.cumsum([0] + [trials.identities for _, trials in pools])
-    people = int(offsets[-1])
-    counts = Counts.empty(people, len(decider.grid))
+    people, grid = int(offsets[-1]), len(decider.grid)
+    counts = Counts.empty(people, grid)
+    # Score deciders: per person a histogram of each impostor pair's first accepting grid index,
+    # summed into accepted counts once at the end (not a people × grid array per chunk of pairs).
+    first_by_template = np.zeros((people, grid + 1), dtype=np.int64)
+    first_by_probe = np.zeros((people, grid + 1), dtype=np.int64)
 
     def add(model: Any, tf: np.ndarray, pg: np.ndarray, t_off: int, owner_p: np.ndarray, p_off: int, own: bool) -> None:
         for t_idx, p_idx in _pairs(tf, pg, owner_p if own else None):
             t_ids, p_ids = t_idx + t_off, owner_p[p_idx] + p_off
-            by_t, by_p = decider.accepted(model, tf[t_idx], pg[p_idx], (t_ids, p_ids), people)
-            counts.impostor_by_template[...] += by_t
-            counts.impostor_by_probe[...] += by_p
+            first = decider.first_accepting(model, tf[t_idx], pg[p_idx])
+            if first is not None:
+                np.add.at(first_by_template, (t_ids, first), 1)
+                np.add.at(first_by_probe, (p_ids, first), 1)
+            else:
+                by_t, by_p = decider.accepted(model, tf[t_idx], pg[p_idx], (t_ids, p_ids), people)
+                counts.impostor_by_template[...] += by_t
+                counts.impostor_by_probe[...] += by_p
             counts.impostor_trials_by_template[...] += np.bincount(t_ids, minlength=people)
             counts.impostor_trials_by_probe[...] += np.bincount(p_ids, minlength=people)
 
-    features = []
     for f, (model, trials) in enumerate(pools):
         templates, probes = decider.features(model, trials)
-        features.append((templates, probes))
         ids = trials.owner + offsets[f]
         (accepted,) = decider.accepted(model, templates[trials.owner], probes, (ids,), people)
         counts.genuine[...] += accepted
@@ -477,6 +514,9 @@ def _measure(
                 tg, pg = decider.features(model, pools[g][1])
                 add(model, tf, pg, int(offsets[f]), pools[g][1].owner, int(offsets[g]), False)
                 add(model, tg, pf, int(offsets[g]), pools[f][1].owner, int(offsets[f]), False)
+    if decider.score is not None:
+        counts.impostor_by_template[...] += np.cumsum(first_by_template[:, :grid], axis=1)
+        counts.impostor_by_probe[...] += np.cumsum(first_by_probe[:, :grid], axis=1)
     return counts
 
 
@@ -509,23 +549,139 @@ def calibrate(
     target = float(target_fmr)
     confidence = _check_confidence(confidence)
     fit = decider.fit
+    people = int(np.unique(background.identities).size)
     if fit is None:
+        if people < 2:
+            raise ParameterError(
+                f"calibration needs impostor trials, so at least 2 background people; got {people}: add another person"
+            )
         counts = _measure(decider, [(None, projected_trials(_identity, background, enrol_samples))], None)
         used_folds = 1
     else:
         if isinstance(folds, bool) or not isinstance(folds, int) or folds < 3:
             raise ParameterError(f"cross-validation needs at least 3 folds (pairs train on the rest), got {folds!r}")
-        fold = identity_folds(background.identities, folds, seed)
-        pools = [
-            (
-                fit(_subset(background, fold != f)),
-                projected_trials(_identity, _subset(background, fold == f), enrol_samples),
+        if people < MIN_CROSS_VALIDATED_PEOPLE:
+            raise ParameterError(
+                f"cross-validated calibration needs at least {MIN_CROSS_VALIDATED_PEOPLE} background people (every "
+                "pair of held-out people is scored by a model refitted on the others, which needs 2); got "
+                f"{people}: add {MIN_CROSS_VALIDATED_PEOPLE - people} more, or calibrate on later samples of the same "
+                "people (closed set, optimistic: 'sketchauth features fit --calibration-split samples')"
             )
-            for f in range(folds)
+        used_folds = fold_count(people, folds)
+        fold = identity_folds(background.identities, used_folds, seed)
+        pools = [
+            (fit(_subset(background, fold != f)), _fold_trials(_subset(background, fold == f), enrol_samples))
+            for f in range(used_folds)
         ]
         counts = _measure(decider, pools, lambda f, g: fit(_subset(background, (fold != f) & (fold != g))))
-        used_folds = folds
-    return _choose(decider, counts, target, confidence, used_folds, int(np.unique(background.identities).size))
+    return _choose(decider, counts, target, confidence, used_folds, people)
+
+
+#: Fewest background people a cross-validated calibration takes: each pair of held-out people is
+#: scored by a model fitted on the rest, and a transform needs 2 people to be fitted.
+MIN_CROSS_VALIDATED_PEOPLE = 4
+
+
+def fold_count(people: int, folds: int) -> int:
+    """``folds``, or one fold per person (leave-one-person-out) when some fold would hold fewer than 2 people.
+
+    A small deployment has few people (6–9): with 5 folds some would hold one person, whose
+    impostor trials all come from pairs across folds — exactly leave-one-person-out, which is what
+    it then is, stated as such (:attr:`Calibration.folds` equals the people).
+
+    >>> fold_count(20, 5), fold_count(9, 5), fold_count(6, 5)
+    (5, 9, 6)
+    """
+    return folds if people >= 2 * folds else people
+
+
+def _fold_trials(data: LabelledVectors, enrol_samples: int) -> ProjectedTrials:
+    """The protocol's trials of one fold's people; a fold of one person enrols and probes that person only."""
+    if np.unique(data.identities).size >= 2:
+        return projected_trials(_identity, data, enrol_samples)
+    rows = np.arange(data.identities.size)
+    if data.split is not None:
+        enrol, probe = Protocol(enrol_samples, split_column=data.split_column).roles(data.split)
+        mine, probes = rows[enrol][:enrol_samples], rows[probe]
+    else:
+        mine, probes = rows[:enrol_samples], rows[enrol_samples:]
+    if mine.size < enrol_samples or probes.size == 0:
+        raise ParameterError(
+            f"identity {data.identities[0]} has {rows.size} samples: calibration needs {enrol_samples} to enrol and "
+            "at least 1 probe per person; lower enrol_samples or drop that identity"
+        )
+    samples = np.asarray(data.samples)
+    return ProjectedTrials(samples[mine][None], samples[probes], np.zeros(probes.size, dtype=np.int64))
+
+
+def trials_needed(false_matches: int, trials: int, target: float, confidence: float = 0.95) -> int | None:
+    """Fewest impostor trials at which the same false-match *rate* keeps the one-sided bound ``≤ target``.
+
+    ``None`` when the rate itself is at or above the target (more trials cannot help). With no
+    false match this is ``⌈ln(1 − confidence) / ln(1 − target)⌉``.
+
+    >>> trials_needed(0, 210, 0.01), trials_needed(3, 1000, 0.01), trials_needed(20, 1000, 0.01)
+    (299, 628, None)
+    """
+    rate = false_matches / trials
+    if rate >= target:
+        return None
+
+    def admissible(n: int) -> bool:
+        return max_false_matches(n, target, confidence) >= round(rate * n)
+
+    low, high = 1, max(trials, 2)
+    while not admissible(high):
+        low, high = high, 2 * high
+        if high > 10**12:
+            return None
+    while low < high:
+        middle = (low + high) // 2
+        if admissible(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def people_needed(trials: int, probes_per_person: float) -> int:
+    """Fewest people whose all-pairs impostor trials ``J (J − 1) p`` reach ``trials`` (``p`` probes per person).
+
+    >>> people_needed(299, 1.0), people_needed(299, 4.0)
+    (18, 10)
+    """
+    people = 2
+    while people * (people - 1) * probes_per_person < trials:
+        people += 1
+    return people
+
+
+def _refusal(counts: Counts, target: float, confidence: float, identities: int) -> str:
+    """Why no setting is admissible, and what would make one: how many impostor trials, how many people."""
+    k_eff, n_eff = counts.fmr_effective()
+    strictest = int(np.argmin(counts.false_matches))
+    k, n = int(counts.false_matches[strictest]), counts.impostor_trials
+    head = (
+        f"no setting keeps the {confidence:.0%} upper bound on the FMR <= {target:g}: the strictest has {k} false "
+        f"matches in {n} impostor trials of {identities} background people"
+    )
+    need = trials_needed(int(k_eff[strictest]), int(n_eff[strictest]), target, confidence)
+    probes = counts.genuine_trials / max(1, identities)
+    if need is None:
+        clean = trials_needed(0, 1, target, confidence) or 0
+        return (
+            f"{head}, a rate of {k / n:.3g}, at or above the target: more people would not help it. A stricter "
+            f"setting (a stricter grid, a larger code) with no false match would need {clean} impostor trials: about "
+            f"{people_needed(clean, probes)} background people with {probes:.3g} probes each; or a looser target"
+        )
+    deff = n / max(1, int(n_eff[strictest]))  # trials of one person are correlated: raw trials per effective one
+    raw = math.ceil(need * deff)
+    people = people_needed(raw, probes)
+    return (
+        f"{head}; a setting like it needs about {raw} impostor trials ({need} effective) to be admitted: about "
+        f"{people} background people with {probes:.3g} probes each (now {identities}), or more probes per person, "
+        "a looser target or a stricter setting"
+    )
 
 
 def _choose(
@@ -536,13 +692,7 @@ def _choose(
     caps = {int(n): max_false_matches(int(n), target, confidence) for n in np.unique(n_eff)}
     admissible = np.flatnonzero(k_eff <= np.array([caps[int(n)] for n in n_eff]))
     if admissible.size == 0:
-        need = math.ceil(math.log(1.0 - confidence) / math.log1p(-target))
-        raise ParameterError(
-            f"no setting keeps the {confidence:.0%} upper bound on the FMR <= {target:g}: the strictest has "
-            f"{int(counts.false_matches.min())} false matches in {counts.impostor_trials} impostor trials "
-            f"(a setting with none needs >= {need} trials, more when people differ); use more background people "
-            "or samples, a stricter grid or a looser target"
-        )
+        raise ParameterError(_refusal(counts, target, confidence, identities))
     fnm = counts.false_non_matches
     best = admissible[fnm[admissible] == fnm[admissible].min()]
     index = int(best[-1] if decider.ties == "loosest" else best[0])

@@ -168,6 +168,6 @@ def code_offset_decider(
         return t_bytes, p_bytes
 
     def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        return np.count_nonzero(templates != probes, axis=-1)
+        return np.asarray(np.count_nonzero(templates != probes, axis=-1))
 
     return Decider(grid=np.arange(1, t_max + 1), score=score, fit=fold_transform(transform, refit), features=features)

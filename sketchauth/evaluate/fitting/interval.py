@@ -85,7 +85,7 @@ class TolerancePath:
         for j in range(k):
             # First step with tolerance > δ, for every δ in [0, L).
             need[j] = np.searchsorted(self.tolerances[:, j], np.arange(levels), side="right")
-        return need[np.arange(k), np.minimum(deltas, levels - 1)].max(axis=-1)
+        return np.asarray(need[np.arange(k), np.minimum(deltas, levels - 1)].max(axis=-1))
 
 
 def _level_trials(
@@ -215,6 +215,6 @@ def interval_decider(transform: FeatureTransform, *, enrol_samples: int, refit: 
     def score(model: _PathModel, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
         path = model[1]
         assert path.log_model_fmr is not None  # tolerance_path records it
-        return path.log_model_fmr[path.steps_needed(abs_delta(templates, probes))]
+        return np.asarray(path.log_model_fmr[path.steps_needed(abs_delta(templates, probes))])
 
     return Decider(grid=PATH_LOG_FMR_GRID, score=score, fit=fit, features=features)

@@ -11,7 +11,7 @@ from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOpti
 from sketchauth.features.base import Pipeline
 from sketchauth.features.transform import FeatureTransform
 
-__all__ = ["CALIBRATED_KINDS", "FITTERS", "Fitter", "fit_pipeline", "parse_kinds"]
+__all__ = ["CALIBRATED_KINDS", "FITTERS", "MAX_USABLE_FNMR", "Fitter", "fit_pipeline", "parse_kinds", "unusable_reason"]
 
 #: A kind's calibration: ``(transform, background, options) → pipeline`` (its module's ``for_target_fmr``).
 Fitter = Callable[[FeatureTransform, LabelledVectors, CalibrationOptions], Pipeline]
@@ -48,3 +48,20 @@ def parse_kinds(text: str) -> tuple[str, ...]:
     if len(set(kinds)) != len(kinds):
         raise ParameterError(f"a pipeline kind is listed twice in {text!r}")
     return kinds
+
+
+#: A pipeline predicted to reject more than this share of genuine attempts at its target FMR is not
+#: offered silently: ``sketchauth features fit`` says so, writes it only with ``--keep-unusable`` and
+#: then marks it (:attr:`~sketchauth.features.base.Pipeline.unusable`), which a service refuses to serve.
+MAX_USABLE_FNMR = 0.5
+
+
+def unusable_reason(pipeline: Pipeline) -> str | None:
+    """Why a calibrated pipeline should not be served (predicted FNMR above :data:`MAX_USABLE_FNMR`), or ``None``."""
+    calibration = pipeline.calibration
+    if calibration is None or calibration.fnmr <= MAX_USABLE_FNMR:
+        return None
+    return (
+        f"predicted FNMR {calibration.fnmr:.2f} at its target FMR {calibration.target_fmr:g} is above "
+        f"{MAX_USABLE_FNMR}: it would reject most genuine attempts"
+    )

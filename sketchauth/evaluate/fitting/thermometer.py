@@ -74,7 +74,7 @@ def thermometer_decider(draft: ThermometerPipeline, *, enrol_samples: int, resol
         )
 
     def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        return np.abs(templates - probes).sum(axis=-1)
+        return np.asarray(np.abs(templates - probes).sum(axis=-1))
 
     # Every budget PinSketch takes over this universe (t ≤ MAX_T, t < 2^(m−1)).
     grid = np.arange(1, min(MAX_T, (1 << (draft.sketch.m - 1)) - 1) + 1)

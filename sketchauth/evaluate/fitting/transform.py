@@ -134,22 +134,7 @@ def fit_transform(
     else:
         mean, scale = _standardisation(x)
     z = (x - mean) / scale
-    if projection == "centre":
-        whitening, alpha = np.eye(z.shape[1]), 0.0
-    else:
-        whitening, alpha = _within_whitening(z, inverse, counts, shrinkage)
-    if projection == "centre":
-        ratios, directions = _centre_ratios(z, inverse, counts)
-        keep = np.arange(z.shape[1])
-    elif projection == "lda":
-        ratios, directions = _fisher_directions(z, inverse, counts, whitening)
-        cap = counts.size
-    else:
-        ratios, directions = _axis_ratios(z, inverse, counts, whitening)
-        cap = z.shape[1] + 1
-    if projection != "centre":
-        keep = _select(ratios, min_fisher_ratio, dimensions, cap)
-    matrix = whitening @ directions[:, keep]
+    matrix, ratios, alpha = _directions(z, (inverse, counts), projection, shrinkage, min_fisher_ratio, dimensions)
     edges = _quantiser_edges(z @ matrix, levels, tied_ok=projection == "centre")
     training: dict[str, Any] = {
         "identities": int(counts.size),
@@ -162,7 +147,32 @@ def fit_transform(
     if projection != "lda" or normalise:
         # Recorded only when not the defaults, so earlier transforms keep their fingerprints.
         training.update({"projection": projection, "normalise": normalise})
-    return FeatureTransform(mean, scale, matrix, ratios[keep], edges, training)
+    return FeatureTransform(mean, scale, matrix, ratios, edges, training)
+
+
+def _directions(
+    z: np.ndarray,
+    groups: tuple[np.ndarray, np.ndarray],
+    projection: str,
+    shrinkage: float | None,
+    min_fisher_ratio: float,
+    dimensions: int | None,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Steps 2–3 on standardised ``z``: the projection matrix, the kept Fisher ratios and the shrinkage used."""
+    inverse, counts = groups
+    if projection == "centre":
+        # Every axis kept, unrotated, unwhitened: the sketch compares directions about the centre.
+        ratios, directions = _centre_ratios(z, inverse, counts)
+        return directions, ratios, 0.0
+    whitening, alpha = _within_whitening(z, inverse, counts, shrinkage)
+    if projection == "lda":
+        ratios, directions = _fisher_directions(z, inverse, counts, whitening)
+        cap = counts.size
+    else:
+        ratios, directions = _axis_ratios(z, inverse, counts, whitening)
+        cap = z.shape[1] + 1
+    keep = _select(ratios, min_fisher_ratio, dimensions, cap)
+    return whitening @ directions[:, keep], ratios[keep], alpha
 
 
 def refit_transform(transform: FeatureTransform, data: LabelledVectors | tuple[Any, Any]) -> FeatureTransform:

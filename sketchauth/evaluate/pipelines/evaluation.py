@@ -48,6 +48,7 @@ from sketchauth.evaluate.fitting.asymmetric import asymmetric_scale_scores
 from sketchauth.evaluate.fitting.calibrated import heldout_table
 from sketchauth.evaluate.fitting.code_offset import byte_error_scores, code_dims
 from sketchauth.evaluate.fitting.interval import abs_delta, from_path, tolerance_path
+from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.thermometer import trial_distances
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
@@ -75,6 +76,7 @@ from sketchauth.sketches.interval import IntervalSketch
 __all__ = [
     "FMR_TARGETS",
     "GOAL_RATIO",
+    "EvaluationChecks",
     "FeatureEvaluation",
     "MatcherResult",
     "OperatingPoint",
@@ -402,32 +404,39 @@ def _result(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class EvaluationChecks:
+    """What :func:`evaluate_pipelines` runs beside the rates: the security figures (the offline attack
+    enrols ``attack_people`` and tries ``attack_tries`` background samples on each) and the real
+    encode → decode cross-check of ``decode_checks`` trials per protected row (0: none)."""
+
+    security: bool = True
+    attack_people: int = 10
+    attack_tries: int = 100
+    decode_checks: int = 10_000
+    seed: int = 0
+
+
 def evaluate_pipelines(
     transform: FeatureTransform,
     heldout: LabelledVectors,
     data: LabelledVectors,
     *,
-    enrol_samples: int = 1,
     kinds: Sequence[str] = ("interval", "code-offset", "thermometer"),
-    code_bits: int = DEFAULTS.code_bits,
-    thermometer_resolution: float = DEFAULTS.thermometer_resolution,
+    options: CalibrationOptions = DEFAULT_OPTIONS,
     set_kind: str = "open",
-    security: bool = True,
-    attack_people: int = 10,
-    attack_tries: int = 100,
-    decode_checks: int = 10_000,
-    seed: int = 0,
+    checks: EvaluationChecks = EvaluationChecks(),
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
     ``heldout`` (background identities the transform was not fitted on) builds the interval
     tolerance path; ``data`` (people outside the background) gives the rates. ``kinds`` picks
-    pipelines from ``interval``, ``asymmetric-interval`` (needs ``enrol_samples ≥ 2``),
-    ``code-offset`` (``code_bits`` per dimension) and ``thermometer``. ``set_kind`` (``"open"`` or
-    ``"closed"``) says whether the transform has seen the evaluated people; the protocol
+    pipelines from ``interval``, ``asymmetric-interval`` (needs ``options.enrol_samples ≥ 2``),
+    ``code-offset`` (``options.code_bits`` per dimension) and ``thermometer`` (``options.resolution``).
+    ``set_kind`` (``"open"`` or ``"closed"``) says whether the transform has seen the evaluated people; the protocol
     (:class:`~sketchauth.evaluate.protocol.Protocol`, the evaluation report's) is stated in the result.
 
-    ``security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
+    ``checks.security`` adds, per protected pipeline at its FMR 1% setting, the four figures of
     :mod:`sketchauth.evaluate.security` — the offline attack enrols ``attack_people`` evaluation
     people for real and tries up to ``attack_tries`` samples of ``heldout`` (background people)
     against each — and the tuning view with a recommended configuration.
@@ -436,6 +445,7 @@ def evaluate_pipelines(
     is built and ``decode_checks`` trials (all when fewer; a third of them at the score boundary)
     go through real encode → decode (:func:`decode_check`); ``decode_checks=0`` skips it.
     """
+    enrol_samples = options.enrol_samples
     unknown = [k for k in kinds if k not in PIPELINE_KINDS]
     if unknown:
         raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
@@ -453,24 +463,26 @@ def evaluate_pipelines(
         # reaching the target) is reported with its reason; the other pipelines are still evaluated.
         try:
             results.append(
-                _EVALUATORS[kind](transform, heldout, trials, enrol_samples, code_bits, thermometer_resolution)
+                _EVALUATORS[kind](transform, heldout, trials, enrol_samples, options.code_bits, options.resolution)
             )
         except SketchAuthError as exc:
             unavailable.append((kind, str(exc)))
     plan = protocol.plan(data.identities, data.split)
-    if decode_checks:
+    if checks.decode_checks:
         raw = ([data.samples[rows] for rows in plan.enrol_rows], data.samples[plan.probe_index])
         results = [
-            decode_check(r, raw, trials.owner, count=decode_checks, seed=seed) if r.build is not None else r
+            decode_check(r, raw, trials.owner, count=checks.decode_checks, seed=checks.seed)
+            if r.build is not None
+            else r
             for r in results
         ]
     figures: tuple[SecurityFigures, ...] = ()
     tuning: tuple[dict[str, Any], ...] = ()
     recommendation: dict[str, Any] | None = None
-    if security:
-        victims = [data.samples[rows] for rows in plan.enrol_rows[:attack_people]]
-        attackers = (heldout.samples, heldout.identities, plan.labels[:attack_people])
-        figures, tuning, recommendation = _security(results, victims, attackers, attack_tries, seed)
+    if checks.security:
+        victims = [data.samples[rows] for rows in plan.enrol_rows[: checks.attack_people]]
+        attackers = (heldout.samples, heldout.identities, plan.labels[: checks.attack_people])
+        figures, tuning, recommendation = _security(results, victims, attackers, checks.attack_tries, checks.seed)
     return FeatureEvaluation(
         tuple(results),
         trials.identities,
@@ -531,8 +543,8 @@ def _tuning_settings(genuine: np.ndarray, impostor: np.ndarray, points: int = 40
     scores = np.unique(np.concatenate([genuine, impostor]))
     scores = scores[np.isfinite(scores) & (scores < 1e9)]
     if scores.size <= points:
-        return scores.tolist()
-    return scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))].tolist()
+        return [float(v) for v in scores]
+    return [float(v) for v in scores[np.unique(np.linspace(0, scores.size - 1, points).astype(int))]]
 
 
 def _interval(

@@ -102,7 +102,7 @@ def pipeline_target(pipeline: Pipeline) -> EvaluationTarget:
             variants[setting] = _variant(pipeline, setting)
         return variants[setting]
 
-    def enrol(sketch: SecureSketch, samples: Any, setting: Any) -> Any:
+    def enrol(sketch: SecureSketch[Any, Any], samples: Any, setting: Any) -> Any:
         return at(0 if setting is None else setting).secret_from_samples(samples)
 
     sweep = {"interval": "offset", "asymmetric-interval": "margin"}.get(pipeline.kind, "t")
