@@ -190,7 +190,7 @@ class Enrolment:
         _exact_keys(body, {"format", "version", "helper", "secret_hash", "key_params", "report"}, "record")
         helper = _strict_base64(body["helper"])
         secret_hash = body["secret_hash"]
-        if not isinstance(secret_hash, str) or _PHC.fullmatch(secret_hash) is None:
+        if not isinstance(secret_hash, str) or re.fullmatch(_PHC, secret_hash) is None:
             raise SketchFormatError(
                 "secret_hash must be an argon2id PHC string ('$argon2id$v=19$m=..,t=..,p=..$..$..')"
             )
@@ -205,8 +205,10 @@ ENROLMENT_FORMAT = "sketchauth.enrolment"
 ENROLMENT_VERSION = 1
 #: Longest text :meth:`Enrolment.from_json` reads: the largest helper in base64 plus the rest.
 MAX_ENROLMENT_JSON_BYTES = 2 * MAX_HELPER_BYTES + (1 << 16)
-_PHC = re.compile(
-    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
+#: An argon2id PHC string (compiled by :mod:`re` at its first use, not at import: start-up cost).
+_PHC = (
+    r"\$argon2id\$v=19\$m=[1-9][0-9]{0,7},t=[1-9][0-9]{0,2},p=[1-9][0-9]{0,2}"
+    r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,172}"
 )
 _REPORT_KEYS = {"scheme", "sketch_bits", "randomness_bits", "loss_bound_bits", "notes", "extra"}
 
@@ -354,7 +356,7 @@ MAX_CONTEXT_BYTES = 256
 KEY_SALT_BYTES = 16
 _KEY_TAG = b"sketchauth/key/v2\x00"
 #: ``$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt, unpadded base64>``: a PHC string without a hash.
-_KEY_PARAMS = re.compile(
+_KEY_PARAMS = (  # compiled by re at its first use
     r"\$argon2id\$v=19\$m=([1-9][0-9]{0,7}),t=([1-9][0-9]{0,2}),p=([1-9][0-9]{0,2})\$([A-Za-z0-9+/]{22})"
 )
 
@@ -407,7 +409,7 @@ def parse_key_params(key_params: str, limit: KeyCostLimit | None = None) -> tupl
     p = 4). :class:`~sketchauth.errors.SketchFormatError` if malformed or over the limit.
     """
     limit = limit or key_cost_limit()
-    match = _KEY_PARAMS.fullmatch(key_params) if isinstance(key_params, str) else None
+    match = re.fullmatch(_KEY_PARAMS, key_params) if isinstance(key_params, str) else None
     if match is None:
         raise SketchFormatError("key parameters must be '$argon2id$v=19$m=..,t=..,p=..$<22-character base64 salt>'")
     memory, passes, lanes = (int(match.group(i)) for i in (1, 2, 3))

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: What the library needs at run time, and nothing else.
-RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography"}
+RUNTIME = {"numpy", "reedsolo", "argon2-cffi", "tqdm", "cryptography", "threadpoolctl"}
 #: Heavy test-only packages that must never load when the library or the service is used.
 TEST_ONLY_MODULES = ("galois", "numba", "llvmlite")
 
@@ -193,7 +193,8 @@ def test_ci_installs_through_the_lock_and_fails_with_pytest() -> None:
     assert script.splitlines()[:1] == ["#!/usr/bin/env bash"] and "set -euo pipefail" in script
     # The README's test command, verbatim.
     readme_command = (
-        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e '.[dev]' "
+        "python3 -m venv .venv && . .venv/bin/activate && "
+        "REEDSOLO_CYTHONIZE=1 pip install -q -c constraints.txt -e '.[dev]' "
         '&& pytest -n auto -m "not slow and not statistical"'
     )
     assert readme_command in script and readme_command in (REPO / "README.md").read_text(encoding="utf-8")

@@ -62,6 +62,21 @@ from sketchauth_service.observability import timed
 from sketchauth_service.schemes import SchemeSpec, build_sketch, pin_cascade, stored_sketch
 from sketchauth_service.store import UserRecord
 
+
+class Captures(tuple[Any, ...]):
+    """Several captures of one verification attempt (a verification body's ``samples``)."""
+
+
+def _captures_probe(pipeline: Pipeline | None, captures: Captures) -> Any:
+    """One probe from an attempt's captures: an angular pipeline averages their directions
+    (:meth:`~sketchauth.features.angular.AngularPipeline.captures_transform`); any other enrolment
+    refuses them (``SampleError``: a failed attempt like any sample that does not fit)."""
+    average = getattr(pipeline, "captures_transform", None)
+    if average is None:
+        raise SampleError("several captures are verified only for an angular pipeline enrolment")
+    return average(list(captures))
+
+
 if TYPE_CHECKING:
     from sketchauth.features.pipeline import Pipeline
 
@@ -334,7 +349,9 @@ class Authenticator:
         (:func:`factor_roles`). A second sample of the wrong shape raises ``SampleError`` like a
         first one.
         """
-        if pipeline is not None:
+        if isinstance(sample, Captures):
+            sample = _captures_probe(pipeline, sample)
+        elif pipeline is not None:
             sample = pipeline.sample_transform(sample)
         # second factor: a structure with a second biometric is mixed even without a PIN
         mixed, roles = _roles(record)

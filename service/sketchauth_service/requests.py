@@ -36,8 +36,10 @@ from pydantic import (
     StrictInt,
     StrictStr,
     create_model,
+    model_validator,
 )
 
+from sketchauth_service.authenticator import Captures
 from sketchauth_service.jsontypes import integral
 from sketchauth_service.limits import PIN_MAX_LENGTH, PIN_MIN_LENGTH, RequestLimits
 from sketchauth_service.pipelines import PIPELINE_PREFIX, min_samples
@@ -253,6 +255,17 @@ def _pipeline_enrolment(loaded: LoadedPipeline, limits: RequestLimits, second: A
     )
 
 
+#: Captures one verification may average: ``sketchauth.features.angular.MAX_VERIFY_CAPTURES``, not
+#: imported (the service loads the features package only when a pipeline is configured).
+MAX_VERIFY_CAPTURES = 3
+
+
+def _one_of_sample_and_samples(body: Any) -> Any:
+    if (body.sample is None) == (body.samples is None):
+        raise ValueError("give exactly one of 'sample' and 'samples'")
+    return body
+
+
 def _verification(limits: RequestLimits) -> type[BaseModel]:
     sample = _list_of(
         Number,
@@ -261,10 +274,19 @@ def _verification(limits: RequestLimits) -> type[BaseModel]:
         "the sample to verify, of the kind the user enrolled with: a feature vector, a byte string, a set, "
         "or a raw embedding for a pipeline enrolment",
     )
+    samples = _list_of(
+        _list_of(Number, 1, limits.max_sample_length, "one raw embedding"),
+        1,
+        MAX_VERIFY_CAPTURES,
+        f"instead of 'sample': 1 to {MAX_VERIFY_CAPTURES} raw embeddings of one attempt (frames or utterances) "
+        "for an angular pipeline enrolment, averaged into one probe (one decode, one hash: still one attempt)",
+    )
     return create_model(
         "VerificationRequest",
         __base__=_Strict,
-        sample=(sample, ...),
+        __validators__={"one_of": model_validator(mode="after")(_one_of_sample_and_samples)},  # type: ignore[dict-item]
+        sample=(sample | None, None),
+        samples=(samples | None, None),
         pin=(Pin | None, None),
         second_sample=second_sample(limits),
     )
@@ -337,10 +359,11 @@ def enrolment_input(user_id: str, body: BaseModel, models: RequestModels) -> Enr
 
 
 def verification_input(user_id: str, body: BaseModel) -> AttemptInput:
-    """The attempt a validated verification body asks for."""
+    """The attempt a validated verification body asks for (``samples``: 1-3 captures of one attempt)."""
+    samples = getattr(body, "samples", None)
     return AttemptInput(
         user_id=user_id,
-        sample=getattr(body, "sample"),  # noqa: B009
+        sample=getattr(body, "sample") if samples is None else Captures(samples),  # noqa: B009
         pin=getattr(body, "pin", None),
         second_sample=getattr(body, "second_sample", None),
     )

@@ -82,9 +82,9 @@ MAX_VAULT_PRIME = MAX_VAULT_SLOTS - 1
 #: about 0.1 s. The library allows 16 MiB helpers (n = 2^24 with q = 1: 8 MiB, 2.8 s).
 MAX_STORED_GAPS = 1 << 20
 #: The service's cap on an angular sketch's dimension: the common 512 of face models. Encoding draws
-#: a Haar rotation (QR of an (n-1)^2 Gaussian matrix, n^3 work): 0.11 s at 512, about 8 times that
-#: at 1024, over the per-request budget (benchmarks/bench_worst_request.py); the helper is 512 KiB
-#: per stored enrolment. The library allows 2048 (8 MiB).
+#: the Haar rotation in n^2 work, but decoding expands the stored Householder factors (n^3 work, about
+#: 8 times as much at 1024; benchmarks/bench_angular_enrol.py, benchmarks/bench_worst_request.py);
+#: the helper is n(n-1) + 2*ceil(n/8) bytes (261,760 at 512). The library allows 2048 (4 MiB).
 MAX_ANGULAR_DIMENSION = 512
 #: The weighted vault decodes at most ``MAX_CANDIDATE_POINTS // q`` sample elements (each
 #: brings q candidate points); the service keeps room for samples of at least this many.

@@ -397,7 +397,7 @@ class _IntervalTiles(PreparedDecider):
             return np.asarray(((x >= 0) & (x < self.width)).all(axis=-1))
         if self.uniform:
             return np.asarray(x.max(axis=-1) < self.width[0])
-        return np.asarray((x < self.width).all(axis=-1))
+        return _all_below(x, self.width)
 
     def _redo(self, accepted: np.ndarray, malformed: np.ndarray, e: np.ndarray, p: np.ndarray) -> None:
         """Pairs of identities whose helper residues do not match: real decodes, in place."""
@@ -422,6 +422,34 @@ class _IntervalTiles(PreparedDecider):
         accepted &= ~malformed
         self._redo(accepted, malformed, e, p)
         return accepted, malformed
+
+
+#: Eight ``True`` bytes read as one 64-bit word (the same in either byte order).
+_EIGHT_TRUE = np.uint64(0x0101010101010101)
+
+
+def _all_below(x: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """``(x < width).all(axis=-1)``, with the ``all`` done eight features at a time.
+
+    The comparisons go to a boolean buffer whose last axis is padded with ``True`` to a multiple
+    of 8; read as 64-bit words, a pair is accepted iff the AND of its words is eight ``True``
+    bytes (``0x01`` each). Same result as the plain reduction, about twice as fast, since numpy's
+    ``all`` over a short last axis costs more than the comparison itself.
+
+    >>> x = np.array([[1, 2, 3], [1, 5, 3]], dtype=np.uint8)
+    >>> _all_below(x, np.array([2, 4, 4], dtype=np.uint8)).tolist()
+    [True, False]
+    """
+    k = x.shape[-1]
+    padded = -(-k // 8) * 8
+    below = np.empty((*x.shape[:-1], padded), dtype=bool)
+    below[..., k:] = True
+    np.less(x, width, out=below[..., :k])
+    words = below.view(np.uint64)
+    acc = words[..., 0].copy()
+    for i in range(1, words.shape[-1]):
+        acc &= words[..., i]
+    return np.asarray(acc == _EIGHT_TRUE)
 
 
 def _prepare_interval(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:

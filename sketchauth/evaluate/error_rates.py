@@ -89,7 +89,8 @@ from sketchauth.evaluate.baselines import (
     baseline_scores,
     scorer,
 )
-from sketchauth.evaluate.blocks import Job, check_ids, run
+from sketchauth.evaluate.blocks import Job, check_ids
+from sketchauth.evaluate.blocks import run as blocks_run
 from sketchauth.evaluate.data import LabelledSets, LabelledVectors
 from sketchauth.evaluate.deciders import (
     CROSSCHECK_MIN,
@@ -102,7 +103,7 @@ from sketchauth.evaluate.deciders import (
     prepare_decider,
 )
 from sketchauth.evaluate.protocol import TrialPlan
-from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstrap
+from sketchauth.evaluate.rates import RatePoint, eer, eer_interval, identity_bootstraps
 from sketchauth.evaluate.tally import Candidates, Tally, pair_keys
 from sketchauth.evaluate.trials import Data, EnrolFn, Enrolled, enrol_population, plan_trials, samples_of
 from sketchauth.sketches.base import SecureSketch, scheme_class
@@ -119,7 +120,9 @@ __all__ = [
     "Enrolled",
     "ErrorRateResult",
     "ProbeFn",
+    "RunOptions",
     "SchemeAdapter",
+    "SweepSpec",
     "TrialPlan",
     "adapter",
     "baseline_scores",
@@ -218,16 +221,20 @@ def _sweep_eer_range(points: Sequence[RatePoint]) -> tuple[float, float] | None:
     return span.low, span.high
 
 
-def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> dict[str, Any]:
-    """FNMR and FMR intervals bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
+def _identity_intervals(trials: np.ndarray, errors: np.ndarray, identities: int, *, seed: int) -> list[dict[str, Any]]:
+    """FNMR and FMR intervals per setting, bootstrapped over enrolled identities (ISO/IEC 19795-1), seeded.
 
-    ``trials`` ``(2, J)`` and ``errors`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity.
+    ``trials`` ``(2, J)``: genuine (row 0) and impostor (row 1) counts per identity; ``errors``
+    ``(S, 2, J)``: the same per setting. Every setting's interval resamples the same identities
+    (one draw per row of ``trials``, as each setting alone would draw with this seed).
     """
-    return {
-        "fnmr_ci_identity": list(identity_bootstrap(errors[0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "fmr_ci_identity": list(identity_bootstrap(errors[1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)),
-        "bootstrap": f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}",
-    }
+    fnmr = identity_bootstraps(errors[:, 0], trials[0], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    fmr = identity_bootstraps(errors[:, 1], trials[1], resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    note = f"{BOOTSTRAP_RESAMPLES} resamples of the {identities} enrolled identities, seed {seed}"
+    return [
+        {"fnmr_ci_identity": list(a), "fmr_ci_identity": list(b), "bootstrap": note}
+        for a, b in zip(fnmr, fmr, strict=True)
+    ]
 
 
 class _NoProgress:
@@ -247,31 +254,59 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
     return tqdm(total=total, desc=desc, unit="cmp", unit_scale=True, leave=False)
 
 
+@dataclass(frozen=True)
+class SweepSpec:
+    """How :func:`evaluate_scheme` turns samples into decisions over its sweep.
+
+    ``parameter`` names the swept setting; ``probe_fn`` maps each raw sample to what ``decode``
+    takes (default: none); ``decide`` is the batch decider; ``baseline_metrics`` the unprotected
+    comparisons scored beside it; ``enrol_once``: the secret does not depend on the setting, so
+    each identity is enrolled once.
+    """
+
+    parameter: str = "setting"
+    probe_fn: ProbeFn | None = None
+    decide: DecideFn = decide_by_decoding
+    baseline_metrics: Sequence[str] = ()
+    enrol_once: bool = False
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How much :func:`evaluate_scheme` runs and where.
+
+    ``enrol_samples`` per enrolment, ``max_impostors_per_identity`` (default: every other
+    identity), ``seed``; ``jobs`` worker processes or a Dask ``client``; ``progress`` bars;
+    ``crosscheck_trials`` argon2 round trips per setting; ``decode_check`` real decodes (default
+    :data:`~sketchauth.evaluate.deciders.CROSSCHECK_MIN`; 0 turns it off).
+    """
+
+    enrol_samples: int = 1
+    max_impostors_per_identity: int | None = None
+    seed: int = 0
+    jobs: int = 1
+    progress: bool = False
+    crosscheck_trials: int = 0
+    decode_check: int | None = None
+    client: Any = None
+
+
 def evaluate_scheme(
     scheme_factory: SchemeFactory,
     enrol_fn: EnrolFn,
     data: Data,
     settings: Sequence[Any],
     *,
-    parameter: str = "setting",
-    probe_fn: ProbeFn | None = None,
-    decide: DecideFn = decide_by_decoding,
-    baseline_metrics: Sequence[str] = (),
-    enrol_samples: int = 1,
-    max_impostors_per_identity: int | None = None,
-    seed: int = 0,
-    jobs: int = 1,
-    progress: bool = False,
-    crosscheck_trials: int = 0,
-    decode_check: int | None = None,
-    client: Any = None,
+    sweep: SweepSpec = SweepSpec(),
+    run: RunOptions = RunOptions(),
 ) -> ErrorRateResult:
     """FNMR/FMR per setting through the real scheme (protocol in the module docstring).
 
-    ``scheme_factory(setting)`` builds the sketch for one setting of the swept ``parameter``;
+    ``scheme_factory(setting)`` builds the sketch for one setting of the swept ``sweep.parameter``;
     ``enrol_fn(sketch, samples, setting)`` turns an identity's enrolment samples into its secret;
-    ``probe_fn`` (default: none) maps each raw sample to what ``decode`` takes; ``decide`` is
-    the batch decider. ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
+    ``sweep`` (:class:`SweepSpec`) says how: its ``probe_fn`` (default: none) maps each raw sample
+    to what ``decode`` takes; ``decide`` is the batch decider. ``run`` (:class:`RunOptions`) says
+    how much and where: ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
     through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
 
     ``decode_check`` (default :data:`~sketchauth.evaluate.deciders.CROSSCHECK_MIN`; 0 turns it
@@ -281,6 +316,11 @@ def evaluate_scheme(
     boundary trials (accepted at one setting, rejected at another). The result's
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
 
+    ``enrol_once``: ``enrol_fn``'s secret does not depend on the setting (only the sketch does, e.g.
+    its tolerance), so each identity is enrolled once, at the first setting, and that secret is
+    checked and encoded by every setting's sketch (the same population, one ``enrol_fn`` call per
+    identity instead of one per identity and setting).
+
     The comparisons stream (:mod:`sketchauth.evaluate.blocks`): tiles of identities × probes are
     decided under every setting and reduced at once to exact counts, on ``jobs`` worker processes
     or on the Dask ``client`` given (:mod:`sketchauth.evaluate.distributed`), in memory bounded by
@@ -288,39 +328,74 @@ def evaluate_scheme(
     """
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
-    jobs = check_int("jobs", jobs)
+    check_int("jobs", run.jobs)
     trials = plan_trials(
-        data, enrol_samples=enrol_samples, max_impostors_per_identity=max_impostors_per_identity, seed=seed
+        data, enrol_samples=run.enrol_samples, max_impostors_per_identity=run.max_impostors_per_identity, seed=run.seed
     )
-    raw = samples_of(data)
     order = trials.probe_index
-    # The probes in plan order (identity by identity): the tiles' probe positions.
-    if probe_fn is None:
-        probes: Any = raw[order] if isinstance(raw, np.ndarray) else [raw[r] for r in order.tolist()]
-    else:
-        probes = _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
+    probes = _probes(data, order, sweep.probe_fn)
     sketches = [scheme_factory(setting) for setting in settings]
     scheme_name = sketches[0].scheme_name
-    population = [enrol_population(sk, enrol_fn, data, trials, st) for sk, st in zip(sketches, settings, strict=True)]
-    budget = CROSSCHECK_MIN if decode_check is None else check_int("decode_check", decode_check, 0)
+    population = [enrol_population(sketches[0], enrol_fn, data, trials, settings[0])]
+    for sk, st in zip(sketches[1:], settings[1:], strict=True):
+        earlier = population[0] if sweep.enrol_once else None
+        population.append(enrol_population(sk, enrol_fn, data, trials, st, secrets_from=earlier))
+    budget = CROSSCHECK_MIN if run.decode_check is None else check_int("decode_check", run.decode_check, 0)
     per_setting = -(-budget // len(settings)) if budget else 0
-    scorers = [scorer(m, data, trials) for m in baseline_metrics]
-    streamed = [m for m, sc in zip(baseline_metrics, scorers, strict=True) if sc is not None]
+    scorers = [scorer(m, data, trials) for m in sweep.baseline_metrics]
+    streamed = [m for m, sc in zip(sweep.baseline_metrics, scorers, strict=True) if sc is not None]
     job = Job.create(
         trials,
-        [prepare_decider(decide, sk, en, probes) for sk, en in zip(sketches, population, strict=True)],
-        seed=seed,
-        check=max(per_setting, crosscheck_trials),
+        [prepare_decider(sweep.decide, sk, en, probes) for sk, en in zip(sketches, population, strict=True)],
+        seed=run.seed,
+        check=max(per_setting, run.crosscheck_trials),
         scorers=[sc for sc in scorers if sc is not None],
         features=_width(probes),
     )
     comparisons = trials.genuine_count + trials.impostor_count
-    bar = _progress(comparisons, f"{scheme_name}: {len(settings)} settings of {parameter}", progress)
-    tally = run(job, jobs=jobs, client=client, progress=bar.update)
+    bar = _progress(comparisons, f"{scheme_name}: {len(settings)} settings of {sweep.parameter}", run.progress)
+    tally = blocks_run(job, jobs=run.jobs, client=run.client, progress=bar.update)
     bar.close()
-    n_gen, n_imp = tally.genuine_trials, tally.impostor_trials
+    points = _rate_points(tally, settings, scheme_name, sweep.parameter)
     per_trials, per_errors = tally.per_identity(len(trials.labels))
-    points, intervals = [], []
+    intervals = _identity_intervals(per_trials, per_errors, len(trials.labels), seed=run.seed)
+    checks = _Checks(job, tally, sketches, population, probes, order, jobs=run.jobs, seed=run.seed)
+    crosscheck = _argon2_crosscheck(checks, len(settings), run.crosscheck_trials)
+    check: dict[str, Any] = checks.decode(per_setting, settings, sweep.parameter, run.progress) if budget else {}
+    baselines = tuple(
+        _baseline(m, tally.scores[streamed.index(m)] if m in streamed else None, data, trials)
+        for m in sweep.baseline_metrics
+    )
+    return ErrorRateResult(
+        scheme=scheme_name,
+        parameter=sweep.parameter,
+        points=tuple(points),
+        eer=_sweep_eer(points),
+        identities=len(trials.labels),
+        samples=trials.samples,
+        enrol_samples=run.enrol_samples,
+        malformed_probes=tuple(int(x) for x in tally.malformed),
+        baselines=baselines,
+        crosscheck=crosscheck,
+        decode_check=check,
+        identity_intervals=tuple(intervals),
+        eer_range=_sweep_eer_range(points),
+        trial_labels=_trial_labels(data, trials) if baselines and baselines[0].scores is not None else None,
+    )
+
+
+def _probes(data: Data, order: np.ndarray, probe_fn: ProbeFn | None) -> Any:
+    """The probes in plan order (identity by identity): the tiles' probe positions."""
+    raw = samples_of(data)
+    if probe_fn is None:
+        return raw[order] if isinstance(raw, np.ndarray) else [raw[r] for r in order.tolist()]
+    return _matrix_if_possible([probe_fn(raw[r]) for r in order.tolist()])
+
+
+def _rate_points(tally: Any, settings: Sequence[Any], scheme_name: str, parameter: str) -> list[RatePoint]:
+    """One rate point per setting (a ``SampleError`` when no genuine probe could be decoded)."""
+    n_gen, n_imp = tally.genuine_trials, tally.impostor_trials
+    points = []
     for s, setting in enumerate(settings):
         if n_gen and tally.genuine_malformed[s] == n_gen:
             raise SampleError(
@@ -330,35 +405,18 @@ def evaluate_scheme(
         points.append(
             RatePoint.from_counts(setting, int(tally.false_non_matches[s]), n_gen, int(tally.false_matches[s]), n_imp)
         )
-        intervals.append(_identity_intervals(per_trials, per_errors[s], len(trials.labels), seed=seed))
-    checks = _Checks(job, tally, sketches, population, probes, order, jobs=jobs, seed=seed)
+    return points
+
+
+def _argon2_crosscheck(checks: Any, settings: int, trials: int) -> dict[str, int]:
+    """``trials`` seeded argon2 enrol/verify round trips per setting, and how many agreed."""
+    if not trials:
+        return {}
     agreed = checked = 0
-    if crosscheck_trials:
-        for s in range(len(settings)):
-            a, c = checks.verify(s, crosscheck_trials)
-            agreed, checked = agreed + a, checked + c
-    check: dict[str, Any] = {}
-    if budget:
-        check = checks.decode(per_setting, settings, parameter, progress)
-    baselines = tuple(
-        _baseline(m, tally.scores[streamed.index(m)] if m in streamed else None, data, trials) for m in baseline_metrics
-    )
-    return ErrorRateResult(
-        scheme=scheme_name,
-        parameter=parameter,
-        points=tuple(points),
-        eer=_sweep_eer(points),
-        identities=len(trials.labels),
-        samples=trials.samples,
-        enrol_samples=enrol_samples,
-        malformed_probes=tuple(int(x) for x in tally.malformed),
-        baselines=baselines,
-        crosscheck={"checked": checked, "agreed": agreed} if crosscheck_trials else {},
-        decode_check=check,
-        identity_intervals=tuple(intervals),
-        eer_range=_sweep_eer_range(points),
-        trial_labels=_trial_labels(data, trials) if baselines and baselines[0].scores is not None else None,
-    )
+    for s in range(settings):
+        a, c = checks.verify(s, trials)
+        agreed, checked = agreed + a, checked + c
+    return {"checked": checked, "agreed": agreed}
 
 
 def _matrix_if_possible(rows: list[Any]) -> Any:
@@ -506,13 +564,17 @@ def evaluate_adapter(
     scheme_class(scheme).parameters.check_swept(
         scheme, params, None if ad.sweep_at_enrolment else ad.sweep, where="params"
     )
+    sweep_fields = {k: options.pop(k) for k in ("baseline_metrics", "enrol_once") if k in options}
+    unknown = sorted(set(options) - set(RunOptions.__dataclass_fields__))
+    if unknown:
+        raise ParameterError(
+            f"unknown options {', '.join(unknown)}; known: {', '.join(RunOptions.__dataclass_fields__)}"
+        )
     return evaluate_scheme(
         lambda setting: ad.make_sketch(params, setting),
         ad.enrol,
         data,
         settings,
-        parameter=ad.sweep,
-        probe_fn=ad.probe_for(params),
-        decide=ad.decide,
-        **options,
+        sweep=SweepSpec(parameter=ad.sweep, probe_fn=ad.probe_for(params), decide=ad.decide, **sweep_fields),
+        run=RunOptions(**options),
     )

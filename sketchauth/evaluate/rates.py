@@ -42,6 +42,7 @@ Example::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -68,6 +69,7 @@ __all__ = [
     "fnmr_at_fmr",
     "fnmr_at_fmr_on_det",
     "identity_bootstrap",
+    "identity_bootstraps",
     "rate_at_most",
     "rate_below",
     "rate_interval",
@@ -664,20 +666,39 @@ def identity_bootstrap(
     >>> identity_bootstrap([0, 0, 5, 0], [10, 10, 10, 10], seed=1)[0] >= 0.0
     True
     """
-    e = np.asarray(errors, dtype=np.int64).ravel()
+    return identity_bootstraps([errors], trials, resamples=resamples, seed=seed, level=level)[0]
+
+
+def identity_bootstraps(
+    errors: Sequence[Any] | np.ndarray, trials: Any, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> list[tuple[float, float]]:
+    """:func:`identity_bootstrap` of several error counts over the same trials (e.g. one per setting).
+
+    The resampled identities are drawn once and shared: with the same ``seed`` each interval is
+    exactly the one :func:`identity_bootstrap` gives alone (the same draws, the same arithmetic),
+    at the cost of one draw instead of one per row.
+
+    >>> identity_bootstraps([[0, 0, 5, 0], [1, 0, 5, 0]], [10, 10, 10, 10], seed=1)[0] == identity_bootstrap(
+    ...     [0, 0, 5, 0], [10, 10, 10, 10], seed=1)
+    True
+    """
     n = np.asarray(trials, dtype=np.int64).ravel()
-    if e.shape != n.shape:
+    rows = [np.asarray(e, dtype=np.int64).ravel() for e in errors]
+    if any(e.shape != n.shape for e in rows):
         raise ParameterError("errors and trials must have one count per identity")
     keep = n > 0
-    e, n = e[keep], n[keep]
+    n = n[keep]
     if n.size == 0:
         raise ParameterError("no identity has trials")
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n.size, np.full(n.size, 1.0 / n.size), size=int(resamples))
-    rates = (weights @ e) / np.maximum(weights @ n, 1)
+    pooled = np.maximum(weights @ n, 1)
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(rates, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
+    out = []
+    for e in rows:
+        lo, hi = np.quantile((weights @ e[keep]) / pooled, [alpha, 1.0 - alpha])
+        out.append((float(lo), float(hi)))
+    return out
 
 
 # -- score files other tools read ------------------------------------------------------------------------

@@ -100,17 +100,33 @@ def _range_hint(sketch: SecureSketch[Any, Any]) -> str:
 
 
 def enrol_population(
-    sketch: SecureSketch[Any, Any], enrol_fn: EnrolFn, data: Data, trials: TrialPlan, setting: Any = None
+    sketch: SecureSketch[Any, Any],
+    enrol_fn: EnrolFn,
+    data: Data,
+    trials: TrialPlan,
+    setting: Any = None,
+    *,
+    secrets_from: Enrolled | None = None,
 ) -> Enrolled:
-    """Run ``enrol_fn`` and the real encoder for every identity of the plan."""
+    """Run ``enrol_fn`` and the real encoder for every identity of the plan.
+
+    ``secrets_from``: the population enrolled at another setting whose secrets are taken as they
+    are instead of calling ``enrol_fn`` again (only right when the secret does not depend on the
+    setting: :attr:`~sketchauth.evaluate.report.run.EvaluationTarget.enrol_once`); each is still
+    checked and encoded by this ``sketch``.
+    """
     samples = samples_of(data)
     helpers, canonical, secrets = [], [], []
     for i, rows in enumerate(trials.enrol_rows):
-        chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
         try:
+            if secrets_from is None:
+                chosen = samples[rows] if isinstance(samples, np.ndarray) else [samples[r] for r in rows]
+                made = enrol_fn(sketch, chosen, setting)
+            else:
+                made = secrets_from.secrets[i]
             # check_secret normalises once (the interval family returns Levels, which encode
             # takes as they are: normalising twice is harmless).
-            secret = sketch.check_secret(enrol_fn(sketch, chosen, setting))
+            secret = sketch.check_secret(made)
             helpers.append(sketch.encode(secret))
         except SampleError as exc:
             raise SampleError(f"cannot enrol identity {trials.labels[i]!s}: {exc}{_range_hint(sketch)}") from None

@@ -72,7 +72,7 @@ import math
 import secrets
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -465,67 +465,15 @@ def run_unlinkability_report(
     options: UnlinkabilityReportOptions = UnlinkabilityReportOptions(),
 ) -> dict[str, Any]:
     """Fit, calibrate, enrol twice per deployment, attack, measure: the report as a JSON-ready dict."""
-    o = options
+    o = _checked_options(options, background, data)
     kinds, enrol_samples, groups, levels, target_fmr = o.kinds, o.enrol_samples, o.groups, o.levels, o.target_fmr
-    tau, max_nonmated, permutations, seed, progress, sources = (
-        o.tau,
-        o.max_nonmated,
-        o.permutations,
-        o.seed,
-        o.progress,
-        o.sources,
-    )
-    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
-    if unknown or not kinds:
-        raise ParameterError(f"pipelines must be among {', '.join(PIPELINE_KINDS)}; got {', '.join(kinds) or 'none'}")
-    tau = check_int("tau", tau, 1)
-    max_nonmated = check_int("max_nonmated", max_nonmated, 1)
-    permutations = check_int("permutations", permutations, 0)
-    if background.features != data.features:
-        raise ParameterError(
-            f"{sources[0]} has {background.features} features but {sources[1]} has {data.features}; "
-            "both must come from the same feature extractor"
-        )
+    tau, max_nonmated, permutations, seed, sources = o.tau, o.max_nonmated, o.permutations, o.seed, o.sources
     groups_ = enrolment_groups(data, enrol_samples, groups, seed, source=sources[1])
-    notes: list[str] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            transform = fit_transform(background, levels=levels)
-        notes += [f"{sources[0]}: {w.message}" for w in caught]
-    except SketchAuthError as exc:
-        raise ParameterError(f"{sources[0]}: the feature transform cannot be fitted: {exc}") from None
+    transform, notes = _fitted_transform(background, levels, sources[0])
     shared = np.intersect1d(np.unique(background.identities.astype(str)), np.unique(data.identities.astype(str)))
     pipelines = build_pipelines(transform, background, kinds, enrol_samples=enrol_samples, target_fmr=target_fmr)
-    report_pipelines: dict[str, Any] = {}
-    repeated: dict[str, Any] = {}
-    for kind in kinds:
-        pipeline = pipelines[kind]
-        if isinstance(pipeline, str):
-            report_pipelines[kind] = {"unavailable": pipeline}
-            continue
-        report_pipelines[kind] = _evaluate_pipeline(
-            kind,
-            pipeline,
-            groups_,
-            tau=tau,
-            max_nonmated=max_nonmated,
-            permutations=permutations,
-            seed=seed,
-            progress=progress,
-        )
-        if kind in ("s2", "s3"):
-            repeated[kind] = _repeated(pipeline, groups_, sorted({1, tau, 4 * tau}))
-    mated = sum(len(g) * (len(g) - 1) // 2 for _, g in groups_)
-    if mated < FEW_MATED_PAIRS:
-        notes.append(
-            f"{sources[1]}: only {mated} mated pairs (fewer than {FEW_MATED_PAIRS}): D<->sys is a coarse estimate, "
-            "read it against its chance level; more --groups or fewer --enrol-samples give more pairs"
-        )
-    notes.append(
-        "fuzzy vaults: no feature pipeline produces vault sets; the differential cross-matching attack "
-        "(sketchauth.evaluate.unlinkability) is evaluated on labelled sets by 'sketchauth evaluate report'"
-    )
+    report_pipelines, repeated = _attack_pipelines(pipelines, groups_, o)
+    notes += _notes(groups_, sources[1])
     return {
         "kind": "unlinkability-report",
         "measure": "Gomez-Barrero et al., IEEE TIFS 2018: D<->(s) and D<->sys (omega = 1)",
@@ -563,3 +511,77 @@ def run_unlinkability_report(
         "operational_rule": OPERATIONAL_RULE,
         "notes": notes,
     }
+
+
+def _checked_options(
+    o: UnlinkabilityReportOptions, background: LabelledVectors, data: LabelledVectors
+) -> UnlinkabilityReportOptions:
+    """``o`` with its counts checked, or a ``ParameterError`` saying what to change."""
+    unknown = [k for k in o.kinds if k not in PIPELINE_KINDS]
+    if unknown or not o.kinds:
+        raise ParameterError(f"pipelines must be among {', '.join(PIPELINE_KINDS)}; got {', '.join(o.kinds) or 'none'}")
+    checked = replace(
+        o,
+        tau=check_int("tau", o.tau, 1),
+        max_nonmated=check_int("max_nonmated", o.max_nonmated, 1),
+        permutations=check_int("permutations", o.permutations, 0),
+    )
+    if background.features != data.features:
+        raise ParameterError(
+            f"{o.sources[0]} has {background.features} features but {o.sources[1]} has {data.features}; "
+            "both must come from the same feature extractor"
+        )
+    return checked
+
+
+def _fitted_transform(background: LabelledVectors, levels: int, source: str) -> tuple[Any, list[str]]:
+    """The transform fitted on ``background``, and its warnings as report notes."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            transform = fit_transform(background, levels=levels)
+    except SketchAuthError as exc:
+        raise ParameterError(f"{source}: the feature transform cannot be fitted: {exc}") from None
+    return transform, [f"{source}: {w.message}" for w in caught]
+
+
+def _attack_pipelines(
+    pipelines: dict[str, Any], groups: Any, o: UnlinkabilityReportOptions
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every pipeline's attacks (or why it is unavailable), and the asymmetric ones' repeated enrolments."""
+    report_pipelines: dict[str, Any] = {}
+    repeated: dict[str, Any] = {}
+    for kind in o.kinds:
+        pipeline = pipelines[kind]
+        if isinstance(pipeline, str):
+            report_pipelines[kind] = {"unavailable": pipeline}
+            continue
+        report_pipelines[kind] = _evaluate_pipeline(
+            kind,
+            pipeline,
+            groups,
+            tau=o.tau,
+            max_nonmated=o.max_nonmated,
+            permutations=o.permutations,
+            seed=o.seed,
+            progress=o.progress,
+        )
+        if kind in ("s2", "s3"):
+            repeated[kind] = _repeated(pipeline, groups, sorted({1, o.tau, 4 * o.tau}))
+    return report_pipelines, repeated
+
+
+def _notes(groups: Any, source: str) -> list[str]:
+    """What a reader must know of the evaluation's size and of what it leaves out."""
+    notes = []
+    mated = sum(len(g) * (len(g) - 1) // 2 for _, g in groups)
+    if mated < FEW_MATED_PAIRS:
+        notes.append(
+            f"{source}: only {mated} mated pairs (fewer than {FEW_MATED_PAIRS}): D<->sys is a coarse estimate, "
+            "read it against its chance level; more --groups or fewer --enrol-samples give more pairs"
+        )
+    notes.append(
+        "fuzzy vaults: no feature pipeline produces vault sets; the differential cross-matching attack "
+        "(sketchauth.evaluate.unlinkability) is evaluated on labelled sets by 'sketchauth evaluate report'"
+    )
+    return notes

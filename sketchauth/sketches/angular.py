@@ -9,27 +9,55 @@ protects such a vector without quantising any coordinate.
 115.4; ``n = 192``, ``α = 8``: 53.2). The nearest codeword to any ``y`` (largest ``⟨y, c⟩``) is
 read off by sorting: the ``α`` largest ``|y_i|``, with their signs (Kim et al. §4.2).
 
-**Enc(t).** ``t ← t/‖t‖``; draw a uniform codeword ``c`` and a Haar-distributed orthogonal
-``U ∈ O(n − 1)`` (QR of a Gaussian matrix whose entries come from :func:`os.urandom`, signs
-fixed); the helper is
-
-    ``R = Q_c · diag(1, U) · Q_t``,  ``Q_x`` the reflection exchanging ``e_1`` and ``x``,
-
-so ``R t = c`` and, given ``(t, c)``, ``R`` is Haar-distributed on ``{R ∈ O(n) : R t = c}``. For a
+**Enc(t).** ``t ← t/‖t‖``; draw a uniform codeword ``c`` and the helper ``R`` Haar-distributed on
+``{R ∈ O(n) : R t = c}`` (Kim et al. §4.1 take ``R = Q_c·diag(1, U)·Q_t`` with ``U`` Haar on
+``O(n − 1)`` and ``Q_x`` the reflection exchanging ``e_1`` and ``x``; a QR of an ``n × n``
+Gaussian matrix, ``O(n³)``, 1.1–1.3 s wall at ``n = 512`` on a loaded 2-core machine with
+OpenBLAS's threads). The same distribution is drawn here in ``O(n²)``, directly as Householder
+factors (:mod:`sketchauth.sketches._rotation`): every ``R ∈ O(n)`` is uniquely
+``R = diag(r)·H_0 ⋯ H_{n−2}·diag(s)`` (the QR factorisation of ``R``; ``H_k`` a reflection of
+coordinates ``k..n−1`` with vector ``(1, w_k)``, ``|w_k,i| ≤ 1``; ``r, s ∈ {±1}^n``). With ``r``
+uniform and ``R0 = diag(r)·R``, ``R0`` must be Haar on ``{R0 : R0 t = r∘c}``; its first column
+``x`` is then uniform among unit vectors with ``⟨x, r∘c⟩ = t_0``, and given ``x`` the trailing
+block is Haar on ``O(n − 1)`` under the constraint left for ``t_{1:}`` — the subgroup algorithm
+(Diaconis and Shahshahani 1987, §2; Stewart 1980, §3, without the constraint), one column at a
+time, ``O(n − k)`` work for column ``k``. So ``R t = c`` (to float64 precision before storage) and,
+given ``(t, c)``, ``R`` is Haar-distributed on ``{R : R t = c}``, exactly as IronMask's. For a
 template ``t`` uniform on the sphere ``R`` is then Haar on ``O(n)`` whatever ``c`` is: the helper
 alone leaves every codeword equally possible. (A compact "shift" helper — a single reflection
 ``v = s − c`` or any ``O(n)`` offset — would publish the support of ``c`` in its large
-coordinates; it is not used.) The recovered secret is the codeword, a :class:`Codeword`; the
-stored hash and any released key are derived from it (and the enrolment salt) only.
+coordinates; it is not used: the stored factors are a function of ``R`` alone, below.) The
+recovered secret is the codeword, a :class:`Codeword`; the stored hash and any released key are
+derived from it (and the enrolment salt) only. All randomness comes from :func:`os.urandom`
+(the Gaussians) and :mod:`secrets` (codeword, ``r``); never a seed.
 
-**Stored precision.** ``R`` is written in fixed point, ``R̂ = round(2^14 · R)`` as big-endian
-``int16`` (``2n²`` bytes: 512 KiB at ``n = 512``; entries of an orthogonal matrix lie in
-``[−1, 1]``, so the absolute error is at most ``2^−15`` and ``‖R̂/2^14 − R‖₂ ≈ 10^−3``, far below
-the angles that separate people). Fixed point rather than ``float16``: the probe is quantised to
-integers too (:func:`quantise_probe`: scaled by a power of two so its largest coordinate has 24
-bits, then rounded), so ``y = R̂ p̂`` is a vector of integers below ``2^53`` that float64
-arithmetic computes *exactly*, in any order — the decoder and the vectorised decider of
-:mod:`sketchauth.evaluate.deciders` reach bit-identical decisions on every CPU.
+**Stored form** (:func:`sketchauth.sketches._rotation.pack`): the ``n(n−1)/2`` coordinates
+``w_k,i`` as big-endian ``int16``, ``round(2^15·w)``, then the ``n`` bits of ``s`` and of ``r``:
+``n(n−1) + 2⌈n/8⌉`` bytes (261,760 at ``n = 512``, 49.9% of the 524,288 of a dense ``int16``
+matrix; an orthogonal matrix has ``n(n−1)/2`` degrees of freedom, so two bytes each is the same
+precision per degree of freedom as before). **Security of the stored form:** it is a
+deterministic function ``F(R)`` of the Haar helper ``R`` (the Householder factors of ``R`` are
+unique, and rounding is a fixed map), so for any template distribution it tells an attacker at
+most what ``R`` tells (data processing: ``I(c; F(R)) ≤ I(c; R)``, ``H∞(c | F(R)) ≥ H∞(c | R)``);
+for a uniform template both are independent of ``c``. It holds no seed: nothing in it regenerates
+the draw. **Decoding** uses ``R' = diag(r)·H'_0 ⋯ H'_{n−2}·diag(s)`` with the stored (rounded)
+vectors — a product of exact reflections, so ``R'`` is orthogonal for *any* payload — expanded
+once per helper in float64 (``O(n³)``, blocked, under one BLAS thread) and written in fixed point
+``R̂ = round(2^14 · R')``, the dense representation of the previous helper format, on which
+decoding is unchanged. Rounding moves ``R' t`` from ``c`` by ``≈ 3·10^−4`` at ``n = 512``
+(:file:`benchmarks/bench_angular_enrol.py` measures it), the same order as the dense format's
+``int16`` entries. Dense helpers (``2n²`` bytes, ``R̂`` itself) are still read, told apart by
+their length (``2n² ≠ n(n−1) + 2⌈n/8⌉`` for every ``n ≥ 2``).
+
+**Fixed point.** Entries of an orthogonal matrix lie in ``[−1, 1]``, so ``R̂``'s absolute error is
+at most ``2^−15`` and ``‖R̂/2^14 − R'‖₂ ≈ 10^−3``, far below the angles that separate people. Fixed
+point rather than ``float16``: the probe is quantised to integers too (:func:`quantise_probe`:
+scaled by a power of two so its largest coordinate has 24 bits, then rounded), so
+``y = R̂ p̂`` is a vector of integers below ``2^53`` that float64 arithmetic computes *exactly*,
+in any order — the decoder and the vectorised decider of :mod:`sketchauth.evaluate.deciders`
+reach bit-identical decisions on every CPU, given ``R̂``. (``R̂`` itself is rounded from a
+float64 product: a platform whose BLAS sums in another order moves an entry across a rounding
+boundary with probability about ``2^−38`` per entry.)
 
 **Dec(p).** ``y = R̂ p̂``; ``c'`` = the ``α`` largest ``|y_i|`` with their signs. **Exact decoding
 condition** (the margin): ``Dec`` returns ``c`` iff
@@ -45,13 +73,16 @@ decodes (the packing radius of ``C_α``; a fixed-point ``R̂`` moves it by ``≈
 between the codes' discrete steps. After a successful decode ``R̂ᵀc' ≈ t``, so this is the
 unprotected cosine matcher, restricted to probes the code decodes.
 
-**Untrusted helpers.** The payload must be exactly ``n²`` ``int16`` values; every row must have
+**Untrusted helpers.** A compact payload must be exactly ``n(n−1) + 2⌈n/8⌉`` bytes with zero
+padding bits; any coordinates give reflections, so its ``R'`` is orthogonal by construction, and
+its cost is fixed by ``n`` (the sketch's parameter), not by the payload. A dense payload must be
+exactly ``n²`` ``int16`` values; every row must have
 unit norm within ``10^−3`` and ``R̂R̂ᵀ/2^28`` must act as the identity on fresh random vectors
 (:data:`ORTHOGONALITY_PROBES` Gaussian columns drawn per load, relative error at most
 :data:`ORTHOGONALITY_TOLERANCE`; a full ``R̂R̂ᵀ`` would cost ``n³``, ~5 ms at ``n = 512``): a
 rank-deficient "accept anyone" matrix fails this with overwhelming probability.
 
-**Accounting** (:meth:`AngularSketch.report`): ``|S| = 16n²`` bits and the recoverable discrete
+**Accounting** (:meth:`AngularSketch.report`): ``|S| = 8·(n(n−1) + 2⌈n/8⌉)`` bits and the recoverable discrete
 randomness is the codeword, ``log2 |C_α|`` bits, so the sketch bound ``|S| − H∞(R)`` is vacuous;
 the figures that matter are named in ``extra`` (the codebook work against one helper without a
 matching sample, and the conditions under which it holds) and measured in
@@ -82,6 +113,7 @@ from typing import Any, cast
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SampleError, SketchFormatError
+from sketchauth.sketches import _rotation
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SecureSketch, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection
@@ -210,10 +242,12 @@ class Codeword(np.ndarray):
 
 @dataclass(frozen=True, slots=True)
 class AngularRandomness:
-    """The encoder's randomness: the codeword (``Codeword`` without template) and the Haar ``U``."""
+    """The encoder's randomness: the codeword (``Codeword`` without template), the standard normals
+    of the conditioned Householder draw (``n(n+1)/2`` of them) and the ``n`` row signs ``±1``."""
 
     codeword: np.ndarray
-    rotation: np.ndarray
+    gaussians: np.ndarray
+    row_signs: np.ndarray
 
 
 def _direction(x: Any, n: int, name: str) -> np.ndarray:
@@ -290,24 +324,6 @@ def decoding_margin(y: np.ndarray, codeword: np.ndarray) -> np.ndarray:
     inside = (y[..., support] * c[support]).min(axis=-1)
     outside = np.abs(y[..., ~support]).max(axis=-1)
     return cast("np.ndarray", inside - outside)
-
-
-def _householder(x: np.ndarray) -> tuple[np.ndarray, float]:
-    """``(v, β)`` with ``(I − β v vᵀ)`` the reflection exchanging ``e_1`` and the unit vector ``x``."""
-    v = -x.copy()
-    v[0] += 1.0
-    norm2 = float(v @ v)
-    return v, (0.0 if norm2 < 1e-30 else 2.0 / norm2)
-
-
-def _reflect_rows(m: np.ndarray, v: np.ndarray, beta: float) -> np.ndarray:
-    """``(I − β v vᵀ) · m``."""
-    return m - beta * np.outer(v, v @ m)
-
-
-def _reflect_columns(m: np.ndarray, v: np.ndarray, beta: float) -> np.ndarray:
-    """``m · (I − β v vᵀ)``."""
-    return m - beta * np.outer(m @ v, v)
 
 
 def _gaussian_matrix(rows: int, cols: int) -> np.ndarray:
@@ -395,6 +411,7 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         self.min_cos = float(min_cos)
         self._min_cos = Fraction(self.min_cos)
         self._bytes = 2 * self.dimension * self.dimension
+        self._compact_bytes = _rotation.compact_bytes(self.dimension)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dimension": self.dimension, "alpha": self.alpha}
@@ -452,39 +469,62 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         return self._check_codeword(secret).tobytes()
 
     def draw_randomness(self, secret: Any) -> AngularRandomness:
-        return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), haar_orthogonal(self.dimension - 1))
+        n = self.dimension
+        bits = _secrets.randbits(n)
+        signs = np.array([-1 if (bits >> i) & 1 else 1 for i in range(n)], dtype=np.int8)
+        gaussians = _gaussian_matrix(1, _rotation.gaussian_count(n))[0]
+        return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), gaussians, signs)
+
+    def simulated_randomness(self, secret: Any, rng: np.random.Generator) -> AngularRandomness:
+        """The encoder's randomness from a seeded ``rng``: simulations only, never a stored helper."""
+        n = self.dimension
+        signs = rng.choice(np.array([-1, 1], dtype=np.int8), n)
+        gaussians = rng.normal(size=_rotation.gaussian_count(n))
+        return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), gaussians, signs)
 
     # -- encode / decode ----------------------------------------------------------------------------
     def _encode_payload(self, secret: Codeword, randomness: Any) -> bytes:
         if not isinstance(randomness, AngularRandomness):
             raise ParameterError("randomness must be an AngularRandomness")
         n = self.dimension
-        u = np.asarray(randomness.rotation, dtype=np.float64)
-        if u.shape != (n - 1, n - 1):
-            raise ParameterError(f"the rotation must be ({n - 1}, {n - 1})")
+        gaussians = np.asarray(randomness.gaussians, dtype=np.float64)
+        signs = np.asarray(randomness.row_signs)
+        if gaussians.shape != (_rotation.gaussian_count(n),) or not np.all(np.isfinite(gaussians)):
+            raise ParameterError(f"the randomness needs {_rotation.gaussian_count(n)} finite standard normals")
+        if signs.shape != (n,) or not np.all(np.abs(signs) == 1):
+            raise ParameterError(f"the row signs must be {n} values +-1")
         if not np.array_equal(np.asarray(randomness.codeword), np.asarray(secret)):
             raise ParameterError("the randomness's codeword is not the secret's")
         assert secret.template is not None  # check_secret made it: a Codeword with a template
+        r = signs.astype(np.float64)
         c = np.asarray(secret, dtype=np.float64) / math.sqrt(self.alpha)
-        m = np.zeros((n, n))
-        m[0, 0] = 1.0
-        m[1:, 1:] = u
-        vt, bt = _householder(secret.template)
-        vc, bc = _householder(c)
-        rotation = _reflect_columns(_reflect_rows(m, vc, bc), vt, bt)
-        fixed = np.clip(np.rint(rotation * _SCALE), -_SCALE, _SCALE).astype(">i2")
-        return cast("bytes", fixed.tobytes())
+        ws, s = _rotation.conditioned_householder(secret.template, r * c, gaussians)
+        return _rotation.pack(ws, s, r)
 
     def _matrix(self, payload: bytes) -> np.ndarray:
-        """The stored ``R̂`` as float64 integers (after the strict size check)."""
+        """``R̂`` as float64 integers: read (dense form) or ``round(2^14·R')`` of the expanded compact form."""
+        if len(payload) == self._compact_bytes:
+            flat, s, r = self._unpacked(payload)
+            rotation = _rotation.expand(flat, s, r)
+            return cast("np.ndarray", np.clip(np.rint(rotation * _SCALE), -_SCALE, _SCALE))
         if len(payload) != self._bytes:
             raise SketchFormatError(
-                f"angular payload must be {self._bytes} bytes ({self.dimension}^2 int16), got {len(payload)}"
+                f"angular payload must be {self._compact_bytes} bytes (compact rotation of dimension "
+                f"{self.dimension}) or {self._bytes} bytes (dense {self.dimension}^2 int16), got {len(payload)}"
             )
         return np.frombuffer(payload, dtype=">i2").astype(np.float64).reshape(self.dimension, self.dimension)
 
+    def _unpacked(self, payload: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            return _rotation.unpack(payload, self.dimension)
+        except ValueError as exc:
+            raise SketchFormatError(f"angular helper: {exc}") from None
+
     def _check_payload(self, payload: bytes) -> None:
-        self._checked_matrix(payload)
+        if len(payload) == self._compact_bytes:
+            self._unpacked(payload)  # every reflection is orthogonal: only the length and padding can be wrong
+        else:
+            self._checked_matrix(payload)
 
     def _checked_matrix(self, payload: bytes) -> np.ndarray:
         """``R̂`` if it is orthogonal within tolerance (module docstring), else ``SketchFormatError``."""
@@ -536,11 +576,11 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
     # -- accounting -----------------------------------------------------------------------------------
     def report(self) -> EntropyReport:
         bits = codebook_bits(self.dimension, self.alpha)
-        n, a = self.dimension, self.alpha
+        a = self.alpha
         packing = 1.0 / math.sqrt(2 * a)
         return EntropyReport.from_bits(
             self.scheme_name,
-            sketch_bits=16.0 * n * n,
+            sketch_bits=8.0 * self._compact_bytes,
             randomness_bits=bits,
             notes=(
                 f"(a) codebook work from one helper without a matching sample: log2 |C_alpha| = {bits:.1f} bits, "
@@ -556,7 +596,7 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
             ),
             extra={
                 "codebook_bits": bits,
-                "helper_bytes": 2 * n * n,
+                "helper_bytes": self._compact_bytes,
                 "packing_chord": packing,
                 "guaranteed_cos": 1.0 - packing * packing / 2.0,
                 "min_cos": self.min_cos,
@@ -570,6 +610,9 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         Flipping rows multiplies ``R`` by a diagonal ``±1`` matrix, which maps ``C_α`` onto itself:
         a pad on these bits turns a helper into another valid one (the codeword's signs change).
         """
+        if len(payload) == self._compact_bytes:
+            _, _, row_signs = self._unpacked(payload)
+            return (row_signs < 0).astype(np.uint64), SymbolSpace("xor", bits=1)
         r = self._matrix(payload)
         first = np.argmax(r != 0, axis=1)
         lead = r[np.arange(self.dimension), first]
@@ -579,9 +622,17 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
 
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         current, _ = self.symbols(payload)
-        flip = np.where(current != symbols.astype(np.uint64), -1, 1).astype(np.int16)
+        return self._flip_rows(payload, current != symbols.astype(np.uint64))
+
+    def _flip_rows(self, payload: bytes, flip: np.ndarray) -> bytes:
+        """The payload of ``diag(±1)·R``, rows negated where ``flip`` is true (either stored form)."""
+        if len(payload) == self._compact_bytes:
+            _, _, row_signs = self._unpacked(payload)
+            head = len(payload) - (self.dimension + 7) // 8
+            return payload[:head] + np.packbits((row_signs < 0) != flip).tobytes()
+        signs = np.where(flip, -1, 1).astype(np.int16)
         r = np.frombuffer(payload, dtype=">i2").reshape(self.dimension, self.dimension)
-        return (r * flip[:, None]).astype(">i2").tobytes()
+        return (r * signs[:, None]).astype(">i2").tobytes()
 
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
         """The row-sign group has ``2^n`` elements, of which the ``α`` support rows act on the codeword."""

@@ -2,7 +2,8 @@
 
 The helper is built exactly as the angular sketch's (:mod:`sketchauth.sketches.angular`; Kim et
 al., CVPR 2021, §3–4): a Haar-random orthogonal ``R`` with ``R t = c`` for the normalised template
-``t`` and a uniformly drawn codeword ``c``, stored as ``int16`` fixed point. Only the code
+``t`` and a uniformly drawn codeword ``c``, stored as its Householder factors in ``int16`` fixed
+point and decoded through the same fixed-point ``R̂``. Only the code
 differs. IronMask's ``α``-sparse code reads the codeword off the ``α`` largest rotated
 coordinates; for 64 bits it needs ``α = 12`` in 128 dimensions, ``10`` in 256, ``8`` in 512, and
 then decodes half the probes only at cosines 0.825 / 0.675 / 0.525 to the template. The sphere can
@@ -167,7 +168,7 @@ class PolarAngularSketch(AngularSketch):
         capacity_cos = math.sqrt(1.0 - 2.0 ** (-2.0 * k / n))
         return EntropyReport.from_bits(
             self.scheme_name,
-            sketch_bits=16.0 * n * n,
+            sketch_bits=8.0 * self._compact_bytes,
             randomness_bits=float(k),
             notes=(
                 f"(a) codebook work from one helper without a matching sample: {k} bits (2^{k} polar codewords), "
@@ -183,7 +184,7 @@ class PolarAngularSketch(AngularSketch):
             ),
             extra={
                 "codebook_bits": float(k),
-                "helper_bytes": 2 * n * n,
+                "helper_bytes": self._compact_bytes,
                 "list_size": self.list_size,
                 "capacity_cos": capacity_cos,
                 "min_cos": self.min_cos,
@@ -212,9 +213,7 @@ class PolarAngularSketch(AngularSketch):
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         current, _ = self.symbols(payload)
         change = (current ^ np.asarray(symbols, dtype=np.uint64)).astype(np.uint8)
-        flip = np.where(self.code.encode(change) == 1, -1, 1).astype(np.int16)
-        r = np.frombuffer(payload, dtype=">i2").reshape(self.dimension, self.dimension)
-        return (r * flip[:, None]).astype(">i2").tobytes()
+        return self._flip_rows(payload, self.code.encode(change)[: self.dimension] == 1)
 
     def pad_group_bits(self, report: EntropyReport | None = None) -> float:
         """A pad acts on the row signs through the code's ``2^bits`` codewords (:meth:`symbols`)."""

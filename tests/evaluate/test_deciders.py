@@ -193,7 +193,7 @@ def test_sets_through_the_adapter_match_real_decodes() -> None:
 
 
 def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
-    from sketchauth.evaluate.error_rates import enrol_rounded_mean, evaluate_scheme
+    from sketchauth.evaluate.error_rates import RunOptions, SweepSpec, enrol_rounded_mean, evaluate_scheme
     from sketchauth.evaluate.report import markdown
 
     def too_strict(sketch, enrolled, probes, e, q):
@@ -201,10 +201,17 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
         return accepted & (np.arange(e.size) % 7 != 0), malformed
 
     data = _boundary_vectors()
-    result = evaluate_scheme(lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], seed=1)
+    result = evaluate_scheme(
+        lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], run=RunOptions(seed=1)
+    )
     assert result.decode_check["disagreements"] == 0
     wrong = evaluate_scheme(
-        lambda v: IntervalSketch(n=80, v=v, features=2), enrol_rounded_mean, data, [3, 4], decide=too_strict, seed=1
+        lambda v: IntervalSketch(n=80, v=v, features=2),
+        enrol_rounded_mean,
+        data,
+        [3, 4],
+        run=RunOptions(seed=1),
+        sweep=SweepSpec(decide=too_strict),
     )
     assert wrong.decode_check["disagreements"] > 0 and wrong.decode_check["examples"]
     payload = {"error_rates": wrong.to_dict()}
@@ -213,3 +220,24 @@ def test_a_wrong_fast_decider_is_reported_loudly(tmp_path) -> None:
     text = "\n".join(_decode_check_lines(payload["error_rates"]["decode_check"]))
     assert "WARNING" in text and "do NOT equal the real scheme" in text
     assert callable(markdown)
+
+
+def test_interval_tiles_with_per_feature_tolerances_equal_real_decode() -> None:
+    # 19 features: the word-wise reduction of the decider spans three 64-bit words, the last padded.
+    from sketchauth.evaluate.deciders import prepare_decider
+
+    rng = np.random.default_rng(11)
+    v = rng.integers(1, 8, 19)
+    sketch = IntervalSketch(n=40, v=v.tolist())
+    secrets = rng.integers(0, 40, (12, 19))
+    owners = rng.integers(0, 12, 300)
+    # Now and then one feature moved by up to v (|Δ| = v rejects): accepted and rejected pairs both occur.
+    shift = rng.integers(-1, 2, (300, 19)) * rng.integers(0, v + 1, (300, 19)) * (rng.random((300, 19)) < 0.05)
+    probes = np.clip(secrets[owners] + shift, 0, 39)
+    enrolled = _enrolled(sketch, secrets)
+    accepted, malformed = prepare_decider(decide_exact, sketch, enrolled, probes).tile(0, 12, 0, 300)
+    e = np.repeat(np.arange(12), 300)
+    q = np.tile(np.arange(300), 12)
+    real, real_bad = decide_by_decoding(sketch, enrolled, probes, e, q)
+    assert accepted.ravel().tolist() == real.tolist() and malformed.ravel().tolist() == real_bad.tolist()
+    assert 0 < int(accepted.sum()) < accepted.size  # both outcomes occur

@@ -8,6 +8,7 @@ import pytest
 from sketchauth.errors import ParameterError, SampleError
 from sketchauth.evaluate.data import LabelledVectors, VectorModel, synthetic_strings, synthetic_vectors
 from sketchauth.evaluate.error_rates import (
+    SweepSpec,
     crosscheck_with_verify,
     decide_by_decoding,
     decide_interval,
@@ -163,13 +164,21 @@ def test_malformed_probes_counted_and_all_malformed_is_an_error() -> None:
         return x[:2] if np.array_equal(x, data.samples[1]) else x
 
     result = evaluate_scheme(
-        lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=truncate
+        lambda v: IntervalSketch(n=64, v=v, features=4),
+        enrol_rounded_mean,
+        data,
+        [4],
+        sweep=SweepSpec(probe_fn=truncate),
     )
     # Sample 1 is a genuine probe of identity 0 and an impostor probe for the 11 others.
     assert result.malformed_probes == (12,)
     with pytest.raises(SampleError, match="does not fit"):
         evaluate_scheme(
-            lambda v: IntervalSketch(n=64, v=v, features=4), enrol_rounded_mean, data, [4], probe_fn=lambda x: x[:2]
+            lambda v: IntervalSketch(n=64, v=v, features=4),
+            enrol_rounded_mean,
+            data,
+            [4],
+            sweep=SweepSpec(probe_fn=lambda x: x[:2]),
         )
     with pytest.raises(SampleError, match="cannot enrol identity 0"):
         evaluate_adapter("code-offset", {"n": 4}, LabelledVectors(np.array([0, 0, 1, 1]), np.full((4, 2), 7)), [1])

@@ -248,7 +248,7 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     equal real encode → decode on every materialised pair of the plan."""
     from sketchauth.evaluate import fitting
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    from sketchauth.evaluate.error_rates import evaluate_scheme
+    from sketchauth.evaluate.error_rates import RunOptions, SweepSpec, evaluate_scheme
     from sketchauth.evaluate.pipelines.report_target import default_pipeline_sweep, pipeline_target
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.4, seed=7)
@@ -259,7 +259,12 @@ def test_pipeline_reports_stream_the_counts_of_real_decodes(kind: str) -> None:
     target = pipeline_target(pipeline)
     sweep = default_pipeline_sweep(pipeline)
     result = evaluate_scheme(
-        target.factory, target.enrol, data, sweep, probe_fn=target.probe, decide=target.decide, jobs=2
+        target.factory,
+        target.enrol,
+        data,
+        sweep,
+        run=RunOptions(jobs=2),
+        sweep=SweepSpec(probe_fn=target.probe, decide=target.decide),
     )
     plan = plan_trials(data)
     pairs = np.hstack([plan.genuine, plan.impostor])

@@ -14,6 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -165,3 +166,42 @@ def test_the_client_side_requests_of_the_angular_pipeline(api: Client, fitted: F
         request = verification_request(pipeline, sample)
         assert all(isinstance(v, float) for v in request["sample"])
         assert api.verify("ada", **request) is expected
+
+
+def _verified_captures(client: TestClient, captures: Any, user: str = "ada", **extra: Any) -> Any:
+    """Several captures in one verification (``samples``): a request :class:`Client` does not make."""
+    body = {"samples": np.asarray(captures).tolist(), **extra}
+    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json=body)
+
+
+def test_a_verification_may_average_one_to_three_captures(client: TestClient, api: Client, fitted: Fitted) -> None:
+    assert api.raw.enrol("lin", "pipeline:angular", fitted.person[:1]).status_code == 201
+    close = [_close(fitted.person[0], seed) for seed in range(3)]
+    for k in (1, 2, 3):
+        r = _verified_captures(client, close[:k], user="lin")
+        assert r.status_code == 200 and r.json()["verified"] is True, r.text
+    r = _verified_captures(client, [fitted.stranger, _close(fitted.stranger)], user="lin")
+    assert r.status_code == 200 and r.json()["verified"] is False
+    bad: list[dict[str, Any]] = [
+        {"samples": [c.tolist() for c in close] * 2},  # more than 3 captures
+        {"samples": []},
+        {"sample": close[0].tolist(), "samples": [close[0].tolist()]},  # both
+        {},  # neither
+    ]
+    for body in bad:
+        r = client.post("/v1/users/lin/verification", headers=AUTH, json=body)
+        assert r.status_code == 422, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_several_captures_are_a_failed_attempt_for_a_scheme_enrolment(client: TestClient, api: Client) -> None:
+    from sketchauth_service.requests import MAX_VERIFY_CAPTURES
+
+    from sketchauth.features.angular import MAX_VERIFY_CAPTURES as LIBRARY_MAX
+
+    assert MAX_VERIFY_CAPTURES == LIBRARY_MAX
+    body = {"scheme": "angular", "params": {"dimension": 8, "alpha": 2}, "samples": [[1.0] * 8]}
+    assert api.raw.enrol("kim", **body).status_code == 201
+    r = _verified_captures(client, [[1.0] * 8, [1.0] * 8], user="kim")
+    assert r.status_code == 200 and r.json()["verified"] is False
+    assert api.verify("kim", [1.0] * 8)

@@ -311,10 +311,11 @@ def _enrolment(service: Service, bound: Bound, x: Any) -> dict[str, Any]:
     if bound.variant.startswith("pipeline:"):
         example = service.examples[bound.variant]
         dimension = len(example["samples"][0])
+        # 0.5, not 0: an angular pipeline refuses a capture without a direction
         if bound.path == "samples":
-            return {**example, "samples": [[0.0] * dimension] * x}
+            return {**example, "samples": [[0.5] * dimension] * x}
         if bound.path == "samples[]":
-            return {**example, "samples": [[0.0] * x] * len(example["samples"])}
+            return {**example, "samples": [[0.5] * x] * len(example["samples"])}
         raise KeyError(bound.path)
     if bound.variant.startswith("second:"):  # a second biometric with x at the field, over a small first
         scheme, path = bound.variant.removeprefix("second:"), bound.path.removeprefix("second.")
@@ -329,6 +330,10 @@ def _check_enrolment(service: Service, bound: Bound) -> list[str]:
     accepted = service.enrol(_enrolment(service, bound, bound.accepted))
     refused = service.enrol(_enrolment(service, bound, bound.refused))
     return _outcome(bound, accepted, 201, refused)
+
+
+#: Input dimension of the fitted pipelines (12 informative + 2 useless features).
+ANGULAR_FEATURES = 14
 
 
 def _check_verification(service: Service, bound: Bound) -> list[str]:
@@ -359,6 +364,16 @@ def _check_verification(service: Service, bound: Bound) -> list[str]:
         assert service.enrol(body, user).status_code == 201
         accepted = service.verify(user, {"sample": [0], "second_sample": _zeros(bound.accepted)})
         refused = service.verify(user, {"sample": [0], "second_sample": _zeros(bound.refused)})
+    elif bound.path in ("samples", "samples[]"):  # several captures, for an angular pipeline enrolment
+        capture = [1.0] + [0.5] * (ANGULAR_FEATURES - 1)
+        assert service.enrol({"scheme": "pipeline:angular", "samples": [capture]}, user).status_code == 201
+        if bound.path == "samples":
+            accepted = service.verify(user, {"samples": [capture] * bound.accepted})
+            refused = service.verify(user, {"samples": [capture] * bound.refused})
+        else:  # the length bound holds whatever the pipeline: a capture of another length is a failed attempt
+            accepted = service.verify(user, {"samples": [_zeros(bound.accepted)]})
+            refused = service.verify(user, {"samples": [_zeros(bound.refused)]})
+            return _outcome(bound, accepted, 200, refused)
     else:
         raise KeyError(bound.path)
     problems = _outcome(bound, accepted, 200, refused)
@@ -405,13 +420,17 @@ def _check(service: Service, bound: Bound) -> list[str]:
 
 def _fit_pipelines(directory: Path) -> None:
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.features.angular import AngularPipeline
 
     population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
     transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
     heldout = population.draw(80, 4, seed=2)
+    centre = fit_transform(population.draw(150, 4, seed=1), projection="centre", normalise=True)
     for name, pipeline in {
         "thermometer": fitting.thermometer.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
         "interval": fitting.interval.for_target_fmr(transform, heldout, CalibrationOptions(target_fmr=0.01)),
+        # verification's "samples" (several captures of one attempt) are for angular pipeline enrolments
+        "angular": AngularPipeline(centre, range(centre.dimensions), min_cos=0.0, alpha=2),
     }.items():
         (directory / f"{name}.json").write_text(pipeline.to_json())
 
@@ -437,6 +456,10 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
             variant = _resolve(document, ref)
             example = variant["examples"][0]
             examples[example["scheme"]] = example
+        # the published example of a pipeline enrolment is zeros, which this angular pipeline's
+        # normalising transform refuses (no direction): give it a capture with one
+        angular = examples["pipeline:angular"]
+        examples["pipeline:angular"] = {**angular, "samples": [[1.0] + [0.5] * (ANGULAR_FEATURES - 1)]}
         yield Service(client, settings, document, listing, examples)
 
 

@@ -98,7 +98,7 @@ def test_parameters_and_fields_are_named_by_their_path(api: Client, client: Test
     r = client.post("/v1/users/words/enrolment", headers=AUTH, json={**INTERVAL, "colour": "blue"})
     assert r.json()["detail"] == "colour: is not a field of this request: remove it"
     r = client.post("/v1/users/words/verification", headers=AUTH, json={})
-    assert r.json()["detail"] == "sample: is required"
+    assert r.json()["detail"] == "the body: give exactly one of 'sample' and 'samples'"
 
 
 def test_malformed_json_says_where(client: TestClient) -> None:

@@ -146,7 +146,7 @@ def test_more_paths_decode_wider_angles() -> None:
     sc, scl = PolarAngularSketch(n, 16, list_size=1), PolarAngularSketch(n, 16, list_size=8)
     secret = sc.check_secret(t)
     payload = sc.payload(sc.encode(secret))  # the list size is the decoder's: the same matrix for both
-    helpers = [_helper_of(s, np.frombuffer(payload, dtype=">i2").reshape(n, n)) for s in (sc, scl)]
+    helpers = [_helper_of(s, sc._matrix(payload)) for s in (sc, scl)]
     probes = [cos * t + math.sqrt(1 - cos * cos) * _orthogonal_unit(rng, t) for _ in range(300)]
     rates = [
         sum(np.array_equal(s.decode(h, p), secret) for p in probes) for s, h in zip((sc, scl), helpers, strict=True)
@@ -279,7 +279,7 @@ def test_parameters_round_trip_through_params_and_helpers() -> None:
     loaded = load_sketch(helper)
     assert loaded == sketch and type(loaded) is PolarAngularSketch and loaded.list_size == 4
     assert loaded.code.info.tolist() == sketch.code.info.tolist()
-    assert len(sketch.payload(helper)) == 2 * 32 * 32 == sketch.report().extra["helper_bytes"]
+    assert len(sketch.payload(helper)) == 32 * 31 + 2 * 4 == sketch.report().extra["helper_bytes"]
     with pytest.raises(SketchFormatError, match="2048 bytes"):
         sketch.decode(_helper_of(sketch, np.zeros((16, 16))), np.ones(32))
 
@@ -316,7 +316,7 @@ def test_a_helper_that_is_not_orthogonal_is_refused() -> None:
 def test_report_names_each_security_figure() -> None:
     report = PolarAngularSketch(512, 64, list_size=8).report()
     assert report.randomness_bits == 64.0 == report.extra["codebook_bits"]
-    assert report.extra["helper_bytes"] == 512 * 512 * 2 and report.extra["list_size"] == 8
+    assert report.extra["helper_bytes"] == 512 * 511 + 2 * 64 and report.extra["list_size"] == 8
     assert report.extra["capacity_cos"] == pytest.approx(math.sqrt(1 - 2 ** (-2 * 64 / 512)))
     text = " ".join(report.notes)
     for name in ("(a) codebook work", "(b) information-theoretic", "(c) population attack", "decodes iff"):

@@ -36,7 +36,7 @@ from sketchauth.evaluate.fitting.transform import refit_transform
 from sketchauth.evaluate.trials import Enrolled, ProjectedTrials, projected_trials
 from sketchauth.features.angular import AngularPipeline, mean_direction, unit
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits, haar_orthogonal
+from sketchauth.sketches.angular import AngularRandomness, AngularSketch, Codeword, codebook_bits
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION
 
 __all__ = [
@@ -246,8 +246,8 @@ def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.G
 
 
 def _seeded_randomness(secret: Codeword, n: int, rng: np.random.Generator) -> AngularRandomness:
-    """The encoder's randomness from ``rng``: the codeword and a Haar ``U ∈ O(n − 1)``."""
-    return AngularRandomness(np.asarray(secret, dtype=np.int8).copy(), haar_orthogonal(n - 1, rng))
+    """The encoder's randomness from ``rng`` (the codeword, the rotation's Gaussians and row signs)."""
+    return AngularSketch(n, 1).simulated_randomness(secret, rng)
 
 
 def _decodes(sketch: AngularSketch, helper: bytes, secret: Any, probes: np.ndarray) -> np.ndarray:

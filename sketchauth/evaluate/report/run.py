@@ -64,6 +64,8 @@ from sketchauth.evaluate.error_rates import (
     EnrolFn,
     ErrorRateResult,
     ProbeFn,
+    RunOptions,
+    SweepSpec,
     adapter,
     evaluate_scheme,
     fit_quantiser_params,
@@ -92,6 +94,7 @@ __all__ = [
     "TARGET_FNMR",
     "EvaluationTarget",
     "Report",
+    "ReportOptions",
     "check_scheme_params",
     "choose_operating_point",
     "default_sweep",
@@ -113,7 +116,7 @@ class EvaluationTarget:
     name: str
     params: dict[str, Any]
     sweep: str
-    factory: Callable[[Any], SecureSketch]
+    factory: Callable[[Any], SecureSketch[Any, Any]]
     enrol: EnrolFn
     decide: DecideFn
     probe: ProbeFn | None = None
@@ -122,6 +125,11 @@ class EvaluationTarget:
     min_enrol_samples: int = 1
     #: Remarks carried into the report's notes (e.g. a quantiser range fitted to the data).
     notes: tuple[str, ...] = ()
+    #: ``enrol``'s secret does not depend on the setting (only the sketch does): each identity is
+    #: enrolled once and its secret encoded under every setting of the sweep (same numbers, less
+    #: work; :func:`~sketchauth.evaluate.error_rates.evaluate_scheme`). Leave it ``False`` unless
+    #: that holds: e.g. a feature pipeline whose sweep only moves the sketch's tolerance.
+    enrol_once: bool = False
 
     @classmethod
     def from_scheme(cls, scheme: str, params: dict[str, Any], *, notes: Sequence[str] = ()) -> EvaluationTarget:
@@ -211,7 +219,7 @@ def choose_operating_point(points: Sequence[RatePoint], override: Any = None) ->
     return min(points, key=lambda p: max(p.fnmr, p.fmr))
 
 
-def _templates(sketch: SecureSketch, target: EvaluationTarget, data: Any, k: int, setting: Any) -> Any:
+def _templates(sketch: SecureSketch[Any, Any], target: EvaluationTarget, data: Any, k: int, setting: Any) -> Any:
     """The enrolled secrets as a matrix (vectors, bytes; ``(b, v)`` side by side) or a set list."""
     rows = []
     for _, samples in data.by_identity():
@@ -271,7 +279,7 @@ class Report:
 
     def _payload(self) -> dict[str, Any]:
         op = self.operating_point
-        return _jsonable(
+        payload: dict[str, Any] = _jsonable(
             {
                 "report_version": REPORT_VERSION,
                 "scheme": self.target.name,
@@ -298,6 +306,7 @@ class Report:
                 "notes": list(self.notes),
             }
         )
+        return payload
 
 
 def _jsonable(value: Any) -> Any:
@@ -329,70 +338,133 @@ def describe_data(data: LabelledVectors | LabelledSets, source: str) -> dict[str
     return out
 
 
-def run_report(
-    target: EvaluationTarget,
-    data: LabelledVectors | LabelledSets,
-    settings: Sequence[Any],
-    *,
-    source: str = "data",
-    enrol_samples: int | None = None,
-    max_impostors_per_identity: int | None = None,
-    seed: int = 0,
-    jobs: int = 1,
-    progress: bool = False,
-    profile: str | None = "owasp",
-    source_min_entropy: float | None = None,
-    operating_setting: Any = None,
-    crosscheck_trials: int = 10,
-    nonmated_per_identity: int = 10,
-    omega: float = 1.0,
-    tau: int = 2,
-    set_kind: str = "open",
-    attack_people: int = 10,
-    attack_tries: int = 100,
-    interval: str = "wilson",
-    client: Any = None,
-) -> Report:
-    """Evaluate ``target`` on ``data`` (steps in the module docstring).
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """How :func:`run_report` evaluates: every option of ``sketchauth evaluate report`` beside the data.
 
+    ``source`` names the data in the report; ``enrol_samples`` (default: the target's minimum)
+    samples make each enrolment; ``max_impostors_per_identity`` subsamples the impostors (seeded
+    by ``seed``, which seeds every random choice of the report). ``jobs`` worker processes, or a
+    Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the comparisons
+    (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way); ``progress`` shows bars.
+    ``profile`` is the argon2 profile whose false-accept cost the leakage reports (``None``: not
+    measured); ``source_min_entropy`` the source's min-entropy in bits when known (else estimated
+    from the templates). ``operating_setting`` overrides the NIST rule's choice;
+    ``crosscheck_trials`` comparisons per setting are re-run through argon2 ``enrol``/``verify``.
+    ``nonmated_per_identity``, ``omega`` and ``tau`` size and score the unlinkability attack.
     ``set_kind`` declares whether the evaluated people were in the data a transform or quantiser
     was fitted on (``"closed"``) or not (``"open"``); the report states the protocol either way.
     ``attack_people``/``attack_tries`` size the offline attack with the database (0 tries: skipped):
     up to that many enrolled people, each attacked with that many samples of the other people.
     ``interval`` names the method of the rates' 95% intervals (``"wilson"`` or ``"clopper-pearson"``).
-    ``jobs`` worker processes, or a Dask ``client`` (:mod:`sketchauth.evaluate.distributed`), decide the
-    comparisons (:mod:`sketchauth.evaluate.blocks`; the same integer counts either way).
     """
-    if interval not in INTERVAL_METHODS:
-        raise ParameterError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
-    k = enrol_samples if enrol_samples is not None else target.min_enrol_samples
+
+    source: str = "data"
+    enrol_samples: int | None = None
+    max_impostors_per_identity: int | None = None
+    seed: int = 0
+    jobs: int = 1
+    progress: bool = False
+    profile: str | None = "owasp"
+    source_min_entropy: float | None = None
+    operating_setting: Any = None
+    crosscheck_trials: int = 10
+    nonmated_per_identity: int = 10
+    omega: float = 1.0
+    tau: int = 2
+    set_kind: str = "open"
+    attack_people: int = 10
+    attack_tries: int = 100
+    interval: str = "wilson"
+    client: Any = None
+
+
+def run_report(
+    target: EvaluationTarget,
+    data: LabelledVectors | LabelledSets,
+    settings: Sequence[Any],
+    options: ReportOptions | None = None,
+    **overrides: Any,
+) -> Report:
+    """Evaluate ``target`` on ``data`` over ``settings`` (steps in the module docstring).
+
+    ``options`` (default :class:`ReportOptions`), with any of its fields overridden by keyword
+    (``run_report(target, data, [2, 4], seed=1, profile=None)``).
+    """
+    opts = replace(options or ReportOptions(), **overrides)
+    k = _enrol_samples(target, data, opts)
+    rates = _error_rates(target, data, settings, k, opts)
+    op = choose_operating_point(rates.points, opts.operating_setting)
+    notes = [*target.notes, *_rate_notes(target, rates)]
+    leak = _leakage(target, data, k, op, opts)
+    linkage = _linkage(target, data, k, op.setting, opts)
+    notes.extend(linkage.notes)
+    description, plan = _description(data, k, opts)
+    return Report(
+        target,
+        description,
+        opts.seed,
+        rates,
+        op,
+        leak,
+        linkage.unlinkability,
+        notes,
+        security=_security(target, data, k, op.setting, leak, plan, opts),
+        interval_method=opts.interval,
+        unlinkability_chance=linkage.chance,
+        renewability=linkage.renewability,
+        curves=baseline_curves(rates, seed=opts.seed),
+        chosen_on_evaluated_people=opts.operating_setting is None,
+    )
+
+
+def _enrol_samples(target: EvaluationTarget, data: Any, opts: ReportOptions) -> int:
+    """Samples per enrolment, after refusing an unknown interval method, too few samples or the wrong data kind."""
+    if opts.interval not in INTERVAL_METHODS:
+        raise ParameterError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {opts.interval!r}")
+    k = opts.enrol_samples if opts.enrol_samples is not None else target.min_enrol_samples
     if k < target.min_enrol_samples:
         raise ParameterError(f"{target.name} enrols from at least {target.min_enrol_samples} samples")
     expected = LabelledSets if target.data_kind == "sets" else LabelledVectors
     if not isinstance(data, expected):
         raise ParameterError(f"{target.name} evaluates {target.data_kind}, got {type(data).__name__}")
+    return k
+
+
+def _error_rates(
+    target: EvaluationTarget, data: Any, settings: Sequence[Any], k: int, opts: ReportOptions
+) -> ErrorRateResult:
+    """Step 1: the error rates over the sweep (the decision path), with the chosen intervals."""
     rates = evaluate_scheme(
         target.factory,
         target.enrol,
         data,
         settings,
-        parameter=target.sweep,
-        probe_fn=target.probe,
-        decide=target.decide,
-        baseline_metrics=target.baseline_metrics,
-        enrol_samples=k,
-        max_impostors_per_identity=max_impostors_per_identity,
-        seed=seed,
-        jobs=jobs,
-        progress=progress,
-        crosscheck_trials=crosscheck_trials,
-        client=client,
+        run=RunOptions(
+            enrol_samples=k,
+            max_impostors_per_identity=opts.max_impostors_per_identity,
+            seed=opts.seed,
+            jobs=opts.jobs,
+            progress=opts.progress,
+            crosscheck_trials=opts.crosscheck_trials,
+            client=opts.client,
+        ),
+        sweep=SweepSpec(
+            parameter=target.sweep,
+            probe_fn=target.probe,
+            decide=target.decide,
+            baseline_metrics=target.baseline_metrics,
+            enrol_once=target.enrol_once,
+        ),
     )
-    if interval != "wilson":
-        rates = replace(rates, points=tuple(p.with_interval(interval) for p in rates.points))
-    op = choose_operating_point(rates.points, operating_setting)
-    sketch = target.factory(op.setting)
-    notes: list[str] = list(target.notes)
+    if opts.interval != "wilson":
+        rates = replace(rates, points=tuple(p.with_interval(opts.interval) for p in rates.points))
+    return rates
+
+
+def _rate_notes(target: EvaluationTarget, rates: ErrorRateResult) -> list[str]:
+    """What the reader of the rates must know: no per-trial score files, probes the scheme refused."""
+    notes = []
     if rates.baselines and rates.trial_labels is None:
         first = rates.points[0]
         notes.append(
@@ -411,67 +483,67 @@ def run_report(
             "rejection, so FNMR includes them. Fix the data or the range (n, step, offset) before reading the rates "
             "or widening the sweep"
         )
-    templates = None if source_min_entropy is not None else _templates(sketch, target, data, k, op.setting)
-    leak = leakage_report(
+    return notes
+
+
+def _leakage(target: EvaluationTarget, data: Any, k: int, op: RatePoint, opts: ReportOptions) -> LeakageReport:
+    """Step 3: the sketch's leakage at the operating setting, with the false-accept cost from its FMR."""
+    sketch = target.factory(op.setting)
+    known = opts.source_min_entropy is not None
+    return leakage_report(
         sketch,
-        source_min_entropy=source_min_entropy,
-        templates=templates,
-        profile=profile,
+        source_min_entropy=opts.source_min_entropy,
+        templates=None if known else _templates(sketch, target, data, k, op.setting),
+        profile=opts.profile,
         false_matches=op.false_matches,
         impostor_trials=op.impostor_trials,
     )
-    link, chance, renewal = None, None, None
-    # Two enrolments of every identity at the operating setting: the unlinkability attack, then renewal.
-    twice = {"enrol_samples": k, "setting": op.setting, "nonmated_per_identity": nonmated_per_identity, "seed": seed}
+
+
+@dataclass(frozen=True, slots=True)
+class _Linkage:
+    """Step 4's results: unlinkability, its chance level, renewability, or a note saying why not."""
+
+    unlinkability: UnlinkabilityResult | None = None
+    chance: dict[str, float] | None = None
+    renewability: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _linkage(target: EvaluationTarget, data: Any, k: int, setting: Any, opts: ReportOptions) -> _Linkage:
+    """Two enrolments of every identity at the operating setting: the unlinkability attack, then renewal."""
+    sketch = target.factory(setting)
+    twice = {"enrol_samples": k, "setting": setting, "nonmated_per_identity": opts.nonmated_per_identity}
+    twice["seed"] = opts.seed
+    omega, tau = opts.omega, opts.tau
     try:
-        link = evaluate_unlinkability(
-            sketch, target.enrol, data, UnlinkabilityOptions(omega=omega, tau=tau, progress=progress, **twice)
-        )
-        chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=seed)
+        options = UnlinkabilityOptions(omega=omega, tau=tau, progress=opts.progress, **twice)
+        link = evaluate_unlinkability(sketch, target.enrol, data, options)
+        chance = chance_level(link.mated_scores, link.nonmated_scores, omega=omega, seed=opts.seed)
         pairs = link_pairs(sketch, target.enrol, data, **twice)
-        renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=seed)
+        renewal = evaluate_renewability(sketch, pairs, omega=omega, tau=tau, seed=opts.seed)
     except (ParameterError, SampleError) as exc:
         # E.g. too few samples for two enrolments, or a second enrolment the scheme cannot take.
-        notes.append(f"unlinkability not evaluated (nor renewability): {exc}")
-    protocol = Protocol(k, set_kind, getattr(data, "split_column", None))
-    plan = protocol.plan(
-        data.identities, getattr(data, "split", None), max_impostors_per_identity=max_impostors_per_identity, seed=seed
-    )
-    description = describe_data(data, source)
+        return _Linkage(notes=(f"unlinkability not evaluated (nor renewability): {exc}",))
+    return _Linkage(link, chance, renewal)
+
+
+def _description(data: Any, k: int, opts: ReportOptions) -> tuple[dict[str, Any], Any]:
+    """The data's description with the protocol's statement, and the protocol's plan."""
+    protocol = Protocol(k, opts.set_kind, getattr(data, "split_column", None))
+    cap = opts.max_impostors_per_identity
+    plan = protocol.plan(data.identities, getattr(data, "split", None), max_impostors_per_identity=cap, seed=opts.seed)
+    description = describe_data(data, opts.source)
     description["protocol"] = {**protocol.to_dict(), "statement": protocol.describe(plan)}
-    if max_impostors_per_identity is not None:
+    if cap is not None:
         description["protocol"]["statement"] += (
-            f" Impostor probes subsampled: at most {max_impostors_per_identity} per identity (seed {seed})."
+            f" Impostor probes subsampled: at most {cap} per identity (seed {opts.seed})."
         )
-    security = _security(target, data, k, op.setting, leak, attack_people, attack_tries, seed, plan)
-    return Report(
-        target,
-        description,
-        seed,
-        rates,
-        op,
-        leak,
-        link,
-        notes,
-        security=security,
-        interval_method=interval,
-        unlinkability_chance=chance,
-        renewability=renewal,
-        curves=baseline_curves(rates, seed=seed),
-        chosen_on_evaluated_people=operating_setting is None,
-    )
+    return description, plan
 
 
 def _security(
-    target: EvaluationTarget,
-    data: Any,
-    k: int,
-    setting: Any,
-    leak: LeakageReport,
-    people: int,
-    tries: int,
-    seed: int,
-    plan: Any,
+    target: EvaluationTarget, data: Any, k: int, setting: Any, leak: LeakageReport, plan: Any, opts: ReportOptions
 ) -> dict[str, Any]:
     """(c) the offline attack with the database and (d) the PIN cascade at the operating setting.
 
@@ -480,6 +552,7 @@ def _security(
     in the data (a zero-effort background) through the helper data and the hash.
     """
     out: dict[str, Any] = {}
+    people, tries, seed = opts.attack_people, opts.attack_tries, opts.seed
     sketch = target.factory(setting)
     if leak.source_min_entropy_bits is not None:
         out["pin_cascade"] = pin_cascade_bits(leak.source_min_entropy_bits, leak.sketch_bits, leak.loss_bound_bits)

@@ -1,0 +1,214 @@
+"""512-D enrolment of the angular sketches and the size of their helper: compact Householder form vs dense QR.
+
+1. **Enrolment time** (``check_secret`` + ``encode`` of ``AngularSketch(512, 8)``) and decoding
+   time, in two child processes: BLAS threads ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1`` and the
+   library default (variables unset). In each, the previous encoder (a Haar ``U ∈ O(511)`` from
+   the QR of a Gaussian matrix, ``R = Q_c·diag(1, U)·Q_t`` written as ``n²`` ``int16``) and the
+   conditioned Householder draw are timed interleaved (A, B, A, B, …), wall and process CPU.
+2. **Helper bytes** per person: compact payload against ``2n²``.
+3. **Decoding unchanged.** On real 512-D embeddings (``<name>.npz`` in ``--data``, with ``X`` and
+   ``labels``; identities with at least two captures; each person enrolled from the first
+   capture; every other capture of theirs is a genuine probe, one capture of each of 40 other
+   people an impostor probe): (a) the real decoder on the dense ``int16`` helper of the compact
+   helper's ``R̂`` on every pair, against the exact decider on the compact form's ``R̂`` (every
+   pair) and the real decoder on the compact helper (the first 4 probes of each person: each such
+   decode expands the helper) — must agree everywhere;
+   (b) what rounding the Householder vectors changes: the same unrounded draw written as today's
+   dense ``round(2^14·R)`` vs stored compact, decided on every pair, and ``‖R̂t/2^14 − c‖``.
+
+Run: ``python benchmarks/bench_angular_enrol.py --data DIR`` →
+``benchmarks/results/bench_angular_enrol.json`` (``--data`` optional: without it item 3 is skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import ROOT, provenance, write_result
+
+N, ALPHA, REPEATS = 512, 8, 9
+#: Probes per person decoded by the real decoder on the compact helper too (each decode expands it).
+REAL_COMPACT_PROBES = 4
+
+
+def _legacy_dense(sketch: Any, secret: Any) -> bytes:
+    """The previous encoder: ``R = Q_c·diag(1, U)·Q_t`` with ``U`` from a QR (``haar_orthogonal``)."""
+    from sketchauth.sketches.angular import haar_orthogonal
+
+    n = sketch.dimension
+    m = np.zeros((n, n))
+    m[0, 0] = 1.0
+    m[1:, 1:] = haar_orthogonal(n - 1)
+    c = np.asarray(secret, dtype=np.float64) / math.sqrt(sketch.alpha)
+    for x, side in ((c, "rows"), (secret.template, "columns")):
+        v = -x.copy()
+        v[0] += 1.0
+        beta = 2.0 / float(v @ v)
+        m = m - beta * (np.outer(v, v @ m) if side == "rows" else np.outer(m @ v, v))
+    return bytes(np.clip(np.rint(m * 2**14), -(2**14), 2**14).astype(">i2").tobytes())
+
+
+def _timed(fn: Any) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return 1e3 * (time.perf_counter() - wall), 1e3 * (time.process_time() - cpu)
+
+
+def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
+    walls, cpus = [s[0] for s in samples], [s[1] for s in samples]
+    return {
+        "wall_ms_median": float(np.median(walls)),
+        "wall_ms_min": min(walls),
+        "wall_ms_max": max(walls),
+        "cpu_ms_median": float(np.median(cpus)),
+    }
+
+
+def child() -> dict[str, Any]:
+    """Item 1 in this process's BLAS setting (printed as JSON)."""
+    from sketchauth.sketches.angular import AngularSketch
+    from sketchauth.sketches.format import pack_helper
+
+    sketch = AngularSketch(N, ALPHA)
+    rng = np.random.default_rng(0)
+    template = rng.normal(size=N)
+    probe = template + 0.5 * rng.normal(size=N) / math.sqrt(N)
+    secret = sketch.check_secret(template)
+    dense = pack_helper(sketch.scheme_id, sketch.params(), _legacy_dense(sketch, secret))
+    compact = sketch.encode(secret)
+    old_enc, new_enc, old_dec, new_dec = [], [], [], []
+    for _ in range(REPEATS):
+        old_enc.append(_timed(lambda: _legacy_dense(sketch, sketch.check_secret(template))))
+        new_enc.append(_timed(lambda: sketch.encode(sketch.check_secret(template))))
+        old_dec.append(_timed(lambda: sketch.decode(dense, probe)))
+        new_dec.append(_timed(lambda: sketch.decode(compact, probe)))
+    return {
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+        "load_average_1min": os.getloadavg()[0],
+        "encode_qr_dense": _summary(old_enc),
+        "encode_householder_compact": _summary(new_enc),
+        "decode_dense": _summary(old_dec),
+        "decode_compact": _summary(new_dec),
+    }
+
+
+def _run_child(threads: str | None) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = threads
+    out = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout))
+
+
+def _people(path: Path) -> list[np.ndarray]:
+    data = np.load(path, allow_pickle=False)
+    x, labels = np.asarray(data["X"], dtype=np.float64), np.asarray(data["labels"])
+    groups = [x[labels == label] for label in sorted(set(labels.tolist()))]
+    return [g for g in groups if g.shape[0] >= 2]
+
+
+def _decisions(sketch: Any, matrix: np.ndarray, secret: Any, probes: np.ndarray) -> np.ndarray:
+    from sketchauth.sketches.angular import decoding_margin, quantise_probe
+
+    return np.asarray(decoding_margin(quantise_probe(probes) @ matrix.T, secret) > 0)
+
+
+def unchanged(path: Path) -> dict[str, Any]:
+    """Item 3 on one set of real embeddings."""
+    from sketchauth.errors import DecodeError
+    from sketchauth.sketches import _rotation
+    from sketchauth.sketches.angular import AngularSketch
+    from sketchauth.sketches.format import pack_helper
+
+    people = _people(path)
+    dim = people[0].shape[1]
+    sketch = AngularSketch(dim, ALPHA)
+    rng = np.random.default_rng(1)
+    real_pairs = real_disagree = genuine = impostor = moved = vector_disagree = 0
+    drift_old, drift_new = [], []
+    for k, captures in enumerate(people):
+        others = [people[j][0] for j in rng.choice(len(people), 41, replace=False) if j != k][:40]
+        probes = np.vstack([captures[1:], np.array(others)])
+        secret = sketch.check_secret(captures[0])
+        randomness = sketch.draw_randomness(secret)
+        compact = sketch.encode_with(secret, randomness)
+        matrix = sketch.matrix(compact)
+        dense = pack_helper(sketch.scheme_id, sketch.params(), matrix.astype(">i2").tobytes())
+        dense_accepts = []
+        for j, probe in enumerate(probes):  # (a) the real decoder: dense on every pair, compact on some
+            outcome = []
+            for helper in (dense, compact) if j < REAL_COMPACT_PROBES else (dense,):
+                try:
+                    outcome.append(sketch.secret_bytes(sketch.decode(helper, probe)))
+                except DecodeError:
+                    outcome.append(b"")
+            dense_accepts.append(outcome[0] == sketch.secret_bytes(secret))
+            if len(outcome) == 2:
+                real_pairs += 1
+                real_disagree += int(outcome[0] != outcome[1])
+        decided = _decisions(sketch, matrix, secret, probes)  # the exact decider on the compact form's R̂
+        vector_disagree += int(np.count_nonzero(decided != np.array(dense_accepts)))
+        # (b) the same unrounded draw, dense (today) vs compact (rounded Householder vectors)
+        r = randomness.row_signs.astype(np.float64)
+        c = np.asarray(secret, dtype=np.float64) / math.sqrt(ALPHA)
+        assert secret.template is not None  # check_secret bound it
+        ws, s = _rotation.conditioned_householder(secret.template, r * c, randomness.gaussians)
+        exact = _rotation.expand(np.concatenate(ws), s, r)
+        today = np.clip(np.rint(exact * 2**14), -(2**14), 2**14)
+        a, b = _decisions(sketch, today, secret, probes), _decisions(sketch, matrix, secret, probes)
+        moved += int(np.count_nonzero(a != b))
+        genuine += captures.shape[0] - 1
+        impostor += len(others)
+        drift_old.append(float(np.linalg.norm(today @ secret.template / 2**14 - c)))
+        drift_new.append(float(np.linalg.norm(matrix @ secret.template / 2**14 - c)))
+    return {
+        "set": path.stem,
+        "dimension": dim,
+        "people": len(people),
+        "genuine_pairs": genuine,
+        "impostor_pairs": impostor,
+        "real_decoder_dense_vs_exact_decider_on_compact_disagreements_every_pair": vector_disagree,
+        "real_decoder_both_forms_pairs": real_pairs,
+        "real_decoder_disagreements_compact_vs_dense_same_rotation": real_disagree,
+        "decisions_changed_by_rounding_householder_vectors": moved,
+        "template_to_codeword_error_dense_rounding_median": float(np.median(drift_old)),
+        "template_to_codeword_error_compact_median": float(np.median(drift_new)),
+        "template_to_codeword_error_compact_max": max(drift_new),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data", default=os.environ.get("SKETCHAUTH_EMBEDDINGS_DIR", ""))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_angular_enrol.json"))
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child()))
+        return
+    from sketchauth.sketches import _rotation
+
+    result: dict[str, Any] = provenance("bench_angular_enrol")
+    result["parameters"] = {"dimension": N, "alpha": ALPHA, "repeats_interleaved": REPEATS}
+    result["timing"] = [_run_child("1"), _run_child(None)]
+    result["helper_payload_bytes"] = {"dense_int16": 2 * N * N, "compact": _rotation.compact_bytes(N)}
+    result["helper_payload_bytes"]["ratio"] = _rotation.compact_bytes(N) / (2 * N * N)
+    if args.data:
+        result["decoding_unchanged"] = [unchanged(p) for p in sorted(Path(args.data).glob("*.npz"))]
+    write_result(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
