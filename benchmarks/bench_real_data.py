@@ -3,7 +3,7 @@
 Writes JSON (default ``benchmarks/results/bench_real_data.json``) with the date, the commit, the CPU
 and, for each enrolment size ``m``:
 
-* the **API path**: ``FeatureTransform.fit`` on the training file (9 speakers × 30 utterances — a
+* the **API path**: ``fit_transform`` on the training file (9 speakers × 30 utterances — a
   small population, fitted with the warning); each pipeline built by its own construction method
   (``for_target_fmr``, for code-offset ``for_target_fnmr``) calibrated on that background; then
   **real** ``enrol``/``verify`` (argon2id, the cheap ``test`` profile) of every test speaker (first

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from dataclasses import replace
@@ -205,7 +206,21 @@ def _kinds(args: argparse.Namespace) -> list[str]:
     return [kind for kind in CALIBRATED_KINDS if kind != "asymmetric-interval" or args.enrol_samples > 1]
 
 
+def _one_blas_thread() -> None:
+    """One BLAS thread for this process unless the environment says otherwise (before numpy loads).
+
+    The calibration simulates an enrolment per background person (the angular pipeline draws a Haar
+    rotation: a QR of a ``d × d`` matrix); OpenBLAS's default threads make each take seconds instead
+    of milliseconds on a shared machine. ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` set by the
+    caller win; with numpy already loaded (an in-process caller) this changes nothing.
+    """
+    if "numpy" not in sys.modules:
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+
+
 def _fit(args: argparse.Namespace) -> int:
+    _one_blas_thread()
     kinds = _kinds(args)
     stages = _Stages("features fit", ["load data", "fit the transform", *[f"calibrate {k}" for k in kinds]], args)
     try:
@@ -458,6 +473,7 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    _one_blas_thread()
     # start-up: numpy and the feature modules load only when this command runs.
     import numpy as np
     from tqdm import tqdm

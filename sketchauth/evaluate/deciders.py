@@ -70,7 +70,7 @@ import hmac
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -114,7 +114,9 @@ __all__ = [
 ]
 
 #: ``decide(sketch, enrolled, probes, enrolled_index, probe_index) -> (accepted, malformed)``.
-DecideFn = Callable[[SecureSketch, Enrolled, Sequence[Any], np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+DecideFn = Callable[
+    [SecureSketch[Any, Any], Enrolled, Sequence[Any], np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]
+]
 
 #: Comparisons re-decided by real ``decode`` per run (all of them when a run has fewer).
 CROSSCHECK_MIN = 10_000
@@ -128,7 +130,7 @@ AcceptanceRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def _s1_rule(delta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.abs(delta) < v
+    return cast("np.ndarray", np.abs(delta) < v)
 
 
 def _s2_rule(delta: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -151,7 +153,7 @@ def register_asymmetric_rule(scheme: str, rule: AcceptanceRule) -> None:
 
 # -- the real path -------------------------------------------------------------------------------------
 def decide_by_decoding(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolled: Enrolled,
     probes: Sequence[Any],
     enrolled_index: np.ndarray,
@@ -178,7 +180,7 @@ def decide_by_decoding(
 
 
 def decide_batch(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolled: Enrolled,
     probes: Sequence[Any],
     enrolled_index: np.ndarray,
@@ -219,7 +221,9 @@ class PreparedDecider:
     feature and pair with no gathers. Instances must pickle (worker processes, a Dask cluster).
     """
 
-    def __init__(self, decide: DecideFn, sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any]) -> None:
+    def __init__(
+        self, decide: DecideFn, sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Sequence[Any]
+    ) -> None:
         self.decide, self.sketch, self.enrolled, self.probes = decide, sketch, enrolled, probes
 
     def pairs(self, e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +241,7 @@ class PreparedDecider:
 
 
 #: ``prepare(sketch, enrolled, probes) -> PreparedDecider | None`` (``None``: use the generic path).
-Preparer = Callable[[SecureSketch, Enrolled, Sequence[Any]], "PreparedDecider | None"]
+Preparer = Callable[[SecureSketch[Any, Any], Enrolled, Sequence[Any]], "PreparedDecider | None"]
 #: The array rule behind each exact decider (:func:`register_tile_decider` adds one).
 TILE_DECIDERS: dict[Callable[..., Any], Preparer] = {}
 
@@ -255,7 +259,7 @@ def register_tile_decider(decide: Callable[..., Any], prepare: Preparer) -> None
 
 
 def prepare_decider(
-    decide: DecideFn, sketch: SecureSketch, enrolled: Enrolled, probes: Sequence[Any]
+    decide: DecideFn, sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Sequence[Any]
 ) -> PreparedDecider:
     """The prepared form of ``decide`` for one setting (its registered array rule, else generic)."""
     prepare = TILE_DECIDERS.get(decide)
@@ -274,7 +278,7 @@ _NOTHING = Enrolled((), (), ())
 def _on_pairs(
     prepare: Preparer,
     fallback: DecideFn,
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolled: Enrolled,
     probes: Any,
     enrolled_index: np.ndarray,
@@ -452,7 +456,7 @@ def _all_below(x: np.ndarray, width: np.ndarray) -> np.ndarray:
     return np.asarray(acc == _EIGHT_TRUE)
 
 
-def _prepare_interval(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+def _prepare_interval(sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     if not isinstance(sketch, IntervalSketch) or not enrolled.secrets:
         return None
     got = _levels(sketch, probes)
@@ -490,7 +494,7 @@ class _RuleTiles(PreparedDecider):
         return accepted & ~malformed, malformed
 
 
-def _prepare_asymmetric(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+def _prepare_asymmetric(sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     if not isinstance(sketch, AsymmetricIntervalSketch) or not enrolled.secrets:
         return None
     rule = ASYMMETRIC_RULES.get(sketch.scheme)
@@ -503,7 +507,7 @@ class _CountTiles(PreparedDecider):
 
     def __init__(
         self,
-        sketch: SecureSketch,
+        sketch: SecureSketch[Any, Any],
         enrolled: Enrolled,
         probes: Any,
         secrets: np.ndarray,
@@ -517,7 +521,7 @@ class _CountTiles(PreparedDecider):
     def _differences(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.bitmaps:
             return _popcount(a ^ b)
-        return np.count_nonzero(a != b, axis=-1)
+        return cast("np.ndarray", np.count_nonzero(a != b, axis=-1))
 
     def tile(self, e0: int, e1: int, p0: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
         accepted = self._differences(self.p[None, p0:p1], self.s[e0:e1, None]) <= self.t
@@ -534,7 +538,7 @@ def _byte_rows(rows: Sequence[Any], n: int) -> np.ndarray | None:
     return np.frombuffer(b"".join(bytes(r) for r in rows), dtype=np.uint8).reshape(len(rows), n)
 
 
-def _prepare_code_offset(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+def _prepare_code_offset(sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     if not isinstance(sketch, CodeOffsetSketch):
         return None
     p, s = _byte_rows(list(probes), sketch.n), _byte_rows(list(enrolled.secrets), sketch.n)
@@ -563,11 +567,11 @@ _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint16)
 def _popcount(words: np.ndarray) -> np.ndarray:
     """Set bits along the last axis of a uint64 array (``np.bitwise_count`` on numpy ≥ 2, a byte table before)."""
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words).sum(axis=-1, dtype=np.int64)
-    return _POPCOUNT[words.view(np.uint8)].sum(axis=-1, dtype=np.int64)
+        return cast("np.ndarray", np.bitwise_count(words).sum(axis=-1, dtype=np.int64))
+    return cast("np.ndarray", _POPCOUNT[words.view(np.uint8)].sum(axis=-1, dtype=np.int64))
 
 
-def _prepare_pinsketch(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+def _prepare_pinsketch(sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     if not isinstance(sketch, PinSketch) or (1 << sketch.m) > MAX_BITMAP_UNIVERSE:
         return None
     p, s = _bitmaps(list(probes), 1 << sketch.m), _bitmaps(list(enrolled.secrets), 1 << sketch.m)
@@ -601,7 +605,7 @@ def angular_scores(sketch: AngularSketch, matrix: np.ndarray, codeword: Any, pro
         for k in np.flatnonzero(close).tolist():
             angle_ok[k] = sketch.angle_accepts(float(total[k]), probes[k])
         margin = np.where(angle_ok, margin, -np.inf)
-    return margin
+    return cast("np.ndarray", margin)
 
 
 def _decide_rotated(
@@ -659,7 +663,7 @@ def polar_accepts(sketch: PolarAngularSketch, matrix: np.ndarray, secret: Any, q
         for k in np.flatnonzero(same & (total > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)).tolist():
             angle_ok[k] = sketch.angle_accepts(float(total[k]), quantised[k])
         same &= angle_ok
-    return same
+    return cast("np.ndarray", same)
 
 
 def decide_angular_polar(
@@ -674,7 +678,7 @@ def decide_angular_polar(
     return _decide_rotated(sketch, enrolled, probes, enrolled_index, probe_index, rule)
 
 
-def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
+def _prepare_exact(sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any) -> PreparedDecider | None:
     for kind, prepare in (
         (IntervalSketch, _prepare_interval),
         (AsymmetricIntervalSketch, _prepare_asymmetric),
@@ -688,7 +692,7 @@ def _prepare_exact(sketch: SecureSketch, enrolled: Enrolled, probes: Any) -> Pre
 
 # -- the exact deciders on pair lists (the same array rules) ------------------------------------------
 def decide_interval_exact(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
+    sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any, enrolled_index: np.ndarray, probe_index: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Interval sketch: accept ⇔ ``|d'_j − b_j| < v_j`` for every feature (module docstring).
 
@@ -705,7 +709,7 @@ decide_interval = decide_interval_exact
 
 
 def decide_by_real(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+    sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     return decide_by_decoding(sketch, enrolled, probes, e, q)
 
@@ -744,7 +748,7 @@ decide_pinsketch = _pair_decider(
 
 
 def _exact_fallback(
-    sketch: SecureSketch, enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
+    sketch: SecureSketch[Any, Any], enrolled: Enrolled, probes: Any, e: np.ndarray, q: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The angular family's own exact rule (it has no tile form), else the real batch decoder."""
     if isinstance(sketch, PolarAngularSketch):
@@ -804,7 +808,7 @@ def _real_decide(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def crosscheck_by_decoding(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolled: Enrolled,
     probes: Any,
     pairs: np.ndarray,
@@ -845,7 +849,7 @@ def crosscheck_by_decoding(
 
 
 def crosscheck_with_verify(
-    sketch: SecureSketch,
+    sketch: SecureSketch[Any, Any],
     enrolled: Enrolled,
     probes: Any,
     pairs: np.ndarray,

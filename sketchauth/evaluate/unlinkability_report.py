@@ -1,7 +1,7 @@
 """Unlinkability of real re-enrolments, per feature pipeline, with and without a pepper (ISO/IEC 30136).
 
 **What is measured.** A feature transform is fitted on a *background* file
-(:meth:`~sketchauth.features.transform.FeatureTransform.fit`) and the pipelines of
+(:func:`~sketchauth.evaluate.fitting.transform.fit_transform`) and the pipelines of
 :mod:`sketchauth.features.pipeline` are calibrated on it (interval, thermometer → PinSketch,
 code-offset, asymmetric interval s1/s2/s3). On the *evaluation* file every identity's captures are
 split (seeded order) into disjoint groups of ``enrol_samples`` captures; each group is enrolled

@@ -22,7 +22,7 @@ class FeatureDefaults:
     levels: int = 32
     #: Smallest Fisher ratio a kept dimension may have.
     min_fisher_ratio: float = 0.05
-    #: ``"lda"`` or ``"whiten"`` (:meth:`~sketchauth.features.transform.FeatureTransform.fit`).
+    #: ``"lda"`` or ``"whiten"`` (:func:`~sketchauth.evaluate.fitting.transform.fit_transform`).
     projection: str = "lda"
     #: Enrolment samples per person.
     enrol_samples: int = 1

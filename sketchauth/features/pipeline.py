@@ -45,12 +45,13 @@ evaluation-side work: :mod:`sketchauth.evaluate.fitting`, one module per kind.
 Example::
 
     >>> from sketchauth.evaluate.embeddings import EmbeddingPopulation
-    >>> from sketchauth.evaluate.fitting import interval
+    >>> from sketchauth.evaluate.fitting import CalibrationOptions, fit_pipeline
     >>> from sketchauth.evaluate.fitting.transform import fit_transform
     >>> from sketchauth.enrolment import hasher
     >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
     >>> transform = fit_transform(population.draw(150, 4, seed=1), levels=16)
-    >>> pipeline = interval.for_target_fmr(transform, population.draw(80, 4, seed=2), target_fmr=0.01)
+    >>> options = CalibrationOptions(target_fmr=0.01)
+    >>> pipeline = fit_pipeline("interval", transform, population.draw(80, 4, seed=2), options)
     >>> person = population.draw(1, 3, seed=0).samples
     >>> record = pipeline.enrol(person[:1], password_hasher=hasher("test"))
     >>> pipeline.verify(record, person[1], password_hasher=hasher("test"))

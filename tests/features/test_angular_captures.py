@@ -8,8 +8,8 @@ import pytest
 from sketchauth.enrolment import hasher
 from sketchauth.errors import SampleError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
+from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.angular import MAX_VERIFY_CAPTURES, AngularPipeline
-from sketchauth.features.transform import FeatureTransform
 
 # Noisy captures (noise 0.6 of the between-people spread): single probes often miss, averages less so.
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.6, between_decay=1.0, seed=7)
@@ -18,7 +18,7 @@ TEST_HASH = hasher("test")
 
 @pytest.fixture(scope="module")
 def pipeline() -> AngularPipeline:
-    transform = FeatureTransform.fit(POP.draw(60, 4, seed=1), projection="centre", normalise=True)
+    transform = fit_transform(POP.draw(60, 4, seed=1), projection="centre", normalise=True)
     return AngularPipeline(transform, np.arange(transform.dimensions), alpha=3, min_cos=0.0)
 
 

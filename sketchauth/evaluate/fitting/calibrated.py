@@ -11,11 +11,13 @@ the evaluated people themselves are optimistic.
 Example::
 
     >>> from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    >>> from sketchauth.evaluate.fitting.options import CalibrationOptions
     >>> from sketchauth.evaluate.fitting.transform import fit_transform
     >>> population = EmbeddingPopulation(informative=12, useless=2, noise_scale=0.5, seed=2)
     >>> background = population.draw(120, 4, seed=1)
     >>> transform = fit_transform(background, levels=16)
-    >>> rows = heldout_check(transform, background, population.draw(40, 4, seed=3), kinds=["thermometer"], refit=True)
+    >>> people, options = population.draw(40, 4, seed=3), CalibrationOptions(refit=True)
+    >>> rows = heldout_check(transform, background, people, kinds=["thermometer"], options=options)
     >>> rows[0]["pipeline"], rows[0]["realised"]["impostor_trials"]
     ('thermometer', 4680)
 """

@@ -1,0 +1,122 @@
+"""Fitting and calibrating the angular pipeline at deployment scale: wall time, CPU time and peak memory.
+
+What ``sketchauth features fit --kinds angular --projection centre --normalise`` does, through the
+library: :func:`~sketchauth.evaluate.fitting.transform.fit_transform` on the background, then
+:func:`~sketchauth.evaluate.fitting.fit_pipeline` ``("angular", …, refit=True)`` — identity-disjoint
+5-fold cross-validation (every fold's transform refitted without its people), first the cosine
+rule, then the decoding-aware threshold (every pair within ``DECODE_FLOOR`` of it really decoded),
+then the decode failures measured by real encode → decode.
+
+The embeddings are **synthetic** (the timing does not depend on what the vectors mean, only on
+their number and dimension): ``people`` directions drawn uniformly on the sphere, each capture
+the person's direction plus a shared population direction plus isotropic noise, scaled so that
+two captures of one person have cosine ≈ 0.7 (a mid-strength face model) — see :func:`population`.
+
+Run: ``python -m benchmarks.bench_fit [--people 1000 --captures 5 --dimension 512]`` →
+``benchmarks/results/bench_fit.json`` (date, commit, CPU, cores, wall and CPU seconds per stage,
+peak RSS of the process).
+"""
+
+from __future__ import annotations
+
+import os
+
+# One BLAS thread: the calibration's simulated enrolments (a Haar rotation, a QR, per template) thrash
+# under OpenBLAS's default threads on a shared machine; see the issue's enrolment timing.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: the repository root holds the benchmarks package
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.timing import provenance, write_result  # noqa: E402
+from sketchauth.evaluate.data import LabelledVectors  # noqa: E402
+from sketchauth.evaluate.fitting import CalibrationOptions, fit_pipeline  # noqa: E402
+from sketchauth.evaluate.fitting.transform import fit_transform  # noqa: E402
+
+#: Noise per coordinate relative to a unit person direction: genuine cosine ≈ 1 / (1 + d·σ²) ≈ 0.7 at 512-D.
+NOISE = 0.029
+#: Weight of the direction every person shares (deep embeddings lie in one cone).
+COMMON = 0.5
+
+
+def population(people: int, captures: int, dimension: int, seed: int = 1) -> LabelledVectors:
+    """Synthetic labelled embeddings: ``people × captures`` rows of ``dimension`` floats (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    means = rng.standard_normal((people, dimension))
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    common = rng.standard_normal(dimension)
+    common *= COMMON / np.linalg.norm(common)
+    noise = NOISE * rng.standard_normal((people, captures, dimension))
+    samples = (means[:, None, :] + common + noise).reshape(people * captures, dimension)
+    labels = np.repeat(np.array([f"p{i}" for i in range(people)]), captures)
+    return LabelledVectors(labels, samples)
+
+
+def _clock() -> tuple[float, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return time.perf_counter(), usage.ru_utime + usage.ru_stime
+
+
+def run(people: int, captures: int, dimension: int, target_fmr: float) -> dict[str, Any]:
+    """One fit and calibration, timed per stage."""
+    data = population(people, captures, dimension)
+    stages: dict[str, dict[str, float]] = {}
+    wall0, cpu0 = _clock()
+    transform = fit_transform(data, projection="centre", normalise=True, levels=32)
+    wall1, cpu1 = _clock()
+    stages["fit_transform"] = {"wall_s": wall1 - wall0, "cpu_s": cpu1 - cpu0}
+    options = CalibrationOptions(target_fmr=target_fmr, enrol_samples=1, refit=True)
+    pipeline = fit_pipeline("angular", transform, data, options)
+    wall2, cpu2 = _clock()
+    stages["calibrate_angular"] = {"wall_s": wall2 - wall1, "cpu_s": cpu2 - cpu1}
+    calibration = pipeline.calibration
+    assert calibration is not None
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "people": people,
+        "captures": captures,
+        "dimension": dimension,
+        "synthetic": True,
+        "target_fmr": target_fmr,
+        "stages": {k: {m: round(v, 2) for m, v in s.items()} for k, s in stages.items()},
+        "total_wall_s": round(wall2 - wall0, 2),
+        "total_cpu_s": round(cpu2 - cpu0, 2),
+        "peak_rss_mib": round(peak_kib / 1024, 1),
+        "pipeline": {
+            "params": pipeline.sketch.params(),
+            "predicted": {k: calibration.to_dict()[k] for k in ("predicted_fmr_upper", "predicted_fnmr")},
+            "decode_failures": getattr(pipeline, "decode_failures", None),
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--people", type=int, default=1000)
+    parser.add_argument("--captures", type=int, default=5)
+    parser.add_argument("--dimension", type=int, default=512)
+    parser.add_argument("--target-fmr", type=float, default=1e-3)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_fit.json"))
+    args = parser.parse_args(argv)
+    result = {
+        **provenance("bench_fit.py"),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+        "affinity_cores": len(os.sched_getaffinity(0)),
+        **run(args.people, args.captures, args.dimension, args.target_fmr),
+    }
+    write_result(args.out, result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
