@@ -28,6 +28,10 @@ sample and a wrong PIN alike (``200 {"verified": false}``), and so does the clie
 Samples may be anything the library takes: lists, tuples, numpy arrays (float or integer
 vectors, byte strings as ``bytes``), Python sets of integers; they are sent as JSON arrays.
 Released keys come back as ``bytes`` (the service's unpadded base64url decoded).
+
+``Client.raw`` makes the same user calls and hands back the service's :class:`httpx.Response`
+unread, for code that needs the status, headers or problem body itself (the project's own HTTP
+tests go through it).
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ __all__ = [
     "InvalidSample",
     "Locked",
     "NotFound",
+    "RawCalls",
     "ServiceError",
     "ServiceUnavailable",
     "Throttled",
@@ -332,7 +337,72 @@ def _answer(request: _Request[T], response: httpx.Response) -> T:
 def _http_args(api_key: str | None, base_url: str, timeout: float) -> dict[str, Any]:
     if not api_key:
         raise ParameterError("api_key is required: the service answers 401 to requests without a key")
-    return {"base_url": base_url, "headers": {"Authorization": f"Bearer {api_key}"}, "timeout": timeout}
+    return {"base_url": base_url, "headers": _bearer(api_key), "timeout": timeout}
+
+
+def _bearer(api_key: str | None) -> dict[str, str] | None:
+    """The authorisation header of ``api_key`` (``None``: send the HTTP client's own headers)."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else None
+
+
+def _send(http: httpx.Client, headers: dict[str, str] | None, request: _Request[Any]) -> httpx.Response:
+    return http.request(request.method, request.path, json=request.body, params=request.query, headers=headers)
+
+
+class RawCalls:
+    """The :class:`Client`'s user calls, answering the service's :class:`httpx.Response` unread.
+
+    Reached as ``Client.raw``. Each request is the one the matching :class:`Client` method sends
+    (same path, JSON body and key); nothing is raised for a 4xx/5xx answer, so a caller can read the
+    status, the headers and the problem+json body itself.
+    """
+
+    def __init__(self, http: httpx.Client, headers: dict[str, str] | None) -> None:
+        self._http = http
+        self._headers = headers
+
+    def _send(self, request: _Request[Any]) -> httpx.Response:
+        return _send(self._http, self._headers, request)
+
+    def enrol(
+        self,
+        user_id: str,
+        scheme: str,
+        samples: Iterable[Any],
+        *,
+        params: Mapping[str, Any] | None = None,
+        pin: str | None = None,
+        second: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> httpx.Response:
+        """See :meth:`Client.enrol`."""
+        return self._send(_enrol(user_id, scheme, samples, params, pin, second, replace))
+
+    def verify(
+        self, user_id: str, sample: Any, *, pin: str | None = None, second_sample: Any | None = None
+    ) -> httpx.Response:
+        """See :meth:`Client.verify`."""
+        return self._send(_attempt(user_id, "/verification", _verified, sample, pin, second_sample))
+
+    def release_key(
+        self, user_id: str, sample: Any, context: str, *, pin: str | None = None, second_sample: Any | None = None
+    ) -> httpx.Response:
+        """See :meth:`Client.release_key`."""
+        return self._send(_attempt(user_id, "/key", _key_from, sample, pin, second_sample, context=context))
+
+    def change_pin(
+        self, user_id: str, sample: Any, pin: str, new_pin: str, *, second_sample: Any | None = None
+    ) -> httpx.Response:
+        """See :meth:`Client.change_pin`."""
+        return self._send(_attempt(user_id, "/pin", _verified, sample, pin, second_sample, new_pin=new_pin))
+
+    def report(self, user_id: str) -> httpx.Response:
+        """See :meth:`Client.report`."""
+        return self._send(_Request("GET", _user_path(user_id, "/report"), _object))
+
+    def delete(self, user_id: str) -> httpx.Response:
+        """See :meth:`Client.delete`."""
+        return self._send(_Request("DELETE", _user_path(user_id), _nothing))
 
 
 class Client:
@@ -342,7 +412,9 @@ class Client:
     scopes the calls need (``verify`` for verification and key release, ``enrol`` for enrolment,
     report and revocation, ``pin`` or ``enrol`` for a PIN change, ``admin`` for the admin calls).
     ``http_client`` lets a caller bring its own configured :class:`httpx.Client` (proxies, TLS, a
-    test transport); its base URL and authorisation header are then the caller's.
+    test transport); its base URL is then the caller's, and so is the authorisation header unless
+    ``api_key`` is given too, in which case every request carries that key (several clients with
+    different keys can share one connection pool). :meth:`close` closes it as well.
     """
 
     def __init__(
@@ -354,6 +426,9 @@ class Client:
         http_client: httpx.Client | None = None,
     ) -> None:
         self._http = http_client or httpx.Client(**_http_args(api_key, base_url, timeout))
+        self._headers = _bearer(api_key) if http_client is not None else None
+        self.raw = RawCalls(self._http, self._headers)
+        """The same user calls answering the :class:`httpx.Response` unread (see :class:`RawCalls`)."""
 
     def __enter__(self) -> Self:
         return self
@@ -366,8 +441,7 @@ class Client:
         self._http.close()
 
     def _run(self, request: _Request[T]) -> T:
-        response = self._http.request(request.method, request.path, json=request.body, params=request.query)
-        return _answer(request, response)
+        return _answer(request, _send(self._http, self._headers, request))
 
     # users -----------------------------------------------------------------------------------------------
     def enrol(
@@ -455,6 +529,7 @@ class AsyncClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self._http = http_client or httpx.AsyncClient(**_http_args(api_key, base_url, timeout))
+        self._headers = _bearer(api_key) if http_client is not None else None
 
     async def __aenter__(self) -> Self:
         return self
@@ -467,7 +542,9 @@ class AsyncClient:
         await self._http.aclose()
 
     async def _run(self, request: _Request[T]) -> T:
-        response = await self._http.request(request.method, request.path, json=request.body, params=request.query)
+        response = await self._http.request(
+            request.method, request.path, json=request.body, params=request.query, headers=self._headers
+        )
         return _answer(request, response)
 
     async def enrol(

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from feature_testing import Background
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,6 +57,8 @@ from sketchauth.sketches.angular_polar import PolarAngularSketch
 # probes sit near cos 0.98 and impostors near 0 (both codebooks decode the former).
 POP = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.1, between_decay=1.0, seed=5)
 # The same model (same seed: same centre and people's spread) with three times the noise.
+#: What the ``background`` and ``transform`` fixtures (tests/features/conftest.py) draw and fit here.
+BACKGROUND = Background(POP, people=60, captures=4, fit={"projection": "centre", "normalise": True})
 NOISY = EmbeddingPopulation(informative=32, useless=2, noise_scale=0.3, between_decay=1.0, seed=5)
 FEATURES = 34
 BITS = 30  # the sparse code's security_bits (alpha 8 in 34 dimensions)
@@ -73,16 +76,6 @@ def _shape(code: str, *, bits: int = 8, alpha: int = 3) -> dict[str, int]:
 
 def _code(pipeline: AngularPipeline) -> str:
     return "polar" if isinstance(pipeline.sketch, PolarAngularSketch) else "sparse"
-
-
-@pytest.fixture(scope="module")
-def background() -> LabelledVectors:
-    return POP.draw(60, 4, seed=1)
-
-
-@pytest.fixture(scope="module")
-def transform(background: LabelledVectors) -> FeatureTransform:
-    return fit_transform(background, projection="centre", normalise=True)
 
 
 def _calibrated(transform: FeatureTransform, background: LabelledVectors, code: str) -> AngularPipeline:

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from feature_testing import STANDARD
 
 from sketchauth.errors import ParameterError
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
@@ -28,16 +29,10 @@ from sketchauth.evaluate.pipelines.evaluation import (
     evaluate_pipelines,
 )
 from sketchauth.features.pipeline import ThermometerPipeline
-from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.pinsketch import PinSketch
 from sketchauth.sketches.registry import descriptors
 
-POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
-
-
-@pytest.fixture(scope="module")
-def transform() -> FeatureTransform:
-    return fit_transform(POP.draw(160, 5, seed=1), levels=16)
+POP = STANDARD.population  # the ``transform`` fixture (tests/features/conftest.py) is fitted on it
 
 
 @pytest.fixture(scope="module")

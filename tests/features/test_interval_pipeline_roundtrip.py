@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from feature_testing import Background
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,17 +26,13 @@ from sketchauth.enrolment import hasher
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.options import CalibrationOptions
-from sketchauth.evaluate.fitting.transform import fit_transform
 from sketchauth.features.pipeline import AsymmetricIntervalPipeline, IntervalPipeline
 from sketchauth.features.transform import FeatureTransform
 
 POP = EmbeddingPopulation(informative=10, useless=2, noise_scale=0.5, seed=8)
+#: What the ``transform`` fixture (tests/features/conftest.py) is fitted on here.
+BACKGROUND = Background(POP, people=120, captures=4)
 PH = hasher("test")
-
-
-@pytest.fixture(scope="module")
-def transform() -> FeatureTransform:
-    return fit_transform(POP.draw(120, 4, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from feature_testing import STANDARD
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,15 +38,10 @@ from sketchauth.sketches.base import load_sketch
 # a measured rate is checked against its definition, recomputed here from the integer levels, and
 # against a tolerance; only what is exact whatever the draw (trial counts, byte counts, bounds
 # computed from the chosen setting) is asserted with ``==``.
-POP = EmbeddingPopulation(informative=16, useless=4, noise_scale=0.4, seed=4)
+POP = STANDARD.population  # the ``transform`` fixture (tests/features/conftest.py) is fitted on it
 # A population easy enough for byte-level code-offset: flat spectrum, tiny noise.
 EASY = EmbeddingPopulation(informative=24, useless=2, noise_scale=0.02, between_decay=1.0, seed=6)
 TEST_HASH = hasher("test")
-
-
-@pytest.fixture(scope="module")
-def transform() -> FeatureTransform:
-    return fit_transform(POP.draw(160, 5, seed=1), levels=16)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from feature_testing import Background
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,16 +23,8 @@ from sketchauth.evaluate.fitting.transform import (
 from sketchauth.features.transform import FeatureTransform, gray_code
 
 POP = EmbeddingPopulation(informative=12, useless=3, seed=4)
-
-
-@pytest.fixture(scope="module")
-def background() -> LabelledVectors:
-    return POP.draw(160, 5, seed=1)
-
-
-@pytest.fixture(scope="module")
-def transform(background: LabelledVectors) -> FeatureTransform:
-    return fit_transform(background, levels=16)
+#: What the ``background`` and ``transform`` fixtures (tests/features/conftest.py) draw and fit here.
+BACKGROUND = Background(POP)
 
 
 def _within_and_between(y: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

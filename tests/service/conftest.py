@@ -1,5 +1,9 @@
 """Fixtures for the service tests: temp SQLite databases, a PostgreSQL schema per test, apps, servers.
 
+``settings`` → ``client`` (the app in process) → ``api`` (the project's :class:`Client` over it,
+``tests/service/http_testing.py``): a module that needs other settings overrides ``settings`` and
+gets the same client and api.
+
 PostgreSQL: ``SKETCHAUTH_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``)
 is used for real. When it is unreachable the PostgreSQL tests are skipped with the reason, except
 under CI (``CI`` set to a true value), where they fail: CI must exercise the scale-out path.
@@ -15,11 +19,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import ServerProcess, in_ci, postgres_problem, postgres_url, test_settings, unique_schema
 from sketchauth_service.app import create_app
 from sketchauth_service.settings import Settings
 from sketchauth_service.store import Store
 from sketchauth_service.store.sqlite import SQLiteStore
+
+from sketchauth.client import Client
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +63,12 @@ def settings(tmp_path: Path) -> Settings:
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings)) as c:
         yield c
+
+
+@pytest.fixture
+def api(client: TestClient) -> Client:
+    """The project's :class:`Client` over ``client`` with ``API_KEY`` (``api.raw``: the answers unread)."""
+    return service_client(client)
 
 
 @pytest.fixture

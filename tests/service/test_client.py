@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 pytest.importorskip("httpx")
 
@@ -155,3 +156,27 @@ def test_async_client(server: ServerProcess) -> None:
     near, far, key = asyncio.run(scenario())
     assert (near, far) == (True, False)
     assert isinstance(key, bytes) and len(key) == 32
+
+
+def test_a_callers_http_client_carries_the_key_and_raw_answers_unread(client: TestClient) -> None:
+    """``api_key`` with ``http_client``: the key goes with every request; ``raw`` sends the same requests."""
+    api = Client(api_key=API_KEY, http_client=client)
+    template, genuine = [120, 33, 200, 71], [123, 30, 205, 71]
+    assert api.enrol("alice", "interval", [template], params=INTERVAL, pin="4711").user_id == "alice"
+    failed = api.raw.verify("alice", genuine, pin="0000")
+    assert (failed.status_code, failed.json()) == (200, {"verified": False})
+    key = api.release_key("alice", genuine, "ctx", pin="4711")
+    answer = api.raw.release_key("alice", genuine, "ctx", pin="4711")
+    assert answer.status_code == 200 and answer.headers["cache-control"] == "no-store"
+    assert key is not None and len(key) == 32 and answer.json()["key"].rstrip("=") == answer.json()["key"]
+    missing = api.raw.report("nobody")
+    assert missing.status_code == 404 and missing.headers["content-type"] == "application/problem+json"
+    with pytest.raises(NotFound):
+        api.report("nobody")
+    # Without api_key the caller's own headers go: the test client has none, so the service answers 401.
+    keyless = Client(http_client=client)
+    assert keyless.raw.verify("alice", genuine, pin="4711").status_code == 401
+    with pytest.raises(Unauthorized):
+        keyless.verify("alice", genuine, pin="4711")
+    assert api.change_pin("alice", genuine, "4711", "4712") is True
+    assert api.raw.delete("alice").status_code == 204

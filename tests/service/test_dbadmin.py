@@ -21,10 +21,9 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
-from service_testing import API_KEY, AUTH, REPO, ServerProcess, free_port, test_settings
+from http_testing import served
+from service_testing import API_KEY, REPO, ServerProcess, free_port, test_settings
 from sketchauth_service import dbadmin
-from sketchauth_service.app import create_app
 from sketchauth_service.settings import Settings
 from sketchauth_service.store.migrations import LATEST_VERSION
 
@@ -37,28 +36,18 @@ IMPOSTOR = [12_345, 23_456, 34_567, 45_678]
 ENROL = {"scheme": "interval", "params": {"n": N, "v": 50, "features": 4}, "samples": [TEMPLATE]}
 
 
-def _enrol(settings: Settings, user: str) -> None:
-    with TestClient(create_app(settings)) as client:
-        assert client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=ENROL).status_code == 201
-
-
-def _verified(settings: Settings, user: str, sample: list[int]) -> bool:
-    with TestClient(create_app(settings)) as client:
-        answer = client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample})
-        assert answer.status_code == 200, answer.text
-        return bool(answer.json()["verified"])
-
-
 def _db(settings: Settings, *args: str) -> list[str]:
     return ["db", *args, "--db", settings.database_url, "--schema", settings.postgres_schema]
 
 
 def _round_trip(settings: Settings, backup_file: Path, wipe: object, capsys: pytest.CaptureFixture[str]) -> None:
-    _enrol(settings, "alice")
+    with served(settings) as api:
+        api.enrol("alice", **ENROL)
     assert main(_db(settings, "backup", str(backup_file))) == 0
     assert f"backup of schema version {LATEST_VERSION}" in capsys.readouterr().out
     assert stat.S_IMODE(backup_file.stat().st_mode) == 0o600
-    _enrol(settings, "mallory")  # after the backup: the restore must not bring it back
+    with served(settings) as api:  # after the backup: the restore must not bring it back
+        api.enrol("mallory", **ENROL)
     wipe()  # type: ignore[operator]
     try:
         state = dbadmin.status(settings.database_url, schema=settings.postgres_schema).state
@@ -67,10 +56,12 @@ def _round_trip(settings: Settings, backup_file: Path, wipe: object, capsys: pyt
     assert state in ("empty", "missing")
     assert main(_db(settings, "restore", str(backup_file))) == 0
     assert f"schema version {LATEST_VERSION} (current)" in capsys.readouterr().out
-    assert _verified(settings, "alice", GENUINE)
-    assert not _verified(settings, "alice", IMPOSTOR)
+    with served(settings) as api:
+        assert api.verify("alice", GENUINE)
+        assert not api.verify("alice", IMPOSTOR)
     # mallory enrolled after the backup: unknown again, so enrolling her anew succeeds
-    _enrol(settings, "mallory")
+    with served(settings) as api:
+        api.enrol("mallory", **ENROL)
 
 
 # -- SQLite ------------------------------------------------------------------------------------------
@@ -98,7 +89,8 @@ def test_sqlite_backup_wipe_restore_verify(
 
 
 def test_sqlite_backup_is_one_consistent_file(sqlite_settings: Settings, tmp_path: Path) -> None:
-    _enrol(sqlite_settings, "alice")
+    with served(sqlite_settings) as api:
+        api.enrol("alice", **ENROL)
     out = tmp_path / "b.sqlite3"
     result = dbadmin.backup(sqlite_settings.database_url, out)
     assert result.state == "current"
@@ -109,7 +101,8 @@ def test_sqlite_backup_is_one_consistent_file(sqlite_settings: Settings, tmp_pat
 
 
 def test_backup_refuses_to_overwrite_without_force(sqlite_settings: Settings, tmp_path: Path) -> None:
-    _enrol(sqlite_settings, "alice")
+    with served(sqlite_settings) as api:
+        api.enrol("alice", **ENROL)
     out = tmp_path / "b.sqlite3"
     out.write_bytes(b"precious")
     with pytest.raises(dbadmin.BackupError, match="--force"):
@@ -120,7 +113,8 @@ def test_backup_refuses_to_overwrite_without_force(sqlite_settings: Settings, tm
 
 
 def test_restore_refuses_a_database_with_enrolments_without_force(sqlite_settings: Settings, tmp_path: Path) -> None:
-    _enrol(sqlite_settings, "alice")
+    with served(sqlite_settings) as api:
+        api.enrol("alice", **ENROL)
     out = tmp_path / "b.sqlite3"
     dbadmin.backup(sqlite_settings.database_url, out)
     with pytest.raises(dbadmin.BackupError, match="holds enrolments"):
@@ -221,7 +215,8 @@ def test_every_db_action_against_an_unreachable_postgres_is_one_line(tmp_path: P
 def test_restore_refuses_a_database_a_service_has_open(
     sqlite_settings: Settings, tmp_path: Path, servers: list[ServerProcess], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _enrol(sqlite_settings, "alice")
+    with served(sqlite_settings) as api:
+        api.enrol("alice", **ENROL)
     out = tmp_path / "b.sqlite3"
     dbadmin.backup(sqlite_settings.database_url, out)
     env = {"SKETCHAUTH_API_KEYS": API_KEY, "SKETCHAUTH_HASH_PROFILE": "test"}
@@ -232,7 +227,8 @@ def test_restore_refuses_a_database_a_service_has_open(
     assert "in use" in capsys.readouterr().err
     server.stop()
     assert main(_db(sqlite_settings, "restore", str(out), "--force")) == 0
-    assert _verified(sqlite_settings, "alice", GENUINE)
+    with served(sqlite_settings) as api:
+        assert api.verify("alice", GENUINE)
 
 
 # -- PostgreSQL --------------------------------------------------------------------------------------
@@ -265,13 +261,15 @@ def test_postgres_restore_over_enrolments_needs_force_and_refuses_a_newer_dump(
     postgres_settings: Settings, tmp_path: Path
 ) -> None:
     url, schema = postgres_settings.database_url, postgres_settings.postgres_schema
-    _enrol(postgres_settings, "alice")
+    with served(postgres_settings) as api:
+        api.enrol("alice", **ENROL)
     dump = tmp_path / "b.pgdump"
     dbadmin.backup(url, dump, schema=schema)
     with pytest.raises(dbadmin.BackupError, match="holds enrolments"):
         dbadmin.restore(url, dump, schema=schema)
     assert dbadmin.restore(url, dump, schema=schema, force=True).state == "current"
-    assert _verified(postgres_settings, "alice", GENUINE)
+    with served(postgres_settings) as api:
+        assert api.verify("alice", GENUINE)
     with pytest.raises(dbadmin.BackupError, match="pg_restore restores a schema under its own name"):
         dbadmin.restore(url, dump, schema="public_elsewhere")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import ADMIN, AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.pepper import PepperRing, PepperSettingsError, census, rotate
@@ -61,21 +62,14 @@ def opened(settings: Settings, pepper: str | None = PEPPER_A) -> SQLiteStore:
 
 
 def verified(c: TestClient, user: str, sample: list[int], pin: str | None = None) -> bool:
-    body: dict[str, object] = {"sample": sample}
-    if pin is not None:
-        body["pin"] = pin
-    response = c.post(f"/v1/users/{user}/verification", json=body)
-    assert response.status_code == 200, response.text
-    return bool(response.json()["verified"])
+    return service_client(c).verify(user, sample, pin=pin)
 
 
 def enrol_people(c: TestClient, count: int, prefix: str = "u") -> list[str]:
-    users = []
-    for i in range(count):
-        user = f"{prefix}{i}"
-        body = {**INTERVAL, "samples": [[x + 1000 * i for x in TEMPLATE]]}
-        assert c.post(f"/v1/users/{user}/enrolment", json=body).status_code == 201
-        users.append(user)
+    api = service_client(c)
+    users = [f"{prefix}{i}" for i in range(count)]
+    for i, user in enumerate(users):
+        api.enrol(user, **{**INTERVAL, "samples": [[x + 1000 * i for x in TEMPLATE]]})
     return users
 
 

@@ -28,7 +28,8 @@ from typing import Any
 import argon2
 import pytest
 from fastapi.testclient import TestClient
-from service_testing import ADMIN, AUTH, REPO, test_settings
+from http_testing import service_client
+from service_testing import ADMIN, ADMIN_KEY, AUTH, REPO, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.settings import Settings
 from sketchauth_service.store import open_store
@@ -101,29 +102,19 @@ def write_row(store: SqlStore, user: str, values: tuple[Any, ...]) -> None:
 
 
 def enrol(client: TestClient, user: str, template: list[int], pin: str | None) -> None:
-    body: dict[str, Any] = {"scheme": "interval", "params": PARAMS, "samples": [template]}
-    if pin is not None:
-        body["pin"] = pin
-    response = client.post(f"/v1/users/{user}/enrolment", json=body)
-    assert response.status_code == 201, response.text
+    service_client(client).enrol(user, "interval", [template], params=PARAMS, pin=pin)
 
 
 def verified(client: TestClient, user: str, sample: list[int], pin: str | None) -> bool:
-    body: dict[str, Any] = {"sample": sample, **({"pin": pin} if pin is not None else {})}
-    response = client.post(f"/v1/users/{user}/verification", json=body)
-    assert response.status_code == 200, response.text
-    return bool(response.json()["verified"])
+    return service_client(client).verify(user, sample, pin=pin)
 
 
 def key_released(client: TestClient, user: str, sample: list[int], pin: str | None) -> bool:
-    body: dict[str, Any] = {"sample": sample, "context": "com.example.red/v1", **({"pin": pin} if pin else {})}
-    response = client.post(f"/v1/users/{user}/key", json=body)
-    assert response.status_code == 200, response.text
-    return bool(response.json()["verified"]) and "key" in response.json()
+    return service_client(client).release_key(user, sample, "com.example.red/v1", pin=pin or None) is not None
 
 
 def events(client: TestClient, user: str) -> list[str]:
-    return [e["event"] for e in client.get(f"/v1/admin/users/{user}/audit", headers=ADMIN).json()["events"]]
+    return [e["event"] for e in service_client(client, ADMIN_KEY).audit(user)]
 
 
 def failures(settings: Settings, user: str) -> int:
@@ -191,7 +182,7 @@ def _roll_back_a_pin_change(settings: Settings, client: TestClient) -> None:
     enrol(client, "victim", V_TEMPLATE, V_PIN)
     with database_of(settings) as store:
         saved = row_of(store, "victim")
-    changed = client.post("/v1/users/victim/pin", json={"sample": V_SAMPLE, "pin": V_PIN, "new_pin": V_NEW_PIN})
+    changed = service_client(client).raw.change_pin("victim", V_SAMPLE, V_PIN, V_NEW_PIN)
     assert changed.json() == {"verified": True}
     assert not verified(client, "victim", V_SAMPLE, V_PIN) and verified(client, "victim", V_SAMPLE, V_NEW_PIN)
     with database_of(settings) as store:
@@ -234,7 +225,7 @@ def test_without_the_ledger_a_full_row_restore_is_the_documented_limit(
         enrol(client, "other", V_TEMPLATE, V_PIN)
         with database_of(settings) as store:
             saved = row_of(store, "other")
-        client.post("/v1/users/other/pin", json={"sample": V_SAMPLE, "pin": V_PIN, "new_pin": V_NEW_PIN})
+        service_client(client).raw.change_pin("other", V_SAMPLE, V_PIN, V_NEW_PIN)
         with database_of(settings) as store:
             version = row_of(store, "other")[-1]
             write_row(store, "other", (*saved[:-1], version))
@@ -256,7 +247,7 @@ def test_tampered_bytes_are_a_counted_failure_and_an_alert_never_a_500(
         before = failures(settings, "victim")
         assert not verified(client, "victim", V_SAMPLE, V_PIN)
         assert not key_released(client, "victim", V_SAMPLE, V_PIN)
-        pin = client.post("/v1/users/victim/pin", json={"sample": V_SAMPLE, "pin": V_PIN, "new_pin": V_NEW_PIN})
+        pin = service_client(client).raw.change_pin("victim", V_SAMPLE, V_PIN, V_NEW_PIN)
         assert pin.status_code == 200 and pin.json() == {"verified": False}
         assert client.get("/v1/users/victim/report").status_code == 404
         assert failures(settings, "victim") == before + 3

@@ -10,17 +10,20 @@ same ``200 {"verified": false}``. The real-server tests on both backends are in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.authenticator import FactorRoles, factor_roles, factor_structure
+from sketchauth_service.settings import Settings
 
 from sketchauth import IntervalSketch, PinSketch
+from sketchauth.client import Client
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.fitting.transform import fit_transform
@@ -39,14 +42,9 @@ PIN_BITS = 19.93
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[TestClient]:
-    settings = test_settings(tmp_path, pin_min_entropy=PIN_BITS)
-    with TestClient(create_app(settings), headers=AUTH) as client:
-        yield client
-
-
-def _verify(api: TestClient, user: str, **body: Any) -> Any:
-    return api.post(f"/v1/users/{user}/verification", json={"sample": GENUINE, **body})
+def settings(tmp_path: Path) -> Settings:
+    """The declared PIN entropy (conftest's ``client`` and ``api`` serve these settings)."""
+    return test_settings(tmp_path, pin_min_entropy=PIN_BITS)
 
 
 # -- the structures -------------------------------------------------------------------------------
@@ -88,18 +86,18 @@ def _body_schema(document: dict[str, Any], path: str) -> dict[str, Any]:
     return _resolve(document, body)
 
 
-def test_openapi_shows_the_second_biometric_and_second_sample(api: TestClient) -> None:
-    document = api.get("/openapi.json").json()
+def test_openapi_shows_the_second_biometric_and_second_sample(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
     variants = _body_schema(document, "/v1/users/{user_id}/enrolment")["oneOf"]
     seconds = [_resolve(document, ref)["properties"]["second"] for ref in variants]
     assert len(seconds) == len(variants) and all(s == seconds[0] for s in seconds)
     union = next(b for b in _resolve(document, seconds[0])["anyOf"] if b.get("type") != "null")
     offered = {_resolve(document, ref)["properties"]["scheme"]["const"] for ref in _resolve(document, union)["oneOf"]}
-    schemes = {s["name"] for s in api.get("/v1/schemes").json()["schemes"]}
+    schemes = {s["name"] for s in client.get("/v1/schemes", headers=AUTH).json()["schemes"]}
     assert offered == schemes
     answer = document["components"]["schemas"]["EnrolmentResponse"]["properties"]
     assert {"user_id", "scheme", "params", "pin", "report", "second"} <= set(answer)  # the fields, not "object"
-    limits = api.get("/v1/schemes").json()["limits"]
+    limits = client.get("/v1/schemes", headers=AUTH).json()["limits"]
     for path in ("verification", "key", "pin"):
         field = _body_schema(document, f"/v1/users/{{user_id}}/{path}")["properties"]["second_sample"]
         array = next(b for b in field["anyOf"] if b.get("type") == "array")
@@ -109,36 +107,36 @@ def test_openapi_shows_the_second_biometric_and_second_sample(api: TestClient) -
 # -- enrolment and verification ---------------------------------------------------------------------
 
 
-def test_first_and_second_verify_and_every_wrong_second_fails(api: TestClient) -> None:
-    response = api.post("/v1/users/duo/enrolment", json={**FIRST, "second": SECOND})
+def test_first_and_second_verify_and_every_wrong_second_fails(api: Client) -> None:
+    response = api.raw.enrol("duo", **FIRST, second=SECOND)
     assert response.status_code == 201, response.text
     body = response.json()
     assert (body["scheme"], body["params"]["features"], body["pin"]) == ("interval", 4, False)
     assert body["second"] == {"scheme": "pinsketch", "params": {"m": 16, "t": 4}}
-    assert _verify(api, "duo", second_sample=SECOND_GENUINE).json() == {"verified": True}
+    assert api.raw.verify("duo", GENUINE, second_sample=SECOND_GENUINE).json() == {"verified": True}
     for wrong in ({"second_sample": SECOND_WRONG}, {}, {"second_sample": SECOND_GENUINE, "pin": PIN}):
-        response = _verify(api, "duo", **wrong)
+        response = api.raw.verify("duo", GENUINE, **wrong)
         assert (response.status_code, response.json()) == (200, {"verified": False}), wrong
     # An enrolment without a second biometric refuses a second sample, as it refuses a PIN.
-    assert api.post("/v1/users/solo/enrolment", json=FIRST).json().get("second") is None
-    assert _verify(api, "solo").json() == {"verified": True}
-    assert _verify(api, "solo", second_sample=SECOND_GENUINE).json() == {"verified": False}
+    assert api.raw.enrol("solo", **FIRST).json().get("second") is None
+    assert api.raw.verify("solo", GENUINE).json() == {"verified": True}
+    assert api.raw.verify("solo", GENUINE, second_sample=SECOND_GENUINE).json() == {"verified": False}
 
 
-def test_first_second_and_pin_verify_and_the_pin_still_counts(api: TestClient) -> None:
-    response = api.post("/v1/users/trio/enrolment", json={**FIRST, "second": SECOND, "pin": PIN})
+def test_first_second_and_pin_verify_and_the_pin_still_counts(api: Client) -> None:
+    response = api.raw.enrol("trio", **FIRST, second=SECOND, pin=PIN)
     assert response.status_code == 201, response.text
     assert response.json()["pin"] is True
-    assert _verify(api, "trio", second_sample=SECOND_GENUINE, pin=PIN).json() == {"verified": True}
-    assert _verify(api, "trio", second_sample=SECOND_GENUINE, pin=PIN + "x").json() == {"verified": False}
-    assert _verify(api, "trio", second_sample=SECOND_GENUINE).json() == {"verified": False}
-    assert _verify(api, "trio", second_sample=SECOND_WRONG, pin=PIN).json() == {"verified": False}
-    assert _verify(api, "trio", pin=PIN).json() == {"verified": False}
+    assert api.raw.verify("trio", GENUINE, second_sample=SECOND_GENUINE, pin=PIN).json() == {"verified": True}
+    assert api.raw.verify("trio", GENUINE, second_sample=SECOND_GENUINE, pin=PIN + "x").json() == {"verified": False}
+    assert api.raw.verify("trio", GENUINE, second_sample=SECOND_GENUINE).json() == {"verified": False}
+    assert api.raw.verify("trio", GENUINE, second_sample=SECOND_WRONG, pin=PIN).json() == {"verified": False}
+    assert api.raw.verify("trio", GENUINE, pin=PIN).json() == {"verified": False}
 
 
-def test_report_gives_per_secret_bounds(api: TestClient) -> None:
-    api.post("/v1/users/trio/enrolment", json={**FIRST, "second": SECOND, "pin": PIN})
-    report = api.get("/v1/users/trio/report").json()
+def test_report_gives_per_secret_bounds(api: Client) -> None:
+    api.raw.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+    report = api.raw.report("trio").json()
     assert report["scheme"] == "mixed" and report["extra"]["structure"] == "chaining"
     mixing = report["extra"]["mixing"]
     secrets = {s["name"]: s for s in mixing["secrets"]}
@@ -151,12 +149,12 @@ def test_report_gives_per_secret_bounds(api: TestClient) -> None:
     assert report["sketch_bits"] == pytest.approx(64 + 4 * math.log2(99), rel=1e-12)
 
 
-def test_second_sample_that_does_not_fit_is_a_failure_like_an_unknown_user(api: TestClient) -> None:
+def test_second_sample_that_does_not_fit_is_a_failure_like_an_unknown_user(api: Client) -> None:
     """A second sample of the wrong shape is not a 422 that only an enrolled user could earn."""
-    assert api.post("/v1/users/duo/enrolment", json={**FIRST, "second": SECOND}).status_code == 201
+    assert api.raw.enrol("duo", **FIRST, second=SECOND).status_code == 201
     for second_sample in ([1, 2, 3, 4, 5, 6, 7, 8, 9], [1.5, 2.5], [1 << 40], [7, 7, 7]):
-        enrolled = _verify(api, "duo", second_sample=second_sample)
-        unknown = _verify(api, "ghost", second_sample=second_sample)
+        enrolled = api.raw.verify("duo", GENUINE, second_sample=second_sample)
+        unknown = api.raw.verify("ghost", GENUINE, second_sample=second_sample)
         assert (
             (enrolled.status_code, enrolled.json())
             == (unknown.status_code, unknown.json())
@@ -179,23 +177,26 @@ def test_second_sample_that_does_not_fit_is_a_failure_like_an_unknown_user(api: 
     ],
     ids=["unknown-scheme", "missing-param", "bad-sample", "no-samples", "unknown-field", "wrong-dimension"],
 )
-def test_a_bad_second_biometric_is_refused_at_enrolment(api: TestClient, second: dict[str, Any], kind: str) -> None:
-    response = api.post("/v1/users/duo/enrolment", json={**FIRST, "second": second})
+def test_a_bad_second_biometric_is_refused_at_enrolment(api: Client, second: dict[str, Any], kind: str) -> None:
+    response = api.raw.enrol("duo", **FIRST, second=second)
     assert response.status_code == 422, response.text
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["type"].endswith(kind), response.json()
-    assert api.get("/v1/users/duo/report").status_code == 404  # nothing stored
+    assert api.raw.report("duo").status_code == 404  # nothing stored
 
 
-def test_key_release_and_pin_change_take_second_sample(api: TestClient) -> None:
-    api.post("/v1/users/trio/enrolment", json={**FIRST, "second": SECOND, "pin": PIN})
-    body = {"sample": GENUINE, "pin": PIN, "context": "com.example/v1", "second_sample": SECOND_GENUINE}
-    first = api.post("/v1/users/trio/key", json=body).json()
-    assert first["verified"] is True and api.post("/v1/users/trio/key", json=body).json() == first
-    assert api.post("/v1/users/trio/key", json={**body, "second_sample": SECOND_WRONG}).json() == {"verified": False}
-    change = {"sample": GENUINE, "pin": PIN, "new_pin": "0000-new", "second_sample": SECOND_GENUINE}
-    assert api.post("/v1/users/trio/pin", json=change).json() == {"verified": True}
-    assert _verify(api, "trio", second_sample=SECOND_GENUINE, pin="0000-new").json() == {"verified": True}
+def test_key_release_and_pin_change_take_second_sample(api: Client) -> None:
+    api.raw.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+
+    def key(second_sample: list[int]) -> httpx.Response:
+        return api.raw.release_key("trio", GENUINE, "com.example/v1", pin=PIN, second_sample=second_sample)
+
+    first = key(SECOND_GENUINE).json()
+    assert first["verified"] is True and key(SECOND_GENUINE).json() == first
+    assert key(SECOND_WRONG).json() == {"verified": False}
+    change = api.raw.change_pin("trio", GENUINE, PIN, "0000-new", second_sample=SECOND_GENUINE)
+    assert change.json() == {"verified": True}
+    assert api.raw.verify("trio", GENUINE, second_sample=SECOND_GENUINE, pin="0000-new").json() == {"verified": True}
 
 
 def test_a_pipeline_enrolment_takes_a_plain_second_biometric(tmp_path: Path) -> None:
@@ -211,15 +212,15 @@ def test_a_pipeline_enrolment_takes_a_plain_second_biometric(tmp_path: Path) -> 
     (directory / "voice.json").write_text(pipeline.to_json())
     enrolment = [row.tolist() for row in population.draw(1, 2, seed=7).samples]  # two captures of one person
     settings = test_settings(tmp_path, pipelines_dir=str(directory))
-    with TestClient(create_app(settings), headers=AUTH) as api:
-        body = {"scheme": "pipeline:voice", "samples": enrolment, "second": SECOND}
-        response = api.post("/v1/users/duo/enrolment", json=body)
+    with TestClient(create_app(settings)) as client:
+        api = service_client(client)
+        response = api.raw.enrol("duo", "pipeline:voice", enrolment, second=SECOND)
         assert response.status_code == 201, response.text
         assert response.json()["pipeline"] == "voice" and response.json()["second"]["scheme"] == "pinsketch"
-        report = api.get("/v1/users/duo/report").json()
+        report = api.report("duo")
         assert report["extra"]["structure"] == "cascade" and report["extra"]["pipeline_name"] == "voice"
-        genuine = api.post("/v1/users/duo/verification", json={"sample": enrolment[0], "second_sample": SECOND_GENUINE})
+        genuine = api.raw.verify("duo", enrolment[0], second_sample=SECOND_GENUINE)
         assert genuine.json() == {"verified": True}
         for second_sample in (SECOND_WRONG, None):
-            attempt = {"sample": enrolment[0], **({} if second_sample is None else {"second_sample": second_sample})}
-            assert api.post("/v1/users/duo/verification", json=attempt).json() == {"verified": False}
+            attempt = api.raw.verify("duo", enrolment[0], second_sample=second_sample)
+            assert attempt.json() == {"verified": False}

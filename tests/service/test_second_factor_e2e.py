@@ -10,7 +10,6 @@ a second biometric or an unknown one.
 
 from __future__ import annotations
 
-import base64
 import random
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from http_testing import released, service_client
 from service_testing import Backend, ServerProcess
 from test_service_oracle import auc
 
@@ -48,61 +48,31 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, servers: list[Server
         yield Backend("postgres", tmp_path, url, {"SKETCHAUTH_SCHEMA": schema}, servers)
 
 
-def _body(sample: list[int], pin: str | None, second: list[Any] | None, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"sample": sample, **extra}
-    if pin is not None:
-        body["pin"] = pin
-    if second is not None:
-        body["second_sample"] = second
-    return body
-
-
-def _verify(c: httpx.Client, user: str, sample: list[int], pin: str | None, second: list[Any] | None) -> Any:
-    response = c.post(f"/v1/users/{user}/verification", json=_body(sample, pin, second))
-    assert response.status_code == 200, response.text
-    return response.json()["verified"]
-
-
-def _key(c: httpx.Client, user: str, sample: list[int], pin: str | None, second: list[Any] | None, **kw: Any) -> Any:
-    return c.post(f"/v1/users/{user}/key", json=_body(sample, pin, second, context=kw.get("context", CONTEXT)))
-
-
-def _released(response: httpx.Response) -> bytes:
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["verified"] is True and set(body) == {"verified", "key"}
-    return base64.urlsafe_b64decode(body["key"] + "=")
-
-
-def _enrol(c: httpx.Client, user: str, **fields: Any) -> dict[str, Any]:
-    response = c.post(f"/v1/users/{user}/enrolment", json={**FIRST, **fields})
-    assert response.status_code == 201, response.text
-    return dict(response.json())
-
-
 def test_all_factors_verify_across_a_restart_and_a_wrong_second_counts(backend: Backend) -> None:
     env = {"SKETCHAUTH_LOCKOUT_THRESHOLD": "3", "SKETCHAUTH_LOCKOUT_SECONDS": "60"}
     server = backend.start(**env)
     with server.client() as c:
-        assert _enrol(c, "trio", second=SECOND, pin=PIN)["second"]["scheme"] == "pinsketch"
-        _enrol(c, "duo", second=SECOND)
+        api = service_client(c)
+        assert api.enrol("trio", **FIRST, second=SECOND, pin=PIN).second["scheme"] == "pinsketch"
+        api.enrol("duo", **FIRST, second=SECOND)
         for sample, second in zip(GENUINE, SECOND_GENUINE, strict=True):
-            assert _verify(c, "trio", sample, PIN, second) is True
-            assert _verify(c, "duo", sample, None, second) is True
+            assert api.verify("trio", sample, pin=PIN, second_sample=second) is True
+            assert api.verify("duo", sample, second_sample=second) is True
     server.stop()
     server = backend.start(**env)  # the stored structure is rebuilt from the database alone
     with server.client() as c:
-        assert _verify(c, "trio", GENUINE[1], PIN, SECOND_GENUINE[0]) is True
+        api = service_client(c)
+        assert api.verify("trio", GENUINE[1], pin=PIN, second_sample=SECOND_GENUINE[0]) is True
         # Wrong second sample, missing second sample, wrong PIN: three counted failures, then 429.
-        assert _verify(c, "trio", GENUINE[0], PIN, SECOND_WRONG) is False
-        assert _verify(c, "trio", GENUINE[0], PIN, None) is False
-        assert _verify(c, "trio", GENUINE[0], "wrong-pin", SECOND_GENUINE[0]) is False
-        locked = c.post("/v1/users/trio/verification", json=_body(GENUINE[0], PIN, SECOND_GENUINE[0]))
+        assert api.verify("trio", GENUINE[0], pin=PIN, second_sample=SECOND_WRONG) is False
+        assert api.verify("trio", GENUINE[0], pin=PIN) is False
+        assert api.verify("trio", GENUINE[0], pin="wrong-pin", second_sample=SECOND_GENUINE[0]) is False
+        locked = api.raw.verify("trio", GENUINE[0], pin=PIN, second_sample=SECOND_GENUINE[0])
         assert locked.status_code == 429 and "retry-after" in locked.headers
         # The same for the enrolment without a PIN: the second sample alone is the factor that counts.
         for _ in range(3):
-            assert _verify(c, "duo", GENUINE[0], None, SECOND_WRONG) is False
-        assert c.post("/v1/users/duo/verification", json=_body(GENUINE[0], None, SECOND_GENUINE[0])).status_code == 429
+            assert api.verify("duo", GENUINE[0], second_sample=SECOND_WRONG) is False
+        assert api.raw.verify("duo", GENUINE[0], second_sample=SECOND_GENUINE[0]).status_code == 429
     events = backend.audit("trio")
     assert events.count("verify-ok") == 3 and events.count("verify-fail") == 3 and "lock" in events
 
@@ -110,50 +80,64 @@ def test_all_factors_verify_across_a_restart_and_a_wrong_second_counts(backend: 
 def test_key_release_needs_the_second_sample_and_is_stable_per_context(backend: Backend) -> None:
     server = backend.start()
     with server.client() as c:
-        _enrol(c, "trio", second=SECOND, pin=PIN)
-        _enrol(c, "solo", pin=PIN)
-        keys = {_released(_key(c, "trio", s, PIN, t)) for s in GENUINE for t in SECOND_GENUINE}
+        api = service_client(c)
+        api.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+        api.enrol("solo", **FIRST, pin=PIN)
+        keys = {
+            released(api.raw.release_key("trio", s, CONTEXT, pin=PIN, second_sample=t))
+            for s in GENUINE
+            for t in SECOND_GENUINE
+        }
         assert len(keys) == 1
         key = keys.pop()
         assert len(key) == 32
-        assert _released(_key(c, "trio", GENUINE[0], PIN, SECOND_GENUINE[0], context="com.example.mail/v2")) != key
+        assert (
+            released(
+                api.raw.release_key("trio", GENUINE[0], "com.example.mail/v2", pin=PIN, second_sample=SECOND_GENUINE[0])
+            )
+            != key
+        )
         # The key comes from both biometrics and the PIN: a first-only enrolment's key is another.
-        solo = _released(_key(c, "solo", GENUINE[0], PIN, None))
+        solo = released(api.raw.release_key("solo", GENUINE[0], CONTEXT, pin=PIN))
         assert solo != key
         for sample, pin, second in (
             (GENUINE[0], PIN, None),
             (GENUINE[0], PIN, SECOND_WRONG),
             (IMPOSTOR, PIN, SECOND_GENUINE[0]),
         ):
-            response = _key(c, "trio", sample, pin, second)
+            response = api.raw.release_key("trio", sample, CONTEXT, pin=pin, second_sample=second)
             assert (response.status_code, response.json()) == (200, {"verified": False})
         # A second sample sent to a first-only enrolment: a failure, not a key.
-        assert _key(c, "solo", GENUINE[0], PIN, SECOND_GENUINE[0]).json() == {"verified": False}
+        assert api.raw.release_key("solo", GENUINE[0], CONTEXT, pin=PIN, second_sample=SECOND_GENUINE[0]).json() == {
+            "verified": False
+        }
     server.stop()
     server = backend.start()
     with server.client() as c:
-        assert _released(_key(c, "trio", GENUINE[1], PIN, SECOND_GENUINE[1])) == key
+        api = service_client(c)
+        assert (
+            released(api.raw.release_key("trio", GENUINE[1], CONTEXT, pin=PIN, second_sample=SECOND_GENUINE[1])) == key
+        )
 
 
 def test_pin_change_keeps_the_second_biometric(backend: Backend) -> None:
     server = backend.start()
     with server.client() as c:
-        _enrol(c, "trio", second=SECOND, pin=PIN)
-        before = _released(_key(c, "trio", GENUINE[0], PIN, SECOND_GENUINE[0]))
-        change = {"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN}
+        api = service_client(c)
+        api.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+        before = released(api.raw.release_key("trio", GENUINE[0], CONTEXT, pin=PIN, second_sample=SECOND_GENUINE[0]))
         # Without the second sample, or with a wrong one, nothing changes.
-        assert c.post("/v1/users/trio/pin", json=change).json() == {"verified": False}
-        assert c.post("/v1/users/trio/pin", json={**change, "second_sample": SECOND_WRONG}).json() == {
-            "verified": False
-        }
-        assert _verify(c, "trio", GENUINE[1], PIN, SECOND_GENUINE[1]) is True
-        response = c.post("/v1/users/trio/pin", json={**change, "second_sample": SECOND_GENUINE[0]})
+        assert api.raw.change_pin("trio", GENUINE[0], PIN, NEW_PIN).json() == {"verified": False}
+        wrong = api.raw.change_pin("trio", GENUINE[0], PIN, NEW_PIN, second_sample=SECOND_WRONG)
+        assert wrong.json() == {"verified": False}
+        assert api.verify("trio", GENUINE[1], pin=PIN, second_sample=SECOND_GENUINE[1]) is True
+        response = api.raw.change_pin("trio", GENUINE[0], PIN, NEW_PIN, second_sample=SECOND_GENUINE[0])
         assert response.json() == {"verified": True}
-        assert _verify(c, "trio", GENUINE[1], NEW_PIN, SECOND_GENUINE[1]) is True
-        assert _verify(c, "trio", GENUINE[1], PIN, SECOND_GENUINE[1]) is False
-        assert _verify(c, "trio", GENUINE[1], NEW_PIN, SECOND_WRONG) is False
-        assert _verify(c, "trio", GENUINE[1], NEW_PIN, None) is False
-        after = _released(_key(c, "trio", GENUINE[1], NEW_PIN, SECOND_GENUINE[1]))
+        assert api.verify("trio", GENUINE[1], pin=NEW_PIN, second_sample=SECOND_GENUINE[1]) is True
+        assert api.verify("trio", GENUINE[1], pin=PIN, second_sample=SECOND_GENUINE[1]) is False
+        assert api.verify("trio", GENUINE[1], pin=NEW_PIN, second_sample=SECOND_WRONG) is False
+        assert api.verify("trio", GENUINE[1], pin=NEW_PIN) is False
+        after = released(api.raw.release_key("trio", GENUINE[1], CONTEXT, pin=NEW_PIN, second_sample=SECOND_GENUINE[1]))
         assert after != before  # the PIN is part of the secret the key comes from
     assert "pin-change" in backend.audit("trio")
 
@@ -161,9 +145,10 @@ def test_pin_change_keeps_the_second_biometric(backend: Backend) -> None:
 def test_report_has_per_secret_bounds(backend: Backend) -> None:
     server = backend.start(SKETCHAUTH_PIN_MIN_ENTROPY="19.93")
     with server.client() as c:
-        _enrol(c, "trio", second=SECOND, pin=PIN)
-        _enrol(c, "duo", second=SECOND)
-        trio, duo = c.get("/v1/users/trio/report").json(), c.get("/v1/users/duo/report").json()
+        api = service_client(c)
+        api.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+        api.enrol("duo", **FIRST, second=SECOND)
+        trio, duo = api.raw.report("trio").json(), api.raw.report("duo").json()
     assert (trio["extra"]["structure"], duo["extra"]["structure"]) == ("chaining", "cascade")
     names = [[s["name"] for s in r["extra"]["mixing"]["secrets"]] for r in (trio, duo)]
     assert names == [["0:exact", "1:pinsketch", "2:interval"], ["0:interval", "1:pinsketch"]]
@@ -192,11 +177,12 @@ def test_no_enrolment_oracle_through_second_sample(backend: Backend, second_samp
     """With a second biometric, without one, or not enrolled: every answer is the same, 429 included."""
     server = backend.start(SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="60")
     with server.client() as c:
-        _enrol(c, "two-f", second=SECOND)
-        _enrol(c, "one-f")
+        api = service_client(c)
+        api.enrol("two-f", **FIRST, second=SECOND)
+        api.enrol("one-f", **FIRST)
         for attempt in range(5):
             answers = [
-                _answer(c.post(f"/v1/users/{user}/verification", json=_body(IMPOSTOR, None, second_sample)), user)
+                _answer(api.raw.verify(user, IMPOSTOR, second_sample=second_sample), user)
                 for user in ("two-f", "one-f", "ghost")  # one length: the same Content-Length
             ]
             assert answers[0] == answers[1] == answers[2], attempt
@@ -215,18 +201,18 @@ VAULT_WRONG = list(range(2, 60, 3))
 
 def _timing_round(server: ServerProcess, rng: random.Random, round_: int) -> float:
     """AUC of (with a second biometric) vs (first only) latencies for attempts carrying a second sample."""
-    body = _body(IMPOSTOR, None, VAULT_WRONG)
     times: dict[str, list[float]] = {"two": [], "one": []}
     with server.client() as c:
+        api = service_client(c)
         for i in range(PAIRS + WARM_UP):
-            _enrol(c, f"two-{round_}-{i}", second=VAULT)
-            _enrol(c, f"one-{round_}-{i}")
+            api.enrol(f"two-{round_}-{i}", **FIRST, second=VAULT)
+            api.enrol(f"one-{round_}-{i}", **FIRST)
         for i in range(PAIRS + WARM_UP):
             pair = ["two", "one"]
             rng.shuffle(pair)
             for kind in pair:
                 started = time.perf_counter()
-                response = c.post(f"/v1/users/{kind}-{round_}-{i}/verification", json=body)
+                response = api.raw.verify(f"{kind}-{round_}-{i}", IMPOSTOR, second_sample=VAULT_WRONG)
                 elapsed = time.perf_counter() - started
                 assert response.json() == {"verified": False}
                 if i >= WARM_UP:
@@ -260,9 +246,10 @@ def test_no_second_sample_or_pin_on_disk(tmp_path: Path, servers: list[ServerPro
     backend = Backend("sqlite", tmp_path, f"sqlite:///{tmp_path / 'scan.db'}", {}, servers)
     server = backend.start()
     with server.client() as c:
-        _enrol(c, "trio", second=SECOND, pin=PIN)
-        assert _verify(c, "trio", GENUINE[0], PIN, SECOND_GENUINE[0]) is True
-        response = c.post("/v1/users/trio/pin", json={**_body(GENUINE[0], PIN, SECOND_GENUINE[0]), "new_pin": NEW_PIN})
+        api = service_client(c)
+        api.enrol("trio", **FIRST, second=SECOND, pin=PIN)
+        assert api.verify("trio", GENUINE[0], pin=PIN, second_sample=SECOND_GENUINE[0]) is True
+        response = api.raw.change_pin("trio", GENUINE[0], PIN, NEW_PIN, second_sample=SECOND_GENUINE[0])
         assert response.json() == {"verified": True}
     server.stop()
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("scan.db*"))

@@ -8,9 +8,9 @@ import itertools
 from typing import Any
 
 import numpy as np
-from fastapi.testclient import TestClient
-from service_testing import AUTH
 from sketchauth_service.schemes import MAX_ANGULAR_DIMENSION, scheme_specs
+
+from sketchauth.client import Client
 
 _USERS = itertools.count()
 
@@ -20,18 +20,7 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return x / np.linalg.norm(x)
 
 
-def _enrol(client: TestClient, body: dict[str, Any]) -> tuple[str, Any]:
-    user = f"angular{next(_USERS)}"
-    return user, client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
-
-
-def _verify(client: TestClient, user: str, sample: list[float], **extra: Any) -> bool:
-    r = client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample, **extra})
-    assert r.status_code == 200, r.text
-    return bool(r.json()["verified"])
-
-
-def test_a_512_float_embedding_enrols_and_verifies_with_and_without_a_pin(client: TestClient) -> None:
+def test_a_512_float_embedding_enrols_and_verifies_with_and_without_a_pin(api: Client) -> None:
     rng = np.random.default_rng(1)
     t = _unit(rng, 512)
     captures = [(t + 0.01 * rng.normal(size=512)).tolist() for _ in range(2)]
@@ -39,18 +28,19 @@ def test_a_512_float_embedding_enrols_and_verifies_with_and_without_a_pin(client
     for pin in (None, "2468-1357"):
         body: dict[str, Any] = {"scheme": "angular", "params": {"dimension": 512, "alpha": 8}, "samples": captures}
         extra = {} if pin is None else {"pin": pin}
-        user, r = _enrol(client, {**body, **extra})
+        user = f"angular{next(_USERS)}"
+        r = api.raw.enrol(user, **body, **extra)
         assert r.status_code == 201, r.text
-        assert _verify(client, user, close, **extra)
-        assert not _verify(client, user, _unit(rng, 512).tolist(), **extra)
+        assert api.verify(user, close, **extra)
+        assert not api.verify(user, _unit(rng, 512).tolist(), **extra)
         if pin is not None:
-            assert not _verify(client, user, close, pin="0000-0000")
+            assert not api.verify(user, close, pin="0000-0000")
 
 
-def test_bad_embeddings_are_refused_with_a_clear_problem(client: TestClient) -> None:
+def test_bad_embeddings_are_refused_with_a_clear_problem(api: Client) -> None:
     params = {"dimension": 16, "alpha": 2}
     for sample, words in (([0.0] * 16, "zero vector"), ([1.0] * 15, "16 numbers")):
-        _, r = _enrol(client, {"scheme": "angular", "params": params, "samples": [sample]})
+        r = api.raw.enrol(f"angular{next(_USERS)}", "angular", [sample], params=params)
         assert r.status_code == 422, r.text
         assert r.headers["content-type"].startswith("application/problem+json")
         assert words in r.text
@@ -63,7 +53,7 @@ def test_the_published_schema_bounds_the_dimension() -> None:
     assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])
 
 
-def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_without_a_pin(client: TestClient) -> None:
+def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_without_a_pin(api: Client) -> None:
     rng = np.random.default_rng(2)
     t = _unit(rng, 64)
     captures = [(t + 0.01 * rng.normal(size=64)).tolist() for _ in range(2)]
@@ -72,14 +62,15 @@ def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_wit
     for pin in (None, "2468-1357"):
         body: dict[str, Any] = {"scheme": "angular-polar", "params": params, "samples": captures}
         extra = {} if pin is None else {"pin": pin}
-        user, r = _enrol(client, {**body, **extra})
+        user = f"angular{next(_USERS)}"
+        r = api.raw.enrol(user, **body, **extra)
         assert r.status_code == 201, r.text
-        assert _verify(client, user, close, **extra)
-        assert not _verify(client, user, (-t).tolist(), **extra)
-        assert not _verify(client, user, _unit(rng, 64).tolist(), **extra)
+        assert api.verify(user, close, **extra)
+        assert not api.verify(user, (-t).tolist(), **extra)
+        assert not api.verify(user, _unit(rng, 64).tolist(), **extra)
         if pin is not None:
-            assert not _verify(client, user, close, pin="0000-0000")
-    _, r = _enrol(client, {"scheme": "angular-polar", "params": {"dimension": 64, "bits": 64}, "samples": captures})
+            assert not api.verify(user, close, pin="0000-0000")
+    r = api.raw.enrol(f"angular{next(_USERS)}", "angular-polar", captures, params={"dimension": 64, "bits": 64})
     assert r.status_code == 422, r.text  # bits < dimension
     assert "bits" in r.text
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.pipelines import enrolment_request, verification_request
 from sketchauth_service.settings import Settings
 
+from sketchauth.client import Client
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
 from sketchauth.evaluate.fitting.options import CalibrationOptions
@@ -74,75 +75,55 @@ def fitted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture
-def pipeline_settings(tmp_path: Path, fitted: Fitted) -> Settings:
+def settings(tmp_path: Path, fitted: Fitted) -> Settings:
+    """The fitted pipeline offered, with a pepper (conftest's ``client`` and ``api`` serve these)."""
     return test_settings(tmp_path, pipelines_dir=str(fitted.directory), pepper=PEPPER)
 
 
-@pytest.fixture
-def api(pipeline_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(pipeline_settings)) as c:
-        yield c
-
-
-def _enrol(client: TestClient, samples: Any, user: str = "ada", name: str = "angular", **extra: Any) -> Any:
-    body = {"scheme": f"pipeline:{name}", "samples": np.asarray(samples).tolist(), **extra}
-    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
-
-
-def _verified(client: TestClient, sample: Any, user: str = "ada", **extra: Any) -> bool:
-    r = client.post(
-        f"/v1/users/{user}/verification", headers=AUTH, json={"sample": np.asarray(sample).tolist(), **extra}
-    )
-    assert r.status_code == 200, r.text
-    return bool(r.json()["verified"])
-
-
-def test_the_angular_pipeline_is_listed(api: TestClient, fitted: Fitted) -> None:
-    listed = {p["name"]: p for p in api.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
+def test_the_angular_pipeline_is_listed(client: TestClient, fitted: Fitted) -> None:
+    listed = {p["name"]: p for p in client.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
     assert listed["angular"]["kind"] == "angular" and listed["angular"]["scheme"] == SCHEMES[fitted.code]
     assert listed["angular"]["params"] == fitted.pipeline.sketch.params()
     assert listed["angular"]["input_dimension"] == 34
     assert listed["angular"]["fingerprint"] == fitted.pipeline.fingerprint
 
 
-def test_a_raw_float_vector_enrols_with_a_pin_and_a_pepper(
-    api: TestClient, fitted: Fitted, pipeline_settings: Settings
-) -> None:
-    r = _enrol(api, fitted.person[:1], pin=PIN)
+def test_a_raw_float_vector_enrols_with_a_pin_and_a_pepper(api: Client, fitted: Fitted, settings: Settings) -> None:
+    r = api.raw.enrol("ada", "pipeline:angular", fitted.person[:1], pin=PIN)
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["pin"] is True and body["scheme"] == "pipeline:angular" and body["pipeline"] == "angular"
     assert body["pipeline_sha256"] == fitted.pipeline.fingerprint and body["params"] == fitted.pipeline.sketch.params()
     close = _close(fitted.person[0])
-    assert _verified(api, close, pin=PIN)
-    assert _verified(api, close.astype(np.float32), pin=PIN)
-    assert not _verified(api, close, pin="2718-2819")
-    assert not _verified(api, fitted.stranger, pin=PIN)
-    assert not _verified(api, _close(fitted.stranger), pin=PIN)
+    assert api.verify("ada", close, pin=PIN)
+    assert api.verify("ada", close.astype(np.float32), pin=PIN)
+    assert not api.verify("ada", close, pin="2718-2819")
+    assert not api.verify("ada", fitted.stranger, pin=PIN)
+    assert not api.verify("ada", _close(fitted.stranger), pin=PIN)
     # Nothing of the vector is stored: the database holds helper data and a hash, sealed by the pepper.
-    stored = Path(pipeline_settings.database_url.removeprefix("sqlite:///")).read_bytes()
+    stored = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
     for value in fitted.person[0][:4]:
         assert json.dumps(float(value))[:8].encode() not in stored
 
 
-def test_several_captures_enrol_without_a_pin(api: TestClient, fitted: Fitted) -> None:
-    r = _enrol(api, fitted.person, user="grace")
+def test_several_captures_enrol_without_a_pin(api: Client, fitted: Fitted) -> None:
+    r = api.raw.enrol("grace", "pipeline:angular", fitted.person)
     assert r.status_code == 201, r.text
     assert r.json()["pin"] is False
-    assert _verified(api, _close(fitted.person.mean(axis=0)), user="grace")
-    assert not _verified(api, fitted.stranger, user="grace")
+    assert api.verify("grace", _close(fitted.person.mean(axis=0)))
+    assert not api.verify("grace", fitted.stranger)
 
 
-def test_samples_without_a_direction_or_of_the_wrong_length_are_refused(api: TestClient, fitted: Fitted) -> None:
+def test_samples_without_a_direction_or_of_the_wrong_length_are_refused(api: Client, fitted: Fitted) -> None:
     for sample, words in (([0.0] * 34, "zero vector"), ([1.0] * 33, "34")):
-        r = _enrol(api, [sample], user="bob")
+        r = api.raw.enrol("bob", "pipeline:angular", [sample])
         assert r.status_code == 422, r.text
         assert r.headers["content-type"].startswith("application/problem+json") and words in r.text
-    assert _enrol(api, fitted.person[:1]).status_code == 201
+    assert api.raw.enrol("ada", "pipeline:angular", fitted.person[:1]).status_code == 201
     # At verification a sample the pipeline refuses is a failed attempt like any other.
-    assert not _verified(api, [0.0] * 34)
-    assert not _verified(api, [1.0] * 33)
-    assert _verified(api, _close(fitted.person[0]))
+    assert not api.verify("ada", [0.0] * 34)
+    assert not api.verify("ada", [1.0] * 33)
+    assert api.verify("ada", _close(fitted.person[0]))
 
 
 def test_the_service_starts_with_an_angular_pipeline_on_a_transform_that_does_not_normalise(
@@ -155,23 +136,24 @@ def test_the_service_starts_with_an_angular_pipeline_on_a_transform_that_does_no
     raw = AngularPipeline(transform, np.arange(transform.dimensions), min_cos=0.9, **shape)
     settings = test_settings(tmp_path, pipelines_dir=str(_write(tmp_path / "pipelines", "raw", raw)))
     with TestClient(create_app(settings)) as client:
+        api = service_client(client)
         listed = {p["name"] for p in client.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
         assert listed == {"raw"}
-        assert _enrol(client, fitted.person[:1], name="raw", pin=PIN).status_code == 201
-        assert _verified(client, _close(fitted.person[0]), pin=PIN)
-        assert not _verified(client, fitted.stranger, pin=PIN)
-        assert not _verified(client, transform.mean, pin=PIN)  # no direction: a failed attempt
-        r = _enrol(client, [transform.mean], user="bob", name="raw")
+        assert api.raw.enrol("ada", "pipeline:raw", fitted.person[:1], pin=PIN).status_code == 201
+        assert api.verify("ada", _close(fitted.person[0]), pin=PIN)
+        assert not api.verify("ada", fitted.stranger, pin=PIN)
+        assert not api.verify("ada", transform.mean, pin=PIN)  # no direction: a failed attempt
+        r = api.raw.enrol("bob", "pipeline:raw", [transform.mean])
         assert r.status_code == 422, r.text
         assert "no direction" in r.text
         step = np.zeros(transform.features)
         step[0] = 1.0
-        r = _enrol(client, [transform.mean + step, transform.mean - step], user="bob", name="raw")
+        r = api.raw.enrol("bob", "pipeline:raw", [transform.mean + step, transform.mean - step])
         assert r.status_code == 422, r.text
         assert "directions cancel out" in r.text and "enrol from other captures" in r.text
 
 
-def test_the_client_side_requests_of_the_angular_pipeline(client: TestClient, fitted: Fitted) -> None:
+def test_the_client_side_requests_of_the_angular_pipeline(api: Client, fitted: Fitted) -> None:
     """The transform applied by the client: the projected template and probes go as floats."""
     pipeline = fitted.pipeline
     body = enrolment_request(pipeline, fitted.person[:1])
@@ -179,28 +161,26 @@ def test_the_client_side_requests_of_the_angular_pipeline(client: TestClient, fi
     (template,) = body["samples"]
     assert len(template) == 34 and all(isinstance(v, float) for v in template)
     np.testing.assert_allclose(np.linalg.norm(template), 1.0)
-    r = client.post("/v1/users/ada/enrolment", headers=AUTH, json=body)
-    assert r.status_code == 201, r.text
+    api.enrol("ada", **body)
     for sample, expected in ((_close(fitted.person[0]), True), (fitted.stranger, False)):
         request = verification_request(pipeline, sample)
         assert all(isinstance(v, float) for v in request["sample"])
-        answer = client.post("/v1/users/ada/verification", headers=AUTH, json=request)
-        assert answer.status_code == 200, answer.text
-        assert answer.json()["verified"] is expected
+        assert api.verify("ada", **request) is expected
 
 
 def _verified_captures(client: TestClient, captures: Any, user: str = "ada", **extra: Any) -> Any:
+    """Several captures in one verification (``samples``): a request :class:`Client` does not make."""
     body = {"samples": np.asarray(captures).tolist(), **extra}
     return client.post(f"/v1/users/{user}/verification", headers=AUTH, json=body)
 
 
-def test_a_verification_may_average_one_to_three_captures(api: TestClient, fitted: Fitted) -> None:
-    assert _enrol(api, fitted.person[:1], user="lin").status_code == 201
+def test_a_verification_may_average_one_to_three_captures(client: TestClient, api: Client, fitted: Fitted) -> None:
+    assert api.raw.enrol("lin", "pipeline:angular", fitted.person[:1]).status_code == 201
     close = [_close(fitted.person[0], seed) for seed in range(3)]
     for k in (1, 2, 3):
-        r = _verified_captures(api, close[:k], user="lin")
+        r = _verified_captures(client, close[:k], user="lin")
         assert r.status_code == 200 and r.json()["verified"] is True, r.text
-    r = _verified_captures(api, [fitted.stranger, _close(fitted.stranger)], user="lin")
+    r = _verified_captures(client, [fitted.stranger, _close(fitted.stranger)], user="lin")
     assert r.status_code == 200 and r.json()["verified"] is False
     bad: list[dict[str, Any]] = [
         {"samples": [c.tolist() for c in close] * 2},  # more than 3 captures
@@ -209,19 +189,19 @@ def test_a_verification_may_average_one_to_three_captures(api: TestClient, fitte
         {},  # neither
     ]
     for body in bad:
-        r = api.post("/v1/users/lin/verification", headers=AUTH, json=body)
+        r = client.post("/v1/users/lin/verification", headers=AUTH, json=body)
         assert r.status_code == 422, r.text
         assert r.headers["content-type"].startswith("application/problem+json")
 
 
-def test_several_captures_are_a_failed_attempt_for_a_scheme_enrolment(api: TestClient) -> None:
+def test_several_captures_are_a_failed_attempt_for_a_scheme_enrolment(client: TestClient, api: Client) -> None:
     from sketchauth_service.requests import MAX_VERIFY_CAPTURES
 
     from sketchauth.features.angular import MAX_VERIFY_CAPTURES as LIBRARY_MAX
 
     assert MAX_VERIFY_CAPTURES == LIBRARY_MAX
     body = {"scheme": "angular", "params": {"dimension": 8, "alpha": 2}, "samples": [[1.0] * 8]}
-    assert api.post("/v1/users/kim/enrolment", headers=AUTH, json=body).status_code == 201
-    r = _verified_captures(api, [[1.0] * 8, [1.0] * 8], user="kim")
+    assert api.raw.enrol("kim", **body).status_code == 201
+    r = _verified_captures(client, [[1.0] * 8, [1.0] * 8], user="kim")
     assert r.status_code == 200 and r.json()["verified"] is False
-    assert _verified(api, [1.0] * 8, user="kim")
+    assert api.verify("kim", [1.0] * 8)

@@ -11,38 +11,25 @@ from typing import Any
 import argon2
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import problem, service_client
 from service_testing import ADMIN, API_KEY, AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.schemes import available_schemes, get_scheme
 from sketchauth_service.settings import Settings, SettingsError
 from sketchauth_service.store import Store
 
+from sketchauth.client import Client
+
 INTERVAL = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 4}, "samples": [[120, 33, 200, 71]]}
 GENUINE = [123, 30, 205, 71]  # every feature within 7 of the template
 IMPOSTOR = [20, 130, 5, 250]
 
 
-def _enrol(client: TestClient, user: str = "alice", body: dict[str, Any] | None = None) -> Any:
-    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body or INTERVAL)
-
-
-def _verify(client: TestClient, sample: list[Any], user: str = "alice", **extra: Any) -> Any:
-    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample, **extra})
-
-
-def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == "application/problem+json"
-    body = response.json()
-    assert body["status"] == status and body["type"].endswith("/" + kind) and body["title"] and body["detail"]
-    return body
-
-
 # -- happy paths ------------------------------------------------------------------------------------
 
 
-def test_enrol_returns_report_and_stores_only_helper_and_hash(client: TestClient, sqlite_store: Store) -> None:
-    r = _enrol(client)
+def test_enrol_returns_report_and_stores_only_helper_and_hash(api: Client, sqlite_store: Store) -> None:
+    r = api.raw.enrol("alice", **INTERVAL)
     assert r.status_code == 201
     body = r.json()
     assert body["report"]["loss_bound_bits"] == pytest.approx(4 * __import__("math").log2(15))
@@ -59,17 +46,17 @@ def test_enrol_returns_report_and_stores_only_helper_and_hash(client: TestClient
     assert sketch.decode(stored.helper, GENUINE).tolist() == [120, 33, 200, 71]
 
 
-def test_genuine_and_impostor(client: TestClient) -> None:
-    _enrol(client)
-    assert _verify(client, GENUINE).json() == {"verified": True}
-    assert _verify(client, IMPOSTOR).json() == {"verified": False}
+def test_genuine_and_impostor(api: Client) -> None:
+    api.enrol("alice", **INTERVAL)
+    assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
+    assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
     # Exactly at the tolerance (|d' - b| = v) is beyond it.
-    assert _verify(client, [128, 33, 200, 71]).json() == {"verified": False}
-    assert _verify(client, [127, 26, 207, 64]).json() == {"verified": True}
+    assert api.raw.verify("alice", [128, 33, 200, 71]).json() == {"verified": False}
+    assert api.raw.verify("alice", [127, 26, 207, 64]).json() == {"verified": True}
 
 
-def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(client: TestClient) -> None:
-    _enrol(client)
+def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(api: Client, client: TestClient) -> None:
+    api.enrol("alice", **INTERVAL)
     state = client.app.state.service  # type: ignore[attr-defined]
     calls: list[str] = []
     real = state.authenticator.hasher
@@ -83,8 +70,8 @@ def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(cli
             return real.verify(hash_, message)
 
     state.authenticator.hasher = Counting()
-    wrong = _verify(client, IMPOSTOR)
-    unknown = _verify(client, IMPOSTOR, user="nobody")
+    wrong = api.raw.verify("alice", IMPOSTOR)
+    unknown = api.raw.verify("nobody", IMPOSTOR)
     assert wrong.status_code == unknown.status_code == 200
     assert wrong.content == unknown.content == b'{"verified":false}'
     assert dict(wrong.headers).keys() == dict(unknown.headers).keys()
@@ -95,40 +82,40 @@ def test_unknown_user_answers_like_a_wrong_sample_after_the_same_argon2_work(cli
     assert state.store._decoy().user_id == "alice"  # the store's decoy: the last record opened
 
 
-def test_duplicate_enrolment_is_409_and_replace_gives_fresh_sketch(client: TestClient, sqlite_store: Store) -> None:
+def test_duplicate_enrolment_is_409_and_replace_gives_fresh_sketch(api: Client, sqlite_store: Store) -> None:
     body = {"scheme": "code-offset", "params": {"n": 16, "t": 2}, "samples": [list(range(16))]}
-    assert _enrol(client, body=body).status_code == 201
+    assert api.raw.enrol("alice", **body).status_code == 201
     first = sqlite_store.get("alice")
-    _problem(_enrol(client, body=body), 409, "already-enrolled")
-    r = _enrol(client, body={**body, "replace": True})
+    problem(api.raw.enrol("alice", **body), 409, "already-enrolled")
+    r = api.raw.enrol("alice", **body, replace=True)
     assert r.status_code == 201 and r.json()["replaced"] is True
     second = sqlite_store.get("alice")
     assert first is not None and second is not None
     # Renewability: fresh randomness, so a new helper and a new salted hash.
     assert first.helper != second.helper and first.secret_hash != second.secret_hash
-    assert _verify(client, [99, *range(1, 15), 0]).json() == {"verified": True}
+    assert api.raw.verify("alice", [99, *range(1, 15), 0]).json() == {"verified": True}
 
 
-def test_report_and_revoke(client: TestClient, sqlite_store: Store) -> None:
-    _problem(client.get("/v1/users/alice/report", headers=AUTH), 404, "not-enrolled")
-    enrolled = _enrol(client).json()
-    report = client.get("/v1/users/alice/report", headers=AUTH)
+def test_report_and_revoke(api: Client, sqlite_store: Store) -> None:
+    problem(api.raw.report("alice"), 404, "not-enrolled")
+    enrolled = api.raw.enrol("alice", **INTERVAL).json()
+    report = api.raw.report("alice")
     assert report.status_code == 200 and report.json() == enrolled["report"]
     assert "helper" not in report.text and "argon2" not in report.text
-    assert client.delete("/v1/users/alice", headers=AUTH).status_code == 204
-    _problem(client.delete("/v1/users/alice", headers=AUTH), 404, "not-enrolled")
-    assert _verify(client, GENUINE).json() == {"verified": False}
+    assert api.raw.delete("alice").status_code == 204
+    problem(api.raw.delete("alice"), 404, "not-enrolled")
+    assert api.raw.verify("alice", GENUINE).json() == {"verified": False}
     # A revoked id is an unknown one: its attempts are counted and audited like any other.
     assert [e.event for e in sqlite_store.audit_events("alice")] == ["enrol", "revoke", "attempt", "verify-fail"]
 
 
 @pytest.mark.parametrize("spec", available_schemes(), ids=lambda s: s.name)
-def test_every_offered_scheme_enrols_and_verifies_its_example(client: TestClient, spec: Any) -> None:
+def test_every_offered_scheme_enrols_and_verifies_its_example(api: Client, spec: Any) -> None:
     params, samples, genuine = spec.example
-    r = _enrol(client, user=f"u-{spec.name}", body={"scheme": spec.name, "params": params, "samples": samples})
+    r = api.raw.enrol(f"u-{spec.name}", spec.name, samples, params=params)
     assert r.status_code == 201, r.text
     assert r.json()["report"]["scheme"] == spec.name
-    assert _verify(client, genuine, user=f"u-{spec.name}").json() == {"verified": True}
+    assert api.raw.verify(f"u-{spec.name}", genuine).json() == {"verified": True}
 
 
 def test_schemes_lists_parameter_schemas(client: TestClient) -> None:
@@ -152,7 +139,7 @@ def test_schemes_lists_parameter_schemas(client: TestClient) -> None:
 )
 def test_api_key_required(client: TestClient, headers: dict[str, str]) -> None:
     for method, path in [("GET", "/v1/schemes"), ("GET", "/v1/users/a/report"), ("DELETE", "/v1/users/a")]:
-        body = _problem(client.request(method, path, headers=headers), 401, "unauthorized")
+        body = problem(client.request(method, path, headers=headers), 401, "unauthorized")
         assert "detail" in body
     r = client.post("/v1/users/a/verification", headers=headers, json={"sample": GENUINE})
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
@@ -192,15 +179,15 @@ def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
         Settings.from_env()
 
 
-def test_nothing_logs_samples_or_pins(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+def test_nothing_logs_samples_or_pins(api: Client, client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     body = {
         "scheme": "interval",
         "params": {"n": 1 << 20, "v": 50, "features": 3},
         "samples": [[987_651, 876_541, 765_431]],
     }
-    _enrol(client, body=body)
-    _verify(client, [987_650, 876_540, 765_430])
+    api.enrol("alice", **body)
+    api.raw.verify("alice", [987_650, 876_540, 765_430])
     bad = client.post("/v1/users/alice/verification", headers=AUTH, json={"sample": [987_650, "876540", 765_430]})
     assert bad.status_code == 422
     text = caplog.text + bad.text
@@ -225,12 +212,13 @@ def test_lockout_after_five_failures_then_wait(tmp_path: Path) -> None:
     clock = Clock()
     settings = test_settings(tmp_path)  # defaults: 5 failures, then 30 s waits
     with TestClient(create_app(settings, clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         for _ in range(5):
-            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+            assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
         clock.now += 0.2
-        r = _verify(client, GENUINE)
-        body = _problem(r, 429, "too-many-failures")
+        r = api.raw.verify("alice", GENUINE)
+        body = problem(r, 429, "too-many-failures")
         assert r.headers["retry-after"] == "30"  # whole seconds, rounded up
         assert "retry in" in body["detail"]
         # A waiting user's attempts are not counted and do not reveal the sample's quality.
@@ -241,58 +229,61 @@ def test_wait_expires_success_resets_and_disable_needs_reset(tmp_path: Path) -> 
     clock = Clock()
     settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=30, disable_threshold=4)
     with TestClient(create_app(settings, clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         store = client.app.state.service.store  # type: ignore[attr-defined]
-        _verify(client, IMPOSTOR)
-        _verify(client, IMPOSTOR)
+        api.raw.verify("alice", IMPOSTOR)
+        api.raw.verify("alice", IMPOSTOR)
         clock.now += 29.5
-        r = _verify(client, GENUINE)
+        r = api.raw.verify("alice", GENUINE)
         assert r.status_code == 429 and r.headers["retry-after"] == "1"
         clock.now += 0.5  # exactly 30 s after the second failure: the wait is over
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
         assert store.get("alice").failures == 0
         for _ in range(4):
-            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+            assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
             clock.now += 30
-        _problem(_verify(client, GENUINE), 423, "biometric-disabled")
+        problem(api.raw.verify("alice", GENUINE), 423, "biometric-disabled")
         clock.now += 86_400  # disabled is not a wait: it does not expire
-        _problem(_verify(client, GENUINE), 423, "biometric-disabled")
+        problem(api.raw.verify("alice", GENUINE), 423, "biometric-disabled")
         # Admin reset needs an admin key.
-        _problem(client.post("/v1/admin/users/alice/reset", headers=AUTH), 403, "forbidden")
-        _problem(client.post("/v1/admin/users/alice/reset"), 401, "unauthorized")
-        _problem(client.post("/v1/admin/users/nobody/reset", headers=ADMIN), 404, "not-enrolled")
+        problem(client.post("/v1/admin/users/alice/reset", headers=AUTH), 403, "forbidden")
+        problem(client.post("/v1/admin/users/alice/reset"), 401, "unauthorized")
+        problem(client.post("/v1/admin/users/nobody/reset", headers=ADMIN), 404, "not-enrolled")
         assert client.post("/v1/admin/users/alice/reset", headers=ADMIN).status_code == 204
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
         events = [e.event for e in store.audit_events("alice")]
         assert events.count("disable") == 1 and "reset" in events and events[-1] == "verify-ok"
         # Re-enrolment also lifts a disabled biometric.
         for _ in range(4):
-            _verify(client, IMPOSTOR)
+            api.raw.verify("alice", IMPOSTOR)
             clock.now += 30
-        assert _verify(client, GENUINE).status_code == 423
-        assert _enrol(client, body={**INTERVAL, "replace": True}).status_code == 201
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).status_code == 423
+        assert api.raw.enrol("alice", **INTERVAL, replace=True).status_code == 201
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
 
 
 def test_rehash_on_success_with_a_newer_profile(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path, hash_profile="test"))) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
     with TestClient(create_app(test_settings(tmp_path, hash_profile="owasp"))) as client:
+        api = service_client(client)
         store = client.app.state.service.store  # type: ignore[attr-defined]
         old = store.get("alice").secret_hash
-        assert _verify(client, IMPOSTOR).json() == {"verified": False}
+        assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
         assert store.get("alice").secret_hash == old  # never re-hashed on failure
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
         new = store.get("alice").secret_hash
         assert argon2.extract_parameters(old).memory_cost == 8
         assert argon2.extract_parameters(new).memory_cost == 19456
         assert [e.event for e in store.audit_events("alice")][-2:] == ["verify-ok", "rehash"]
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
 
 
-def test_audit_table_columns(client: TestClient, settings: Settings) -> None:
-    _enrol(client)
-    _verify(client, IMPOSTOR)
+def test_audit_table_columns(api: Client, settings: Settings) -> None:
+    api.enrol("alice", **INTERVAL)
+    api.raw.verify("alice", IMPOSTOR)
     path = settings.database_url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
@@ -314,7 +305,7 @@ def _raw(client: TestClient, path: str, content: bytes, **headers: str) -> Any:
 
 
 def test_malformed_json_is_400(client: TestClient) -> None:
-    _problem(_raw(client, "/v1/users/alice/enrolment", b'{"scheme": "interval",'), 400, "malformed-json")
+    problem(_raw(client, "/v1/users/alice/enrolment", b'{"scheme": "interval",'), 400, "malformed-json")
 
 
 @pytest.mark.parametrize(
@@ -335,9 +326,9 @@ def test_malformed_json_is_400(client: TestClient) -> None:
         b"[1, 2, 3, 4]",
     ],
 )
-def test_wrong_types_and_non_finite_numbers_are_422(client: TestClient, raw: bytes) -> None:
-    _enrol(client)
-    body = _problem(_raw(client, "/v1/users/alice/verification", raw), 422, "invalid-request")
+def test_wrong_types_and_non_finite_numbers_are_422(api: Client, client: TestClient, raw: bytes) -> None:
+    api.enrol("alice", **INTERVAL)
+    body = problem(_raw(client, "/v1/users/alice/verification", raw), 422, "invalid-request")
     assert body["errors"] and all(set(e) == {"loc", "msg"} for e in body["errors"])
 
 
@@ -373,8 +364,8 @@ def test_bad_enrolments_are_422_and_write_nothing(
     if kind is None:  # Infinity in the body itself
         assert r.status_code == 422
     else:
-        problem = _problem(r, 422, kind)
-        assert needle in problem["detail"]
+        answer = problem(r, 422, kind)
+        assert needle in answer["detail"]
     assert sqlite_store.get("alice") is None
     assert sqlite_store.audit_events() == []
 
@@ -388,23 +379,23 @@ def test_bad_enrolments_are_422_and_write_nothing(
         ([3, 17], "exactly 8"),
     ],
 )
-def test_bad_sets_are_422(client: TestClient, sample: list[int], needle: str) -> None:
+def test_bad_sets_are_422(api: Client, sample: list[int], needle: str) -> None:
     params, samples, _ = get_scheme("fuzzy-vault").example
     body = {"scheme": "fuzzy-vault", "params": params, "samples": [sample]}
-    assert needle in _problem(_enrol(client, body=body), 422, "invalid-sample")["detail"]
-    assert _enrol(client, body={**body, "samples": samples}).status_code == 201
+    assert needle in problem(api.raw.enrol("alice", **body), 422, "invalid-sample")["detail"]
+    assert api.raw.enrol("alice", **{**body, "samples": samples}).status_code == 201
     # At verification the same sample is a failed attempt: its fault depends on the enrolment.
-    assert _verify(client, sample).json() == {"verified": False}
+    assert api.raw.verify("alice", sample).json() == {"verified": False}
 
 
-def test_wrong_dimension_at_verification_is_a_counted_failure(client: TestClient, sqlite_store: Store) -> None:
+def test_wrong_dimension_at_verification_is_a_counted_failure(api: Client, sqlite_store: Store) -> None:
     """The attempt was claimed before the sample was looked at; giving it back could undo a
     wait or disable that concurrent attempts imposed meanwhile, so it stays a failure. It is
     answered like one: a 422 naming the enrolment's dimension would tell that the id is enrolled
     (and with what), where an unknown id gets ``{"verified": false}``."""
-    _enrol(client)
-    wrong_shape = _verify(client, [1, 2, 3])
-    unknown = _verify(client, [1, 2, 3], user="nobody")
+    api.enrol("alice", **INTERVAL)
+    wrong_shape = api.raw.verify("alice", [1, 2, 3])
+    unknown = api.raw.verify("nobody", [1, 2, 3])
     assert wrong_shape.status_code == unknown.status_code == 200
     assert wrong_shape.content == unknown.content == b'{"verified":false}'
     assert sqlite_store.get("alice").failures == 1  # type: ignore[union-attr]
@@ -412,18 +403,18 @@ def test_wrong_dimension_at_verification_is_a_counted_failure(client: TestClient
 
 
 def test_user_id_is_validated(client: TestClient) -> None:
-    _problem(
+    problem(
         client.post("/v1/users/" + "x" * 129 + "/verification", headers=AUTH, json={"sample": GENUINE}),
         422,
         "invalid-request",
     )
-    _problem(client.get("/v1/users/a%20b/report", headers=AUTH), 422, "invalid-request")
+    problem(client.get("/v1/users/a%20b/report", headers=AUTH), 422, "invalid-request")
 
 
 def test_oversized_bodies_are_413(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path, max_body_bytes=4096))) as client:
         big = b'{"sample": [' + b"1," * 4000 + b"1]}"
-        _problem(_raw(client, "/v1/users/alice/verification", big), 413, "body-too-large")
+        problem(_raw(client, "/v1/users/alice/verification", big), 413, "body-too-large")
 
         def chunks() -> Any:  # no Content-Length: counted while streaming
             for _ in range(10):
@@ -432,23 +423,28 @@ def test_oversized_bodies_are_413(tmp_path: Path) -> None:
         r = client.post(
             "/v1/users/alice/verification", headers={**AUTH, "content-type": "application/json"}, content=chunks()
         )
-        _problem(r, 413, "body-too-large")
+        problem(r, 413, "body-too-large")
 
 
 def test_sample_length_and_count_limits(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path, max_sample_length=8, max_samples=2))) as client:
+        api = service_client(client)
         body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 8}, "samples": [list(range(9))]}
-        _problem(_enrol(client, body=body), 422, "sample-too-long")
+        problem(api.raw.enrol("alice", **body), 422, "sample-too-long")
         # A vector of 9 features could never be sent: the parameter is refused too.
         body = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 9}, "samples": [list(range(8))]}
-        _problem(_enrol(client, body=body), 422, "invalid-parameters")
-        _problem(_verify(client, list(range(9))), 422, "sample-too-long")
-        _problem(_enrol(client, body={**INTERVAL, "samples": [[1, 2, 3, 4]] * 3}), 422, "too-many-samples")
+        problem(api.raw.enrol("alice", **body), 422, "invalid-parameters")
+        problem(api.raw.verify("alice", list(range(9))), 422, "sample-too-long")
+        problem(
+            api.raw.enrol("alice", **{**INTERVAL, "samples": [[1, 2, 3, 4]] * 3}),
+            422,
+            "too-many-samples",
+        )
 
 
 def test_unknown_routes_and_methods_are_problems(client: TestClient) -> None:
-    _problem(client.get("/v2/anything", headers=AUTH), 404, "not-found")
-    _problem(client.put("/v1/schemes", headers=AUTH), 405, "method-not-allowed")
+    problem(client.get("/v2/anything", headers=AUTH), 404, "not-found")
+    problem(client.put("/v1/schemes", headers=AUTH), 405, "method-not-allowed")
 
 
 def test_openapi_documents_the_api(client: TestClient) -> None:
@@ -472,8 +468,8 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
 # -- PIN (cascaded mixing) ------------------------------------------------------------------------------
 
 
-def test_pin_enrolment_needs_sample_and_pin(client: TestClient, sqlite_store: Store) -> None:
-    r = _enrol(client, body={**INTERVAL, "pin": "4711-2024"})
+def test_pin_enrolment_needs_sample_and_pin(api: Client, sqlite_store: Store) -> None:
+    r = api.raw.enrol("alice", **INTERVAL, pin="4711-2024")
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["pin"] is True and body["report"]["scheme"] == "mixed"
@@ -481,27 +477,27 @@ def test_pin_enrolment_needs_sample_and_pin(client: TestClient, sqlite_store: St
     assert body["report"]["extra"]["structure"] == "cascade"
     stored = sqlite_store.get("alice")
     assert stored is not None and stored.has_pin and stored.params["structure"] == "cascade"
-    assert _verify(client, GENUINE, pin="4711-2024").json() == {"verified": True}
-    assert _verify(client, GENUINE, pin="4711-2025").json() == {"verified": False}  # wrong PIN
-    assert _verify(client, GENUINE).json() == {"verified": False}  # missing PIN
-    assert _verify(client, IMPOSTOR, pin="4711-2024").json() == {"verified": False}  # wrong finger
+    assert api.raw.verify("alice", GENUINE, pin="4711-2024").json() == {"verified": True}
+    assert api.raw.verify("alice", GENUINE, pin="4711-2025").json() == {"verified": False}  # wrong PIN
+    assert api.raw.verify("alice", GENUINE).json() == {"verified": False}  # missing PIN
+    assert api.raw.verify("alice", IMPOSTOR, pin="4711-2024").json() == {"verified": False}  # wrong finger
     assert sqlite_store.get("alice").failures == 3  # type: ignore[union-attr]
     # A PIN sent for a user enrolled without one is a failed attempt too.
-    _enrol(client, user="bob")
-    assert _verify(client, GENUINE, user="bob", pin="4711-2024").json() == {"verified": False}
-    assert _verify(client, GENUINE, user="bob").json() == {"verified": True}
+    api.enrol("bob", **INTERVAL)
+    assert api.raw.verify("bob", GENUINE, pin="4711-2024").json() == {"verified": False}
+    assert api.raw.verify("bob", GENUINE).json() == {"verified": True}
 
 
 @pytest.mark.parametrize("spec", available_schemes(), ids=lambda s: s.name)
-def test_every_offered_scheme_works_under_a_pin(client: TestClient, spec: Any) -> None:
+def test_every_offered_scheme_works_under_a_pin(api: Client, spec: Any) -> None:
     params, samples, genuine = spec.example
     body = {"scheme": spec.name, "params": params, "samples": samples, "pin": "correct horse"}
-    assert _enrol(client, user="p", body=body).status_code == 201
-    assert _verify(client, genuine, user="p", pin="correct horse").json() == {"verified": True}
-    assert _verify(client, genuine, user="p", pin="correct hearse").json() == {"verified": False}
+    assert api.raw.enrol("p", **body).status_code == 201
+    assert api.raw.verify("p", genuine, pin="correct horse").json() == {"verified": True}
+    assert api.raw.verify("p", genuine, pin="correct hearse").json() == {"verified": False}
 
 
-def test_weighted_vault_enrolment_fits_weights_to_g(client: TestClient) -> None:
+def test_weighted_vault_enrolment_fits_weights_to_g(api: Client) -> None:
     if "weighted-vault" not in {s.name for s in available_schemes()}:
         pytest.skip("no weighted vault in this tree")
     from sketchauth_service.schemes import build_sketch
@@ -516,19 +512,19 @@ def test_weighted_vault_enrolment_fits_weights_to_g(client: TestClient) -> None:
     # total 7 is reached inside 5, so 5 keeps 1 and 40 (the least consistent) is dropped.
     assert elements.tolist() == [3, 5, 17] and weights.tolist() == [3, 1, 3]
     body = {"scheme": "weighted-vault", "params": {"p": 50, "q": 4, "g": 20, "t": 2}, "samples": sets}
-    assert "total weight g=20" in _problem(_enrol(client, body=body), 422, "invalid-sample")["detail"]
+    assert "total weight g=20" in problem(api.raw.enrol("alice", **body), 422, "invalid-sample")["detail"]
 
 
-def test_asymmetric_interval_enrols_from_several_captures(client: TestClient) -> None:
+def test_asymmetric_interval_enrols_from_several_captures(api: Client) -> None:
     if "asymmetric-interval" not in {s.name for s in available_schemes()}:
         pytest.skip("no asymmetric sketch in this tree")
     params, samples, _genuine = get_scheme("asymmetric-interval").example
     body = {"scheme": "asymmetric-interval", "params": params, "samples": samples}
-    _problem(_enrol(client, body={**body, "samples": samples[:1]}), 422, "wrong-sample-count")
-    assert _enrol(client, body=body).status_code == 201
+    problem(api.raw.enrol("alice", **{**body, "samples": samples[:1]}), 422, "wrong-sample-count")
+    assert api.raw.enrol("alice", **body).status_code == 201
     # b = [120, 33, 200, 71], v = range + 1 = [4, 5, 6, 4]
-    assert _verify(client, [123, 37, 205, 74]).json() == {"verified": True}
-    assert _verify(client, [124, 33, 200, 71]).json() == {"verified": False}
+    assert api.raw.verify("alice", [123, 37, 205, 74]).json() == {"verified": True}
+    assert api.raw.verify("alice", [124, 33, 200, 71]).json() == {"verified": False}
 
 
 def test_serve_refuses_to_start_without_an_api_key(
@@ -549,11 +545,11 @@ def test_serve_refuses_to_start_without_an_api_key(
     assert not (tmp_path / "cli.db").exists()  # refused before touching the database
 
 
-def test_pin_paths_cost_the_same_argon2_work(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pin_paths_cost_the_same_argon2_work(api: Client, client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """Known PIN user with a wrong sample or PIN, unknown user with a PIN, PIN sent to a PIN-less
     user: each costs one PIN stretching and one hash verification."""
-    _enrol(client, body={**INTERVAL, "pin": "4711-2024"})
-    _enrol(client, user="bob")
+    api.enrol("alice", **INTERVAL, pin="4711-2024")
+    api.enrol("bob", **INTERVAL)
     state = client.app.state.service  # type: ignore[attr-defined]
     counts = {"stretch": 0, "verify": 0}
     real_raw = argon2.low_level.hash_secret_raw
@@ -580,5 +576,5 @@ def test_pin_paths_cost_the_same_argon2_work(client: TestClient, monkeypatch: py
         ("bob", GENUINE, "4711-2024"),
     ]:
         counts.update(stretch=0, verify=0)
-        assert _verify(client, sample, user=user, pin=pin).content == b'{"verified":false}'
+        assert api.raw.verify(user, sample, pin=pin).content == b'{"verified":false}'
         assert counts == {"stretch": 1, "verify": 1}, (user, counts)

@@ -12,23 +12,15 @@ import json
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import problem
 from service_testing import ADMIN_KEY, API_KEY, AUTH, ServerProcess
 from sketchauth_service.bodies import DuplicateKey, reject_duplicates
 
 ENROL = {"scheme": "interval", "params": {"n": 1 << 20, "v": 50, "features": 4}, "samples": [[9, 8, 7, 6]]}
 JSON = {**AUTH, "content-type": "application/json"}
-
-
-def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == "application/problem+json"
-    body = response.json()
-    assert body["type"].endswith("/" + kind) and body["status"] == status
-    return body
 
 
 def test_reject_duplicates_hook() -> None:
@@ -44,15 +36,15 @@ def test_reject_duplicates_hook() -> None:
 def test_duplicate_replace_does_not_re_enrol(client: TestClient) -> None:
     assert client.post("/v1/users/alice/enrolment", json=ENROL, headers=AUTH).status_code == 201
     text = json.dumps(ENROL)[:-1] + ', "replace": false, "replace": true}'
-    body = _problem(client.post("/v1/users/alice/enrolment", content=text, headers=JSON), 422, "duplicate-key")
+    body = problem(client.post("/v1/users/alice/enrolment", content=text, headers=JSON), 422, "duplicate-key")
     assert "'replace'" in body["detail"]
     # Nested, and in a verification body too; a name that is not plain is not quoted back.
     text = '{"sample": [1, 2, 3, 4], "pin": "123456", "pin": "654321"}'
-    _problem(client.post("/v1/users/alice/verification", content=text, headers=JSON), 422, "duplicate-key")
+    problem(client.post("/v1/users/alice/verification", content=text, headers=JSON), 422, "duplicate-key")
     text = json.dumps(ENROL).replace('"v": 50', '"v": 50, "v": 1')
-    _problem(client.post("/v1/users/bob/enrolment", content=text, headers=JSON), 422, "duplicate-key")
+    problem(client.post("/v1/users/bob/enrolment", content=text, headers=JSON), 422, "duplicate-key")
     text = '{"sample": [1, 2, 3, 4], "x\\u0000y": 1, "x\\u0000y": 2}'
-    body = _problem(client.post("/v1/users/alice/verification", content=text, headers=JSON), 422, "duplicate-key")
+    body = problem(client.post("/v1/users/alice/verification", content=text, headers=JSON), 422, "duplicate-key")
     assert "a member name" in body["detail"]
     assert client.get("/v1/users/bob/report", headers=AUTH).status_code == 404
 
@@ -61,7 +53,7 @@ def test_duplicate_replace_does_not_re_enrol(client: TestClient) -> None:
 def test_non_utf8_json_is_400(client: TestClient, encoding: str) -> None:
     text = json.dumps({**ENROL, "pin": "pässwörd-1"}, ensure_ascii=False)
     r = client.post("/v1/users/alice/enrolment", content=text.encode(encoding), headers=JSON)
-    assert "UTF-8" in _problem(r, 400, "invalid-encoding")["detail"]
+    assert "UTF-8" in problem(r, 400, "invalid-encoding")["detail"]
     assert client.get("/v1/users/alice/report", headers=AUTH).status_code == 404
     # The same body in UTF-8 enrols.
     r = client.post("/v1/users/alice/enrolment", content=text.encode("utf-8"), headers=JSON)
@@ -70,7 +62,7 @@ def test_non_utf8_json_is_400(client: TestClient, encoding: str) -> None:
 
 def test_malformed_json_still_reaches_the_app(client: TestClient) -> None:
     r = client.post("/v1/users/alice/verification", content=b'{"sample": [1, 2', headers=JSON)
-    _problem(r, 400, "malformed-json")
+    problem(r, 400, "malformed-json")
 
 
 # -- real servers, raw sockets -------------------------------------------------------------------

@@ -12,11 +12,11 @@ import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import numpy as np
 import pytest
+from http_testing import service_client
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
 from sketchauth_service.store.sqlite import SQLiteStore
 
@@ -48,13 +48,6 @@ def _start(servers: list[ServerProcess], workdir: Path, db: str, workers: int = 
     return server.wait_ready()
 
 
-def _verify(client: httpx.Client, user: str, sample: list[int], pin: str | None = None) -> httpx.Response:
-    body: dict[str, Any] = {"sample": sample}
-    if pin is not None:
-        body["pin"] = pin
-    return client.post(f"/v1/users/{user}/verification", json=body)
-
-
 def _forbidden_patterns() -> dict[str, bytes]:
     """Byte strings that would betray a stored sample, template or PIN."""
     patterns: dict[str, bytes] = {"pin": PIN.encode(), "pin-utf16": PIN.encode("utf-16-le")}
@@ -74,18 +67,19 @@ def test_lifecycle_restart_lockout_revoke_and_no_sample_on_disk(tmp_path: Path, 
     db = f"sqlite:///{db_path}"
     server = _start(servers, tmp_path, db)
     with server.client() as c:
-        assert c.post("/v1/users/alice/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
-        assert c.post("/v1/users/bob/enrolment", json=ENROL).status_code == 201
-        assert c.post("/v1/users/bob/enrolment", json=ENROL).status_code == 409
-        assert _verify(c, "alice", GENUINE, PIN).json() == {"verified": True}
-        assert _verify(c, "alice", IMPOSTOR, PIN).json() == {"verified": False}
-        assert _verify(c, "alice", GENUINE, "pin-0000-wrong").json() == {"verified": False}
-        assert _verify(c, "alice", GENUINE, PIN).json() == {"verified": True}  # success resets
+        api = service_client(c)
+        assert api.raw.enrol("alice", **ENROL, pin=PIN).status_code == 201
+        assert api.raw.enrol("bob", **ENROL).status_code == 201
+        assert api.raw.enrol("bob", **ENROL).status_code == 409
+        assert api.raw.verify("alice", GENUINE, pin=PIN).json() == {"verified": True}
+        assert api.raw.verify("alice", IMPOSTOR, pin=PIN).json() == {"verified": False}
+        assert api.raw.verify("alice", GENUINE, pin="pin-0000-wrong").json() == {"verified": False}
+        assert api.raw.verify("alice", GENUINE, pin=PIN).json() == {"verified": True}  # success resets
         for _ in range(5):
-            assert _verify(c, "bob", IMPOSTOR).json() == {"verified": False}
-        locked = _verify(c, "bob", GENUINE)
+            assert api.raw.verify("bob", IMPOSTOR).json() == {"verified": False}
+        locked = api.raw.verify("bob", GENUINE)
         assert locked.status_code == 429 and 1 <= int(locked.headers["retry-after"]) <= 30
-        assert c.get("/v1/users/alice/report").json()["scheme"] == "mixed"
+        assert api.raw.report("alice").json()["scheme"] == "mixed"
         # While the server runs, the WAL holds the newest pages: scan it too.
         on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("e2e.db*"))
     server.stop()
@@ -96,14 +90,15 @@ def test_lifecycle_restart_lockout_revoke_and_no_sample_on_disk(tmp_path: Path, 
 
     server = _start(servers, tmp_path, db)
     with server.client() as c:
-        assert _verify(c, "alice", GENUINE, PIN).json() == {"verified": True}  # survives a restart
-        assert _verify(c, "bob", GENUINE).status_code == 429  # so does the wait
+        api = service_client(c)
+        assert api.raw.verify("alice", GENUINE, pin=PIN).json() == {"verified": True}  # survives a restart
+        assert api.raw.verify("bob", GENUINE).status_code == 429  # so does the wait
         reset = c.post("/v1/admin/users/bob/reset", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         assert reset.status_code == 204
-        assert _verify(c, "bob", GENUINE).json() == {"verified": True}
-        assert c.delete("/v1/users/alice").status_code == 204
-        assert _verify(c, "alice", GENUINE, PIN).json() == {"verified": False}
-        assert c.get("/v1/users/alice/report").status_code == 404
+        assert api.raw.verify("bob", GENUINE).json() == {"verified": True}
+        assert api.raw.delete("alice").status_code == 204
+        assert api.raw.verify("alice", GENUINE, pin=PIN).json() == {"verified": False}
+        assert api.raw.report("alice").status_code == 404
     store = SQLiteStore(db_path)
     events = [e.event for e in store.audit_events("bob")]
     store.close()
@@ -122,7 +117,8 @@ def test_sigkill_mid_enrolment_leaves_a_consistent_store(tmp_path: Path, servers
     def enrol(user: str) -> None:
         try:
             with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=10) as c:
-                if c.post(f"/v1/users/{user}/enrolment", json=ENROL).status_code == 201:
+                api = service_client(c)
+                if api.raw.enrol(user, **ENROL).status_code == 201:
                     created.append(user)
         except httpx.HTTPError:
             pass  # the server died under this request
@@ -158,14 +154,16 @@ def test_sigkill_mid_enrolment_leaves_a_consistent_store(tmp_path: Path, servers
         servers, tmp_path, db, workers=2, SKETCHAUTH_LOCKOUT_THRESHOLD="1000", SKETCHAUTH_DISABLE_THRESHOLD="1000"
     )
     with server.client() as c:
+        api = service_client(c)
         for user in created:
-            assert _verify(c, user, GENUINE).json() == {"verified": True}
+            assert api.raw.verify(user, GENUINE).json() == {"verified": True}
     target = created[0]
     attempts = 48
 
     def fail(_: int) -> int:
         with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30) as c:
-            return _verify(c, target, IMPOSTOR).status_code
+            api = service_client(c)
+            return api.raw.verify(target, IMPOSTOR).status_code
 
     with ThreadPoolExecutor(max_workers=12) as pool:
         assert list(pool.map(fail, range(attempts))) == [200] * attempts
@@ -181,21 +179,22 @@ def test_two_servers_on_one_postgres_database_act_as_one(
     a = _start(servers, tmp_path, postgres_available, SKETCHAUTH_SCHEMA=postgres_schema)
     b = _start(servers, tmp_path, postgres_available, SKETCHAUTH_SCHEMA=postgres_schema)
     with a.client() as ca, b.client() as cb:
-        assert ca.post("/v1/users/carol/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
-        assert cb.post("/v1/users/carol/enrolment", json=ENROL).status_code == 409  # B sees A's write
-        assert _verify(cb, "carol", GENUINE, PIN).json() == {"verified": True}
-        assert cb.get("/v1/users/carol/report").json() == ca.get("/v1/users/carol/report").json()
+        api_a, api_b = service_client(ca), service_client(cb)
+        assert api_a.raw.enrol("carol", **ENROL, pin=PIN).status_code == 201
+        assert api_b.raw.enrol("carol", **ENROL).status_code == 409  # B sees A's write
+        assert api_b.raw.verify("carol", GENUINE, pin=PIN).json() == {"verified": True}
+        assert api_b.raw.report("carol").json() == api_a.raw.report("carol").json()
         # Failures counted across both replicas: 2 + 2 + 1 = 5 -> the next attempt anywhere waits.
-        for client in (ca, ca, cb, cb, ca):
-            assert _verify(client, "carol", IMPOSTOR, PIN).json() == {"verified": False}
-        assert _verify(cb, "carol", GENUINE, PIN).status_code == 429
-        assert _verify(ca, "carol", GENUINE, PIN).status_code == 429
+        for api in (api_a, api_a, api_b, api_b, api_a):
+            assert api.raw.verify("carol", IMPOSTOR, pin=PIN).json() == {"verified": False}
+        assert api_b.raw.verify("carol", GENUINE, pin=PIN).status_code == 429
+        assert api_a.raw.verify("carol", GENUINE, pin=PIN).status_code == 429
         assert (
             cb.post("/v1/admin/users/carol/reset", headers={"Authorization": f"Bearer {ADMIN_KEY}"}).status_code == 204
         )
-        assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": True}
-        assert cb.delete("/v1/users/carol").status_code == 204
-        assert _verify(ca, "carol", GENUINE, PIN).json() == {"verified": False}
+        assert api_a.raw.verify("carol", GENUINE, pin=PIN).json() == {"verified": True}
+        assert api_b.raw.delete("carol").status_code == 204
+        assert api_a.raw.verify("carol", GENUINE, pin=PIN).json() == {"verified": False}
     from sketchauth_service.store.postgres import PostgresStore
 
     store = PostgresStore(postgres_available, schema=postgres_schema, max_size=1)

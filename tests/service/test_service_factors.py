@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from http_testing import released, service_client
 from service_testing import ADMIN, Backend, ServerProcess
 from sketchauth_service.store import open_store
 
@@ -27,6 +27,7 @@ TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [[987_640, 876_560, 765_400, 654_300], [987_700, 876_500, 765_470, 654_280]]
 IMPOSTOR = [12_345, 23_456, 34_567, 45_678]
 PIN, NEW_PIN = "pin-7391-secret", "new-pin-2468"
+BACKUP = "com.example.backup/v1"  # the context of the keys these tests release
 ENROL = {"scheme": "interval", "params": {"n": N, "v": 50, "features": 4}, "samples": [TEMPLATE]}
 
 
@@ -39,34 +40,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, servers: list[Server
         yield Backend("postgres", tmp_path, url, {"SKETCHAUTH_SCHEMA": schema}, servers)
 
 
-def _key(
-    c: httpx.Client, user: str, sample: list[int], pin: str | None = PIN, context: str = "com.example.backup/v1"
-) -> httpx.Response:
-    body: dict[str, Any] = {"sample": sample, "context": context}
-    if pin is not None:
-        body["pin"] = pin
-    return c.post(f"/v1/users/{user}/key", json=body)
-
-
-def _released(response: httpx.Response) -> bytes:
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["verified"] is True and set(body) == {"verified", "key"}
-    assert response.headers["cache-control"] == "no-store"
-    key = base64.urlsafe_b64decode(body["key"] + "=")
-    assert len(key) == 32 and "=" not in body["key"]
-    return key
-
-
-def _verify(c: httpx.Client, user: str, sample: list[int], pin: str | None) -> bool:
-    body: dict[str, Any] = {"sample": sample}
-    if pin is not None:
-        body["pin"] = pin
-    response = c.post(f"/v1/users/{user}/verification", json=body)
-    assert response.status_code == 200, response.text
-    return bool(response.json()["verified"])
-
-
 def _sqlite_bytes(backend: Backend) -> bytes:
     path = Path(backend.url[len("sqlite:///") :])
     return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
@@ -75,18 +48,19 @@ def _sqlite_bytes(backend: Backend) -> bytes:
 def test_key_release_is_stable_per_context_and_only_for_genuine_attempts(backend: Backend) -> None:
     server = backend.start()
     with server.client() as c:
-        assert c.post("/v1/users/alice/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
-        assert c.post("/v1/users/bob/enrolment", json=ENROL).status_code == 201
-        keys = [_released(_key(c, "alice", s)) for s in GENUINE]
-        mail = _released(_key(c, "alice", GENUINE[0], context="com.example.mail/v1"))
-        bob = _released(_key(c, "bob", GENUINE[0], pin=None))
+        api = service_client(c)
+        assert api.raw.enrol("alice", **ENROL, pin=PIN).status_code == 201
+        assert api.raw.enrol("bob", **ENROL).status_code == 201
+        keys = [released(api.raw.release_key("alice", s, BACKUP, pin=PIN)) for s in GENUINE]
+        mail = released(api.raw.release_key("alice", GENUINE[0], "com.example.mail/v1", pin=PIN))
+        bob = released(api.raw.release_key("bob", GENUINE[0], BACKUP))
         assert keys[0] == keys[1] and len({keys[0], mail, bob}) == 3
         failures = [
-            _key(c, "alice", IMPOSTOR),
-            _key(c, "alice", GENUINE[0], pin="wrong-pin"),
-            _key(c, "alice", GENUINE[0], pin=None),
-            _key(c, "bob", GENUINE[0], pin=PIN),
-            _key(c, "nobody", GENUINE[0]),
+            api.raw.release_key("alice", IMPOSTOR, BACKUP, pin=PIN),
+            api.raw.release_key("alice", GENUINE[0], BACKUP, pin="wrong-pin"),
+            api.raw.release_key("alice", GENUINE[0], BACKUP),
+            api.raw.release_key("bob", GENUINE[0], BACKUP, pin=PIN),
+            api.raw.release_key("nobody", GENUINE[0], BACKUP, pin=PIN),
         ]
         for response in failures:
             assert response.status_code == 200 and response.json() == {"verified": False}, response.text
@@ -96,8 +70,9 @@ def test_key_release_is_stable_per_context_and_only_for_genuine_attempts(backend
     server.stop()
     restarted = backend.start()
     with restarted.client() as c:
-        assert _released(_key(c, "alice", GENUINE[1])) == keys[0]
-        assert _released(_key(c, "bob", TEMPLATE, pin=None)) == bob
+        api = service_client(c)
+        assert released(api.raw.release_key("alice", GENUINE[1], BACKUP, pin=PIN)) == keys[0]
+        assert released(api.raw.release_key("bob", TEMPLATE, BACKUP)) == bob
     # Never stored, never logged (raw bytes or the base64url text the client got).
     for key in (keys[0], mail, bob):
         text = base64.urlsafe_b64encode(key).rstrip(b"=")
@@ -112,21 +87,22 @@ def test_key_release_counts_toward_throttling(backend: Backend) -> None:
         SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="600", SKETCHAUTH_DISABLE_THRESHOLD="10"
     )
     with server.client() as c:
-        assert c.post("/v1/users/carol/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
+        api = service_client(c)
+        assert api.raw.enrol("carol", **ENROL, pin=PIN).status_code == 201
         for _ in range(2):
-            assert _key(c, "carol", IMPOSTOR).json() == {"verified": False}
+            assert api.raw.release_key("carol", IMPOSTOR, BACKUP, pin=PIN).json() == {"verified": False}
         # A sample that does not fit the enrolment is a counted failure like any other (answered
         # as one, so that it reveals nothing of the enrolment), here the third: the wait starts.
-        assert _key(c, "carol", [1, 2, 3]).json() == {"verified": False}
+        assert api.raw.release_key("carol", [1, 2, 3], BACKUP, pin=PIN).json() == {"verified": False}
         refused = [
-            _key(c, "carol", GENUINE[0]),
-            c.post("/v1/users/carol/pin", json={"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN}),
+            api.raw.release_key("carol", GENUINE[0], BACKUP, pin=PIN),
+            api.raw.change_pin("carol", GENUINE[0], PIN, NEW_PIN),
         ]
         for response in refused:
             assert response.status_code == 429 and int(response.headers["retry-after"]) > 500
         with server.client() as admin:
             assert admin.post("/v1/admin/users/carol/reset", headers=ADMIN).status_code == 204
-        assert len(_released(_key(c, "carol", GENUINE[0]))) == 32
+        assert len(released(api.raw.release_key("carol", GENUINE[0], BACKUP, pin=PIN))) == 32
     assert backend.audit("carol") == [
         "enrol",
         "attempt",
@@ -145,19 +121,19 @@ def test_key_release_counts_toward_throttling(backend: Backend) -> None:
 def test_pin_change_remixes_under_the_new_pin(backend: Backend) -> None:
     server = backend.start()
     with server.client() as c:
-        assert c.post("/v1/users/dave/enrolment", json={**ENROL, "pin": PIN}).status_code == 201
-        key_before = _released(_key(c, "dave", GENUINE[0]))
-        report = c.get("/v1/users/dave/report").json()
+        api = service_client(c)
+        assert api.raw.enrol("dave", **ENROL, pin=PIN).status_code == 201
+        key_before = released(api.raw.release_key("dave", GENUINE[0], BACKUP, pin=PIN))
+        report = api.raw.report("dave").json()
         store = open_store(backend.url, postgres_schema=backend.env.get("SKETCHAUTH_SCHEMA", "public"), pool_size=1)
         try:
             old = store.get("dave")
-            change = {"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN}
             # A wrong PIN or sample changes nothing.
-            for bad in ({**change, "pin": "wrong-pin"}, {**change, "sample": IMPOSTOR}):
-                response = c.post("/v1/users/dave/pin", json=bad)
+            for sample, pin in ((GENUINE[0], "wrong-pin"), (IMPOSTOR, PIN)):
+                response = api.raw.change_pin("dave", sample, pin, NEW_PIN)
                 assert response.status_code == 200 and response.json() == {"verified": False}
             assert store.get("dave").helper == old.helper  # type: ignore[union-attr]
-            response = c.post("/v1/users/dave/pin", json=change)
+            response = api.raw.change_pin("dave", GENUINE[0], PIN, NEW_PIN)
             assert response.status_code == 200 and response.json() == {"verified": True}
             new = store.get("dave")
         finally:
@@ -165,12 +141,12 @@ def test_pin_change_remixes_under_the_new_pin(backend: Backend) -> None:
         assert new is not None and old is not None
         assert new.helper != old.helper and new.secret_hash != old.secret_hash and new.params == old.params
         assert new.key_params == old.key_params and new.failures == 0
-        assert not _verify(c, "dave", GENUINE[0], PIN)
-        assert _verify(c, "dave", GENUINE[1], NEW_PIN)
-        assert c.get("/v1/users/dave/report").json() == report
-        key_after = _released(_key(c, "dave", GENUINE[1], pin=NEW_PIN))
+        assert not api.verify("dave", GENUINE[0], pin=PIN)
+        assert api.verify("dave", GENUINE[1], pin=NEW_PIN)
+        assert api.raw.report("dave").json() == report
+        key_after = released(api.raw.release_key("dave", GENUINE[1], BACKUP, pin=NEW_PIN))
         assert key_after != key_before  # the PIN is part of the secret the key comes from
-        assert _key(c, "dave", GENUINE[1]).json() == {"verified": False}
+        assert api.raw.release_key("dave", GENUINE[1], BACKUP, pin=PIN).json() == {"verified": False}
     assert backend.audit("dave") == [
         "enrol",
         "attempt",
@@ -200,12 +176,13 @@ def test_pin_change_remixes_under_the_new_pin(backend: Backend) -> None:
 def test_pin_change_of_an_enrolment_without_pin_is_a_failure(backend: Backend) -> None:
     server = backend.start()
     with server.client() as c:
-        assert c.post("/v1/users/erin/enrolment", json=ENROL).status_code == 201
-        response = c.post("/v1/users/erin/pin", json={"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN})
+        api = service_client(c)
+        assert api.raw.enrol("erin", **ENROL).status_code == 201
+        response = api.raw.change_pin("erin", GENUINE[0], PIN, NEW_PIN)
         assert response.status_code == 200 and response.json() == {"verified": False}
-        unknown = c.post("/v1/users/nobody/pin", json={"sample": GENUINE[0], "pin": PIN, "new_pin": NEW_PIN})
+        unknown = api.raw.change_pin("nobody", GENUINE[0], PIN, NEW_PIN)
         assert unknown.status_code == 200 and unknown.json() == {"verified": False}
-        assert _verify(c, "erin", GENUINE[0], None)
+        assert api.verify("erin", GENUINE[0])
     assert backend.audit("erin") == ["enrol", "attempt", "verify-fail", "attempt", "verify-ok"]
 
 
@@ -215,14 +192,16 @@ def test_enrolment_from_before_key_release_gets_its_key_salt_at_first_use(
     backend = Backend("sqlite", tmp_path, f"sqlite:///{tmp_path / 'old.db'}", {}, servers)
     server = backend.start()
     with server.client() as c:
-        assert c.post("/v1/users/fay/enrolment", json=ENROL).status_code == 201
+        api = service_client(c)
+        assert api.raw.enrol("fay", **ENROL).status_code == 201
     server.stop()
     with sqlite3.connect(tmp_path / "old.db") as db:  # what migration 3 leaves for older rows
         db.execute("UPDATE users SET key_params = NULL")
     server = backend.start()
     with server.client() as c:
-        first = _released(_key(c, "fay", GENUINE[0], pin=None))
-        assert _released(_key(c, "fay", GENUINE[1], pin=None)) == first
+        api = service_client(c)
+        first = released(api.raw.release_key("fay", GENUINE[0], BACKUP))
+        assert released(api.raw.release_key("fay", GENUINE[1], BACKUP)) == first
     with sqlite3.connect(tmp_path / "old.db") as db:
         (params,) = db.execute("SELECT key_params FROM users WHERE user_id = 'fay'").fetchone()
     assert params.startswith("$argon2id$v=19$m=8,t=1,p=1$")

@@ -25,18 +25,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from service_testing import AUTH
 
+from sketchauth.client import Client
+
 _USERS = itertools.count()
 PIN = "1357-2468"
 STEPS = st.sampled_from([0.01, 0.1, 0.25, 0.5, 2.0])
-
-
-def _enrol(client: TestClient, user: str, body: dict[str, Any]) -> Any:
-    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
-
-
-def _verify(client: TestClient, user: str, sample: list[Any], pin: str | None) -> Any:
-    extra = {} if pin is None else {"pin": pin}
-    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample, **extra})
 
 
 def _values(params: dict[str, Any], levels: np.ndarray, jitter: list[float]) -> list[Any]:
@@ -100,9 +93,7 @@ def _jitter(draw: st.DrawFn, size: int) -> list[float]:
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(forms(), st.booleans(), st.data())
-def test_every_interval_form_round_trips_over_http(
-    client: TestClient, form: Any, with_pin: bool, data: st.DataObject
-) -> None:
+def test_every_interval_form_round_trips_over_http(api: Client, form: Any, with_pin: bool, data: st.DataObject) -> None:
     scheme, params, b, v = form
     n, pin = params["n"], (PIN if with_pin else None)
     user = f"u{next(_USERS)}"
@@ -123,58 +114,54 @@ def test_every_interval_form_round_trips_over_http(
         enrolment = body["samples"][0]
         b = (2 * levels.sum(axis=0) + 3) // 6
         v = levels.max(axis=0) - levels.min(axis=0) + 1
-    r = _enrol(client, user, body)
+    r = api.raw.enrol(user, **body)
     assert r.status_code == 201, r.text
     assert r.json()["params"].get("offset") == params.get("offset")
-    assert _verify(client, user, enrolment, pin).json() == {"verified": True}
+    assert api.raw.verify(user, enrolment, pin=pin).json() == {"verified": True}
     near = _values(params, _within(data.draw, b, v, n), _jitter(data.draw, b.size))
-    assert _verify(client, user, near, pin).json() == {"verified": True}
+    assert api.raw.verify(user, near, pin=pin).json() == {"verified": True}
     s2 = params.get("scheme") in ("s2", "s3")  # both assign b − v to the interval on its right
     far = _values(params, _beyond(data.draw, b, v, n, s2), _jitter(data.draw, b.size))
-    assert _verify(client, user, far, pin).json() == {"verified": False}
+    assert api.raw.verify(user, far, pin=pin).json() == {"verified": False}
     if with_pin:
-        assert _verify(client, user, near, PIN + "9").json() == {"verified": False}
+        assert api.raw.verify(user, near, pin=PIN + "9").json() == {"verified": False}
 
 
-def test_real_valued_enrolment_with_a_pin_verifies(client: TestClient) -> None:
+def test_real_valued_enrolment_with_a_pin_verifies(api: Client) -> None:
     body = {
         "scheme": "interval",
         "params": {"n": 256, "v": 8, "features": 3, "step": 0.5},
         "samples": [[1.25, 2.5, 3.75]],
         "pin": PIN,
     }
-    assert _enrol(client, "alice", body).status_code == 201
-    assert _verify(client, "alice", [1.25, 2.5, 3.75], PIN).json() == {"verified": True}
-    assert _verify(client, "alice", [4.75, 6.0, 3.75], PIN).json() == {"verified": True}  # 7 levels away
-    assert _verify(client, "alice", [5.25, 2.5, 3.75], PIN).json() == {"verified": False}  # 8 levels away
+    assert api.raw.enrol("alice", **body).status_code == 201
+    assert api.raw.verify("alice", [1.25, 2.5, 3.75], pin=PIN).json() == {"verified": True}
+    assert api.raw.verify("alice", [4.75, 6.0, 3.75], pin=PIN).json() == {"verified": True}  # 7 levels away
+    assert api.raw.verify("alice", [5.25, 2.5, 3.75], pin=PIN).json() == {"verified": False}  # 8 levels away
 
 
-def test_values_outside_the_range_are_422_and_a_counted_failure(client: TestClient, sqlite_store: Any) -> None:
+def test_values_outside_the_range_are_422_and_a_counted_failure(api: Client, sqlite_store: Any) -> None:
     params = {"n": 256, "v": 8, "features": 3, "step": 0.5}
-    r = _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, -0.3, 2.0]]})
+    r = api.raw.enrol("bob", "interval", [[1.0, -0.3, 2.0]], params=params)
     assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
     assert "feature 1 lies outside [-0.25, 127.75)" in r.json()["detail"]
-    assert (
-        _enrol(client, "bob", {"scheme": "interval", "params": params, "samples": [[1.0, 0.3, 2.0]]}).status_code == 201
-    )
-    r = _verify(client, "bob", [1.0, -0.3, 2.0], None)
+    assert api.raw.enrol("bob", "interval", [[1.0, 0.3, 2.0]], params=params).status_code == 201
+    r = api.raw.verify("bob", [1.0, -0.3, 2.0])
     # Answered like any failure: the range is the enrolment's, so a 422 would reveal it.
     assert r.status_code == 200 and r.json() == {"verified": False}
     # A malformed sample is a counted failure (it must not be a free probe of the enrolment).
     assert sqlite_store.get("bob").failures == 1
 
 
-def test_signed_features_with_an_offset(client: TestClient) -> None:
+def test_signed_features_with_an_offset(api: Client, client: TestClient) -> None:
     params = {"n": 201, "v": 5, "features": 2, "step": 0.01, "offset": -1.0}
-    r = _enrol(client, "carol", {"scheme": "interval", "params": params, "samples": [[-0.73, 0.41]]})
+    r = api.raw.enrol("carol", "interval", [[-0.73, 0.41]], params=params)
     assert r.status_code == 201 and r.json()["params"] == params
-    assert _verify(client, "carol", [-0.69, 0.37], None).json() == {"verified": True}
-    assert _verify(client, "carol", [-0.68, 0.41], None).json() == {"verified": False}
+    assert api.raw.verify("carol", [-0.69, 0.37]).json() == {"verified": True}
+    assert api.raw.verify("carol", [-0.68, 0.41]).json() == {"verified": False}
     # Out of the enrolment's range: a failed attempt like any other (a 422 would reveal the range).
-    assert _verify(client, "carol", [-1.2, 0.41], None).json() == {"verified": False}
-    bad = _enrol(
-        client, "dave", {"scheme": "interval", "params": {**params, "step": None, "offset": -1.5}, "samples": [[1, 2]]}
-    )
+    assert api.raw.verify("carol", [-1.2, 0.41]).json() == {"verified": False}
+    bad = api.raw.enrol("dave", "interval", [[1, 2]], params={**params, "step": None, "offset": -1.5})
     assert bad.status_code == 422 and "integer" in bad.json()["detail"]
     schemes = {s["name"]: s for s in client.get("/v1/schemes", headers=AUTH).json()["schemes"]}
     for name in ("interval", "asymmetric-interval"):

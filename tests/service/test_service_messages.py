@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import ADMIN, AUTH, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.schemes import available_schemes
 
+from sketchauth.client import Client
 from sketchauth.pepper import new_pepper_text
 
 #: Machine-drawn, as a pepper must be.
@@ -45,15 +47,11 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
         yield c
 
 
-def _enrol(client: TestClient, body: Any, user: str = "words") -> Any:
-    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
-
-
 # -- 422 details ------------------------------------------------------------------------------------
 
 
-def test_a_wrong_element_is_named_as_the_caller_wrote_it(client: TestClient) -> None:
-    r = _enrol(client, {**PINSKETCH, "samples": [[3, "x", 1000, 2024]]})
+def test_a_wrong_element_is_named_as_the_caller_wrote_it(api: Client) -> None:
+    r = api.raw.enrol("words", **{**PINSKETCH, "samples": [[3, "x", 1000, 2024]]})
     problem = r.json()
     assert r.status_code == 422 and problem["type"].endswith("invalid-request")
     assert problem["detail"] == "samples[0][1]: must be a whole number, not a string"
@@ -63,7 +61,7 @@ def test_a_wrong_element_is_named_as_the_caller_wrote_it(client: TestClient) -> 
 
 @pytest.mark.parametrize("body", [{"params": {}, "samples": [[1]]}, {**INTERVAL, "scheme": "fingerprint-x"}])
 def test_a_missing_or_unknown_scheme_lists_the_schemes(client: TestClient, body: dict[str, Any]) -> None:
-    r = _enrol(client, body)
+    r = client.post("/v1/users/words/enrolment", headers=AUTH, json=body)
     detail = r.json()["detail"]
     assert r.status_code == 422 and r.json()["type"].endswith("unknown-scheme")
     assert all(spec.name in detail for spec in available_schemes()), detail
@@ -91,13 +89,13 @@ def test_one_message_per_place_in_a_union(client: TestClient, sample: list[Any],
     assert r.json()["detail"] == f"sample[2]: {said}"
 
 
-def test_parameters_and_fields_are_named_by_their_path(client: TestClient) -> None:
-    r = _enrol(client, {**INTERVAL, "params": {"n": 256, "v": 8, "features": True}})
+def test_parameters_and_fields_are_named_by_their_path(api: Client, client: TestClient) -> None:
+    r = api.raw.enrol("words", **{**INTERVAL, "params": {"n": 256, "v": 8, "features": True}})
     assert (
         r.json()["detail"]
         == "invalid parameters for interval: params.features: must be a whole number, not true or false"
     )
-    r = _enrol(client, {**INTERVAL, "colour": "blue"})
+    r = client.post("/v1/users/words/enrolment", headers=AUTH, json={**INTERVAL, "colour": "blue"})
     assert r.json()["detail"] == "colour: is not a field of this request: remove it"
     r = client.post("/v1/users/words/verification", headers=AUTH, json={})
     assert r.json()["detail"] == "the body: give exactly one of 'sample' and 'samples'"
@@ -164,14 +162,14 @@ def test_every_schema_uses_json_schema_keywords_only(client: TestClient) -> None
 # -- integers as JSON Schema means them ------------------------------------------------------------------
 
 
-def test_integral_numbers_are_integers(client: TestClient) -> None:
+def test_integral_numbers_are_integers(api: Client) -> None:
     """JSON Schema's "integer" is any number without a fraction: 8.0 is 8 wherever one is published."""
     body = {**INTERVAL, "params": {"n": 256.0, "v": 8.0, "features": 4.0}}
-    assert _enrol(client, body, "integral").status_code == 201
+    assert api.raw.enrol("integral", **body).status_code == 201
     code = {"scheme": "code-offset", "params": {"n": 7, "t": 1}, "samples": [[1.0, 2, 3, 4, 5, 6, 7]]}
-    assert _enrol(client, code, "integral-bytes").status_code == 201
+    assert api.raw.enrol("integral-bytes", **code).status_code == 201
     for bad in (8.5, "8", True, None):
-        r = _enrol(client, {**INTERVAL, "params": {"n": 256, "v": bad, "features": 4}}, "integral-bad")
+        r = api.raw.enrol("integral-bad", **{**INTERVAL, "params": {"n": 256, "v": bad, "features": 4}})
         assert r.status_code == 422 and r.json()["type"].endswith("invalid-parameters"), bad
 
 
@@ -188,7 +186,8 @@ def test_the_rotation_body_is_strict(tmp_path: Path, bad: Any) -> None:
 
 def test_the_rotation_needs_no_body(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path, pepper=PEPPER))) as c:
-        assert _enrol(c, INTERVAL).status_code == 201
+        api = service_client(c)
+        assert api.raw.enrol("words", **INTERVAL).status_code == 201
         bare = c.post("/v1/admin/pepper/rotation", headers=ADMIN)
         assert bare.status_code == 200 and bare.json()["complete"] is True
         assert c.post("/v1/admin/pepper/rotation", headers=ADMIN, json={"batch_size": 5.0}).status_code == 200
@@ -221,19 +220,19 @@ def test_a_ragged_second_biometric_is_a_422_not_a_500(tmp_path: Path) -> None:
         ([[120, 33, 200, 71, 9999]], "samples[0][4]"),
     ],
 )
-def test_a_value_out_of_the_schemes_range_is_named_as_sent(client: TestClient, samples: Any, field: str) -> None:
+def test_a_value_out_of_the_schemes_range_is_named_as_sent(api: Client, samples: Any, field: str) -> None:
     # The library says "secret feature 2 is outside the levels [0, 256)": the answer names the
     # field as the client wrote it, the sample and its element.
     params = {**INTERVAL["params"], "features": len(samples[0])}
-    refused = _enrol(client, {**INTERVAL, "params": params, "samples": samples}, user="ranges")
+    refused = api.raw.enrol("ranges", **{**INTERVAL, "params": params, "samples": samples})
     assert refused.status_code == 422 and refused.json()["type"].endswith("/invalid-sample"), refused.text
     detail = refused.json()["detail"]
     assert detail.startswith(f"{field}: ") and "outside the levels [0, 256)" in detail, detail
 
 
-def test_a_byte_out_of_range_is_named_as_sent(client: TestClient) -> None:
+def test_a_byte_out_of_range_is_named_as_sent(api: Client) -> None:
     body = {"scheme": "code-offset", "params": {"n": 8, "t": 1}, "samples": [[1, 2, 3, 4, 5, 6, 256, 8]]}
-    refused = _enrol(client, body, user="bytes")
+    refused = api.raw.enrol("bytes", **body)
     if refused.status_code == 422 and "unknown-scheme" in refused.json()["type"]:
         pytest.skip("no byte scheme offered")
     assert refused.status_code == 422 and refused.json()["detail"].startswith("samples[0][6] "), refused.text

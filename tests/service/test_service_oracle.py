@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from http_testing import service_client
 from service_testing import ADMIN_KEY, API_KEY, ServerProcess
 
 pytestmark = pytest.mark.slow
@@ -82,10 +83,6 @@ def _start(
     return server.wait_ready()
 
 
-def _verify(client: httpx.Client, user: str, sample: list[int]) -> httpx.Response:
-    return client.post(f"/v1/users/{user}/verification", json={"sample": sample})
-
-
 def _answer(response: httpx.Response, user: str) -> tuple[int, bytes, dict[str, str]]:
     """Everything a client sees, less what differs between any two answers: the ``Date``, the
     user id in the problem's ``instance`` (the request's own path) and, for waits imposed a few
@@ -109,10 +106,10 @@ def test_enrolled_and_unknown_ids_get_the_same_answers_up_to_lockout(
     server = _start(
         request, servers, tmp_path, backend, SKETCHAUTH_LOCKOUT_THRESHOLD="3", SKETCHAUTH_LOCKOUT_SECONDS="60"
     )
-    with server.client() as api:
-        assert api.post("/v1/users/alice/enrolment", json=ENROL).status_code == 201
+    with service_client(server.client()) as api:
+        assert api.raw.enrol("alice", **ENROL).status_code == 201
         for attempt in range(5):
-            enrolled, unknown = _verify(api, "alice", sample), _verify(api, "ghost", sample)
+            enrolled, unknown = api.raw.verify("alice", sample), api.raw.verify("ghost", sample)
             assert _answer(enrolled, "alice") == _answer(unknown, "ghost"), attempt
             expected = 200 if attempt < 3 else 429
             assert enrolled.status_code == expected, (attempt, enrolled.text)
@@ -132,25 +129,25 @@ def test_enrolled_and_unknown_ids_are_disabled_at_the_same_count(
         SKETCHAUTH_LOCKOUT_SECONDS="0",
         SKETCHAUTH_DISABLE_THRESHOLD="4",
     )
-    with server.client() as api:
-        assert api.post("/v1/users/alice/enrolment", json=ENROL).status_code == 201
+    with service_client(server.client()) as api:
+        assert api.raw.enrol("alice", **ENROL).status_code == 201
         statuses = []
         for _ in range(6):
-            enrolled, unknown = _verify(api, "alice", IMPOSTOR), _verify(api, "ghost", [1, 2, 3])
+            enrolled, unknown = api.raw.verify("alice", IMPOSTOR), api.raw.verify("ghost", [1, 2, 3])
             assert _answer(enrolled, "alice") == _answer(unknown, "ghost")
             statuses.append(enrolled.status_code)
         assert statuses == [200, 200, 200, 200, 423, 423]
         # Enrolling a probed id starts it afresh: its probes' count does not follow it.
-        assert api.post("/v1/users/ghost/enrolment", json=ENROL).status_code == 201
-        assert _verify(api, "ghost", TEMPLATE).json() == {"verified": True}
+        assert api.raw.enrol("ghost", **ENROL).status_code == 201
+        assert api.raw.verify("ghost", TEMPLATE).json() == {"verified": True}
 
 
 def _timing_round(server: ServerProcess, rng: random.Random, round_: int) -> tuple[float, float]:
     """(AUC, median enrolled − unknown in ms) of one interleaved run on fresh user ids."""
     total = PAIRS + WARM_UP
-    with server.client() as api:
+    with service_client(server.client()) as api:
         for i in range(total):
-            assert api.post(f"/v1/users/enrolled-{round_}-{i}/enrolment", json=ENROL).status_code == 201
+            assert api.raw.enrol(f"enrolled-{round_}-{i}", **ENROL).status_code == 201
         enrolled: list[float] = []
         unknown: list[float] = []
         for i in range(total):
@@ -158,7 +155,7 @@ def _timing_round(server: ServerProcess, rng: random.Random, round_: int) -> tup
             rng.shuffle(pair)
             for kind, user in pair:
                 started = time.perf_counter()
-                response = _verify(api, user, IMPOSTOR)
+                response = api.raw.verify(user, IMPOSTOR)
                 elapsed = time.perf_counter() - started
                 assert response.status_code == 200 and response.json() == {"verified": False}
                 if i >= WARM_UP:

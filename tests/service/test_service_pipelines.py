@@ -13,7 +13,6 @@ import math
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,13 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import problem, service_client
 from service_testing import API_KEY, AUTH, REPO, ServerProcess, test_settings
 from sketchauth_service.app import create_app
 from sketchauth_service.settings import Settings, SettingsError
 from sketchauth_service.store.sqlite import SQLiteStore
 
+from sketchauth.client import Client
 from sketchauth.enrolment import Enrolment, hasher
 from sketchauth.evaluate import fitting
 from sketchauth.evaluate.embeddings import EmbeddingPopulation
@@ -87,39 +88,16 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> Fitted:
 
 
 @pytest.fixture
-def pipeline_settings(tmp_path: Path, fitted: Fitted) -> Settings:
+def settings(tmp_path: Path, fitted: Fitted) -> Settings:
+    """The fitted pipelines offered (conftest's ``client`` and ``api`` serve these settings)."""
     return test_settings(tmp_path, pipelines_dir=str(fitted.directory))
-
-
-@pytest.fixture
-def api(pipeline_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(pipeline_settings)) as c:
-        yield c
-
-
-def _enrol(client: TestClient, name: str, samples: Any, user: str = "alice", **extra: Any) -> Any:
-    body = {"scheme": f"pipeline:{name}", "samples": np.asarray(samples).tolist(), **extra}
-    return client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=body)
-
-
-def _verify(client: TestClient, sample: Any, user: str = "alice", **extra: Any) -> Any:
-    body = {"sample": np.asarray(sample).tolist(), **extra}
-    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json=body)
-
-
-def _problem(response: Any, status: int, kind: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == "application/problem+json"
-    body = response.json()
-    assert body["status"] == status and body["type"].endswith("/" + kind) and body["detail"]
-    return body
 
 
 # -- listing --------------------------------------------------------------------------------------
 
 
-def test_schemes_lists_pipelines_with_fingerprint_dimension_and_scheme(api: TestClient, fitted: Fitted) -> None:
-    listed = {p["name"]: p for p in api.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
+def test_schemes_lists_pipelines_with_fingerprint_dimension_and_scheme(client: TestClient, fitted: Fitted) -> None:
+    listed = {p["name"]: p for p in client.get("/v1/schemes", headers=AUTH).json()["pipelines"]}
     assert sorted(listed) == ["interval", "thermometer"]
     thermometer = fitted.pipelines["thermometer"]
     assert listed["thermometer"] == {
@@ -139,12 +117,19 @@ def test_schemes_lists_pipelines_with_fingerprint_dimension_and_scheme(api: Test
     assert listed["interval"]["fingerprint"] == fitted.pipelines["interval"].fingerprint
 
 
-def test_no_pipelines_configured_lists_none(client: TestClient) -> None:
-    assert client.get("/v1/schemes", headers=AUTH).json()["pipelines"] == []
+def _without_pipelines(tmp_path: Path) -> TestClient:
+    """The app with no pipelines configured (its own database beside the fixture's)."""
+    (tmp_path / "plain").mkdir()
+    return TestClient(create_app(test_settings(tmp_path / "plain")))
 
 
-def test_openapi_documents_pipeline_enrolment_and_the_409(api: TestClient) -> None:
-    schema = api.get("/openapi.json").json()
+def test_no_pipelines_configured_lists_none(tmp_path: Path) -> None:
+    with _without_pipelines(tmp_path) as plain:
+        assert plain.get("/v1/schemes", headers=AUTH).json()["pipelines"] == []
+
+
+def test_openapi_documents_pipeline_enrolment_and_the_409(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
     variant = schema["components"]["schemas"]["PipelineThermometerEnrolment"]
     assert variant["properties"]["scheme"]["const"] == "pipeline:thermometer"
     assert "pipeline:<name>" in variant["properties"]["scheme"]["description"]
@@ -158,11 +143,9 @@ def test_openapi_documents_pipeline_enrolment_and_the_409(api: TestClient) -> No
 
 
 @pytest.mark.parametrize("name", ["thermometer", "interval"])
-def test_enrol_and_verify_through_a_pipeline(
-    api: TestClient, fitted: Fitted, pipeline_settings: Settings, name: str
-) -> None:
+def test_enrol_and_verify_through_a_pipeline(api: Client, fitted: Fitted, settings: Settings, name: str) -> None:
     pipeline = fitted.pipelines[name]
-    r = _enrol(api, name, fitted.person[:1])
+    r = api.raw.enrol("alice", f"pipeline:{name}", fitted.person[:1])
     assert r.status_code == 201, r.text
     body = r.json()
     assert (body["scheme"], body["pipeline"], body["pipeline_sha256"]) == (
@@ -177,11 +160,11 @@ def test_enrol_and_verify_through_a_pipeline(
     assert body["report"]["extra"]["transform"] == pipeline.transform.fingerprint
     assert body["report"]["extra"]["secret_bits"] == pytest.approx(pipeline.secret_bits)
 
-    assert _verify(api, fitted.person[1]).json() == {"verified": True}
-    assert _verify(api, fitted.person[2]).json() == {"verified": True}
-    assert _verify(api, fitted.impostor).json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.person[1]).json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.person[2]).json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.impostor).json() == {"verified": False}
 
-    store = SQLiteStore.from_url(pipeline_settings.database_url)
+    store = SQLiteStore.from_url(settings.database_url)
     try:
         record = store.get("alice")
     finally:
@@ -199,61 +182,67 @@ def test_enrol_and_verify_through_a_pipeline(
     assert not pipeline.verify(stored, fitted.impostor, password_hasher=hasher("test"))
 
 
-def test_database_holds_no_embedding_value(api: TestClient, fitted: Fitted, pipeline_settings: Settings) -> None:
-    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
-    assert _verify(api, fitted.person[1]).json() == {"verified": True}
-    raw = Path(pipeline_settings.database_url.removeprefix("sqlite:///")).read_bytes()
+def test_database_holds_no_embedding_value(api: Client, fitted: Fitted, settings: Settings) -> None:
+    assert api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1]).status_code == 201
+    assert api.raw.verify("alice", fitted.person[1]).json() == {"verified": True}
+    raw = Path(settings.database_url.removeprefix("sqlite:///")).read_bytes()
     for value in fitted.person[:2].ravel():
         for text in (repr(float(value)), f"{value:.6f}"):
             assert text.encode() not in raw
         assert np.float64(value).tobytes() not in raw
 
 
-def test_several_captures_enrol_their_mean(api: TestClient, fitted: Fitted) -> None:
-    assert _enrol(api, "thermometer", fitted.person[:2]).status_code == 201
-    assert _verify(api, fitted.person[2]).json() == {"verified": True}
-    assert _verify(api, fitted.impostor).json() == {"verified": False}
+def test_several_captures_enrol_their_mean(api: Client, fitted: Fitted) -> None:
+    assert api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:2]).status_code == 201
+    assert api.raw.verify("alice", fitted.person[2]).json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.impostor).json() == {"verified": False}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 
-def test_unknown_pipeline_is_422(api: TestClient, fitted: Fitted, client: TestClient) -> None:
-    body = _problem(_enrol(api, "nope", fitted.person[:1]), 422, "unknown-pipeline")
+def test_unknown_pipeline_is_422(api: Client, fitted: Fitted, tmp_path: Path) -> None:
+    body = problem(api.raw.enrol("alice", "pipeline:nope", fitted.person[:1]), 422, "unknown-pipeline")
     assert "'nope'" in body["detail"] and "interval, thermometer" in body["detail"]
-    body = _problem(_enrol(client, "thermometer", fitted.person[:1]), 422, "unknown-pipeline")
+    with _without_pipelines(tmp_path) as plain:
+        answer = service_client(plain).raw.enrol("alice", "pipeline:thermometer", fitted.person[:1])
+    body = problem(answer, 422, "unknown-pipeline")
     assert "SKETCHAUTH_PIPELINES is not set" in body["detail"]
 
 
-def test_pipeline_fixes_its_params(api: TestClient, fitted: Fitted) -> None:
-    _problem(_enrol(api, "thermometer", fitted.person[:1], params={"m": 10, "t": 3}), 422, "invalid-parameters")
+def test_pipeline_fixes_its_params(api: Client, fitted: Fitted) -> None:
+    problem(
+        api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1], params={"m": 10, "t": 3}),
+        422,
+        "invalid-parameters",
+    )
 
 
-def test_wrong_dimension_is_422(api: TestClient, fitted: Fitted) -> None:
-    body = _problem(_enrol(api, "thermometer", [fitted.person[0, :13]]), 422, "invalid-sample")
+def test_wrong_dimension_is_422(api: Client, fitted: Fitted) -> None:
+    body = problem(api.raw.enrol("alice", "pipeline:thermometer", [fitted.person[0, :13]]), 422, "invalid-sample")
     assert "13 features" in body["detail"] and "takes 14" in body["detail"]
-    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    assert api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1]).status_code == 201
     # At verification a sample of the wrong dimension is a failed attempt, answered like one
     # (the dimension is the enrolment's: a 422 would reveal the id is enrolled, and how).
-    assert _verify(api, fitted.person[1, :13]).json() == {"verified": False}
-    assert _verify(api, np.append(fitted.person[1], 0.5)).json() == {"verified": False}
-    assert _verify(api, fitted.person[1]).json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.person[1, :13]).json() == {"verified": False}
+    assert api.raw.verify("alice", np.append(fitted.person[1], 0.5)).json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.person[1]).json() == {"verified": True}
 
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
-def test_non_finite_embedding_is_422(api: TestClient, fitted: Fitted, literal: bytes) -> None:
+def test_non_finite_embedding_is_422(client: TestClient, fitted: Fitted, literal: bytes) -> None:
     values = b", ".join(repr(float(v)).encode() for v in fitted.person[0, 1:])
     content = b'{"scheme": "pipeline:thermometer", "samples": [[' + literal + b", " + values + b"]]}"
-    r = api.post("/v1/users/alice/enrolment", headers={**AUTH, "content-type": "application/json"}, content=content)
-    _problem(r, 422, "invalid-request")
+    r = client.post("/v1/users/alice/enrolment", headers={**AUTH, "content-type": "application/json"}, content=content)
+    problem(r, 422, "invalid-request")
 
 
-def test_overflowing_embedding_is_422(api: TestClient, fitted: Fitted) -> None:
+def test_overflowing_embedding_is_422(api: Client, fitted: Fitted) -> None:
     huge = np.where(np.arange(14) % 2 == 0, -1e308, 1e308)
-    body = _problem(_enrol(api, "thermometer", [huge]), 422, "invalid-sample")
+    body = problem(api.raw.enrol("alice", "pipeline:thermometer", [huge]), 422, "invalid-sample")
     assert "overflow" in body["detail"]
-    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
-    assert _verify(api, huge).json() == {"verified": False}
+    assert api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1]).status_code == 201
+    assert api.raw.verify("alice", huge).json() == {"verified": False}
 
 
 def test_asymmetric_pipeline_enrols_from_several_captures(tmp_path: Path, fitted: Fitted) -> None:
@@ -266,21 +255,22 @@ def test_asymmetric_pipeline_enrols_from_several_captures(tmp_path: Path, fitted
         4, range(50), lambda x: pipeline.accepts(x[:3], x[3]) and not pipeline.accepts(x[:3], fitted.impostor)
     )
     with TestClient(create_app(test_settings(tmp_path, pipelines_dir=str(directory)))) as c:
+        api = service_client(c)
         listed = c.get("/v1/schemes", headers=AUTH).json()["pipelines"]
         assert [(p["name"], p["scheme"], p["min_samples"]) for p in listed] == [
             ("per-person", "asymmetric-interval", 2)
         ]
-        body = _problem(_enrol(c, "per-person", person[:1]), 422, "wrong-sample-count")
+        body = problem(api.raw.enrol("alice", "pipeline:per-person", person[:1]), 422, "wrong-sample-count")
         assert "at least 2 samples" in body["detail"]
-        assert _enrol(c, "per-person", person[:3]).status_code == 201
-        assert _verify(c, person[3]).json() == {"verified": True}
-        assert _verify(c, fitted.impostor).json() == {"verified": False}
+        assert api.raw.enrol("alice", "pipeline:per-person", person[:3]).status_code == 201
+        assert api.raw.verify("alice", person[3]).json() == {"verified": True}
+        assert api.raw.verify("alice", fitted.impostor).json() == {"verified": False}
 
 
-def test_asymmetric_minimum_is_not_forced_on_others(api: TestClient, fitted: Fitted) -> None:
-    r = _enrol(api, "interval", fitted.person[:1])
+def test_asymmetric_minimum_is_not_forced_on_others(api: Client, fitted: Fitted) -> None:
+    r = api.raw.enrol("alice", "pipeline:interval", fitted.person[:1])
     assert r.status_code == 201
-    _problem(_enrol(api, "interval", [fitted.person[0]] * 17, user="bob"), 422, "too-many-samples")
+    problem(api.raw.enrol("bob", "pipeline:interval", [fitted.person[0]] * 17), 422, "too-many-samples")
 
 
 # -- the pipeline changed since enrolment ---------------------------------------------------------
@@ -291,28 +281,28 @@ def _restart_with(settings: Settings, directory: Path) -> TestClient:
 
 
 def test_changed_pipeline_is_409_not_a_silent_false(
-    api: TestClient, fitted: Fitted, pipeline_settings: Settings, tmp_path: Path
+    api: Client, fitted: Fitted, settings: Settings, tmp_path: Path
 ) -> None:
-    assert _enrol(api, "thermometer", fitted.person[:1]).status_code == 201
+    assert api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1]).status_code == 201
     changed = tmp_path / "changed"
     changed.mkdir()
     original = fitted.pipelines["thermometer"]
     recalibrated = ThermometerPipeline(original.transform, original.dims, steps=original.steps, t=40)
     (changed / "thermometer.json").write_text(recalibrated.to_json())
-    with _restart_with(pipeline_settings, changed) as restarted:
-        body = _problem(_verify(restarted, fitted.person[1]), 409, "pipeline-changed")
+    with _restart_with(settings, changed) as restarted:
+        body = problem(service_client(restarted).raw.verify("alice", fitted.person[1]), 409, "pipeline-changed")
         assert original.fingerprint[:12] in body["detail"] and recalibrated.fingerprint[:12] in body["detail"]
-        _problem(_verify(restarted, fitted.person[1], pin=PIN), 409, "pipeline-changed")
+        problem(service_client(restarted).raw.verify("alice", fitted.person[1], pin=PIN), 409, "pipeline-changed")
     gone = tmp_path / "gone"
     gone.mkdir()
     (gone / "interval.json").write_text(fitted.pipelines["interval"].to_json())
-    with _restart_with(pipeline_settings, gone) as restarted:
-        body = _problem(_verify(restarted, fitted.person[1]), 409, "pipeline-changed")
+    with _restart_with(settings, gone) as restarted:
+        body = problem(service_client(restarted).raw.verify("alice", fitted.person[1]), 409, "pipeline-changed")
         assert "no longer offers" in body["detail"]
     # Nothing was counted against the user, and the original configuration still verifies.
-    with _restart_with(pipeline_settings, fitted.directory) as restored:
-        assert _verify(restored, fitted.person[1]).json() == {"verified": True}
-    con = sqlite3.connect(pipeline_settings.database_url.removeprefix("sqlite:///"))
+    with _restart_with(settings, fitted.directory) as restored:
+        assert service_client(restored).raw.verify("alice", fitted.person[1]).json() == {"verified": True}
+    con = sqlite3.connect(settings.database_url.removeprefix("sqlite:///"))
     try:
         events = [e for (e,) in con.execute("SELECT event FROM audit WHERE user_id = 'alice' ORDER BY id")]
     finally:
@@ -357,40 +347,38 @@ def test_bad_pipeline_file_refuses_to_start(tmp_path: Path, fitted: Fitted) -> N
 # -- PIN cascades ---------------------------------------------------------------------------------
 
 
-def test_pin_with_a_pipeline(api: TestClient, fitted: Fitted) -> None:
-    r = _enrol(api, "interval", fitted.person[:1], pin=PIN)
+def test_pin_with_a_pipeline(api: Client, fitted: Fitted) -> None:
+    r = api.raw.enrol("alice", "pipeline:interval", fitted.person[:1], pin=PIN)
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["pin"] is True and body["scheme"] == "pipeline:interval"
     assert body["report"]["scheme"] == "mixed" and body["report"]["extra"]["pipeline_name"] == "interval"
-    assert _verify(api, fitted.person[1], pin=PIN).json() == {"verified": True}
-    assert _verify(api, fitted.person[1], pin="4711-0816").json() == {"verified": False}
-    assert _verify(api, fitted.person[1]).json() == {"verified": False}
-    assert _verify(api, fitted.impostor, pin=PIN).json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.person[1], pin=PIN).json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.person[1], pin="4711-0816").json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.person[1]).json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.impostor, pin=PIN).json() == {"verified": False}
 
 
-def test_key_release_and_pin_change_through_a_pipeline(api: TestClient, fitted: Fitted) -> None:
-    assert _enrol(api, "interval", fitted.person[:1], pin=PIN).status_code == 201
+def test_key_release_and_pin_change_through_a_pipeline(api: Client, fitted: Fitted) -> None:
+    assert api.raw.enrol("alice", "pipeline:interval", fitted.person[:1], pin=PIN).status_code == 201
 
-    def post(route: str, sample: Any, **extra: Any) -> Any:
-        body = {"sample": np.asarray(sample).tolist(), **extra}
-        return api.post(f"/v1/users/alice/{route}", headers=AUTH, json=body).json()
-
-    key = post("key", fitted.person[1], pin=PIN, context="app")["key"]
-    assert post("key", fitted.person[2], pin=PIN, context="app")["key"] == key
-    assert post("key", fitted.impostor, pin=PIN, context="app") == {"verified": False}
-    assert post("pin", fitted.person[1], pin=PIN, new_pin="4711-0816") == {"verified": True}
-    assert _verify(api, fitted.person[1], pin=PIN).json() == {"verified": False}
-    assert _verify(api, fitted.person[2], pin="4711-0816").json() == {"verified": True}
-    assert post("key", fitted.person[1], pin="4711-0816", context="app")["key"] not in (None, key)
+    key = api.raw.release_key("alice", fitted.person[1], "app", pin=PIN).json()["key"]
+    assert api.raw.release_key("alice", fitted.person[2], "app", pin=PIN).json()["key"] == key
+    assert api.raw.release_key("alice", fitted.impostor, "app", pin=PIN).json() == {"verified": False}
+    assert api.raw.change_pin("alice", fitted.person[1], PIN, "4711-0816").json() == {"verified": True}
+    assert api.raw.verify("alice", fitted.person[1], pin=PIN).json() == {"verified": False}
+    assert api.raw.verify("alice", fitted.person[2], pin="4711-0816").json() == {"verified": True}
+    assert api.raw.release_key("alice", fitted.person[1], "app", pin="4711-0816").json()["key"] not in (None, key)
 
 
-def test_pin_on_an_unmixable_pipeline_sketch_is_a_clear_422(api: TestClient, fitted: Fitted) -> None:
+def test_pin_on_an_unmixable_pipeline_sketch_is_a_clear_422(api: Client, fitted: Fitted) -> None:
     # PinSketch with t = 54 over GF(2^10): its syndromes are not independent, so the library
     # refuses format-preserving mixing; the service passes the reason on, stores nothing.
-    body = _problem(_enrol(api, "thermometer", fitted.person[:1], pin=PIN), 422, "invalid-parameters")
+    body = problem(
+        api.raw.enrol("alice", "pipeline:thermometer", fitted.person[:1], pin=PIN), 422, "invalid-parameters"
+    )
     assert "cannot be mixed format-preservingly" in body["detail"]
-    assert api.get("/v1/users/alice/report", headers=AUTH).status_code == 404
+    assert api.raw.report("alice").status_code == 404
 
 
 def _pin_mixing(report: dict[str, Any]) -> dict[str, Any]:
@@ -439,8 +427,9 @@ def test_declared_pin_min_entropy_shows_the_diverted_loss(tmp_path: Path) -> Non
 def test_declared_pin_min_entropy_with_a_pipeline(tmp_path: Path, fitted: Fitted) -> None:
     settings = test_settings(tmp_path, pipelines_dir=str(fitted.directory), pin_min_entropy=FOUR_DIGITS)
     with TestClient(create_app(settings)) as c:
-        report = _enrol(c, "interval", fitted.person[:1], pin=PIN).json()["report"]
-        assert _verify(c, fitted.person[1], pin=PIN).json() == {"verified": True}
+        api = service_client(c)
+        report = api.raw.enrol("alice", "pipeline:interval", fitted.person[:1], pin=PIN).json()["report"]
+        assert api.raw.verify("alice", fitted.person[1], pin=PIN).json() == {"verified": True}
     mixing = _pin_mixing(report)
     assert mixing["secrets"][1]["min_entropy"] == pytest.approx(FOUR_DIGITS)
     assert mixing["secrets"][0]["diverted_bits"] > 0

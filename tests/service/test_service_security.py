@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from http_testing import service_client
 from service_testing import AUTH, test_settings
 from sketchauth_service import credentials
 from sketchauth_service.app import create_app
@@ -34,14 +35,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def _enrol(client: TestClient, user: str = "alice") -> None:
-    assert client.post(f"/v1/users/{user}/enrolment", headers=AUTH, json=INTERVAL).status_code == 201
-
-
-def _verify(client: TestClient, sample: list[Any], user: str = "alice") -> Any:
-    return client.post(f"/v1/users/{user}/verification", headers=AUTH, json={"sample": sample})
 
 
 def _record(user_id: str = "alice") -> NewEnrolment:
@@ -73,7 +66,8 @@ def test_concurrent_attempts_cannot_outrun_the_lockout(tmp_path: Path) -> None:
     """
     clock = Clock()
     with TestClient(create_app(test_settings(tmp_path), clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         state = client.app.state.service  # type: ignore[attr-defined]
         real_verify = state.authenticator.verify
         compared = []
@@ -85,7 +79,7 @@ def test_concurrent_attempts_cannot_outrun_the_lockout(tmp_path: Path) -> None:
 
         state.authenticator.verify = slow_verify
         with ThreadPoolExecutor(12) as pool:
-            responses = list(pool.map(lambda _: _verify(client, IMPOSTOR), range(12)))
+            responses = list(pool.map(lambda _: api.raw.verify("alice", IMPOSTOR), range(12)))
         statuses = sorted(r.status_code for r in responses)
         assert statuses == [200] * 5 + [429] * 7
         assert len(compared) == 5
@@ -130,15 +124,16 @@ def test_claim_counts_before_the_work_and_refuses_while_waiting(store: Store) ->
 def test_malformed_sample_counts_as_a_failure(tmp_path: Path) -> None:
     clock = Clock()
     with TestClient(create_app(test_settings(tmp_path), clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         for _ in range(4):
-            assert _verify(client, IMPOSTOR).json() == {"verified": False}
-        assert _verify(client, [1, 2, 3]).json() == {"verified": False}  # the 5th failure: a wait starts
+            assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
+        assert api.raw.verify("alice", [1, 2, 3]).json() == {"verified": False}  # the 5th failure: a wait starts
         record = client.app.state.service.store.get("alice")  # type: ignore[attr-defined]
         assert (record.failures, record.locked_until) == (5, NOW + 30)
-        assert _verify(client, GENUINE).status_code == 429
+        assert api.raw.verify("alice", GENUINE).status_code == 429
         clock.now += 30
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
 
 
 def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) -> None:
@@ -151,7 +146,8 @@ def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) ->
     clock = Clock()
     settings = test_settings(tmp_path, lockout_threshold=3, lockout_seconds=0, disable_threshold=3)
     with TestClient(create_app(settings, clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         state = client.app.state.service  # type: ignore[attr-defined]
         real_verify = state.authenticator.verify
         held, go = threading.Event(), threading.Event()
@@ -164,13 +160,13 @@ def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) ->
 
         state.authenticator.verify = verify
         with ThreadPoolExecutor(1) as pool:
-            malformed = pool.submit(_verify, client, [1, 2, 3])
+            malformed = pool.submit(api.raw.verify, "alice", [1, 2, 3])
             assert held.wait(10)
-            assert [_verify(client, IMPOSTOR).json() for _ in range(2)] == [{"verified": False}] * 2
-            assert _verify(client, GENUINE).status_code == 423
+            assert [api.raw.verify("alice", IMPOSTOR).json() for _ in range(2)] == [{"verified": False}] * 2
+            assert api.raw.verify("alice", GENUINE).status_code == 423
             go.set()
             assert malformed.result().json() == {"verified": False}
-        assert _verify(client, GENUINE).status_code == 423  # still disabled
+        assert api.raw.verify("alice", GENUINE).status_code == 423  # still disabled
         record = state.store.get("alice")
         assert (record.failures, record.disabled) == (3, True)
         events = [e.event for e in state.store.audit_events("alice")]
@@ -191,11 +187,12 @@ def test_success_on_the_disabling_attempt_resets_everything(tmp_path: Path) -> N
     clock = Clock()
     settings = test_settings(tmp_path, lockout_threshold=2, lockout_seconds=30, disable_threshold=3)
     with TestClient(create_app(settings, clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         for _ in range(2):
-            assert _verify(client, IMPOSTOR).json() == {"verified": False}
+            assert api.raw.verify("alice", IMPOSTOR).json() == {"verified": False}
         clock.now += 30
-        assert _verify(client, GENUINE).json() == {"verified": True}
+        assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
         record = client.app.state.service.store.get("alice")  # type: ignore[attr-defined]
         assert (record.failures, record.locked_until, record.disabled) == (0, 0.0, False)
 
@@ -203,13 +200,14 @@ def test_success_on_the_disabling_attempt_resets_everything(tmp_path: Path) -> N
 def test_refused_attempts_do_no_decode_or_hash_work(tmp_path: Path) -> None:
     clock = Clock()
     with TestClient(create_app(test_settings(tmp_path, disable_threshold=5), clock=clock)) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         for _ in range(5):
-            _verify(client, IMPOSTOR)
+            api.raw.verify("alice", IMPOSTOR)
         state = client.app.state.service  # type: ignore[attr-defined]
         calls = []
         state.authenticator.verify = lambda *a, **k: calls.append(1)
-        assert _verify(client, GENUINE).status_code == 423
+        assert api.raw.verify("alice", GENUINE).status_code == 423
         assert calls == []
 
 
@@ -276,7 +274,8 @@ def test_validation_problems_never_echo_values(client: TestClient, body: bytes) 
 
 def test_sqlite_file_is_created_owner_only(tmp_path: Path) -> None:
     with TestClient(create_app(test_settings(tmp_path))) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
     files = sorted(p for p in tmp_path.iterdir() if p.name.startswith("service.db"))
     assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), [
         (p.name, oct(p.stat().st_mode)) for p in files
@@ -321,7 +320,8 @@ def test_key_check_compares_equal_length_digests_against_every_key(monkeypatch: 
 
 def test_admin_key_is_separate_and_api_keys_are_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with TestClient(create_app(test_settings(tmp_path))) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         assert client.post("/v1/admin/users/alice/reset", headers=AUTH).status_code == 403
         bad = {"Authorization": "Bearer test-api-key-but-longer"}
         assert client.get("/v1/users/alice/report", headers=bad).status_code == 401
@@ -372,12 +372,13 @@ def test_revoked_and_replaced_enrolments_leave_no_trace_in_the_sqlite_file(tmp_p
 def test_an_attempt_that_dies_mid_work_is_still_counted(tmp_path: Path) -> None:
     """Whatever ends the attempt after the claim (a crash, a killed worker) leaves it counted."""
     with TestClient(create_app(test_settings(tmp_path))) as client:
-        _enrol(client)
+        api = service_client(client)
+        api.enrol("alice", **INTERVAL)
         state = client.app.state.service  # type: ignore[attr-defined]
 
         def dies(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("worker killed mid-decode")
 
         state.authenticator.verify = dies
-        assert _verify(client, GENUINE).status_code == 500
+        assert api.raw.verify("alice", GENUINE).status_code == 500
         assert state.store.get("alice").failures == 1
