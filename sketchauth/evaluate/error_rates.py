@@ -304,27 +304,15 @@ def evaluate_scheme(
 
     ``scheme_factory(setting)`` builds the sketch for one setting of the swept ``sweep.parameter``;
     ``enrol_fn(sketch, samples, setting)`` turns an identity's enrolment samples into its secret;
-    ``sweep`` (:class:`SweepSpec`) says how: its ``probe_fn`` (default: none) maps each raw sample
-    to what ``decode`` takes; ``decide`` is the batch decider. ``run`` (:class:`RunOptions`) says
-    how much and where: ``crosscheck_trials`` > 0 re-runs that many seeded trials per setting
-    through argon2 ``enrol``/``verify`` (profile ``"test"``) and records agreement.
-
-    ``decode_check`` (default :data:`~sketchauth.evaluate.deciders.CROSSCHECK_MIN`; 0 turns it
-    off) is how many comparisons of the run are re-decided by real ``decode`` and compared with
-    ``decide`` (:func:`~sketchauth.evaluate.deciders.crosscheck_by_decoding`): every comparison
-    when the sweep has fewer, else that many spread evenly over the settings, a third of them
-    boundary trials (accepted at one setting, rejected at another). The result's
+    ``sweep`` (:class:`SweepSpec`) says how samples become decisions, ``run`` (:class:`RunOptions`)
+    how much runs and where. ``run.decode_check`` comparisons are re-decided by real ``decode``
+    (:func:`~sketchauth.evaluate.deciders.crosscheck_by_decoding`): every one when the sweep has
+    fewer, else spread over the settings, a third of them boundary trials; the result's
     ``decode_check`` states how many were checked and how many disagreed (must be 0).
 
-    ``enrol_once``: ``enrol_fn``'s secret does not depend on the setting (only the sketch does, e.g.
-    its tolerance), so each identity is enrolled once, at the first setting, and that secret is
-    checked and encoded by every setting's sketch (the same population, one ``enrol_fn`` call per
-    identity instead of one per identity and setting).
-
     The comparisons stream (:mod:`sketchauth.evaluate.blocks`): tiles of identities × probes are
-    decided under every setting and reduced at once to exact counts, on ``jobs`` worker processes
-    or on the Dask ``client`` given (:mod:`sketchauth.evaluate.distributed`), in memory bounded by
-    a tile and the population; the result is the same integers whichever runs it.
+    decided under every setting and reduced at once to exact counts, on ``run.jobs`` processes or
+    a Dask ``run.client``, in memory bounded by a tile; the same integers whichever runs it.
     """
     if not settings:
         raise ParameterError("the sweep needs at least one setting")
@@ -336,10 +324,7 @@ def evaluate_scheme(
     probes = _probes(data, order, sweep.probe_fn)
     sketches = [scheme_factory(setting) for setting in settings]
     scheme_name = sketches[0].scheme_name
-    population = [enrol_population(sketches[0], enrol_fn, data, trials, settings[0])]
-    for sk, st in zip(sketches[1:], settings[1:], strict=True):
-        earlier = population[0] if sweep.enrol_once else None
-        population.append(enrol_population(sk, enrol_fn, data, trials, st, secrets_from=earlier))
+    population = _enrol_all(sketches, enrol_fn, data, trials, settings, sweep.enrol_once)
     budget = CROSSCHECK_MIN if run.decode_check is None else check_int("decode_check", run.decode_check, 0)
     per_setting = -(-budget // len(settings)) if budget else 0
     scorers = [scorer(m, data, trials) for m in sweep.baseline_metrics]
@@ -382,6 +367,18 @@ def evaluate_scheme(
         eer_range=_sweep_eer_range(points),
         trial_labels=_trial_labels(data, trials) if baselines and baselines[0].scores is not None else None,
     )
+
+
+def _enrol_all(
+    sketches: list[Any], enrol_fn: EnrolFn, data: Data, trials: Any, settings: Sequence[Any], once: bool
+) -> list[Enrolled]:
+    """Every identity enrolled under every setting's sketch (``once``: one secret per identity)."""
+    population = [enrol_population(sketches[0], enrol_fn, data, trials, settings[0])]
+    for sk, st in zip(sketches[1:], settings[1:], strict=True):
+        population.append(
+            enrol_population(sk, enrol_fn, data, trials, st, secrets_from=population[0] if once else None)
+        )
+    return population
 
 
 def _probes(data: Data, order: np.ndarray, probe_fn: ProbeFn | None) -> Any:
