@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from sketchauth.errors import ParameterError, SampleError
-from sketchauth.sketches.interval_template import MAX_SAMPLES, SPREADS, enrol_interval
+from sketchauth.sketches.interval_template import CEIL_SLACK, MAX_SAMPLES, SPREADS, enrol_interval
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import as_element_set
 
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from sketchauth.sketches.base import SecureSketch
 
 __all__ = [
+    "CEIL_SLACK",
     "MAX_SAMPLES",
     "SPREADS",
     "asymmetric_template",

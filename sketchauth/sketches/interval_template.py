@@ -16,7 +16,7 @@ from sketchauth.errors import ParameterError, SampleError
 from sketchauth.sketches.params import check_int
 from sketchauth.sketches.samples import Quantiser
 
-__all__ = ["DEFAULT_SCALE", "MAX_SAMPLES", "SPREADS", "enrol_interval", "non_negative"]
+__all__ = ["CEIL_SLACK", "DEFAULT_SCALE", "MAX_SAMPLES", "SPREADS", "enrol_interval", "non_negative"]
 
 #: The spread measures :func:`enrol_interval` knows.
 SPREADS = ("range", "std")
@@ -26,7 +26,7 @@ DEFAULT_SCALE = {"range": 1.0, "std": 3.0}
 #: At most this many captures per enrolment (guards memory; real systems use 2 to 10).
 MAX_SAMPLES = 1024
 #: Absorbs float rounding in ``scale·s`` before the ceiling (so 2.0000000000000004 counts as 2).
-_CEIL_SLACK = 1e-9
+CEIL_SLACK = 1e-9
 
 
 def _sample_matrix(samples: Any, quantiser: Quantiser) -> np.ndarray:
@@ -99,7 +99,7 @@ def enrol_interval(
         raise SampleError(f"a capture of feature {int(bad[0])} is outside the levels [0, {n})")
     k = x.shape[0]
     b = (2 * x.sum(axis=0) + k) // (2 * k)
-    widened = np.ceil(scale * _spread(x, spread) - _CEIL_SLACK).astype(np.int64) + margin
+    widened = np.ceil(scale * _spread(x, spread) - CEIL_SLACK).astype(np.int64) + margin
     v = np.clip(widened, 1, q)
     return b.astype(np.int64), v.astype(np.int64)
 

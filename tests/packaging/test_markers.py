@@ -12,7 +12,7 @@ import pytest
 
 pytest_plugins = ("pytester",)
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 
 TESTS = """
 from collections.abc import Iterator

@@ -21,7 +21,7 @@ def test_package_ships_py_typed() -> None:
 
 
 def test_public_api_is_typed_for_users() -> None:
-    target = REPO / "tests" / "typing" / "public_api.py"
+    target = REPO / "tests" / "packaging" / "typing" / "public_api.py"
     stdout, stderr, status = api.run(
         [
             "--no-incremental",

@@ -3,6 +3,8 @@ the ``scale`` of :func:`~sketchauth.templates.enrol_interval` for a target FMR, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sketchauth.errors import ParameterError
@@ -13,8 +15,9 @@ from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOpti
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.templates import CEIL_SLACK
 
-__all__ = ["KIND", "SCALE_GRID", "asymmetric_decider", "asymmetric_scale_scores", "for_target_fmr"]
+__all__ = ["KIND", "SCALE_GRID", "asymmetric_decider", "asymmetric_scale_scores", "for_target_fmr", "level_statistics"]
 
 #: The pipeline kind this module fits (its entry in :data:`sketchauth.evaluate.fitting.FITTERS`).
 KIND = AsymmetricIntervalPipeline.kind
@@ -50,30 +53,57 @@ def asymmetric_scale_scores(
     """Per trial the smallest ``scale`` at which the s2 pipeline (spread ``std``) accepts it.
 
     Template ``b`` = rounded mean of the enrolment levels, ``s`` = their standard deviation
-    (``ddof = 1``), ``v_j(c) = min(q, max(1, ⌈c·s_j⌉ + margin))``. The s2 decoder accepts
-    ``−v ≤ Δ < v`` (``Δ = d' − b``; the left end ``b − v`` belongs to the secret interval), i.e.
-    ``v > w`` with ``w = Δ`` for ``Δ ≥ 0`` and ``w = −Δ − 1`` for ``Δ < 0``; so a trial is accepted
-    at scale ``c`` iff every ``w_j < q`` and ``c·s_j > w_j − margin`` (or ``w_j < max(1, margin)``
-    when ``s_j = 0``). Scores are clipped to ``[0, 10^9]``.
+    (``ddof = 1``), ``v_j(c) = min(q, max(1, ⌈c·s_j − ε⌉ + margin))`` with ``ε`` the slack of
+    :func:`~sketchauth.templates.enrol_interval`. The s2 decoder accepts ``−v ≤ Δ < v`` (``Δ = d' − b``;
+    the left end ``b − v`` belongs to the secret interval), i.e. ``v > w`` with ``w = Δ`` for
+    ``Δ ≥ 0`` and ``w = −Δ − 1`` for ``Δ < 0``; as ``⌈x⌉ > k ⇔ x > k`` for an integer ``k``, a trial
+    is accepted at scale ``c`` iff every ``w_j < q`` and either ``w_j < max(1, margin)`` (always
+    within ``v``) or ``c > (w_j − margin + ε)/s_j`` (never when ``s_j = 0``). Scores are clipped to
+    ``[0, 10^9]``.
+
+    *Equal thresholds are equal floats.* ``s_j² = (m·Σx² − (Σx)²)/(m(m − 1))`` is formed from exact
+    integers (one correctly rounded division, then one correctly rounded square root), so two
+    trials whose thresholds are equal reals get the same float. A floating standard deviation
+    could split them by one ulp: a setting on one twin then "rejects" the other, which every real
+    pipeline at that setting accepts (the cross-check's disagreements on real face embeddings).
     """
     packed, probes = _templates_and_probes(transform, trials)
     return pair_scores(packed, probes, trials.owner, lambda t, p: _scale_score(t, p, q=q, margin=margin))
 
 
 def _templates_and_probes(transform: FeatureTransform, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-    """``(b, s)`` packed per enrolled identity (``J × 2 × k``) and the probes' levels, from projected trials."""
-    m = trials.enrolment.shape[1]
-    levels = transform.quantise(trials.enrolment)
-    b = (2 * levels.sum(axis=1) + m) // (2 * m)  # enrol_interval's rounded mean
-    spread = levels.astype(np.float64).std(axis=1, ddof=1)
-    return np.stack([b, spread], axis=1).astype(np.float64), transform.quantise(trials.probes)
+    """``(b, s²)`` packed per enrolled identity (``J × 2 × k``) and the probes' levels, from projected trials."""
+    return level_statistics(transform.quantise(trials.enrolment)), transform.quantise(trials.probes)
+
+
+def level_statistics(levels: Any) -> np.ndarray:
+    """``(b, s²)`` of each identity's enrolment levels (``J × m × k`` integers → ``J × 2 × k`` floats).
+
+    ``b`` is :func:`~sketchauth.templates.enrol_interval`'s rounded mean and ``s²`` the variance
+    (``ddof = 1``) as ``(m·Σx² − (Σx)²)/(m(m − 1))`` from exact integers: equal variances are equal
+    floats, whatever the levels (:func:`asymmetric_scale_scores`).
+
+    >>> level_statistics([[[0], [0], [1]], [[3], [4], [4]]])[:, 1, 0].tolist() == [1 / 3, 1 / 3]
+    True
+    """
+    x = np.asarray(levels, dtype=np.int64)
+    m = x.shape[1]
+    if m < 2:
+        raise ParameterError("the asymmetric-interval scores need at least 2 enrolment samples")
+    total = x.sum(axis=1)
+    b = (2 * total + m) // (2 * m)
+    variance = (m * np.square(x).sum(axis=1) - total * total) / float(m * (m - 1))
+    return np.stack([b.astype(np.float64), variance], axis=1)
 
 
 def _scale_score(template: np.ndarray, probe: np.ndarray, *, q: int, margin: int) -> np.ndarray:
-    bj, sj = template[..., 0, :], template[..., 1, :]
+    bj, sj = template[..., 0, :], np.sqrt(template[..., 1, :])
     signed = probe - bj
     w = np.where(signed < 0, -signed - 1, signed)
-    need = np.where(sj > 0, (w - margin) / np.where(sj > 0, sj, 1.0), np.where(w < max(1, margin), -np.inf, np.inf))
+    slack = CEIL_SLACK  # enrol_interval's: v = ⌈c·s − ε⌉ + margin
+    # v ≥ max(1, margin) whatever the scale: such a w is accepted at every scale (s or no s).
+    need = np.where(sj > 0, (w - margin + slack) / np.where(sj > 0, sj, 1.0), np.inf)
+    need = np.where(w < max(1, margin), -np.inf, need)
     need = np.where(w >= q, np.inf, need)
     return np.asarray(np.max(need, axis=-1).clip(0.0, 1e9))
 

@@ -76,6 +76,7 @@ from sketchauth.sketches.interval import IntervalSketch
 __all__ = [
     "FMR_TARGETS",
     "GOAL_RATIO",
+    "DeciderMismatchError",
     "EvaluationChecks",
     "FeatureEvaluation",
     "MatcherResult",
@@ -90,6 +91,10 @@ GOAL_RATIO = 1.25
 #: enrol_interval margin for the asymmetric pipeline in evaluations: the one default (a floor on every tolerance).
 ASYMMETRIC_MARGIN = DEFAULTS.asymmetric_margin
 PIPELINE_KINDS = ("interval", "asymmetric-interval", "code-offset", "thermometer")
+
+
+class DeciderMismatchError(SketchAuthError):
+    """A row's fast rule and the real scheme decided a cross-checked trial differently."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +218,28 @@ class FeatureEvaluation:
             "within_optimistic": ratio <= GOAL_RATIO,
             "optimistic": True,
         }
+
+    @property
+    def disagreements(self) -> int:
+        """Cross-checked trials where a row's rule and real encode → decode differ (must be 0)."""
+        return sum(int(r.decode_check.get("disagreements", 0)) for r in self.results)
+
+    def require_exact(self) -> None:
+        """Raise :class:`DeciderMismatchError` when any row disagreed with the real scheme.
+
+        A row whose rule is not the scheme's measures something else: the run must fail, not warn.
+        """
+        wrong = [
+            f"{r.name}: {r.decode_check['disagreements']} of {r.decode_check['checked']}"
+            for r in self.results
+            if r.decode_check.get("disagreements")
+        ]
+        if wrong:
+            raise DeciderMismatchError(
+                "the rows do NOT equal the real schemes (disagreements with real encode -> decode: "
+                + "; ".join(wrong)
+                + "): the rates are not the schemes'; this is a bug of the evaluation"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -605,14 +632,26 @@ def _asymmetric(
     genuine, impostor = asymmetric_scale_scores(transform, trials, q=q, margin=margin)
     dims = np.arange(transform.dimensions)
 
+    distinct = np.unique(np.concatenate([genuine, impostor]))
+
     def build(scale: float) -> Pipeline:
-        # The score is the scale at which ⌈c·s⌉ first exceeds w − margin (strictly): a scale a hair
-        # above it realises "accept iff score ≤ setting".
-        return AsymmetricIntervalPipeline(
-            transform, dims, q=q, scale=max(scale, 0.0) * (1 + 1e-9) + 1e-6, margin=margin
-        )
+        # A trial is accepted at scale c iff c > its score (asymmetric_scale_scores): "accept iff
+        # score ≤ setting" is realised by any c strictly between the setting and the next score,
+        # the midpoint the farthest from both (a fixed nudge could pass a near-equal next score).
+        return AsymmetricIntervalPipeline(transform, dims, q=q, scale=_between(distinct, scale), margin=margin)
 
     return _result("asymmetric interval s2 (per-person tolerances)", genuine, impostor, protected=True, build=build)
+
+
+def _between(distinct: np.ndarray, setting: float) -> float:
+    """A scale strictly between ``setting`` and the next of the sorted ``distinct`` scores (the midpoint).
+
+    >>> _between(np.array([0.0, 1.0, 3.0]), 1.0), _between(np.array([0.0, 1.0]), 1.0)
+    (2.0, 2.0)
+    """
+    setting = max(float(setting), 0.0)
+    above = distinct[distinct > setting]
+    return float((setting + above[0]) / 2.0) if above.size else setting + 1.0
 
 
 def _impostor_pairs(owner: np.ndarray, identities: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ all be ``Any`` and this file would type-check whatever it says).
 
 from __future__ import annotations
 
-from typing import assert_type
+from typing import Any, assert_type
 
 import sketchauth
 from sketchauth import (
@@ -30,11 +30,11 @@ assert_type(helper, bytes)
 assert_type(pin.report(), EntropyReport)
 report = pin.report()
 assert_type(report.loss_bound_bits, float)
-assert_type(load_sketch(helper), SecureSketch)
+assert_type(load_sketch(helper), SecureSketch[Any, Any])
 assert_type(IntervalSketch(n=4, v=2, step=1), IntervalSketch)
 assert_type(sketchauth.__version__, str)
 
-kinds: list[type[SecureSketch]] = [PinSketch, FuzzyVault, CodeOffsetSketch]
+kinds: list[type[SecureSketch[Any, Any]]] = [PinSketch, FuzzyVault, CodeOffsetSketch]
 kinds += [WeightedFuzzyVault, AsymmetricIntervalSketch]
 
 try:

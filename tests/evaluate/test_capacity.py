@@ -1,0 +1,160 @@
+"""The capacity side of the angular pipeline: cap areas, the capacity cosine, the code-size curve and its rule.
+
+The cap area comes from a continued fraction of the regularised incomplete beta function; it is
+checked against closed forms on small spheres, against an independent Gauss–Legendre quadrature
+of ``∫_0^θ sin^(n−2)φ dφ`` (normalised by the Gamma-function integral over ``[0, π]``) and
+against scipy's ``betainc``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sketchauth.evaluate import capacity
+from sketchauth.evaluate.capacity import (
+    CodeSizePoint,
+    CrossCheckError,
+    cap_fraction,
+    capacity_cos,
+    capacity_floor,
+    choose_code_size,
+    code_sizes,
+    log2_cap_fraction,
+    log_betainc,
+)
+
+NODES, WEIGHTS = np.polynomial.legendre.leggauss(600)
+
+
+def _quadrature_log2_cap(n: int, cos: float) -> float:
+    """``log2`` of the cap share by Gauss–Legendre on ``[0, θ]`` in log space (independent of the beta function)."""
+    theta = math.acos(cos)
+    phi = (NODES + 1.0) * theta / 2.0
+    log_f = (n - 2) * np.log(np.sin(phi))
+    top = float(log_f.max())
+    integral = float(np.sum(WEIGHTS * np.exp(log_f - top)) * theta / 2.0)
+    norm = 0.5 * math.log(math.pi) + math.lgamma((n - 1) / 2) - math.lgamma(n / 2)
+    return (math.log(integral) + top - norm) / math.log(2.0)
+
+
+@pytest.mark.parametrize("cos", [-0.9, -0.3, 0.0, 0.2, 0.77, 0.999])
+def test_closed_forms_on_small_spheres(cos: float) -> None:
+    theta = math.acos(cos)
+    assert cap_fraction(2, cos) == pytest.approx(theta / math.pi, rel=1e-12)
+    assert cap_fraction(3, cos) == pytest.approx((1 - cos) / 2, rel=1e-12)
+    assert cap_fraction(4, cos) == pytest.approx((theta - math.sin(theta) * cos) / math.pi, rel=1e-11)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(3, 600), st.floats(0.02, 0.9))
+def test_cap_area_equals_an_independent_quadrature(n: int, cos: float) -> None:
+    assert log2_cap_fraction(n, cos) == pytest.approx(_quadrature_log2_cap(n, cos), rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.floats(0.5, 400.0), st.floats(0.1, 5.0), st.floats(0.0, 1.0))
+def test_incomplete_beta_equals_scipy(a: float, b: float, x: float) -> None:
+    special = pytest.importorskip("scipy.special")
+    expected = float(special.betainc(a, b, x))
+    got = log_betainc(a, b, x)
+    if expected > 1e-290:
+        assert math.exp(got) == pytest.approx(expected, rel=1e-10, abs=1e-15)
+    else:
+        assert got < math.log(1e-280)
+
+
+@pytest.mark.parametrize(("n", "bits"), [(128, 32), (192, 64), (256, 64), (512, 128), (128, 96)])
+def test_capacity_cosine_holds_exactly_its_share_of_the_sphere(n: int, bits: int) -> None:
+    cos = capacity_cos(n, bits)
+    assert log2_cap_fraction(n, cos) == pytest.approx(-bits, abs=1e-6)
+    assert _quadrature_log2_cap(n, cos) == pytest.approx(-bits, abs=1e-6)
+
+
+def test_capacity_figures_of_the_issue() -> None:
+    """At 192-D the 32-, 48- and 64-bit caps end at cos 0.429, 0.522 and 0.593."""
+    assert [round(capacity_cos(192, k), 3) for k in (32, 48, 64)] == [0.429, 0.522, 0.593]
+    genuine = np.array([0.3, 0.45, 0.55, 0.6, 0.9])
+    assert capacity_floor(genuine, 192, 32) == 0.2
+    assert capacity_floor(genuine, 192, 64) == 0.6
+
+
+def test_code_sizes_follow_the_dimension() -> None:
+    assert code_sizes(512) == (32, 48, 64, 96, 128)
+    assert code_sizes(64) == (32, 48)
+    assert code_sizes(8) == ()
+
+
+def _point(bits: int, fnmr: float, cosine: float = 0.1, floor: float = 0.05) -> CodeSizePoint:
+    return CodeSizePoint(bits, 0.5, floor, fnmr, 0.0, 0, 1000, 100, cosine, 0.4)
+
+
+def test_rule_takes_the_largest_code_within_the_factor_and_never_below_the_floor() -> None:
+    points = [_point(32, 0.10), _point(48, 0.12), _point(64, 0.15), _point(96, 0.16), _point(128, 0.4)]
+    assert choose_code_size(points).bits == 64  # 0.15 <= 1.5 x 0.1; 0.16 is not
+    assert choose_code_size(points, factor=2.0).bits == 96
+    assert choose_code_size(points, floor_bits=128).bits is None
+    # A strong model (cosine FNMR 0): one percentage point of slack.
+    strong = [_point(32, 0.004, cosine=0.0), _point(64, 0.009, cosine=0.0), _point(128, 0.02, cosine=0.0)]
+    assert choose_code_size(strong).bits == 64
+
+
+def test_no_acceptable_size_is_said_with_the_figures() -> None:
+    choice = choose_code_size([_point(32, 0.79, cosine=0.3, floor=0.78), _point(64, 0.9, cosine=0.3)])
+    assert choice.bits is None
+    assert "no code size is acceptable" in choice.reason and "79.0%" in choice.reason
+    # Never above UNUSABLE_FNMR, whatever the cosine matcher does.
+    assert choose_code_size([_point(32, 0.55, cosine=0.5)]).bits is None
+
+
+def test_attack_cost_is_log2_tries_over_successes_and_a_bound_without_success() -> None:
+    point = CodeSizePoint(64, 0.6, 0.1, 0.12, 4 / 4096, 4, 4096, 300, 0.02, 0.5, attack_tries=4096, attack_successes=4)
+    assert point.attack_bits == 10.0 and point.ratio == pytest.approx(1.2)
+    none = CodeSizePoint(64, 0.6, 0.1, 0.12, 0.0, 0, 4096, 300, 0.02, 0.5, attack_tries=4096)
+    assert none.attack_bits == 12.0 and none.to_dict()["attack_bits_is_lower_bound"]
+    assert CodeSizePoint(64, 0.6, 0.1, 0.12, 0.0, 0, 4096, 300, 0.02, 0.5).attack_bits is None
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.evaluate.fitting.transform import fit_transform
+
+    population = EmbeddingPopulation(informative=48, useless=4, noise_scale=0.35, seed=5)
+    background = population.draw(60, 4, seed=1)
+    transform = fit_transform(background, projection="centre", normalise=True)
+    curve, pipelines = capacity.background_curve(
+        transform, background, target_fmr=1e-2, enrol_samples=1, sizes=(32, 48), folds=3
+    )
+    return curve, pipelines, population.draw(20, 4, seed=2)
+
+
+def test_curves_on_the_background_and_on_new_people(fitted) -> None:
+    curve, pipelines, people = fitted
+    assert [p.bits for p in curve.points] == [32, 48] == sorted(pipelines)
+    measured = capacity.measured_curve(pipelines, people, enrol_samples=1, target_fmr=1e-2)
+    for p in measured.points:
+        assert p.genuine_trials == 20 * 3 and p.impostor_trials == 20 * 19 * 3
+        assert 0.0 <= p.floor_fnmr <= p.fnmr + 1.0 and 0.0 <= p.fmr <= 1.0
+        assert p.capacity_cos == pytest.approx(capacity_cos(52, p.bits))
+    assert "Default code size" in curve.table() and "choice" in curve.to_dict()
+    # The rule reads the background's curve only: the one on new people shows no choice.
+    assert "Default code size" not in measured.table() and "choice" not in measured.to_dict()
+    assert measured.to_dict()["points"][0]["bits"] == 32
+    for p in (*curve.points, *measured.points):
+        assert 0 < p.attack_tries <= capacity.ATTACK_PAIRS and p.attack_bits is not None
+
+
+def test_a_decider_that_is_not_the_scheme_stops_the_measurement(fitted, monkeypatch) -> None:
+    _, pipelines, people = fitted
+
+    def everything(sketch, enrolled, probes, e, p):
+        return np.ones(e.size, dtype=bool), np.zeros(e.size, dtype=bool)
+
+    monkeypatch.setattr(capacity, "decide_exact", everything)
+    with pytest.raises(CrossCheckError, match="real decode"):
+        capacity.measured_curve(pipelines, people, enrol_samples=1, target_fmr=1e-2)
