@@ -54,7 +54,7 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact, polar_accepts
-from sketchauth.evaluate.fitting.angular import _directions, angular_decider
+from sketchauth.evaluate.fitting.angular import angular_decider, projected_directions
 from sketchauth.evaluate.fitting.angular import for_target_fmr as angular_for_target_fmr
 from sketchauth.evaluate.fitting.calibration import calibrate
 from sketchauth.evaluate.fitting.common import calibration_of
@@ -374,7 +374,7 @@ class CodeSizeCurve:
 def _cosines(transform: Any, dims: np.ndarray, people: LabelledVectors, enrol_samples: int) -> Any:
     """Templates, probes (unit directions), owners and the genuine/impostor cosine matrix of ``people``."""
     trials = projected_trials(lambda x: x, people, enrol_samples)
-    templates, probes = _directions(transform, dims, trials)
+    templates, probes = projected_directions(transform, dims, trials)
     return trials, templates, probes, templates @ probes.T
 
 

@@ -131,7 +131,7 @@ def _polar_bits(dimension: int, security_bits: float) -> int:
     return bits
 
 
-def _directions(
+def projected_directions(
     transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
 ) -> tuple[np.ndarray, np.ndarray]:
     """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
@@ -207,7 +207,7 @@ def angular_decider(
         return refit_transform(transform, train)
 
     def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        return _directions(transform if model is None else model, dims, trials)
+        return projected_directions(transform if model is None else model, dims, trials)
 
     def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
         cos = np.einsum("ij,ij->i", templates, probes)
@@ -267,7 +267,7 @@ def decode_failures(pipeline: AngularPipeline, people: LabelledVectors, *, enrol
     FNMR at this threshold.
     """
     trials = projected_trials(lambda x: x, people, enrol_samples)
-    templates, probes = _directions(pipeline.transform, pipeline.dims, trials)
+    templates, probes = projected_directions(pipeline.transform, pipeline.dims, trials)
     sketch = pipeline.sketch
     cos = np.einsum("ij,ij->i", templates[trials.owner], probes)
     candidates = np.flatnonzero(cos >= sketch.min_cos)[:DECODE_CHECK_PAIRS]
