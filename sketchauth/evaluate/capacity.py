@@ -61,7 +61,8 @@ from sketchauth.evaluate.fitting.common import calibration_of
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.rates import det_from_scores, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import Enrolled, projected_trials
-from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION
+from sketchauth.sketches.angular import probe_matrix
+from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
 
 __all__ = [
     "ATTACK_PAIRS",
@@ -520,9 +521,6 @@ def population_attack(
     The thief decodes with the helper alone — the polar list decoder, no angle check — and one
     argon2id evaluation tests the codeword: a success is a decoded codeword equal to the secret.
     """
-    from sketchauth.sketches.angular import probe_matrix
-    from sketchauth.sketches.angular_polar import PolarAngularSketch
-
     e, p = np.nonzero(impostor)
     pick = np.sort(rng.choice(e.size, size=min(e.size, ATTACK_PAIRS), replace=False))
     e, p = e[pick], p[pick]
