@@ -166,5 +166,7 @@ def test_repeated_enrolments_pin_s3_as_they_pin_s2() -> None:
     # true (b, v) by two enrolments; the bounds are > 5 standard errors (0.008) away.
     result = repeated_enrolment_attack("asymmetric-interval/s3", 2, 200, 1, noise=0.0)
     assert result.scheme == "asymmetric-interval/s3"
-    assert result.per_k[0].recovered_fraction == 0.0
+    # One enrolment pins a feature only when its partition happens to hold a single even interval
+    # around the template (seen once in 3,200 features on CI): rare, not impossible.
+    assert result.per_k[0].recovered_fraction < 0.005
     assert 0.6 < result.per_k[1].recovered_fraction < 0.85
