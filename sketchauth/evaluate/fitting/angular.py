@@ -21,7 +21,7 @@ from __future__ import annotations
 import hmac
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -181,6 +181,10 @@ def for_target_fmr(
     return pipeline
 
 
+#: Rows of a pair array at given pair positions (gathered on demand).
+_Rows = Callable[[np.ndarray], np.ndarray]
+
+
 def angular_decider(
     transform: FeatureTransform,
     dims: np.ndarray,
@@ -209,24 +213,34 @@ def angular_decider(
     def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
         return projected_directions(transform if model is None else model, dims, trials)
 
-    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        cos = np.einsum("ij,ij->i", templates, probes)
+    def decoded(cos: np.ndarray, templates: _Rows, probes: _Rows) -> np.ndarray:
+        """``−cos``, and ``+∞`` where the code refuses (pairs with ``cos ≥ floor`` decoded); ``templates``
+        and ``probes``: callables from pair positions to the rows (gathered only where needed)."""
         out = -cos
-        if sketch is None:
+        candidates = np.flatnonzero(cos >= floor) if sketch is not None else np.zeros(0, dtype=np.int64)
+        if sketch is None or candidates.size == 0:
             return np.asarray(out)
-        candidates = np.flatnonzero(cos >= floor)
-        if candidates.size == 0:
-            return np.asarray(out)
-        unique, inverse = np.unique(templates[candidates], axis=0, return_inverse=True)
+        chosen, probe_rows = templates(candidates), probes(candidates)
+        unique, inverse = np.unique(chosen, axis=0, return_inverse=True)
         for u, template in enumerate(unique):
-            rows = candidates[inverse.reshape(-1) == u]
+            local = np.flatnonzero(inverse.reshape(-1) == u)
             key = template.tobytes()
             if key not in helpers:
                 secret = _seeded_secret(sketch, template, rng)
                 helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
             helper, secret = helpers[key]
-            out[rows[~_decodes(sketch, helper, secret, probes[rows])]] = np.inf
+            out[candidates[local[~_decodes(sketch, helper, secret, probe_rows[local])]]] = np.inf
         return np.asarray(out)
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        cos = np.einsum("ij,ij->i", templates, probes)
+        return decoded(cos, lambda k: templates[k], lambda k: probes[k])
+
+    def pair_score(model: Any, templates: np.ndarray, probes: np.ndarray, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        # The cosines of a chunk by one matrix product, not by gathering 2 × pairs × n floats first.
+        rows, local = np.unique(t, return_inverse=True)
+        cos = (templates[rows] @ probes.T)[local.reshape(-1), p]
+        return decoded(cos, lambda k: templates[t[k]], lambda k: probes[p[k]])
 
     grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
     return Decider(
@@ -235,6 +249,7 @@ def angular_decider(
         fit=fit if refit else None,
         features=features,
         ties="strictest" if sketch is None else "loosest",
+        pair_score=pair_score,
     )
 
 
