@@ -21,10 +21,14 @@ from __future__ import annotations
 import hmac
 import math
 import numbers
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache, partial
 from typing import Any, cast
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
@@ -222,14 +226,18 @@ def angular_decider(
             return np.asarray(out)
         chosen, probe_rows = templates(candidates), probes(candidates)
         unique, inverse = np.unique(chosen, axis=0, return_inverse=True)
-        for u, template in enumerate(unique):
-            local = np.flatnonzero(inverse.reshape(-1) == u)
+        jobs = []
+        for u, template in enumerate(unique):  # helpers in a fixed order: the seeded draws stay reproducible
             key = template.tobytes()
             if key not in helpers:
                 secret = _seeded_secret(sketch, template, rng)
                 helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
-            helper, secret = helpers[key]
-            out[candidates[local[~_decodes(sketch, helper, secret, probe_rows[local])]]] = np.inf
+            jobs.append((np.flatnonzero(inverse.reshape(-1) == u), *helpers[key]))
+        decodes = _threaded(
+            [partial(_decodes, sketch, helper, secret, probe_rows[local]) for local, helper, secret in jobs]
+        )
+        for (local, _, _), ok in zip(jobs, decodes, strict=True):
+            out[candidates[local[~ok]]] = np.inf
         return np.asarray(out)
 
     def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
@@ -251,6 +259,27 @@ def angular_decider(
         ties="strictest" if sketch is None else "loosest",
         pair_score=pair_score,
     )
+
+
+#: Threads decoding the calibration's pairs (one helper each at a time): the expansion of ``R̂`` and
+#: the polar list decoder run outside the GIL (BLAS, the native decoder), so two cores nearly halve it.
+_DECODE_THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@lru_cache(maxsize=1)
+def _blas() -> ThreadpoolController:
+    """The process's BLAS pools, found once (a fresh search walks every loaded library)."""
+    return ThreadpoolController()
+
+
+def _threaded(tasks: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """Each task's result, in order, on :data:`_DECODE_THREADS` threads. BLAS is held at one thread
+    meanwhile: the workers' own one-thread limits then restore one thread, not the default, and two
+    workers do not each start a BLAS pool."""
+    if len(tasks) < 2 or _DECODE_THREADS < 2:
+        return [task() for task in tasks]
+    with _blas().limit(limits=1, user_api="blas"), ThreadPoolExecutor(_DECODE_THREADS) as pool:
+        return list(pool.map(lambda task: task(), tasks))
 
 
 def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:
