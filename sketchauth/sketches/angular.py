@@ -43,9 +43,9 @@ for a uniform template both are independent of ``c``. It holds no seed: nothing 
 the draw. **Decoding** uses ``R' = diag(r)·H'_0 ⋯ H'_{n−2}·diag(s)`` with the stored (rounded)
 vectors — a product of exact reflections, so ``R'`` is orthogonal for *any* payload — in fixed
 point ``R̂ = round(2^14 · R')``, the dense representation of the previous helper format, on which
-decoding is unchanged. :meth:`AngularSketch.decode` does not expand ``R̂`` (``O(n³)``, 15 ms at
-``n = 512``): it applies the reflections to the probe (``O(n²)``), which places every ``(R̂p̂)_i``
-within ``(½ + 2^−12)·Σ|p̂_j|`` of the result (``½`` per entry of ``R̂``, the rest for float64
+decoding is unchanged. :meth:`AngularSketch.decode` does not expand ``R̂`` (``O(n³)``, four times
+the whole decode at ``n = 512``): it applies the reflections to the probe (``O(n²)``), which places
+every ``(R̂p̂)_i`` within ``(½ + 2^−12)·Σ|p̂_j|`` of the result (``½`` per entry of ``R̂``, the rest for float64
 error), and computes exact rows of ``R̂`` only where the decision can depend on them — the ``α``
 largest and the few within that bound of the ``α``-th — reaching the decision of the expanded
 ``R̂`` on every probe (:meth:`AngularSketch._rotated_where_it_matters`); it expands (blocked, under

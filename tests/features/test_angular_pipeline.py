@@ -863,3 +863,18 @@ def test_the_indexed_pair_score_is_the_score_of_the_gathered_pairs(
     assert np.allclose(got[~refused], expected[~refused], rtol=0, atol=1e-12)
     first = indexed.first_accepting_pairs(None, templates, probes, t_idx, p_idx)
     assert first is not None and np.array_equal(first, gathered.first_accepting(None, templates[t_idx], probes[p_idx]))
+
+
+def test_the_calibration_is_the_same_on_one_decoding_thread(
+    transform: FeatureTransform, background: LabelledVectors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The decoding-aware calibration decodes the pairs of different helpers on two threads; the
+    helpers are drawn in one fixed order, so one thread gives the very same calibration."""
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=POLAR_BITS, code="polar", refit=True)
+    monkeypatch.setattr(fitting.angular, "_DECODE_THREADS", 2)  # whatever this machine's cores
+    threaded = fitting.angular.for_target_fmr(transform, background, options)
+    monkeypatch.setattr(fitting.angular, "_DECODE_THREADS", 1)
+    single = fitting.angular.for_target_fmr(transform, background, options)
+    assert threaded.calibration is not None and single.calibration is not None
+    assert threaded.calibration.to_dict() == single.calibration.to_dict()
+    assert threaded.sketch.params() == single.sketch.params()
