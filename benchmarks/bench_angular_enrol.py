@@ -1,28 +1,43 @@
-"""512-D enrolment of the angular sketches and the size of their helper: compact Householder form vs dense QR.
+"""512-D enrolment of the angular sketches, decoding through the reflections, and the helper's size.
 
 1. **Enrolment time** (``check_secret`` + ``encode`` of ``AngularSketch(512, 8)``) and decoding
-   time, in two child processes: BLAS threads ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1`` and the
-   library default (variables unset). In each, the previous encoder (a Haar ``U ∈ O(511)`` from
-   the QR of a Gaussian matrix, ``R = Q_c·diag(1, U)·Q_t`` written as ``n²`` ``int16``) and the
+   time, in three child processes: BLAS threads ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1``, ``2``
+   and the library default (variables unset). In each, the previous encoder (a Haar
+   ``U ∈ O(511)`` from the QR of a Gaussian matrix, ``R = Q_c·diag(1, U)·Q_t`` written as ``n²``
+   ``int16``; :data:`LEGACY_REPEATS` times: it takes seconds under default threads) and the
    conditioned Householder draw are timed interleaved (A, B, A, B, …), wall and process CPU.
-2. **Helper bytes** per person: compact payload against ``2n²``.
-3. **Decoding unchanged.** On real 512-D embeddings (``<name>.npz`` in ``--data``, with ``X`` and
+2. **Decoding per dimension** (128, 192, 256, 512; ``α = 8``), in the same children, interleaved:
+   the real decoder on a compact helper (the reflections applied to the probe, exact rows where
+   the decision needs them), the previous compact decoder (``R̂`` expanded, then ``R̂p̂``: the very
+   same decision code on the full ``R̂p̂``) and the real decoder on the dense helper of the same
+   ``R̂`` (the format before the compact one).
+3. **Same decisions, seeded sweep** (in the parent process): per dimension, helpers of seeded templates
+   and genuine probes at four noise levels and impostors; the real decoder on the compact helper
+   against the dense helper of its ``R̂`` (the expansion): disagreements (must be 0), the share of
+   probes the fast path had to expand for, the exact rows it computed, and the largest distance
+   between its rows of ``2^14·R'`` and the expansion's (its rounding guard is ``2^−20``).
+4. **Helper bytes** per person: compact payload against ``2n²``.
+5. **Decoding unchanged** on real 512-D embeddings (``<name>.npz`` in ``--data``, with ``X`` and
    ``labels``; identities with at least two captures; each person enrolled from the first
    capture; every other capture of theirs is a genuine probe, one capture of each of 40 other
    people an impostor probe): (a) the real decoder on the dense ``int16`` helper of the compact
    helper's ``R̂`` on every pair, against the exact decider on the compact form's ``R̂`` (every
-   pair) and the real decoder on the compact helper (the first 4 probes of each person: each such
-   decode expands the helper) — must agree everywhere;
-   (b) what rounding the Householder vectors changes: the same unrounded draw written as today's
-   dense ``round(2^14·R)`` vs stored compact, decided on every pair, and ``‖R̂t/2^14 − c‖``.
+   pair) and the real decoder on the compact helper (the first 4 probes of each person) — must
+   agree everywhere; (b) what rounding the Householder vectors changes: the same unrounded draw
+   written as the dense ``round(2^14·R)`` vs stored compact, decided on every pair, and
+   ``‖R̂t/2^14 − c‖``.
 
-Run: ``python benchmarks/bench_angular_enrol.py --data DIR`` →
-``benchmarks/results/bench_angular_enrol.json`` (``--data`` optional: without it item 3 is skipped).
+With ``--before TREE`` (a checkout of the previous code) items 1 and 2 are also run on that tree's
+library, child after child (its decoder on a compact helper is the expansion).
+
+Run: ``python benchmarks/bench_angular_enrol.py --data DIR [--before TREE]`` →
+``benchmarks/results/bench_angular_enrol.json`` (``--data`` optional: without it item 5 is skipped).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -39,6 +54,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import ROOT, provenance, write_result
 
 N, ALPHA, REPEATS = 512, 8, 9
+#: Repeats of the previous (QR) encoder: seconds each under OpenBLAS's default threads on a loaded machine.
+LEGACY_REPEATS = 3
+#: Dimensions of item 2 and 3.
+DIMENSIONS = (128, 192, 256, 512)
+#: Item 3: seeded templates per dimension, and probes per template (4 noise levels × 3, 3 impostors).
+SWEEP_TEMPLATES = 40
+SWEEP_SPREADS = (0.3, 0.8, 1.2, 2.0)
 #: Probes per person decoded by the real decoder on the compact helper too (each decode expands it).
 REAL_COMPACT_PROBES = 4
 
@@ -76,8 +98,45 @@ def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
     }
 
 
+def _decode_timings(dimension: int) -> dict[str, Any]:
+    """Item 2 at one dimension: real decode (compact, dense) and the previous compact decoder, interleaved."""
+    from sketchauth.errors import DecodeError
+    from sketchauth.sketches.angular import AngularSketch, quantise_probe
+    from sketchauth.sketches.format import pack_helper
+
+    sketch = AngularSketch(dimension, ALPHA)
+    rng = np.random.default_rng(dimension)
+    template = rng.normal(size=dimension)
+    probe = template + 0.5 * np.linalg.norm(template) * rng.normal(size=dimension) / dimension
+    compact = sketch.encode(sketch.check_secret(template))
+    payload = sketch.payload(compact)
+    dense = pack_helper(sketch.scheme_id, sketch.params(), sketch.matrix(compact).astype(">i2").tobytes())
+
+    def expanded() -> None:  # the decoder before the reflections: R̂ expanded, then the same decision code
+        p = quantise_probe(np.asarray(probe, dtype=np.float64))
+        with contextlib.suppress(DecodeError):
+            sketch._decided(sketch._matrix(sketch.payload(compact)) @ p, p)
+
+    if not hasattr(sketch, "_decided"):  # a tree from before the reflections (--before): its decode expands
+        return {"compact_helper": _summary([_timed(lambda: sketch.decode(compact, probe)) for _ in range(REPEATS)])}
+
+    assert len(payload) == sketch._compact_bytes
+    new, old, dense_times = [], [], []
+    for _ in range(REPEATS):
+        new.append(_timed(lambda: sketch.decode(compact, probe)))
+        old.append(_timed(expanded))
+        dense_times.append(_timed(lambda: sketch.decode(dense, probe)))
+    out: dict[str, Any] = {
+        "reflections": _summary(new),
+        "expanded": _summary(old),
+        "dense_helper": _summary(dense_times),
+    }
+    out["cpu_ratio_expanded_over_reflections"] = out["expanded"]["cpu_ms_median"] / out["reflections"]["cpu_ms_median"]
+    return out
+
+
 def child() -> dict[str, Any]:
-    """Item 1 in this process's BLAS setting (printed as JSON)."""
+    """Items 1 and 2 in this process's BLAS setting (printed as JSON)."""
     from sketchauth.sketches.angular import AngularSketch
     from sketchauth.sketches.format import pack_helper
 
@@ -89,8 +148,9 @@ def child() -> dict[str, Any]:
     dense = pack_helper(sketch.scheme_id, sketch.params(), _legacy_dense(sketch, secret))
     compact = sketch.encode(secret)
     old_enc, new_enc, old_dec, new_dec = [], [], [], []
-    for _ in range(REPEATS):
-        old_enc.append(_timed(lambda: _legacy_dense(sketch, sketch.check_secret(template))))
+    for k in range(REPEATS):
+        if k < LEGACY_REPEATS:
+            old_enc.append(_timed(lambda: _legacy_dense(sketch, sketch.check_secret(template))))
         new_enc.append(_timed(lambda: sketch.encode(sketch.check_secret(template))))
         old_dec.append(_timed(lambda: sketch.decode(dense, probe)))
         new_dec.append(_timed(lambda: sketch.decode(compact, probe)))
@@ -101,13 +161,76 @@ def child() -> dict[str, Any]:
         "encode_householder_compact": _summary(new_enc),
         "decode_dense": _summary(old_dec),
         "decode_compact": _summary(new_dec),
+        "decode_by_dimension": {str(d): _decode_timings(d) for d in DIMENSIONS},
+        "load_average_1min_after": os.getloadavg()[0],
     }
 
 
-def _run_child(threads: str | None) -> dict[str, Any]:
+def sweep(dimension: int) -> dict[str, Any]:
+    """Item 3 at one dimension (seeded templates, codewords and rotations)."""
+    from sketchauth.errors import DecodeError
+    from sketchauth.sketches import _rotation
+    from sketchauth.sketches.angular import AngularSketch, quantise_probe
+    from sketchauth.sketches.format import pack_helper
+
+    sketch = AngularSketch(dimension, ALPHA)
+    rng = np.random.default_rng(1000 + dimension)
+
+    def outcome(helper: bytes, probe: np.ndarray) -> bytes:
+        try:
+            return bytes(sketch.secret_bytes(sketch.decode(helper, probe)))
+        except DecodeError:
+            return b""
+
+    pairs = disagreements = expanded = accepted = 0
+    rows: list[int] = []
+    drift = 0.0
+    for _ in range(SWEEP_TEMPLATES):
+        template = rng.normal(size=dimension)
+        template /= np.linalg.norm(template)
+        secret = sketch.check_secret(template)
+        compact = sketch.encode_with(secret, sketch.simulated_randomness(secret, rng))
+        payload = sketch.payload(compact)
+        matrix = sketch.matrix(compact)
+        dense = pack_helper(sketch.scheme_id, sketch.params(), matrix.astype(">i2").tobytes())
+        probes = [
+            template + a * rng.normal(size=dimension) / math.sqrt(dimension) for a in SWEEP_SPREADS for _ in range(3)
+        ]
+        probes += [rng.normal(size=dimension) for _ in range(3)]
+        flat, s, r = _rotation.unpack(payload, dimension)
+        reflections, exact = _rotation.Reflections(flat, s, r), _rotation.expand(flat, s, r) * 2**14
+        for probe in probes:
+            fast = outcome(compact, probe)
+            disagreements += int(fast != outcome(dense, probe))
+            accepted += int(fast == sketch.secret_bytes(secret))
+            y = sketch._rotated_where_it_matters(payload, quantise_probe(probe))
+            if y is None:
+                expanded += 1
+            else:
+                computed = np.flatnonzero(y)
+                rows.append(int(computed.size))
+                drift = max(drift, float(np.abs(reflections.rows(computed) * 2**14 - exact[computed]).max()))
+            pairs += 1
+    return {
+        "dimension": dimension,
+        "alpha": ALPHA,
+        "templates": SWEEP_TEMPLATES,
+        "pairs": pairs,
+        "accepted_genuine": accepted,
+        "disagreements_reflections_vs_expanded": disagreements,
+        "share_expanded": expanded / pairs,
+        "exact_rows_median": float(np.median(rows)),
+        "exact_rows_max": max(rows),
+        "max_row_distance_to_expansion_fixed_point_units": drift,
+    }
+
+
+def _run_child(threads: str | None, tree: str | None = None) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     if threads is not None:
         env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = threads
+    if tree is not None:  # the library of another checkout (the code before a change)
+        env["PYTHONPATH"] = os.pathsep.join([tree, env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, check=True)
     return dict(json.loads(out.stdout))
 
@@ -193,6 +316,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", default=os.environ.get("SKETCHAUTH_EMBEDDINGS_DIR", ""))
+    parser.add_argument("--before", help="a checkout of the code before the change: its children are timed too")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_angular_enrol.json"))
     args = parser.parse_args()
     if args.child:
@@ -201,8 +325,24 @@ def main() -> None:
     from sketchauth.sketches import _rotation
 
     result: dict[str, Any] = provenance("bench_angular_enrol")
-    result["parameters"] = {"dimension": N, "alpha": ALPHA, "repeats_interleaved": REPEATS}
-    result["timing"] = [_run_child("1"), _run_child(None)]
+    result["parameters"] = {
+        "dimension": N,
+        "alpha": ALPHA,
+        "repeats_interleaved": REPEATS,
+        "legacy_encoder_repeats": LEGACY_REPEATS,
+        "decode_dimensions": list(DIMENSIONS),
+    }
+    if args.before:
+        commit = subprocess.run(
+            ["git", "-C", args.before, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        )
+        result["timing_before"] = {"tree_commit": commit.stdout.strip(), "runs": []}
+    result["timing"] = []
+    for threads in ("1", "2", None):  # this tree's child, then the tree before it, one BLAS setting at a time
+        result["timing"].append(_run_child(threads))
+        if args.before:
+            result["timing_before"]["runs"].append(_run_child(threads, args.before))
+    result["same_decisions_sweep"] = [sweep(d) for d in DIMENSIONS]
     result["helper_payload_bytes"] = {"dense_int16": 2 * N * N, "compact": _rotation.compact_bytes(N)}
     result["helper_payload_bytes"]["ratio"] = _rotation.compact_bytes(N) / (2 * N * N)
     if args.data:

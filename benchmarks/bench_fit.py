@@ -13,19 +13,22 @@ the person's direction plus a shared population direction plus isotropic noise, 
 two captures of one person have cosine ≈ 0.7 (a mid-strength face model) — see :func:`population`.
 
 Run: ``python -m benchmarks.bench_fit [--people 1000 --captures 5 --dimension 512]`` →
-``benchmarks/results/bench_fit.json`` (date, commit, CPU, cores, wall and CPU seconds per stage,
-peak RSS of the process).
+``benchmarks/results/bench_fit.json`` (date, commit, CPU, cores, the machine's load average before
+and after, wall and CPU seconds per stage, peak RSS of the process). ``--profile`` (with
+``--out``): the same under :mod:`cProfile` on CPU time, with the costliest functions.
 """
 
 from __future__ import annotations
 
 import os
 
-# One BLAS thread: the calibration's simulated enrolments (a Haar rotation, a QR, per template) thrash
-# under OpenBLAS's default threads on a shared machine; see the issue's enrolment timing.
+# One BLAS thread: the calibration expands a rotation per simulated helper (blocked matrix products
+# that OpenBLAS's default threads slow down on a shared machine); it decodes on two threads of its own.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import cProfile
+import pstats
 import resource
 import sys
 import time
@@ -100,6 +103,26 @@ def run(people: int, captures: int, dimension: int, target_fmr: float) -> dict[s
     }
 
 
+#: Functions listed by ``--profile`` (largest cumulative CPU first).
+PROFILE_TOP = 25
+
+
+def profiled(people: int, captures: int, dimension: int, target_fmr: float) -> dict[str, Any]:
+    """:func:`run` under :mod:`cProfile` on process CPU time: the stages' costs (the profiler's own
+    overhead inflates Python-heavy functions; the unprofiled run is the timing). Work on the
+    calibration's decoding threads is not listed by function, but counted in the cumulative CPU of
+    the main-thread call that waits for it (the timer is the process's CPU time)."""
+    profile = cProfile.Profile(time.process_time)
+    result = profile.runcall(run, people, captures, dimension, target_fmr)
+    stats = pstats.Stats(profile)
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][3])[:PROFILE_TOP]  # type: ignore[attr-defined]
+    result["profile_cpu_s"] = [
+        {"function": f"{Path(file).name}:{line}({name})", "calls": calls, "cumulative": round(cumulative, 2)}
+        for (file, line, name), (_, calls, _, cumulative, _) in rows
+    ]
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", type=int, default=1000)
@@ -107,12 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dimension", type=int, default=512)
     parser.add_argument("--target-fmr", type=float, default=1e-3)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_fit.json"))
+    parser.add_argument("--profile", action="store_true", help="run under cProfile and list the costliest functions")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    measure = profiled if args.profile else run
     result = {
         **provenance("bench_fit.py"),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
         "affinity_cores": len(os.sched_getaffinity(0)),
-        **run(args.people, args.captures, args.dimension, args.target_fmr),
+        **measure(args.people, args.captures, args.dimension, args.target_fmr),
+        "profiled": args.profile,
+        "load_average_1min_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
     }
     write_result(args.out, result)
     return 0

@@ -13,7 +13,8 @@ that module's docstring). Three pieces:
 * :func:`pack` / :func:`unpack` write and strictly read the stored form: the ``n(n−1)/2``
   free Householder coordinates as ``int16`` fixed point (``2^15`` per unit) and two sign vectors.
 * :func:`expand` multiplies the reflections out into ``R' = diag(r)·H_0 ⋯ H_{n−2}·diag(s)`` in
-  float64 (``O(n³)``, once per helper).
+  float64 (``O(n³)``, once per helper), and :class:`Reflections` applies them to a probe or gives a
+  few rows of ``R'`` without expanding (``O(n²)`` each: the sparse family's decoder).
 
 Convention (LAPACK's ``dgeqrf``/``dlarfg`` one, except that a reflection is never the identity):
 ``H_k`` acts on coordinates ``k..n−1`` as ``I − 2vvᵀ/‖v‖²`` with ``v = (1, w_k)``,
@@ -23,13 +24,24 @@ Convention (LAPACK's ``dgeqrf``/``dlarfg`` one, except that a reflection is neve
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import cast
+
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 #: Fixed-point scale of a stored Householder coordinate (``|w| ≤ 1``; ``int16``).
 W_SCALE = 1 << 15
 #: Below this norm a remaining target is zero: the constraint leaves the column free.
 _TINY = 1e-12
+#: Largest ``‖v_k‖² = 1 + ‖w_k‖²`` of a reflection the encoder makes (``‖w_k‖ ≤ 1`` before rounding;
+#: rounding adds at most ``√n·2^−16 < 10^−3`` to the norm for ``n ≤ 2048``).
+HONEST_NORM2 = 2.01
+#: Largest entry of a block's ``T`` accepted by the fast decoder (encoder-made rotations: about 2).
+HONEST_T = 16.0
+#: Distance to a half-integer under which a fixed-point entry computed by :meth:`Reflections.fixed_rows`
+#: is not trusted to round as :func:`expand`'s does (the two float64 errors are near ``10^−11`` here).
+ROUNDING_GUARD = 2.0**-20
 
 
 def compact_bytes(n: int) -> int:
@@ -127,8 +139,15 @@ def expand(flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int = 32) -> n
     products per block. The block ``[k0, k1)`` acts on rows ``k0..`` of ``H_{k1} ⋯ diag(s)``,
     which are non-zero only in columns ``k0..``: about ``4n³/3`` flops in all.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         return _expand(flat, s, r, block)
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> ThreadpoolController:
+    """The process's thread pools, found once: a fresh ``threadpool_limits`` walks every loaded shared
+    library each time (3 ms of CPU, 14 ms of wall on a loaded machine, per expansion in a calibration)."""
+    return ThreadpoolController()
 
 
 def _expand(flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int) -> np.ndarray:
@@ -154,3 +173,71 @@ def _expand(flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int) -> np.nd
         sub -= v @ (tri @ (v.T @ sub))
     m *= r[:, None]
     return m
+
+
+@lru_cache(maxsize=8)
+def _layout(n: int) -> np.ndarray:
+    """Where the stored coordinates go in the ``(n−1) × n`` matrix ``Vᵀ`` (row ``k``: ``v_k``): above
+    the diagonal, row by row — the order of :func:`pack`."""
+    return np.triu(np.ones((n - 1, n), dtype=bool), 1)
+
+
+class Reflections:
+    """The rotation ``R' = diag(r)·H_0 ⋯ H_{n−2}·diag(s)`` kept as its reflections, to apply without expanding.
+
+    Blocks of ``block`` consecutive reflections in the compact WY form ``H_{k0} ⋯ H_{k1−1} = I − V T Vᵀ``
+    (Schreiber and Van Loan 1989, §2), ``T`` from ``T⁻¹ = ½·diag(VᵀV) + strict_upper(VᵀV)``
+    (Puglisi, "Modification of the Householder method based on the compact WY representation",
+    SIAM J. Sci. Stat. Comput. 13, 1992; Joffrain et al., "Accumulating Householder transformations,
+    revisited", ACM TOMS 32, 2006, §2). Setting up costs ``O(block·n²)``; :meth:`apply` (``R'x``)
+    about ``2n²`` flops per vector and :meth:`rows` (rows of ``R'``) about ``2n²`` per row, against
+    ``4n³/3`` for :func:`expand`.
+    """
+
+    def __init__(self, flat: np.ndarray, s: np.ndarray, r: np.ndarray, block: int = 32) -> None:
+        n = s.shape[0]
+        vt = np.zeros((n - 1, n))
+        vt[_layout(n)] = flat
+        diagonal = np.arange(n - 1)
+        vt[diagonal, diagonal] = 1.0
+        self.s, self.r = s, r
+        starts = list(range(0, n - 1, block))
+        views = [vt[k0 : k0 + block, k0:] for k0 in starts]
+        grams = np.tile(2.0 * np.eye(block), (len(starts), 1, 1))  # the last block may be short: identity padding
+        for gram, v in zip(grams, views, strict=True):
+            gram[: v.shape[0], : v.shape[0]] = v @ v.T
+        inverses = np.triu(grams, 1) + grams * (np.eye(block) / 2.0)
+        ts = np.linalg.inv(inverses)  # one batched call (T is upper triangular)
+        self.blocks = [(k0, v, t[: v.shape[0], : v.shape[0]]) for k0, v, t in zip(starts, views, ts, strict=True)]
+        norms = np.einsum("ij,ij->i", vt, vt)
+        residual = np.abs(inverses @ ts - np.eye(block)).max()
+        #: Whether the reflections are the well-conditioned ones the encoder makes (module docstring of
+        #: :mod:`sketchauth.sketches.angular`: the error bounds of the fast decoder assume it).
+        self.honest = bool(norms.max() <= HONEST_NORM2 and np.abs(ts).max() <= HONEST_T and residual <= 2.0**-40)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """``R'x`` in float64 (the blocks from the last, on the vector ``s∘x``)."""
+        y = self.s * x
+        for k0, v, t in reversed(self.blocks):
+            tail = y[k0:]
+            tail -= v.T @ (t @ (v @ tail))
+        return cast("np.ndarray", self.r * y)
+
+    def rows(self, index: np.ndarray) -> np.ndarray:
+        """Rows ``index`` of ``R'`` in float64: ``r_i·e_iᵀ·H_0 ⋯ H_{n−2}·diag(s)``, the blocks from the first."""
+        n = self.s.shape[0]
+        out = np.zeros((index.shape[0], n))
+        out[np.arange(index.shape[0]), index] = self.r[index]
+        for k0, v, t in self.blocks:
+            tail = out[:, k0:]
+            tail -= ((tail @ v.T) @ t) @ v
+        return cast("np.ndarray", out * self.s)
+
+    def fixed_rows(self, index: np.ndarray, scale: float) -> np.ndarray | None:
+        """``clip(rint(scale·R'[index]), ±scale)`` — the rows of :func:`expand`'s fixed-point matrix — or
+        ``None`` if an entry lies within :data:`ROUNDING_GUARD` of a half-integer (then two float64
+        computations of it, this one and :func:`expand`'s, might round it differently)."""
+        scaled = scale * self.rows(index)
+        if np.any(np.abs(scaled - np.floor(scaled) - 0.5) <= ROUNDING_GUARD):
+            return None
+        return np.clip(np.rint(scaled), -scale, scale)

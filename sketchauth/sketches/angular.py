@@ -41,10 +41,18 @@ unique, and rounding is a fixed map), so for any template distribution it tells 
 most what ``R`` tells (data processing: ``I(c; F(R)) ≤ I(c; R)``, ``H∞(c | F(R)) ≥ H∞(c | R)``);
 for a uniform template both are independent of ``c``. It holds no seed: nothing in it regenerates
 the draw. **Decoding** uses ``R' = diag(r)·H'_0 ⋯ H'_{n−2}·diag(s)`` with the stored (rounded)
-vectors — a product of exact reflections, so ``R'`` is orthogonal for *any* payload — expanded
-once per helper in float64 (``O(n³)``, blocked, under one BLAS thread) and written in fixed point
-``R̂ = round(2^14 · R')``, the dense representation of the previous helper format, on which
-decoding is unchanged. Rounding moves ``R' t`` from ``c`` by ``≈ 3·10^−4`` at ``n = 512``
+vectors — a product of exact reflections, so ``R'`` is orthogonal for *any* payload — in fixed
+point ``R̂ = round(2^14 · R')``, the dense representation of the previous helper format, on which
+decoding is unchanged. :meth:`AngularSketch.decode` does not expand ``R̂`` (``O(n³)``, four times
+the whole decode at ``n = 512``): it applies the reflections to the probe (``O(n²)``), which places
+every ``(R̂p̂)_i`` within ``(½ + 2^−12)·Σ|p̂_j|`` of the result (``½`` per entry of ``R̂``, the rest for float64
+error), and computes exact rows of ``R̂`` only where the decision can depend on them — the ``α``
+largest and the few within that bound of the ``α``-th — reaching the decision of the expanded
+``R̂`` on every probe (:meth:`AngularSketch._rotated_where_it_matters`); it expands (blocked, under
+one BLAS thread) only when that cannot be certified (about 2% of probes at ``n = 512``,
+:file:`benchmarks/bench_angular_enrol.py`). The polar family's list decoder reads every
+coordinate of ``R̂p̂`` exactly, so that family, and the vectorised deciders (many probes per
+helper), expand ``R̂``. Rounding moves ``R' t`` from ``c`` by ``≈ 3·10^−4`` at ``n = 512``
 (:file:`benchmarks/bench_angular_enrol.py` measures it), the same order as the dense format's
 ``int16`` entries. Dense helpers (``2n²`` bytes, ``R̂`` itself) are still read, told apart by
 their length (``2n² ≠ n(n−1) + 2⌈n/8⌉`` for every ``n ≥ 2``).
@@ -153,6 +161,9 @@ ROW_NORM_TOLERANCE = 1e-3
 ORTHOGONALITY_TOLERANCE = 1e-2
 #: Gaussian vectors of the per-load orthogonality check (each refuses a bad helper on its own).
 ORTHOGONALITY_PROBES = 4
+#: The fast decoder computes at most this many exact rows per codeword entry, and at most ``n/2`` (``2n²``
+#: flops a row against ``4n³/3`` for the whole ``R̂``); beyond, it expands ``R̂``.
+_EXACT_ROWS_LIMIT = 4
 
 PARAMETERS = ParameterSpec.of(
     Parameter("dimension", "int", "length n of every embedding", low=MIN_DIMENSION, high=MAX_DIMENSION),
@@ -552,7 +563,12 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
 
     def _decode_payload(self, payload: bytes, sample: Any) -> Codeword:
         # decode() reaches here through _unwrap, which has run _check_payload on this payload.
-        y, p = self.rotated(self._matrix(payload), sample)
+        p = quantise_probe(_direction(sample, self.dimension, "sample"))
+        y = self._rotated_where_it_matters(payload, p) if len(payload) == self._compact_bytes else None
+        return self._decided(self._matrix(payload) @ p if y is None else y, p)
+
+    def _decided(self, y: np.ndarray, p: np.ndarray) -> Codeword:
+        """The codeword the ``α`` largest ``|y_i|`` name, or :class:`DecodeError` (a tie, or the angle check)."""
         magnitude = np.abs(y)
         order = np.argsort(-magnitude, kind="stable")
         if magnitude[order[self.alpha - 1]] == magnitude[order[self.alpha]]:
@@ -563,6 +579,37 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
         word = np.zeros(self.dimension, dtype=np.int8)
         word[support] = np.where(y[support] > 0, 1, -1)
         return word.view(Codeword)
+
+    def _rotated_where_it_matters(self, payload: bytes, p: np.ndarray) -> np.ndarray | None:
+        """``y = R̂p̂`` exactly on every row the decision can depend on and 0 on the others, in ``O(n²)``;
+        ``None`` when that cannot be certified (then the caller expands ``R̂``: :meth:`_matrix`).
+
+        ``z = 2^14·R'p̂`` through the reflections is within ``B = (½ + 2^−12)·Σ|p̂_j|`` of ``y`` (each
+        entry of ``R̂`` is within ``½`` of ``2^14·R'``; ``2^−12`` covers float64 error ``10^7`` times
+        over). With ``S`` the ``α`` rows of largest ``|z|`` and ``m = min_S |z_i| − B > 0``, every row
+        with ``|z_j| + B < m`` has ``|y_j| < |y_i|`` for all ``i ∈ S``: it is neither in the support
+        nor tied with the ``α``-th largest. The other rows (``S`` and the few near the boundary) get
+        their exact ``R̂`` rows (:meth:`_rotation.Reflections.fixed_rows`) and exact ``y_i``, so
+        :meth:`_decided` reaches the decision of the expanded ``R̂`` — the same support, tie,
+        signs and angle sum — on every probe.
+        """
+        flat, s, r = self._unpacked(payload)
+        reflections = _rotation.Reflections(flat, s, r)
+        if not reflections.honest:
+            return None
+        z = np.abs(reflections.apply(p)) * _SCALE
+        bound = (0.5 + 2.0**-12) * float(np.abs(p).sum())
+        top = np.argpartition(-z, self.alpha - 1)[: self.alpha]
+        floor = float(z[top].min()) - bound
+        rows = np.flatnonzero(z + bound >= floor)
+        if floor <= 0 or rows.shape[0] > min(_EXACT_ROWS_LIMIT * self.alpha, self.dimension // 2):
+            return None
+        fixed = reflections.fixed_rows(rows, float(_SCALE))
+        if fixed is None:
+            return None
+        y = np.zeros(self.dimension)
+        y[rows] = fixed @ p
+        return y
 
     def angle_accepts(self, total: float, p: np.ndarray) -> bool:
         """``Σ_{supp} |y_i| ≥ τ·√α·2^14·‖p̂‖``, exactly (integers and the exact fraction ``τ``)."""

@@ -842,3 +842,39 @@ def test_the_polar_sketch_accepts_exactly_the_probes_within_min_cos(
     else:
         with pytest.raises(SketchAuthError):
             sketch.decode(helper, probe)
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_indexed_pair_score_is_the_score_of_the_gathered_pairs(
+    code: str, transform: FeatureTransform, background: LabelledVectors
+) -> None:
+    """``pair_score`` (the cosines of a chunk of pairs by one matrix product, rows gathered only for the
+    pairs the code decodes) equals ``score`` on the gathered rows, the code's refusals included."""
+    dims = np.arange(transform.dimensions)
+    sketch = AngularPipeline(transform, dims, min_cos=0.0, **_shape(code, bits=24, alpha=8)).sketch
+    gathered, indexed = (angular_decider(transform, dims, refit=False, sketch=sketch, floor=0.0) for _ in range(2))
+    assert gathered.score is not None and indexed.pair_score is not None
+    templates, probes = gathered.features(None, projected_trials(lambda x: x, background, 1))
+    t_idx, p_idx = np.divmod(np.arange(templates.shape[0] * probes.shape[0]), probes.shape[0])
+    expected = gathered.score(None, templates[t_idx], probes[p_idx])
+    got = indexed.pair_score(None, templates, probes, t_idx, p_idx)
+    refused = np.isinf(expected)
+    assert np.array_equal(np.isinf(got), refused) and np.any(refused) and np.any(expected <= 0)  # refused, decoded
+    assert np.allclose(got[~refused], expected[~refused], rtol=0, atol=1e-12)
+    first = indexed.first_accepting_pairs(None, templates, probes, t_idx, p_idx)
+    assert first is not None and np.array_equal(first, gathered.first_accepting(None, templates[t_idx], probes[p_idx]))
+
+
+def test_the_calibration_is_the_same_on_one_decoding_thread(
+    transform: FeatureTransform, background: LabelledVectors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The decoding-aware calibration decodes the pairs of different helpers on two threads; the
+    helpers are drawn in one fixed order, so one thread gives the very same calibration."""
+    options = CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=POLAR_BITS, code="polar", refit=True)
+    monkeypatch.setattr(fitting.angular, "_DECODE_THREADS", 2)  # whatever this machine's cores
+    threaded = fitting.angular.for_target_fmr(transform, background, options)
+    monkeypatch.setattr(fitting.angular, "_DECODE_THREADS", 1)
+    single = fitting.angular.for_target_fmr(transform, background, options)
+    assert threaded.calibration is not None and single.calibration is not None
+    assert threaded.calibration.to_dict() == single.calibration.to_dict()
+    assert threaded.sketch.params() == single.sketch.params()

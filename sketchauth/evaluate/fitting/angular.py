@@ -21,10 +21,14 @@ from __future__ import annotations
 import hmac
 import math
 import numbers
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache, partial
 from typing import Any, cast
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
@@ -181,6 +185,10 @@ def for_target_fmr(
     return pipeline
 
 
+#: Rows of a pair array at given pair positions (gathered on demand).
+_Rows = Callable[[np.ndarray], np.ndarray]
+
+
 def angular_decider(
     transform: FeatureTransform,
     dims: np.ndarray,
@@ -209,24 +217,38 @@ def angular_decider(
     def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
         return projected_directions(transform if model is None else model, dims, trials)
 
-    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        cos = np.einsum("ij,ij->i", templates, probes)
+    def decoded(cos: np.ndarray, templates: _Rows, probes: _Rows) -> np.ndarray:
+        """``−cos``, and ``+∞`` where the code refuses (pairs with ``cos ≥ floor`` decoded); ``templates``
+        and ``probes``: callables from pair positions to the rows (gathered only where needed)."""
         out = -cos
-        if sketch is None:
+        candidates = np.flatnonzero(cos >= floor) if sketch is not None else np.zeros(0, dtype=np.int64)
+        if sketch is None or candidates.size == 0:
             return np.asarray(out)
-        candidates = np.flatnonzero(cos >= floor)
-        if candidates.size == 0:
-            return np.asarray(out)
-        unique, inverse = np.unique(templates[candidates], axis=0, return_inverse=True)
-        for u, template in enumerate(unique):
-            rows = candidates[inverse.reshape(-1) == u]
+        chosen, probe_rows = templates(candidates), probes(candidates)
+        unique, inverse = np.unique(chosen, axis=0, return_inverse=True)
+        jobs = []
+        for u, template in enumerate(unique):  # helpers in a fixed order: the seeded draws stay reproducible
             key = template.tobytes()
             if key not in helpers:
                 secret = _seeded_secret(sketch, template, rng)
                 helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
-            helper, secret = helpers[key]
-            out[rows[~_decodes(sketch, helper, secret, probes[rows])]] = np.inf
+            jobs.append((np.flatnonzero(inverse.reshape(-1) == u), *helpers[key]))
+        decodes = _threaded(
+            [partial(_decodes, sketch, helper, secret, probe_rows[local]) for local, helper, secret in jobs]
+        )
+        for (local, _, _), ok in zip(jobs, decodes, strict=True):
+            out[candidates[local[~ok]]] = np.inf
         return np.asarray(out)
+
+    def score(model: Any, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        cos = np.einsum("ij,ij->i", templates, probes)
+        return decoded(cos, lambda k: templates[k], lambda k: probes[k])
+
+    def pair_score(model: Any, templates: np.ndarray, probes: np.ndarray, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        # The cosines of a chunk by one matrix product, not by gathering 2 × pairs × n floats first.
+        rows, local = np.unique(t, return_inverse=True)
+        cos = (templates[rows] @ probes.T)[local.reshape(-1), p]
+        return decoded(cos, lambda k: templates[t[k]], lambda k: probes[p[k]])
 
     grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
     return Decider(
@@ -235,7 +257,29 @@ def angular_decider(
         fit=fit if refit else None,
         features=features,
         ties="strictest" if sketch is None else "loosest",
+        pair_score=pair_score,
     )
+
+
+#: Threads decoding the calibration's pairs (one helper each at a time): the expansion of ``R̂`` and
+#: the polar list decoder run outside the GIL (BLAS, the native decoder), so two cores nearly halve it.
+_DECODE_THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@lru_cache(maxsize=1)
+def _blas() -> ThreadpoolController:
+    """The process's BLAS pools, found once (a fresh search walks every loaded library)."""
+    return ThreadpoolController()
+
+
+def _threaded(tasks: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """Each task's result, in order, on :data:`_DECODE_THREADS` threads. BLAS is held at one thread
+    meanwhile: the workers' own one-thread limits then restore one thread, not the default, and two
+    workers do not each start a BLAS pool."""
+    if len(tasks) < 2 or _DECODE_THREADS < 2:
+        return [task() for task in tasks]
+    with _blas().limit(limits=1, user_api="blas"), ThreadPoolExecutor(_DECODE_THREADS) as pool:
+        return list(pool.map(lambda task: task(), tasks))
 
 
 def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:

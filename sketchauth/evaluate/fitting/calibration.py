@@ -186,6 +186,10 @@ class Decider:
     #: ``"loosest"`` (the last: the FMR budget used, for a rule whose FNMR is flat over a range of
     #: settings because another check — a code's decoding — refuses those genuine trials anyway).
     ties: str = "strictest"
+    #: Optional, with ``score``: ``pair_score(model, templates, probes, t_idx, p_idx)`` is ``score`` on
+    #: the pairs ``(templates[t_idx], probes[p_idx])`` without gathering them — impostor pairs are
+    #: every template against every probe, so the gathered rows are most of the cost of a cheap score.
+    pair_score: Callable[[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if (self.accept is None) == (self.score is None):
@@ -204,9 +208,19 @@ class Decider:
         for an ``accept`` decider. The pair is accepted at every grid point from that index on."""
         if self.score is None:
             return None
-        scores = np.asarray(self.score(model, templates, probes), dtype=np.float64)
+        return self._first(self.score(model, templates, probes))
+
+    def first_accepting_pairs(
+        self, model: Any, templates: np.ndarray, probes: np.ndarray, t_idx: np.ndarray, p_idx: np.ndarray
+    ) -> np.ndarray | None:
+        """:meth:`first_accepting` on the pairs ``(templates[t_idx], probes[p_idx])`` (``pair_score`` if any)."""
+        if self.pair_score is None:
+            return self.first_accepting(model, templates[t_idx], probes[p_idx])
+        return self._first(self.pair_score(model, templates, probes, t_idx, p_idx))
+
+    def _first(self, scores: Any) -> np.ndarray:
         grid = np.asarray(self.grid, dtype=np.float64)
-        return np.searchsorted(grid, scores, side="right" if self.strict else "left")
+        return np.searchsorted(grid, np.asarray(scores, dtype=np.float64), side="right" if self.strict else "left")
 
     def accepted(
         self, model: Any, templates: np.ndarray, probes: np.ndarray, clusters: tuple[np.ndarray, ...], size: int
@@ -488,7 +502,7 @@ def _measure(
     def add(model: Any, tf: np.ndarray, pg: np.ndarray, t_off: int, owner_p: np.ndarray, p_off: int, own: bool) -> None:
         for t_idx, p_idx in _pairs(tf, pg, owner_p if own else None):
             t_ids, p_ids = t_idx + t_off, owner_p[p_idx] + p_off
-            first = decider.first_accepting(model, tf[t_idx], pg[p_idx])
+            first = decider.first_accepting_pairs(model, tf, pg, t_idx, p_idx)
             if first is not None:
                 np.add.at(first_by_template, (t_ids, first), 1)
                 np.add.at(first_by_probe, (p_ids, first), 1)

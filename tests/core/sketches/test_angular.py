@@ -24,6 +24,7 @@ from sketchauth.sketches.angular import (
     mean_direction,
     quantise_probe,
 )
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.format import pack_helper
 
 TEST = hasher("test")
@@ -192,22 +193,34 @@ def test_angle_check_at_and_just_beyond_min_cos(n: int, seed: int, nudge: int) -
         assert not exact
 
 
-def test_min_cos_accepts_the_same_person_and_refuses_a_far_probe() -> None:
+@pytest.mark.parametrize(
+    ("family", "min_cos", "cos", "accepted"),
+    [
+        (AngularSketch, 0.0, 0.8, True),  # well inside the sparse code's radius for alpha = 2
+        (AngularSketch, 0.9, 0.8, False),
+        (PolarAngularSketch, 0.0, 0.97, True),
+        (PolarAngularSketch, 0.9, 0.97, True),
+        (PolarAngularSketch, 0.99, 0.97, False),
+    ],
+)
+def test_min_cos_accepts_the_same_person_and_refuses_a_wider_probe(
+    family: type[AngularSketch], min_cos: float, cos: float, accepted: bool
+) -> None:
+    """Both families: a probe at angle ``arccos(cos)`` that the code decodes is accepted iff
+    ``cos ≥ min_cos`` (64-D; the sparse code with ``α = 2``, the polar one with 8 bits)."""
     rng = np.random.default_rng(5)
     t = _unit(rng, 64)
-    loose, strict = AngularSketch(64, 2), AngularSketch(64, 2, min_cos=0.9)
-    w = _unit(rng, 64)
+    w = rng.normal(size=64)
     w -= (w @ t) * t
-    w /= np.linalg.norm(w)
-    probe = 0.8 * t + 0.6 * w  # cos 0.8: well inside the code's radius for alpha = 2
-    for sketch, ok in ((loose, True), (strict, False)):
-        secret = sketch.check_secret(t)
-        helper = sketch.encode(secret)
-        if ok:
-            assert np.array_equal(sketch.decode(helper, probe), secret)
-        else:
-            with pytest.raises(DecodeError, match="angle"):
-                sketch.decode(helper, probe)
+    probe = cos * t + math.sqrt(1 - cos**2) * w / np.linalg.norm(w)
+    sketch = AngularSketch(64, 2, min_cos=min_cos) if family is AngularSketch else family(64, 8, min_cos=min_cos)
+    secret = sketch.check_secret(t)
+    helper = sketch.encode(secret)
+    if accepted:
+        assert np.array_equal(sketch.decode(helper, probe), secret)
+    else:
+        with pytest.raises(DecodeError, match="angle"):
+            sketch.decode(helper, probe)
 
 
 # -- secrets, captures, keys ------------------------------------------------------------------------

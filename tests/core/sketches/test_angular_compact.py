@@ -179,3 +179,103 @@ def test_512_dimensional_enrolment_is_fast_whatever_the_blas_threads() -> None:
         best = min(best, time.perf_counter() - start)
     assert best < 0.5
     assert isinstance(secret, Codeword)
+
+
+# -- the fast decoder: the reflections applied to the probe, exact rows only where they matter -----------
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 70), block=st.integers(1, 40), seed=st.integers(0, 2**32 - 1))
+def test_the_reflections_apply_and_give_the_rows_of_the_expanded_rotation(n: int, block: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    flat = rng.uniform(-1.0, 1.0, n * (n - 1) // 2)
+    s, r = rng.choice([-1.0, 1.0], n), rng.choice([-1.0, 1.0], n)
+    expanded = _rotation.expand(flat, s, r)
+    reflections = _rotation.Reflections(flat, s, r, block=block)
+    x = rng.normal(size=(n, 3))
+    assert np.allclose(np.stack([reflections.apply(x[:, j]) for j in range(3)], axis=1), expanded @ x, atol=1e-11)
+    index = rng.permutation(n)[: max(1, n // 3)]
+    assert np.allclose(reflections.rows(index), expanded[index], atol=1e-12)
+
+
+class _Spy:
+    """Counts how :meth:`AngularSketch.decode` went: fast (and how many exact rows), or expanded."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.fast = self.expanded = 0
+        self.rows: list[int] = []
+        fixed_rows, matrix = _rotation.Reflections.fixed_rows, AngularSketch._matrix
+
+        def spy_rows(reflections: _rotation.Reflections, index: np.ndarray, scale: float) -> np.ndarray | None:
+            self.rows.append(int(index.shape[0]))
+            out = fixed_rows(reflections, index, scale)
+            self.fast += out is not None
+            return out
+
+        def spy_matrix(sketch: AngularSketch, payload: bytes) -> np.ndarray:
+            self.expanded += 1
+            return matrix(sketch, payload)
+
+        monkeypatch.setattr(_rotation.Reflections, "fixed_rows", spy_rows)
+        monkeypatch.setattr(AngularSketch, "_matrix", spy_matrix)
+
+
+def _near_ties(sketch: AngularSketch, helper: bytes, rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    """Probes whose rotated image has its ``α``-th and ``(α+1)``-th largest coordinates about
+    ``10^−4`` apart (below the fixed-point error of ``R̂``): the decision hangs on exact rows."""
+    n, a = sketch.dimension, sketch.alpha
+    rotation = sketch.matrix(helper) / 2**SCALE_BITS
+    out = []
+    for _ in range(count):
+        y = 0.05 * rng.normal(size=n)
+        rows = rng.permutation(n)[: a + 1]
+        y[rows] = rng.choice([-1.0, 1.0], a + 1) * np.concatenate([1.0 + rng.uniform(0, 1, a - 1), [0.6, 0.6]])
+        y[rows[-1]] *= 1.0 + 1e-4 * rng.normal()
+        out.append(rotation.T @ y)
+    return out
+
+
+@pytest.mark.parametrize("n", [128, 192, 256, 512])
+def test_fast_decoding_decides_as_the_expanded_matrix_on_every_probe(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded sweep: genuine probes at several noise levels, impostors, and probes at a near-tie of
+    the ``α``-th coordinate; the compact helper (fast path) and the dense helper of its ``R̂`` (the
+    expansion, the decoder before the fast path) give the same codeword or both refuse, every time."""
+    rng = np.random.default_rng(n)
+    spy = _Spy(monkeypatch)
+    checked = differ = 0
+    for alpha, min_cos in ((8, 0.0), (4, 0.3), (16, 0.0)):
+        sketch = AngularSketch(n, alpha, min_cos=min_cos)
+        for _ in range(3):
+            t = _template(rng, n, 0)
+            compact = sketch.encode(sketch.check_secret(t))
+            dense = _dense_helper(sketch, sketch.matrix(compact))
+            probes = [
+                t + spread * rng.normal(size=n) / math.sqrt(n) for spread in (0.3, 0.8, 1.2, 2.0) for _ in range(3)
+            ]
+            probes += [rng.normal(size=n) for _ in range(3)] + _near_ties(sketch, compact, rng, 6)
+            for probe in probes:
+                differ += _outcome(sketch, compact, probe) != _outcome(sketch, dense, probe)
+                checked += 1
+    assert checked == 3 * 3 * 21 and differ == 0
+    assert spy.fast >= 0.9 * checked  # the fast path decided nearly all of them...
+    assert max(spy.rows) > 16  # ...near-ties included: more exact rows than the codeword's support
+
+
+def test_fast_decoding_falls_back_to_the_expansion_when_it_cannot_certify(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A payload the encoder cannot make (reflection vectors of norm > 1) and, with the rounding
+    guard widened to every entry, an encoder-made one: both are decided on the expanded ``R̂``."""
+    rng = np.random.default_rng(12)
+    sketch = AngularSketch(64, 4)
+    t = _template(rng, 64, 0)
+    honest = sketch.payload(sketch.encode(sketch.check_secret(t)))
+    count = 64 * 63 // 2
+    wild = np.full(count, 30000, dtype=">i2").tobytes() + honest[2 * count :]
+    for payload in (honest, wild):
+        helper = sketch._wrap(payload)
+        dense = _dense_helper(sketch, sketch.matrix(helper))
+        for probe in [t, rng.normal(size=64), t + 0.5 * rng.normal(size=64) / 8]:
+            assert _outcome(sketch, helper, probe) == _outcome(sketch, dense, probe)
+    flat, s, r = _rotation.unpack(wild, 64)
+    assert not _rotation.Reflections(flat, s, r).honest
+    spy = _Spy(monkeypatch)
+    monkeypatch.setattr(_rotation, "ROUNDING_GUARD", 0.5)
+    assert _outcome(sketch, sketch._wrap(honest), t) is not None
+    assert spy.fast == 0 and spy.expanded == 1 and spy.rows == [4]

@@ -194,20 +194,7 @@ def test_angle_check_at_and_just_beyond_min_cos(n: int, seed: int, nudge: int, l
     assert np.array_equal(loose.decode(_helper_of(loose, matrix), probe), word)
 
 
-def test_min_cos_accepts_the_same_person_and_refuses_a_wider_probe() -> None:
-    rng = np.random.default_rng(5)
-    n = 64
-    t = _unit(rng, n)
-    probe = 0.97 * t + math.sqrt(1 - 0.97**2) * _orthogonal_unit(rng, t)
-    for min_cos, ok in ((0.0, True), (0.9, True), (0.99, False)):
-        sketch = PolarAngularSketch(n, 8, min_cos=min_cos)
-        secret = sketch.check_secret(t)
-        helper = sketch.encode(secret)
-        if ok:
-            assert np.array_equal(sketch.decode(helper, probe), secret)
-        else:
-            with pytest.raises(DecodeError, match="angle"):
-                sketch.decode(helper, probe)
+# (min_cos accepting the same person and refusing a wider probe: tests/core/sketches/test_angular.py, both families)
 
 
 # -- secrets and codewords --------------------------------------------------------------------------------------
