@@ -71,6 +71,28 @@ def test_sketch_imports_defer_what_only_a_call_needs() -> None:
     assert {"reedsolo", "creedsolo"} & set(after_calls.split())
 
 
+def test_sketch_imports_leave_the_field_arithmetic_and_entropy_for_a_first_call() -> None:
+    # _gf2m (the largest module), entropy and array are loaded by the first call that needs them;
+    # PinSketch's limits, quoted at import so as not to load _gf2m, are _gf2m's own.
+    probe = textwrap.dedent(
+        """
+        import sys
+        from sketchauth import AsymmetricIntervalSketch, ChaffPointSketch, PinSketch
+        from sketchauth.enrolment import enrol
+        print(" ".join(m for m in ("sketchauth.sketches._gf2m", "sketchauth.entropy", "array") if m in sys.modules))
+        from sketchauth.sketches import _gf2m, pinsketch
+        print(pinsketch.MIN_M == _gf2m.MIN_M and pinsketch.MAX_M == _gf2m.MAX_M)
+        pin = PinSketch(8, 2)
+        assert pin.decode(pin.encode({1, 2}), {1, 2, 3}).tolist() == [1, 2]
+        chaff = ChaffPointSketch(64, 3, 4)
+        assert chaff.decode(chaff.encode({1, 10, 20, 30}), {1, 10, 20, 31}).tolist() == [1, 10, 20, 30]
+        assert chaff.report().loss_bound_bits >= 0
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.splitlines() == ["", "True"], out.stdout
+
+
 def test_lazy_module_is_the_module_once_touched_from_many_threads() -> None:
     # a fresh interpreter, so that the module is really imported by the racing threads
     probe = textwrap.dedent(
