@@ -68,13 +68,8 @@ MEASUREMENT = re.compile(
 #: Pages whose unmarked figures are not checked yet (their spans are). Convert, then remove.
 PENDING = frozenset(
     {
-        "docs/benchmarks.md",
         "docs/embeddings.md",
-        "docs/evaluation.md",
-        "docs/math/errata.md",
         "docs/schemes/angular.md",
-        "docs/schemes/pinsketch.md",  # its minisketch ratios: bench_minisketch.json
-        "docs/security.md",
         "docs/service/limits.md",
     }
 )
