@@ -7,7 +7,8 @@ Run::
 Each statement runs in a fresh ``python -c`` many times, interleaved; the CPU time (user + system)
 of each child comes from ``getrusage(RUSAGE_CHILDREN)``. A statement's *import cost* is its CPU
 time minus that of ``python -c pass`` (the interpreter's own start-up), best of the runs (on a
-shared machine the best run is the least disturbed one; medians are recorded too). The ratio the
+shared machine the best run is the least disturbed one; medians are recorded too). With
+``--before``, both trees are measured in the same rounds, interleaved statement by statement. The ratio the
 docs quote is ``cost(library) / cost(numpy)``: the library's imports include numpy's.
 
 The library is imported from a copy of this tree's ``sketchauth`` package in a temporary directory,
@@ -73,26 +74,49 @@ def _environment(path: Path) -> dict[str, str]:
     return env
 
 
-def measure(tree: Path, repeats: int) -> dict[str, Any]:
-    """Best and median CPU seconds of each statement in each state, interleaved."""
+def measure(trees: dict[str, Path], repeats: int) -> dict[str, dict[str, Any]]:
+    """Best and median CPU seconds of each statement in each state of each tree, all interleaved.
+
+    Each round runs every statement of every tree once (``python -c pass`` and ``import numpy``
+    once per tree too), so a drift of the machine's speed moves every figure of a round alike; the
+    paired ratio of a round is its library run over its ``import numpy`` run.
+    """
     with tempfile.TemporaryDirectory(prefix="sketchauth-import-") as tmp:
-        states = {name: _package_copy(tree, Path(tmp), bytecode=name == "bytecode") for name in ("bytecode", "source")}
-        runs: dict[str, list[float]] = defaultdict(list)
+        states = {label: _states(tree, Path(tmp) / label) for label, tree in trees.items()}
+        runs: dict[str, dict[str, list[float]]] = {label: defaultdict(list) for label in trees}
         for _ in range(repeats):
-            for state, path in states.items():
-                for name, statement in STATEMENTS.items():
-                    if name in LIBRARY:
-                        key = f"{name}/{state}"
-                    elif state == "bytecode":
-                        key = name  # python and numpy do not depend on the state of our package
-                    else:
-                        continue
-                    runs[key].append(_cpu_seconds([sys.executable, "-c", statement], _environment(path)))
-        top = _importtime(states["bytecode"], repeats=min(repeats, 7))
-        in_process = _in_process(states["bytecode"], repeats)
+            for label, paths in states.items():
+                _round(paths, runs[label])
+        results = {}
+        for label, paths in states.items():
+            results[label] = _summary(runs[label], repeats)
+            results[label]["importtime_self_us_top"] = _importtime(paths["bytecode"], repeats=min(repeats, 7))
+            results[label].update(_in_process(paths["bytecode"], repeats))
+    return results
+
+
+def _states(tree: Path, directory: Path) -> dict[str, Path]:
+    return {name: _package_copy(tree, directory, bytecode=name == "bytecode") for name in ("bytecode", "source")}
+
+
+def _round(states: dict[str, Path], runs: dict[str, list[float]]) -> None:
+    """One run of every statement in every state of one tree (python and numpy once)."""
+    for state, path in states.items():
+        for name, statement in STATEMENTS.items():
+            if name in LIBRARY:
+                key = f"{name}/{state}"
+            elif state == "bytecode":
+                key = name  # python and numpy do not depend on the state of our package
+            else:
+                continue
+            runs[key].append(_cpu_seconds([sys.executable, "-c", statement], _environment(path)))
+
+
+def _summary(runs: dict[str, list[float]], repeats: int) -> dict[str, Any]:
     best = {key: min(values) for key, values in runs.items()}
     median = {key: statistics.median(values) for key, values in runs.items()}
     cost = {key: 1000.0 * (best[key] - best["python"]) for key in best if key != "python"}
+    library = [k for k in median if k not in ("python", "numpy")]
     return {
         "repeats": repeats,
         "cpu_ms_best": {k: 1000.0 * v for k, v in best.items()},
@@ -101,10 +125,12 @@ def measure(tree: Path, repeats: int) -> dict[str, Any]:
         "ratio_to_numpy": {k: cost[k] / cost["numpy"] for k in cost if k != "numpy"},
         # Whole processes as they run (interpreter start-up included in both), medians: the figure
         # the import floor of tests/packaging/test_import_cost.py checks.
-        "median_ratio_to_numpy": {k: median[k] / median["numpy"] for k in median if k not in ("python", "numpy")},
+        "median_ratio_to_numpy": {k: median[k] / median["numpy"] for k in library},
+        # The same, round by round (each library run over the import numpy run of its round): median.
+        "paired_ratio_to_numpy": {
+            k: statistics.median(a / b for a, b in zip(runs[k], runs["numpy"], strict=True)) for k in library
+        },
         "library_extra_ms": {k: cost[k] - cost["numpy"] for k in cost if k != "numpy"},
-        "importtime_self_us_top": top,
-        **in_process,
     }
 
 
@@ -173,9 +199,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     result: dict[str, Any] = {**provenance("bench_import.py"), "statements": STATEMENTS}
-    result["after"] = measure(ROOT, args.repeats)
+    trees = {"after": ROOT} if args.before is None else {"after": ROOT, "before": args.before}
+    measured = measure(trees, args.repeats)
+    result["after"] = measured["after"]
     if args.before is not None:
-        result["before"] = {"tree": str(args.before), **measure(args.before, args.repeats)}
+        result["before"] = {"tree": str(args.before), **measured["before"]}
+    result["load_average"] = os.getloadavg()
     write_result(ROOT / "benchmarks" / "results" / f"bench_import-{args.label}.json", result)
 
 

@@ -322,15 +322,20 @@ class S2Draws:
         return cls(draws=draws, left=np.array(left, dtype=np.int64), used=used)
 
 
-@dataclass(frozen=True, slots=True)
 class _Partition:
     """A parsed s2 payload: per feature ``counts[f]`` gaps; ``points`` holds every feature's
     ``g_1 … g_k`` back to back, feature ``f`` at ``points[starts[f] : starts[f] + counts[f] + 1]``.
+
+    A plain class, not a dataclass: it is never compared or shown, and a frozen dataclass costs
+    about half a millisecond to create at import.
     """
 
-    counts: np.ndarray
-    starts: np.ndarray
-    points: np.ndarray
+    __slots__ = ("counts", "points", "starts")
+
+    def __init__(self, *, counts: np.ndarray, starts: np.ndarray, points: np.ndarray) -> None:
+        self.counts = counts
+        self.starts = starts
+        self.points = points
 
     @property
     def ends(self) -> np.ndarray:

@@ -29,7 +29,6 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 import numpy as np
 
 from sketchauth._lazy import LazyModule
-from sketchauth.entropy import sketch_loss_bound
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
 from sketchauth.sketches.format import (
     MAX_HELPER_BYTES,
@@ -184,6 +183,8 @@ class EntropyReport:
         extra: Mapping[str, Any] | None = None,
     ) -> EntropyReport:
         """Build a report, computing the bound from the two lengths."""
+        from sketchauth.entropy import sketch_loss_bound  # at first use, not at import
+
         return cls(
             scheme=scheme,
             sketch_bits=float(sketch_bits),

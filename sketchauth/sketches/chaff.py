@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from array import array
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, SupportsIndex
@@ -71,6 +70,7 @@ _secrets = LazyModule("secrets")
 _fractions = LazyModule("fractions")  # exact probabilities, for evaluation only (with decimal: ~1.5 ms)
 
 if TYPE_CHECKING:
+    from array import array
     from fractions import Fraction
 
 __all__ = [
@@ -284,6 +284,8 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
         Signed 64-bit slots (8 bytes a position) whose indexing yields exact Python ints, which
         is what rank/unrank add and compare.
         """
+        from array import array  # at first use: the module costs about 0.3 ms at import
+
         out = array("q")
         out.frombytes(self._count_table().tobytes())
         return out

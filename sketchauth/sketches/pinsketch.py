@@ -60,13 +60,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from sketchauth._lazy import LazyModule
 from sketchauth.errors import DecodeError, ParameterError, SketchFormatError
-from sketchauth.sketches import _gf2m
 from sketchauth.sketches._backend import native_module
 from sketchauth.sketches._backend import resolve as resolve_backend
 from sketchauth.sketches.base import (
@@ -82,12 +81,21 @@ from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
 from sketchauth.sketches.samples import as_collection, as_element_set
 from sketchauth.sketches.types import ElementSet
 
+if TYPE_CHECKING:
+    from sketchauth.sketches import _gf2m
+else:  # the field arithmetic (the package's largest module) is loaded by a sketch's first use
+    _gf2m = LazyModule("sketchauth.sketches._gf2m")
+
 __all__ = ["MAX_T", "PinSketch"]
 
 #: Largest supported t. Decoding costs O(t² log t) scalar field operations and the root
 #: finder's squaring matrix holds m·t² words (16 MiB at m = 32, t = 256), so a helper record
 #: announcing a huge t must not be able to buy seconds of CPU or gigabytes of memory.
 MAX_T = 256
+
+#: The field degrees supported: ``_gf2m.MIN_M`` and ``_gf2m.MAX_M``, repeated here so that the
+#: parameters below do not load the field arithmetic at import (a test holds them equal).
+MIN_M, MAX_M = 8, 64
 
 
 def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]], int]:
@@ -126,7 +134,7 @@ def _cyclotomic_relations(m: int, t: int) -> tuple[list[tuple[int, int, int]], l
 
 #: The parameters and their limits (published as they are by the service).
 PARAMETERS = ParameterSpec.of(
-    Parameter("m", "int", "field GF(2^m): elements are 1..2^m - 1", low=_gf2m.MIN_M, high=_gf2m.MAX_M),
+    Parameter("m", "int", "field GF(2^m): elements are 1..2^m - 1", low=MIN_M, high=MAX_M),
     Parameter("t", "int", "set difference tolerated, |A symmetric-difference B| <= t < 2^(m-1)", low=1, high=MAX_T),
 )
 
@@ -149,17 +157,22 @@ def _small_instance(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any
 _DIGEST = 16
 
 
-@dataclass(frozen=True, slots=True)
 class _FastPath:
     """A sketch's compiled field, its records' fixed header (through the payload length) with the
     digest state after it, the record length before the digest, and whether the extension draws
-    the trace multiplier itself (``getentropy``)."""
+    the trace multiplier itself (``getentropy``).
 
-    core: Any
-    head: bytes
-    hasher: Any
-    size: int
-    entropy: bool
+    A plain class, not a dataclass: it is never compared or shown, and a frozen dataclass costs
+    about half a millisecond to create at import."""
+
+    __slots__ = ("core", "entropy", "hasher", "head", "size")
+
+    def __init__(self, core: Any, head: bytes, hasher: Any, size: int, entropy: bool) -> None:
+        self.core = core
+        self.head = head
+        self.hasher = hasher
+        self.size = size
+        self.entropy = entropy
 
 
 class PinSketch(SecureSketch[ElementSet, ElementSet]):
@@ -187,7 +200,7 @@ class PinSketch(SecureSketch[ElementSet, ElementSet]):
     )
 
     def __init__(self, m: int, t: int, *, backend: str = "auto") -> None:
-        self._m = check_int("m", m, _gf2m.MIN_M, _gf2m.MAX_M)
+        self._m = check_int("m", m, MIN_M, MAX_M)
         self._t = check_int("t", t, 1, min(MAX_T, (1 << (self._m - 1)) - 1))
         self.backend = resolve_backend(backend)
         self._width = (self._m + 7) // 8

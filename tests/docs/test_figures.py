@@ -81,6 +81,8 @@ def test_a_measurement_outside_a_span_is_reported_unless_allowed(tmp_path: Path)
         ("results[backend=mysql].production.ratio", "0 items match"),
         ("results.5.production", "no item 5"),
         ("results.0.production.speed", "no member 'speed'"),
+        ("results{backend=mysql}.production.ratio.max()", "no item matches"),
+        ("results.production.speed", "no member 'speed'"),
     ],
 )
 def test_a_span_naming_nothing_is_reported(tmp_path: Path, path: str, problem: str) -> None:
@@ -92,3 +94,21 @@ def test_a_span_naming_nothing_is_reported(tmp_path: Path, path: str, problem: s
 def test_a_span_naming_a_missing_file_is_reported(tmp_path: Path) -> None:
     root, results = _tree(tmp_path, "<!-- figure: bench_gone.json#a -->1<!-- /figure -->\n")
     assert "no result file" in figures.check(root, results)[0]
+
+
+def test_a_filter_keeps_every_match_and_a_member_is_read_across_a_list() -> None:
+    document = {
+        "results": [
+            {"m": 8, "op": "encode", "ratio": 0.3},
+            {"m": 8, "op": "decode", "ratio": 0.7},
+            {"m": 16, "op": "encode", "ratio": 0.2},
+        ]
+    }
+    assert figures.resolve(document, "results{m=8}.ratio") == [0.3, 0.7]
+    assert figures.resolve(document, "results{m=8}.ratio.max()") == 0.7
+    assert figures.resolve(document, "results{op=encode}.ratio.min()") == 0.2
+    assert figures.resolve(document, "results{m=8,op=decode}.ratio") == [0.7]
+    assert figures.resolve(document, "results.ratio.len()") == 3
+    # a selection still wants exactly one
+    with pytest.raises(figures.FigureError, match="2 items match"):
+        figures.resolve(document, "results[m=8].ratio")
