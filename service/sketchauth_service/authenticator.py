@@ -38,10 +38,7 @@ profile, so timing does not reveal who is enrolled.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import secrets
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -236,11 +233,7 @@ class Authenticator:
         self.profile = profile
         #: Declared min-entropy of PINs (bits) for the cascade's accounting; ``None``: undeclared.
         self.pin_min_entropy = pin_min_entropy
-        #: Set on this authenticator's hashing threads (:meth:`_run` runs work there inline).
-        self._here = threading.local()
-        self._pool = ThreadPoolExecutor(
-            max_workers=concurrency, thread_name_prefix="sketchauth-hash", initializer=self._mark_thread
-        )
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="sketchauth-hash")
         self.hasher: argon2.PasswordHasher = hasher(profile)
         #: The costs stored key-release parameters may ask for (the deployment's strongest profile).
         self.key_limit = key_cost_limit(self.hasher)
@@ -456,39 +449,9 @@ class Authenticator:
         """
         return self._run(self._dummy, with_pin=with_pin)
 
-    def _mark_thread(self) -> None:
-        self._here.hashing = True
-
     def _run(self, work: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
-        """``work(*args, **kwargs)`` on one of the hashing threads, once one is free; its result or exception.
-
-        On a hashing thread already (a whole attempt handed over by :meth:`run_attempt`) the work
-        runs right there: one thread, no second hand-off.
-        """
-        if getattr(self._here, "hashing", False):
-            return work(*args, **kwargs)
+        """``work(*args, **kwargs)`` on one of the hashing threads, once one is free; its result or exception."""
         return self._pool.submit(work, *args, **kwargs).result()
-
-    async def run_attempt(self, work: Callable[..., _T], /, *args: Any) -> _T:
-        """Await ``work(*args)`` run whole on a hashing thread: a verification's store calls, decode
-        and argon2 in one hand-off from the event loop.
-
-        Going through the server's thread pool first cost a second hand-off per request (pool
-        thread to hashing thread and back: two thread wake-ups and GIL transfers), about a
-        fifth of the CPU a cheap-profile verification takes (``docs/service/performance.md``).
-        Argon2 still runs only on these threads, so their memory reuse holds; store calls made
-        here only wait on I/O with the GIL released. If the request is cancelled meanwhile, the
-        work still runs to its end (the attempt it claimed is settled) and the cancellation
-        follows once it has, as with the server's thread pool. The work runs in a copy of the
-        caller's context, as there (the audit trail's client is a context variable).
-        """
-        context = contextvars.copy_context()
-        done = asyncio.wrap_future(self._pool.submit(context.run, work, *args))
-        try:
-            return await asyncio.shield(done)
-        except asyncio.CancelledError:
-            await asyncio.wait({done})
-            raise
 
     def close(self) -> None:
         """Stop the hashing threads (after the work already handed to them)."""

@@ -33,6 +33,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, create_model
+from starlette.concurrency import run_in_threadpool
 
 from sketchauth_service import usecases
 from sketchauth_service.api.deps import KeyedRoute, State, scoped
@@ -138,7 +139,7 @@ def build_router(models: RequestModels) -> APIRouter:
         state: State,
         response: Response,
     ) -> KeyResponse:
-        outcome = await state.authenticator.run_attempt(usecases.attempt, state, key_input(user_id, validated(body)))
+        outcome = await run_in_threadpool(usecases.attempt, state, key_input(user_id, validated(body)))
         response.headers["Cache-Control"] = "no-store"
         if not outcome.verified or outcome.key is None:
             return KeyResponse(verified=False)
@@ -156,9 +157,7 @@ def build_router(models: RequestModels) -> APIRouter:
         body: PinChangeBody,
         state: State,
     ) -> PinChangeResponse:
-        outcome = await state.authenticator.run_attempt(
-            usecases.attempt, state, pin_change_input(user_id, validated(body))
-        )
+        outcome = await run_in_threadpool(usecases.attempt, state, pin_change_input(user_id, validated(body)))
         return PinChangeResponse(verified=outcome.verified)
 
     return router

@@ -139,11 +139,11 @@ def build_router(models: RequestModels) -> APIRouter:
         summary="Verify a sample (and PIN) against the user's enrolment: yes or no",
     )
     async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> Response:
-        # The whole attempt (read, decode + argon2, count) is one trip to a hashing thread: argon2
-        # stays off the event loop and the request pays for one thread hand-off, not three.
-        outcome = await state.authenticator.run_attempt(
-            usecases.attempt, state, verification_input(user_id, validated(body))
-        )
+        # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
+        # stays off the event loop and the request pays for one thread hand-off, not three. (Not
+        # to a hashing thread directly: the store's waits would hold it, which halved PostgreSQL's
+        # throughput when tried; docs/service/performance.md.)
+        outcome = await run_in_threadpool(usecases.attempt, state, verification_input(user_id, validated(body)))
         # One of two fixed answers (VerificationResponse, as documented), without a model to
         # validate and serialise per request.
         return Response(_VERIFIED if outcome.verified else _NOT_VERIFIED, media_type="application/json")
