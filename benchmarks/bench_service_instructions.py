@@ -141,12 +141,14 @@ def count_instructions(tree: Path, variant: str, requests: int) -> int:
                 variant,
                 str(requests),
             ],
-            cwd=REPO,
+            cwd=tree,  # "-c" puts the working directory first on the path: the measured tree's packages
             env=env,
             capture_output=True,
             text=True,
-            check=True,
+            check=False,
         )
+    if done.returncode != 0:
+        raise RuntimeError(f"{variant} from {tree} failed: {done.stderr[-2000:]}")
     found = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr)
     if found is None:
         raise RuntimeError(f"callgrind printed no count for {variant}: {done.stderr[-500:]}")
