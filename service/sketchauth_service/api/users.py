@@ -89,6 +89,11 @@ _VERIFY_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: The two answers of a verification, encoded once (the ``VerificationResponse`` model's JSON).
+_VERIFIED = VerificationResponse(verified=True).model_dump_json().encode()
+_NOT_VERIFIED = VerificationResponse(verified=False).model_dump_json().encode()
+
+
 def enrolment_response(enrolled: usecases.Enrolled, request: usecases.EnrolmentInput) -> EnrolmentResponse:
     """The answer to an enrolment: public parameters and the stored report (never helper data)."""
     result, loaded = enrolled.result, enrolled.pipeline
@@ -133,11 +138,15 @@ def build_router(models: RequestModels) -> APIRouter:
         responses=_VERIFY_RESPONSES,
         summary="Verify a sample (and PIN) against the user's enrolment: yes or no",
     )
-    async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> VerificationResponse:
+    async def verify_user(user_id: UserId, body: VerificationBody, state: State) -> Response:
         # The whole attempt (read, decode + argon2, count) is one trip to the thread pool: argon2
-        # stays off the event loop and the request pays for one thread hand-off, not three.
+        # stays off the event loop and the request pays for one thread hand-off, not three. (Not
+        # to a hashing thread directly: the store's waits would hold it, which halved PostgreSQL's
+        # throughput when tried; docs/service/performance.md.)
         outcome = await run_in_threadpool(usecases.attempt, state, verification_input(user_id, validated(body)))
-        return VerificationResponse(verified=outcome.verified)
+        # One of two fixed answers (VerificationResponse, as documented), without a model to
+        # validate and serialise per request.
+        return Response(_VERIFIED if outcome.verified else _NOT_VERIFIED, media_type="application/json")
 
     @router.get(
         "/{user_id}/report",
