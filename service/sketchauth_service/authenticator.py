@@ -41,7 +41,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import argon2
@@ -110,6 +110,26 @@ class Verification:
     key: bytes | None = None
     #: PIN change: the stored cascade's helper data re-mixed under the new PIN.
     new_helper: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What one verification attempt brings, besides the stored record it is checked against.
+
+    ``sample``: the (first) biometric sample, or :class:`Captures` of several; ``pin`` and
+    ``second_sample`` exactly when the enrolment has them; ``pipeline``: the one the record was
+    enrolled through (the caller has checked it). ``key_context`` (with the record's
+    ``key_params``) asks a success to release a key; ``new_pin`` asks it to re-mix the helper
+    data under a new PIN.
+    """
+
+    sample: Any
+    pin: str | None = None
+    second_sample: Any = None
+    pipeline: Pipeline | None = None
+    key_context: bytes | None = None
+    key_params: str | None = None
+    new_pin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,42 +319,11 @@ class Authenticator:
         return EnrolmentResult(sketch, structure, enrol(structure, secrets_, password_hasher=self.hasher), other)
 
     # -- verification ------------------------------------------------------------------------------
-    def verify(
-        self,
-        record: UserRecord,
-        sample: Any,
-        pin: str | None,
-        *,
-        pipeline: Pipeline | None = None,
-        key_context: bytes | None = None,
-        key_params: str | None = None,
-        new_pin: str | None = None,
-        second_sample: Any = None,
-    ) -> Verification:
-        """One verification; see :meth:`_verify`. Waits for a hashing thread first.
+    def verify(self, record: UserRecord, probe: Probe) -> Verification:
+        """One verification (:meth:`_verify`) on a hashing thread, once one is free."""
+        return self._run(self._verify, record, probe)
 
-        With ``key_context`` (and the record's ``key_params``) a success also carries the
-        released key; with ``new_pin`` it carries the helper data and hash under the new PIN.
-        ``second_sample``: the second biometric's sample, for an enrolment that has one.
-        """
-        return self._run(
-            lambda: self._verify(
-                record, sample, pin, pipeline, key_context, key_params, new_pin, second_sample=second_sample
-            )
-        )
-
-    def _verify(
-        self,
-        record: UserRecord,
-        sample: Any,
-        pin: str | None,
-        pipeline: Pipeline | None = None,
-        key_context: bytes | None = None,
-        key_params: str | None = None,
-        new_pin: str | None = None,
-        *,
-        second_sample: Any = None,
-    ) -> Verification:
+    def _verify(self, record: UserRecord, probe: Probe) -> Verification:
         """One verification; every failure cause is the same ``verified=False``.
 
         A malformed sample (wrong dimension, NaN, out-of-range element) raises ``SampleError``:
@@ -349,6 +338,7 @@ class Authenticator:
         (:func:`factor_roles`). A second sample of the wrong shape raises ``SampleError`` like a
         first one.
         """
+        sample, pin, second_sample, pipeline = probe.sample, probe.pin, probe.second_sample, probe.pipeline
         if isinstance(sample, Captures):
             sample = _captures_probe(pipeline, sample)
         elif pipeline is not None:
@@ -356,7 +346,7 @@ class Authenticator:
         # second factor: a structure with a second biometric is mixed even without a PIN
         mixed, roles = _roles(record)
         if (record.has_pin, roles.second is not None) != (pin is not None, second_sample is not None):
-            return self._mismatch(record, sample, pin, second_sample)
+            return self._mismatch(record, replace(probe, sample=sample))
         if mixed is not None:
             sketch = mixed
             sample = roles.arrange(sample, second_sample, pin)
@@ -373,19 +363,19 @@ class Authenticator:
                 self.hasher.verify(record.secret_hash, message)
         except argon2.exceptions.VerificationError:
             return Verification(False)
-        if key_context is not None:
-            if key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
+        if probe.key_context is not None:
+            if probe.key_params is None:  # the caller sets them (lazily for older enrolments) before the attempt
                 raise ValueError("key release needs the record's key parameters")
             return Verification(
                 True,
                 self._rehash(record, message),
-                key=key_from_message(message, key_params, key_context, limit=self.key_limit),
+                key=key_from_message(message, probe.key_params, probe.key_context, limit=self.key_limit),
             )
-        if new_pin is not None:
-            return self._rekeyed(record, sketch, candidate, pin, new_pin)
+        if probe.new_pin is not None:
+            return self._rekeyed(record, sketch, candidate, pin, probe.new_pin)
         return Verification(True, self._rehash(record, message))
 
-    def _mismatch(self, record: UserRecord, sample: Any, pin: str | None, second_sample: Any) -> Verification:
+    def _mismatch(self, record: UserRecord, probe: Probe) -> Verification:
         """A missing or unexpected PIN or second sample: a failed attempt, after the work of one.
 
         The work is that of a failure of the *request's* shape: the request is verified (outcome
@@ -394,14 +384,15 @@ class Authenticator:
         has a second biometric; with no such enrolment yet (or a sample that does not fit it),
         the argon2 work an unknown user with the same request pays.
         """
-        fitting = self._shaped.get((pin is not None, second_sample is not None))
+        with_pin = probe.pin is not None
+        fitting = self._shaped.get((with_pin, probe.second_sample is not None))
         if fitting is not None and fitting is not record and fitting.pipeline is None:
             try:
-                self._verify(fitting, sample, pin, second_sample=second_sample)
+                self._verify(fitting, Probe(probe.sample, probe.pin, probe.second_sample))
             except SampleError:
-                self._dummy(with_pin=pin is not None)
+                self._dummy(with_pin=with_pin)
         else:
-            self._dummy(with_pin=pin is not None)
+            self._dummy(with_pin=with_pin)
         return Verification(False)
 
     def _rehash(self, record: UserRecord, message: bytes) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from sketchauth.errors import ParameterError, SampleError
-from sketchauth_service.authenticator import EnrolmentResult, SecondFactor, Verification
+from sketchauth_service.authenticator import EnrolmentResult, Probe, SecondFactor, Verification
 from sketchauth_service.pipelines import LoadedPipeline, check_dimensions, pipeline_report
 from sketchauth_service.schemes import SchemeSpec, build_sketch
 from sketchauth_service.state import ServiceState
@@ -300,16 +300,16 @@ def attempt(state: ServiceState, request: AttemptInput) -> Verification:
             return settle(state, request, claimed.claim, record, None)
     loaded = found[0]
     try:
-        outcome: Verification | None = state.authenticator.verify(
-            record,
+        probe = Probe(
             request.sample,
             request.pin,
+            request.second_sample,
             pipeline=None if loaded is None else loaded.pipeline,
             key_context=request.key_context,
             key_params=key_params,
             new_pin=request.new_pin,
-            second_sample=request.second_sample,
         )
+        outcome: Verification | None = state.authenticator.verify(record, probe)
     except SampleError:
         # A sample of the wrong shape or range for this enrolment: a failed attempt like any
         # other, after the argon2 work of one (that of an unknown id with the same request).
@@ -363,9 +363,7 @@ def decoy_attempt(state: ServiceState, decoy: UserRecord | None, request: Attemp
         state.authenticator.dummy_verify(with_pin=request.pin is not None)
         return
     try:
-        state.authenticator.verify(
-            decoy, request.sample, request.pin, pipeline=pipeline, second_sample=request.second_sample
-        )
+        state.authenticator.verify(decoy, Probe(request.sample, request.pin, request.second_sample, pipeline))
     except SampleError:
         state.authenticator.dummy_verify(with_pin=request.pin is not None)
 

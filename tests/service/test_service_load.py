@@ -331,7 +331,7 @@ def test_argon2_runs_only_on_the_authenticators_own_threads(monkeypatch: pytest.
     from concurrent.futures import ThreadPoolExecutor
 
     import argon2
-    from sketchauth_service.authenticator import Authenticator
+    from sketchauth_service.authenticator import Authenticator, Probe
     from sketchauth_service.store import UserRecord
 
     from sketchauth.enrolment import enrol
@@ -363,7 +363,7 @@ def test_argon2_runs_only_on_the_authenticators_own_threads(monkeypatch: pytest.
 
         monkeypatch.setattr(argon2.PasswordHasher, "verify", recording_verify)
         with ThreadPoolExecutor(16) as callers:
-            outcomes = list(callers.map(lambda _: auth.verify(record, [123, 30, 205, 71], None).verified, range(64)))
+            outcomes = list(callers.map(lambda _: auth.verify(record, Probe([123, 30, 205, 71])).verified, range(64)))
             list(callers.map(lambda _: auth.dummy_verify(), range(16)))
         assert all(outcomes)
         assert 1 <= len(hashing) <= 2

@@ -152,11 +152,11 @@ def test_a_malformed_attempt_cannot_undo_a_concurrent_disable(tmp_path: Path) ->
         real_verify = state.authenticator.verify
         held, go = threading.Event(), threading.Event()
 
-        def verify(record: Any, sample: Any, *args: Any, **kwargs: Any) -> Any:
-            if len(sample) == 3:  # the malformed one waits until the others are done
+        def verify(record: Any, probe: Any) -> Any:
+            if len(probe.sample) == 3:  # the malformed one waits until the others are done
                 held.set()
                 go.wait(10)
-            return real_verify(record, sample, *args, **kwargs)
+            return real_verify(record, probe)
 
         state.authenticator.verify = verify
         with ThreadPoolExecutor(1) as pool:
