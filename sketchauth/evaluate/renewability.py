@@ -9,8 +9,8 @@ the two stored records are attacked
 as a thief holding the database *before* and *after* the renewal would:
 
 * ``pepper_rotation`` — the old record sealed under one pepper, the renewed one under a new
-  pepper (:func:`sketchauth.pepper.wrap`, a fresh per-enrolment nonce each): a rotation after a
-  suspected leak, with re-enrolment;
+  pepper (sealed as :func:`sketchauth.pepper.wrap` seals, a fresh per-enrolment nonce each): a
+  rotation after a suspected leak, with re-enrolment;
 * ``pin_change`` — both sealed under the *same* pepper with fresh nonces, as a re-enrolment or
   PIN change inside one deployment stores them (the nonce is new at every enrolment and PIN
   change).
@@ -23,7 +23,9 @@ by fresh sketch randomness alone, without a pepper (or with the pepper stolen to
 report's unlinkability measurement itself; deterministic sketches (interval, PinSketch, s1) fail
 it by construction.
 
-The peppers are drawn from :mod:`secrets` per run and never leave this function.
+The peppers' seal keys are drawn from :mod:`secrets` per run and never leave this function
+(:class:`~sketchauth.evaluate.sealing.DrawnSealer`: the records a pepper's seal key makes, without
+the 128 MiB argon2id evaluation that deriving it from a pepper secret costs).
 
 Example::
 
@@ -41,14 +43,14 @@ Example::
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
 
+from sketchauth.evaluate.sealing import DrawnSealer
 from sketchauth.evaluate.unlinkability import LinkagePairs, chance_level, linkage_attack
 from sketchauth.evaluate.unlinkability_report import registered_attack, sealed_attack
-from sketchauth.pepper import MIN_PEPPER_BYTES, Pepper, new_nonce, wrap
+from sketchauth.pepper import new_nonce
 from sketchauth.sketches.base import SecureSketch
 
 __all__ = ["LINKED_P_VALUE", "RENEWAL_SCENARIOS", "evaluate_renewability"]
@@ -62,10 +64,6 @@ RENEWAL_SCENARIOS = {
     "pepper_rotation": "old reference sealed under one pepper, renewed reference under a new pepper (fresh nonces)",
     "pin_change": "old and renewed references sealed under the same pepper with fresh per-enrolment nonces",
 }
-
-
-def _pepper() -> Pepper:
-    return Pepper(secrets.token_bytes(max(32, MIN_PEPPER_BYTES)))
 
 
 def evaluate_renewability(
@@ -87,14 +85,14 @@ def evaluate_renewability(
     """
     key, attack = linkage_attack(sketch)
     scored = sealed_attack(registered_attack(key))
-    first, second = _pepper(), _pepper()
+    first, second = DrawnSealer(), DrawnSealer()
     people = len(pairs.first_helpers)
     mated = [(i, i) for i in range(people)]
     nonmated = list(zip(pairs.nonmated[0].tolist(), pairs.nonmated[1].tolist(), strict=True))
     scenarios: dict[str, Any] = {}
     for name, renewed_pepper in (("pepper_rotation", second), ("pin_change", first)):
-        old = [scored.prepare(sketch, wrap(h, first, new_nonce())) for h in pairs.first_helpers]
-        new = [scored.prepare(sketch, wrap(h, renewed_pepper, new_nonce())) for h in pairs.second_helpers]
+        old = [scored.prepare(sketch, first.seal(h, new_nonce(), b"")) for h in pairs.first_helpers]
+        new = [scored.prepare(sketch, renewed_pepper.seal(h, new_nonce(), b"")) for h in pairs.second_helpers]
         m = np.array([scored.compare(old[i], new[j], tau) for i, j in mated])
         n = np.array([scored.compare(old[i], new[j], tau) for i, j in nonmated])
         chance = chance_level(m, n, omega=omega, permutations=permutations, seed=seed)

@@ -21,7 +21,8 @@ of Gomez-Barrero et al., IEEE TIFS 2018 (:func:`~sketchauth.evaluate.unlinkabili
 
 **With a pepper.** Deployment A stores ``wrap(helper, p_A, N)`` and deployment B
 ``wrap(helper, p_B, N')`` (:func:`sketchauth.pepper.wrap`): the whole helper record sealed
-(ChaCha20-Poly1305 under a key of the deployment's pepper, a fresh per-enrolment nonce), for
+(ChaCha20-Poly1305 under a key of the deployment's pepper, a fresh per-enrolment nonce; here
+under seal keys drawn per run, :mod:`sketchauth.evaluate.sealing`), for
 every scheme alike. The attacks then run on what the two databases store. A sealed record no
 longer parses as a helper, so the project's attacks cannot be applied to it as they are; each
 pair is scored by the best generic attack that can be stated (:func:`sealed_attack`): the
@@ -61,15 +62,14 @@ Example (two score lists: disjoint, then identical distributions)::
 the report's files in :mod:`sketchauth.evaluate.unlinkability_files`; their public names are
 importable from here as well.
 
-Nothing here keeps a sample; helpers live only in memory during the run. The peppers and nonces
-are drawn from :mod:`secrets` (the scores do not depend on their values); only the grouping and
-subsampling are seeded.
+Nothing here keeps a sample; helpers live only in memory during the run. The deployments' seal
+keys (:class:`~sketchauth.evaluate.sealing.DrawnSealer`) and nonces are drawn from :mod:`secrets`
+(the scores do not depend on their values); only the grouping and subsampling are seeded.
 """
 
 from __future__ import annotations
 
 import math
-import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -93,6 +93,7 @@ from sketchauth.evaluate.record_attacks import (
     sealed_attack,
 )
 from sketchauth.evaluate.repeated import _s2_candidates
+from sketchauth.evaluate.sealing import DrawnSealer
 from sketchauth.evaluate.unlinkability import chance_level, linkability
 
 # The report's files (summary rows, Markdown, figure, writing) live in their own module; re-exported.
@@ -107,7 +108,7 @@ from sketchauth.features.pipeline import (
     Pipeline,
 )
 from sketchauth.features.transform import FeatureTransform
-from sketchauth.pepper import Pepper, new_nonce, unwrap, wrap
+from sketchauth.pepper import new_nonce
 from sketchauth.sketches.base import SecureSketch
 from sketchauth.sketches.params import check_int
 
@@ -141,7 +142,6 @@ DEFAULT_PERMUTATIONS = 200
 FEW_MATED_PAIRS = 100
 #: Most non-mated pairs scored per pipeline (a seeded subsample beyond).
 DEFAULT_MAX_NONMATED = 4000
-_PEPPER_BYTES = 32
 
 OPERATIONAL_RULE = (
     "The service never keeps two helpers of one person: re-enrolment and revocation replace the "
@@ -292,7 +292,8 @@ def _enrol_all(
     pipeline: Pipeline, sketch: SecureSketch[Any, Any], groups: list[tuple[Any, list[np.ndarray]]]
 ) -> _Enrolled:
     """Both deployments' sealed records, and the control: the same records unsealed with each pepper."""
-    peppers = (Pepper(secrets.token_bytes(_PEPPER_BYTES)), Pepper(secrets.token_bytes(_PEPPER_BYTES)))
+    # Each deployment's seal key, drawn (DrawnSealer): the bytes a pepper's key seals, without its argon2id.
+    peppers = (DrawnSealer(), DrawnSealer())
     clear: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
     peppered: tuple[list[list[bytes]], list[list[bytes]]] = ([], [])
     for _, captures in groups:
@@ -300,9 +301,9 @@ def _enrol_all(
         for d in (0, 1):
             # Each deployment encodes anew: a randomised sketch draws fresh randomness.
             nonces = [new_nonce() for _ in secrets_]
-            sealed = [wrap(sketch.encode(s), peppers[d], n) for s, n in zip(secrets_, nonces, strict=True)]
+            sealed = [peppers[d].seal(sketch.encode(s), n, b"") for s, n in zip(secrets_, nonces, strict=True)]
             peppered[d].append(sealed)
-            clear[d].append([unwrap(r, peppers[d], n) for r, n in zip(sealed, nonces, strict=True)])
+            clear[d].append([peppers[d].open(r, n, b"") for r, n in zip(sealed, nonces, strict=True)])
     return _Enrolled(clear, peppered)
 
 
@@ -498,9 +499,10 @@ def run_unlinkability_report(
             "seed": seed,
         },
         "pepper": {
-            "construction": "whole helper record sealed by ChaCha20-Poly1305 (pyca/cryptography) under a key "
-            "from HKDF-SHA256 of the pepper, fresh 96-bit nonce per enrolment",
-            "implementation": "sketchauth.pepper.wrap",
+            "construction": "whole helper record sealed by ChaCha20-Poly1305 (pyca/cryptography) under the "
+            "deployment's seal key, fresh 96-bit nonce per enrolment, as sketchauth.pepper.wrap seals",
+            "implementation": "sketchauth.evaluate.sealing.DrawnSealer: seal keys drawn from secrets per run "
+            "(to a database thief the same as a key derived from a pepper, without its 128 MiB argon2id)",
             "deployments": "A stores wrap(helper, p_A, N), B stores wrap(helper, p_B, N'), fresh nonce per enrolment",
             "sealed_attack": "the scheme's attack where both records parse as helpers, else byte agreement "
             "(equal bytes at equal positions; -1 for different lengths)",
