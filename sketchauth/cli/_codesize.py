@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from sketchauth.evaluate.capacity import CodeSizeCurve
     from sketchauth.evaluate.fitting.options import CalibrationOptions
 
-__all__ = ["CodeSizeRefusedError", "code_size_type", "evaluation_angular", "explicit_bits", "fit_angular"]
+__all__ = [
+    "CodeSizeRefusedError",
+    "GivenAction",
+    "code_size_type",
+    "evaluation_angular",
+    "explicit_bits",
+    "fit_angular",
+]
 
 AUTO = "auto"
 
@@ -45,11 +52,19 @@ def code_size_type(text: str) -> str | int:
     return bits
 
 
+class GivenAction(argparse.Action):
+    """Stores the value and records that the flag was given (``<dest>_given``): a default is not a choice."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, *_: Any) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def explicit_bits(args: argparse.Namespace) -> int | None:
     """The polar code's bits the user gave (``--code-size N``, else the older ``--security-bits``), or ``None``."""
     if isinstance(args.code_size, int):
         return int(args.code_size)
-    if args.security_bits is not None:
+    if getattr(args, "security_bits_given", False):
         return math.ceil(float(args.security_bits))
     return None
 
@@ -96,8 +111,7 @@ def fit_angular(
     from sketchauth.evaluate.fitting import fit_pipeline
 
     if options.code != "polar" or transform.dimensions < 2:
-        bits = args.security_bits if args.security_bits is not None else options.security_bits
-        return fit_pipeline("angular", transform, background, options.but(security_bits=bits))
+        return fit_pipeline("angular", transform, background, options)
     explicit = explicit_bits(args)
     curve, ready = _curve(transform, background, options)
     if curve is None:

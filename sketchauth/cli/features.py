@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sketchauth.cli._codesize import code_size_type
+from sketchauth.cli._codesize import GivenAction, code_size_type
 from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
 
@@ -437,7 +437,7 @@ def _options(args: argparse.Namespace, *, enrol_samples: int, refit: bool, folds
         resolution=args.resolution,
         code_bits=args.code_bits,
         margin=args.asymmetric_margin,
-        security_bits=DEFAULTS.angular_security_bits if args.security_bits is None else args.security_bits,
+        security_bits=args.security_bits,
         code=args.angular_code,
     )
 
@@ -810,9 +810,10 @@ def _add_calibration_options(parser: argparse.ArgumentParser, D: Any, *, target:
     parser.add_argument(
         "--security-bits",
         type=float,
-        default=None,
+        default=D.angular_security_bits,
+        action=GivenAction,
         help="codebook bits of the sparse code (--angular-code sparse; default "
-        f"{D.angular_security_bits:g}); with the polar code an older spelling of --code-size",
+        f"{D.angular_security_bits:g}); given with the polar code, an older spelling of --code-size",
     )
     parser.add_argument(
         "--angular-code",

@@ -42,8 +42,11 @@ from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing.bounds import key_recoverability_bits, mixed_secret_bound
 
 __all__ = [
+    "CODEBOOK",
     "GUARANTEE_BITS",
+    "MAX_RECOMMENDED_FNMR",
     "PIN_DIGITS",
+    "PROVABLE",
     "OfflineAttack",
     "SecurityFigures",
     "attack_record",
@@ -60,6 +63,8 @@ __all__ = [
 GUARANTEE_BITS = 20.0
 #: Digits of the PIN assumed for the cascade figure (uniform: log2 10^6 ≈ 19.9 bits).
 PIN_DIGITS = 6
+#: A recommended setting rejects at most this share of genuine attempts (the bar of an unusable pipeline).
+MAX_RECOMMENDED_FNMR = 0.5
 #: How the bits a helper leaves are established: a min-entropy bound, or the codebook work of the
 #: angular pipeline's code (computational, exact for templates uniform on the sphere).
 PROVABLE, CODEBOOK = "provable", "codebook"
@@ -323,13 +328,20 @@ def tuning_view(
     return rows
 
 
-def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: float = GUARANTEE_BITS) -> dict[str, Any]:
-    """The lowest-FNMR row with FMR ≤ ``max_fmr`` and ≥ ``bits`` guaranteed (else with a PIN, else none)."""
+def recommend(
+    rows: Sequence[dict[str, Any]],
+    *,
+    max_fmr: float = 1e-2,
+    bits: float = GUARANTEE_BITS,
+    max_fnmr: float = MAX_RECOMMENDED_FNMR,
+) -> dict[str, Any]:
+    """The lowest-FNMR row with FMR ≤ ``max_fmr``, FNMR ≤ ``max_fnmr`` and ≥ ``bits`` guaranteed (else with a
+    PIN, else none): a setting that rejects most genuine attempts is no recommendation, whatever its bits."""
     for key, how in (
         ("guaranteed_bits", "biometric alone"),
         ("guaranteed_bits_with_pin", f"with a {PIN_DIGITS}-digit PIN cascade"),
     ):
-        ok = [r for r in rows if r["fmr"] <= max_fmr and r[key] >= bits]
+        ok = [r for r in rows if r["fmr"] <= max_fmr and r["fnmr"] <= max_fnmr and r[key] >= bits]
         if ok:
             best = min(ok, key=lambda r: (r["fnmr"], -r[key]))
             basis = (
@@ -351,7 +363,7 @@ def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: fl
     return {
         "how": None,
         "text": (
-            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, "
+            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g} and FNMR ≤ {max_fnmr:g}, "
             f"even with a {PIN_DIGITS}-digit PIN "
             f"(at most {best_bits:.1f} bits with the PIN over the settings tried)"
         ),

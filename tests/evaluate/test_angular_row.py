@@ -95,4 +95,7 @@ def test_the_recommendation_names_the_basis_of_the_angular_bits() -> None:
     chosen = recommend(rows)
     assert chosen["pipeline"] == "angular"
     assert chosen["text"].endswith("64.0 guaranteed bits (codebook work from one helper, computational)")
-    assert recommend(rows[:1])["text"].endswith("30.0 guaranteed bits (biometric alone)")
+    # A setting that rejects most genuine attempts is no recommendation, whatever its bits.
+    assert recommend(rows[:1])["how"] is None
+    assert "does not allow 20 guaranteed bits at FMR ≤ 0.01 and FNMR ≤ 0.5" in recommend(rows[:1])["text"]
+    assert recommend([_row("interval", 0.3, 30.0, PROVABLE)])["text"].endswith("30.0 guaranteed bits (biometric alone)")

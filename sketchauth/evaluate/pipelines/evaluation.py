@@ -57,6 +57,7 @@ from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.security import (
     GUARANTEE_BITS,
+    MAX_RECOMMENDED_FNMR,
     PIN_DIGITS,
     SecurityFigures,
     offline_attack,
@@ -364,7 +365,8 @@ class FeatureEvaluation:
         if self.recommendation is not None:
             lines += [
                 "",
-                f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}.",
+                f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2, FNMR ≤ {MAX_RECOMMENDED_FNMR:g}): "
+                f"{self.recommendation['text']}.",
             ]
         if self.tuning:
             lines += [
@@ -495,10 +497,6 @@ def evaluate_pipelines(
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
-    ``angular`` (a calibrated or loaded polar-code pipeline) adds its row: every evaluation person
-    enrolled once for real, every pair scored under that helper
-    (:mod:`sketchauth.evaluate.pipelines.angular_row`), the row cross-checked under the same rotations.
-
     ``heldout`` (background identities the transform was not fitted on) builds the interval
     tolerance path; ``data`` (people outside the background) gives the rates. ``kinds`` picks
     pipelines from ``interval``, ``asymmetric-interval`` (needs ``options.enrol_samples ≥ 2``),
@@ -514,13 +512,10 @@ def evaluate_pipelines(
     Every protected row is cross-checked in the same run: at its FMR 1e-2 setting the pipeline
     is built and ``decode_checks`` trials (all when fewer; a third of them at the score boundary)
     go through real encode → decode (:func:`decode_check`); ``decode_checks=0`` skips it.
+    ``angular`` (a polar-code pipeline) adds its row (:mod:`~sketchauth.evaluate.pipelines.angular_row`).
     """
     enrol_samples = options.enrol_samples
-    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
-    if unknown:
-        raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
-    if "asymmetric-interval" in kinds and enrol_samples < 2:
-        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
+    _check_kinds(kinds, enrol_samples)
     protocol = Protocol(enrol_samples, set_kind, data.split_column)
     trials = projected_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
@@ -540,11 +535,8 @@ def evaluate_pipelines(
     plan = protocol.plan(data.identities, data.split)
     raw = ([data.samples[rows] for rows in plan.enrol_rows], data.samples[plan.probe_index])
     if angular is not None:
-        try:
-            results.append(_angular(angular, data, protocol, raw, checks))
-        except SketchAuthError as exc:
-            unavailable.append(("angular", str(exc)))
-    if checks.decode_checks:
+        _add_angular(results, unavailable, (angular, data, protocol, raw, checks))
+    if checks.decode_checks:  # the angular row has checked itself under its own rotations
         results = [
             decode_check(r, raw, trials.owner, count=checks.decode_checks, seed=checks.seed)
             if r.build is not None and not r.decode_check
@@ -570,6 +562,22 @@ def evaluate_pipelines(
         tuning,
         recommendation,
     )
+
+
+def _add_angular(results: list[MatcherResult], unavailable: list[tuple[str, str]], row: tuple[Any, ...]) -> None:
+    """The angular row (``row``: the arguments of :func:`_angular`), or its reason in ``unavailable``."""
+    try:
+        results.append(_angular(*row))
+    except SketchAuthError as exc:
+        unavailable.append(("angular", str(exc)))
+
+
+def _check_kinds(kinds: Sequence[str], enrol_samples: int) -> None:
+    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
+    if unknown:
+        raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
+    if "asymmetric-interval" in kinds and enrol_samples < 2:
+        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
 
 
 def _angular(
