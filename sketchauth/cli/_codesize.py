@@ -107,8 +107,9 @@ def fit_angular(
     acceptable size: :class:`CodeSizeRefusedError` when ``--kinds`` asked for the angular pipeline,
     otherwise a ``ParameterError`` (the pipeline is then reported unavailable beside the others).
     """
-    # start-up: the fitting registry loads only when this command runs.
+    # start-up: the fitting modules load only when this command runs.
     from sketchauth.evaluate.fitting import fit_pipeline
+    from sketchauth.evaluate.fitting.angular import decode_failures
 
     if options.code != "polar" or transform.dimensions < 2:
         return fit_pipeline("angular", transform, background, options)
@@ -136,7 +137,10 @@ def fit_angular(
         raise CodeSizeRefusedError(text) if asked else ParameterError(text)
     if explicit is not None and choice.bits != explicit:
         print(f"code size {explicit} bits as given (the default rule: {choice.bits})", file=sys.stderr)
-    return _at(bits, ready, transform, background, options)
+    pipeline = _at(bits, ready, transform, background, options)
+    if pipeline.decode_failures is None:  # the curve's pipelines leave it to the size kept
+        pipeline.decode_failures = decode_failures(pipeline, background, enrol_samples=options.enrol_samples)
+    return pipeline
 
 
 def evaluation_angular(

@@ -86,6 +86,9 @@ def test_auto_takes_the_largest_size_the_rule_allows(fitted: tuple[Path, dict[st
     pipeline = load_pipeline((root / "pipelines" / "angular.json").read_text())
     assert isinstance(pipeline, AngularPipeline) and pipeline.sketch.params()["bits"] == 64
     assert summary["pipelines"]["angular"]["params"] == pipeline.sketch.params()
+    # Decode failures are measured for the size kept (the curve's other sizes skip them).
+    failures = summary["pipelines"]["angular"]["decode_failures"]
+    assert failures["checked"] > 0 and failures["refused"] <= failures["checked"]
     # The rule's constants, as docs/embeddings.md states them.
     assert (FNMR_FACTOR, FNMR_SLACK, FLOOR_BITS) == (1.5, 0.01, 32)
 

@@ -198,7 +198,8 @@ def for_target_fmr(
     decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)
     choice = calibrate_with(decider, heldout, options)
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
-    pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
+    if options.measure_decode_failures:
+        pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
     return pipeline
 
 
