@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sketchauth.cli._codesize import GivenAction, code_size_type
 from sketchauth.cli._common import SubParsers, add_quiet, show_progress
 from sketchauth.errors import ParameterError, SketchAuthError
 
@@ -305,6 +306,7 @@ def _calibrate_kinds(
     """Each kind calibrated; one the data cannot support is reported unavailable with its reason, one
     predicted to reject most genuine users is marked unusable (and said so)."""
     # start-up: numpy and the feature modules load only when this command runs.
+    from sketchauth.cli._codesize import CodeSizeRefusedError, fit_angular
     from sketchauth.evaluate.fitting import fit_pipeline, unusable_reason
 
     options = _options(
@@ -314,7 +316,12 @@ def _calibrate_kinds(
     for kind in kinds:
         stages.next()
         try:
-            pipeline = fit_pipeline(kind, transform, calibration, options)
+            if kind == "angular":
+                pipeline = fit_angular(args, transform, calibration, options, summary)
+            else:
+                pipeline = fit_pipeline(kind, transform, calibration, options)
+        except CodeSizeRefusedError:
+            raise
         except SketchAuthError as exc:
             summary[kind] = {"unavailable": str(exc)}
             continue
@@ -325,7 +332,7 @@ def _calibrate_kinds(
         note = pipeline.calibration.to_dict().get("small_background") if pipeline.calibration else None
         if note:
             _warn(summary, f"pipeline {kind}: {note}")
-        pipelines[kind] = pipeline  # type: ignore[assignment]
+        pipelines[kind] = pipeline
     return pipelines
 
 
@@ -475,41 +482,21 @@ def _expected(pipeline: CalibratedPipeline, trials: ProjectedTrials) -> dict[str
 def _evaluate(args: argparse.Namespace) -> int:
     _one_blas_thread()
     # start-up: numpy and the feature modules load only when this command runs.
-    import numpy as np
     from tqdm import tqdm
 
-    from sketchauth.evaluate.data import LabelledVectors, load_vectors
-    from sketchauth.evaluate.fitting.calibrated import heldout_check
+    from sketchauth.cli._codesize import evaluation_angular
     from sketchauth.evaluate.pipelines.evaluation import EvaluationChecks, evaluate_pipelines
     from sketchauth.features.defaults import DEFAULTS
     from sketchauth.features.transform import FeatureTransform
 
-    with tqdm(total=4, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
+    with tqdm(total=5, desc="features evaluate", unit="step", file=sys.stderr, disable=not show_progress(args)) as bar:
         transform = FeatureTransform.from_json(Path(args.transform).read_text(encoding="utf-8"))
         training = transform.training
-        background = load_vectors(args.background)
-        cross_validated = str(training.get("calibration_split", "identities")) == "identities" and "folds" in training
-        if cross_validated:
-            # Fitted on every background identity ('features fit' default): the whole background calibrates.
-            fit = calibration = background
-        else:
-            fit, calibration, check = split_background(
-                background,
-                float(training.get("holdout", 0.3)),
-                int(training.get("split_seed", 0)),
-                by=str(training.get("calibration_split", "identities")),
-                source=str(args.background),
-                enrol_samples=args.enrol_samples,
-            )
-            # Both held-out parts build the interval path here: nothing is being checked on them.
-            calibration = LabelledVectors(
-                np.concatenate([calibration.identities, check.identities]),
-                np.concatenate([calibration.samples, check.samples]),
-            )
+        calibration, set_kind, cross_validated = _evaluation_background(args, transform)
         data = _evaluation_data(args)
-        # Closed set when the transform was fitted on any of the people evaluated here.
-        seen = np.intersect1d(np.unique(data.identities).astype(str), np.unique(fit.identities).astype(str))
-        set_kind = "closed" if seen.size else "open"
+        if set_kind is None:
+            set_kind = _set_kind(data, calibration)
+        loaded = _load_pipelines(args, transform)
         bar.update()
         kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
         options = _options(
@@ -518,26 +505,139 @@ def _evaluate(args: argparse.Namespace) -> int:
             refit=cross_validated,
             folds=int(training.get("folds", DEFAULTS.folds)),
         )
+        angular, curve, why = evaluation_angular(args, transform, calibration, data, options, loaded.get("angular"))
+        bar.update()
         checks = EvaluationChecks(
             attack_people=args.attack_people, attack_tries=args.attack_tries, decode_checks=args.decode_checks
         )
         result = evaluate_pipelines(
-            transform, calibration, data, kinds=kinds, options=options, set_kind=set_kind, checks=checks
+            transform,
+            calibration,
+            data,
+            kinds=kinds,
+            options=options,
+            set_kind=set_kind,
+            checks=checks,
+            angular=angular,
         )
+        unavailable = (*result.unavailable, ("angular", why)) if why else result.unavailable
+        result = replace(result, unavailable=unavailable, code_size=curve)
         bar.update()
-        # The honest figures: settings chosen on the background, measured on these people.
-        calibrated = heldout_check(transform, calibration, data, kinds=[*kinds, "angular"], options=options)
-        result = replace(result, calibrated=tuple(calibrated))
+        if loaded:
+            result = _measure_loaded(args, result, loaded, data, set_kind)
+        else:
+            result = _calibrated(args, result, (transform, calibration), data, options, angular)
         bar.update()
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "features.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-        (out / "features.md").write_text(result.table(), encoding="utf-8")
-        if not args.no_plot:
-            result.plot(out / "features_det.png")
+        _write_evaluation(args, result)
         bar.update()
     print(result.table())
+    result.require_exact()  # a row whose rule is not the scheme's fails the run (after the report is written)
     return 0
+
+
+def _evaluation_background(args: argparse.Namespace, transform: Any) -> tuple[Any, str | None, bool]:
+    """(the background part that calibrates, ``"closed"`` if known already else ``None``, cross-validated)."""
+    # start-up: numpy and the feature modules load only when this command runs.
+    import numpy as np
+
+    from sketchauth.evaluate.data import LabelledVectors, load_vectors
+
+    training = transform.training
+    background = load_vectors(args.background)
+    cross_validated = str(training.get("calibration_split", "identities")) == "identities" and "folds" in training
+    if cross_validated:
+        # Fitted on every background identity ('features fit' default): the whole background calibrates.
+        return background, None, True
+    fit, calibration, check = split_background(
+        background,
+        float(training.get("holdout", 0.3)),
+        int(training.get("split_seed", 0)),
+        by=str(training.get("calibration_split", "identities")),
+        source=str(args.background),
+        enrol_samples=args.enrol_samples,
+    )
+    # Both held-out parts build the interval path here: nothing is being checked on them.
+    calibration = LabelledVectors(
+        np.concatenate([calibration.identities, check.identities]),
+        np.concatenate([calibration.samples, check.samples]),
+    )
+    data = _evaluation_data(args)
+    return calibration, _set_kind(data, fit), False
+
+
+def _set_kind(data: Any, fit: Any) -> str:
+    """Closed set when the transform was fitted on any of the people evaluated here."""
+    # start-up: numpy loads only when this command runs.
+    import numpy as np
+
+    seen = np.intersect1d(np.unique(data.identities).astype(str), np.unique(fit.identities).astype(str))
+    return "closed" if seen.size else "open"
+
+
+def _load_pipelines(args: argparse.Namespace, transform: Any) -> dict[str, Any]:
+    """``--pipelines DIR``: what ``features fit`` wrote, on this transform; one marked unusable only with
+    ``--keep-unusable`` (the service refuses to serve it)."""
+    if not args.pipelines:
+        return {}
+    # start-up: the feature modules load only when this command runs.
+    from sketchauth.features.loading import load_pipelines
+
+    pipelines = load_pipelines(args.pipelines)
+    if not pipelines:
+        raise ParameterError(f"--pipelines {args.pipelines}: no pipeline configuration (<name>.json) in it")
+    kept = {}
+    for name, pipeline in sorted(pipelines.items()):
+        if pipeline.transform.fingerprint != transform.fingerprint:
+            raise ParameterError(
+                f"--pipelines {args.pipelines}: {name}.json was fitted on another transform than {args.transform}"
+            )
+        if pipeline.unusable is not None and not args.keep_unusable:
+            print(f"warning: {name}.json is marked unusable ({pipeline.unusable}); skipped", file=sys.stderr)
+            continue
+        kept[name] = pipeline
+    return kept
+
+
+def _measure_loaded(args: argparse.Namespace, result: Any, loaded: dict[str, Any], data: Any, set_kind: str) -> Any:
+    """``--pipelines DIR``: the pipelines ``fit`` wrote, measured as written on ``data`` (no recalibration)."""
+    # start-up: the evaluation modules load only when this command runs.
+    from sketchauth.evaluate.pipelines.loaded import measure_loaded
+    from sketchauth.evaluate.protocol import Protocol
+
+    protocol = Protocol(args.enrol_samples, set_kind, data.split_column)
+    rows = [measure_loaded(n, p, data, protocol, checks=args.decode_checks) for n, p in loaded.items()]
+    return replace(result, loaded=tuple(rows))
+
+
+def _calibrated(
+    args: argparse.Namespace,
+    result: Any,
+    background: tuple[Any, Any],
+    data: Any,
+    options: CalibrationOptions,
+    angular: Any,
+) -> Any:
+    """Each kind calibrated on the background (``background``: the transform and its calibration people)
+    and measured on ``data``; the angular one at the code size of its row."""
+    # start-up: the evaluation modules load only when this command runs.
+    from sketchauth.evaluate.fitting.calibrated import heldout_check
+
+    transform, calibration = background
+    kinds = ["interval", "code-offset", "thermometer"] + (["asymmetric-interval"] if args.enrol_samples > 1 else [])
+    if angular is not None and hasattr(angular.sketch, "bits"):
+        kinds.append("angular")
+        options = options.but(security_bits=angular.sketch.bits, match_threshold=False)
+    # The honest figures: settings chosen on the background, measured on these people.
+    return replace(result, calibrated=tuple(heldout_check(transform, calibration, data, kinds=kinds, options=options)))
+
+
+def _write_evaluation(args: argparse.Namespace, result: Any) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "features.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    (out / "features.md").write_text(result.table(), encoding="utf-8")
+    if not args.no_plot:
+        result.plot(out / "features_det.png")
 
 
 def _evaluation_data(args: argparse.Namespace) -> Any:
@@ -698,11 +798,22 @@ def _add_calibration_options(parser: argparse.ArgumentParser, D: Any, *, target:
         help=f"tolerance margin of the asymmetric-interval pipeline (default {D.asymmetric_margin})",
     )
     parser.add_argument(
+        "--code-size",
+        type=code_size_type,
+        default="auto",
+        metavar="auto|BITS",
+        help="information bits of the angular pipeline's polar code. 'auto' (default): measure every size of "
+        "32, 48, 64, 96, 128 bits the dimension holds on the background and take the largest whose FNMR is within "
+        "max(1.5 x, +0.01) of centred cosine's, at least 32 bits (docs/embeddings.md); fit refuses when none is "
+        "(give BITS to accept one)",
+    )
+    parser.add_argument(
         "--security-bits",
         type=float,
         default=D.angular_security_bits,
-        help="codebook bits the angular pipeline's code must reach: the work to find the secret from one helper "
-        f"without a matching sample (default {D.angular_security_bits:g})",
+        action=GivenAction,
+        help="codebook bits of the sparse code (--angular-code sparse; default "
+        f"{D.angular_security_bits:g}); given with the polar code, an older spelling of --code-size",
     )
     parser.add_argument(
         "--angular-code",
@@ -726,6 +837,17 @@ def _add_evaluate(group: Any) -> None:
         "--probe-data",
         help="probes in a separate file (then --data only enrols: the first --enrol-samples rows "
         "of each identity); default: roles from --data's split/session/role column, else row order",
+    )
+    e.add_argument(
+        "--pipelines",
+        metavar="DIR",
+        help="evaluate the pipelines 'features fit' wrote to DIR as written (loaded, not recalibrated): real "
+        "enrolment of every person, every pair decided exactly, sampled pairs re-decided by real decode",
+    )
+    e.add_argument(
+        "--keep-unusable",
+        action="store_true",
+        help="with --pipelines: also evaluate a pipeline marked unusable (predicted FNMR > 0.5; skipped by default)",
     )
     _add_calibration_options(e, D, target="FMR the calibrated pipelines are held to on the background")
     e.add_argument("--attack-people", type=int, default=10, help="people enrolled for the offline attack (default 10)")

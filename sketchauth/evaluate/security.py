@@ -42,11 +42,15 @@ from sketchauth.features.pipeline import Pipeline
 from sketchauth.mixing.bounds import key_recoverability_bits, mixed_secret_bound
 
 __all__ = [
+    "CODEBOOK",
     "GUARANTEE_BITS",
+    "MAX_RECOMMENDED_FNMR",
     "PIN_DIGITS",
+    "PROVABLE",
     "OfflineAttack",
     "SecurityFigures",
     "attack_record",
+    "helper_bits",
     "offline_attack",
     "pin_cascade",
     "pin_cascade_bits",
@@ -59,6 +63,11 @@ __all__ = [
 GUARANTEE_BITS = 20.0
 #: Digits of the PIN assumed for the cascade figure (uniform: log2 10^6 ≈ 19.9 bits).
 PIN_DIGITS = 6
+#: A recommended setting rejects at most this share of genuine attempts (the bar of an unusable pipeline).
+MAX_RECOMMENDED_FNMR = 0.5
+#: How the bits a helper leaves are established: a min-entropy bound, or the codebook work of the
+#: angular pipeline's code (computational, exact for templates uniform on the sphere).
+PROVABLE, CODEBOOK = "provable", "codebook"
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,8 @@ class SecurityFigures:
     false_accept: dict[str, Any]
     attack: OfflineAttack | None
     pin: dict[str, float]
+    #: :data:`PROVABLE` (a min-entropy bound) or :data:`CODEBOOK` (the angular code's codebook work).
+    basis: str = PROVABLE
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +229,7 @@ class SecurityFigures:
             "secret_bits": self.secret_bits,
             "loss_bound_bits": self.loss_bound_bits,
             "a_provable_residual_bits": self.residual_bits,
+            "a_basis": self.basis,
             "b_false_accept_bits": self.false_accept["bits"],
             "b_false_accept_bits_lower": self.false_accept["bits_ci"][0],
             "c_offline_attack": None if self.attack is None else self.attack.to_dict(),
@@ -229,10 +241,14 @@ class SecurityFigures:
         b = f"{fa['bits']:.1f}" if fa["bits"] is not None else f"≥ {fa['bits_ci'][0]:.1f} (no false match)"
         c = "not run" if self.attack is None else self.attack.describe()
         d = f"{self.pin['residual_bits']:.1f} (+{self.pin['diverted_bits']:.1f} diverted, β = {self.pin['beta']:.1f})"
-        return (
-            f"| {self.name} | {self.fnmr:.4f} / {self.fmr:.4f} | {self.residual_bits:.1f} "
-            f"(of {self.secret_bits:.0f}; bound {self.loss_bound_bits:.0f}) | {b} | {c} | {d} |"
+        if self.basis == CODEBOOK:
+            d = "— (no cascade bound for a rotation helper)"
+        a = (
+            f"{self.residual_bits:.1f} codebook work (computational; no provable bound)"
+            if self.basis == CODEBOOK
+            else f"{self.residual_bits:.1f} (of {self.secret_bits:.0f}; bound {self.loss_bound_bits:.0f})"
         )
+        return f"| {self.name} | {self.fnmr:.4f} / {self.fmr:.4f} | {a} | {b} | {c} | {d} |"
 
 
 def security_figures(
@@ -247,7 +263,7 @@ def security_figures(
     pin_digits: int = PIN_DIGITS,
 ) -> SecurityFigures:
     report = pipeline.sketch.report()
-    residual = max(0.0, pipeline.secret_bits - report.loss_bound_bits)
+    residual, basis = helper_bits(pipeline)
     return SecurityFigures(
         name,
         float(setting),
@@ -259,7 +275,22 @@ def security_figures(
         false_accept_cost(false_matches, impostor_trials),
         attack,
         pin_cascade(pipeline, pin_digits),
+        basis,
     )
+
+
+def helper_bits(pipeline: Pipeline) -> tuple[float, str]:
+    """The bits a thief holding one helper (no matching sample, no pepper) must still search, and their basis.
+
+    Quantising pipelines: the provable residual min-entropy ``H∞(d) − loss bound`` (floored at 0).
+    The angular pipeline: its codebook bits — the DORS bound of a rotation helper is vacuous, and
+    the work to find the codeword from one helper is ``log2`` of the codebook's size when the
+    centred templates are spread over the sphere (``docs/schemes/angular.md``) — labelled ``codebook``.
+    """
+    if pipeline.kind == "angular":
+        return float(pipeline.secret_bits), CODEBOOK
+    report = pipeline.sketch.report()
+    return max(0.0, pipeline.secret_bits - report.loss_bound_bits), PROVABLE
 
 
 def tuning_view(
@@ -279,36 +310,52 @@ def tuning_view(
             pipeline = build(s)
         except ParameterError:
             continue
-        report = pipeline.sketch.report()
+        bits, basis = helper_bits(pipeline)
         rows.append(
             {
                 "pipeline": name,
                 "setting": float(s),
                 "fnmr": 1.0 - np.searchsorted(g, s, side="right") / g.size,
                 "fmr": np.searchsorted(i, s, side="right") / i.size,
-                "guaranteed_bits": max(0.0, pipeline.secret_bits - report.loss_bound_bits),
-                "guaranteed_bits_with_pin": pin_cascade(pipeline, pin_digits)["residual_bits"],
+                "guaranteed_bits": bits,
+                "basis": basis,
+                # A PIN never lowers the codebook work; Theorem 7's cascade bound is vacuous for a rotation helper.
+                "guaranteed_bits_with_pin": max(
+                    bits if basis == CODEBOOK else 0.0, pin_cascade(pipeline, pin_digits)["residual_bits"]
+                ),
             }
         )
     return rows
 
 
-def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: float = GUARANTEE_BITS) -> dict[str, Any]:
-    """The lowest-FNMR row with FMR ≤ ``max_fmr`` and ≥ ``bits`` guaranteed (else with a PIN, else none)."""
+def recommend(
+    rows: Sequence[dict[str, Any]],
+    *,
+    max_fmr: float = 1e-2,
+    bits: float = GUARANTEE_BITS,
+    max_fnmr: float = MAX_RECOMMENDED_FNMR,
+) -> dict[str, Any]:
+    """The lowest-FNMR row with FMR ≤ ``max_fmr``, FNMR ≤ ``max_fnmr`` and ≥ ``bits`` guaranteed (else with a
+    PIN, else none): a setting that rejects most genuine attempts is no recommendation, whatever its bits."""
     for key, how in (
         ("guaranteed_bits", "biometric alone"),
         ("guaranteed_bits_with_pin", f"with a {PIN_DIGITS}-digit PIN cascade"),
     ):
-        ok = [r for r in rows if r["fmr"] <= max_fmr and r[key] >= bits]
+        ok = [r for r in rows if r["fmr"] <= max_fmr and r["fnmr"] <= max_fnmr and r[key] >= bits]
         if ok:
             best = min(ok, key=lambda r: (r["fnmr"], -r[key]))
+            basis = (
+                "codebook work from one helper, computational"
+                if best.get("basis") == CODEBOOK and key == "guaranteed_bits"
+                else how
+            )
             return {
                 **best,
                 "how": how,
                 "text": (
                     f"{best['pipeline']} at setting {best['setting']:g}: "
                     f"FNMR {best['fnmr']:.4f}, FMR {best['fmr']:.4f}, "
-                    f"{best[key]:.1f} guaranteed bits ({how})"
+                    f"{best[key]:.1f} guaranteed bits ({basis})"
                 ),
             }
     top = max(rows, key=lambda r: r["guaranteed_bits_with_pin"], default=None)
@@ -316,7 +363,7 @@ def recommend(rows: Sequence[dict[str, Any]], *, max_fmr: float = 1e-2, bits: fl
     return {
         "how": None,
         "text": (
-            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g}, "
+            f"the data does not allow {bits:g} guaranteed bits at FMR ≤ {max_fmr:g} and FNMR ≤ {max_fnmr:g}, "
             f"even with a {PIN_DIGITS}-digit PIN "
             f"(at most {best_bits:.1f} bits with the PIN over the settings tried)"
         ),

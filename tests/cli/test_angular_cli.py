@@ -2,10 +2,10 @@
 
 The "model" is seeded: unit vectors of 96 dimensions around a per-person direction, exported to
 NPZ as a model's would be (``numpy.savez(path, X=embeddings, labels=labels)``). ``features fit``
-always builds the angular pipeline with the defaults: the polar code of at least 64 bits in 96
-dimensions (more where the calibrated cosine threshold lies above what 64 bits need). In 64
-dimensions the polar code cannot hold 64 bits: the pipeline is reported unavailable with what to
-change.
+always builds the angular pipeline with the defaults: ``--code-size auto`` takes the polar code of
+64 bits in 96 dimensions (these genuine pairs are far inside every size's capacity cosine). In 64
+dimensions the polar code cannot hold ``--code-size 64``: the pipeline is reported unavailable with
+what to change.
 """
 
 from __future__ import annotations
@@ -120,10 +120,11 @@ def test_fit_reports_the_polar_code_unavailable_when_the_dimension_cannot_hold_i
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     background = _embeddings(tmp_path / "bg.npz", 30, 3, seed=3, dimensions=64)
-    args = ["--projection", "centre", "--normalise", "--levels", "4", "--quiet"]
+    args = ["--projection", "centre", "--normalise", "--levels", "4", "--quiet", "--code-size", "64"]
     assert features_fit(background, tmp_path / "t.json", *args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["kept_dimensions"] == 64 and "angular" not in summary["pipelines"]
+    assert [p["bits"] for p in summary["code_size"]["points"]] == [32, 48]  # the sizes 64 dimensions hold
     reason = summary["angular"]["unavailable"]
     assert reason.startswith("a polar code of 64 bits needs more than 64 dimensions")
     assert "ask for fewer security_bits (at most 63) or keep more dimensions" in reason

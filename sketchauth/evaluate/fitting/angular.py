@@ -50,6 +50,7 @@ __all__ = [
     "angular_decider",
     "decode_failures",
     "for_target_fmr",
+    "kept_columns",
     "matched_bits",
     "smallest_alpha",
 ]
@@ -138,11 +139,31 @@ def _polar_bits(dimension: int, security_bits: float) -> int:
 def projected_directions(
     transform: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes."""
+    """Enrolment templates (mean of the normalised projected captures, normalised) and unit probes.
+
+    ``transform`` may keep fewer dimensions than ``dims`` asks: a cross-validation fold's LDA,
+    refitted on fewer people, has at most ``people − 1`` directions. The directions it lacks are
+    zero (:func:`kept_columns`): angles are unchanged and every vector keeps ``dims.size`` coordinates,
+    the sketch's dimension.
+    """
     j, m, d = trials.enrolment.shape
-    captures = unit(transform.project(trials.enrolment.reshape(j * m, d))[:, dims]).reshape(j, m, dims.size)
-    templates = mean_direction(captures)
-    return templates, unit(transform.project(trials.probes)[:, dims])
+    enrolment = kept_columns(transform.project(trials.enrolment.reshape(j * m, d)), dims)
+    templates = mean_direction(unit(enrolment).reshape(j, m, dims.size))
+    return templates, unit(kept_columns(transform.project(trials.probes), dims))
+
+
+def kept_columns(projected: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """``projected[:, dims]``, with zeros for the columns of ``dims`` the projection does not have.
+
+    >>> kept_columns(np.array([[1.0, 2.0]]), np.arange(3))
+    array([[1., 2., 0.]])
+    """
+    if dims.size == 0 or int(dims.max()) < projected.shape[1]:
+        return projected[:, dims]
+    out = np.zeros((projected.shape[0], dims.size), dtype=projected.dtype)
+    present = dims < projected.shape[1]
+    out[:, present] = projected[:, dims[present]]
+    return out
 
 
 def for_target_fmr(
@@ -181,7 +202,8 @@ def for_target_fmr(
     decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)
     choice = calibrate_with(decider, heldout, options)
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
-    pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
+    if options.measure_decode_failures:
+        pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
     return pipeline
 
 

@@ -22,7 +22,7 @@ class CalibrationOptions:
     people: set it when the background includes the people the transform was fitted on). Each
     kind reads its own settings and ignores the others': ``resolution`` (thermometer),
     ``code_bits`` and ``dimensions`` (code-offset), ``margin`` and ``q`` (asymmetric-interval),
-    ``security_bits``, ``code``, ``list_size`` and ``match_threshold`` (angular).
+    ``security_bits``, ``code``, ``list_size``, ``match_threshold`` and ``measure_decode_failures`` (angular).
     """
 
     target_fmr: float = DEFAULTS.target_fmr
@@ -43,6 +43,9 @@ class CalibrationOptions:
     code: str = DEFAULTS.angular_code
     list_size: int = DEFAULTS.angular_list_size
     match_threshold: bool = DEFAULTS.angular_match_threshold
+    #: Whether the angular fit measures its decode failures (real encode → decode of background genuine
+    #: trials): a curve over code sizes measures them for the size it keeps only.
+    measure_decode_failures: bool = True
 
     def __post_init__(self) -> None:
         target = self.target_fmr
@@ -50,8 +53,9 @@ class CalibrationOptions:
             raise ParameterError(f"target_fmr must be in (0, 1), got {target!r}")
         if isinstance(self.enrol_samples, bool) or not isinstance(self.enrol_samples, int) or self.enrol_samples < 1:
             raise ParameterError(f"enrol_samples must be a positive integer, got {self.enrol_samples!r}")
-        if not isinstance(self.refit, bool) or not isinstance(self.match_threshold, bool):
-            raise ParameterError("refit and match_threshold must be True or False")
+        flags = (self.refit, self.match_threshold, self.measure_decode_failures)
+        if not all(isinstance(flag, bool) for flag in flags):
+            raise ParameterError("refit, match_threshold and measure_decode_failures must be True or False")
         if not (isinstance(self.resolution, (int, float)) and math.isfinite(self.resolution)):
             raise ParameterError(f"resolution must be a finite number, got {self.resolution!r}")
 

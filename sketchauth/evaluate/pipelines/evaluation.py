@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
+from sketchauth.evaluate.capacity import CodeSizeCurve
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
 from sketchauth.evaluate.fitting.asymmetric import asymmetric_scale_scores
@@ -50,10 +51,13 @@ from sketchauth.evaluate.fitting.code_offset import byte_error_scores, code_dims
 from sketchauth.evaluate.fitting.interval import abs_delta, from_path, tolerance_path
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.thermometer import trial_distances
+from sketchauth.evaluate.pipelines.angular_row import angular_decode_check, angular_row
+from sketchauth.evaluate.pipelines.loaded import loaded_table
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import det_from_scores, eer, fnmr_at_fmr_on_det
 from sketchauth.evaluate.security import (
     GUARANTEE_BITS,
+    MAX_RECOMMENDED_FNMR,
     PIN_DIGITS,
     SecurityFigures,
     offline_attack,
@@ -62,6 +66,7 @@ from sketchauth.evaluate.security import (
     tuning_view,
 )
 from sketchauth.evaluate.trials import ProjectedTrials, pair_scores, projected_trials
+from sketchauth.features.angular import AngularPipeline
 from sketchauth.features.asymmetric import AsymmetricIntervalPipeline
 from sketchauth.features.base import Pipeline
 from sketchauth.features.code_offset import CodeOffsetPipeline
@@ -69,6 +74,7 @@ from sketchauth.features.defaults import DEFAULTS
 from sketchauth.features.interval import IntervalPipeline
 from sketchauth.features.thermometer import ThermometerPipeline
 from sketchauth.features.transform import FeatureTransform
+from sketchauth.sketches.angular_polar import PolarAngularSketch
 from sketchauth.sketches.asymmetric import AsymmetricIntervalSketch
 from sketchauth.sketches.code_offset import CodeOffsetSketch
 from sketchauth.sketches.interval import IntervalSketch
@@ -176,6 +182,11 @@ class FeatureEvaluation:
     #: Pipelines calibrated on the background and measured on these people
     #: (:func:`sketchauth.evaluate.fitting.calibrated.heldout_check`): the honest "is the target met" figures.
     calibrated: tuple[dict[str, Any], ...] = ()
+    #: The pipelines ``features fit`` wrote, loaded and measured as written on these people
+    #: (:func:`sketchauth.evaluate.pipelines.loaded.measure_loaded`).
+    loaded: tuple[dict[str, Any], ...] = ()
+    #: The angular code-size curve measured on these people (:func:`sketchauth.evaluate.capacity.measured_curve`).
+    code_size: CodeSizeCurve | None = None
 
     @property
     def reference(self) -> MatcherResult:
@@ -222,7 +233,8 @@ class FeatureEvaluation:
     @property
     def disagreements(self) -> int:
         """Cross-checked trials where a row's rule and real encode → decode differ (must be 0)."""
-        return sum(int(r.decode_check.get("disagreements", 0)) for r in self.results)
+        rows = sum(int(r.decode_check.get("disagreements", 0)) for r in self.results)
+        return rows + sum(int(r["decode_check"]["disagreements"]) for r in self.loaded)
 
     def require_exact(self) -> None:
         """Raise :class:`DeciderMismatchError` when any row disagreed with the real scheme.
@@ -233,6 +245,11 @@ class FeatureEvaluation:
             f"{r.name}: {r.decode_check['disagreements']} of {r.decode_check['checked']}"
             for r in self.results
             if r.decode_check.get("disagreements")
+        ]
+        wrong += [
+            f"{r['pipeline']} (loaded): {r['decode_check']['disagreements']} of {r['decode_check']['checked']}"
+            for r in self.loaded
+            if r["decode_check"]["disagreements"]
         ]
         if wrong:
             raise DeciderMismatchError(
@@ -255,6 +272,8 @@ class FeatureEvaluation:
             "recommendation": self.recommendation,
             "goal": self.goal,
             "calibrated_on_background": [dict(row) for row in self.calibrated],
+            "loaded_pipelines": [dict(row) for row in self.loaded],
+            "code_size": None if self.code_size is None else self.code_size.to_dict(),
         }
 
     def table(self) -> str:
@@ -298,7 +317,27 @@ class FeatureEvaluation:
                 f"{g['fnmr']:.4f} vs {g['reference_fnmr']:.4f} = {g['ratio']:.2f}× — {verdict}, OPTIMISTIC: every "
                 "row reads its FMR off thresholds chosen on these people; the calibrated table is the held-out one.\n"
             )
-        return head + "\n".join(rows) + "\n" + foot + self._calibrated_table() + self._security_table()
+        return (
+            head
+            + "\n".join(rows)
+            + "\n"
+            + foot
+            + self._calibrated_table()
+            + self._loaded_table()
+            + self._code_size_table()
+            + self._security_table()
+        )
+
+    def _loaded_table(self) -> str:
+        if not self.loaded:
+            return ""
+        return (
+            "\nThe pipelines 'features fit' wrote, loaded and measured as written on these people (real enrolment, "
+            "exact decider, sampled pairs re-decided by real decode):\n\n" + loaded_table(self.loaded)
+        )
+
+    def _code_size_table(self) -> str:
+        return "" if self.code_size is None else "\n" + self.code_size.table()
 
     def _calibrated_table(self) -> str:
         if not self.calibrated:
@@ -326,7 +365,8 @@ class FeatureEvaluation:
         if self.recommendation is not None:
             lines += [
                 "",
-                f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2): {self.recommendation['text']}.",
+                f"Recommended (≥ {GUARANTEE_BITS:g} guaranteed bits, FMR ≤ 1e-2, FNMR ≤ {MAX_RECOMMENDED_FNMR:g}): "
+                f"{self.recommendation['text']}.",
             ]
         if self.tuning:
             lines += [
@@ -453,6 +493,7 @@ def evaluate_pipelines(
     options: CalibrationOptions = DEFAULT_OPTIONS,
     set_kind: str = "open",
     checks: EvaluationChecks = EvaluationChecks(),
+    angular: AngularPipeline | None = None,
 ) -> FeatureEvaluation:
     """Evaluate the reference and each pipeline kind on ``data``.
 
@@ -471,13 +512,10 @@ def evaluate_pipelines(
     Every protected row is cross-checked in the same run: at its FMR 1e-2 setting the pipeline
     is built and ``decode_checks`` trials (all when fewer; a third of them at the score boundary)
     go through real encode → decode (:func:`decode_check`); ``decode_checks=0`` skips it.
+    ``angular`` (a polar-code pipeline) adds its row (:mod:`~sketchauth.evaluate.pipelines.angular_row`).
     """
     enrol_samples = options.enrol_samples
-    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
-    if unknown:
-        raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
-    if "asymmetric-interval" in kinds and enrol_samples < 2:
-        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
+    _check_kinds(kinds, enrol_samples)
     protocol = Protocol(enrol_samples, set_kind, data.split_column)
     trials = projected_trials(transform.project, data, protocol)
     genuine, impostor = pair_scores(
@@ -495,11 +533,13 @@ def evaluate_pipelines(
         except SketchAuthError as exc:
             unavailable.append((kind, str(exc)))
     plan = protocol.plan(data.identities, data.split)
-    if checks.decode_checks:
-        raw = ([data.samples[rows] for rows in plan.enrol_rows], data.samples[plan.probe_index])
+    raw = ([data.samples[rows] for rows in plan.enrol_rows], data.samples[plan.probe_index])
+    if angular is not None:
+        _add_angular(results, unavailable, (angular, data, protocol, raw, checks))
+    if checks.decode_checks:  # the angular row has checked itself under its own rotations
         results = [
             decode_check(r, raw, trials.owner, count=checks.decode_checks, seed=checks.seed)
-            if r.build is not None
+            if r.build is not None and not r.decode_check
             else r
             for r in results
         ]
@@ -524,6 +564,54 @@ def evaluate_pipelines(
     )
 
 
+def _add_angular(results: list[MatcherResult], unavailable: list[tuple[str, str]], row: tuple[Any, ...]) -> None:
+    """The angular row (``row``: the arguments of :func:`_angular`), or its reason in ``unavailable``."""
+    try:
+        results.append(_angular(*row))
+    except SketchAuthError as exc:
+        unavailable.append(("angular", str(exc)))
+
+
+def _check_kinds(kinds: Sequence[str], enrol_samples: int) -> None:
+    unknown = [k for k in kinds if k not in PIPELINE_KINDS]
+    if unknown:
+        raise ParameterError(f"unknown pipeline kind(s) {unknown}; known: {', '.join(PIPELINE_KINDS)}")
+    if "asymmetric-interval" in kinds and enrol_samples < 2:
+        raise ParameterError("the asymmetric-interval pipeline needs enrol_samples >= 2 (several enrolment samples)")
+
+
+def _angular(
+    pipeline: AngularPipeline,
+    data: LabelledVectors,
+    protocol: Protocol,
+    raw: tuple[list[np.ndarray], np.ndarray],
+    checks: EvaluationChecks,
+) -> MatcherResult:
+    """The angular pipeline's row: exact scores under one real enrolment each, checked under the same rotations."""
+    row = angular_row(pipeline, data, protocol, seed=checks.seed)
+    genuine, impostor = row.scores()
+    name = f"angular (polar {row.base.bits}-bit, list {row.base.list_size})"
+    result = _result(name, genuine, impostor, protected=True, build=row.build)
+    setting = result.points[0].setting
+    if not checks.decode_checks:
+        return result
+    if not -setting >= row.floor:
+        return replace(result, decode_check={"checked": 0, "disagreements": 0, "note": "no pipeline at this setting"})
+    check = angular_decode_check(row, setting, raw, count=checks.decode_checks, seed=checks.seed)
+    return replace(result, decode_check=check)
+
+
+def _attack_view(pipeline: Pipeline) -> Pipeline:
+    """The pipeline as a thief runs it offline: the angular code without the verifier's angle check
+    (``min_cos`` 0: the population attack decodes with the helper alone); others as they are."""
+    if isinstance(pipeline, AngularPipeline) and isinstance(pipeline.sketch, PolarAngularSketch):
+        sketch = pipeline.sketch
+        return AngularPipeline(
+            pipeline.transform, pipeline.dims, min_cos=0.0, bits=sketch.bits, list_size=sketch.list_size
+        )
+    return pipeline
+
+
 def _security(
     results: Sequence[MatcherResult], victims: list[np.ndarray], attackers: tuple[Any, Any, Any], tries: int, seed: int
 ) -> tuple[tuple[SecurityFigures, ...], tuple[dict[str, Any], ...], dict[str, Any]]:
@@ -539,7 +627,7 @@ def _security(
             background, background_labels, labels = attackers
             attack = (
                 offline_attack(
-                    pipeline,
+                    _attack_view(pipeline),
                     victims,
                     background,
                     attempts=tries,
