@@ -524,7 +524,7 @@ def population_attack(
     e, p = np.nonzero(impostor)
     pick = np.sort(rng.choice(e.size, size=min(e.size, ATTACK_PAIRS), replace=False))
     e, p = e[pick], p[pick]
-    unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size)
+    unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, crc=sketch.crc)
     quantised, refused = probe_matrix(probes, sketch.dimension)
     successes = 0
     for j in np.unique(e).tolist():
