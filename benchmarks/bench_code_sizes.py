@@ -139,7 +139,9 @@ def _code_alone(transform: Any, people: LabelledVectors, enrol: int, decoders: A
     return rows
 
 
-def run_set(name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...]) -> dict[str, Any]:
+def run_set(
+    name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...], targets: tuple[float, ...] = TARGETS
+) -> dict[str, Any]:
     x, labels = load(name)
     split = identity_split(labels)
     background = _background(labels, x, split)
@@ -158,11 +160,12 @@ def run_set(name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...]) -
         "calibration_identities": int(np.unique(calibration.identities).size),
         "evaluation_identities": int(np.unique(people.identities).size),
         "several_captures_identities": int(np.unique(several.identities).size),
+        "decoders": [{"name": d[0], "list_size": d[1], "crc": d[2]} for d in decoders],
         "code_alone": _code_alone(transform, people, enrol, decoders),
-        "targets": {},
+        "targets": [],
     }
     shipped = decoders[-1]
-    for target in TARGETS:
+    for target in targets:
         curve, pipelines = background_curve(
             transform,
             calibration,
@@ -173,6 +176,8 @@ def run_set(name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...]) -
             crc=shipped[2],
         )
         entry: dict[str, Any] = {
+            "fmr": f"{target:.0e}".replace("e-0", "e-"),  # "1e-3": a label a figure span can select
+            "target_fmr": target,
             "decoder": shipped[0],
             "background_curve": curve.to_dict(),
             "default_choice_on_background": curve.choice().to_dict(),
@@ -186,7 +191,7 @@ def run_set(name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...]) -
             entry[f"evaluation_{k}_captures"] = [
                 {**p.to_dict(), "fmr_over_target": p.fmr / target} for p in measured.points
             ]
-        out["targets"][f"{target:g}"] = entry
+        out["targets"].append(entry)
     out["seconds"] = round(time.perf_counter() - start, 1)
     return out
 
@@ -198,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--decoders", nargs="*", default=None, help=f"of {[d[0] for d in DECODERS]} (default all)")
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--append", action="store_true", help="keep the other sets already in --out")
+    parser.add_argument("--targets", type=float, nargs="*", default=list(TARGETS), help="target FMRs")
     parser.add_argument("--attack-pairs", type=int, default=capacity.ATTACK_PAIRS, help="population-attack sample")
     args = parser.parse_args(argv)
     capacity.ATTACK_PAIRS = args.attack_pairs  # read by population_attack at each call
@@ -210,14 +216,20 @@ def main(argv: list[str] | None = None) -> None:
     for name in sets:
         for k in args.enrol:
             # Each set's own provenance: sets are measured as their caches become available.
-            runs.append({**provenance("bench_code_sizes"), "load": os.getloadavg(), **run_set(name, k, decoders)})
+            runs.append(
+                {
+                    **provenance("bench_code_sizes"),
+                    "load": os.getloadavg(),
+                    **run_set(name, k, decoders, tuple(args.targets)),
+                }
+            )
     kept = []
     if args.append and args.out.is_file():
         done = {(r["set"], r["enrol_captures"]) for r in runs}
         kept = [r for r in json.loads(args.out.read_text())["sets"] if (r["set"], r["enrol_captures"]) not in done]
     result = {
         **provenance("bench_code_sizes"),
-        "targets": list(TARGETS),
+        "targets": list(args.targets),
         "decoders": [{"name": d[0], "list_size": d[1], "crc": d[2]} for d in decoders],
         "rule": {"fnmr_factor": FNMR_FACTOR, "fnmr_slack": FNMR_SLACK, "floor_bits": FLOOR_BITS},
         "attack_pairs": args.attack_pairs,
