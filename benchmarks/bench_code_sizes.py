@@ -4,19 +4,30 @@ For each cached set of real embeddings (:mod:`benchmarks.deep_embeddings`; never
 
 1. **Split** (:func:`benchmarks.deep_embeddings.identity_split`, fixed seed): background and
    calibration people are the *background* (those with at least 2 captures); the evaluation people
-   are never seen before step 3.
-2. **On the background only**: ``fit_transform(background, projection="centre",
+   are never seen before steps 2 and 4.
+2. **The code alone, per decoder** (:data:`DECODERS`: list 8 plain — the code shipped before —,
+   list 32 plain, and the default list 128 with a 6-bit CRC; no calibration, so every decoder sees
+   the same attempts): each evaluation person enrolled for real, every genuine attempt decoded
+   without the angle check — :func:`sketchauth.evaluate.capacity.code_fnmr`, its ratio to the
+   capacity floor on the same attempts, with 1 and 3 captures per attempt, and the decoder's CPU
+   time per decode at the capacity angle.
+3. **On the background only**: ``fit_transform(background, projection="centre",
    normalise=True)``, then :func:`sketchauth.evaluate.capacity.background_curve` — per code size
-   (32, 48, 64, 96, 128 bits where the dimension allows) the polar pipeline calibrated for the
-   target FMR by identity-disjoint 5-fold cross-validation, and the default rule's choice.
-3. **On the evaluation people**: :func:`sketchauth.evaluate.capacity.measured_curve` — each person
+   (32, 48, 64, 96, 128 bits where the dimension allows) the polar pipeline (default decoder)
+   calibrated for each target FMR (:data:`TARGETS`) by identity-disjoint 5-fold cross-validation,
+   and the default rule's choice.
+4. **On the evaluation people**: :func:`sketchauth.evaluate.capacity.measured_curve` — each person
    enrolled once from the first ``k`` captures (real ``encode``), every pair decided by the exact
    decider and 200 pairs per size re-decided by real ``decode`` (a disagreement stops the run):
    the capacity floor, FNMR and its ratio to the floor, the realised FMR against the target, the
-   unprotected centred-cosine FNMR, and the population attack's argon2 work.
+   unprotected centred-cosine FNMR (its threshold read on the evaluation people themselves), and
+   the population attack's argon2 work; then the same with attempts of 3 captures (the normalised
+   mean of their directions, the library's rule) on the people with enough captures, at the
+   background's thresholds (the FMR each realises is reported beside).
 
+Without any cached set the run says so and measures nothing (exit 0).
 BLAS runs single-threaded. Run: ``SKETCHAUTH_EMBEDDINGS_DIR=... python -m benchmarks.bench_code_sizes
-[--sets ...] [--enrol 3]`` → ``benchmarks/results/bench_code_sizes.json``.
+[--sets ...] [--enrol 3] [--attack-pairs N]`` → ``benchmarks/results/bench_code_sizes.json``.
 """
 
 from __future__ import annotations
@@ -33,14 +44,35 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.deep_embeddings import available, identity_split, load, rows_of
+from benchmarks.deep_embeddings import CacheMissing, available, identity_split, load, rows_of
 from benchmarks.timing import provenance, write_result
-from sketchauth.evaluate.capacity import FLOOR_BITS, FNMR_FACTOR, FNMR_SLACK, background_curve, measured_curve
+from sketchauth.evaluate import capacity
+from sketchauth.evaluate.capacity import (
+    FLOOR_BITS,
+    FNMR_FACTOR,
+    FNMR_SLACK,
+    background_curve,
+    capacity_cos,
+    code_fnmr,
+    code_sizes,
+    measured_curve,
+)
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.fitting.transform import fit_transform
+from sketchauth.features.angular import AngularPipeline
+from sketchauth.features.defaults import DEFAULTS
+from sketchauth.sketches.polar import decode_batch
 
 RESULT = Path(__file__).resolve().parent / "results" / "bench_code_sizes.json"
-TARGET_FMR = 1e-3
+#: The target FMRs every set is calibrated for (on the background) and measured at.
+TARGETS = (1e-3, 1e-4)
+#: The decoders compared, same run: (name, list size, CRC bits). The first is the one shipped
+#: before the CRC (list 8, plain code); the last is the default (DEFAULTS.angular_list_size, angular_crc).
+DECODERS = (("list8", 8, 0), ("list32", 32, 0), ("list128-crc6", DEFAULTS.angular_list_size, DEFAULTS.angular_crc))
+#: Captures per verification attempt compared (the library's rule: the normalised mean of their directions).
+PROBE_CAPTURES = (1, 3)
+#: Rotated probes timed per code size for the decoder's CPU time.
+TIMED_DECODES = 200
 
 
 def _background(labels: np.ndarray, x: np.ndarray, split: dict[str, np.ndarray]) -> LabelledVectors:
@@ -52,7 +84,64 @@ def _background(labels: np.ndarray, x: np.ndarray, split: dict[str, np.ndarray])
     return LabelledVectors(labels[rows], x[rows])
 
 
-def run_set(name: str, enrol: int, target_fmr: float) -> dict[str, Any]:
+def _with_captures(people: LabelledVectors, least: int) -> LabelledVectors:
+    """The people with at least ``least`` captures."""
+    names, counts = np.unique(people.identities, return_counts=True)
+    keep = np.isin(people.identities, names[counts >= least])
+    return LabelledVectors(people.identities[keep], people.samples[keep])
+
+
+def decode_ms(sketch: Any, seed: int) -> float:
+    """CPU milliseconds per decode of the sketch's list decoder (its decoder alone, no helper
+    expansion) on rotated probes at the capacity angle, one probe per call as ``decode`` runs it."""
+    rng = np.random.default_rng(seed)
+    n = sketch.dimension
+    cos = capacity_cos(n, sketch.bits)
+    words = np.array([sketch.random_codeword(rng) for _ in range(TIMED_DECODES)], dtype=np.float64) / np.sqrt(n)
+    noise = rng.standard_normal(words.shape)
+    noise -= np.sum(noise * words, axis=1, keepdims=True) * words
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    y = np.rint((cos * words + np.sqrt(1.0 - cos * cos) * noise) * 2.0**28)
+    start = time.process_time()
+    for row in y:
+        decode_batch(row[None, :], sketch.code, sketch.list_size)
+    return (time.process_time() - start) / TIMED_DECODES * 1e3
+
+
+def _code_alone(transform: Any, people: LabelledVectors, enrol: int, decoders: Any) -> list[dict[str, Any]]:
+    """Per decoder and size: the code alone's FNMR (no angle check, no calibration) against the floor
+    on the same attempts, 1 and 3 captures per attempt, and the decoder's CPU time."""
+    dims = np.arange(transform.dimensions)
+    several = _with_captures(people, enrol + max(PROBE_CAPTURES))
+    rows = []
+    for label, list_size, crc in decoders:
+        for bits in code_sizes(int(dims.size)):
+            pipeline = AngularPipeline(
+                transform, dims, min_cos=0.0, bits=bits, list_size=list_size, crc=crc if bits + crc < dims.size else 0
+            )
+            alone, floor = code_fnmr(pipeline, people, enrol_samples=enrol)
+            row: dict[str, Any] = {
+                "decoder": label,
+                "bits": bits,
+                "list_size": list_size,
+                "crc": pipeline.sketch.crc,
+                "code_fnmr": alone,
+                "floor_fnmr": floor,
+                "code_fnmr_over_floor": alone / floor if floor else None,
+                "decode_ms": round(decode_ms(pipeline.sketch, bits), 3),
+            }
+            if np.unique(several.identities).size >= 2:
+                for k in PROBE_CAPTURES:
+                    a, f = code_fnmr(pipeline, several, enrol_samples=enrol, probe_captures=k)
+                    row[f"captures_{k}"] = {"code_fnmr": a, "floor_fnmr": f}
+            print(f"  {label} {bits} bits: code FNMR {alone:.4f} floor {floor:.4f}", flush=True)
+            rows.append(row)
+    return rows
+
+
+def run_set(
+    name: str, enrol: int, decoders: tuple[tuple[str, int, int], ...], targets: tuple[float, ...] = TARGETS
+) -> dict[str, Any]:
     x, labels = load(name)
     split = identity_split(labels)
     background = _background(labels, x, split)
@@ -61,52 +150,90 @@ def run_set(name: str, enrol: int, target_fmr: float) -> dict[str, Any]:
     start = time.perf_counter()
     transform = fit_transform(background, projection="centre", normalise=True)
     # Calibration needs genuine trials: the background people with a probe beyond their enrolment.
-    names, counts = np.unique(background.identities, return_counts=True)
-    keep = np.isin(background.identities, names[counts > enrol])
-    calibration = LabelledVectors(background.identities[keep], background.samples[keep])
-    curve, pipelines = background_curve(transform, calibration, target_fmr=target_fmr, enrol_samples=enrol, refit=True)
-    fitted = time.perf_counter() - start
-    measured = measured_curve(pipelines, people, enrol_samples=enrol, target_fmr=target_fmr)
-    choice = curve.choice()
-    offered = [p for p in measured.points if p.bits == choice.bits]
-    print(curve.table(), measured.table(), sep="\n", flush=True)
-    return {
+    calibration = _with_captures(background, enrol + 1)
+    several = _with_captures(people, enrol + max(PROBE_CAPTURES))
+    out: dict[str, Any] = {
         "set": name,
         "dimension": int(x.shape[1]),
         "enrol_captures": enrol,
         "background_identities": int(np.unique(background.identities).size),
         "calibration_identities": int(np.unique(calibration.identities).size),
         "evaluation_identities": int(np.unique(people.identities).size),
-        "background_curve": curve.to_dict(),
-        "evaluation_curve": measured.to_dict(),
-        "default_choice_on_background": choice.to_dict(),
-        "shipped_on_evaluation": offered[0].to_dict() if offered else None,
-        "fit_and_calibrate_seconds": round(fitted, 1),
+        "several_captures_identities": int(np.unique(several.identities).size),
+        "decoders": [{"name": d[0], "list_size": d[1], "crc": d[2]} for d in decoders],
+        "code_alone": _code_alone(transform, people, enrol, decoders),
+        "targets": [],
     }
+    shipped = decoders[-1]
+    for target in targets:
+        curve, pipelines = background_curve(
+            transform,
+            calibration,
+            target_fmr=target,
+            enrol_samples=enrol,
+            refit=True,
+            list_size=shipped[1],
+            crc=shipped[2],
+        )
+        entry: dict[str, Any] = {
+            "fmr": f"{target:.0e}".replace("e-0", "e-"),  # "1e-3": a label a figure span can select
+            "target_fmr": target,
+            "decoder": shipped[0],
+            "background_curve": curve.to_dict(),
+            "default_choice_on_background": curve.choice().to_dict(),
+        }
+        for k in PROBE_CAPTURES:
+            group = people if k == 1 else several
+            if k > 1 and np.unique(several.identities).size < 2:
+                continue
+            measured = measured_curve(pipelines, group, enrol_samples=enrol, target_fmr=target, probe_captures=k)
+            print(f"{name} FMR {target:g} {shipped[0]}, {k} capture(s)", measured.table(), sep="\n", flush=True)
+            entry[f"evaluation_{k}_captures"] = [
+                {**p.to_dict(), "fmr_over_target": p.fmr / target} for p in measured.points
+            ]
+        out["targets"].append(entry)
+    out["seconds"] = round(time.perf_counter() - start, 1)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="*", default=None, help="cached sets (default: every cached one)")
     parser.add_argument("--enrol", type=int, nargs="*", default=[3], help="captures to enrol (default 3)")
-    parser.add_argument("--target-fmr", type=float, default=TARGET_FMR)
+    parser.add_argument("--decoders", nargs="*", default=None, help=f"of {[d[0] for d in DECODERS]} (default all)")
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--append", action="store_true", help="keep the other sets already in --out")
+    parser.add_argument("--targets", type=float, nargs="*", default=list(TARGETS), help="target FMRs")
+    parser.add_argument("--attack-pairs", type=int, default=capacity.ATTACK_PAIRS, help="population-attack sample")
     args = parser.parse_args(argv)
+    capacity.ATTACK_PAIRS = args.attack_pairs  # read by population_attack at each call
     sets = args.sets if args.sets else [s for s in available() if not s.endswith("-all")]
+    if not sets:
+        print(f"no cached embedding set: nothing measured ({CacheMissing.__doc__})")
+        return
+    decoders = tuple(d for d in DECODERS if args.decoders is None or d[0] in args.decoders)
     runs = []
     for name in sets:
         for k in args.enrol:
             # Each set's own provenance: sets are measured as their caches become available.
-            runs.append({**provenance("bench_code_sizes"), **run_set(name, k, args.target_fmr)})
+            runs.append(
+                {
+                    **provenance("bench_code_sizes"),
+                    "load": os.getloadavg(),
+                    **run_set(name, k, decoders, tuple(args.targets)),
+                }
+            )
     kept = []
     if args.append and args.out.is_file():
         done = {(r["set"], r["enrol_captures"]) for r in runs}
         kept = [r for r in json.loads(args.out.read_text())["sets"] if (r["set"], r["enrol_captures"]) not in done]
     result = {
         **provenance("bench_code_sizes"),
-        "target_fmr": args.target_fmr,
+        "targets": list(args.targets),
+        "decoders": [{"name": d[0], "list_size": d[1], "crc": d[2]} for d in decoders],
         "rule": {"fnmr_factor": FNMR_FACTOR, "fnmr_slack": FNMR_SLACK, "floor_bits": FLOOR_BITS},
+        "attack_pairs": args.attack_pairs,
+        "split": "identity_split: background + calibration people calibrate; evaluation people measured only",
         "sets": kept + runs,
     }
     write_result(args.out, result, echo=False)

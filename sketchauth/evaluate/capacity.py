@@ -81,7 +81,9 @@ __all__ = [
     "capacity_cos",
     "capacity_floor",
     "choose_code_size",
+    "code_fnmr",
     "code_sizes",
+    "grouped_probes",
     "log2_cap_fraction",
     "log_betainc",
     "population_attack",
@@ -457,8 +459,39 @@ def background_curve(
     return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points)), pipelines
 
 
+def grouped_probes(probes: np.ndarray, owner: np.ndarray, captures: int) -> tuple[np.ndarray, np.ndarray]:
+    """Attempts of ``captures`` captures: each person's probes (unit directions, in order) in
+    consecutive disjoint groups of ``captures`` (a remainder is dropped), each the normalised mean
+    of its directions — :meth:`~sketchauth.features.angular.AngularPipeline.captures_transform`'s
+    rule. Returns the attempts' directions and owners.
+
+    >>> p, o = grouped_probes(np.eye(3)[[0, 0, 1, 1, 2]], np.array([0, 0, 0, 1, 1]), 2)
+    >>> p.round(3).tolist(), o.tolist()
+    ([[1.0, 0.0, 0.0], [0.0, 0.707, 0.707]], [0, 1])
+    """
+    if captures == 1:
+        return probes, owner
+    rows: list[np.ndarray] = []
+    owners: list[int] = []
+    for person in np.unique(owner).tolist():
+        mine = np.flatnonzero(owner == person)
+        for start in range(0, mine.size - captures + 1, captures):
+            mean = probes[mine[start : start + captures]].mean(axis=0)
+            rows.append(mean / np.linalg.norm(mean))
+            owners.append(int(person))
+    if not rows:
+        raise ParameterError(f"no person has {captures} probes beyond the enrolment")
+    return np.stack(rows), np.array(owners)
+
+
 def measured_curve(
-    pipelines: Mapping[int, Any], people: LabelledVectors, *, enrol_samples: int, target_fmr: float, seed: int = 0
+    pipelines: Mapping[int, Any],
+    people: LabelledVectors,
+    *,
+    enrol_samples: int,
+    target_fmr: float,
+    seed: int = 0,
+    probe_captures: int = 1,
 ) -> CodeSizeCurve:
     """The curve of calibrated pipelines (by code bits) on ``people`` outside the background.
 
@@ -466,15 +499,18 @@ def measured_curve(
     every genuine and impostor pair is decided by the scheme's exact decider (pairs more than
     :data:`PREFILTER` below ``min_cos`` cannot pass the sketch's angle check and are rejected
     without decoding), and :data:`CROSSCHECK_PAIRS` of them per size are re-decided by real
-    ``decode``: one disagreement raises :class:`CrossCheckError`.
+    ``decode``: one disagreement raises :class:`CrossCheckError`. With ``probe_captures`` > 1
+    every attempt is that many of the person's other captures (:func:`grouped_probes`).
     """
     if not pipelines:
         raise ParameterError("no pipeline to measure")
     first = next(iter(pipelines.values()))
     dims = first.dims
     trials, templates, probes, cos = _cosines(first.transform, dims, people, enrol_samples)
-    genuine_mask = trials.owner[None, :] == np.arange(cos.shape[0])[:, None]
-    cosine_fnmr = _cosine_fnmr(cos, trials.owner, target_fmr)
+    probes, owner = grouped_probes(probes, trials.owner, probe_captures)
+    cos = templates @ probes.T
+    genuine_mask = owner[None, :] == np.arange(cos.shape[0])[:, None]
+    cosine_fnmr = _cosine_fnmr(cos, owner, target_fmr)
     genuine = cos[genuine_mask]
     points = []
     for bits, pipeline in sorted(pipelines.items()):
@@ -502,10 +538,36 @@ def measured_curve(
             )
         )
     source = (
-        f"{cos.shape[0]} people outside the background, {enrol_samples} capture(s) to enrol; "
-        "cosine FNMR at a threshold read on these people"
+        f"{cos.shape[0]} people outside the background, {enrol_samples} capture(s) to enrol, "
+        f"{probe_captures} per attempt; cosine FNMR at a threshold read on these people"
     )
     return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points), chooses=False)
+
+
+def code_fnmr(
+    pipeline: Any, people: LabelledVectors, *, enrol_samples: int, probe_captures: int = 1
+) -> tuple[float, float]:
+    """``(code FNMR, floor FNMR)``: the share of genuine attempts of ``people`` the pipeline's *code
+    alone* fails to decode, and :func:`capacity_floor` on the same attempts.
+
+    The decoder's own loss, without the angle check (``min_cos`` 0): what a better code or decoder
+    can win back against the floor (the pipeline's FNMR adds the threshold's rejections). Needs no
+    calibration, so decoders compare on the same attempts. Every person enrolled for real, every
+    genuine attempt decoded by the exact decider.
+    """
+    sketch = pipeline.sketch
+    trials, templates, probes, _ = _cosines(pipeline.transform, pipeline.dims, people, enrol_samples)
+    probes, owner = grouped_probes(probes, trials.owner, probe_captures)
+    genuine = np.einsum("ij,ij->i", templates[owner], probes)
+    unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, crc=sketch.crc)
+    enrolled = _enrol(unchecked, templates)
+    quantised, refused = probe_matrix(probes, sketch.dimension)
+    decoded = 0
+    for j in np.unique(owner).tolist():
+        rows = np.flatnonzero(owner == j)
+        hits = polar_accepts(unchecked, unchecked.matrix(enrolled.helpers[j]), enrolled.secrets[j], quantised[rows])
+        decoded += int(np.count_nonzero(hits & ~refused[rows]))
+    return 1.0 - decoded / owner.size, capacity_floor(genuine, sketch.dimension, sketch.bits)
 
 
 def _enrol(sketch: Any, templates: np.ndarray) -> Enrolled:
@@ -527,7 +589,7 @@ def population_attack(
     e, p = np.nonzero(impostor)
     pick = np.sort(rng.choice(e.size, size=min(e.size, ATTACK_PAIRS), replace=False))
     e, p = e[pick], p[pick]
-    unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size)
+    unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, crc=sketch.crc)
     quantised, refused = probe_matrix(probes, sketch.dimension)
     successes = 0
     for j in np.unique(e).tolist():

@@ -91,6 +91,7 @@ class AngularPipeline(Pipeline):
         bits: int | None = None,
         list_size: int = 8,
         alpha: int | None = None,
+        crc: int = 0,
     ) -> None:
         super().__init__(transform, dims)
         if self.dims.size < 2:
@@ -99,7 +100,7 @@ class AngularPipeline(Pipeline):
             raise ParameterError("give bits (the polar code) or alpha (IronMask's sparse code), not both")
         n = int(self.dims.size)
         self._sketch: AngularSketch = (
-            PolarAngularSketch(dimension=n, bits=bits, list_size=list_size, min_cos=min_cos)
+            PolarAngularSketch(dimension=n, bits=bits, list_size=list_size, min_cos=min_cos, crc=crc)
             if bits is not None
             else AngularSketch(dimension=n, alpha=alpha, min_cos=min_cos)  # type: ignore[arg-type]
         )
@@ -164,7 +165,8 @@ class AngularPipeline(Pipeline):
         base = self._sketch.report()
         sketch = self._sketch
         if isinstance(sketch, PolarAngularSketch):
-            code = f"a polar code of {sketch.bits} information bits (list decoder, {sketch.list_size} paths)"
+            code = f"a polar code of {sketch.bits} information bits (list decoder, {sketch.list_size} paths"
+            code += f", {sketch.crc}-bit CRC)" if sketch.crc else ")"
         else:
             code = f"IronMask's sparse code of weight alpha = {sketch.alpha}"
         transform = self.transform
@@ -212,7 +214,14 @@ class AngularPipeline(Pipeline):
         min_cos = params.get("min_cos", 0.0)
         scheme = raw.get("scheme")
         if scheme == PolarAngularSketch.descriptor.name:
-            pipeline = cls(transform, dims, min_cos=min_cos, bits=params["bits"], list_size=params["list_size"])
+            pipeline = cls(
+                transform,
+                dims,
+                min_cos=min_cos,
+                bits=params["bits"],
+                list_size=params["list_size"],
+                crc=params.get("crc", 0),  # absent: a pipeline written before the CRC, the plain code
+            )
         elif scheme == AngularSketch.descriptor.name:
             pipeline = cls(transform, dims, min_cos=min_cos, alpha=params["alpha"])
         else:

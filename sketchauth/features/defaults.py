@@ -50,8 +50,10 @@ class FeatureDefaults:
     #: Code of the angular pipeline: "polar" decoded half the genuine probes IronMask's sparse code
     #: refused at the same 64 bits (benchmarks/bench_angular.py).
     angular_code: str = "polar"
-    #: Paths of the polar code's list decoder.
-    angular_list_size: int = 8
+    #: Paths of the polar code's list decoder, and the bits of its outer CRC: list 128 with CRC-6
+    #: decodes genuine probes nearest the capacity angle (benchmarks/bench_code_sizes.py, "code_alone").
+    angular_list_size: int = 128
+    angular_crc: int = 6
     #: Raise the polar code's bits to the calibrated threshold (AngularPipeline.for_target_fmr).
     angular_match_threshold: bool = True
 

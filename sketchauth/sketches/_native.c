@@ -924,7 +924,8 @@ static PyObject *plain_element_set(PyObject *module, PyObject *args)
  * polar list decoder (the specification is decode_batch in polar.py; this is the same decoder)
  * --------------------------------------------------------------------------------------------- */
 
-#define SCL_MAX_LIST 32
+#define SCL_MAX_LIST 128
+#define SCL_RATE1_FORKS 31           /* a rate-one node forks on at most this many positions (cf: uint32) */
 #define SCL_MAX_LOG 12                   /* N <= 4096: every metric is an integer <= N^2 2^29 <= 2^53 */
 #define SCL_MAX_INPUT ((int64_t)1 << 29) /* |input| bound (known bits of a shortened code) */
 
@@ -946,8 +947,8 @@ typedef struct {
     int cp[2 * SCL_MAX_LIST], tp[2 * SCL_MAX_LIST];     /* parent path, */
     uint32_t cf[2 * SCL_MAX_LIST], tf[2 * SCL_MAX_LIST]; /* flips (rate-one) or bit (repetition, leaf) */
     int sel[2 * SCL_MAX_LIST];
-    int order[SCL_MAX_LIST][SCL_MAX_LIST - 1];      /* rate-one: least reliable positions per path */
-    int64_t weakest[SCL_MAX_LIST][SCL_MAX_LIST - 1]; /* and their magnitudes */
+    int order[SCL_MAX_LIST][SCL_RATE1_FORKS];      /* rate-one: least reliable positions per path */
+    int64_t weakest[SCL_MAX_LIST][SCL_RATE1_FORKS]; /* and their magnitudes */
     void *block;
 } scl_t;
 
@@ -1087,6 +1088,7 @@ static int scl_node(scl_t *s, int d, size_t id, int p, uint8_t *beta, int *paren
         return q;
     case SCL_RATE1: {
         int t = L - 1 < (int)m ? L - 1 : (int)m, k = p;
+        if (t > SCL_RATE1_FORKS) t = SCL_RATE1_FORKS;
         for (int i = 0; i < p; i++) { /* the t least reliable positions, stable order */
             const int64_t *a = alpha + i * m;
             int *ord = s->order[i];
@@ -1162,8 +1164,9 @@ static int scl_node(scl_t *s, int d, size_t id, int p, uint8_t *beta, int *paren
 }
 
 /* Decode one word: llr (N doubles, checked here: integers of magnitude <= 2^29) to out (n bits).
- * -1 when a value is out of range. */
-static int scl_decode(scl_t *s, const double *llr, size_t n, uint8_t *out)
+ * With paths (not NULL): every surviving path to paths (q x n bits, in the decoder's path order)
+ * and its metric to metrics, and out is untouched.  The path count, or -1 when a value is out of range. */
+static int scl_decode(scl_t *s, const double *llr, size_t n, uint8_t *out, uint8_t *paths, int64_t *metrics)
 {
     int q, best = 0;
     for (size_t j = 0; j < s->N; j++) {
@@ -1176,26 +1179,37 @@ static int scl_decode(scl_t *s, const double *llr, size_t n, uint8_t *out)
     }
     s->metric[0] = 0;
     q = scl_node(s, 0, 1, 1, s->root, s->root_par);
+    if (paths) {
+        for (int i = 0; i < q; i++) {
+            memcpy(paths + (size_t)i * n, s->root + (size_t)i * s->N, n);
+            metrics[i] = s->metric[i];
+        }
+        return q;
+    }
     for (int i = 1; i < q; i++)
         if (s->metric[i] < s->metric[best]) best = i;
     memcpy(out, s->root + (size_t)best * s->N, n);
-    return 0;
+    return q;
 }
 
-/* polar_scl(llr, frozen, n, list_size) -> bytes: the list decoder's coded bits (B x n, one byte
- * each) for llr (C-contiguous float64, B x N values, integers of magnitude <= 2^29) and the frozen
- * mask (N bytes, 0 or 1; N a power of two <= 4096, so every metric stays exact below 2^53). */
+/* polar_scl(llr, frozen, n, list_size[, paths]) -> bytes: the list decoder's coded bits (B x n, one
+ * byte each) for llr (C-contiguous float64, B x N values, integers of magnitude <= 2^29) and the
+ * frozen mask (N bytes, 0 or 1; N a power of two <= 4096, so every metric stays exact below 2^53).
+ * With paths true: (bits, metrics, q), every surviving path of every row (B x q x n bytes, in the
+ * decoder's path order) and its metric (B x q int64); q depends on the mask and the list only. */
 static PyObject *polar_scl(PyObject *module, PyObject *args)
 {
     PyObject *lo, *out = NULL;
     Py_buffer lv, fv;
     Py_ssize_t n, list_size;
+    int want_paths = 0, q = -1;
+    PyObject *metrics = NULL;
     const char *fmt;
     size_t N, count, B;
     int logN = 0;
     scl_t *s = NULL;
     (void)module;
-    if (!PyArg_ParseTuple(args, "Oy*nn", &lo, &fv, &n, &list_size)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oy*nn|p", &lo, &fv, &n, &list_size, &want_paths)) return NULL;
     if (PyObject_GetBuffer(lo, &lv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&fv);
         return NULL;
@@ -1223,7 +1237,7 @@ static PyObject *polar_scl(PyObject *module, PyObject *args)
         goto done;
     }
     if (list_size < 1 || list_size > SCL_MAX_LIST) {
-        PyErr_SetString(PyExc_ValueError, "list_size must be in [1, 32]");
+        PyErr_SetString(PyExc_ValueError, "list_size must be in [1, 128]");
         goto done;
     }
     if (count % N != 0) {
@@ -1235,25 +1249,48 @@ static PyObject *polar_scl(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (!(out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(B * (size_t)n)))) goto done;
+    {
+        size_t width = want_paths ? (size_t)list_size : 1; /* paths per row, at most */
+        if (!(out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(B * width * (size_t)n)))) goto done;
+        if (want_paths && !(metrics = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(B * width * 8)))) goto done;
+    }
     {
         uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+        int64_t *mt = metrics ? (int64_t *)PyBytes_AS_STRING(metrics) : NULL;
         const double *src = (const double *)lv.buf;
         size_t bad = B;
         Py_BEGIN_ALLOW_THREADS
-        for (size_t b = 0; b < B; b++)
-            if (scl_decode(s, src + b * N, (size_t)n, dst + b * (size_t)n) < 0) {
+        for (size_t b = 0; b < B; b++) {
+            int got;
+            if (want_paths) { /* rows packed at the first row's count (the same for every row) */
+                size_t at = b * (size_t)(q < 0 ? 0 : q);
+                got = scl_decode(s, src + b * N, (size_t)n, NULL, dst + at * (size_t)n, mt + at);
+                if (got >= 0 && q < 0) q = got;
+            } else {
+                got = scl_decode(s, src + b * N, (size_t)n, dst + b * (size_t)n, NULL, NULL);
+            }
+            if (got < 0 || (want_paths && got != q)) {
                 bad = b;
                 break;
             }
+        }
         Py_END_ALLOW_THREADS
         if (bad < B) {
             Py_CLEAR(out);
             PyErr_Format(PyExc_ValueError, "llr row %zu holds a value that is not an integer of magnitude <= 2^29",
                          bad);
+        } else if (want_paths) {
+            PyObject *res = NULL;
+            size_t rows = B * (size_t)(q < 0 ? 0 : q);
+            if (_PyBytes_Resize(&out, (Py_ssize_t)(rows * (size_t)n)) == 0 &&
+                _PyBytes_Resize(&metrics, (Py_ssize_t)(rows * 8)) == 0)
+                res = Py_BuildValue("(OOi)", out, metrics, q < 0 ? 0 : q);
+            Py_CLEAR(out);
+            out = res;
         }
     }
 done:
+    Py_XDECREF(metrics);
     if (s) scl_free(s);
     PyBuffer_Release(&lv);
     PyBuffer_Release(&fv);
@@ -1271,7 +1308,8 @@ static PyMethodDef module_methods[] = {
     {"fp_agree", fp_agree, METH_VARARGS, "fp_agree(coeffs, values, p, limit): indices with F(i) == values[i]"},
     {"fp_lock", fp_lock, METH_VARARGS, "fp_lock(coeffs, p, count, genuine, offsets): vault values"},
     {"polar_scl", polar_scl, METH_VARARGS,
-     "polar_scl(llr, frozen, n, list_size): the polar list decoder's coded bits, B x n bytes"},
+     "polar_scl(llr, frozen, n, list_size[, paths]): the polar list decoder's coded bits, B x n bytes; "
+     "with paths: (bits B x q x n, int64 metrics B x q, q) of every surviving path"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -39,18 +39,20 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, SampleError
+from sketchauth.errors import DecodeError, ParameterError, SampleError
 from sketchauth.sketches.angular import MAX_DIMENSION, AngularSketch, Codeword
 from sketchauth.sketches.base import EntropyReport, SchemeDescriptor, SymbolSpace
 from sketchauth.sketches.params import Parameter, ParameterSpec, check_int
-from sketchauth.sketches.polar import PolarCode, correlation, decode_batch, polar_transform, signs
+from sketchauth.sketches.polar import CRC_POLYNOMIALS, PolarCode, correlation, decode_batch, polar_transform, signs
 
 __all__ = ["MAX_LIST_SIZE", "MIN_POLAR_DIMENSION", "PolarAngularSketch"]
 
 #: Smallest dimension of the polar family.
 MIN_POLAR_DIMENSION = 8
 #: Largest list of the decoder (decoding cost grows with it).
-MAX_LIST_SIZE = 32
+MAX_LIST_SIZE = 128
+#: CRC lengths the code can carry (0: none, the code of every helper made before the CRC existed).
+CRC_BITS = (0, *sorted(CRC_POLYNOMIALS))
 
 PARAMETERS = ParameterSpec.of(
     Parameter("dimension", "int", "length n of every embedding", low=MIN_POLAR_DIMENSION, high=MAX_DIMENSION),
@@ -69,6 +71,16 @@ PARAMETERS = ParameterSpec.of(
         high=MAX_LIST_SIZE,
         required=False,
         default=8,
+    ),
+    Parameter(
+        "crc",
+        "int",
+        "bits of the outer CRC the list decoder checks (0, 4, 6, 8, 11 or 16; 0: the plain polar code). "
+        "Absent in a record: 0, the code before the CRC",
+        low=0,
+        high=max(CRC_POLYNOMIALS),
+        required=False,
+        default=0,
     ),
     Parameter(
         "min_cos",
@@ -118,17 +130,24 @@ class PolarAngularSketch(AngularSketch):
         ),
     )
 
-    def __init__(self, dimension: int, bits: int, list_size: int = 8, min_cos: float = 0.0) -> None:
+    def __init__(self, dimension: int, bits: int, list_size: int = 8, min_cos: float = 0.0, crc: int = 0) -> None:
         n = check_int("dimension", dimension, MIN_POLAR_DIMENSION, MAX_DIMENSION)
         self.bits = check_int("bits", bits, 1, n - 1)
         self.list_size = check_int("list_size", list_size, 1, MAX_LIST_SIZE)
+        self.crc = check_int("crc", crc, 0, max(CRC_POLYNOMIALS))
+        if self.crc not in CRC_BITS:
+            raise ParameterError(f"crc must be one of {', '.join(map(str, CRC_BITS))}, got {self.crc}")
+        if self.bits + self.crc >= n:
+            raise ParameterError(f"bits + crc must stay below the dimension {n}, got {self.bits} + {self.crc}")
         # Every coordinate of a codeword is ±1/√n: the angular machinery sees a weight-n codeword.
         super().__init__(n, n - 1, min_cos)
         self.alpha = n
-        self.code = PolarCode(n, self.bits)
+        self.code = PolarCode(n, self.bits, self.crc)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dimension": self.dimension, "bits": self.bits, "list_size": self.list_size}
+        if self.crc:
+            out["crc"] = self.crc
         if self.min_cos:
             out["min_cos"] = self.min_cos
         return out
@@ -157,6 +176,8 @@ class PolarAngularSketch(AngularSketch):
     def _decode_payload(self, payload: bytes, sample: Any) -> Codeword:
         y, p = self.rotated(self._matrix(payload), sample)
         coded = decode_batch(y[None, :], self.code, self.list_size)
+        if self.crc and not bool(self.code.valid(coded[0])):
+            raise DecodeError("no path of the decoder's list holds the code's CRC")
         total = float(correlation(coded, y[None, :])[0])
         if self.min_cos > 0 and not (total > 0 and self.angle_accepts(total, p)):
             raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.min_cos})")
@@ -178,7 +199,9 @@ class PolarAngularSketch(AngularSketch):
                 "bound |S| - H(R) is vacuous",
                 "(c) population attack (database and pepper held): about log2(1/FMR) argon2id evaluations, "
                 "whatever the code",
-                f"decodes iff the list decoder (list {self.list_size}, exact integer min-sum) returns the codeword; "
+                f"decodes iff the list decoder (list {self.list_size}, exact integer min-sum"
+                + (f", the least-metric path whose {self.crc}-bit CRC holds" if self.crc else "")
+                + ") returns the codeword; "
                 f"no code of {k} bits in {n} dimensions decodes typical probes below cos {capacity_cos:.3f} "
                 "(channel capacity)",
             ),
@@ -186,6 +209,7 @@ class PolarAngularSketch(AngularSketch):
                 "codebook_bits": float(k),
                 "helper_bytes": self._compact_bytes,
                 "list_size": self.list_size,
+                "crc": self.crc,
                 "capacity_cos": capacity_cos,
                 "min_cos": self.min_cos,
             },
@@ -208,7 +232,7 @@ class PolarAngularSketch(AngularSketch):
         signs, _ = super().symbols(payload)
         x = np.zeros(self.code.N, dtype=np.uint8)
         x[: self.dimension] = signs
-        return polar_transform(x)[self.code.info].astype(np.uint64), SymbolSpace("xor", bits=1)
+        return polar_transform(x)[self.code.data].astype(np.uint64), SymbolSpace("xor", bits=1)
 
     def _with_symbols(self, payload: bytes, symbols: np.ndarray) -> bytes:
         current, _ = self.symbols(payload)

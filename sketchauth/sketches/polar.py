@@ -33,7 +33,17 @@ import numpy as np
 from sketchauth.errors import ParameterError
 from sketchauth.sketches._backend import native_or_none
 
-__all__ = ["LLR_BITS", "PolarCode", "correlation", "decode_batch", "decoder_inputs", "polar_transform", "signs"]
+__all__ = [
+    "CRC_POLYNOMIALS",
+    "LLR_BITS",
+    "PolarCode",
+    "correlation",
+    "decode_batch",
+    "decode_paths",
+    "decoder_inputs",
+    "polar_transform",
+    "signs",
+]
 
 #: Magnitude bits of the decoder's input values (known bits get one bit more).
 LLR_BITS = 28
@@ -44,7 +54,35 @@ if _NATIVE is not None and not hasattr(_NATIVE, "polar_scl"):  # built from an o
     _NATIVE = None
 #: The compiled decoder's largest list and mother length (up to ``N = 4096`` every metric is an
 #: integer below ``N²·2^29 ≤ 2^53``, exact in float64 and in int64 alike).
-NATIVE_MAX_LIST, NATIVE_MAX_N = 32, 4096
+NATIVE_MAX_LIST, NATIVE_MAX_N = 128, 4096
+#: A subtree of information bits only forks on at most this many of its least reliable positions
+#: (lists up to 32 fork on ``list − 1``, exactly as before; a longer list on these 31).
+RATE_ONE_FORKS = 31
+#: Generator polynomials (the ``x^r`` term implied; most significant bit first) of the outer
+#: cyclic-redundancy check of ``r`` bits: CRC-4-ITU, CRC-6-ITU, CRC-8-CCITT, 5G NR's CRC11, CRC-16-CCITT.
+CRC_POLYNOMIALS = {4: 0x3, 6: 0x03, 8: 0x07, 11: 0x621, 16: 0x1021}
+
+
+def crc_matrix(k: int, r: int) -> np.ndarray:
+    """The ``r × k`` GF(2) matrix ``H`` of the ``r``-bit CRC of ``k`` data bits (no initial value:
+    linear, so ``H(a ⊕ b) = Ha ⊕ Hb``): column ``j`` is the remainder of ``x^(k−1−j)·x^r`` modulo the
+    generator, most significant coefficient first.
+
+    >>> crc_matrix(3, 4).astype(int).tolist()  # x^4 + x + 1: x^6, x^5, x^4 mod g
+    [[1, 0, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]]
+    """
+    if r not in CRC_POLYNOMIALS:
+        raise ValueError(f"no CRC of {r} bits; one of {sorted(CRC_POLYNOMIALS)}")
+    generator = (1 << r) | CRC_POLYNOMIALS[r]
+    H = np.zeros((r, k), dtype=np.uint8)
+    for j in range(k):
+        exponent = k - 1 - j + r
+        value = 1 << exponent
+        for bit in range(exponent, r - 1, -1):
+            if value >> bit & 1:
+                value ^= generator << (bit - r)
+        H[:, j] = [(value >> (r - 1 - i)) & 1 for i in range(r)]
+    return H
 
 
 def polar_transform(u: np.ndarray) -> np.ndarray:
@@ -66,37 +104,61 @@ def polar_transform(u: np.ndarray) -> np.ndarray:
 
 
 class PolarCode:
-    """A shortened polar code: length ``n``, ``k`` information bits, mother length ``N = 2^⌈log2 n⌉``."""
+    """A shortened polar code: length ``n``, ``k`` information bits, mother length ``N = 2^⌈log2 n⌉``;
+    with ``crc = r > 0``, concatenated with an outer ``r``-bit CRC of the ``k`` data bits.
 
-    def __init__(self, n: int, k: int) -> None:
-        if n < 2 or not 1 <= k < n:
-            raise ValueError(f"a polar code needs 1 <= k < n and n >= 2, got n={n}, k={k}")
-        self.n, self.k = n, k
+    The CRC'd code puts its ``k`` data bits and their ``r`` CRC bits on the ``k + r`` most reliable
+    indices (data first, CRC last, in index order): a linear code of ``2^k`` codewords, so the
+    codebook and every security figure stay those of ``k`` bits, and the list decoder can pick among
+    its final paths the best one that *is* a codeword (:func:`decode_batch`). No secret is involved:
+    the CRC is part of the public code, like its frozen set.
+    """
+
+    def __init__(self, n: int, k: int, crc: int = 0) -> None:
+        if n < 2 or not 1 <= k < n or crc < 0 or k + crc >= n:
+            raise ValueError(f"a polar code needs 1 <= k < n, n >= 2 and k + crc < n, got n={n}, k={k}, crc={crc}")
+        self.n, self.k, self.crc = n, k, crc
         self.N = 1 << (n - 1).bit_length()
         m = self.N.bit_length() - 1
         index = np.arange(self.N)
         weight = sum(((index >> b) & 1) * 2.0 ** (b / 4.0) for b in range(m))
         weight[n:] = -1.0  # shortened: frozen
         order = np.argsort(-weight, kind="stable")
-        self.info = np.sort(order[:k])
+        #: Every unfrozen index: the data bits', then the CRC bits' (``data`` and ``check``).
+        self.info = np.sort(order[: k + crc])
+        self.data, self.check = self.info[:k], self.info[k:]
+        self.parity = crc_matrix(k, crc) if crc else np.zeros((0, k), dtype=np.uint8)
         self.frozen = np.ones(self.N, dtype=bool)
         self.frozen[self.info] = False
 
     def encode(self, bits: np.ndarray) -> np.ndarray:
-        """The ``n`` coded bits (``uint8``) of ``k`` information bits (``... × k``)."""
+        """The ``n`` coded bits (``uint8``) of ``k`` data bits (``... × k``)."""
         bits = np.asarray(bits, dtype=np.uint8)
         u = np.zeros((*bits.shape[:-1], self.N), dtype=np.uint8)
-        u[..., self.info] = bits
+        u[..., self.data] = bits
+        if self.crc:
+            u[..., self.check] = (bits.astype(np.int64) @ self.parity.T.astype(np.int64)) & 1
         return polar_transform(u)[..., : self.n]
 
+    def valid(self, coded: np.ndarray) -> np.ndarray:
+        """Which words of coded bits (``... × n``) are codewords (frozen inputs 0, CRC right)."""
+        coded = np.asarray(coded, dtype=np.uint8)
+        x = np.zeros((*coded.shape[:-1], self.N), dtype=np.uint8)
+        x[..., : self.n] = coded
+        u = polar_transform(x)
+        ok = ~np.any(u[..., self.frozen], axis=-1)
+        if self.crc:
+            check = (u[..., self.data].astype(np.int64) @ self.parity.T.astype(np.int64)) & 1
+            ok &= np.all(check == u[..., self.check], axis=-1)
+        return cast("np.ndarray", ok)
+
     def information(self, coded: np.ndarray) -> np.ndarray | None:
-        """The information bits of ``n`` coded bits, or ``None`` if they are not a codeword."""
+        """The ``k`` data bits of ``n`` coded bits, or ``None`` if they are not a codeword."""
         x = np.zeros(self.N, dtype=np.uint8)
         x[: self.n] = np.asarray(coded, dtype=np.uint8)
-        u = polar_transform(x)
-        if np.any(u[self.frozen]):
+        if not bool(self.valid(x[: self.n])):
             return None
-        return u[self.info]
+        return polar_transform(x)[self.data]
 
 
 def _settle_frozen(alpha: np.ndarray, metric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,13 +196,13 @@ def _repetition(alpha: np.ndarray, metric: np.ndarray, size: int) -> tuple[np.nd
 
 def _rate_one(alpha: np.ndarray, metric: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A subtree of information bits only: every word of its length is a codeword. Each path takes
-    the hard decision, then forks on its ``min(size − 1, m)`` least reliable positions in turn
+    the hard decision, then forks on its ``min(size − 1, m, RATE_ONE_FORKS)`` least reliable positions in turn
     (flip: pay ``|λ|``; keep: pay nothing), pruned to ``size`` after each fork."""
     b, p, m = alpha.shape
     bits = (alpha < 0).astype(np.uint8)
     magnitude = np.abs(alpha)
     parents = np.broadcast_to(np.arange(p), (b, p))
-    order = np.argsort(magnitude, axis=-1, kind="stable")[..., : min(size - 1, m)]
+    order = np.argsort(magnitude, axis=-1, kind="stable")[..., : min(size - 1, m, RATE_ONE_FORKS)]
     weakest = np.take_along_axis(magnitude, order, axis=-1)
     rows = np.arange(b)[:, None]
     for step in range(order.shape[-1]):
@@ -205,11 +267,54 @@ def decoder_inputs(y: np.ndarray, code: PolarCode) -> np.ndarray:
     return np.concatenate([llr, known], axis=1)
 
 
+def _native_for(llr: np.ndarray, code: PolarCode, list_size: int, backend: str) -> object | None:
+    """The compiled module where ``backend`` allows it and it applies, else ``None`` (or an error for ``"native"``)."""
+    if backend not in ("auto", "native", "numpy"):
+        raise ParameterError(f"backend must be one of auto, native, numpy, got {backend!r}")
+    if backend == "numpy":
+        return None
+    module = _NATIVE if 1 <= list_size <= NATIVE_MAX_LIST and code.N <= NATIVE_MAX_N else None
+    if module is not None and bool(np.isfinite(llr).all()):
+        return module
+    if backend == "native":
+        raise ParameterError(
+            "the compiled polar decoder needs the extension, list_size <= 128, N <= 4096 and finite inputs"
+        )
+    return None
+
+
+def decode_paths(
+    y: np.ndarray, code: PolarCode, list_size: int, *, backend: str = "auto"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every path the list decoder keeps to the end, for each row of ``y`` (``B × n``).
+
+    Returns ``(bits, metrics)``: ``B × q × n`` coded bits (``uint8``) and ``B × q`` path metrics
+    (float64, exact integers; the least is the plain decoder's choice), in the decoder's path order;
+    ``q ≤ list_size`` depends on the code and the list only. ``backend`` as :func:`decode_batch`.
+    """
+    llr = decoder_inputs(y, code)
+    module = _native_for(llr, code, list_size, backend)
+    if module is not None:
+        raw, metrics, q = module.polar_scl(llr, code.frozen.astype(np.uint8).tobytes(), code.n, list_size, True)  # type: ignore[attr-defined]
+        bits = np.frombuffer(raw, dtype=np.uint8).reshape(llr.shape[0], q, code.n).copy()
+        return bits, np.frombuffer(metrics, dtype=np.int64).reshape(llr.shape[0], q).astype(np.float64)
+    metric = np.zeros((llr.shape[0], 1))
+    beta, _, metric = _node(llr[:, None, :], code.frozen, metric, list_size)
+    return np.ascontiguousarray(beta[..., : code.n]), np.ascontiguousarray(metric)
+
+
 def decode_batch(y: np.ndarray, code: PolarCode, list_size: int, *, backend: str = "auto") -> np.ndarray:
     """The coded bits (``B × n``, ``uint8``) the list decoder picks for each row of ``y`` (``B × n``).
 
+    Without a CRC (``code.crc == 0``), the path of least metric (ties: the first). With one, the
+    path of least metric among those whose CRC holds (ties: the first): the list is *scored by the
+    probe* — a path's min-sum metric is ``Σ |y_i|`` over the positions where it disagrees with the
+    sign of ``y_i``, i.e. ``(Σ|y_i| − ⟨y, c⟩)/2``, so the least metric is the largest correlation
+    with the rotated probe — and *filtered by the code*; where no path holds its CRC, the least
+    metric path, which is no codeword (:meth:`PolarCode.information` refuses it).
+
     ``backend``: ``"auto"`` runs the compiled decoder when the extension is built and applies
-    (``list_size ≤ 32``, ``N ≤ 4096``, finite inputs), else the numpy one; ``"numpy"`` and
+    (``list_size ≤ 128``, ``N ≤ 4096``, finite inputs), else the numpy one; ``"numpy"`` and
     ``"native"`` ask for one (``"native"`` raises :class:`~sketchauth.errors.ParameterError` where
     it cannot run). Both return the same bits.
 
@@ -219,18 +324,17 @@ def decode_batch(y: np.ndarray, code: PolarCode, list_size: int, *, backend: str
     >>> bool(np.array_equal(decode_batch(y[None, :], code, 4)[0], word))
     True
     """
-    if backend not in ("auto", "native", "numpy"):
-        raise ParameterError(f"backend must be one of auto, native, numpy, got {backend!r}")
+    if code.crc:
+        bits, metrics = decode_paths(y, code, list_size, backend=backend)
+        ok = code.valid(bits)
+        pick = np.argmin(np.where(ok, metrics, np.inf), axis=1)
+        pick = np.where(ok.any(axis=1), pick, np.argmin(metrics, axis=1))
+        return np.ascontiguousarray(bits[np.arange(bits.shape[0]), pick])
     llr = decoder_inputs(y, code)
-    if backend != "numpy":
-        module = _NATIVE if 1 <= list_size <= NATIVE_MAX_LIST and code.N <= NATIVE_MAX_N else None
-        if module is not None and bool(np.isfinite(llr).all()):
-            coded = module.polar_scl(llr, code.frozen.astype(np.uint8).tobytes(), code.n, list_size)
-            return np.frombuffer(coded, dtype=np.uint8).reshape(llr.shape[0], code.n).copy()
-        if backend == "native":
-            raise ParameterError(
-                "the compiled polar decoder needs the extension, list_size <= 32, N <= 4096 and finite inputs"
-            )
+    module = _native_for(llr, code, list_size, backend)
+    if module is not None:
+        coded = module.polar_scl(llr, code.frozen.astype(np.uint8).tobytes(), code.n, list_size)  # type: ignore[attr-defined]
+        return np.frombuffer(coded, dtype=np.uint8).reshape(llr.shape[0], code.n).copy()
     return _decode_numpy(llr, code, list_size)
 
 

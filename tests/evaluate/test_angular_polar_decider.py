@@ -46,12 +46,16 @@ def _same(fast: tuple[np.ndarray, np.ndarray], real: tuple[np.ndarray, np.ndarra
 @given(
     n=st.integers(8, 40),
     seed=st.integers(0, 2**32 - 1),
-    list_size=st.sampled_from([1, 4, 8]),
+    list_size=st.sampled_from([1, 4, 8, 64]),
     min_cos=st.sampled_from([0.0, 0.3, 0.7, 0.9]),
+    crc=st.sampled_from([0, 4, 6]),
 )
-def test_decider_equals_decoding_on_haar_helpers(n: int, seed: int, list_size: int, min_cos: float) -> None:
+def test_decider_equals_decoding_on_haar_helpers(n: int, seed: int, list_size: int, min_cos: float, crc: int) -> None:
+    """Plain and CRC'd codes: the evaluation's batch decider decides every pair as real ``decode``."""
     rng = np.random.default_rng(seed)
-    sketch = PolarAngularSketch(n, int(rng.integers(1, min(n, 12))), list_size=list_size, min_cos=min_cos)
+    bits = int(rng.integers(1, min(n, 12)))
+    crc = crc if bits + crc < n else 0
+    sketch = PolarAngularSketch(n, bits, list_size=list_size, min_cos=min_cos, crc=crc)
     templates = rng.normal(size=(4, n))
     enrolled = _population(sketch, templates)
     # Probes at every distance from each template, the antipodes, and unrelated ones.

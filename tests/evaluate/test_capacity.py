@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sketchauth.errors import ParameterError
 from sketchauth.evaluate import capacity
 from sketchauth.evaluate.capacity import (
     CodeSizePoint,
@@ -158,3 +159,32 @@ def test_a_decider_that_is_not_the_scheme_stops_the_measurement(fitted, monkeypa
     monkeypatch.setattr(capacity, "decide_exact", everything)
     with pytest.raises(CrossCheckError, match="real decode"):
         capacity.measured_curve(pipelines, people, enrol_samples=1, target_fmr=1e-2)
+
+
+def test_attempts_of_several_captures_and_the_code_alone(fitted) -> None:
+    """Three captures per attempt: one attempt per person (3 probes beyond the enrolment); the code
+    alone ignores the angle check: a 2-bit code decodes every genuine attempt whatever ``min_cos``,
+    a code of n − 1 bits with a list of 1 almost none."""
+    from sketchauth.features.angular import AngularPipeline
+
+    _, pipelines, people = fitted
+    three = capacity.measured_curve(pipelines, people, enrol_samples=1, target_fmr=1e-2, probe_captures=3)
+    for p3 in three.points:
+        assert p3.genuine_trials == 20 and p3.impostor_trials == 20 * 19
+    assert "3 per attempt" in three.source
+    first = pipelines[32]
+    wide = AngularPipeline(first.transform, first.dims, min_cos=0.99, bits=2)
+    narrow = AngularPipeline(first.transform, first.dims, min_cos=0.0, bits=first.dims.size - 1, list_size=1)
+    assert capacity.code_fnmr(wide, people, enrol_samples=1) == (0.0, 0.0)
+    assert capacity.code_fnmr(wide, people, enrol_samples=1, probe_captures=3) == (0.0, 0.0)
+    alone, floor = capacity.code_fnmr(narrow, people, enrol_samples=1)
+    assert alone > 0.5 and floor == _floor_of(people, first, 51) > 0.0
+
+
+def _floor_of(people, pipeline, bits: int) -> float:
+    """The floor of a ``bits``-bit code on the genuine cosines of ``people`` (one capture to enrol)."""
+    trials, templates, probes, _ = capacity._cosines(pipeline.transform, pipeline.dims, people, 1)
+    genuine = np.einsum("ij,ij->i", templates[trials.owner], probes)
+    return capacity.capacity_floor(genuine, 52, bits)
+    with pytest.raises(ParameterError, match="4 probes"):
+        capacity.grouped_probes(np.eye(3), np.array([0, 1, 2]), 4)

@@ -282,7 +282,10 @@ def test_polar_bits_are_the_security_bits_rounded_up(
     assert isinstance(sketch, PolarAngularSketch) and sketch.scheme_name == "angular-polar"
     assert (sketch.dimension, sketch.bits, sketch.list_size) == (FEATURES, POLAR_BITS, DEFAULTS.angular_list_size)
     assert plain.secret_bits == POLAR_BITS == plain.report().extra["codebook_bits"]
-    assert sketch.params() == {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 8, "min_cos": sketch.min_cos}
+    expected = {"dimension": FEATURES, "bits": POLAR_BITS, "list_size": 128, "min_cos": sketch.min_cos}
+    if POLAR_BITS + DEFAULTS.angular_crc < FEATURES:  # the CRC where the dimension holds it
+        expected["crc"] = DEFAULTS.angular_crc
+    assert sketch.params() == expected
     other = fitting.angular.for_target_fmr(transform, background, options.but(security_bits=12.2, list_size=4))
     assert isinstance(other.sketch, PolarAngularSketch) and (other.sketch.bits, other.sketch.list_size) == (13, 4)
     assert other.secret_bits == 13
@@ -315,7 +318,7 @@ def test_polar_bits_follow_the_cosine_threshold_by_default(
 
 
 def test_the_default_code_is_polar(transform: FeatureTransform, background: LabelledVectors) -> None:
-    assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 8
+    assert DEFAULTS.angular_code == "polar" and DEFAULTS.angular_list_size == 128 and DEFAULTS.angular_crc == 6
     default = fitting.angular.for_target_fmr(
         transform, background, CalibrationOptions(target_fmr=0.01, enrol_samples=1, security_bits=20)
     )
@@ -467,7 +470,8 @@ def test_the_report_describes_the_angular_case(pipeline: AngularPipeline, backgr
     assert "remaining_bits_if_uniform" not in report.extra
     sketch = pipeline.sketch
     code = (
-        f"a polar code of {sketch.params().get('bits')} information bits (list decoder, 8 paths)"
+        f"a polar code of {sketch.params().get('bits')} information bits (list decoder, 128 paths"
+        + (f", {sketch.params()['crc']}-bit CRC)" if sketch.params().get("crc") else ")")
         if _code(pipeline) == "polar"
         else f"IronMask's sparse code of weight alpha = {sketch.alpha}"
     )
@@ -652,7 +656,7 @@ _BY_CODE: dict[str, dict[str, tuple[Callable[[dict[str, Any]], None], str]]] = {
         "bits-float": (_with_params(bits=24.5), "bits"),
         "bits-missing": (_with_params(bits=_DROP), "lacks a required field"),
         "list_size-zero": (_with_params(list_size=0), "list_size"),
-        "list_size-large": (_with_params(list_size=33), "list_size"),
+        "list_size-large": (_with_params(list_size=129), "list_size"),
         "list_size-text": (_with_params(list_size="8"), "list_size"),
         "list_size-bool": (_with_params(list_size=True), "list_size"),
         "list_size-missing": (_with_params(list_size=_DROP), "lacks a required field"),

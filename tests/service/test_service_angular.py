@@ -78,5 +78,5 @@ def test_a_64_float_embedding_enrols_and_verifies_on_the_polar_code_with_and_wit
 def test_the_published_schema_bounds_the_polar_parameters() -> None:
     schema = scheme_specs()["angular-polar"].params_schema()["properties"]
     assert schema["dimension"]["maximum"] == MAX_ANGULAR_DIMENSION
-    assert (schema["list_size"]["minimum"], schema["list_size"]["maximum"]) == (1, 32)
+    assert (schema["list_size"]["minimum"], schema["list_size"]["maximum"]) == (1, 128)
     assert all(o["minimum"] == 0 and o["maximum"] == 1 for o in schema["min_cos"]["anyOf"])

@@ -126,9 +126,9 @@ ONE_STEP_ABOVE = [
     ("interval", {"n": 1 << 52, "v": 1 << 50, "features": 4096}, {"features": 4097}),
     ("angular", {"dimension": 512, "alpha": 511}, {"dimension": 513}),
     ("angular", {"dimension": 512, "alpha": 511}, {"alpha": 512}),
-    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 32}, {"dimension": 513}),
-    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 32}, {"bits": 512}),
-    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 32}, {"list_size": 33}),
+    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 128}, {"dimension": 513}),
+    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 128}, {"bits": 512}),
+    ("angular-polar", {"dimension": 512, "bits": 511, "list_size": 128}, {"list_size": 129}),
 ]
 
 

@@ -197,6 +197,8 @@ def for_target_fmr(
     cosine = calibrate_with(angular_decider(transform, dims, refit=options.refit), heldout, options)
     if code == "polar" and options.match_threshold:
         shape["bits"] = matched_bits(int(dims.size), float(-cosine.point), shape["bits"])
+    if code == "polar":  # the CRC where the dimension holds it beside the bits (else the plain code)
+        shape["crc"] = options.crc if shape["bits"] + options.crc < dims.size else 0
     unchecked = AngularPipeline(transform, dims, min_cos=0.0, **shape).sketch
     floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
     decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)

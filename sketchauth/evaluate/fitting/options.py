@@ -22,7 +22,8 @@ class CalibrationOptions:
     people: set it when the background includes the people the transform was fitted on). Each
     kind reads its own settings and ignores the others': ``resolution`` (thermometer),
     ``code_bits`` and ``dimensions`` (code-offset), ``margin`` and ``q`` (asymmetric-interval),
-    ``security_bits``, ``code``, ``list_size``, ``match_threshold`` and ``measure_decode_failures`` (angular).
+    ``security_bits``, ``code``, ``list_size``, ``crc``, ``match_threshold`` and ``measure_decode_failures``
+    (angular).
     """
 
     target_fmr: float = DEFAULTS.target_fmr
@@ -42,6 +43,7 @@ class CalibrationOptions:
     security_bits: float = DEFAULTS.angular_security_bits
     code: str = DEFAULTS.angular_code
     list_size: int = DEFAULTS.angular_list_size
+    crc: int = DEFAULTS.angular_crc
     match_threshold: bool = DEFAULTS.angular_match_threshold
     #: Whether the angular fit measures its decode failures (real encode → decode of background genuine
     #: trials): a curve over code sizes measures them for the size it keeps only.

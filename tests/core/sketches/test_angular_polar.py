@@ -279,7 +279,10 @@ def test_parameters_round_trip_through_params_and_helpers() -> None:
         ({"dimension": 7, "bits": 2}, "dimension"),
         ({"dimension": 4096, "bits": 2}, "dimension"),
         ({"dimension": 16, "bits": 2, "list_size": 0}, "list_size"),
-        ({"dimension": 16, "bits": 2, "list_size": 33}, "list_size"),
+        ({"dimension": 16, "bits": 2, "list_size": 129}, "list_size"),
+        ({"dimension": 16, "bits": 2, "crc": 5}, "crc"),
+        ({"dimension": 16, "bits": 2, "crc": 17}, "crc"),
+        ({"dimension": 16, "bits": 8, "crc": 8}, "crc"),
         ({"dimension": 16, "bits": 2, "list_size": True}, "list_size"),
         ({"dimension": 16, "bits": 2, "min_cos": 1.5}, "min_cos"),
         ({"dimension": 16, "bits": 2, "min_cos": float("nan")}, "min_cos"),
@@ -328,6 +331,64 @@ def test_enrol_verify_and_keys_come_from_the_codeword() -> None:
     assert derive_key(sketch, record, -t, context=b"disk", password_hasher=TEST) is None
 
 
+# -- the outer CRC: a new code beside the old one ----------------------------------------------------------------
+def test_a_record_without_crc_is_the_plain_code_and_still_opens() -> None:
+    """Helpers made before the CRC carry no ``crc``: they load as the plain code and decode as before;
+    a CRC'd helper names its CRC, so neither is read as the other."""
+    rng = np.random.default_rng(23)
+    n, bits = 64, 16
+    t = _unit(rng, n)
+    probe = t + 0.6 / math.sqrt(n) * _orthogonal_unit(rng, t)
+    old = PolarAngularSketch(n, bits, list_size=8)
+    secret = old.check_secret(t)  # a fresh codeword bound to t
+    helper = old.encode(secret)
+    assert "crc" not in old.params() and PolarAngularSketch.from_params({"dimension": n, "bits": bits}).crc == 0
+    loaded = load_sketch(helper)
+    assert isinstance(loaded, PolarAngularSketch) and loaded.crc == 0
+    assert loaded.code.info.tolist() == PolarAngularSketch(n, bits).code.info.tolist()
+    assert np.array_equal(loaded.decode(helper, probe), secret)
+    new = PolarAngularSketch(n, bits, list_size=32, crc=6)
+    crc_secret = new.check_secret(t)
+    crc_helper = new.encode(crc_secret)
+    assert new.params()["crc"] == 6 and load_sketch(crc_helper) == new
+    assert np.array_equal(load_sketch(crc_helper).decode(crc_helper, probe), crc_secret)
+    assert new.report().extra["crc"] == 6 and new.report().extra["codebook_bits"] == bits
+
+
+def test_crc_codewords_are_a_subcode_and_every_decode_is_one_or_refused() -> None:
+    """The CRC'd code's 2^bits codewords lie in the plain code of bits + crc; a probe far from the
+    template is refused or decodes to a codeword of the CRC'd code, never to another word."""
+    rng = np.random.default_rng(29)
+    n, bits, crc = 64, 16, 6
+    sketch = PolarAngularSketch(n, bits, list_size=16, crc=crc)
+    wider = PolarAngularSketch(n, bits + crc).code
+    words = [sketch.random_codeword(rng) for _ in range(20)]
+    assert all(_is_codeword(sketch, w) for w in words)
+    assert all(wider.information(((1 - w.astype(np.int64)) // 2).astype(np.uint8)) is not None for w in words)
+    plain = [_random_word(PolarAngularSketch(n, bits + crc), rng) for _ in range(64)]
+    assert sum(_is_codeword(sketch, w) for w in plain) < 8  # about 1 in 2^6 of the wider code's words
+    helper = sketch.encode(sketch.check_secret(_unit(rng, n)))
+    refused = 0
+    for _ in range(30):
+        try:
+            assert _is_codeword(sketch, sketch.decode(helper, _unit(rng, n)))
+        except DecodeError:
+            refused += 1
+    assert refused > 0
+
+
+def test_a_crc_sketch_enrols_and_verifies() -> None:
+    rng = np.random.default_rng(31)
+    n = 64
+    sketch = PolarAngularSketch(n, 16, list_size=64, crc=6, min_cos=0.3)
+    t = _unit(rng, n)
+    record = enrol(sketch, t, password_hasher=TEST)
+    probe = t + 0.5 / math.sqrt(n) * _orthogonal_unit(rng, t)
+    assert verify(sketch, record, probe, password_hasher=TEST)
+    assert verify(load_sketch(record.helper), record, probe, password_hasher=TEST)
+    assert not verify(sketch, record, -t, password_hasher=TEST)
+
+
 # -- mixing with a PIN --------------------------------------------------------------------------------------------
 def test_a_pin_cascade_verifies_with_the_right_pin_only() -> None:
     rng = np.random.default_rng(17)
@@ -343,13 +404,14 @@ def test_a_pin_cascade_verifies_with_the_right_pin_only() -> None:
     assert not verify(cascade, record, [-t, "2468"], password_hasher=TEST)
 
 
-def test_a_pad_flips_rows_by_a_codeword_so_every_key_gives_a_codeword_at_the_same_angle() -> None:
+@pytest.mark.parametrize("crc", [0, 6])
+def test_a_pad_flips_rows_by_a_codeword_so_every_key_gives_a_codeword_at_the_same_angle(crc: int) -> None:
     """symbols are the information bits of the row signs; any replacement flips the rows where a
     codeword d is 1, so the unmixed helper maps the template onto c ⊙ (1 − 2d), another codeword:
     a genuine probe decodes under a wrong key at the same cosine as under the right one."""
     rng = np.random.default_rng(19)
     n, bits = 48, 12
-    sketch = PolarAngularSketch(n, bits)
+    sketch = PolarAngularSketch(n, bits, crc=crc)
     t = _unit(rng, n)
     secret = sketch.check_secret(t)
     helper = sketch.encode(secret)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from sketchauth.errors import ParameterError
 from sketchauth.sketches import polar
-from sketchauth.sketches.polar import PolarCode, decode_batch, decoder_inputs
+from sketchauth.sketches.polar import PolarCode, decode_batch, decode_paths, decoder_inputs
 
 NATIVE = pytest.mark.skipif(polar._NATIVE is None, reason="the compiled extension is not built")
 BOUND = 1 << 29
@@ -33,13 +33,18 @@ def _kernel(llr: np.ndarray, frozen: np.ndarray, n: int, list_size: int) -> np.n
     return np.frombuffer(out, dtype=np.uint8).reshape(llr.shape[0], n)
 
 
+#: Lists up to the kernel's 128 (beyond 32, a rate-one node forks on at most 31 positions).
+LISTS = st.one_of(st.integers(1, 32), st.sampled_from([33, 64, 100, 128]))
+
+
 @st.composite
 def probes(draw: Any) -> tuple[PolarCode, np.ndarray, int]:
     """A code, a batch of probes ``y`` for it and a list size."""
     n = draw(st.integers(2, 600))
     k = draw(st.integers(1, n - 1))
-    list_size = draw(st.integers(1, 32))
-    code = PolarCode(n, k)
+    list_size = draw(LISTS)
+    crc = draw(st.sampled_from([0, 0, 4, 6, 8, 11]))
+    code = PolarCode(n, k, crc if k + crc < n else 0)
     batch = draw(st.integers(1, 3))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
@@ -74,7 +79,7 @@ def test_decode_batch_native_equals_numpy(case: tuple[PolarCode, np.ndarray, int
 
 @NATIVE
 @settings(max_examples=150, deadline=None)
-@given(st.integers(0, 9), st.integers(1, 32), st.integers(0, 2**32 - 1), st.data())
+@given(st.integers(0, 9), LISTS, st.integers(0, 2**32 - 1), st.data())
 def test_kernel_equals_numpy_on_any_mask_and_any_inputs(log_n: int, list_size: int, seed: int, data: Any) -> None:
     size = 1 << log_n
     rng = np.random.default_rng(seed)
@@ -91,13 +96,30 @@ def test_kernel_equals_numpy_on_any_mask_and_any_inputs(log_n: int, list_size: i
 
 
 @NATIVE
+@settings(max_examples=100, deadline=None)
+@given(probes())
+def test_every_path_and_metric_native_equals_numpy(case: tuple[PolarCode, np.ndarray, int]) -> None:
+    """The whole final list (bits, metrics, order), which the CRC-aided choice reads, is the same on both."""
+    code, y, list_size = case
+    bits, metrics = decode_paths(y, code, list_size, backend="numpy")
+    got_bits, got_metrics = decode_paths(y, code, list_size, backend="native")
+    np.testing.assert_array_equal(got_bits, bits)
+    np.testing.assert_array_equal(got_metrics, metrics)
+    assert bits.shape[:2] == metrics.shape and 1 <= bits.shape[1] <= list_size
+    # the plain decoder's choice is the first path of least metric
+    plain = PolarCode(code.n, code.k + code.crc)
+    first = bits[np.arange(len(y)), np.argmin(metrics, axis=1)]
+    np.testing.assert_array_equal(decode_batch(y, plain, list_size, backend="numpy"), first)
+
+
+@NATIVE
 def test_single_paths_and_full_lists() -> None:
     """List 1 (successive cancellation), and lists that keep every codeword of a small code."""
     rng = np.random.default_rng(7)
     for n, k in [(2, 1), (3, 2), (8, 3), (17, 5), (64, 6), (100, 5)]:
         code = PolarCode(n, k)
         y = rng.integers(-9, 10, size=(20, n)).astype(np.float64)
-        for list_size in (1, 2, 31, 32):
+        for list_size in (1, 2, 31, 32, 33, 128):
             np.testing.assert_array_equal(
                 decode_batch(y, code, list_size, backend="native"), decode_batch(y, code, list_size, backend="numpy")
             )
@@ -113,7 +135,7 @@ def test_single_paths_and_full_lists() -> None:
         (np.zeros((1, 4)), bytes(4), 5, 4, ValueError),  # n > N
         (np.zeros((1, 4)), bytes(4), -1, 4, ValueError),
         (np.zeros((1, 4)), bytes(4), 4, 0, ValueError),  # list size
-        (np.zeros((1, 4)), bytes(4), 4, 33, ValueError),
+        (np.zeros((1, 4)), bytes(4), 4, 129, ValueError),
         (np.zeros(6), bytes(4), 4, 4, ValueError),  # not B x N values
         (np.zeros((1, 4)), b"\x00\x02\x00\x00", 4, 4, ValueError),  # frozen not 0/1
         (np.array([[0.5, 0, 0, 0]]), bytes(4), 4, 4, ValueError),  # not an integer
@@ -156,10 +178,10 @@ def test_backend_choice() -> None:
     code = PolarCode(6, 2)
     y = np.array([[1000.0, -900, 800, 0, 10, -40]])
     with pytest.raises(ParameterError):
-        decode_batch(y, code, 33, backend="native")  # beyond the kernel's list
+        decode_batch(y, code, 129, backend="native")  # beyond the kernel's list
     with pytest.raises(ParameterError):
         decode_batch(y, code, 4, backend="fast")
-    np.testing.assert_array_equal(decode_batch(y, code, 33), decode_batch(y, code, 33, backend="numpy"))
+    np.testing.assert_array_equal(decode_batch(y, code, 129), decode_batch(y, code, 129, backend="numpy"))
     # inputs that are not finite stay with the specification (whatever it makes of them)
     with np.errstate(all="ignore"):
         bad = y.copy()
