@@ -351,6 +351,24 @@ def _write_pipelines(
         (directory / f"{name}.json").write_text(pipeline.to_json() + "\n", encoding="utf-8")
         written.append(name)
     summary["written"] = written
+    summary["left_from_earlier"] = _left_from_earlier(directory, written)
+
+
+def _left_from_earlier(directory: Path, written: list[str]) -> list[str]:
+    """The pipeline files in ``directory`` this fit did not write, each named in a warning.
+
+    The service serves every ``<name>.json`` of its pipelines directory: one an earlier fit left
+    (another transform, or a kind this fit found unusable or was not asked for) would be served
+    beside the new ones.
+    """
+    left = sorted(path.name for path in directory.glob("*.json") if path.stem not in written)
+    for name in left:
+        print(
+            f"warning: {directory / name} was not written by this fit (an earlier one left it) and would be "
+            f"served beside the new pipelines: remove it, or fit into an empty directory",
+            file=sys.stderr,
+        )
+    return left
 
 
 def _fit_summary(

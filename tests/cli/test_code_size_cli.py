@@ -249,3 +249,18 @@ def test_evaluate_refuses_pipelines_of_another_transform(
         f"sketchauth: error: --pipelines {other / 'pipelines'}: angular.json was fitted on another transform "
         f"than {root / 't.json'}"
     )
+
+
+def test_fit_names_pipeline_files_an_earlier_fit_left(tmp_path: Path) -> None:
+    """The service serves every ``<name>.json`` of the directory: one this fit did not write is named."""
+    background = _embeddings(tmp_path / "bg.npz", 40, seed=1, noise=0.03)
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "code-offset.json").write_text("{}\n", encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code, summary = _fit(background, tmp_path)
+    assert code == 0 and summary is not None
+    assert summary["written"] == ["angular"] and summary["left_from_earlier"] == ["code-offset.json"]
+    warning = f"warning: {tmp_path / 'pipelines' / 'code-offset.json'} was not written by this fit"
+    assert warning in err.getvalue()
+    assert (tmp_path / "pipelines" / "code-offset.json").exists()  # named, never deleted
