@@ -17,7 +17,7 @@
    probes the fast path had to expand for, the exact rows it computed, and the largest distance
    between its rows of ``2^14·R'`` and the expansion's (its rounding guard is ``2^−20``).
 4. **Helper bytes** per person: compact payload against ``2n²``.
-5. **Decoding unchanged** on real 512-D embeddings (``<name>.npz`` in ``--data``, with ``X`` and
+5. **Decoding unchanged** on real embeddings (``<name>.npz`` in ``--data``, with ``X`` and
    ``labels``; identities with at least two captures; each person enrolled from the first
    capture; every other capture of theirs is a genuine probe, one capture of each of 40 other
    people an impostor probe): (a) the real decoder on the dense ``int16`` helper of the compact
@@ -26,6 +26,18 @@
    agree everywhere; (b) what rounding the Householder vectors changes: the same unrounded draw
    written as the dense ``round(2^14·R)`` vs stored compact, decided on every pair, and
    ``‖R̂t/2^14 − c‖``.
+
+6. **Polar decoding per dimension** (``PolarAngularSketch(n, 64, list 8)``, the shipped family), in the
+   same children, interleaved: the real decoder (``R̂`` expanded, ``y = R̂p̂``, the list decoder) against
+   the candidate that would skip the expansion — the reflections on the probe, ``rint(2^14·R'p̂)``,
+   the same list decoder: CPU per decode and the same-run ratio.
+7. **Is the candidate the same decoder? Seeded sweep** (parent process): per dimension, seeded helpers,
+   genuine probes at cosines straddling the one where half decode (``POLAR_HALF_COS ± 0.05``) and
+   impostors; both inputs through the same list decoder: decoded codewords that differ, accept/reject
+   outcomes that differ (the verification's: the decoded codeword is the enrolled one or not), how
+   far the candidate's rotated probe is from ``R̂p̂`` (relative to ``max|y|``) and in the decoder's
+   integer units, and how often the decoder's power-of-two scale differs.
+8. **The same on real embeddings** (every ``<name>.npz`` of ``--data``, pairs as in item 5, every pair).
 
 With ``--before TREE`` (a checkout of the previous code) items 1 and 2 are also run on that tree's
 library, child after child (its decoder on a compact helper is the expansion).
@@ -210,12 +222,15 @@ def _polar_compare(sketch: Any, compact: bytes, secret: Any, probes: np.ndarray)
     b = decode_batch(candidate, sketch.code, sketch.list_size)
     enrolled = ((1 - np.asarray(secret, dtype=np.int64)) // 2).astype(np.uint8)
     accept_a, accept_b = np.all(a == enrolled, axis=1), np.all(b == enrolled, axis=1)
+    # The decoder's integer inputs: the same power-of-two scale unless max|y| straddles a power of two.
     llr_a, llr_b = decoder_inputs(exact, sketch.code), decoder_inputs(candidate, sketch.code)
     return {
         "codeword_differs": ~np.all(a == b, axis=1),
         "accept_differs": accept_a != accept_b,
         "accepted": accept_a,
-        "input_change": np.abs(llr_a - llr_b).max(axis=1) / np.abs(llr_a).max(axis=1),
+        "input_change": np.abs(exact - candidate).max(axis=1) / np.abs(exact).max(axis=1),
+        "input_units_changed": np.abs(llr_a - llr_b).max(axis=1),
+        "scale_differs": np.abs(llr_a).max(axis=1) != np.abs(llr_b).max(axis=1),
     }
 
 
@@ -227,8 +242,12 @@ def _polar_counts(parts: list[dict[str, Any]], genuine: int) -> dict[str, Any]:
         "genuine_accepted_by_real_decoder": int(sum(int(p["accepted"][:genuine].sum()) for p in parts)),
         "codeword_disagreements": int(sum(int(p["codeword_differs"].sum()) for p in parts)),
         "accept_reject_disagreements": int(sum(int(p["accept_differs"].sum()) for p in parts)),
-        "decoder_input_change_relative_median": float(np.median(changes)),
-        "decoder_input_change_relative_max": float(changes.max()),
+        "rotated_probe_change_relative_median": float(np.median(changes)),
+        "rotated_probe_change_relative_max": float(changes.max()),
+        "decoder_input_change_units_median": float(
+            np.median(np.concatenate([p["input_units_changed"] for p in parts]))
+        ),
+        "decoder_input_scale_differs": int(sum(int(p["scale_differs"].sum()) for p in parts)),
     }
 
 
