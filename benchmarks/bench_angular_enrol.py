@@ -230,7 +230,7 @@ def _polar_compare(sketch: Any, compact: bytes, secret: Any, probes: np.ndarray)
         "accepted": accept_a,
         "input_change": np.abs(exact - candidate).max(axis=1) / np.abs(exact).max(axis=1),
         "input_units_changed": np.abs(llr_a - llr_b).max(axis=1),
-        "scale_differs": np.abs(llr_a).max(axis=1) != np.abs(llr_b).max(axis=1),
+        "scale_differs": np.frexp(np.abs(exact).max(axis=1))[1] != np.frexp(np.abs(candidate).max(axis=1))[1],
     }
 
 
