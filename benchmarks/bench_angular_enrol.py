@@ -254,6 +254,7 @@ def _polar_counts(parts: list[dict[str, Any]], genuine: int) -> dict[str, Any]:
 def polar_sweep(dimension: int) -> dict[str, Any]:
     """Item 7 at one dimension: seeded helpers, genuine probes straddling the half-decoding cosine, impostors."""
     from sketchauth.errors import DecodeError
+    from sketchauth.sketches.angular import Codeword
     from sketchauth.sketches.angular_polar import PolarAngularSketch
 
     sketch = PolarAngularSketch(dimension, POLAR_BITS, POLAR_LIST)
@@ -262,7 +263,8 @@ def polar_sweep(dimension: int) -> dict[str, Any]:
     for _ in range(POLAR_TEMPLATES):
         template = rng.normal(size=dimension)
         template /= np.linalg.norm(template)
-        secret = sketch.check_secret(template)
+        secret = sketch.random_codeword(rng).view(Codeword)  # seeded too: the sweep is reproducible
+        secret.template = template
         compact = sketch.encode_with(secret, sketch.simulated_randomness(secret, rng))
         cos = POLAR_HALF_COS[dimension] + rng.uniform(-POLAR_COS_SPREAD, POLAR_COS_SPREAD, POLAR_GENUINE)
         probes = np.array(
