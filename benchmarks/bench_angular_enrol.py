@@ -17,7 +17,7 @@
    probes the fast path had to expand for, the exact rows it computed, and the largest distance
    between its rows of ``2^14·R'`` and the expansion's (its rounding guard is ``2^−20``).
 4. **Helper bytes** per person: compact payload against ``2n²``.
-5. **Decoding unchanged** on real 512-D embeddings (``<name>.npz`` in ``--data``, with ``X`` and
+5. **Decoding unchanged** on real embeddings (``<name>.npz`` in ``--data``, with ``X`` and
    ``labels``; identities with at least two captures; each person enrolled from the first
    capture; every other capture of theirs is a genuine probe, one capture of each of 40 other
    people an impostor probe): (a) the real decoder on the dense ``int16`` helper of the compact
@@ -26,6 +26,18 @@
    agree everywhere; (b) what rounding the Householder vectors changes: the same unrounded draw
    written as the dense ``round(2^14·R)`` vs stored compact, decided on every pair, and
    ``‖R̂t/2^14 − c‖``.
+
+6. **Polar decoding per dimension** (``PolarAngularSketch(n, 64, list 8)``, the shipped family), in the
+   same children, interleaved: the real decoder (``R̂`` expanded, ``y = R̂p̂``, the list decoder) against
+   the candidate that would skip the expansion — the reflections on the probe, ``rint(2^14·R'p̂)``,
+   the same list decoder: CPU per decode and the same-run ratio.
+7. **Is the candidate the same decoder? Seeded sweep** (parent process): per dimension, seeded helpers,
+   genuine probes at cosines straddling the one where half decode (``POLAR_HALF_COS ± 0.05``) and
+   impostors; both inputs through the same list decoder: decoded codewords that differ, accept/reject
+   outcomes that differ (the verification's: the decoded codeword is the enrolled one or not), how
+   far the candidate's rotated probe is from ``R̂p̂`` (relative to ``max|y|``) and in the decoder's
+   integer units, and how often the decoder's power-of-two scale differs.
+8. **The same on real embeddings** (every ``<name>.npz`` of ``--data``, pairs as in item 5, every pair).
 
 With ``--before TREE`` (a checkout of the previous code) items 1 and 2 are also run on that tree's
 library, child after child (its decoder on a compact helper is the expansion).
@@ -45,7 +57,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -63,6 +75,15 @@ SWEEP_TEMPLATES = 40
 SWEEP_SPREADS = (0.3, 0.8, 1.2, 2.0)
 #: Probes per person decoded by the real decoder on the compact helper too (each decode expands it).
 REAL_COMPACT_PROBES = 4
+#: Items 6–8, the polar family (``PolarAngularSketch(n, 64, list 8)``, what the pipelines ship).
+POLAR_BITS, POLAR_LIST = 64, 8
+#: Per dimension, about the cosine to the template at which half the probes decode (64 bits, list 8):
+#: the sweep's genuine probes straddle it (``± POLAR_COS_SPREAD``), where any change of the decoder's
+#: inputs moves decisions first.
+POLAR_HALF_COS = {128: 0.725, 192: 0.64, 256: 0.575, 512: 0.425}
+POLAR_COS_SPREAD = 0.05
+#: Item 7: seeded templates per dimension, genuine probes and impostors per template.
+POLAR_TEMPLATES, POLAR_GENUINE, POLAR_IMPOSTORS = 50, 100, 10
 
 
 def _legacy_dense(sketch: Any, secret: Any) -> bytes:
@@ -135,6 +156,154 @@ def _decode_timings(dimension: int) -> dict[str, Any]:
     return out
 
 
+def _through_reflections(sketch: Any, payload: bytes, p: np.ndarray) -> np.ndarray:
+    """The candidate polar input ``rint(2^14·R'p̂)``: the reflections applied to the quantised probe
+    (``O(n²)``, ``R̂`` never formed) — *not* ``R̂p̂``: every entry of ``R̂`` is rounded on its own, so
+    ``R̂p̂ − 2^14·R'p̂ = −Ep̂`` with ``|E_ij| ≤ ½``, about ``‖p̂‖/√12`` per coordinate."""
+    from sketchauth.sketches import _rotation
+
+    flat, s, r = _rotation.unpack(payload, sketch.dimension)
+    return cast("np.ndarray", np.rint(_rotation.Reflections(flat, s, r).apply(p) * 2**14))
+
+
+def _on_sphere(template: np.ndarray, cos: float, rng: np.random.Generator) -> np.ndarray:
+    """A probe at exactly ``cos`` to the unit ``template``, in a uniform direction otherwise."""
+    u = rng.normal(size=template.shape[0])
+    u -= (u @ template) * template
+    return cast("np.ndarray", cos * template + math.sqrt(1.0 - cos * cos) * u / np.linalg.norm(u))
+
+
+def _polar_timings(dimension: int) -> dict[str, Any]:
+    """Item 6 at one dimension: the real polar decoder (``R̂`` expanded) against the candidate (the
+    reflections on the probe, then the same list decoder), interleaved in one process."""
+    from sketchauth.errors import DecodeError
+    from sketchauth.sketches.angular import quantise_probe
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+    from sketchauth.sketches.polar import decode_batch, signs
+
+    sketch = PolarAngularSketch(dimension, POLAR_BITS, POLAR_LIST)
+    rng = np.random.default_rng(dimension)
+    template = rng.normal(size=dimension)
+    template /= np.linalg.norm(template)
+    probe = _on_sphere(template, POLAR_HALF_COS[dimension], rng)
+    compact = sketch.encode(sketch.check_secret(template))
+
+    def real() -> None:
+        with contextlib.suppress(DecodeError):
+            sketch.decode(compact, probe)
+
+    def candidate() -> None:
+        payload = sketch.payload(compact)
+        y = _through_reflections(sketch, payload, quantise_probe(probe))
+        signs(decode_batch(y[None, :], sketch.code, sketch.list_size)[0])
+
+    expanded, reflections = [], []
+    for _ in range(REPEATS):
+        expanded.append(_timed(real))
+        reflections.append(_timed(candidate))
+    out: dict[str, Any] = {"expanded_real_decoder": _summary(expanded), "reflections_candidate": _summary(reflections)}
+    out["cpu_ratio_expanded_over_reflections"] = (
+        out["expanded_real_decoder"]["cpu_ms_median"] / out["reflections_candidate"]["cpu_ms_median"]
+    )
+    return out
+
+
+def _polar_compare(sketch: Any, compact: bytes, secret: Any, probes: np.ndarray) -> dict[str, Any]:
+    """Both inputs on one helper's probes: ``R̂p̂`` (the real decoder's) and the candidate's, decoded by
+    the same list decoder; the codewords, the accept/reject outcomes and the inputs compared."""
+    from sketchauth.sketches.angular import quantise_probe
+    from sketchauth.sketches.polar import decode_batch, decoder_inputs
+
+    quantised = quantise_probe(probes)
+    exact = quantised @ sketch.matrix(compact).T  # integers below 2^53: the real decoder's y, exactly
+    payload = sketch.payload(compact)
+    candidate = np.array([_through_reflections(sketch, payload, p) for p in quantised])
+    a = decode_batch(exact, sketch.code, sketch.list_size)
+    b = decode_batch(candidate, sketch.code, sketch.list_size)
+    enrolled = ((1 - np.asarray(secret, dtype=np.int64)) // 2).astype(np.uint8)
+    accept_a, accept_b = np.all(a == enrolled, axis=1), np.all(b == enrolled, axis=1)
+    # The decoder's integer inputs: the same power-of-two scale unless max|y| straddles a power of two.
+    llr_a, llr_b = decoder_inputs(exact, sketch.code), decoder_inputs(candidate, sketch.code)
+    return {
+        "codeword_differs": ~np.all(a == b, axis=1),
+        "accept_differs": accept_a != accept_b,
+        "accepted": accept_a,
+        "input_change": np.abs(exact - candidate).max(axis=1) / np.abs(exact).max(axis=1),
+        "input_units_changed": np.abs(llr_a - llr_b).max(axis=1),
+        "scale_differs": np.frexp(np.abs(exact).max(axis=1))[1] != np.frexp(np.abs(candidate).max(axis=1))[1],
+    }
+
+
+def _polar_counts(parts: list[dict[str, Any]], genuine: int) -> dict[str, Any]:
+    """Totals of :func:`_polar_compare` over helpers (``genuine``: leading genuine probes per helper)."""
+    changes = np.concatenate([p["input_change"] for p in parts])
+    return {
+        "pairs": int(changes.size),
+        "genuine_accepted_by_real_decoder": int(sum(int(p["accepted"][:genuine].sum()) for p in parts)),
+        "codeword_disagreements": int(sum(int(p["codeword_differs"].sum()) for p in parts)),
+        "accept_reject_disagreements": int(sum(int(p["accept_differs"].sum()) for p in parts)),
+        "rotated_probe_change_relative_median": float(np.median(changes)),
+        "rotated_probe_change_relative_max": float(changes.max()),
+        "decoder_input_change_units_median": float(
+            np.median(np.concatenate([p["input_units_changed"] for p in parts]))
+        ),
+        "decoder_input_scale_differs": int(sum(int(p["scale_differs"].sum()) for p in parts)),
+    }
+
+
+def polar_sweep(dimension: int) -> dict[str, Any]:
+    """Item 7 at one dimension: seeded helpers, genuine probes straddling the half-decoding cosine, impostors."""
+    from sketchauth.errors import DecodeError
+    from sketchauth.sketches.angular import Codeword
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+    sketch = PolarAngularSketch(dimension, POLAR_BITS, POLAR_LIST)
+    rng = np.random.default_rng(2000 + dimension)
+    parts, real_checked = [], 0
+    for _ in range(POLAR_TEMPLATES):
+        template = rng.normal(size=dimension)
+        template /= np.linalg.norm(template)
+        secret = sketch.random_codeword(rng).view(Codeword)  # seeded too: the sweep is reproducible
+        secret.template = template
+        compact = sketch.encode_with(secret, sketch.simulated_randomness(secret, rng))
+        cos = POLAR_HALF_COS[dimension] + rng.uniform(-POLAR_COS_SPREAD, POLAR_COS_SPREAD, POLAR_GENUINE)
+        probes = np.array(
+            [_on_sphere(template, c, rng) for c in cos] + list(rng.normal(size=(POLAR_IMPOSTORS, dimension)))
+        )
+        part = _polar_compare(sketch, compact, secret, probes)
+        try:  # the batch's R̂p̂ is the real decoder's input: its outcome on the first probe, checked
+            real = sketch.secret_bytes(sketch.decode(compact, probes[0])) == sketch.secret_bytes(secret)
+        except DecodeError:
+            real = False
+        assert real == bool(part["accepted"][0])
+        real_checked += 1
+        parts.append(part)
+    out: dict[str, Any] = {"dimension": dimension, "templates": POLAR_TEMPLATES}
+    out["impostors_per_template"] = POLAR_IMPOSTORS
+    out["genuine_cos"] = [POLAR_HALF_COS[dimension] - POLAR_COS_SPREAD, POLAR_HALF_COS[dimension] + POLAR_COS_SPREAD]
+    return {**out, **_polar_counts(parts, POLAR_GENUINE), "real_decoder_spot_checks": real_checked}
+
+
+def polar_real(path: Path) -> dict[str, Any]:
+    """Item 8 on one set of real embeddings: each person enrolled from the first capture, every other
+    capture a genuine probe, the first capture of 40 other people impostors."""
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+    people = _people(path)
+    sketch = PolarAngularSketch(people[0].shape[1], POLAR_BITS, POLAR_LIST)
+    rng = np.random.default_rng(3)
+    parts, genuine = [], 0
+    for k, captures in enumerate(people):
+        others = [people[j][0] for j in rng.choice(len(people), 41, replace=False) if j != k][:40]
+        secret = sketch.check_secret(captures[0])
+        compact = sketch.encode(secret)
+        part = _polar_compare(sketch, compact, secret, np.vstack([captures[1:], np.array(others)]))
+        genuine += int(part["accepted"][: captures.shape[0] - 1].sum())
+        parts.append(part)
+    counts = {**_polar_counts(parts, 0), "genuine_accepted_by_real_decoder": genuine}  # genuine counted above
+    return {"set": path.stem, "dimension": sketch.dimension, "people": len(people), **counts}
+
+
 def child() -> dict[str, Any]:
     """Items 1 and 2 in this process's BLAS setting (printed as JSON)."""
     from sketchauth.sketches.angular import AngularSketch
@@ -162,6 +331,7 @@ def child() -> dict[str, Any]:
         "decode_dense": _summary(old_dec),
         "decode_compact": _summary(new_dec),
         "decode_by_dimension": {str(d): _decode_timings(d) for d in DIMENSIONS},
+        "polar_decode_by_dimension": {str(d): _polar_timings(d) for d in DIMENSIONS},
         "load_average_1min_after": os.getloadavg()[0],
     }
 
@@ -343,10 +513,13 @@ def main() -> None:
         if args.before:
             result["timing_before"]["runs"].append(_run_child(threads, args.before))
     result["same_decisions_sweep"] = [sweep(d) for d in DIMENSIONS]
+    result["polar_parameters"] = {"bits": POLAR_BITS, "list_size": POLAR_LIST, "genuine_per_template": POLAR_GENUINE}
+    result["polar_candidate_sweep"] = [polar_sweep(d) for d in DIMENSIONS]
     result["helper_payload_bytes"] = {"dense_int16": 2 * N * N, "compact": _rotation.compact_bytes(N)}
     result["helper_payload_bytes"]["ratio"] = _rotation.compact_bytes(N) / (2 * N * N)
     if args.data:
         result["decoding_unchanged"] = [unchanged(p) for p in sorted(Path(args.data).glob("*.npz"))]
+        result["polar_candidate_real"] = [polar_real(p) for p in sorted(Path(args.data).glob("*.npz"))]
     write_result(args.out, result)
 
 
