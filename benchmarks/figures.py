@@ -66,12 +66,7 @@ MEASUREMENT = re.compile(
 )
 
 #: Pages whose unmarked figures are not checked yet (their spans are). Convert, then remove.
-PENDING = frozenset(
-    {
-        "docs/embeddings.md",
-        "docs/schemes/angular.md",
-    }
-)
+PENDING: frozenset[str] = frozenset()
 
 #: Per page, text that holds a measurement-like number that is not a measurement: a setting, the
 #: size of an input, a requirement. A hit is allowed when it lies inside one of these snippets.
@@ -91,6 +86,23 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "docs/security.md": ("a row over about 2 KB", "a 131 KB complete vault"),
     # sizes of helper data computed from the parameters, not measured
     "docs/schemes/asymmetric.md": ("about 1.1 kB", "about 32 kB"),
+    # the calibration criterion (realised FMR within 2x of the target), the code-size goal against
+    # the capacity floor, and the frame length of the UCI Japanese Vowels recordings (an input)
+    "docs/embeddings.md": (
+        "within 2× of the target",
+        "never above 2×",
+        "The 1.10× target",
+        "per 10 ms frame",
+    ),
+    # the goals the angular measurements are held to (FNMR within 1.25x of cosine, decode within
+    # 2 ms, realised FMR within 2x of the target) and the FNMR that goal allows, computed from it
+    "docs/schemes/angular.md": (
+        'the "≤ 1.25× cosine" target',
+        "(target ≤ 2 ms)",
+        "1.25 × 6.1% = 7.6% allowed",
+        "the 1.25× target",
+        "within 2× of the background's target",
+    ),
     # the shape of an array
     "docs/schemes/weighted-vault.md": ("a 2×2 array",),
     # the metrics' histogram buckets (a setting)
