@@ -139,6 +139,18 @@ def _below(name: str, size: str) -> Tightening:
     return tighten
 
 
+def _crc_room(limits: RequestLimits, fields: dict[str, Parameter]) -> dict[str, Parameter]:
+    """``crc``: the largest CRC the polar code offers that leaves one data bit below the largest
+    dimension (``bits + crc < dimension``, ``bits >= 1``)."""
+    # start-up: the polar family's module loads only when its policy is applied.
+    from sketchauth.sketches.angular_polar import CRC_BITS
+
+    largest = fields["dimension"].high
+    if largest is None:
+        return fields
+    return _cap("crc", max(c for c in CRC_BITS if c <= largest - 2))(limits, fields)
+
+
 def _default(name: str, value: Any) -> Tightening:
     """Requests may leave ``name`` out; the service then uses ``value``."""
 
@@ -258,7 +270,7 @@ POLICIES: dict[str, Policy] = {
     "weighted-vault": Policy((_weighted_sizes,)),
     "asymmetric-interval": Policy((_default("scheme", "s2"), _default("features", 1))),
     "angular": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("alpha", "dimension"))),
-    "angular-polar": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("bits", "dimension"))),
+    "angular-polar": Policy((_cap("dimension", MAX_ANGULAR_DIMENSION), _below("bits", "dimension"), _crc_room)),
 }
 
 

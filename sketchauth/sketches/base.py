@@ -183,7 +183,7 @@ class EntropyReport:
         extra: Mapping[str, Any] | None = None,
     ) -> EntropyReport:
         """Build a report, computing the bound from the two lengths."""
-        from sketchauth.entropy import sketch_loss_bound  # at first use, not at import
+        from sketchauth.entropy import sketch_loss_bound  # start-up: loaded at first use, not at import
 
         return cls(
             scheme=scheme,

@@ -284,7 +284,7 @@ class ChaffPointSketch(SecureSketch[ElementSet | SupportsIndex, ElementSet | Sup
         Signed 64-bit slots (8 bytes a position) whose indexing yields exact Python ints, which
         is what rank/unrank add and compare.
         """
-        from array import array  # at first use: the module costs about 0.3 ms at import
+        from array import array  # start-up: loaded at first use; the module costs about 0.3 ms at import
 
         out = array("q")
         out.frombytes(self._count_table().tobytes())

@@ -263,6 +263,9 @@ def _angular_polar(path: str, x: Any, b: Any, kw: str, limits: Any) -> tuple[dic
         return {"dimension": n, "bits": x}, [_embedding(n)]
     if path == "params.list_size":
         return {"dimension": 8, "bits": 1, "list_size": x}, [_embedding(8)]
+    if path == "params.crc":  # room for the CRC at the bound beside one data bit (bits + crc < dimension)
+        n = max(8, b + 2)
+        return {"dimension": n, "bits": 1, "crc": x}, [_embedding(n)]
     if path == "params.min_cos":
         return {"dimension": 8, "bits": 1, "min_cos": x}, [_embedding(8)]
     if path == "samples":
