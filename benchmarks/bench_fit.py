@@ -165,11 +165,10 @@ def run_cli(people: int, captures: int, dimension: int, target_fmr: float) -> di
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise SystemExit(f"features fit failed (exit {done.returncode}): {done.stderr[-2000:]}")
-        summary = json.loads((Path(folder) / "t.json").read_text(encoding="utf-8"))
-    curve = summary.get("code_size", {})
+    curve = json.loads(done.stdout).get("code_size", {})  # the command's summary is its standard output
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {
-        "command": "sketchauth features fit " + " ".join(args),
+        "command": "sketchauth " + " ".join(args),
         "people": people,
         "captures": captures,
         "dimension": dimension,
