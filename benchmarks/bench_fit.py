@@ -16,6 +16,13 @@ Run: ``python -m benchmarks.bench_fit [--people 1000 --captures 5 --dimension 51
 ``benchmarks/results/bench_fit.json`` (date, commit, CPU, cores, the machine's load average before
 and after, wall and CPU seconds per stage, peak RSS of the process). ``--profile`` (with
 ``--out``): the same under :mod:`cProfile` on CPU time, with the costliest functions.
+
+``--cli``: the user-facing command itself, ``sketchauth features fit --data bg.npz --out t.json
+--pipelines p --kinds angular --projection centre --normalise --target-fmr 0.001`` (its default
+``--code-size auto`` measures the code-size curve for every size), run as a subprocess on the same
+synthetic population written as ``bg.npz``: wall, the child's CPU (``RUSAGE_CHILDREN``), its peak
+RSS, the load before and after. It is written under the key ``"cli"`` of the same JSON; the
+library run keeps it (and ``--cli`` keeps the library's keys).
 """
 
 from __future__ import annotations
@@ -24,18 +31,24 @@ import os
 
 # One BLAS thread: the calibration expands a rotation per simulated helper (blocked matrix products
 # that OpenBLAS's default threads slow down on a shared machine); it decodes on two threads of its own.
+#: Whether the caller set the BLAS threads (``--cli`` passes the command the caller's environment).
+BLAS_GIVEN = "OPENBLAS_NUM_THREADS" in os.environ
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse
-import cProfile
-import pstats
-import resource
-import sys
-import time
-from pathlib import Path
-from typing import Any
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import json  # noqa: E402
+import pstats  # noqa: E402
+import resource  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the repository root holds the benchmarks package
@@ -123,6 +136,63 @@ def profiled(people: int, captures: int, dimension: int, target_fmr: float) -> d
     return result
 
 
+def _command() -> list[str]:
+    """The ``sketchauth`` console script of this interpreter's environment (else ``python -m sketchauth.cli``)."""
+    script = Path(sys.executable).parent / "sketchauth"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("sketchauth")
+    return [found] if found else [sys.executable, "-m", "sketchauth.cli"]
+
+
+def run_cli(people: int, captures: int, dimension: int, target_fmr: float) -> dict[str, Any]:
+    """The ``features fit`` command on the synthetic population, timed as a child process (module docstring)."""
+    data = population(people, captures, dimension)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), str(ROOT / "service"), env.get("PYTHONPATH")) if p)
+    if not BLAS_GIVEN:
+        env.pop("OPENBLAS_NUM_THREADS", None)  # the command as a user runs it
+    args = ["features", "fit", "--data", "bg.npz", "--out", "t.json", "--pipelines", "p", "--kinds", "angular"]
+    args += ["--projection", "centre", "--normalise", "--target-fmr", f"{target_fmr:g}"]
+    with tempfile.TemporaryDirectory(prefix="bench_fit_cli_") as folder:
+        np.savez(Path(folder) / "bg.npz", X=data.samples.astype(np.float32), labels=np.asarray(data.identities))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load_before = os.getloadavg()
+        wall0 = time.perf_counter()
+        done = subprocess.run(_command() + args, cwd=folder, env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - wall0
+        load_after = os.getloadavg()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"features fit failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    curve = json.loads(done.stdout).get("code_size", {})  # the command's summary is its standard output
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "command": "sketchauth " + " ".join(args),
+        "people": people,
+        "captures": captures,
+        "dimension": dimension,
+        "synthetic": True,
+        "blas_threads": env.get("OPENBLAS_NUM_THREADS", "default"),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "peak_rss_mib": round(after.ru_maxrss / 1024, 1),  # the largest child reaped: the command
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "chosen_bits": curve.get("chosen_bits"),
+        "curve_source": curve.get("source"),
+    }
+
+
+def _previous(path: str) -> dict[str, Any]:
+    """The JSON already at ``path`` (``{}`` when there is none or it is not an object)."""
+    try:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return old if isinstance(old, dict) else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", type=int, default=1000)
@@ -131,7 +201,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-fmr", type=float, default=1e-3)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_fit.json"))
     parser.add_argument("--profile", action="store_true", help="run under cProfile and list the costliest functions")
+    parser.add_argument("--cli", action="store_true", help="time the features fit command as a subprocess instead")
     args = parser.parse_args(argv)
+    previous = _previous(args.out)
+    if args.cli:
+        cli = {
+            **provenance("bench_fit.py --cli"),
+            **run_cli(args.people, args.captures, args.dimension, args.target_fmr),
+        }
+        library = {k: v for k, v in previous.items() if k != "cli"}
+        write_result(args.out, {**library, "cli": cli})
+        return 0
     load_before = os.getloadavg()
     measure = profiled if args.profile else run
     result = {
@@ -141,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         **measure(args.people, args.captures, args.dimension, args.target_fmr),
         "profiled": args.profile,
         "load_average_1min_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        **({"cli": previous["cli"]} if "cli" in previous else {}),
     }
     write_result(args.out, result)
     return 0

@@ -31,8 +31,10 @@ in bits. A code whose cells are wider than the threshold decodes far more of the
 verifier accepts (the attack is cheap); once the cells match the threshold the cost levels off near
 ``log2(1/FMR)`` and more bits add nothing to it (the codebook bits price only the search *without*
 a matching sample). Measured on a seeded
-sample of at most :data:`ATTACK_PAIRS` impostor pairs; with no success the figure is the lower
-bound ``log2(tries)``.
+sample of at most :data:`ATTACK_PAIRS` impostor pairs (:func:`background_curve`, which ``features
+fit`` runs for every size: :data:`CURVE_ATTACK_PAIRS` pairs of :data:`CURVE_ATTACK_TEMPLATES`
+seeded templates, said in its ``source``); with no success the figure is the lower bound
+``log2(tries)``.
 
 :func:`background_curve` measures the curve on the background (identity-disjoint
 cross-validation, what ``features fit`` sees); :func:`measured_curve` measures pipelines on people
@@ -46,6 +48,7 @@ from __future__ import annotations
 import hmac
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -69,6 +72,8 @@ __all__ = [
     "CAP_TOLERANCE",
     "CODE_SIZES",
     "COS_TOLERANCE",
+    "CURVE_ATTACK_PAIRS",
+    "CURVE_ATTACK_TEMPLATES",
     "FLOOR_BITS",
     "FNMR_FACTOR",
     "FNMR_SLACK",
@@ -111,6 +116,11 @@ PREFILTER = 0.02
 CROSSCHECK_PAIRS = 200
 #: Impostor pairs decoded offline per code size for the population attack (a seeded sample).
 ATTACK_PAIRS = 20_000
+#: :func:`background_curve`'s attack (``features fit`` runs it for every size before choosing one):
+#: this many templates, a seeded sample, enrolled for real ...
+CURVE_ATTACK_TEMPLATES = 100
+#: ... and this many of their impostor pairs decoded per code size (a seeded sample).
+CURVE_ATTACK_PAIRS = 5_000
 
 
 class CrossCheckError(SketchAuthError):
@@ -419,26 +429,32 @@ def background_curve(
         enrol_samples=enrol_samples,
         **options,
     )
+    chosen_rows, attack_impostor = _attack_sample(impostor, np.random.default_rng(0))
+    attack_templates = templates[chosen_rows]
     points, pipelines = [], {}
-    for bits in code_sizes(int(dims.size), sizes):
-        pipeline = angular_for_target_fmr(
-            transform,
-            background,
-            CalibrationOptions(
-                target_fmr=target_fmr,
-                enrol_samples=enrol_samples,
-                security_bits=bits,
-                code="polar",
-                match_threshold=False,
-                measure_decode_failures=False,
-                **calibration,
-            ),
-        )
+    attacks: dict[int, Future[tuple[int, int]]] = {}
+    # Each size's attack (enrolment and offline decodes: numpy and the native decoder, which release
+    # the GIL) runs on a thread while the next size is calibrated; the calibrations stay in order.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for bits in code_sizes(int(dims.size), sizes):
+            pipeline = angular_for_target_fmr(
+                transform,
+                background,
+                CalibrationOptions(
+                    target_fmr=target_fmr,
+                    enrol_samples=enrol_samples,
+                    security_bits=bits,
+                    code="polar",
+                    match_threshold=False,
+                    measure_decode_failures=False,
+                    **calibration,
+                ),
+            )
+            pipelines[bits] = pipeline
+            attacks[bits] = pool.submit(_curve_attack, pipeline.sketch, attack_templates, probes, attack_impostor, bits)
+    for bits, pipeline in pipelines.items():
         chosen = calibration_of(pipeline)
-        pipelines[bits] = pipeline
-        tries, successes = population_attack(
-            pipeline.sketch, _enrol(pipeline.sketch, templates), probes, impostor, np.random.default_rng(bits)
-        )
+        tries, successes = attacks[bits].result()
         points.append(
             CodeSizePoint(
                 bits=bits,
@@ -455,8 +471,28 @@ def background_curve(
                 attack_successes=successes,
             )
         )
-    source = "background people, identity-disjoint cross-validation; floor on the background's genuine cosines"
+    source = (
+        "background people, identity-disjoint cross-validation; floor on the background's genuine cosines; "
+        f"population attack on {chosen_rows.size} enrolled templates (seeded sample) x at most "
+        f"{CURVE_ATTACK_PAIRS} of their impostor pairs"
+    )
     return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points)), pipelines
+
+
+def _attack_sample(impostor: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The background curve's attack sample: :data:`CURVE_ATTACK_TEMPLATES` template rows (seeded,
+    in order) and their rows of the impostor mask; only these are enrolled."""
+    count = min(impostor.shape[0], CURVE_ATTACK_TEMPLATES)
+    rows = np.sort(rng.choice(impostor.shape[0], size=count, replace=False))
+    return rows, impostor[rows]
+
+
+def _curve_attack(
+    sketch: Any, templates: np.ndarray, probes: np.ndarray, impostor: np.ndarray, bits: int
+) -> tuple[int, int]:
+    """One size's population attack on the curve's sample (its templates enrolled now)."""
+    enrolled = _enrol(sketch, templates)
+    return population_attack(sketch, enrolled, probes, impostor, np.random.default_rng(bits), pairs=CURVE_ATTACK_PAIRS)
 
 
 def grouped_probes(probes: np.ndarray, owner: np.ndarray, captures: int) -> tuple[np.ndarray, np.ndarray]:
@@ -579,15 +615,22 @@ def _enrol(sketch: Any, templates: np.ndarray) -> Enrolled:
 
 
 def population_attack(
-    sketch: Any, enrolled: Enrolled, probes: np.ndarray, impostor: np.ndarray, rng: np.random.Generator
+    sketch: Any,
+    enrolled: Enrolled,
+    probes: np.ndarray,
+    impostor: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    pairs: int = ATTACK_PAIRS,
 ) -> tuple[int, int]:
-    """``(tries, successes)``: a seeded sample of the ``impostor`` (template, probe) pairs decoded offline.
+    """``(tries, successes)``: a seeded sample of at most ``pairs`` of the ``impostor`` (template, probe)
+    pairs decoded offline.
 
     The thief decodes with the helper alone — the polar list decoder, no angle check — and one
     argon2id evaluation tests the codeword: a success is a decoded codeword equal to the secret.
     """
     e, p = np.nonzero(impostor)
-    pick = np.sort(rng.choice(e.size, size=min(e.size, ATTACK_PAIRS), replace=False))
+    pick = np.sort(rng.choice(e.size, size=min(e.size, pairs), replace=False))
     e, p = e[pick], p[pick]
     unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, crc=sketch.crc)
     quantised, refused = probe_matrix(probes, sketch.dimension)

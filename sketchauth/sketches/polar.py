@@ -103,6 +103,17 @@ def polar_transform(u: np.ndarray) -> np.ndarray:
     return x
 
 
+def _transform_columns(x: np.ndarray) -> np.ndarray:
+    """:func:`polar_transform` of every column of ``x`` (``N × M``, ``uint8``), in place and returned."""
+    size = x.shape[0]
+    half = 1
+    while half < size:
+        view = x.reshape(size // (2 * half), 2, half, x.shape[1])
+        view[:, 0] ^= view[:, 1]
+        half *= 2
+    return x
+
+
 class PolarCode:
     """A shortened polar code: length ``n``, ``k`` information bits, mother length ``N = 2^⌈log2 n⌉``;
     with ``crc = r > 0``, concatenated with an outer ``r``-bit CRC of the ``k`` data bits.
@@ -143,14 +154,17 @@ class PolarCode:
     def valid(self, coded: np.ndarray) -> np.ndarray:
         """Which words of coded bits (``... × n``) are codewords (frozen inputs 0, CRC right)."""
         coded = np.asarray(coded, dtype=np.uint8)
-        x = np.zeros((*coded.shape[:-1], self.N), dtype=np.uint8)
-        x[..., : self.n] = coded
-        u = polar_transform(x)
-        ok = ~np.any(u[..., self.frozen], axis=-1)
+        shape = coded.shape[:-1]
+        # The transform with the words on the last (contiguous) axis: each butterfly XORs whole rows.
+        x = np.zeros((self.N, int(np.prod(shape, dtype=np.int64))), dtype=np.uint8)
+        x[: self.n] = coded.reshape(-1, self.n).T
+        u = _transform_columns(x)
+        ok = ~np.any(u[self.frozen], axis=0)
         if self.crc:
-            check = (u[..., self.data].astype(np.int64) @ self.parity.T.astype(np.int64)) & 1
-            ok &= np.all(check == u[..., self.check], axis=-1)
-        return cast("np.ndarray", ok)
+            # float32 products of 0/1 sums of at most k < 2^24 terms are exact (BLAS, not integer loops).
+            check = np.remainder(self.parity.astype(np.float32) @ u[self.data].astype(np.float32), 2.0)
+            ok &= np.all(check == u[self.check], axis=0)
+        return cast("np.ndarray", ok.reshape(shape))
 
     def information(self, coded: np.ndarray) -> np.ndarray | None:
         """The ``k`` data bits of ``n`` coded bits, or ``None`` if they are not a codeword."""

@@ -150,6 +150,29 @@ def test_curves_on_the_background_and_on_new_people(fitted) -> None:
         assert 0 < p.attack_tries <= capacity.ATTACK_PAIRS and p.attack_bits is not None
 
 
+def test_the_background_curve_says_what_sample_its_attack_comes_from(fitted) -> None:
+    """``features fit`` runs the curve's attack on a seeded sample: the figures and the text agree."""
+    curve, _, _ = fitted
+    # 60 people enrolled (fewer than CURVE_ATTACK_TEMPLATES), 60 x 59 x 3 impostor pairs: the pair cap binds.
+    assert [p.attack_tries for p in curve.points] == [capacity.CURVE_ATTACK_PAIRS] * 2
+    assert f"population attack on 60 enrolled templates (seeded sample) x at most {capacity.CURVE_ATTACK_PAIRS}" in (
+        curve.source
+    )
+    assert curve.to_dict()["source"] == curve.source and curve.source in curve.table()
+
+
+def test_the_attack_sample_takes_whole_rows_of_the_impostor_mask(monkeypatch) -> None:
+    monkeypatch.setattr(capacity, "CURVE_ATTACK_TEMPLATES", 7)
+    impostor = np.random.default_rng(3).random((20, 50)) < 0.5
+    rows, mask = capacity._attack_sample(impostor, np.random.default_rng(0))
+    assert rows.size == 7 == np.unique(rows).size and np.all(np.diff(rows) > 0)
+    assert np.array_equal(mask, impostor[rows])
+    again, _ = capacity._attack_sample(impostor, np.random.default_rng(0))
+    assert np.array_equal(rows, again)  # seeded
+    every, whole = capacity._attack_sample(impostor[:5], np.random.default_rng(0))
+    assert every.tolist() == list(range(5)) and np.array_equal(whole, impostor[:5])
+
+
 def test_a_decider_that_is_not_the_scheme_stops_the_measurement(fitted, monkeypatch) -> None:
     _, pipelines, people = fitted
 

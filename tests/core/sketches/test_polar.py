@@ -337,3 +337,45 @@ def test_correlation_is_the_signed_sum() -> None:
     words = np.array([[0, 1, 1], [0, 0, 0]], dtype=np.uint8)
     y = np.array([[3.0, -2.0, 5.0], [1.0, 1.0, -1.0]])
     assert correlation(words, y).tolist() == [3.0 + 2.0 - 5.0, 1.0]
+
+
+def _valid_by_transform(code: PolarCode, coded: np.ndarray) -> np.ndarray:
+    """The definition of :meth:`PolarCode.valid`: polar-transform each word, frozen inputs 0, CRC right."""
+    x = np.zeros((*coded.shape[:-1], code.N), dtype=np.uint8)
+    x[..., : code.n] = coded
+    u = polar_transform(x)
+    ok = ~np.any(u[..., code.frozen], axis=-1)
+    if code.crc:
+        check = (u[..., code.data].astype(np.int64) @ code.parity.T.astype(np.int64)) & 1
+        ok &= np.all(check == u[..., code.check], axis=-1)
+    return ok
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    n=st.integers(8, 600),
+    k_share=st.floats(0.05, 0.6),
+    crc=st.sampled_from([0, 4, 6, 8, 11, 16]),
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.integers(1, 5),
+    paths=st.integers(1, 6),
+)
+def test_valid_equals_the_transform_definition(
+    n: int, k_share: float, crc: int, seed: int, rows: int, paths: int
+) -> None:
+    """The column-wise :meth:`PolarCode.valid` equals the definition on random words, on codewords,
+    on codewords with one bit flipped, on decoded words, and for a single word (any leading shape)."""
+    k = max(1, int(n * k_share))
+    if k + crc >= n:
+        return
+    code = PolarCode(n, k, crc)
+    rng = np.random.default_rng(seed)
+    noise = rng.integers(0, 2, (rows, paths, n), dtype=np.uint8)
+    words = code.encode(rng.integers(0, 2, (rows, paths, k)))
+    flipped = words.copy()
+    flipped[..., rng.integers(n)] ^= 1
+    y = (1.0 - 2.0 * words[:, 0]) + rng.normal(0.0, 0.8, (rows, n))
+    decoded = decode_batch(y, code, 4)
+    for coded in (noise, words, flipped, decoded, words[0, 0], noise[0]):
+        assert np.array_equal(code.valid(coded), _valid_by_transform(code, coded))
+    assert code.valid(words).all() and not code.valid(flipped).any()
