@@ -70,6 +70,7 @@ import hmac
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -801,6 +802,30 @@ def crosscheck_sample(
     need = count - sum(c.size for c in chosen)
     chosen.append(rng.choice(rest, size=min(need, rest.size), replace=False))
     return np.sort(np.concatenate(chosen)).astype(np.int64)
+
+
+def real_decode_recovers(sketch: SecureSketch[Any, Any], helper: bytes, canonical: bytes, probe: Any) -> bool:
+    """Whether real ``decode`` of ``probe`` under ``helper`` recovers the secret whose bytes are ``canonical``."""
+    try:
+        found = sketch.decode(helper, probe)
+    except (DecodeError, SampleError):
+        return False
+    return hmac.compare_digest(sketch.secret_bytes(found), canonical)
+
+
+@dataclass
+class Disagreements:
+    """The trials where real decoding and a row's rule differ: their count and the first five."""
+
+    count: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def record(self, real: bool, rule: bool, **trial: Any) -> None:
+        """Count the trial if ``real`` and ``rule`` differ; keep it (its indices, never a sample) as an example."""
+        if real != rule:
+            self.count += 1
+            if len(self.examples) < 5:
+                self.examples.append({**trial, "rule_accepts": rule})
 
 
 def _real_decide(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:

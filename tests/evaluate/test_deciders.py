@@ -241,3 +241,24 @@ def test_interval_tiles_with_per_feature_tolerances_equal_real_decode() -> None:
     real, real_bad = decide_by_decoding(sketch, enrolled, probes, e, q)
     assert accepted.ravel().tolist() == real.tolist() and malformed.ravel().tolist() == real_bad.tolist()
     assert 0 < int(accepted.sum()) < accepted.size  # both outcomes occur
+
+
+def test_real_decode_recovers_and_the_disagreement_tally() -> None:
+    """The shared cross-check step: real decode under a helper, and the count of rule disagreements."""
+    from sketchauth.evaluate.deciders import Disagreements, real_decode_recovers
+    from sketchauth.sketches.interval import IntervalSketch
+
+    sketch = IntervalSketch(n=256, v=4, features=3)
+    secret = sketch.check_secret([10, 20, 30])
+    helper, canonical = sketch.encode(secret), sketch.secret_bytes(secret)
+    assert real_decode_recovers(sketch, helper, canonical, [11, 19, 30])
+    assert not real_decode_recovers(sketch, helper, canonical, [200, 20, 30])
+    assert not real_decode_recovers(sketch, helper, b"\x00" + canonical[1:], [10, 20, 30])
+    tally = Disagreements()
+    for q in range(8):
+        tally.record(real=q % 2 == 0, rule=True, template=0, probe=q)
+    assert tally.count == 4
+    assert tally.examples[0] == {"template": 0, "probe": 1, "rule_accepts": True}
+    for q in range(8, 20):
+        tally.record(real=False, rule=True, template=0, probe=q)
+    assert tally.count == 16 and len(tally.examples) == 5

@@ -25,15 +25,14 @@ through the pipeline's own ``sample_transform`` of the raw captures: every disag
 
 from __future__ import annotations
 
-import hmac
 import math
 from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, ParameterError
+from sketchauth.errors import ParameterError
 from sketchauth.evaluate.capacity import PREFILTER
-from sketchauth.evaluate.deciders import crosscheck_sample
+from sketchauth.evaluate.deciders import Disagreements, crosscheck_sample, real_decode_recovers
 from sketchauth.evaluate.fitting.angular import projected_directions
 from sketchauth.evaluate.trials import projected_trials
 from sketchauth.features.angular import AngularPipeline
@@ -167,31 +166,21 @@ def angular_decode_check(
     )
     enrol_raw, probes_raw = raw
     helpers: dict[int, tuple[bytes, bytes]] = {}
-    disagreements, examples = 0, list[dict[str, Any]]()
+    found = Disagreements()
     for k in chosen.tolist():
         j, q = int(templates[k]), int(probes[k])
         if j not in helpers:
             secret = row.secret_of(j, pipeline, enrol_raw[j])
             helpers[j] = (sketch.encode_with(secret, row.randomness(j)), sketch.secret_bytes(secret))
-        helper, canonical = helpers[j]
-        try:
-            found = sketch.decode(helper, pipeline.sample_transform(probes_raw[q]))
-            real = hmac.compare_digest(sketch.secret_bytes(found), canonical)
-        except DecodeError:
-            real = False
-        if real != bool(accepted[k]):
-            disagreements += 1
-            if len(examples) < 5:
-                examples.append(
-                    {"template": j, "probe": q, "score": float(scores[k]), "rule_accepts": bool(accepted[k])}
-                )
+        real = real_decode_recovers(sketch, *helpers[j], pipeline.sample_transform(probes_raw[q]))
+        found.record(real, bool(accepted[k]), template=j, probe=q, score=float(scores[k]))
     return {
         "setting": float(setting),
         "min_cos": float(sketch.min_cos),
         "checked": int(chosen.size),
         "total_trials": int(scores.size),
         "boundary_trials": int(np.isin(scores[chosen], near).sum()),
-        "disagreements": disagreements,
-        "examples": examples,
+        "disagreements": found.count,
+        "examples": found.examples,
         "enrolment": "real encode_with under the row's seeded rotation, one helper per person",
     }

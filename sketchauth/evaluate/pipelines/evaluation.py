@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
+from sketchauth.errors import ParameterError, SketchAuthError
 from sketchauth.evaluate.capacity import CodeSizeCurve
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, crosscheck_sample
+from sketchauth.evaluate.deciders import ASYMMETRIC_RULES, Disagreements, crosscheck_sample, real_decode_recovers
 from sketchauth.evaluate.fitting.asymmetric import asymmetric_scale_scores
 from sketchauth.evaluate.fitting.calibrated import heldout_table
 from sketchauth.evaluate.fitting.code_offset import byte_error_scores, code_dims
@@ -779,31 +779,14 @@ def decode_check(
     chosen = crosscheck_sample(accepted, count=count, rng=np.random.default_rng([seed, 0xC0DE]), boundary=boundary)
     sketch = pipeline.sketch
     helpers: dict[int, tuple[bytes, bytes]] = {}
-    disagreements, examples = 0, list[dict[str, Any]]()
+    found = Disagreements()
     for k in chosen.tolist():
-        j = int(templates[k])
+        j, q = int(templates[k]), int(probe_rows[k])
         if j not in helpers:
             secret = sketch.check_secret(pipeline.secret_from_samples(enrol_raw[j]))
             helpers[j] = (sketch.encode(secret), sketch.secret_bytes(secret))
-        helper, canonical = helpers[j]
-        try:
-            real = (
-                sketch.secret_bytes(sketch.decode(helper, pipeline.sample_transform(probes_raw[probe_rows[k]])))
-                == canonical
-            )
-        except DecodeError:
-            real = False
-        if real != bool(accepted[k]):
-            disagreements += 1
-            if len(examples) < 5:
-                examples.append(
-                    {
-                        "template": j,
-                        "probe": int(probe_rows[k]),
-                        "score": float(scores[k]),
-                        "rule_accepts": bool(accepted[k]),
-                    }
-                )
+        real = real_decode_recovers(sketch, *helpers[j], pipeline.sample_transform(probes_raw[q]))
+        found.record(real, bool(accepted[k]), template=j, probe=q, score=float(scores[k]))
     return replace(
         result,
         decode_check={
@@ -811,8 +794,8 @@ def decode_check(
             "checked": int(chosen.size),
             "total_trials": int(scores.size),
             "boundary_trials": int(boundary[chosen].sum()),
-            "disagreements": disagreements,
-            "examples": examples,
+            "disagreements": found.count,
+            "examples": found.examples,
         },
     )
 

@@ -13,16 +13,14 @@ cannot pass its angle check: they are rejected without decoding (the sample chec
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
 
-from sketchauth.errors import DecodeError, SampleError
 from sketchauth.evaluate.capacity import PREFILTER
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.deciders import crosscheck_sample, decide_exact
+from sketchauth.evaluate.deciders import Disagreements, crosscheck_sample, decide_exact, real_decode_recovers
 from sketchauth.evaluate.protocol import Protocol
 from sketchauth.evaluate.rates import clopper_pearson_interval
 from sketchauth.evaluate.trials import Enrolled
@@ -101,19 +99,12 @@ def _decode_check(
     flat = accepted.reshape(-1)
     chosen = crosscheck_sample(flat, count=count, rng=np.random.default_rng([seed, 0x10AD])) if count else flat[:0]
     sketch = pipeline.sketch
-    disagreements, examples = 0, list[dict[str, Any]]()
+    found = Disagreements()
     for k in np.asarray(chosen, dtype=np.int64).tolist():
         j, q = divmod(k, accepted.shape[1])
-        try:
-            found = sketch.decode(enrolled.helpers[j], probes[q])
-            real = hmac.compare_digest(sketch.secret_bytes(found), enrolled.canonical[j])
-        except (DecodeError, SampleError):
-            real = False
-        if real != bool(flat[k]):
-            disagreements += 1
-            if len(examples) < 5:
-                examples.append({"template": j, "probe": q, "rule_accepts": bool(flat[k])})
-    return {"checked": int(np.size(chosen)), "disagreements": disagreements, "examples": examples}
+        real = real_decode_recovers(sketch, enrolled.helpers[j], enrolled.canonical[j], probes[q])
+        found.record(real, bool(flat[k]), template=j, probe=q)
+    return {"checked": int(np.size(chosen)), "disagreements": found.count, "examples": found.examples}
 
 
 def loaded_table(rows: Sequence[Mapping[str, Any]]) -> str:
