@@ -92,6 +92,7 @@ __all__ = [
     "log2_cap_fraction",
     "log_betainc",
     "population_attack",
+    "random_code_fnmr",
 ]
 
 #: Code sizes (information bits) the curve measures, where the dimension holds them.
@@ -221,6 +222,29 @@ def capacity_floor(genuine_cos: Any, dimension: int, bits: float) -> float:
     if cos.size == 0:
         raise ParameterError("the capacity floor needs genuine pairs")
     return float(np.count_nonzero(cos < capacity_cos(dimension, bits)) / cos.size)
+
+
+def random_code_fnmr(genuine_cos: Any, dimension: int, bits: float) -> float:
+    """The FNMR of a *random* ``bits``-bit code on ``S^(n−1)`` decoded to the nearest codeword, on
+    these genuine cosines: the ensemble average over codes of ``2^bits`` independent uniform points.
+
+    A genuine probe at angle ``θ`` from its codeword decodes wrongly iff another codeword lies
+    closer to it, i.e. inside the cap of angle ``θ`` about the probe; each of the ``M − 1`` others
+    does so independently with probability ``Ω(θ)`` (:func:`cap_fraction`), so the failure
+    probability is ``1 − (1 − Ω(θ))^(M−1)``, exactly (Shannon 1959, "Probability of error for
+    optimal codes in a Gaussian channel", the random-code bound). Some code of the ensemble does at
+    least this well, so the best ``bits``-bit code lies between :func:`capacity_floor` and this
+    figure: what is *achievable* at this size, against the floor no code reaches.
+    """
+    cos = np.asarray(genuine_cos, dtype=np.float64).reshape(-1)
+    if cos.size == 0:
+        raise ParameterError("the random-code FNMR needs genuine pairs")
+    log2_share = np.array([log2_cap_fraction(dimension, float(c)) for c in cos])
+    share = np.exp2(log2_share)
+    others = 2.0**bits - 1.0
+    # log1p keeps (1 − Ω)^(M−1) exact for the tiny shares of large codes; Ω = 1 (cos −1) fails surely.
+    exponent = others * np.log1p(-np.minimum(share, 1.0 - 2.0**-53))
+    return float(np.mean(np.where(share >= 1.0, 1.0, -np.expm1(exponent))))
 
 
 def code_sizes(dimension: int, sizes: Sequence[int] = CODE_SIZES) -> tuple[int, ...]:

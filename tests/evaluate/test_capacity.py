@@ -27,6 +27,7 @@ from sketchauth.evaluate.capacity import (
     code_sizes,
     log2_cap_fraction,
     log_betainc,
+    random_code_fnmr,
 )
 
 NODES, WEIGHTS = np.polynomial.legendre.leggauss(600)
@@ -84,6 +85,32 @@ def test_capacity_figures_of_the_issue() -> None:
     genuine = np.array([0.3, 0.45, 0.55, 0.6, 0.9])
     assert capacity_floor(genuine, 192, 32) == 0.2
     assert capacity_floor(genuine, 192, 64) == 0.6
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_random_code_fnmr_in_closed_form_on_the_two_sphere(bits: int) -> None:
+    """On S² a cap's share is (1 − cos)/2, so a random code of M words fails with 1 − ((1 + cos)/2)^(M−1)."""
+    cos = np.array([-0.5, 0.0, 0.3, 0.9, 1.0])
+    exact = np.mean(1.0 - ((1.0 + cos) / 2.0) ** (2**bits - 1))
+    assert random_code_fnmr(cos, 3, bits) == pytest.approx(exact, rel=1e-12)
+
+
+def test_random_code_fnmr_against_random_codes_drawn() -> None:
+    """Seeded random codebooks of 8 words on S³, probes at a fixed angle from word 0, nearest-word
+    decoding: the share decoded wrongly matches the formula within four standard errors."""
+    rng = np.random.default_rng(20261206)
+    n, bits, cos, trials = 4, 3, 0.6, 20_000
+    words = rng.standard_normal((trials, 2**bits, n))
+    words /= np.linalg.norm(words, axis=2, keepdims=True)
+    side = rng.standard_normal((trials, n))
+    side -= np.sum(side * words[:, 0], axis=1, keepdims=True) * words[:, 0]
+    side /= np.linalg.norm(side, axis=1, keepdims=True)
+    probe = cos * words[:, 0] + math.sqrt(1 - cos * cos) * side
+    wrong = np.mean(np.argmax(np.einsum("tmn,tn->tm", words, probe), axis=1) != 0)
+    p = random_code_fnmr([cos], n, bits)
+    assert abs(wrong - p) < 4 * math.sqrt(p * (1 - p) / trials)
+    with pytest.raises(ParameterError, match="genuine pairs"):
+        random_code_fnmr([], n, bits)
 
 
 def test_code_sizes_follow_the_dimension() -> None:
