@@ -924,7 +924,8 @@ static PyObject *plain_element_set(PyObject *module, PyObject *args)
  * polar list decoder (the specification is decode_batch in polar.py; this is the same decoder)
  * --------------------------------------------------------------------------------------------- */
 
-#define SCL_MAX_LIST 128
+#define SCL_MAX_LIST 1024            /* the sketch offers 128; longer lists are for measurement */
+#define SCL_INSERTION_SORT 256       /* candidates up to which the selection is an insertion sort */
 #define SCL_RATE1_FORKS 31           /* a rate-one node forks on at most this many positions (cf: uint32) */
 #define SCL_MAX_LOG 12                   /* N <= 4096: every metric is an integer <= N^2 2^29 <= 2^53 */
 #define SCL_MAX_INPUT ((int64_t)1 << 29) /* |input| bound (known bits of a shortened code) */
@@ -946,7 +947,7 @@ typedef struct {
     int64_t cm[2 * SCL_MAX_LIST], tm[2 * SCL_MAX_LIST]; /* candidates: metric, */
     int cp[2 * SCL_MAX_LIST], tp[2 * SCL_MAX_LIST];     /* parent path, */
     uint32_t cf[2 * SCL_MAX_LIST], tf[2 * SCL_MAX_LIST]; /* flips (rate-one) or bit (repetition, leaf) */
-    int sel[2 * SCL_MAX_LIST];
+    int sel[2 * SCL_MAX_LIST], merge[2 * SCL_MAX_LIST]; /* selection, and the merge sort's scratch */
     int order[SCL_MAX_LIST][SCL_RATE1_FORKS];      /* rate-one: least reliable positions per path */
     int64_t weakest[SCL_MAX_LIST][SCL_RATE1_FORKS]; /* and their magnitudes */
     void *block;
@@ -1012,16 +1013,31 @@ static scl_t *scl_new(const uint8_t *frozen, int logN, int L)
 }
 
 /* _prune: the indices of the `size` candidates of least metric, in that order, ties to the earlier
- * candidate (a stable sort); all k candidates in their order when k <= size.  Returns the count. */
+ * candidate (a stable sort); all k candidates in their order when k <= size.  Returns the count.
+ * Up to 256 candidates (lists up to 128) an insertion sort, fast on the nearly sorted candidates;
+ * beyond, a bottom-up merge sort (O(k log k)): both stable, so the same selection. */
 static int scl_select(scl_t *s, int k, int size)
 {
-    int *sel = s->sel;
+    int *sel = s->sel, *tmp = s->merge;
+    const int64_t *cm = s->cm;
     for (int i = 0; i < k; i++) sel[i] = i;
     if (k <= size) return k;
-    for (int i = 1; i < k; i++) {
-        int v = sel[i], j = i;
-        for (; j > 0 && s->cm[sel[j - 1]] > s->cm[v]; j--) sel[j] = sel[j - 1];
-        sel[j] = v;
+    if (k <= SCL_INSERTION_SORT) {
+        for (int i = 1; i < k; i++) {
+            int v = sel[i], j = i;
+            for (; j > 0 && cm[sel[j - 1]] > cm[v]; j--) sel[j] = sel[j - 1];
+            sel[j] = v;
+        }
+        return size;
+    }
+    for (int w = 1; w < k; w *= 2) {
+        for (int lo = 0; lo < k; lo += 2 * w) {
+            int mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k, i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) tmp[o++] = cm[sel[j]] < cm[sel[i]] ? sel[j++] : sel[i++];
+            while (i < mid) tmp[o++] = sel[i++];
+            while (j < hi) tmp[o++] = sel[j++];
+        }
+        memcpy(sel, tmp, (size_t)k * sizeof(int));
     }
     return size;
 }
@@ -1237,7 +1253,7 @@ static PyObject *polar_scl(PyObject *module, PyObject *args)
         goto done;
     }
     if (list_size < 1 || list_size > SCL_MAX_LIST) {
-        PyErr_SetString(PyExc_ValueError, "list_size must be in [1, 128]");
+        PyErr_SetString(PyExc_ValueError, "list_size must be in [1, 1024]");
         goto done;
     }
     if (count % N != 0) {

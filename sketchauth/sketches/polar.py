@@ -53,8 +53,10 @@ _NATIVE = native_or_none()
 if _NATIVE is not None and not hasattr(_NATIVE, "polar_scl"):  # built from an older source: numpy
     _NATIVE = None
 #: The compiled decoder's largest list and mother length (up to ``N = 4096`` every metric is an
-#: integer below ``N²·2^29 ≤ 2^53``, exact in float64 and in int64 alike).
-NATIVE_MAX_LIST, NATIVE_MAX_N = 128, 4096
+#: integer below ``N²·2^29 ≤ 2^53``, exact in float64 and in int64 alike). The sketch offers lists
+#: up to 128 (:data:`~sketchauth.sketches.angular_polar.MAX_LIST_SIZE`); longer ones are for measurement
+#: (``benchmarks/bench_code_floor.py``: they do not bring the code nearer the capacity floor).
+NATIVE_MAX_LIST, NATIVE_MAX_N = 1024, 4096
 #: A subtree of information bits only forks on at most this many of its least reliable positions
 #: (lists up to 32 fork on ``list − 1``, exactly as before; a longer list on these 31).
 RATE_ONE_FORKS = 31
@@ -292,7 +294,8 @@ def _native_for(llr: np.ndarray, code: PolarCode, list_size: int, backend: str) 
         return module
     if backend == "native":
         raise ParameterError(
-            "the compiled polar decoder needs the extension, list_size <= 128, N <= 4096 and finite inputs"
+            f"the compiled polar decoder needs the extension, list_size <= {NATIVE_MAX_LIST}, "
+            f"N <= {NATIVE_MAX_N} and finite inputs"
         )
     return None
 
@@ -328,7 +331,7 @@ def decode_batch(y: np.ndarray, code: PolarCode, list_size: int, *, backend: str
     metric path, which is no codeword (:meth:`PolarCode.information` refuses it).
 
     ``backend``: ``"auto"`` runs the compiled decoder when the extension is built and applies
-    (``list_size ≤ 128``, ``N ≤ 4096``, finite inputs), else the numpy one; ``"numpy"`` and
+    (``list_size ≤ 1024``, ``N ≤ 4096``, finite inputs), else the numpy one; ``"numpy"`` and
     ``"native"`` ask for one (``"native"`` raises :class:`~sketchauth.errors.ParameterError` where
     it cannot run). Both return the same bits.
 

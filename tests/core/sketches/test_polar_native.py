@@ -33,8 +33,9 @@ def _kernel(llr: np.ndarray, frozen: np.ndarray, n: int, list_size: int) -> np.n
     return np.frombuffer(out, dtype=np.uint8).reshape(llr.shape[0], n)
 
 
-#: Lists up to the kernel's 128 (beyond 32, a rate-one node forks on at most 31 positions).
-LISTS = st.one_of(st.integers(1, 32), st.sampled_from([33, 64, 100, 128]))
+#: Lists up to the sketch's 128 and beyond, to 256 (beyond 32, a rate-one node forks on at most 31
+#: positions; beyond 128 the kernel's selection runs as for the lists the benchmarks use, up to 1024).
+LISTS = st.one_of(st.integers(1, 32), st.sampled_from([33, 64, 100, 128, 129, 200, 256]))
 
 
 @st.composite
@@ -119,7 +120,7 @@ def test_single_paths_and_full_lists() -> None:
     for n, k in [(2, 1), (3, 2), (8, 3), (17, 5), (64, 6), (100, 5)]:
         code = PolarCode(n, k)
         y = rng.integers(-9, 10, size=(20, n)).astype(np.float64)
-        for list_size in (1, 2, 31, 32, 33, 128):
+        for list_size in (1, 2, 31, 32, 33, 128, 1024):
             np.testing.assert_array_equal(
                 decode_batch(y, code, list_size, backend="native"), decode_batch(y, code, list_size, backend="numpy")
             )
@@ -135,7 +136,7 @@ def test_single_paths_and_full_lists() -> None:
         (np.zeros((1, 4)), bytes(4), 5, 4, ValueError),  # n > N
         (np.zeros((1, 4)), bytes(4), -1, 4, ValueError),
         (np.zeros((1, 4)), bytes(4), 4, 0, ValueError),  # list size
-        (np.zeros((1, 4)), bytes(4), 4, 129, ValueError),
+        (np.zeros((1, 4)), bytes(4), 4, 1025, ValueError),
         (np.zeros(6), bytes(4), 4, 4, ValueError),  # not B x N values
         (np.zeros((1, 4)), b"\x00\x02\x00\x00", 4, 4, ValueError),  # frozen not 0/1
         (np.array([[0.5, 0, 0, 0]]), bytes(4), 4, 4, ValueError),  # not an integer
@@ -178,10 +179,10 @@ def test_backend_choice() -> None:
     code = PolarCode(6, 2)
     y = np.array([[1000.0, -900, 800, 0, 10, -40]])
     with pytest.raises(ParameterError):
-        decode_batch(y, code, 129, backend="native")  # beyond the kernel's list
+        decode_batch(y, code, 1025, backend="native")  # beyond the kernel's list
     with pytest.raises(ParameterError):
         decode_batch(y, code, 4, backend="fast")
-    np.testing.assert_array_equal(decode_batch(y, code, 129), decode_batch(y, code, 129, backend="numpy"))
+    np.testing.assert_array_equal(decode_batch(y, code, 1025), decode_batch(y, code, 1025, backend="numpy"))
     # inputs that are not finite stay with the specification (whatever it makes of them)
     with np.errstate(all="ignore"):
         bad = y.copy()
@@ -213,3 +214,19 @@ def test_decoder_inputs_stay_in_the_kernels_bounds() -> None:
         assert np.all(llr == np.round(llr))
         assert np.max(np.abs(llr[:, :300])) <= 1 << 28
         assert np.all(llr[:, 300:] == 1 << 29)
+
+
+@NATIVE
+@pytest.mark.parametrize(("n", "k", "crc"), [(128, 64, 6), (128, 32, 11), (96, 40, 8), (256, 64, 8)])
+def test_long_lists_native_equals_numpy(n: int, k: int, crc: int) -> None:
+    """Lists of 512 and 1024 (the kernel's largest) keep every path and metric of the specification,
+    near the capacity angle where the list fills and ties in the selection are frequent."""
+    rng = np.random.default_rng(n + k)
+    code = PolarCode(n, k, crc)
+    words = 1.0 - 2.0 * code.encode(rng.integers(0, 2, size=(3, k)))
+    y = np.rint(words * 64 + rng.normal(0.0, 80.0, size=words.shape))  # small integers: many ties
+    for list_size in (512, 1024):
+        bits, metrics = decode_paths(y, code, list_size, backend="numpy")
+        got_bits, got_metrics = decode_paths(y, code, list_size, backend="native")
+        np.testing.assert_array_equal(got_bits, bits)
+        np.testing.assert_array_equal(got_metrics, metrics)
