@@ -29,7 +29,9 @@ For each cached set of real embeddings (:mod:`benchmarks.deep_embeddings`; never
    enrolled once per code size, attempts of 1, 2 and 3 captures drawn from the same captures
    beyond the enrolment, at the same background thresholds, each with the FMR it realises
    (``same_people``; ``evaluation_3_captures`` is its 3-capture curve). A set with fewer than 2
-   such people says so (``same_people.skipped``) instead of measuring.
+   such people says so (``same_people.skipped``) instead of measuring, and a target the background
+   has too few impostor trials to calibrate for is kept with the calibration's refusal
+   (``unavailable``) instead of its curves.
 
 Without any cached set the run says so and measures nothing (exit 0).
 BLAS runs single-threaded. Run: ``SKETCHAUTH_EMBEDDINGS_DIR=... python -m benchmarks.bench_code_sizes
@@ -52,6 +54,7 @@ import numpy as np
 
 from benchmarks.deep_embeddings import CacheMissing, available, identity_split, load, rows_of
 from benchmarks.timing import provenance, write_result
+from sketchauth.errors import ParameterError
 from sketchauth.evaluate import capacity
 from sketchauth.evaluate.capacity import (
     FLOOR_BITS,
@@ -193,17 +196,23 @@ def run_set(
     }
     shipped = decoders[-1]
     for target in targets:
-        curve, pipelines = background_curve(
-            transform,
-            calibration,
-            target_fmr=target,
-            enrol_samples=enrol,
-            refit=True,
-            list_size=shipped[1],
-            crc=shipped[2],
-        )
+        label = f"{target:.0e}".replace("e-0", "e-")  # "1e-3": a label a figure span can select
+        try:
+            curve, pipelines = background_curve(
+                transform,
+                calibration,
+                target_fmr=target,
+                enrol_samples=enrol,
+                refit=True,
+                list_size=shipped[1],
+                crc=shipped[2],
+            )
+        except ParameterError as exc:  # too few background impostor trials to calibrate for this target
+            print(f"{name} FMR {target:g}: not measured: {exc}", flush=True)
+            out["targets"].append({"fmr": label, "target_fmr": target, "decoder": shipped[0], "unavailable": str(exc)})
+            continue
         entry: dict[str, Any] = {
-            "fmr": f"{target:.0e}".replace("e-0", "e-"),  # "1e-3": a label a figure span can select
+            "fmr": label,
             "target_fmr": target,
             "decoder": shipped[0],
             "background_curve": curve.to_dict(),
