@@ -521,7 +521,8 @@ SETS: dict[str, EmbeddingSet] = {
             recipe=(
                 "Rebuild: in a separate virtualenv (it keeps librosa's numba away from the project's) pip install "
                 "torch==2.13.0 (the CPU build is enough), then resemblyzer==0.1.4 --no-deps (its webrtcvad needs a C "
-                "build) and librosa soundfile webrtcvad-wheels (the same module, prebuilt); check out GitHub repository resemble-ai/Resemblyzer at "
+                "build) and librosa soundfile webrtcvad-wheels (the same module, prebuilt); check out GitHub "
+                "repository resemble-ai/Resemblyzer at "
                 "commit 15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce (or take any LibriSpeech folder), then run "
                 "`python benchmarks/deep_embeddings.py build librispeech-ge2e --source <checkout>/audio_data` "
                 "(about 35 s of CPU for the 1,104 captures of that folder)."
