@@ -46,6 +46,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,21 @@ def _code_alone(transform: Any, people: LabelledVectors, enrol: int, decoders: A
             print(f"  {label} {bits} bits: code FNMR {alone:.4f} floor {floor:.4f}", flush=True)
             rows.append(row)
     return rows
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN float (a ratio to a floor of 0) replaced by ``None``: strict JSON.
+
+    >>> finite({"a": [1.0, float("inf")], "b": float("nan")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _points(curve: Any, target: float) -> list[dict[str, Any]]:
@@ -272,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
         "split": "identity_split: background + calibration people calibrate; evaluation people measured only",
         "sets": kept + runs,
     }
-    write_result(args.out, result, echo=False)
+    write_result(args.out, finite(result), echo=False)
 
 
 if __name__ == "__main__":
