@@ -91,6 +91,8 @@ __all__ = [
     "grouped_probes",
     "log2_cap_fraction",
     "log_betainc",
+    "measured_captures",
+    "measured_curve",
     "population_attack",
     "random_code_fnmr",
 ]
@@ -562,46 +564,85 @@ def measured_curve(
     ``decode``: one disagreement raises :class:`CrossCheckError`. With ``probe_captures`` > 1
     every attempt is that many of the person's other captures (:func:`grouped_probes`).
     """
+    curves = measured_captures(
+        pipelines, people, enrol_samples=enrol_samples, target_fmr=target_fmr, seed=seed, captures=(probe_captures,)
+    )
+    return curves[probe_captures]
+
+
+def measured_captures(
+    pipelines: Mapping[int, Any],
+    people: LabelledVectors,
+    *,
+    enrol_samples: int,
+    target_fmr: float,
+    seed: int = 0,
+    captures: Sequence[int] = (1, 2, 3),
+) -> dict[int, CodeSizeCurve]:
+    """:func:`measured_curve` with attempts of each number of ``captures``, like for like.
+
+    The same ``people``, each enrolled **once** per code size (the same helpers for every number
+    of captures), the same pipelines (thresholds), and attempts drawn from the same captures: each
+    person's captures beyond the enrolment, in consecutive disjoint groups of ``k``
+    (:func:`grouped_probes`; a remainder is dropped, so ``k = 1`` uses every one of them). Each
+    curve reports the FMR it realises on its own impostor attempts (other people's groups of
+    ``k``). Pass only people with ``enrol_samples + max(captures)`` captures or more.
+    """
     if not pipelines:
         raise ParameterError("no pipeline to measure")
     first = next(iter(pipelines.values()))
-    dims = first.dims
-    trials, templates, probes, cos = _cosines(first.transform, dims, people, enrol_samples)
-    probes, owner = grouped_probes(probes, trials.owner, probe_captures)
+    trials, templates, single, _ = _cosines(first.transform, first.dims, people, enrol_samples)
+    enrolled = {bits: _enrol(pipeline.sketch, templates) for bits, pipeline in pipelines.items()}
+    curves = {}
+    for k in captures:
+        probes, owner = grouped_probes(single, trials.owner, k)
+        points = [
+            _measured_point(pipelines[bits], enrolled[bits], templates, probes, owner, target_fmr, seed)
+            for bits in sorted(pipelines)
+        ]
+        source = (
+            f"{templates.shape[0]} people outside the background, {enrol_samples} capture(s) to enrol, "
+            f"{k} per attempt; cosine FNMR at a threshold read on these people"
+        )
+        curves[k] = CodeSizeCurve(int(first.dims.size), float(target_fmr), source, tuple(points), chooses=False)
+    return curves
+
+
+def _measured_point(
+    pipeline: Any,
+    enrolled: Enrolled,
+    templates: np.ndarray,
+    probes: np.ndarray,
+    owner: np.ndarray,
+    target_fmr: float,
+    seed: int,
+) -> CodeSizePoint:
+    """One calibrated pipeline on enrolled ``templates`` and attempts ``probes`` of ``owner``."""
+    bits = int(pipeline.sketch.bits)
+    dimension = int(pipeline.dims.size)
     cos = templates @ probes.T
     genuine_mask = owner[None, :] == np.arange(cos.shape[0])[:, None]
-    cosine_fnmr = _cosine_fnmr(cos, owner, target_fmr)
     genuine = cos[genuine_mask]
-    points = []
-    for bits, pipeline in sorted(pipelines.items()):
-        enrolled = _enrol(pipeline.sketch, templates)
-        accepted = _accepted(pipeline, enrolled, probes, cos, seed)
-        false_matches = int(np.count_nonzero(accepted & ~genuine_mask))
-        impostors = int((~genuine_mask).sum())
-        tries, successes = population_attack(
-            pipeline.sketch, enrolled, probes, ~genuine_mask, np.random.default_rng([seed, bits])
-        )
-        points.append(
-            CodeSizePoint(
-                bits=int(bits),
-                capacity_cos=capacity_cos(int(dims.size), bits),
-                floor_fnmr=capacity_floor(genuine, int(dims.size), bits),
-                fnmr=float(1.0 - np.count_nonzero(accepted & genuine_mask) / genuine.size),
-                fmr=false_matches / impostors,
-                false_matches=false_matches,
-                impostor_trials=impostors,
-                genuine_trials=int(genuine.size),
-                cosine_fnmr=cosine_fnmr,
-                min_cos=float(pipeline.sketch.min_cos),
-                attack_tries=tries,
-                attack_successes=successes,
-            )
-        )
-    source = (
-        f"{cos.shape[0]} people outside the background, {enrol_samples} capture(s) to enrol, "
-        f"{probe_captures} per attempt; cosine FNMR at a threshold read on these people"
+    accepted = _accepted(pipeline, enrolled, probes, cos, seed)
+    false_matches = int(np.count_nonzero(accepted & ~genuine_mask))
+    impostors = int((~genuine_mask).sum())
+    tries, successes = population_attack(
+        pipeline.sketch, enrolled, probes, ~genuine_mask, np.random.default_rng([seed, bits])
     )
-    return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points), chooses=False)
+    return CodeSizePoint(
+        bits=bits,
+        capacity_cos=capacity_cos(dimension, bits),
+        floor_fnmr=capacity_floor(genuine, dimension, bits),
+        fnmr=float(1.0 - np.count_nonzero(accepted & genuine_mask) / genuine.size),
+        fmr=false_matches / impostors,
+        false_matches=false_matches,
+        impostor_trials=impostors,
+        genuine_trials=int(genuine.size),
+        cosine_fnmr=_cosine_fnmr(cos, owner, target_fmr),
+        min_cos=float(pipeline.sketch.min_cos),
+        attack_tries=tries,
+        attack_successes=successes,
+    )
 
 
 def code_fnmr(

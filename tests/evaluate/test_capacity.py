@@ -233,6 +233,25 @@ def test_attempts_of_several_captures_and_the_code_alone(fitted) -> None:
     assert alone > 0.5 and floor == _floor_of(people, first, 51) > 0.0
 
 
+def test_attempts_of_one_two_and_three_captures_share_people_enrolments_and_thresholds(fitted, monkeypatch) -> None:
+    """Like for like: each person enrolled once per size for every number of captures, attempts from
+    the same three probes (groups of 1, 2 — the third dropped — and 3), the same ``min_cos``."""
+    _, pipelines, people = fitted
+    calls = []
+    enrol = capacity._enrol
+    monkeypatch.setattr(
+        capacity, "_enrol", lambda sketch, templates: calls.append(sketch.bits) or enrol(sketch, templates)
+    )
+    curves = capacity.measured_captures(pipelines, people, enrol_samples=1, target_fmr=1e-2)
+    assert sorted(calls) == sorted(pipelines)  # one enrolment per size, shared by k = 1, 2, 3
+    assert sorted(curves) == [1, 2, 3]
+    for k, attempts in ((1, 3), (2, 1), (3, 1)):
+        assert f"20 people outside the background, 1 capture(s) to enrol, {k} per attempt" in curves[k].source
+        for point in curves[k].points:
+            assert point.genuine_trials == 20 * attempts and point.impostor_trials == 20 * 19 * attempts
+            assert point.min_cos == float(pipelines[point.bits].sketch.min_cos)
+
+
 def _floor_of(people, pipeline, bits: int) -> float:
     """The floor of a ``bits``-bit code on the genuine cosines of ``people`` (one capture to enrol)."""
     trials, templates, probes, _ = capacity._cosines(pipeline.transform, pipeline.dims, people, 1)
