@@ -17,7 +17,7 @@ candidate causes without sockets, in-process, one child process per variant:
   (2 processes of ``hash_secret_raw``), with the CPU time of each argon2 verification taken on
   its hashing thread (a ``sitecustomize`` on the servers' path wraps argon2-cffi's
   ``verify_secret``): the hash's own CPU time in the service against the ceiling's, and what the
-  rest of a request costs beside it;
+  rest of a request costs beside it (including the wrapper's file write, tens of microseconds);
 * ``faults``: minor page faults and CPU time per ``owasp`` hash on the main thread (the ceiling's
   setting) and on one reused pool thread (the authenticator's), from
   ``getrusage(RUSAGE_THREAD)``: whether glibc hands argon2's block back to the kernel between
