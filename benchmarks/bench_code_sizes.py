@@ -64,6 +64,7 @@ from sketchauth.evaluate.capacity import (
     background_curve,
     capacity_cos,
     code_fnmr,
+    code_limits,
     code_sizes,
     measured_captures,
     measured_curve,
@@ -82,6 +83,8 @@ TARGETS = (1e-3, 1e-4)
 DECODERS = (("list8", 8, 0), ("list32", 32, 0), ("list128-crc6", DEFAULTS.angular_list_size, DEFAULTS.angular_crc))
 #: Captures per verification attempt compared (the library's rule: the normalised mean of their directions).
 PROBE_CAPTURES = (1, 2, 3)
+#: Independent enrolments (fresh Haar rotations) the achievable rows average the shipped code over.
+ENROLMENT_DRAWS = 8
 #: Rotated probes timed per code size for the decoder's CPU time.
 TIMED_DECODES = 200
 
@@ -152,6 +155,59 @@ def _code_alone(transform: Any, people: LabelledVectors, enrol: int, decoders: A
     return rows
 
 
+def achievable(
+    transform: Any, people: LabelledVectors, enrol: int, shipped: tuple[str, int, int]
+) -> list[dict[str, Any]]:
+    """Per size, on the code-alone attempts: the floor no code beats, the FNMR of a *random* code of
+    the size decoded to the nearest word (Shannon's random-code bound: achievable), and the shipped
+    decoder's code-alone FNMR against both, averaged over :data:`ENROLMENT_DRAWS` enrolments (the
+    smallest and largest draw beside it)."""
+    dims = np.arange(transform.dimensions)
+    rows = []
+    for bits in code_sizes(int(dims.size)):
+        crc = shipped[2] if bits + shipped[2] < dims.size else 0
+        pipeline = AngularPipeline(transform, dims, min_cos=0.0, bits=bits, list_size=shipped[1], crc=crc)
+        floor, random_code = code_limits(pipeline, people, enrol_samples=enrol)
+        # Each enrolment draws its own Haar rotations (from `secrets`): near the cap angle an attempt
+        # decodes under one rotation and not another, so the shipped code's FNMR is averaged.
+        draws = [code_fnmr(pipeline, people, enrol_samples=enrol)[0] for _ in range(ENROLMENT_DRAWS)]
+        shipped_fnmr = float(np.mean(draws))
+        rows.append(
+            {
+                "bits": bits,
+                "decoder": shipped[0],
+                "floor_fnmr": floor,
+                "random_code_fnmr": random_code,
+                "random_code_over_floor": random_code / floor if floor else None,
+                "shipped_fnmr": shipped_fnmr,
+                "shipped_fnmr_draws": [min(draws), max(draws)],
+                "enrolment_draws": ENROLMENT_DRAWS,
+                "shipped_over_floor": shipped_fnmr / floor if floor else None,
+                "shipped_over_random_code": shipped_fnmr / random_code if random_code else None,
+            }
+        )
+        print(f"  {bits} bits: floor {floor:.4f} random code {random_code:.4f} shipped {shipped_fnmr:.4f}", flush=True)
+    return rows
+
+
+def add_achievable(out: Path, sets: list[str], decoders: tuple[tuple[str, int, int], ...]) -> None:
+    """Recompute only each set's ``achievable`` rows in ``out`` (deterministic: the same split, the
+    same transform, every person enrolled for real), keeping every other measurement as it is."""
+    result = json.loads(out.read_text())
+    for entry in result["sets"]:
+        if entry["set"] not in sets:
+            continue
+        x, labels = load(entry["set"])
+        split = identity_split(labels)
+        rows = rows_of(labels, split["evaluation"])
+        people = LabelledVectors(labels[rows], x[rows])
+        transform = fit_transform(_background(labels, x, split), projection="centre", normalise=True)
+        print(entry["set"], flush=True)
+        entry["achievable"] = achievable(transform, people, entry["enrol_captures"], decoders[-1])
+        entry["achievable_provenance"] = {**provenance("bench_code_sizes"), "load": os.getloadavg()}
+    write_result(out, finite(result), echo=False)
+
+
 def finite(value: Any) -> Any:
     """``value`` with every infinite or NaN float (a ratio to a floor of 0) replaced by ``None``: strict JSON.
 
@@ -208,6 +264,7 @@ def run_set(
         "several_captures_identities": int(np.unique(several.identities).size),
         "decoders": [{"name": d[0], "list_size": d[1], "crc": d[2]} for d in decoders],
         "code_alone": _code_alone(transform, people, enrol, decoders),
+        "achievable": achievable(transform, people, enrol, decoders[-1]),
         "targets": [],
     }
     shipped = decoders[-1]
@@ -256,6 +313,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--append", action="store_true", help="keep the other sets already in --out")
     parser.add_argument("--targets", type=float, nargs="*", default=list(TARGETS), help="target FMRs")
+    parser.add_argument(
+        "--achievable-only", action="store_true", help="recompute only the floor/random-code rows of --out's sets"
+    )
     parser.add_argument("--attack-pairs", type=int, default=capacity.ATTACK_PAIRS, help="population-attack sample")
     args = parser.parse_args(argv)
     capacity.ATTACK_PAIRS = args.attack_pairs  # read by population_attack at each call
@@ -264,6 +324,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"no cached embedding set: nothing measured ({CacheMissing.__doc__})")
         return
     decoders = tuple(d for d in DECODERS if args.decoders is None or d[0] in args.decoders)
+    if args.achievable_only:
+        add_achievable(args.out, sets, decoders)
+        return
     runs = []
     for name in sets:
         for k in args.enrol:

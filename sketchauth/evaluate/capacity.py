@@ -87,6 +87,7 @@ __all__ = [
     "capacity_floor",
     "choose_code_size",
     "code_fnmr",
+    "code_limits",
     "code_sizes",
     "grouped_probes",
     "log2_cap_fraction",
@@ -657,8 +658,7 @@ def code_fnmr(
     genuine attempt decoded by the exact decider.
     """
     sketch = pipeline.sketch
-    trials, templates, probes, _ = _cosines(pipeline.transform, pipeline.dims, people, enrol_samples)
-    probes, owner = grouped_probes(probes, trials.owner, probe_captures)
+    templates, probes, owner = _code_attempts(pipeline, people, enrol_samples, probe_captures)
     genuine = np.einsum("ij,ij->i", templates[owner], probes)
     unchecked = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, crc=sketch.crc)
     enrolled = _enrol(unchecked, templates)
@@ -669,6 +669,27 @@ def code_fnmr(
         hits = polar_accepts(unchecked, unchecked.matrix(enrolled.helpers[j]), enrolled.secrets[j], quantised[rows])
         decoded += int(np.count_nonzero(hits & ~refused[rows]))
     return 1.0 - decoded / owner.size, capacity_floor(genuine, sketch.dimension, sketch.bits)
+
+
+def _code_attempts(
+    pipeline: Any, people: LabelledVectors, enrol_samples: int, probe_captures: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Templates, genuine attempts (unit directions) and their owners, as :func:`code_fnmr` makes them."""
+    trials, templates, probes, _ = _cosines(pipeline.transform, pipeline.dims, people, enrol_samples)
+    probes, owner = grouped_probes(probes, trials.owner, probe_captures)
+    return templates, probes, owner
+
+
+def code_limits(
+    pipeline: Any, people: LabelledVectors, *, enrol_samples: int, probe_captures: int = 1
+) -> tuple[float, float]:
+    """``(floor FNMR, random-code FNMR)`` on the genuine attempts :func:`code_fnmr` decodes: what no
+    code of the pipeline's size beats, and what a random code of that size decoded to the nearest
+    word achieves (:func:`random_code_fnmr`) — the two ends between which the best code lies."""
+    templates, probes, owner = _code_attempts(pipeline, people, enrol_samples, probe_captures)
+    genuine = np.einsum("ij,ij->i", templates[owner], probes)
+    n, bits = pipeline.sketch.dimension, pipeline.sketch.bits
+    return capacity_floor(genuine, n, bits), random_code_fnmr(genuine, n, bits)
 
 
 def _enrol(sketch: Any, templates: np.ndarray) -> Enrolled:

@@ -231,6 +231,10 @@ def test_attempts_of_several_captures_and_the_code_alone(fitted) -> None:
     assert capacity.code_fnmr(wide, people, enrol_samples=1, probe_captures=3) == (0.0, 0.0)
     alone, floor = capacity.code_fnmr(narrow, people, enrol_samples=1)
     assert alone > 0.5 and floor == _floor_of(people, first, 51) > 0.0
+    # The achievable end on the same attempts: a random code of the size, at least the floor.
+    lo, random_code = capacity.code_limits(narrow, people, enrol_samples=1)
+    assert lo == floor and floor <= random_code <= 1.0
+    assert capacity.code_limits(wide, people, enrol_samples=1) == (0.0, pytest.approx(0.0, abs=1e-9))
 
 
 def test_attempts_of_one_two_and_three_captures_share_people_enrolments_and_thresholds(fitted, monkeypatch) -> None:
