@@ -57,9 +57,7 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact, polar_accepts
-from sketchauth.evaluate.fitting.angular import angular_decider, projected_directions
-from sketchauth.evaluate.fitting.angular import for_target_fmr as angular_for_target_fmr
-from sketchauth.evaluate.fitting.calibration import calibrate
+from sketchauth.evaluate.fitting.angular import SharedFolds, for_target_fmr_shared, projected_directions
 from sketchauth.evaluate.fitting.common import calibration_of
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.rates import det_from_scores, fnmr_at_fmr_on_det
@@ -415,20 +413,26 @@ def background_curve(
     same target, the floor from the background's genuine cosines. ``calibration``: ``refit``,
     ``folds``, ``confidence``, ``list_size``. The pipelines' ``decode_failures`` are not measured
     (a third of the time over five sizes): measure them for the size kept
-    (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`).
+    (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`). The sizes share one
+    :class:`~sketchauth.evaluate.fitting.angular.SharedFolds`: each fold's transform is refitted
+    and the cosine rule calibrated once, not once per size (the same figures).
     """
     dims = np.arange(transform.dimensions)
     trials, templates, probes, cos = _cosines(transform, dims, background, enrol_samples)
     genuine = cos[trials.owner, np.arange(trials.owner.size)]
     impostor = trials.owner[None, :] != np.arange(cos.shape[0])[:, None]
-    options = {k: calibration[k] for k in ("folds", "confidence") if k in calibration}
-    cosine = calibrate(
-        angular_decider(transform, dims, refit=bool(calibration.get("refit", False))),
-        background,
+    base = CalibrationOptions(
         target_fmr=target_fmr,
         enrol_samples=enrol_samples,
-        **options,
+        code="polar",
+        match_threshold=False,
+        measure_decode_failures=False,
+        **calibration,
     )
+    # Every size's calibration refits the same fold transforms and calibrates the same cosine rule:
+    # once each, shared (the figures are those of fitting afresh per size).
+    shared = SharedFolds(transform, background)
+    cosine = shared.cosine(dims, base)
     chosen_rows, attack_impostor = _attack_sample(impostor, np.random.default_rng(0))
     attack_templates = templates[chosen_rows]
     points, pipelines = [], {}
@@ -437,19 +441,7 @@ def background_curve(
     # the GIL) runs on a thread while the next size is calibrated; the calibrations stay in order.
     with ThreadPoolExecutor(max_workers=2) as pool:
         for bits in code_sizes(int(dims.size), sizes):
-            pipeline = angular_for_target_fmr(
-                transform,
-                background,
-                CalibrationOptions(
-                    target_fmr=target_fmr,
-                    enrol_samples=enrol_samples,
-                    security_bits=bits,
-                    code="polar",
-                    match_threshold=False,
-                    measure_decode_failures=False,
-                    **calibration,
-                ),
-            )
+            pipeline = for_target_fmr_shared(base.but(security_bits=bits), shared)
             pipelines[bits] = pipeline
             attacks[bits] = pool.submit(_curve_attack, pipeline.sketch, attack_templates, probes, attack_impostor, bits)
     for bits, pipeline in pipelines.items():

@@ -213,3 +213,49 @@ def _floor_of(people, pipeline, bits: int) -> float:
     return capacity.capacity_floor(genuine, 52, bits)
     with pytest.raises(ParameterError, match="4 probes"):
         capacity.grouped_probes(np.eye(3), np.array([0, 1, 2]), 4)
+
+
+def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitting_afresh(monkeypatch) -> None:
+    """Every size refits the same fold transforms and calibrates the same cosine rule: done once
+    (:class:`SharedFolds`), the curve and its pipelines are those of fitting every time."""
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.evaluate.fitting import angular
+    from sketchauth.evaluate.fitting.calibration import calibrate
+    from sketchauth.evaluate.fitting.transform import fit_transform, refit_transform
+
+    background = EmbeddingPopulation(informative=44, useless=4, noise_scale=0.35, seed=7).draw(30, 4, seed=3)
+    transform = fit_transform(background, projection="centre", normalise=True, levels=8)
+
+    def curve() -> tuple[dict[str, object], dict[int, object]]:
+        found, pipelines = capacity.background_curve(
+            transform, background, target_fmr=2e-2, enrol_samples=1, sizes=(32, 40), folds=3, refit=True
+        )
+        points = [{k: v for k, v in p.to_dict().items() if not k.startswith("attack_")} for p in found.points]
+        kept = {bits: (p.sketch.params(), p.calibration.to_dict()) for bits, p in pipelines.items()}
+        return {"points": points, "choice": found.choice().to_dict()}, kept
+
+    fits: list[int] = []
+
+    def counted(model: object, train: object) -> object:
+        fits.append(1)
+        return refit_transform(model, train)
+
+    monkeypatch.setattr(angular, "refit_transform", counted)
+    shared = curve()
+    distinct = len(fits)
+
+    def afresh(self: angular.SharedFolds, train: object) -> object:
+        return angular.refit_transform(self.transform, train)
+
+    def cosine_afresh(self: angular.SharedFolds, dims: np.ndarray, options: object) -> object:
+        decider = angular.angular_decider(self.transform, dims, refit=True, fit=self.fit)
+        return calibrate(decider, self.background, target_fmr=2e-2, enrol_samples=1, folds=3)
+
+    fits.clear()
+    monkeypatch.setattr(angular.SharedFolds, "fit", afresh)
+    monkeypatch.setattr(angular.SharedFolds, "cosine", cosine_afresh)
+    naive = curve()
+    # 3 folds and 3 pairs of folds: 6 training sets, fitted once; afresh 6 per calibration, of which
+    # there are 1 (the cosine rule) + 2 per size.
+    assert distinct == 6 and len(fits) == 6 * (1 + 2 * 2)
+    assert shared == naive

@@ -18,12 +18,15 @@ Choices made on the background only (:func:`for_target_fmr`):
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import math
 import numbers
 import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache, partial
 from typing import Any, cast
 
@@ -33,7 +36,7 @@ from threadpoolctl import ThreadpoolController
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact
-from sketchauth.evaluate.fitting.calibration import Decider
+from sketchauth.evaluate.fitting.calibration import Calibration, Decider
 from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
@@ -47,9 +50,11 @@ __all__ = [
     "CODES",
     "COSINE_GRID",
     "KIND",
+    "SharedFolds",
     "angular_decider",
     "decode_failures",
     "for_target_fmr",
+    "for_target_fmr_shared",
     "kept_columns",
     "matched_bits",
     "smallest_alpha",
@@ -166,6 +171,70 @@ def kept_columns(projected: np.ndarray, dims: np.ndarray) -> np.ndarray:
     return out
 
 
+class SharedFolds:
+    """What every angular calibration of one transform on one background shares: each fold's
+    refitted transform and the cosine rule's calibration per set of options.
+
+    Cross-validation refits the transform without a fold's people (5 folds and the 10 pairs of
+    folds: 15 fits per calibration), and those training sets depend on the background and the
+    folds only, not on the code; the cosine rule's calibration does not depend on the code either.
+    :func:`for_target_fmr` calibrates twice (the cosine rule, then the decoding-aware rule), and the
+    code-size curve (:func:`sketchauth.evaluate.capacity.background_curve`) once per size: with one
+    of these they fit each training set once and calibrate the cosine rule once. The results are
+    those of fitting afresh (a fit is a deterministic function of its training people). Thread-safe.
+    """
+
+    def __init__(self, transform: FeatureTransform, background: LabelledVectors) -> None:
+        self.transform = transform
+        self.background = background
+        self._models: dict[bytes, FeatureTransform] = {}
+        self._cosine: dict[tuple[Any, ...], Calibration] = {}
+        self._lock = threading.Lock()
+        self.fits = 0
+
+    def fit(self, train: LabelledVectors) -> FeatureTransform:
+        """The transform refitted on ``train`` (:func:`refit_transform`), fitted once per training set."""
+        key = _digest(train)
+        with self._lock:  # held while fitting: a second thread asking for the same set waits for it
+            model = self._models.get(key)
+            if model is None:
+                model = self._models[key] = refit_transform(self.transform, train)
+                self.fits += 1
+            return model
+
+    def cosine(self, dims: np.ndarray, options: CalibrationOptions) -> Calibration:
+        """The cosine rule's calibration (no code) on the background with ``options``, once per setting."""
+        key = (
+            dims.tobytes(),
+            options.target_fmr,
+            options.enrol_samples,
+            options.folds,
+            options.confidence,
+            options.refit,
+        )
+        with self._lock:
+            found = self._cosine.get(key)
+        if found is None:
+            decider = angular_decider(self.transform, dims, refit=options.refit, fit=self.fit)
+            found = calibrate_with(decider, self.background, options)
+            with self._lock:
+                found = self._cosine.setdefault(key, found)
+        return found
+
+
+def _digest(data: LabelledVectors) -> bytes:
+    """A digest of labelled rows (identities, samples, split): equal for equal training sets."""
+    h = hashlib.blake2b(digest_size=32)
+    for part in (data.identities, data.samples, data.split):
+        if part is None:
+            h.update(b"-")
+            continue
+        array = np.ascontiguousarray(part)
+        h.update(f"{array.dtype.str}{array.shape}".encode())
+        h.update(array.data if array.dtype != object else repr(array.tolist()).encode())
+    return h.digest()
+
+
 def for_target_fmr(
     transform: FeatureTransform, heldout: LabelledVectors, options: CalibrationOptions = DEFAULT_OPTIONS
 ) -> AngularPipeline:
@@ -182,6 +251,13 @@ def for_target_fmr(
     cross-validation and this kind's settings; the prediction is in
     :attr:`~sketchauth.features.base.Pipeline.calibration`.
     """
+    return for_target_fmr_shared(options, SharedFolds(transform, heldout))
+
+
+def for_target_fmr_shared(options: CalibrationOptions, shared: SharedFolds) -> AngularPipeline:
+    """:func:`for_target_fmr` of ``shared``'s transform on its background, with the fold transforms
+    and the cosine calibration ``shared`` holds (fitted or calibrated now if not yet: :class:`SharedFolds`)."""
+    transform, heldout = shared.transform, shared.background
     code, security_bits = options.code, options.security_bits
     if code not in CODES:
         raise ParameterError(f"code must be one of {', '.join(CODES)}, got {code!r}")
@@ -194,14 +270,14 @@ def for_target_fmr(
         shape = {"alpha": smallest_alpha(int(dims.size), security_bits)}
     # First the cosine rule alone (cheap); the code only refuses more, so the decoding-aware
     # threshold lies at or below it: decode the pairs down to DECODE_FLOOR below.
-    cosine = calibrate_with(angular_decider(transform, dims, refit=options.refit), heldout, options)
+    cosine = shared.cosine(dims, options)
     if code == "polar" and options.match_threshold:
         shape["bits"] = matched_bits(int(dims.size), float(-cosine.point), shape["bits"])
     if code == "polar":  # the CRC where the dimension holds it beside the bits (else the plain code)
         shape["crc"] = options.crc if shape["bits"] + options.crc < dims.size else 0
     unchecked = AngularPipeline(transform, dims, min_cos=0.0, **shape).sketch
     floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
-    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor)
+    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor, fit=shared.fit)
     choice = calibrate_with(decider, heldout, options)
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
     if options.measure_decode_failures:
@@ -221,6 +297,7 @@ def angular_decider(
     sketch: AngularSketch | None = None,
     floor: float = 0.0,
     seed: int = 0,
+    fit: Callable[[LabelledVectors], FeatureTransform] | None = None,
 ) -> Decider:
     """The cosine threshold as a :class:`~sketchauth.evaluate.fitting.calibration.Decider`: accept iff
     ``cos(probe, template) ≥ min_cos`` for every ``min_cos ≥ floor`` of :data:`COSINE_GRID` (as
@@ -230,12 +307,13 @@ def angular_decider(
     made by its own encoder from *seeded* randomness (a simulation of enrolment on background
     people: the calibration is reproducible), and every pair whose cosine reaches ``floor`` is
     decoded by the scheme's exact decider; a pair the code refuses is accepted at no threshold.
-    With ``refit`` each fold's model is the transform refitted without the fold's people.
+    With ``refit`` each fold's model is the transform refitted without the fold's people (by
+    ``fit`` when given: :meth:`SharedFolds.fit` fits each training set once).
     """
-    helpers: dict[bytes, tuple[bytes, Any]] = {}
+    helpers: dict[bytes, _SimulatedHelper] = {}
     rng = np.random.default_rng(seed)
 
-    def fit(train: LabelledVectors) -> FeatureTransform:
+    def refitted(train: LabelledVectors) -> FeatureTransform:
         return refit_transform(transform, train)
 
     def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
@@ -250,17 +328,19 @@ def angular_decider(
             return np.asarray(out)
         chosen, probe_rows = templates(candidates), probes(candidates)
         unique, inverse = np.unique(chosen, axis=0, return_inverse=True)
-        jobs = []
-        for u, template in enumerate(unique):  # helpers in a fixed order: the seeded draws stay reproducible
-            key = template.tobytes()
-            if key not in helpers:
-                secret = _seeded_secret(sketch, template, rng)
-                helpers[key] = (sketch.encode_with(secret, _seeded_randomness(secret, sketch.dimension, rng)), secret)
-            jobs.append((np.flatnonzero(inverse.reshape(-1) == u), *helpers[key]))
-        decodes = _threaded(
-            [partial(_decodes, sketch, helper, secret, probe_rows[local]) for local, helper, secret in jobs]
-        )
-        for (local, _, _), ok in zip(jobs, decodes, strict=True):
+        inverse = inverse.reshape(-1)
+        locals_ = [np.flatnonzero(inverse == u) for u in range(unique.shape[0])]
+
+        def jobs() -> Iterator[Callable[[], np.ndarray]]:
+            # The seeded draws on this thread, in a fixed order (reproducible); the encoding and the
+            # decoding on the workers.
+            for u, template in enumerate(unique):
+                key = template.tobytes()
+                if key not in helpers:
+                    helpers[key] = _SimulatedHelper(sketch, template, rng)
+                yield partial(helpers[key].decodes, probe_rows[locals_[u]])
+
+        for local, ok in zip(locals_, _streamed(jobs()), strict=True):
             out[candidates[local[~ok]]] = np.inf
         return np.asarray(out)
 
@@ -278,7 +358,7 @@ def angular_decider(
     return Decider(
         grid=-grid,
         score=score,
-        fit=fit if refit else None,
+        fit=(fit or refitted) if refit else None,
         features=features,
         ties="strictest" if sketch is None else "loosest",
         pair_score=pair_score,
@@ -296,14 +376,50 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _threaded(tasks: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
-    """Each task's result, in order, on :data:`_DECODE_THREADS` threads. BLAS is held at one thread
-    meanwhile: the workers' own one-thread limits then restore one thread, not the default, and two
-    workers do not each start a BLAS pool."""
-    if len(tasks) < 2 or _DECODE_THREADS < 2:
+#: Jobs queued beyond the running ones in :func:`_streamed` (each holds its helper's encoder randomness).
+_QUEUED = 2
+
+
+def _streamed(tasks: Iterable[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """Each task's result, in order, on :data:`_DECODE_THREADS` threads; the tasks are made (drawn
+    from ``tasks``) on the calling thread while the workers run, at most :data:`_QUEUED` ahead. BLAS is
+    held at one thread meanwhile: the workers' own one-thread limits then restore one thread, not
+    the default, and two workers do not each start a BLAS pool."""
+    if _DECODE_THREADS < 2:
         return [task() for task in tasks]
+    results: list[np.ndarray] = []
     with _blas().limit(limits=1, user_api="blas"), ThreadPoolExecutor(_DECODE_THREADS) as pool:
-        return list(pool.map(lambda task: task(), tasks))
+        pending: deque[Future[np.ndarray]] = deque()
+        for task in tasks:
+            pending.append(pool.submit(task))
+            if len(pending) > _DECODE_THREADS + _QUEUED:
+                results.append(pending.popleft().result())
+        results.extend(future.result() for future in pending)
+    return results
+
+
+class _SimulatedHelper:
+    """One simulated enrolment: the codeword and the encoder's randomness drawn from the seeded
+    ``rng`` when made (in the caller's order), the helper encoded by the first :meth:`decodes`
+    (on a worker thread; the randomness is then dropped)."""
+
+    def __init__(self, sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> None:
+        self.sketch = sketch
+        self.secret = _seeded_secret(sketch, template, rng)
+        self._randomness: AngularRandomness | None = _seeded_randomness(self.secret, sketch.dimension, rng)
+        self._helper: bytes | None = None
+        self._lock = threading.Lock()
+
+    def helper(self) -> bytes:
+        with self._lock:
+            if self._helper is None:
+                self._helper = self.sketch.encode_with(self.secret, self._randomness)
+                self._randomness = None
+            return self._helper
+
+    def decodes(self, probes: np.ndarray) -> np.ndarray:
+        """Which ``probes`` the scheme's exact decider decodes to the secret under the helper (``min_cos`` 0)."""
+        return _decodes(self.sketch, self.helper(), self.secret, probes)
 
 
 def _seeded_secret(sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> Codeword:
