@@ -455,18 +455,26 @@ def decode_failures(pipeline: AngularPipeline, people: LabelledVectors, *, enrol
     sketch = pipeline.sketch
     cos = np.einsum("ij,ij->i", templates[trials.owner], probes)
     candidates = np.flatnonzero(cos >= sketch.min_cos)[:DECODE_CHECK_PAIRS]
+    owners = trials.owner[candidates]
+    # One job per person (enrol once, decode each of its trials) on the decoding threads.
+    people_checked = list(dict.fromkeys(owners.tolist()))
+    jobs = (
+        partial(_refused, sketch, templates[owner], probes[candidates[owners == owner]]) for owner in people_checked
+    )
+    refused = int(sum(int(counted[0]) for counted in _streamed(jobs)))
+    checked = int(candidates.size)
+    return {"checked": checked, "refused": refused, "share": refused / checked if checked else 0.0}
+
+
+def _refused(sketch: AngularSketch, template: np.ndarray, probes: np.ndarray) -> np.ndarray:
+    """How many of ``probes`` real ``decode`` refuses under a real enrolment of ``template`` (a 1-array)."""
+    secret = sketch.check_secret(template)
+    helper, expected = sketch.encode(secret), sketch.secret_bytes(secret)
     refused = 0
-    helpers: dict[int, tuple[bytes, bytes]] = {}
-    for k in candidates.tolist():
-        owner = int(trials.owner[k])
-        if owner not in helpers:
-            secret = sketch.check_secret(templates[owner])
-            helpers[owner] = (sketch.encode(secret), sketch.secret_bytes(secret))
-        helper, expected = helpers[owner]
+    for probe in probes:
         try:
-            ok = hmac.compare_digest(sketch.secret_bytes(sketch.decode(helper, probes[k])), expected)
+            ok = hmac.compare_digest(sketch.secret_bytes(sketch.decode(helper, probe)), expected)
         except DecodeError:
             ok = False
         refused += int(not ok)
-    checked = int(candidates.size)
-    return {"checked": checked, "refused": refused, "share": refused / checked if checked else 0.0}
+    return np.array([refused])
