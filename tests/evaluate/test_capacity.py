@@ -216,8 +216,9 @@ def _floor_of(people, pipeline, bits: int) -> float:
 
 
 def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitting_afresh(monkeypatch) -> None:
-    """Every size refits the same fold transforms and calibrates the same cosine rule: done once
-    (:class:`SharedFolds`), the curve and its pipelines are those of fitting every time."""
+    """Every size refits the same fold transforms, projects the same people and calibrates the same
+    cosine rule: done once (:class:`SharedFolds`), the curve and its pipelines are those of doing it
+    all afresh for every size."""
     from sketchauth.evaluate.embeddings import EmbeddingPopulation
     from sketchauth.evaluate.fitting import angular
     from sketchauth.evaluate.fitting.calibration import calibrate
@@ -248,12 +249,18 @@ def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitt
         return angular.refit_transform(self.transform, train)
 
     def cosine_afresh(self: angular.SharedFolds, dims: np.ndarray, options: object) -> object:
-        decider = angular.angular_decider(self.transform, dims, refit=True, fit=self.fit)
+        decider = angular.angular_decider(self.transform, dims, refit=True)
         return calibrate(decider, self.background, target_fmr=2e-2, enrol_samples=1, folds=3)
 
+    def directions_afresh(self: angular.SharedFolds, model: object, dims: np.ndarray, trials: object) -> object:
+        return angular.projected_directions(self.transform if model is None else model, dims, trials)
+
+    pair_cosines = angular._pair_cosines
     fits.clear()
     monkeypatch.setattr(angular.SharedFolds, "fit", afresh)
     monkeypatch.setattr(angular.SharedFolds, "cosine", cosine_afresh)
+    monkeypatch.setattr(angular.SharedFolds, "directions", directions_afresh)
+    monkeypatch.setattr(angular, "_pair_cosines", lambda shared, *rows: pair_cosines(None, *rows))
     naive = curve()
     # 3 folds and 3 pairs of folds: 6 training sets, fitted once; afresh 6 per calibration, of which
     # there are 1 (the cosine rule) + 2 per size.

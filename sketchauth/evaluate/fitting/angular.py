@@ -189,8 +189,10 @@ class SharedFolds:
         self.background = background
         self._models: dict[bytes, FeatureTransform] = {}
         self._cosine: dict[tuple[Any, ...], Calibration] = {}
+        self._directions: dict[tuple[int, bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._products: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._keep: list[FeatureTransform] = []
         self._lock = threading.Lock()
-        self.fits = 0
 
     def fit(self, train: LabelledVectors) -> FeatureTransform:
         """The transform refitted on ``train`` (:func:`refit_transform`), fitted once per training set."""
@@ -199,7 +201,6 @@ class SharedFolds:
             model = self._models.get(key)
             if model is None:
                 model = self._models[key] = refit_transform(self.transform, train)
-                self.fits += 1
             return model
 
     def cosine(self, dims: np.ndarray, options: CalibrationOptions) -> Calibration:
@@ -215,11 +216,39 @@ class SharedFolds:
         with self._lock:
             found = self._cosine.get(key)
         if found is None:
-            decider = angular_decider(self.transform, dims, refit=options.refit, fit=self.fit)
+            decider = angular_decider(self.transform, dims, refit=options.refit, shared=self)
             found = calibrate_with(decider, self.background, options)
             with self._lock:
                 found = self._cosine.setdefault(key, found)
         return found
+
+    def directions(
+        self, model: FeatureTransform | None, dims: np.ndarray, trials: ProjectedTrials
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`projected_directions` of ``trials`` under ``model`` (``None``: the transform), once per
+        model and trials: every calibration's pools and pairs of folds are the same people."""
+        model = self.transform if model is None else model
+        h = hashlib.blake2b(digest_size=32)
+        for part in (trials.enrolment, trials.probes, trials.owner):
+            array = np.ascontiguousarray(part)
+            h.update(f"{array.dtype.str}{array.shape}".encode())
+            h.update(array.data)
+        key = (id(model), dims.tobytes(), h.digest())
+        with self._lock:
+            found = self._directions.get(key)
+            if found is None:
+                found = self._directions[key] = projected_directions(model, dims, trials)
+                self._keep.append(model)  # the key holds its id: the model outlives the entry
+            return found
+
+    def cosines(self, templates: np.ndarray, probes: np.ndarray) -> np.ndarray:
+        """``templates @ probes.T``, once per pair of arrays :meth:`directions` returned."""
+        key = (id(templates), id(probes))
+        with self._lock:
+            found = self._products.get(key)
+            if found is None or found[0] is not templates or found[1] is not probes:
+                found = self._products[key] = (templates, probes, templates @ probes.T)
+            return found[2]
 
 
 def _digest(data: LabelledVectors) -> bytes:
@@ -277,7 +306,7 @@ def for_target_fmr_shared(options: CalibrationOptions, shared: SharedFolds) -> A
         shape["crc"] = options.crc if shape["bits"] + options.crc < dims.size else 0
     unchecked = AngularPipeline(transform, dims, min_cos=0.0, **shape).sketch
     floor = max(0.0, float(-cosine.point) - DECODE_FLOOR)
-    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor, fit=shared.fit)
+    decider = angular_decider(transform, dims, refit=options.refit, sketch=unchecked, floor=floor, shared=shared)
     choice = calibrate_with(decider, heldout, options)
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
     if options.measure_decode_failures:
@@ -297,7 +326,7 @@ def angular_decider(
     sketch: AngularSketch | None = None,
     floor: float = 0.0,
     seed: int = 0,
-    fit: Callable[[LabelledVectors], FeatureTransform] | None = None,
+    shared: SharedFolds | None = None,
 ) -> Decider:
     """The cosine threshold as a :class:`~sketchauth.evaluate.fitting.calibration.Decider`: accept iff
     ``cos(probe, template) ≥ min_cos`` for every ``min_cos ≥ floor`` of :data:`COSINE_GRID` (as
@@ -307,8 +336,9 @@ def angular_decider(
     made by its own encoder from *seeded* randomness (a simulation of enrolment on background
     people: the calibration is reproducible), and every pair whose cosine reaches ``floor`` is
     decoded by the scheme's exact decider; a pair the code refuses is accepted at no threshold.
-    With ``refit`` each fold's model is the transform refitted without the fold's people (by
-    ``fit`` when given: :meth:`SharedFolds.fit` fits each training set once).
+    With ``refit`` each fold's model is the transform refitted without the fold's people. With
+    ``shared`` (:class:`SharedFolds`) the fold transforms, the projected directions and the cosines
+    of every template against every probe are computed once and shared with other calibrations.
     """
     helpers: dict[bytes, _SimulatedHelper] = {}
     rng = np.random.default_rng(seed)
@@ -317,7 +347,7 @@ def angular_decider(
         return refit_transform(transform, train)
 
     def features(model: FeatureTransform | None, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
-        return projected_directions(transform if model is None else model, dims, trials)
+        return _directions(shared, transform if model is None else model, dims, trials)
 
     def decoded(cos: np.ndarray, templates: _Rows, probes: _Rows) -> np.ndarray:
         """``−cos``, and ``+∞`` where the code refuses (pairs with ``cos ≥ floor`` decoded); ``templates``
@@ -349,20 +379,37 @@ def angular_decider(
         return decoded(cos, lambda k: templates[k], lambda k: probes[k])
 
     def pair_score(model: Any, templates: np.ndarray, probes: np.ndarray, t: np.ndarray, p: np.ndarray) -> np.ndarray:
-        # The cosines of a chunk by one matrix product, not by gathering 2 × pairs × n floats first.
-        rows, local = np.unique(t, return_inverse=True)
-        cos = (templates[rows] @ probes.T)[local.reshape(-1), p]
+        cos = _pair_cosines(shared, templates, probes, t, p)
         return decoded(cos, lambda k: templates[t[k]], lambda k: probes[p[k]])
 
     grid = COSINE_GRID[floor - 1e-12 <= COSINE_GRID]
     return Decider(
         grid=-grid,
         score=score,
-        fit=(fit or refitted) if refit else None,
+        fit=(refitted if shared is None else shared.fit) if refit else None,
         features=features,
         ties="strictest" if sketch is None else "loosest",
         pair_score=pair_score,
     )
+
+
+def _directions(
+    shared: SharedFolds | None, model: FeatureTransform, dims: np.ndarray, trials: ProjectedTrials
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`projected_directions`, through ``shared``'s cache when there is one."""
+    return projected_directions(model, dims, trials) if shared is None else shared.directions(model, dims, trials)
+
+
+def _pair_cosines(
+    shared: SharedFolds | None, templates: np.ndarray, probes: np.ndarray, t: np.ndarray, p: np.ndarray
+) -> np.ndarray:
+    """The cosines of the pairs ``(templates[t], probes[p])``: from ``shared``'s products of every template
+    against every probe (once for all calibrations), else by one product of the chunk's templates."""
+    if shared is not None:
+        return np.asarray(shared.cosines(templates, probes)[t, p])
+    # The cosines of a chunk by one matrix product, not by gathering 2 × pairs × n floats first.
+    rows, local = np.unique(t, return_inverse=True)
+    return np.asarray((templates[rows] @ probes.T)[local.reshape(-1), p])
 
 
 #: Threads decoding the calibration's pairs (one helper each at a time): the expansion of ``R̂`` and
