@@ -47,9 +47,10 @@ from __future__ import annotations
 
 import hmac
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -57,7 +58,12 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact, polar_accepts
-from sketchauth.evaluate.fitting.angular import SharedFolds, for_target_fmr_shared, projected_directions
+from sketchauth.evaluate.fitting.angular import (
+    SharedFolds,
+    blas_one_thread,
+    for_target_fmr_shared,
+    projected_directions,
+)
 from sketchauth.evaluate.fitting.common import calibration_of
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.rates import det_from_scores, fnmr_at_fmr_on_det
@@ -435,18 +441,16 @@ def background_curve(
     cosine = shared.cosine(dims, base)
     chosen_rows, attack_impostor = _attack_sample(impostor, np.random.default_rng(0))
     attack_templates = templates[chosen_rows]
-    points, pipelines = [], {}
-    attacks: dict[int, Future[tuple[int, int]]] = {}
-    # Each size's attack (enrolment and offline decodes: numpy and the native decoder, which release
-    # the GIL) runs on a thread while the next size is calibrated; the calibrations stay in order.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for bits in code_sizes(int(dims.size), sizes):
-            pipeline = for_target_fmr_shared(base.but(security_bits=bits), shared)
-            pipelines[bits] = pipeline
-            attacks[bits] = pool.submit(_curve_attack, pipeline.sketch, attack_templates, probes, attack_impostor, bits)
+    points = []
+    pipelines, attacks = _calibrated_sizes(
+        shared,
+        base,
+        code_sizes(int(dims.size), sizes),
+        partial(_curve_attack, templates=attack_templates, probes=probes, impostor=attack_impostor),
+    )
     for bits, pipeline in pipelines.items():
         chosen = calibration_of(pipeline)
-        tries, successes = attacks[bits].result()
+        tries, successes = attacks[bits]
         points.append(
             CodeSizePoint(
                 bits=bits,
@@ -471,6 +475,28 @@ def background_curve(
     return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points)), pipelines
 
 
+def _calibrated_sizes(
+    shared: SharedFolds, base: CalibrationOptions, sizes: Sequence[int], attack: Callable[..., tuple[int, int]]
+) -> tuple[dict[int, Any], dict[int, tuple[int, int]]]:
+    """Each size's calibrated pipeline and its population attack ``(tries, successes)``.
+
+    Two sizes are calibrated at a time (each decodes on threads of its own: the list decoder and the
+    rotations' expansion release the GIL, so one size's Python work runs beside the other's
+    decoding), and each size's attack runs on a thread once its calibration is done. Every size
+    has its own seeded draws, so the order they run in changes no figure.
+    """
+    with blas_one_thread(), ThreadPoolExecutor(2) as calibrating, ThreadPoolExecutor(2) as attacking:
+        running = {
+            bits: calibrating.submit(for_target_fmr_shared, base.but(security_bits=bits), shared) for bits in sizes
+        }
+        pipelines: dict[int, Any] = {}
+        attacks: dict[int, Future[tuple[int, int]]] = {}
+        for bits, future in running.items():
+            pipelines[bits] = future.result()
+            attacks[bits] = attacking.submit(attack, pipelines[bits].sketch, bits=bits)
+        return pipelines, {bits: future.result() for bits, future in attacks.items()}
+
+
 def _attack_sample(impostor: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The background curve's attack sample: :data:`CURVE_ATTACK_TEMPLATES` template rows (seeded,
     in order) and their rows of the impostor mask; only these are enrolled."""
@@ -480,7 +506,7 @@ def _attack_sample(impostor: np.ndarray, rng: np.random.Generator) -> tuple[np.n
 
 
 def _curve_attack(
-    sketch: Any, templates: np.ndarray, probes: np.ndarray, impostor: np.ndarray, bits: int
+    sketch: Any, *, templates: np.ndarray, probes: np.ndarray, impostor: np.ndarray, bits: int
 ) -> tuple[int, int]:
     """One size's population attack on the curve's sample (its templates enrolled now)."""
     enrolled = _enrol(sketch, templates)

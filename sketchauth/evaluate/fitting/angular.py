@@ -52,6 +52,7 @@ __all__ = [
     "KIND",
     "SharedFolds",
     "angular_decider",
+    "blas_one_thread",
     "decode_failures",
     "for_target_fmr",
     "for_target_fmr_shared",
@@ -421,6 +422,13 @@ _DECODE_THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
 def _blas() -> ThreadpoolController:
     """The process's BLAS pools, found once (a fresh search walks every loaded library)."""
     return ThreadpoolController()
+
+
+def blas_one_thread() -> Any:
+    """A context holding BLAS at one thread: around work that runs several calibrations on threads at
+    once (their own one-thread limits then restore one thread, not the default, whatever the order
+    they end in)."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 #: Jobs queued beyond the running ones in :func:`_streamed` (each holds its helper's encoder randomness).
