@@ -266,3 +266,16 @@ def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitt
     # there are 1 (the cosine rule) + 2 per size.
     assert distinct == 6 and len(fits) == 6 * (1 + 2 * 2)
     assert shared == naive
+
+
+def test_a_simulated_helper_made_again_is_the_same_helper() -> None:
+    """The calibration keeps the generator's state, not the helper: a template decoded again gets
+    the same bytes, and the draws after it are those of drawing once."""
+    from sketchauth.evaluate.fitting.angular import _SimulatedHelper
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+    sketch = PolarAngularSketch(64, 16, 8, crc=6)
+    rng, twin = np.random.default_rng(4), np.random.default_rng(4)
+    helper = _SimulatedHelper(sketch, np.arange(1.0, 65.0), rng)
+    assert helper.helper() == helper.helper() == _SimulatedHelper(sketch, np.arange(1.0, 65.0), twin).helper()
+    assert rng.integers(1 << 62) == twin.integers(1 << 62)

@@ -18,6 +18,7 @@ Choices made on the background only (:func:`for_target_fmr`):
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import math
@@ -455,22 +456,28 @@ def _streamed(tasks: Iterable[Callable[[], np.ndarray]]) -> list[np.ndarray]:
 
 class _SimulatedHelper:
     """One simulated enrolment: the codeword and the encoder's randomness drawn from the seeded
-    ``rng`` when made (in the caller's order), the helper encoded by the first :meth:`decodes`
-    (on a worker thread; the randomness is then dropped)."""
+    ``rng`` when made (in the caller's order); the helper encoded where it is decoded (a worker
+    thread). Neither the randomness nor the helper is kept after (a quarter of a megabyte each per
+    person and code size): the generator's state before the encoder's draws is, so a template
+    decoded again (rare: an impostor pair near the threshold) gets the same helper, encoded again."""
 
     def __init__(self, sketch: AngularSketch, template: np.ndarray, rng: np.random.Generator) -> None:
         self.sketch = sketch
         self.secret = _seeded_secret(sketch, template, rng)
+        self._kind = type(rng.bit_generator)
+        self._state = copy.deepcopy(rng.bit_generator.state)
         self._randomness: AngularRandomness | None = _seeded_randomness(self.secret, sketch.dimension, rng)
-        self._helper: bytes | None = None
         self._lock = threading.Lock()
 
     def helper(self) -> bytes:
+        """The helper of the drawn randomness (the same bytes every time)."""
         with self._lock:
-            if self._helper is None:
-                self._helper = self.sketch.encode_with(self.secret, self._randomness)
-                self._randomness = None
-            return self._helper
+            randomness, self._randomness = self._randomness, None
+        if randomness is None:  # the same draws again, from the saved state
+            generator = np.random.Generator(self._kind())
+            generator.bit_generator.state = self._state
+            randomness = _seeded_randomness(self.secret, self.sketch.dimension, generator)
+        return self.sketch.encode_with(self.secret, randomness)
 
     def decodes(self, probes: np.ndarray) -> np.ndarray:
         """Which ``probes`` the scheme's exact decider decodes to the secret under the helper (``min_cos`` 0)."""
