@@ -47,9 +47,10 @@ from __future__ import annotations
 
 import hmac
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -57,9 +58,12 @@ import numpy as np
 from sketchauth.errors import DecodeError, ParameterError, SketchAuthError
 from sketchauth.evaluate.data import LabelledVectors
 from sketchauth.evaluate.deciders import decide_exact, polar_accepts
-from sketchauth.evaluate.fitting.angular import angular_decider, projected_directions
-from sketchauth.evaluate.fitting.angular import for_target_fmr as angular_for_target_fmr
-from sketchauth.evaluate.fitting.calibration import calibrate
+from sketchauth.evaluate.fitting.angular import (
+    SharedFolds,
+    blas_one_thread,
+    for_target_fmr_shared,
+    projected_directions,
+)
 from sketchauth.evaluate.fitting.common import calibration_of
 from sketchauth.evaluate.fitting.options import CalibrationOptions
 from sketchauth.evaluate.rates import det_from_scores, fnmr_at_fmr_on_det
@@ -442,46 +446,38 @@ def background_curve(
     same target, the floor from the background's genuine cosines. ``calibration``: ``refit``,
     ``folds``, ``confidence``, ``list_size``. The pipelines' ``decode_failures`` are not measured
     (a third of the time over five sizes): measure them for the size kept
-    (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`).
+    (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`). The sizes share one
+    :class:`~sketchauth.evaluate.fitting.angular.SharedFolds`: each fold's transform is refitted
+    and the cosine rule calibrated once, not once per size (the same figures).
     """
     dims = np.arange(transform.dimensions)
     trials, templates, probes, cos = _cosines(transform, dims, background, enrol_samples)
     genuine = cos[trials.owner, np.arange(trials.owner.size)]
     impostor = trials.owner[None, :] != np.arange(cos.shape[0])[:, None]
-    options = {k: calibration[k] for k in ("folds", "confidence") if k in calibration}
-    cosine = calibrate(
-        angular_decider(transform, dims, refit=bool(calibration.get("refit", False))),
-        background,
+    base = CalibrationOptions(
         target_fmr=target_fmr,
         enrol_samples=enrol_samples,
-        **options,
+        code="polar",
+        match_threshold=False,
+        measure_decode_failures=False,
+        **calibration,
     )
+    # Every size's calibration refits the same fold transforms and calibrates the same cosine rule:
+    # once each, shared (the figures are those of fitting afresh per size).
+    shared = SharedFolds(transform, background)
+    cosine = shared.cosine(dims, base)
     chosen_rows, attack_impostor = _attack_sample(impostor, np.random.default_rng(0))
     attack_templates = templates[chosen_rows]
-    points, pipelines = [], {}
-    attacks: dict[int, Future[tuple[int, int]]] = {}
-    # Each size's attack (enrolment and offline decodes: numpy and the native decoder, which release
-    # the GIL) runs on a thread while the next size is calibrated; the calibrations stay in order.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for bits in code_sizes(int(dims.size), sizes):
-            pipeline = angular_for_target_fmr(
-                transform,
-                background,
-                CalibrationOptions(
-                    target_fmr=target_fmr,
-                    enrol_samples=enrol_samples,
-                    security_bits=bits,
-                    code="polar",
-                    match_threshold=False,
-                    measure_decode_failures=False,
-                    **calibration,
-                ),
-            )
-            pipelines[bits] = pipeline
-            attacks[bits] = pool.submit(_curve_attack, pipeline.sketch, attack_templates, probes, attack_impostor, bits)
+    points = []
+    pipelines, attacks = _calibrated_sizes(
+        shared,
+        base,
+        code_sizes(int(dims.size), sizes),
+        partial(_curve_attack, templates=attack_templates, probes=probes, impostor=attack_impostor),
+    )
     for bits, pipeline in pipelines.items():
         chosen = calibration_of(pipeline)
-        tries, successes = attacks[bits].result()
+        tries, successes = attacks[bits]
         points.append(
             CodeSizePoint(
                 bits=bits,
@@ -506,6 +502,28 @@ def background_curve(
     return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points)), pipelines
 
 
+def _calibrated_sizes(
+    shared: SharedFolds, base: CalibrationOptions, sizes: Sequence[int], attack: Callable[..., tuple[int, int]]
+) -> tuple[dict[int, Any], dict[int, tuple[int, int]]]:
+    """Each size's calibrated pipeline and its population attack ``(tries, successes)``.
+
+    Two sizes are calibrated at a time (each decodes on threads of its own: the list decoder and the
+    rotations' expansion release the GIL, so one size's Python work runs beside the other's
+    decoding), and each size's attack runs on a thread once its calibration is done. Every size
+    has its own seeded draws, so the order they run in changes no figure.
+    """
+    with blas_one_thread(), ThreadPoolExecutor(2) as calibrating, ThreadPoolExecutor(2) as attacking:
+        running = {
+            bits: calibrating.submit(for_target_fmr_shared, base.but(security_bits=bits), shared) for bits in sizes
+        }
+        pipelines: dict[int, Any] = {}
+        attacks: dict[int, Future[tuple[int, int]]] = {}
+        for bits, future in running.items():
+            pipelines[bits] = future.result()
+            attacks[bits] = attacking.submit(attack, pipelines[bits].sketch, bits=bits)
+        return pipelines, {bits: future.result() for bits, future in attacks.items()}
+
+
 def _attack_sample(impostor: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The background curve's attack sample: :data:`CURVE_ATTACK_TEMPLATES` template rows (seeded,
     in order) and their rows of the impostor mask; only these are enrolled."""
@@ -515,7 +533,7 @@ def _attack_sample(impostor: np.ndarray, rng: np.random.Generator) -> tuple[np.n
 
 
 def _curve_attack(
-    sketch: Any, templates: np.ndarray, probes: np.ndarray, impostor: np.ndarray, bits: int
+    sketch: Any, *, templates: np.ndarray, probes: np.ndarray, impostor: np.ndarray, bits: int
 ) -> tuple[int, int]:
     """One size's population attack on the curve's sample (its templates enrolled now)."""
     enrolled = _enrol(sketch, templates)

@@ -263,3 +263,69 @@ def _floor_of(people, pipeline, bits: int) -> float:
     return capacity.capacity_floor(genuine, 52, bits)
     with pytest.raises(ParameterError, match="4 probes"):
         capacity.grouped_probes(np.eye(3), np.array([0, 1, 2]), 4)
+
+
+def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitting_afresh(monkeypatch) -> None:
+    """Every size refits the same fold transforms, projects the same people and calibrates the same
+    cosine rule: done once (:class:`SharedFolds`), the curve and its pipelines are those of doing it
+    all afresh for every size."""
+    from sketchauth.evaluate.embeddings import EmbeddingPopulation
+    from sketchauth.evaluate.fitting import angular
+    from sketchauth.evaluate.fitting.calibration import calibrate
+    from sketchauth.evaluate.fitting.transform import fit_transform, refit_transform
+
+    background = EmbeddingPopulation(informative=44, useless=4, noise_scale=0.35, seed=7).draw(30, 4, seed=3)
+    transform = fit_transform(background, projection="centre", normalise=True, levels=8)
+
+    def curve() -> tuple[dict[str, object], dict[int, object]]:
+        found, pipelines = capacity.background_curve(
+            transform, background, target_fmr=2e-2, enrol_samples=1, sizes=(32, 40), folds=3, refit=True
+        )
+        points = [{k: v for k, v in p.to_dict().items() if not k.startswith("attack_")} for p in found.points]
+        kept = {bits: (p.sketch.params(), p.calibration.to_dict()) for bits, p in pipelines.items()}
+        return {"points": points, "choice": found.choice().to_dict()}, kept
+
+    fits: list[int] = []
+
+    def counted(model: object, train: object) -> object:
+        fits.append(1)
+        return refit_transform(model, train)
+
+    monkeypatch.setattr(angular, "refit_transform", counted)
+    shared = curve()
+    distinct = len(fits)
+
+    def afresh(self: angular.SharedFolds, train: object) -> object:
+        return angular.refit_transform(self.transform, train)
+
+    def cosine_afresh(self: angular.SharedFolds, dims: np.ndarray, options: object) -> object:
+        decider = angular.angular_decider(self.transform, dims, refit=True)
+        return calibrate(decider, self.background, target_fmr=2e-2, enrol_samples=1, folds=3)
+
+    def directions_afresh(self: angular.SharedFolds, model: object, dims: np.ndarray, trials: object) -> object:
+        return angular.projected_directions(self.transform if model is None else model, dims, trials)
+
+    pair_cosines = angular._pair_cosines
+    fits.clear()
+    monkeypatch.setattr(angular.SharedFolds, "fit", afresh)
+    monkeypatch.setattr(angular.SharedFolds, "cosine", cosine_afresh)
+    monkeypatch.setattr(angular.SharedFolds, "directions", directions_afresh)
+    monkeypatch.setattr(angular, "_pair_cosines", lambda shared, *rows: pair_cosines(None, *rows))
+    naive = curve()
+    # 3 folds and 3 pairs of folds: 6 training sets, fitted once; afresh 6 per calibration, of which
+    # there are 1 (the cosine rule) + 2 per size.
+    assert distinct == 6 and len(fits) == 6 * (1 + 2 * 2)
+    assert shared == naive
+
+
+def test_a_simulated_helper_made_again_is_the_same_helper() -> None:
+    """The calibration keeps the generator's state, not the helper: a template decoded again gets
+    the same bytes, and the draws after it are those of drawing once."""
+    from sketchauth.evaluate.fitting.angular import _SimulatedHelper
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+    sketch = PolarAngularSketch(64, 16, 8, crc=6)
+    rng, twin = np.random.default_rng(4), np.random.default_rng(4)
+    helper = _SimulatedHelper(sketch, np.arange(1.0, 65.0), rng)
+    assert helper.helper() == helper.helper() == _SimulatedHelper(sketch, np.arange(1.0, 65.0), twin).helper()
+    assert rng.integers(1 << 62) == twin.integers(1 << 62)
