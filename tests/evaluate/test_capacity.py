@@ -318,14 +318,57 @@ def test_the_curve_shares_fold_fits_and_the_cosine_rule_with_the_figures_of_fitt
     assert shared == naive
 
 
-def test_a_simulated_helper_made_again_is_the_same_helper() -> None:
-    """The calibration keeps the generator's state, not the helper: a template decoded again gets
-    the same bytes, and the draws after it are those of drawing once."""
+def test_a_simulated_enrolment_is_a_rotation_sending_the_template_to_its_codeword() -> None:
+    """The calibration's simulated rotation, drawn where it acts: an isometry on every direction it
+    has seen (inner products kept), the template sent to the normalised codeword, the same rotation
+    for a template decoded again, the same draws from the same seed whatever else is decoded, and
+    the caller's generator advanced as by drawing once."""
     from sketchauth.evaluate.fitting.angular import _SimulatedHelper
     from sketchauth.sketches.angular_polar import PolarAngularSketch
 
-    sketch = PolarAngularSketch(64, 16, 8, crc=6)
+    n = 64
+    sketch = PolarAngularSketch(n, 16, 8, crc=6)
     rng, twin = np.random.default_rng(4), np.random.default_rng(4)
-    helper = _SimulatedHelper(sketch, np.arange(1.0, 65.0), rng)
-    assert helper.helper() == helper.helper() == _SimulatedHelper(sketch, np.arange(1.0, 65.0), twin).helper()
+    template = np.arange(1.0, n + 1.0) / np.linalg.norm(np.arange(1.0, n + 1.0))
+    helper = _SimulatedHelper(sketch, template, rng)
+    probes = np.random.default_rng(5).standard_normal((6, n))
+    first = helper.rotated(probes[:3])
+    more = helper.rotated(probes)
+    np.testing.assert_allclose(more[:3], first, atol=1e-12)
+    np.testing.assert_allclose(more @ more.T, probes @ probes.T, atol=1e-9)
+    codeword = np.asarray(helper.secret, dtype=np.float64)
+    np.testing.assert_allclose(helper.rotated(template[None, :])[0], codeword / np.linalg.norm(codeword), atol=1e-12)
+    again = _SimulatedHelper(sketch, template, twin)
+    np.testing.assert_allclose(again.rotated(probes), more, atol=1e-12)
     assert rng.integers(1 << 62) == twin.integers(1 << 62)
+    assert helper.decodes(np.stack([template, -template])).tolist() == [True, False]
+
+
+@pytest.mark.parametrize(("n", "bits"), [(64, 32), (128, 48)])
+def test_simulated_enrolments_decode_as_often_as_real_helpers(n: int, bits: int) -> None:
+    """Seeded probes near the capacity angle, one per template: the share the simulated rotations
+    decode equals the share real helpers (real ``encode``, the exact decider) decode, within four
+    standard errors of their difference — the calibration's decisions have the scheme's law."""
+    from sketchauth.evaluate.deciders import decide_exact
+    from sketchauth.evaluate.fitting.angular import _SimulatedHelper
+    from sketchauth.evaluate.trials import Enrolled
+    from sketchauth.sketches.angular_polar import PolarAngularSketch
+
+    sketch = PolarAngularSketch(n, bits, 32, crc=6)
+    rng = np.random.default_rng([n, bits])
+    cos, trials, simulated, real = capacity_cos(n, bits) + 0.02, 600, 0, 0
+    for _ in range(trials):
+        t = rng.standard_normal(n)
+        t /= np.linalg.norm(t)
+        side = rng.standard_normal(n)
+        side -= (side @ t) * t
+        probe = (cos * t + math.sqrt(1 - cos * cos) * side / np.linalg.norm(side))[None, :]
+        simulated += int(_SimulatedHelper(sketch, t, rng).decodes(probe)[0])
+        secret = sketch.check_secret(t)
+        enrolled = Enrolled((sketch.encode(secret),), (sketch.secret_bytes(secret),), (secret,))
+        real += int(
+            decide_exact(sketch, enrolled, probe, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))[0][0]
+        )
+    p = (simulated + real) / (2 * trials)
+    assert 0.2 < p < 0.95
+    assert abs(simulated - real) / trials < 4 * math.sqrt(2 * p * (1 - p) / trials)
