@@ -36,6 +36,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="*", default=None, help="cached sets (default: every cached one)")
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--append", action="store_true", help="keep the other sets already in --out")
     args = parser.parse_args(argv)
     sets = args.sets if args.sets else [s for s in available() if not s.endswith("-all")]
     if not sets:
@@ -240,8 +242,14 @@ def main(argv: list[str] | None = None) -> None:
             "background_k": "point rule on the background's own k-capture impostor attempts (transform fitted there)",
             "matched_fmr": "chosen on the evaluated people: their k-capture FMR at most the 1-capture FMR",
         },
-        "sets": [run_set(name) for name in sets],
+        "sets": [],
     }
+    # Each set's own provenance: sets may be measured by separate runs (--append).
+    runs = [{**provenance("bench_captures_fmr"), **run_set(name)} for name in sets]
+    kept = []
+    if args.append and args.out.is_file():
+        kept = [r for r in json.loads(args.out.read_text())["sets"] if r["set"] not in sets]
+    result["sets"] = kept + runs
     write_result(args.out, result, echo=False)
 
 

@@ -785,11 +785,13 @@ def rethresholded(
 def threshold_at_fmr(impostor_scores: np.ndarray, trials: int, fmr: float, floor: float) -> float:
     """The lowest ``min_cos`` (at least ``floor``) at which at most ``⌊fmr · trials⌋`` of the
     ``impostor_scores`` (the scores of the impostor pairs the code decodes, :func:`pair_scores`;
-    ``trials`` impostor attempts in all) reach it: midway between the last score refused and the
-    next one up, so no score lies on the threshold.
+    ``trials`` impostor attempts in all) reach it: :data:`SCORE_GAP` above the highest score it
+    refuses, so no score lies on the threshold.
 
-    >>> threshold_at_fmr(np.array([0.9, 0.5, 0.7]), 1000, 1e-3, 0.0)
-    0.8
+    >>> round(threshold_at_fmr(np.array([0.9, 0.5, 0.7]), 1000, 1e-3, 0.0), 6)
+    0.7
+    >>> threshold_at_fmr(np.array([0.9, 0.5, 0.7]), 1000, 0.0, 0.0) > 0.9
+    True
     >>> threshold_at_fmr(np.array([0.9, 0.5]), 1000, 2e-3, 0.1)
     0.1
     """
@@ -800,7 +802,5 @@ def threshold_at_fmr(impostor_scores: np.ndarray, trials: int, fmr: float, floor
     ranked = ranked[ranked >= floor]
     if allowed >= ranked.size:
         return float(floor)
-    refused = float(ranked[allowed])  # the highest score that must be refused
-    above = float(ranked[allowed - 1]) if allowed > 0 else math.inf
-    tau = (refused + above) / 2 if above - refused > 2 * SCORE_GAP else refused + SCORE_GAP
-    return max(float(floor), tau)
+    # Just above the highest score that must be refused (no score lies on the threshold).
+    return min(1.0, max(float(floor), float(ranked[allowed]) + SCORE_GAP))
