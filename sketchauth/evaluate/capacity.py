@@ -70,6 +70,7 @@ from sketchauth.evaluate.rates import det_from_scores, fnmr_at_fmr_on_det
 from sketchauth.evaluate.trials import Enrolled, projected_trials
 from sketchauth.sketches.angular import probe_matrix
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
+from sketchauth.sketches.polar import correlation, decode_batch, signs
 
 __all__ = [
     "ATTACK_PAIRS",
@@ -86,6 +87,7 @@ __all__ = [
     "CodeSizeCurve",
     "CodeSizePoint",
     "CrossCheckError",
+    "accepted_pairs",
     "cap_fraction",
     "capacity_cos",
     "capacity_floor",
@@ -98,8 +100,11 @@ __all__ = [
     "log_betainc",
     "measured_captures",
     "measured_curve",
+    "pair_scores",
     "population_attack",
     "random_code_fnmr",
+    "rethresholded",
+    "threshold_at_fmr",
 ]
 
 #: Code sizes (information bits) the curve measures, where the dimension holds them.
@@ -120,6 +125,9 @@ COS_TOLERANCE = 1e-12
 #: Pairs whose cosine is this far below ``min_cos`` cannot be accepted (the helper's fixed-point
 #: rounding moves the sketch's angle check by about 10^−3): they are rejected without decoding.
 PREFILTER = 0.02
+#: :func:`threshold_at_fmr` keeps ``min_cos`` at least this far above the score it refuses (the exact
+#: angle check resolves far finer; float scores agree with it to ~10^−15).
+SCORE_GAP = 1e-9
 #: Pairs re-decided by real ``decode`` per code size in :func:`measured_curve`.
 CROSSCHECK_PAIRS = 200
 #: Impostor pairs decoded offline per code size for the population attack (a seeded sample).
@@ -642,7 +650,7 @@ def _measured_point(
     cos = templates @ probes.T
     genuine_mask = owner[None, :] == np.arange(cos.shape[0])[:, None]
     genuine = cos[genuine_mask]
-    accepted = _accepted(pipeline, enrolled, probes, cos, seed)
+    accepted = accepted_pairs(pipeline.sketch, enrolled, probes, cos, seed)
     false_matches = int(np.count_nonzero(accepted & ~genuine_mask))
     impostors = int((~genuine_mask).sum())
     tries, successes = population_attack(
@@ -746,9 +754,10 @@ def population_attack(
     return int(e.size), successes
 
 
-def _accepted(pipeline: Any, enrolled: Enrolled, probes: np.ndarray, cos: np.ndarray, seed: int) -> np.ndarray:
-    """Accepted (template, probe) pairs of one pipeline: exact decider, real-decode cross-check."""
-    sketch = pipeline.sketch
+def accepted_pairs(sketch: Any, enrolled: Enrolled, probes: np.ndarray, cos: np.ndarray, seed: int) -> np.ndarray:
+    """Accepted (template, probe) pairs of one polar sketch (its ``min_cos``): the exact decider on every
+    pair within :data:`PREFILTER` of the threshold, :data:`CROSSCHECK_PAIRS` of them re-decided by
+    real ``decode`` (a disagreement raises :class:`CrossCheckError`)."""
     e, p = np.nonzero(cos >= sketch.min_cos - PREFILTER)
     accepted = np.zeros(cos.shape, dtype=bool)
     rows = cast("Sequence[Any]", probes)  # the deciders take any indexable rows; an array is one
@@ -771,3 +780,66 @@ def _accepted(pipeline: Any, enrolled: Enrolled, probes: np.ndarray, cos: np.nda
                 f"for enrolled person {j}, probe {q}: the measured rates are not the scheme's"
             )
     return accepted
+
+
+def pair_scores(
+    sketch: Any, enrolled: Enrolled, probes: np.ndarray, e: np.ndarray, p: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(decoded, score)`` of the (enrolled ``e``, probe ``p``) pairs under a polar sketch's helpers.
+
+    ``decoded``: the list decoder (no angle check) returns the enrolled secret for the quantised
+    probe. ``score``: the cosine the sketch's angle check compares with ``min_cos`` —
+    ``Σ_supp sign·y / (√n · 2^14 · ‖p̂‖)`` for the decoded codeword (:func:`polar_accepts`' rule),
+    so with ``min_cos = τ`` the sketch accepts exactly the decoded pairs scoring ``≥ τ`` (ties at
+    ``τ`` to rounding aside: choose ``τ`` between scores, as :func:`threshold_at_fmr` does).
+    """
+    decoded = np.zeros(e.size, dtype=bool)
+    score = np.zeros(e.size)
+    quantised, refused = probe_matrix(probes, sketch.dimension)
+    for j in np.unique(e).tolist():
+        at = np.flatnonzero(e == j)
+        q = quantised[p[at]]
+        y = q @ sketch.matrix(enrolled.helpers[j]).T
+        coded = np.concatenate(
+            [decode_batch(y[s : s + 512], sketch.code, sketch.list_size) for s in range(0, len(y), 512)]
+        )
+        same = np.all(signs(coded) == np.asarray(enrolled.secrets[j], dtype=np.int8)[None, :], axis=1)
+        norm = np.sqrt(sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", q, q))
+        decoded[at] = same & ~refused[p[at]]
+        score[at] = correlation(coded, y) / np.where(norm > 0, norm, 1.0)
+    return decoded, score
+
+
+def rethresholded(
+    sketch: PolarAngularSketch, enrolled: Enrolled, min_cos: float
+) -> tuple[PolarAngularSketch, Enrolled]:
+    """``sketch`` with ``min_cos`` and the same enrolments under it: each helper's payload (its rotation,
+    hence its secret) re-wrapped with the new parameters — what ``encode_with`` of the new sketch
+    gives for the same randomness — so thresholds compare on the same helpers."""
+    at = PolarAngularSketch(sketch.dimension, sketch.bits, sketch.list_size, min_cos=min_cos, crc=sketch.crc)
+    helpers = tuple(at._wrap(sketch.payload(h)) for h in enrolled.helpers)
+    return at, Enrolled(helpers, enrolled.canonical, enrolled.secrets)
+
+
+def threshold_at_fmr(impostor_scores: np.ndarray, trials: int, fmr: float, floor: float) -> float:
+    """The lowest ``min_cos`` (at least ``floor``) at which at most ``⌊fmr · trials⌋`` of the
+    ``impostor_scores`` (the scores of the impostor pairs the code decodes, :func:`pair_scores`;
+    ``trials`` impostor attempts in all) reach it: :data:`SCORE_GAP` above the highest score it
+    refuses, so no score lies on the threshold.
+
+    >>> round(threshold_at_fmr(np.array([0.9, 0.5, 0.7]), 1000, 1e-3, 0.0), 6)
+    0.7
+    >>> threshold_at_fmr(np.array([0.9, 0.5, 0.7]), 1000, 0.0, 0.0) > 0.9
+    True
+    >>> threshold_at_fmr(np.array([0.9, 0.5]), 1000, 2e-3, 0.1)
+    0.1
+    """
+    if trials <= 0 or not 0.0 <= fmr <= 1.0:
+        raise ParameterError(f"need impostor trials and an FMR in [0, 1], got {trials}, {fmr}")
+    allowed = math.floor(fmr * trials + 1e-9)
+    ranked = np.sort(np.asarray(impostor_scores, dtype=np.float64))[::-1]
+    ranked = ranked[ranked >= floor]
+    if allowed >= ranked.size:
+        return float(floor)
+    # Just above the highest score that must be refused (no score lies on the threshold).
+    return min(1.0, max(float(floor), float(ranked[allowed]) + SCORE_GAP))
