@@ -47,22 +47,22 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import timing  # noqa: E402
+from benchmarks import _inprocess, timing  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 
 #: Run in a child process from the measured tree: argv = variant, requests; prints one JSON line.
-_CHILD = r"""
+_CHILD = (
+    r"""
 import asyncio, json, resource, statistics, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 from argon2.low_level import hash_secret_raw
-from benchmarks.bench_service import bare_app, population
 from sketchauth.enrolment import HASH_PROFILES
 
 variant, count = sys.argv[1], int(sys.argv[2])
-KEY = "k" * 40
-people = population(16, 64)
-bodies = [json.dumps({"sample": genuine}).encode() for _, genuine in people]
+"""
+    + _inprocess.PEOPLE
+    + r"""
 P = HASH_PROFILES["owasp"]
 
 def owasp_hash():
@@ -92,29 +92,9 @@ if variant == "faults":
     print(json.dumps({"main_thread": per_hash(main), "reused_pool_thread": per_hash(pooled)}))
     sys.exit(0)
 
-def request(app, i):
-    body = bodies[i % 16]
-    path = f"/v1/users/u{i % 16}/verification"
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "state": {},
-             "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {KEY}".encode()),
-                         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
-    sent = []
-    async def receive():
-        if not sent:
-            sent.append(True)
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()
-    answers = []
-    async def send(message):
-        answers.append(message)
-    async def run():
-        await app(scope, receive, send)
-        if answers[0]["status"] != 200 or answers[1]["body"] != b'{"verified":true}':
-            raise RuntimeError(f"unexpected answer: {answers}")
-    return run()
-
+"""
+    + _inprocess.REQUEST
+    + r"""
 async def measure(app):
     for i in range(50):
         await request(app, i)
@@ -133,26 +113,19 @@ if variant == "bare":
     asyncio.run(measure(bare_app()))
     sys.exit(0)
 
-from fastapi.testclient import TestClient
 import sketchauth_service.api.users as users
-from sketchauth_service.app import create_app
 from sketchauth_service.authenticator import Authenticator
-from sketchauth_service.settings import Settings
 
 async def on_loop(work, *args):
     return work(*args)
 users.run_in_threadpool = on_loop  # the attempt on the loop's thread, where the hash ran
 Authenticator._run = lambda self, work, *args, **kwargs: work(*args, **kwargs)
-tmp = tempfile.mkdtemp()
-settings = Settings(database_url=f"sqlite:///{tmp}/cache.db", api_keys=(KEY,), hash_profile="test",
-                    allow_test_profile=True, lockout_threshold=10**6, disable_threshold=10**6, access_log=False)
-auth = {"Authorization": f"Bearer {KEY}"}
-with TestClient(create_app(settings)) as client:
-    for i, (template, _) in enumerate(people):
-        enrol = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 64}, "samples": [template]}
-        assert client.post(f"/v1/users/u{i}/enrolment", headers=auth, json=enrol).status_code == 201
-    client.portal.call(measure, client.app)
+DATABASE = "cache.db"
+def prepare(client):
+    pass
 """
+    + _inprocess.SERVICE
+)
 
 
 def run_child(variant: str, count: int) -> dict[str, Any]:

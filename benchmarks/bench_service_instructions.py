@@ -43,46 +43,23 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import timing  # noqa: E402
+from benchmarks import _inprocess, timing  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 
 #: Run under callgrind, with the measured tree first on the path: argv = variant, requests.
-_CHILD = r"""
+_CHILD = (
+    r"""
 import asyncio, contextlib, json, os, subprocess, sys, tempfile
 variant, count = sys.argv[1], int(sys.argv[2])
-from benchmarks.bench_service import bare_app, population
-
-KEY = "k" * 40
-people = population(16, 64)
-bodies = [json.dumps({"sample": genuine}).encode() for _, genuine in people]
-
+"""
+    + _inprocess.PEOPLE
+    + r"""
 def toggle(flag):
     subprocess.run(["callgrind_control", "-i", flag, str(os.getpid())], capture_output=True, check=False)
-
-def request(app, i):
-    body = bodies[i % 16]
-    path = f"/v1/users/u{i % 16}/verification"
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "state": {},
-             "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {KEY}".encode()),
-                         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
-    sent = []
-    async def receive():
-        if not sent:
-            sent.append(True)
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()
-    answers = []
-    async def send(message):
-        answers.append(message)
-    async def run():
-        await app(scope, receive, send)
-        if answers[0]["status"] != 200 or answers[1]["body"] != b'{"verified":true}':
-            raise RuntimeError(f"unexpected answer: {answers}")
-    return run()
-
+"""
+    + _inprocess.REQUEST
+    + r"""
 async def measure(app):
     for i in range(50):
         await request(app, i)
@@ -95,11 +72,8 @@ if variant == "bare":
     asyncio.run(measure(bare_app()))
     sys.exit(0)
 
-from fastapi.testclient import TestClient
 from sketchauth_service import usecases
-from sketchauth_service.app import create_app
 from sketchauth_service.authenticator import Authenticator, Verification
-from sketchauth_service.settings import Settings
 
 if variant in ("service-on-loop", "stack-on-loop"):
     import sketchauth_service.api.users as users
@@ -107,18 +81,14 @@ if variant in ("service-on-loop", "stack-on-loop"):
         return work(*args)
     users.run_in_threadpool = on_loop  # the attempt on the event loop's thread
     Authenticator._run = lambda self, work, *args, **kwargs: work(*args, **kwargs)  # and its hash there too
-tmp = tempfile.mkdtemp()
-settings = Settings(database_url=f"sqlite:///{tmp}/instructions.db", api_keys=(KEY,), hash_profile="test",
-                    allow_test_profile=True, lockout_threshold=10**6, disable_threshold=10**6, access_log=False)
-auth = {"Authorization": f"Bearer {KEY}"}
-with TestClient(create_app(settings)) as client:
-    for i, (template, _) in enumerate(people):
-        enrol = {"scheme": "interval", "params": {"n": 256, "v": 8, "features": 64}, "samples": [template]}
-        assert client.post(f"/v1/users/u{i}/enrolment", headers=auth, json=enrol).status_code == 201
+
+DATABASE = "instructions.db"
+def prepare(client):
     if variant in ("service-stack", "stack-on-loop"):
         usecases.attempt = lambda state, request: Verification(True)
-    client.portal.call(measure, client.app)
 """
+    + _inprocess.SERVICE
+)
 
 
 def count_instructions(tree: Path, variant: str, requests: int) -> int:
