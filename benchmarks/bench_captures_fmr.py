@@ -6,7 +6,7 @@ code size (:data:`SIZES`) and target FMR (:data:`TARGETS`) the polar pipeline is
 background for one capture (``for_target_fmr``, as ``background_curve`` does). The evaluation
 people with ``enrol + 3`` captures are enrolled **once** per size; attempts of ``k`` = 1, 2, 3
 captures come from the same captures (:func:`sketchauth.evaluate.capacity.grouped_probes`), and
-each ``k`` is verified at three thresholds:
+each ``k`` is verified at four thresholds:
 
 * ``calibrated_1``: the background's 1-capture threshold (what ``bench_code_sizes`` measures);
 * ``background_k``: a threshold calibrated on the background's own ``k``-capture attempts (its
@@ -14,6 +14,10 @@ each ``k`` is verified at three thresholds:
   impostor attempts the code decodes realise at most the target FMR there
   (:func:`~sketchauth.evaluate.capacity.threshold_at_fmr`) — a point rule, not the library's
   cross-validated calibration, and on the people the transform was fitted on;
+* ``pipeline_k``: the pipeline's own threshold for ``k`` captures
+  (:func:`~sketchauth.evaluate.fitting.angular.calibrate_captures`, what ``features fit`` writes
+  and the service applies): the decoding-aware decider and the cross-validated Clopper–Pearson
+  calibration of the 1-capture threshold, over the background's ``k``-capture attempts — deployable;
 * ``matched_fmr``: the threshold at which the evaluation people's own ``k``-capture impostor
   attempts realise at most the FMR the 1-capture attempts realise at ``calibrated_1`` — chosen
   on the evaluated people, so an oracle comparison at equal FMR, not a deployable threshold.
@@ -141,7 +145,7 @@ def _point(attempts: Attempts, sketch: Any, enrolled: Enrolled, tau: float, seed
 
 
 def _size(transform: Any, calibration: LabelledVectors, groups: tuple[People, People], bits: int, target: float) -> Any:
-    """One code size at one target: the three thresholds per number of captures."""
+    """One code size at one target: the four thresholds per number of captures."""
     background, evaluated = groups
     options = CalibrationOptions(
         target_fmr=target,
@@ -150,14 +154,24 @@ def _size(transform: Any, calibration: LabelledVectors, groups: tuple[People, Pe
         code="polar",
         match_threshold=False,
         measure_decode_failures=False,
+        calibrate_captures=True,
         refit=True,
         list_size=DEFAULTS.angular_list_size,
         crc=DEFAULTS.angular_crc,
     )
-    sketch = for_target_fmr(transform, calibration, options).sketch
-    floor = max(0.0, float(sketch.min_cos) - SEARCH_BELOW)
+    pipeline = for_target_fmr(transform, calibration, options)
+    sketch, per_k = pipeline.sketch, pipeline.captures_min_cos
+    floor = max(0.0, min(float(sketch.min_cos) - SEARCH_BELOW, *per_k.values()))
     enrolled, enrolled_bg = evaluated.enrol(sketch), background.enrol(sketch)
-    rows: dict[str, Any] = {"bits": bits, "calibrated_min_cos": float(sketch.min_cos), "score_floor": floor}
+    rows: dict[str, Any] = {
+        "bits": bits,
+        "calibrated_min_cos": float(sketch.min_cos),
+        "pipeline_captures_min_cos": {str(k): v for k, v in per_k.items()},
+        "pipeline_captures_calibration": {
+            str(k): c if isinstance(c, str) else c.to_dict() for k, c in pipeline.captures_calibration.items()
+        },
+        "score_floor": floor,
+    }
     single_fmr = None
     for k in CAPTURES:
         mine = Attempts(evaluated, sketch, enrolled, k, floor)
@@ -175,6 +189,7 @@ def _size(transform: Any, calibration: LabelledVectors, groups: tuple[People, Pe
                 "background_impostor_trials": theirs.impostor_trials,
             },
             "matched_fmr": {**_point(mine, sketch, enrolled, tau_c, 30 + k), "fmr_matched_to": single_fmr},
+            "pipeline_k": _point(mine, sketch, enrolled, per_k.get(k, float(sketch.min_cos)), 40 + k),
         }
         print(f"  {bits} bits, {k} capture(s): " + _line(rows[f"captures_{k}"]), flush=True)
     return rows
@@ -183,7 +198,7 @@ def _size(transform: Any, calibration: LabelledVectors, groups: tuple[People, Pe
 def _line(row: dict[str, Any]) -> str:
     return ", ".join(
         f"{name} τ {row[name]['min_cos']:.3f} FNMR {row[name]['fnmr']:.3f} FMR {row[name]['fmr']:.1e}"
-        for name in ("calibrated_1", "background_k", "matched_fmr")
+        for name in ("calibrated_1", "background_k", "pipeline_k", "matched_fmr")
     )
 
 
@@ -241,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
             "calibrated_1": "background-calibrated 1-capture threshold (for_target_fmr, cross-validated)",
             "background_k": "point rule on the background's own k-capture impostor attempts (transform fitted there)",
             "matched_fmr": "chosen on the evaluated people: their k-capture FMR at most the 1-capture FMR",
+            "pipeline_k": "the pipeline's own k-capture threshold (calibrate_captures: cross-validated on the "
+            "background's k-capture attempts, the bound of the 1-capture calibration); deployable",
         },
         "sets": [],
     }

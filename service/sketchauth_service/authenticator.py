@@ -77,6 +77,27 @@ def _captures_probe(pipeline: Pipeline | None, captures: Captures) -> Any:
     return average(list(captures))
 
 
+def _captures_sketch(pipeline: Pipeline | None, captured: int) -> SecureSketch[Any, Any] | None:
+    """The sketch that decides an attempt of ``captured`` captures when it is not the pipeline's own:
+    an angular pipeline's threshold calibrated for that many
+    (:meth:`~sketchauth.features.angular.AngularPipeline.sketch_for_captures`); ``None`` otherwise."""
+    choose = getattr(pipeline, "sketch_for_captures", None)
+    if pipeline is None or choose is None or captured == 1:
+        return None
+    chosen: SecureSketch[Any, Any] = choose(captured)
+    return None if chosen is pipeline.sketch else chosen
+
+
+def _mixed_at(
+    mixed: SecureSketch[Any, Any], roles: FactorRoles, biometric: SecureSketch[Any, Any]
+) -> SecureSketch[Any, Any]:
+    """The stored structure with its first biometric decided by ``biometric`` (the pipeline's sketch at
+    another threshold: the same parameters, so the same helper data)."""
+    if not isinstance(mixed, MixedSketch):
+        return mixed
+    return mixed.deciding_with(roles.first, biometric)
+
+
 if TYPE_CHECKING:
     from sketchauth.features.pipeline import Pipeline
 
@@ -339,7 +360,9 @@ class Authenticator:
         first one.
         """
         sample, pin, second_sample, pipeline = probe.sample, probe.pin, probe.second_sample, probe.pipeline
+        captured = 1
         if isinstance(sample, Captures):
+            captured = len(sample)
             sample = _captures_probe(pipeline, sample)
         elif pipeline is not None:
             sample = pipeline.sample_transform(sample)
@@ -347,11 +370,14 @@ class Authenticator:
         mixed, roles = _roles(record)
         if (record.has_pin, roles.second is not None) != (pin is not None, second_sample is not None):
             return self._mismatch(record, replace(probe, sample=sample))
+        decided_at = _captures_sketch(pipeline, captured)
         if mixed is not None:
-            sketch = mixed
+            sketch = mixed if decided_at is None else _mixed_at(mixed, roles, decided_at)
             sample = roles.arrange(sample, second_sample, pin)
+        elif pipeline is not None:
+            sketch = pipeline.sketch if decided_at is None else decided_at
         else:
-            sketch = pipeline.sketch if pipeline is not None else stored_sketch(record.scheme, record.params)
+            sketch = stored_sketch(record.scheme, record.params)
         try:
             with timed("sketchauth_decode_seconds", scheme=record.scheme):
                 candidate = sketch.decode(record.helper, sample)

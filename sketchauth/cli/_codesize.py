@@ -109,7 +109,7 @@ def fit_angular(
     """
     # start-up: the fitting modules load only when this command runs.
     from sketchauth.evaluate.fitting import fit_pipeline
-    from sketchauth.evaluate.fitting.angular import decode_failures
+    from sketchauth.evaluate.fitting.angular import calibrate_captures, decode_failures
 
     if options.code != "polar" or transform.dimensions < 2:
         return fit_pipeline("angular", transform, background, options)
@@ -140,6 +140,8 @@ def fit_angular(
     pipeline = _at(bits, ready, transform, background, options)
     if pipeline.decode_failures is None:  # the curve's pipelines leave it to the size kept
         pipeline.decode_failures = decode_failures(pipeline, background, enrol_samples=options.enrol_samples)
+    if not pipeline.captures_calibration and options.calibrate_captures:  # so are several captures' thresholds
+        calibrate_captures(pipeline, background, options)
     return pipeline
 
 

@@ -437,7 +437,20 @@ def _pipeline_summary(pipeline: CalibratedPipeline, expected: dict[str, Any] | N
         entry["expected_on_check_optimistic"] = expected
     if pipeline.kind == "angular":
         entry["decode_failures"] = getattr(pipeline, "decode_failures", None)
+        entry["several_captures"] = _captures_summary(pipeline)
     return entry
+
+
+def _captures_summary(pipeline: Any) -> dict[str, Any]:
+    """Per number of captures (2, 3): the threshold an attempt of that many is decided at and how it
+    was chosen, or why it keeps the one-capture threshold."""
+    out: dict[str, Any] = {}
+    for k, record in sorted(getattr(pipeline, "captures_calibration", {}).items()):
+        if isinstance(record, str):
+            out[str(k)] = {"min_cos": pipeline.sketch.min_cos, "not_calibrated": record}
+        else:
+            out[str(k)] = {"min_cos": pipeline.captures_min_cos[k], "predicted_on_new_people": record.to_dict()}
+    return out
 
 
 def _options(args: argparse.Namespace, *, enrol_samples: int, refit: bool, folds: int) -> CalibrationOptions:

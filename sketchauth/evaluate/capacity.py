@@ -453,8 +453,9 @@ def background_curve(
     cross-validated ones (decoding included), the cosine FNMR the cosine rule's calibration at the
     same target, the floor from the background's genuine cosines. ``calibration``: ``refit``,
     ``folds``, ``confidence``, ``list_size``. The pipelines' ``decode_failures`` are not measured
-    (a third of the time over five sizes): measure them for the size kept
-    (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`). The sizes share one
+    (a third of the time over five sizes), nor their thresholds for several captures: both for the
+    size kept (:func:`~sketchauth.evaluate.fitting.angular.decode_failures`,
+    :func:`~sketchauth.evaluate.fitting.angular.calibrate_captures`). The sizes share one
     :class:`~sketchauth.evaluate.fitting.angular.SharedFolds`: each fold's transform is refitted
     and the cosine rule calibrated once, not once per size (the same figures).
     """
@@ -468,6 +469,7 @@ def background_curve(
         code="polar",
         match_threshold=False,
         measure_decode_failures=False,
+        calibrate_captures=False,
         **calibration,
     )
     # Every size's calibration refits the same fold transforms and calibrates the same cosine rule:
@@ -758,7 +760,7 @@ def accepted_pairs(sketch: Any, enrolled: Enrolled, probes: np.ndarray, cos: np.
     """Accepted (template, probe) pairs of one polar sketch (its ``min_cos``): the exact decider on every
     pair within :data:`PREFILTER` of the threshold, :data:`CROSSCHECK_PAIRS` of them re-decided by
     real ``decode`` (a disagreement raises :class:`CrossCheckError`)."""
-    e, p = np.nonzero(cos >= sketch.min_cos - PREFILTER)
+    e, p = np.nonzero(cos >= sketch.decision_cos - PREFILTER)
     accepted = np.zeros(cos.shape, dtype=bool)
     rows = cast("Sequence[Any]", probes)  # the deciders take any indexable rows; an array is one
     decided, _ = decide_exact(sketch, enrolled, rows, e.astype(np.int64), p.astype(np.int64))

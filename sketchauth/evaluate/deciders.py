@@ -597,10 +597,10 @@ def angular_scores(sketch: AngularSketch, matrix: np.ndarray, codeword: Any, pro
     mask[support] = False
     outside = np.abs(y[:, mask]).max(axis=1)
     margin = inside - outside
-    if sketch.min_cos > 0:
+    if sketch.decision_cos > 0:
         total = (y[:, support] * c[support]).sum(axis=1)
         lhs = total * total
-        rhs = sketch.min_cos**2 * sketch.alpha * float(1 << 28) * np.einsum("ij,ij->i", probes, probes)
+        rhs = sketch.decision_cos**2 * sketch.alpha * float(1 << 28) * np.einsum("ij,ij->i", probes, probes)
         close = (margin > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)
         angle_ok = lhs >= rhs
         for k in np.flatnonzero(close).tolist():
@@ -656,10 +656,10 @@ def polar_accepts(sketch: PolarAngularSketch, matrix: np.ndarray, secret: Any, q
         [decode_batch(y[s : s + POLAR_CHUNK], sketch.code, sketch.list_size) for s in range(0, len(y), POLAR_CHUNK)]
     )
     same = np.all(signs(coded) == np.asarray(secret, dtype=np.int8)[None, :], axis=1)
-    if sketch.min_cos > 0:
+    if sketch.decision_cos > 0:
         total = correlation(coded, y)
         lhs = total * total
-        rhs = sketch.min_cos**2 * sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", quantised, quantised)
+        rhs = sketch.decision_cos**2 * sketch.dimension * float(1 << 28) * np.einsum("ij,ij->i", quantised, quantised)
         angle_ok = (total > 0) & (lhs >= rhs)
         for k in np.flatnonzero(same & (total > 0) & (np.abs(lhs - rhs) <= ANGLE_BAND * rhs)).tolist():
             angle_ok[k] = sketch.angle_accepts(float(total[k]), quantised[k])

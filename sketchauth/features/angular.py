@@ -18,6 +18,7 @@ pipeline reports).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,6 +93,7 @@ class AngularPipeline(Pipeline):
         list_size: int = 8,
         alpha: int | None = None,
         crc: int = 0,
+        captures_min_cos: Mapping[int, float] | None = None,
     ) -> None:
         super().__init__(transform, dims)
         if self.dims.size < 2:
@@ -107,6 +109,12 @@ class AngularPipeline(Pipeline):
         #: Share of background genuine trials within ``min_cos`` that real decoding refused, and
         #: how many were decoded (``for_target_fmr`` measures it; ``None`` otherwise).
         self.decode_failures: dict[str, Any] | None = None
+        #: ``min_cos`` for an attempt of ``k`` ≥ 2 captures (:meth:`sketch_for_captures`), calibrated on
+        #: the background's own ``k``-capture attempts; a ``k`` not here uses ``min_cos``. Configuration.
+        self.captures_min_cos: dict[int, float] = _checked_captures_min_cos(captures_min_cos or {})
+        #: How each ``k``'s threshold was chosen (the fitting layer attaches it), or why it was not.
+        self.captures_calibration: dict[int, Any] = {}
+        self._by_captures: dict[int, AngularSketch] = {}
 
     @property
     def sketch(self) -> AngularSketch:
@@ -145,11 +153,34 @@ class AngularPipeline(Pipeline):
             )
         return mean_direction(unit(np.stack([self.sample_transform(row) for row in x])))
 
+    def sketch_for_captures(self, captures: int) -> AngularSketch:
+        """The sketch that decides an attempt of ``captures`` captures: :attr:`sketch` with the
+        ``min_cos`` calibrated for that many (:attr:`captures_min_cos`), else :attr:`sketch` itself.
+
+        Only the threshold differs (:meth:`~sketchauth.sketches.angular.AngularSketch.deciding_at`):
+        the code, the parameters and so the helper data are the same for every ``captures``. An
+        attempt's mean direction is closer to its owner's template than one capture is, and an
+        impostor's is no closer to it, so the threshold that keeps the target FMR is chosen for
+        each number of captures on the background's own attempts of that many.
+        """
+        if isinstance(captures, bool) or not isinstance(captures, int) or not 1 <= captures <= MAX_VERIFY_CAPTURES:
+            raise SampleError(f"a verification takes 1 to {MAX_VERIFY_CAPTURES} captures, got {captures!r}")
+        min_cos = self.captures_min_cos.get(captures)
+        if min_cos is None or min_cos == self._sketch.min_cos:
+            return self._sketch
+        found = self._by_captures.get(captures)
+        if found is None:
+            found = self._by_captures[captures] = self._sketch.deciding_at(min_cos)
+        return found
+
     def verify_captures(
         self, enrolment: Enrolment, samples: Any, *, password_hasher: argon2.PasswordHasher | None = None
     ) -> bool:
-        """:meth:`verify` with 1 to :data:`MAX_VERIFY_CAPTURES` captures of one attempt (:meth:`captures_transform`)."""
-        return verify(self.sketch, enrolment, self.captures_transform(samples), password_hasher=password_hasher)
+        """:meth:`verify` with 1 to :data:`MAX_VERIFY_CAPTURES` captures of one attempt (:meth:`captures_transform`),
+        decided at the threshold for that many captures (:meth:`sketch_for_captures`)."""
+        probe = self.captures_transform(samples)
+        sketch = self.sketch_for_captures(len(samples))
+        return verify(sketch, enrolment, probe, password_hasher=password_hasher)
 
     @property
     def secret_bits(self) -> float:
@@ -194,6 +225,15 @@ class AngularPipeline(Pipeline):
             f"accepted iff the code decodes and cos(probe, template) >= {sketch.min_cos:g}",
             f"secret: the codeword of {code}, {self.secret_bits:.1f} bits of codebook",
             decoded,
+            *(
+                (
+                    "several captures: an attempt of k captures is accepted at cos >= "
+                    + ", ".join(f"{v:g} (k = {k})" for k, v in sorted(self.captures_min_cos.items()))
+                    + ", each calibrated on the background's own k-capture attempts",
+                )
+                if self.captures_min_cos
+                else ()
+            ),
         )
         extra: dict[str, Any] = {
             **dict(base.extra),
@@ -203,10 +243,15 @@ class AngularPipeline(Pipeline):
         }
         if failures is not None:
             extra["decode_failures"] = dict(failures)
+        if self.captures_min_cos:
+            extra["captures_min_cos"] = dict(self.captures_min_cos)
         return EntropyReport.from_bits(base.scheme, base.sketch_bits, base.randomness_bits, notes=notes, extra=extra)
 
     def _settings(self) -> dict[str, Any]:
-        return {}
+        # Only when set, so that the configuration (and fingerprint) of a pipeline without them is unchanged.
+        if not self.captures_min_cos:
+            return {}
+        return {"captures_min_cos": {str(k): v for k, v in sorted(self.captures_min_cos.items())}}
 
     @classmethod
     def _from_config(cls, transform: FeatureTransform, dims: np.ndarray, raw: Mapping[str, Any]) -> AngularPipeline:
@@ -228,4 +273,31 @@ class AngularPipeline(Pipeline):
             raise ParameterError("pipeline scheme does not match its kind")
         if pipeline.sketch.params() != dict(params):
             raise ParameterError("pipeline parameters do not match its dims")
+        pipeline.captures_min_cos = _captures_setting(raw.get("settings"))
         return pipeline
+
+
+def _captures_setting(settings: Any) -> dict[int, float]:
+    """``settings.captures_min_cos`` of a pipeline file (``{"2": cos, "3": cos}``), strictly parsed."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping) or not set(settings) <= {"captures_min_cos"}:
+        raise ParameterError("an angular pipeline's settings hold only captures_min_cos")
+    raw = settings.get("captures_min_cos", {})
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) and k.isdecimal() and len(k) == 1 for k in raw):
+        raise ParameterError(
+            f"captures_min_cos maps numbers of captures (2 to {MAX_VERIFY_CAPTURES}, as strings) to thresholds"
+        )
+    return _checked_captures_min_cos({int(k): v for k, v in raw.items()})
+
+
+def _checked_captures_min_cos(values: Mapping[int, Any]) -> dict[int, float]:
+    """``{captures: min_cos}`` for 2 to :data:`MAX_VERIFY_CAPTURES` captures, each a number in [0, 1]."""
+    out: dict[int, float] = {}
+    for k, v in values.items():
+        if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= MAX_VERIFY_CAPTURES:
+            raise ParameterError(f"captures_min_cos: numbers of captures are 2 to {MAX_VERIFY_CAPTURES}, got {k!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and 0.0 <= v <= 1.0):
+            raise ParameterError(f"captures_min_cos[{k}] must be a number in [0, 1], got {v!r}")
+        out[k] = float(v)
+    return out

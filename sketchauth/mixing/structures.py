@@ -15,13 +15,14 @@ import struct
 import warnings
 from collections.abc import Iterable, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from sketchauth.errors import MixingWarning, ParameterError, SampleError
 from sketchauth.mixing.bounds import ComponentFacts, MixAccount, MixingReport, account
-from sketchauth.mixing.keys import SALT_BYTES, ExactKey, SecretKey, component, component_from_params
+from sketchauth.mixing.keys import SALT_BYTES, ExactKey, FuzzySecret, SecretKey, component, component_from_params
 from sketchauth.mixing.pads import NONCE_BYTES, mix_helper, unmix_helper
 from sketchauth.mixing.payload import MixRandomness, pack_payload, unpack_payload
 from sketchauth.sketches.base import EntropyReport, SecureSketch, SymbolSpace
@@ -91,6 +92,20 @@ class MixedSketch(SecureSketch[Sequence[Any], Sequence[Any]]):
 
     def _expected_shape(self) -> None:
         """Subclasses check that the forest has their shape (``from_params`` relies on it)."""
+
+    def deciding_with(self, index: int, sketch: SecureSketch[Any, Any]) -> MixedSketch:
+        """This structure with fuzzy component ``index`` decoded by ``sketch``: the same scheme and
+        parameters as the component's own (so the same helper data), deciding differently — an
+        angular sketch at another threshold
+        (:meth:`~sketchauth.sketches.angular.AngularSketch.deciding_at`)."""
+        own = self.components[index] if isinstance(index, int) and 0 <= index < len(self.components) else None
+        if not isinstance(own, FuzzySecret):
+            raise ParameterError(f"component {index!r} is not a fuzzy secret of this structure")
+        if own.sketch.scheme_name != sketch.scheme_name or own.sketch.params() != sketch.params():
+            raise ParameterError(f"component {index} is decoded by a sketch of its own scheme and parameters only")
+        components = list(self.components)
+        components[index] = replace(own, sketch=sketch)
+        return type(self)._build(components, self.mixes, False)
 
     @classmethod
     def _build(cls, components: list[SecretKey], mixes: Iterable[tuple[int, int]], warn: bool) -> MixedSketch:

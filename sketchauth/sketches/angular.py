@@ -110,13 +110,14 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import secrets as _secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -389,6 +390,15 @@ def _default_sweep(params: Mapping[str, Any]) -> list[int]:
 _EXAMPLE_T = [((-1) ** i) * (1.0 + (i % 5) / 4.0) for i in range(16)]
 
 
+def _checked_cos(min_cos: Any) -> float:
+    """``min_cos`` as a float in [0, 1], or ``ParameterError``."""
+    if isinstance(min_cos, bool) or not isinstance(min_cos, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"min_cos must be a number in [0, 1], got {type(min_cos).__name__}")
+    if not (math.isfinite(min_cos) and 0.0 <= float(min_cos) <= 1.0):
+        raise ParameterError(f"min_cos must be in [0, 1], got {min_cos!r}")
+    return float(min_cos)
+
+
 class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
     """IronMask sketch of ``dimension``-D embeddings with ``alpha``-sparse codewords (module docstring)."""
 
@@ -415,14 +425,28 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
     def __init__(self, dimension: int, alpha: int, min_cos: float = 0.0) -> None:
         self.dimension = check_int("dimension", dimension, MIN_DIMENSION, MAX_DIMENSION)
         self.alpha = check_int("alpha", alpha, 1, self.dimension - 1)
-        if isinstance(min_cos, bool) or not isinstance(min_cos, (int, float, np.integer, np.floating)):
-            raise ParameterError(f"min_cos must be a number in [0, 1], got {type(min_cos).__name__}")
-        if not (math.isfinite(min_cos) and 0.0 <= float(min_cos) <= 1.0):
-            raise ParameterError(f"min_cos must be in [0, 1], got {min_cos!r}")
-        self.min_cos = float(min_cos)
+        self.min_cos = _checked_cos(min_cos)
         self._min_cos = Fraction(self.min_cos)
         self._bytes = 2 * self.dimension * self.dimension
         self._compact_bytes = _rotation.compact_bytes(self.dimension)
+
+    @property
+    def decision_cos(self) -> float:
+        """The threshold decoding applies: ``min_cos``, or another one (:meth:`deciding_at`)."""
+        return float(self._min_cos)
+
+    def deciding_at(self, min_cos: float) -> Self:
+        """This sketch accepting a decoded codeword iff ``cos(probe, decoded template) ≥ min_cos``.
+
+        The same parameters (:meth:`params`, ``min_cos`` included), so it reads exactly the helper
+        data this sketch makes and names them as its own; only the angle check decoding applies
+        changes (:attr:`decision_cos`). For a verifier whose probe is not the one the threshold was
+        chosen for: an attempt averaging several captures
+        (:meth:`~sketchauth.features.angular.AngularPipeline.sketch_for_captures`). ``0``: no check.
+        """
+        view = copy.copy(self)
+        view._min_cos = Fraction(_checked_cos(min_cos))
+        return view
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dimension": self.dimension, "alpha": self.alpha}
@@ -575,7 +599,7 @@ class AngularSketch(SecureSketch[FeatureVector, FeatureVector]):
             raise DecodeError("the probe is equally close to several codewords")
         support = order[: self.alpha]
         if not self.angle_accepts(float(magnitude[support].sum()), p):
-            raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.min_cos})")
+            raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.decision_cos})")
         word = np.zeros(self.dimension, dtype=np.int8)
         word[support] = np.where(y[support] > 0, 1, -1)
         return word.view(Codeword)

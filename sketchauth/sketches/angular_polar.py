@@ -179,8 +179,8 @@ class PolarAngularSketch(AngularSketch):
         if self.crc and not bool(self.code.valid(coded[0])):
             raise DecodeError("no path of the decoder's list holds the code's CRC")
         total = float(correlation(coded, y[None, :])[0])
-        if self.min_cos > 0 and not (total > 0 and self.angle_accepts(total, p)):
-            raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.min_cos})")
+        if self._min_cos > 0 and not (total > 0 and self.angle_accepts(total, p)):
+            raise DecodeError(f"the probe's angle to the decoded template exceeds arccos({self.decision_cos})")
         return signs(coded[0]).view(Codeword)
 
     # -- accounting ----------------------------------------------------------------------------------

@@ -597,7 +597,9 @@ def test_configuration_round_trips_with_a_stable_fingerprint(pipeline: AngularPi
     assert loaded.to_json() == text and loaded.sketch.params() == pipeline.sketch.params()
     assert loaded.calibration is None
     raw = json.loads(text)
-    assert (raw["kind"], raw["scheme"], raw["settings"]) == ("angular", SCHEMES[_code(pipeline)], {})
+    per_k = {"captures_min_cos": {str(k): v for k, v in pipeline.captures_min_cos.items()}}
+    assert (raw["kind"], raw["scheme"], raw["settings"]) == ("angular", SCHEMES[_code(pipeline)], per_k)
+    assert loaded.captures_min_cos == pipeline.captures_min_cos and set(per_k["captures_min_cos"]) == {"2", "3"}
     assert raw["transform"]["training"]["projection"] == "centre"
     assert load_pipeline(raw) == pipeline
     (tmp_path / "faces.json").write_text(text)

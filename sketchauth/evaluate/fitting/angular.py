@@ -27,6 +27,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any, cast
 
@@ -35,12 +36,12 @@ from threadpoolctl import ThreadpoolController
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Calibration, Decider
+from sketchauth.evaluate.fitting.calibration import Calibration, Decider, Features
 from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
-from sketchauth.evaluate.trials import ProjectedTrials, projected_trials
-from sketchauth.features.angular import AngularPipeline, mean_direction, unit
+from sketchauth.evaluate.trials import ProjectedTrials, plan_trials, projected_trials
+from sketchauth.features.angular import MAX_VERIFY_CAPTURES, AngularPipeline, mean_direction, unit
 from sketchauth.features.transform import FeatureTransform
 from sketchauth.sketches.angular import AngularSketch, Codeword, codebook_bits, decoding_margin, probe_matrix
 from sketchauth.sketches.angular_polar import MIN_POLAR_DIMENSION, PolarAngularSketch
@@ -52,7 +53,9 @@ __all__ = [
     "KIND",
     "SharedFolds",
     "angular_decider",
+    "attempt_directions",
     "blas_one_thread",
+    "calibrate_captures",
     "decode_failures",
     "for_target_fmr",
     "for_target_fmr_shared",
@@ -312,7 +315,101 @@ def for_target_fmr_shared(options: CalibrationOptions, shared: SharedFolds) -> A
     pipeline = with_calibration(AngularPipeline(transform, dims, min_cos=float(-choice.point), **shape), choice)
     if options.measure_decode_failures:
         pipeline.decode_failures = decode_failures(pipeline, heldout, enrol_samples=options.enrol_samples)
+    if options.calibrate_captures:
+        calibrate_captures(pipeline, heldout, options, shared=shared)
     return pipeline
+
+
+def calibrate_captures(
+    pipeline: AngularPipeline,
+    background: LabelledVectors,
+    options: CalibrationOptions = DEFAULT_OPTIONS,
+    *,
+    shared: SharedFolds | None = None,
+) -> AngularPipeline:
+    """``pipeline``'s ``min_cos`` for attempts of ``k`` = 2 to :data:`MAX_VERIFY_CAPTURES` captures
+    (:attr:`AngularPipeline.captures_min_cos`), each calibrated like the one-capture threshold.
+
+    An attempt of ``k`` captures is decided on the normalised mean of their directions
+    (:meth:`AngularPipeline.captures_transform`): genuine attempts come closer to the template,
+    impostor attempts no closer, so at one capture's threshold the genuine users pay for an FMR
+    budget the attempts do not use. Here each ``k`` gets the threshold that spends it: the same
+    decoding-aware decider, the same identity-disjoint cross-validation and Clopper–Pearson bound
+    at ``options.target_fmr``, over the background's own ``k``-capture attempts — every probe of a
+    person with at least ``enrol_samples + k`` captures starts one, with the next ``k − 1`` of that
+    person's probes (cyclically: each capture is in ``k`` attempts, which the per-person design
+    effect of the bound accounts for). A ``k`` the background cannot calibrate (too few such
+    people or trials) keeps ``min_cos``, and :attr:`AngularPipeline.captures_calibration` says why.
+    """
+    sketch = pipeline.sketch
+    unchecked = cast("AngularSketch", type(sketch).from_params({**sketch.params(), "min_cos": 0.0}))
+    floor = max(0.0, sketch.min_cos - DECODE_FLOOR)
+    shared = shared if shared is not None else SharedFolds(pipeline.transform, background)
+    base = angular_decider(
+        pipeline.transform, pipeline.dims, refit=options.refit, sketch=unchecked, floor=floor, shared=shared
+    )
+    for k in range(2, MAX_VERIFY_CAPTURES + 1):
+        people = _with_probes(background, options.enrol_samples, k)
+        try:
+            if people is None:
+                raise ParameterError(
+                    f"no background person has {options.enrol_samples + k} captures ({options.enrol_samples} to "
+                    f"enrol, {k} for an attempt)"
+                )
+            choice = calibrate_with(replace(base, features=_attempt_features(base.features, k)), people, options)
+        except ParameterError as exc:
+            pipeline.captures_min_cos.pop(k, None)
+            pipeline.captures_calibration[k] = f"{k} captures keep the one-capture threshold: {exc}"
+            continue
+        pipeline.captures_min_cos[k] = float(-choice.point)
+        pipeline.captures_calibration[k] = choice
+    return pipeline
+
+
+def _with_probes(data: LabelledVectors, enrol_samples: int, k: int) -> LabelledVectors | None:
+    """The people of ``data`` with at least ``k`` probes besides ``enrol_samples`` enrolment captures
+    (by the protocol's roles when ``data`` has a split column), or ``None``: nobody."""
+    plan = plan_trials(data, enrol_samples=enrol_samples)
+    keep = [label for label, probes in zip(plan.labels, plan.probe_rows, strict=True) if probes.size >= k]
+    if not keep:
+        return None
+    mask = np.isin(data.identities, np.asarray(keep, dtype=data.identities.dtype))
+    split = None if data.split is None else data.split[mask]
+    return LabelledVectors(data.identities[mask], data.samples[mask], split, data.split_column)
+
+
+def _attempt_features(features: Features, k: int) -> Features:
+    """``features`` with each probe replaced by its ``k``-capture attempt (:func:`attempt_directions`)."""
+
+    def attempts(model: Any, trials: ProjectedTrials) -> tuple[np.ndarray, np.ndarray]:
+        templates, probes = features(model, trials)
+        return templates, attempt_directions(probes, trials.owner, k)
+
+    return attempts
+
+
+def attempt_directions(probes: np.ndarray, owner: np.ndarray, k: int) -> np.ndarray:
+    """Row ``i``: the normalised mean of probe ``i`` and the next ``k − 1`` probes of its owner, in
+    order and cyclically — one ``k``-capture attempt per probe, each of ``k`` distinct captures.
+
+    ``ParameterError`` when an owner has fewer than ``k`` probes.
+
+    >>> p = np.eye(3)
+    >>> attempt_directions(p, np.array([0, 0, 1]), 1).tolist() == p.tolist()
+    True
+    """
+    owner = np.asarray(owner)
+    order = np.argsort(owner, kind="stable")
+    ranked = owner[order]
+    start = np.searchsorted(ranked, ranked, side="left")
+    count = np.bincount(ranked)[ranked]
+    if np.any(count < k):
+        raise ParameterError(f"an attempt of {k} captures needs {k} probes of its person; some have {int(count.min())}")
+    position = np.arange(ranked.size) - start
+    members = np.stack([probes[order[start + (position + j) % count]] for j in range(k)], axis=-2)
+    out = np.empty_like(probes)
+    out[order] = mean_direction(members)
+    return out
 
 
 #: Rows of a pair array at given pair positions (gathered on demand).

@@ -22,8 +22,8 @@ class CalibrationOptions:
     people: set it when the background includes the people the transform was fitted on). Each
     kind reads its own settings and ignores the others': ``resolution`` (thermometer),
     ``code_bits`` and ``dimensions`` (code-offset), ``margin`` and ``q`` (asymmetric-interval),
-    ``security_bits``, ``code``, ``list_size``, ``crc``, ``match_threshold`` and ``measure_decode_failures``
-    (angular).
+    ``security_bits``, ``code``, ``list_size``, ``crc``, ``match_threshold``,
+    ``measure_decode_failures`` and ``calibrate_captures`` (angular).
     """
 
     target_fmr: float = DEFAULTS.target_fmr
@@ -48,6 +48,10 @@ class CalibrationOptions:
     #: Whether the angular fit measures its decode failures (real encode → decode of background genuine
     #: trials): a curve over code sizes measures them for the size it keeps only.
     measure_decode_failures: bool = True
+    #: Whether the angular fit also calibrates ``min_cos`` for attempts of 2 to
+    #: :data:`~sketchauth.features.angular.MAX_VERIFY_CAPTURES` captures (on the background's own
+    #: attempts of that many): a curve over code sizes calibrates them for the size it keeps only.
+    calibrate_captures: bool = True
 
     def __post_init__(self) -> None:
         target = self.target_fmr
@@ -55,9 +59,11 @@ class CalibrationOptions:
             raise ParameterError(f"target_fmr must be in (0, 1), got {target!r}")
         if isinstance(self.enrol_samples, bool) or not isinstance(self.enrol_samples, int) or self.enrol_samples < 1:
             raise ParameterError(f"enrol_samples must be a positive integer, got {self.enrol_samples!r}")
-        flags = (self.refit, self.match_threshold, self.measure_decode_failures)
+        flags = (self.refit, self.match_threshold, self.measure_decode_failures, self.calibrate_captures)
         if not all(isinstance(flag, bool) for flag in flags):
-            raise ParameterError("refit, match_threshold and measure_decode_failures must be True or False")
+            raise ParameterError(
+                "refit, match_threshold, measure_decode_failures and calibrate_captures must be True or False"
+            )
         if not (isinstance(self.resolution, (int, float)) and math.isfinite(self.resolution)):
             raise ParameterError(f"resolution must be a finite number, got {self.resolution!r}")
 
