@@ -121,6 +121,10 @@ class Content:
         return cls(**{f.name: getattr(record, f.name) for f in dataclasses.fields(cls)})
 
 
+#: :class:`Content`'s field names, in order (read once: ``dataclasses.fields`` builds a tuple per call).
+_CONTENT_FIELDS = tuple(f.name for f in dataclasses.fields(Content))
+
+
 @dataclass(frozen=True, slots=True)
 class Columns:
     """What a write stores in the protected columns (placeholders when sealed) and the seal's columns."""
@@ -164,7 +168,7 @@ def unpack(plain: bytes) -> Content:
     if size > min(MAX_HEADER_BYTES, len(plain) - 8):
         raise RecordIntegrityError("the sealed record's header length is out of range")
     try:
-        header = json.loads(plain[8 : 8 + size], parse_constant=_no_constant)
+        header = _strict_json(plain[8 : 8 + size])
     except ValueError:
         raise RecordIntegrityError("the sealed record's header is not JSON") from None
     if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
@@ -176,6 +180,19 @@ def unpack(plain: bytes) -> Content:
 
 def _no_constant(name: str) -> None:
     raise ValueError(name)
+
+
+#: Built once: ``json.loads`` with an argument builds a new decoder (and its scanner) per call.
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _strict_json(text: str | bytes) -> Any:
+    """``json.loads(text, parse_constant=_no_constant)`` (``NaN``, ``Infinity`` refused), same errors."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    elif text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _STRICT_DECODER.decode(text)
 
 
 def _check_types(content: Content) -> None:
@@ -302,7 +319,7 @@ class RecordCodec:
             raise RecordIntegrityError("the record is older than its rollback mark: the row was restored or replayed")
         return UserRecord(
             user_id=user_id,
-            **{f.name: getattr(content, f.name) for f in dataclasses.fields(Content)},
+            **{name: getattr(content, name) for name in _CONTENT_FIELDS},
             failures=_count(row[7], "failures"),
             locked_until=_time(row[8], "locked_until"),
             disabled=_flag(row[9], "disabled"),
@@ -388,7 +405,7 @@ def _json_object(value: Any, column: str) -> dict[str, Any]:
     if not isinstance(value, str):
         raise _wrong(column)
     try:
-        parsed = json.loads(value, parse_constant=_no_constant)
+        parsed = _strict_json(value)
     except (ValueError, RecursionError):
         raise _wrong(column) from None
     if not isinstance(parsed, dict):
