@@ -259,6 +259,10 @@ def _is_mixed(params: dict[str, Any]) -> bool:
     return set(params) == set(MixedSketch.parameters.required)
 
 
+#: Kinds of stored hash whose re-hash answer an authenticator keeps (:meth:`Authenticator._needs_rehash`).
+_REHASH_KINDS = 64
+
+
 class Authenticator:
     """Holds the argon2 hasher of the configured profile and does the CPU-bound work.
 
@@ -282,6 +286,8 @@ class Authenticator:
         self._dummy_salt = secrets.token_bytes(16)
         #: The last enrolment verified of each shape (PIN?, second biometric?): see :meth:`_mismatch`.
         self._shaped: dict[tuple[bool, bool], UserRecord] = {}
+        #: Whether a stored hash needs a re-hash, by the part of it that decides (:meth:`_needs_rehash`).
+        self._rehash_needed: dict[tuple[str, int, int], bool] = {}
 
     # -- enrolment ---------------------------------------------------------------------------------
     def enrol(
@@ -422,7 +428,28 @@ class Authenticator:
         return Verification(False)
 
     def _rehash(self, record: UserRecord, message: bytes) -> str | None:
-        return self.hasher.hash(message) if self.hasher.check_needs_rehash(record.secret_hash) else None
+        return self.hasher.hash(message) if self._needs_rehash(record.secret_hash) else None
+
+    def _needs_rehash(self, stored: str) -> bool:
+        """``hasher.check_needs_rehash(stored)``, decided once per kind of stored hash.
+
+        An encoded argon2 hash is ``<type and parameters>$<salt>$<digest>`` and its parameters are
+        the text before the salt and the salt's and digest's lengths, which is all that the check
+        compares with the hasher's: every hash of one kind (the same profile) gets the same
+        answer, so it is kept by that kind (a handful per deployment, bounded all the same) rather
+        than parsed again at every verification.
+        """
+        parts = stored.rsplit("$", 2)
+        if len(parts) != 3:
+            return self.hasher.check_needs_rehash(stored)
+        kind = (parts[0], len(parts[1]), len(parts[2]))
+        needed = self._rehash_needed.get(kind)
+        if needed is None:
+            needed = self.hasher.check_needs_rehash(stored)
+            if len(self._rehash_needed) >= _REHASH_KINDS:
+                self._rehash_needed.clear()
+            self._rehash_needed[kind] = needed
+        return needed
 
     def _rekeyed(
         self, record: UserRecord, sketch: SecureSketch[Any, Any], candidate: Any, pin: str | None, new_pin: str

@@ -281,6 +281,39 @@ def test_rehash_on_success_with_a_newer_profile(tmp_path: Path) -> None:
         assert api.raw.verify("alice", GENUINE).json() == {"verified": True}
 
 
+def test_rehash_answer_kept_by_kind_of_hash_agrees_with_argon2() -> None:
+    from sketchauth_service.authenticator import Authenticator
+
+    authenticator = Authenticator("test")
+    try:
+        own = authenticator.hasher
+        kinds = [
+            own,
+            argon2.PasswordHasher(time_cost=own.time_cost + 1, memory_cost=own.memory_cost, parallelism=1),
+            argon2.PasswordHasher(time_cost=own.time_cost, memory_cost=own.memory_cost * 2, parallelism=1),
+            argon2.PasswordHasher(
+                time_cost=own.time_cost, memory_cost=own.memory_cost, parallelism=own.parallelism, salt_len=8
+            ),
+            argon2.PasswordHasher(
+                time_cost=own.time_cost, memory_cost=own.memory_cost, parallelism=own.parallelism, hash_len=16
+            ),
+            argon2.PasswordHasher(
+                time_cost=own.time_cost,
+                memory_cost=own.memory_cost,
+                parallelism=own.parallelism,
+                type=argon2.Type.I,
+            ),
+        ]
+        hashes = [kind.hash(f"secret {i}") for kind in kinds for i in range(3)]
+        expected = [own.check_needs_rehash(h) for h in hashes]
+        assert expected[:3] == [False] * 3 and all(expected[3:])
+        for _ in range(2):  # decided, then kept
+            assert [authenticator._needs_rehash(h) for h in hashes] == expected
+        assert len(authenticator._rehash_needed) == len(kinds)
+    finally:
+        authenticator.close()
+
+
 def test_audit_table_columns(api: Client, settings: Settings) -> None:
     api.enrol("alice", **INTERVAL)
     api.raw.verify("alice", IMPOSTOR)
