@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from service_testing import ADMIN, ADMIN_KEY, API_KEY, AUTH, ServerProcess, test_settings
 from sketchauth_service.app import create_app
-from sketchauth_service.observability import LATENCY_BUCKETS, Metrics, access_log
+from sketchauth_service.observability import LATENCY_BUCKETS, METRICS, Metrics, access_log, timed
 
 TEMPLATE = [987_651, 876_541, 765_431, 654_321]
 GENUINE = [987_640, 876_560, 765_400, 654_300]
@@ -86,6 +86,15 @@ def test_exposition_histogram_is_cumulative_and_labels_are_escaped() -> None:
     assert values["sketchauth_argon2_seconds_sum"] == pytest.approx(20.0065)
     assert 'route="/a\\"b\\\\c\\nd"' in metrics.render()
     assert values['sketchauth_http_requests_total{method="GET",outcome="ok",route="/a"b\\c\nd",status="200"}'] == 1
+
+
+def test_timed_observes_its_block_also_when_it_raises() -> None:
+    before = METRICS.value("sketchauth_decode_seconds", scheme="timed-test")
+    with timed("sketchauth_decode_seconds", scheme="timed-test"):
+        pass
+    with pytest.raises(KeyError), timed("sketchauth_decode_seconds", scheme="timed-test"):
+        raise KeyError("not swallowed")
+    assert METRICS.value("sketchauth_decode_seconds", scheme="timed-test") == before + 2
 
 
 # -- in-process ------------------------------------------------------------------------------------
