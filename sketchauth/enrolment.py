@@ -281,16 +281,27 @@ def _report(value: Any) -> EntropyReport:
 
 def secret_message(sketch: SecureSketch[Any, Any], secret: Any) -> bytes:
     """The exact bytes hashed for ``secret``: domain tag, scheme, parameters, canonical secret."""
-    header = json.dumps({"scheme": sketch.scheme_name}, sort_keys=True).encode()
-    return cast(
-        "bytes",
-        b"sketchauth/v1\x00"
-        + header
-        + b"\x00"
-        + canonical_params(sketch.params())
-        + b"\x00"
-        + sketch.secret_bytes(secret),
-    )
+    return _message_header(sketch) + sketch.secret_bytes(secret)
+
+
+def _message_header(sketch: SecureSketch[Any, Any]) -> bytes:
+    """The part of :func:`secret_message` before the secret: domain tag, scheme, parameters.
+
+    Computed once per sketch and kept while its scheme name and :meth:`params` stay the same (as
+    the sketch's helper-record header is): the two canonical JSON encodings were most of the
+    cost of a message, paid at every verification by a service that shares its sketch objects.
+    """
+    key = (sketch.scheme_name, sketch.params())
+    store = getattr(sketch, "__dict__", None)  # None: a subclass with __slots__ only, no cache
+    cached = store.get("_message_header_cache") if store is not None else None
+    if cached is not None and cached[0] == key:
+        header: bytes = cached[1]
+        return header
+    scheme = json.dumps({"scheme": key[0]}, sort_keys=True).encode()
+    header = b"sketchauth/v1\x00" + scheme + b"\x00" + canonical_params(key[1]) + b"\x00"
+    if store is not None:
+        store["_message_header_cache"] = (key, header)
+    return header
 
 
 #: What is hashed when the sample does not decode: never a secret message (those start with the
