@@ -523,9 +523,14 @@ def get_scheme(name: str) -> SchemeSpec:
     return spec
 
 
+#: ``json.dumps(value, sort_keys=True)`` with its encoder built once (``json.dumps`` with an
+#: argument builds one per call, and a verification names its sketch by one such key).
+_cache_key = json.JSONEncoder(sort_keys=True).encode
+
+
 def build_sketch(name: str, arguments: dict[str, Any]) -> SecureSketch[Any, Any]:
     """The sketch for validated constructor arguments (enrolment)."""
-    return _cached(_constructed, name, json.dumps(arguments, sort_keys=True))
+    return _cached(_constructed, name, _cache_key(arguments))
 
 
 def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch[Any, Any]:
@@ -535,7 +540,7 @@ def stored_sketch(name: str, params: dict[str, Any]) -> SecureSketch[Any, Any]:
     which include the PIN key's argon2 profile). Requests share sketch objects, whose
     construction can be costly (field tables).
     """
-    return _cached(_from_params, name, json.dumps(params, sort_keys=True))
+    return _cached(_from_params, name, _cache_key(params))
 
 
 def pin_cascade(
@@ -554,7 +559,7 @@ def pin_cascade(
     changes after enrolment. The guideline warnings are for whoever configures a structure;
     here the structure is fixed, so they are not raised per request.
     """
-    return _cached(_cascade, sketch.scheme_name, json.dumps(sketch.params(), sort_keys=True), profile, pin_min_entropy)
+    return _cached(_cascade, sketch.scheme_name, _cache_key(sketch.params()), profile, pin_min_entropy)
 
 
 #: Parameters longer than this (JSON characters; e.g. a long per-feature tolerance list) are not
