@@ -180,8 +180,7 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
-        with self._begin("BEGIN IMMEDIATE") as cur:
-            yield cur
+        yield from self._begun("BEGIN IMMEDIATE")
         if self._erase_pending:
             with self._lock:
                 self._erase_if_pending()
@@ -212,11 +211,13 @@ class SQLiteStore(SqlStore):
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Cursor]:
         # A deferred transaction takes no write lock: in WAL mode readers never block writers.
-        with self._begin("BEGIN") as cur:
-            yield cur
+        yield from self._begun("BEGIN")
 
-    @contextmanager
-    def _begin(self, statement: str) -> Iterator[sqlite3.Cursor]:
+    def _begun(self, statement: str) -> Iterator[sqlite3.Cursor]:
+        """The steps of one transaction opened by ``statement``, for a context manager to ``yield from``
+        (one generator per transaction instead of a context manager inside another: two per
+        verification). Yields the cursor; commits when resumed, rolls back when an exception is
+        thrown in, and re-raises it."""
         with self._lock:
             cur = self._conn.cursor()
             cur.execute(statement)
