@@ -158,10 +158,13 @@ class AngularPipeline(Pipeline):
         ``min_cos`` calibrated for that many (:attr:`captures_min_cos`), else :attr:`sketch` itself.
 
         Only the threshold differs (:meth:`~sketchauth.sketches.angular.AngularSketch.deciding_at`):
-        the code, the parameters and so the helper data are the same for every ``captures``. An
-        attempt's mean direction is closer to its owner's template than one capture is, and an
-        impostor's is no closer to it, so the threshold that keeps the target FMR is chosen for
-        each number of captures on the background's own attempts of that many.
+        the code, the parameters and so the helper data are the same for every ``captures``.
+        Averaging removes capture noise from genuine and impostor attempts alike — an attempt comes
+        closer to its owner's template, and a look-alike's closer to the look-alike's own — so one
+        capture's threshold does not keep the target FMR for several (on real faces it realised
+        about 1.5× the target with two and three captures): the threshold is chosen for each number
+        of captures on the background's own attempts of that many (the fitting layer's
+        ``calibrate_captures``).
         """
         if isinstance(captures, bool) or not isinstance(captures, int) or not 1 <= captures <= MAX_VERIFY_CAPTURES:
             raise SampleError(f"a verification takes 1 to {MAX_VERIFY_CAPTURES} captures, got {captures!r}")

@@ -331,9 +331,9 @@ def calibrate_captures(
     (:attr:`AngularPipeline.captures_min_cos`), each calibrated like the one-capture threshold.
 
     An attempt of ``k`` captures is decided on the normalised mean of their directions
-    (:meth:`AngularPipeline.captures_transform`): genuine attempts come closer to the template,
-    impostor attempts no closer, so at one capture's threshold the genuine users pay for an FMR
-    budget the attempts do not use. Here each ``k`` gets the threshold that spends it: the same
+    (:meth:`AngularPipeline.captures_transform`), which moves genuine and impostor cosines alike
+    (averaging removes capture noise from both), so one capture's threshold neither keeps the
+    target FMR nor spends it for ``k`` captures. Here each ``k`` gets its own: the same
     decoding-aware decider, the same identity-disjoint cross-validation and Clopper–Pearson bound
     at ``options.target_fmr``, over the background's own ``k``-capture attempts — every probe of a
     person with at least ``enrol_samples + k`` captures starts one, with the next ``k − 1`` of that
