@@ -202,7 +202,7 @@ def _line(row: dict[str, Any]) -> str:
     )
 
 
-def run_set(name: str) -> dict[str, Any]:
+def run_set(name: str, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
     x, labels = load(name)
     split = identity_split(labels)
     background = _background(labels, x, split)
@@ -228,7 +228,7 @@ def run_set(name: str) -> dict[str, Any]:
     for target in TARGETS:
         entry: dict[str, Any] = {"fmr": f"{target:.0e}".replace("e-0", "e-"), "target_fmr": target, "sizes": []}
         try:
-            for bits in (b for b in SIZES if b + DEFAULTS.angular_crc < x.shape[1]):
+            for bits in (b for b in sizes if b + DEFAULTS.angular_crc < x.shape[1]):
                 print(f"{name} FMR {target:g}:", flush=True)
                 entry["sizes"].append(_size(transform, calibration, groups, bits, target))
         except ParameterError as exc:  # too few background impostor trials for this target
@@ -243,6 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sets", nargs="*", default=None, help="cached sets (default: every cached one)")
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--append", action="store_true", help="keep the other sets already in --out")
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help=f"code sizes (default {SIZES})")
     args = parser.parse_args(argv)
     sets = args.sets if args.sets else [s for s in available() if not s.endswith("-all")]
     if not sets:
@@ -262,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
         "sets": [],
     }
     # Each set's own provenance: sets may be measured by separate runs (--append).
-    runs = [{**provenance("bench_captures_fmr"), **run_set(name)} for name in sets]
+    runs = [{**provenance("bench_captures_fmr"), **run_set(name, tuple(args.sizes))} for name in sets]
     kept = []
     if args.append and args.out.is_file():
         kept = [r for r in json.loads(args.out.read_text())["sets"] if r["set"] not in sets]

@@ -343,11 +343,8 @@ def calibrate_captures(
     """
     sketch = pipeline.sketch
     unchecked = cast("AngularSketch", type(sketch).from_params({**sketch.params(), "min_cos": 0.0}))
-    floor = max(0.0, sketch.min_cos - DECODE_FLOOR)
     shared = shared if shared is not None else SharedFolds(pipeline.transform, background)
-    base = angular_decider(
-        pipeline.transform, pipeline.dims, refit=options.refit, sketch=unchecked, floor=floor, shared=shared
-    )
+    transform, dims, refit = pipeline.transform, pipeline.dims, options.refit
     for k in range(2, MAX_VERIFY_CAPTURES + 1):
         people = _with_probes(background, options.enrol_samples, k)
         try:
@@ -356,7 +353,12 @@ def calibrate_captures(
                     f"no background person has {options.enrol_samples + k} captures ({options.enrol_samples} to "
                     f"enrol, {k} for an attempt)"
                 )
-            choice = calibrate_with(replace(base, features=_attempt_features(base.features, k)), people, options)
+            # As for one capture: the cosine rule first (no decoding), then the code decodes the pairs
+            # down to DECODE_FLOOR below its threshold only.
+            cosine = angular_decider(transform, dims, refit=refit, shared=shared)
+            floor = max(0.0, float(-calibrate_with(_attempts_of(cosine, k), people, options).point) - DECODE_FLOOR)
+            decider = angular_decider(transform, dims, refit=refit, sketch=unchecked, floor=floor, shared=shared)
+            choice = calibrate_with(_attempts_of(decider, k), people, options)
         except ParameterError as exc:
             pipeline.captures_min_cos.pop(k, None)
             pipeline.captures_calibration[k] = f"{k} captures keep the one-capture threshold: {exc}"
@@ -376,6 +378,11 @@ def _with_probes(data: LabelledVectors, enrol_samples: int, k: int) -> LabelledV
     mask = np.isin(data.identities, np.asarray(keep, dtype=data.identities.dtype))
     split = None if data.split is None else data.split[mask]
     return LabelledVectors(data.identities[mask], data.samples[mask], split, data.split_column)
+
+
+def _attempts_of(decider: Decider, k: int) -> Decider:
+    """``decider`` over ``k``-capture attempts: each probe replaced by its attempt (:func:`attempt_directions`)."""
+    return replace(decider, features=_attempt_features(decider.features, k))
 
 
 def _attempt_features(features: Features, k: int) -> Features:
