@@ -141,7 +141,7 @@ def fit_angular(
     if pipeline.decode_failures is None:  # the curve's pipelines leave it to the size kept
         pipeline.decode_failures = decode_failures(pipeline, background, enrol_samples=options.enrol_samples)
     if not pipeline.captures_calibration and options.calibrate_captures:  # so are several captures' thresholds
-        calibrate_captures(pipeline, background, options)
+        calibrate_captures(pipeline, background, options, shared=curve.shared)
     return pipeline
 
 

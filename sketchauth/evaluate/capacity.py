@@ -49,7 +49,7 @@ import hmac
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
@@ -387,6 +387,10 @@ class CodeSizeCurve:
     #: Whether the default rule reads this curve (the background's); a curve measured on new people
     #: shows the figures of sizes chosen elsewhere, and its cosine threshold is read on those people.
     chooses: bool = True
+    #: The background curve's fold transforms and cosine calibrations
+    #: (:class:`~sketchauth.evaluate.fitting.angular.SharedFolds`), for further calibrations of the
+    #: size kept on the same background (its thresholds for several captures); not part of the curve.
+    shared: Any = field(default=None, compare=False, repr=False)
 
     def choice(self, **rule: Any) -> CodeSizeChoice:
         return choose_code_size(self.points, **rule)
@@ -509,7 +513,7 @@ def background_curve(
         f"population attack on {chosen_rows.size} enrolled templates (seeded sample) x at most "
         f"{CURVE_ATTACK_PAIRS} of their impostor pairs"
     )
-    return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points)), pipelines
+    return CodeSizeCurve(int(dims.size), float(target_fmr), source, tuple(points), shared=shared), pipelines
 
 
 def _calibrated_sizes(
