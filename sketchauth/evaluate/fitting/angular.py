@@ -36,7 +36,7 @@ from threadpoolctl import ThreadpoolController
 
 from sketchauth.errors import DecodeError, ParameterError
 from sketchauth.evaluate.data import LabelledVectors
-from sketchauth.evaluate.fitting.calibration import Calibration, Decider, Features
+from sketchauth.evaluate.fitting.calibration import Calibration, Decider, Features, _subset
 from sketchauth.evaluate.fitting.common import calibrate_with, with_calibration
 from sketchauth.evaluate.fitting.options import DEFAULT_OPTIONS, CalibrationOptions
 from sketchauth.evaluate.fitting.transform import refit_transform
@@ -342,7 +342,7 @@ def calibrate_captures(
     people or trials) keeps ``min_cos``, and :attr:`AngularPipeline.captures_calibration` says why.
     """
     sketch = pipeline.sketch
-    unchecked = cast("AngularSketch", type(sketch).from_params({**sketch.params(), "min_cos": 0.0}))
+    unchecked = sketch.deciding_at(0.0)
     shared = shared if shared is not None else SharedFolds(pipeline.transform, background)
     transform, dims, refit = pipeline.transform, pipeline.dims, options.refit
     for k in range(2, MAX_VERIFY_CAPTURES + 1):
@@ -375,9 +375,7 @@ def _with_probes(data: LabelledVectors, enrol_samples: int, k: int) -> LabelledV
     keep = [label for label, probes in zip(plan.labels, plan.probe_rows, strict=True) if probes.size >= k]
     if not keep:
         return None
-    mask = np.isin(data.identities, np.asarray(keep, dtype=data.identities.dtype))
-    split = None if data.split is None else data.split[mask]
-    return LabelledVectors(data.identities[mask], data.samples[mask], split, data.split_column)
+    return _subset(data, np.isin(data.identities, np.asarray(keep, dtype=data.identities.dtype)))
 
 
 def _attempts_of(decider: Decider, k: int) -> Decider:
